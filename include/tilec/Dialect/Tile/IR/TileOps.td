@@ -1,0 +1,267 @@
+//===- TileOps.td - tile dialect operations ----------------*- tablegen -*-===//
+
+#ifndef TILEC_DIALECT_TILE_IR_TILEOPS_TD
+#define TILEC_DIALECT_TILE_IR_TILEOPS_TD
+
+include "tilec/Dialect/Tile/IR/TileDialect.td"
+include "tilec/Dialect/Tile/IR/TileTypes.td"
+include "tilec/Dialect/Tile/IR/TileAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Tile_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tile_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Program instance queries
+//===----------------------------------------------------------------------===//
+
+def Tile_ProgramIdOp : Tile_Op<"program_id", [Pure]> {
+  let summary = "Index of this program instance along a grid axis";
+  let description = [{
+    ```mlir
+    %pid = tile.program_id x : i32
+    ```
+  }];
+  let arguments = (ins Tile_ProgramAxis:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+def Tile_NumProgramsOp : Tile_Op<"num_programs", [Pure]> {
+  let summary = "Number of program instances along a grid axis";
+  let description = [{
+    ```mlir
+    %n = tile.num_programs y : i32
+    ```
+  }];
+  let arguments = (ins Tile_ProgramAxis:$axis);
+  let results = (outs I32:$result);
+  let assemblyFormat = "$axis attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor construction and shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Tile_MakeRangeOp : Tile_Op<"make_range", [Pure]> {
+  let summary = "The half-open integer range [start, end) as a 1-D tensor";
+  let description = [{
+    ```mlir
+    %r = tile.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+    ```
+  }];
+  let arguments = (ins I32Attr:$start, I32Attr:$end);
+  let results = (outs Tile_IntTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_SplatOp : Tile_Op<"splat", [Pure,
+    TypesMatchWith<"result element type matches the scalar", "result", "src",
+                   "::llvm::cast<::mlir::RankedTensorType>($_self).getElementType()">]> {
+  let summary = "A tensor whose every element is the given scalar";
+  let description = [{
+    ```mlir
+    %t = tile.splat %x : f32 -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_Scalar:$src);
+  let results = (outs Tile_StaticTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def Tile_BroadcastOp : Tile_Op<"broadcast", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Repeat a tensor along its size-1 dimensions";
+  let description = [{
+    Every dimension of the source either equals the result's or is 1.
+    ```mlir
+    %b = tile.broadcast %x : tensor<1x128xf32> -> tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_StaticTensor:$src);
+  let results = (outs Tile_StaticTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Tile_ExpandDimsOp : Tile_Op<"expand_dims", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Insert a size-1 dimension at `axis`";
+  let description = [{
+    ```mlir
+    %e = tile.expand_dims %r {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+    ```
+  }];
+  let arguments = (ins Tile_StaticTensor:$src, I32Attr:$axis);
+  let results = (outs Tile_StaticTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+def Tile_ReshapeOp : Tile_Op<"reshape", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Reinterpret a tensor with another shape of the same size";
+  let description = [{
+    Elements keep their row-major order.
+    ```mlir
+    %r = tile.reshape %x : tensor<4x32xf32> -> tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins Tile_StaticTensor:$src);
+  let results = (outs Tile_StaticTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Tile_TransOp : Tile_Op<"trans", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "Permute the dimensions of a tensor";
+  let description = [{
+    Result dimension `i` is source dimension `order[i]`.
+    ```mlir
+    %t = tile.trans %x {order = array<i32: 1, 0>} : tensor<32x64xf16> -> tensor<64x32xf16>
+    ```
+  }];
+  let arguments = (ins Tile_StaticTensor:$src, DenseI32ArrayAttr:$order);
+  let results = (outs Tile_StaticTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pointers and memory
+//===----------------------------------------------------------------------===//
+
+def Tile_AddPtrOp : Tile_Op<"addptr", [Pure, Elementwise,
+    SameOperandsAndResultShape, AllTypesMatch<["ptr", "result"]>]> {
+  let summary = "Advance pointers by a number of elements";
+  let description = [{
+    `offset` counts elements of the pointee type, like C pointer arithmetic.
+    ```mlir
+    %p = tile.addptr %base, %offs : tensor<128x!tile.ptr<f32>>, tensor<128xi32>
+    ```
+  }];
+  let arguments = (ins Tile_PtrLike:$ptr, Tile_IntLike:$offset);
+  let results = (outs Tile_PtrLike:$result);
+  let assemblyFormat = "$ptr `,` $offset attr-dict `:` type($ptr) `,` type($offset)";
+  let hasFolder = 1;
+}
+
+def Tile_IntToPtrOp : Tile_Op<"int_to_ptr", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "Reinterpret 64-bit integers as pointers";
+  let arguments = (ins Tile_IntLike:$src);
+  let results = (outs Tile_PtrLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_PtrToIntOp : Tile_Op<"ptr_to_int", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "Reinterpret pointers as 64-bit integers";
+  let arguments = (ins Tile_PtrLike:$src);
+  let results = (outs Tile_IntLike:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_BitcastOp : Tile_Op<"bitcast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "Reinterpret bits: pointer to pointer, or between equal-width scalars";
+  let arguments = (ins Tile_Value:$src);
+  let results = (outs Tile_Value:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tile_LoadOp : Tile_Op<"load", [
+    MemoryEffects<[MemRead]>,
+    TypesMatchWith<"result type matches the pointee type of ptr", "ptr", "result",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    OptionalTypesMatchWith<"mask is i1 with the shape of ptr", "ptr", "mask",
+                   "::tilec::tile::getI1TypeWithShapeOf($_self)">,
+    OptionalTypesMatchWith<"other matches the result type", "ptr", "other",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    AttrSizedOperandSegments]> {
+  let summary = "Load through pointers, optionally masked";
+  let description = [{
+    Lanes where `mask` is false do not touch memory and yield `other`
+    (undefined when `other` is absent).
+    ```mlir
+    %v = tile.load %ptrs, %mask, %zero {cache = #tile.cache<cg>} : tensor<128x!tile.ptr<f16>>
+    ```
+  }];
+  let arguments = (ins Tile_PtrLike:$ptr, Optional<Tile_BoolLike>:$mask,
+                       Optional<Tile_Value>:$other,
+                       DefaultValuedAttr<Tile_CacheModifierAttr, "::tilec::tile::CacheModifier::None">:$cache,
+                       DefaultValuedAttr<Tile_EvictionPolicyAttr, "::tilec::tile::EvictionPolicy::Normal">:$evict,
+                       UnitAttr:$isVolatile);
+  let results = (outs Tile_Value:$result);
+  let assemblyFormat = [{
+    $ptr (`,` $mask^)? (`,` $other^)? attr-dict `:` type($ptr)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_StoreOp : Tile_Op<"store", [
+    MemoryEffects<[MemWrite]>,
+    TypesMatchWith<"value type matches the pointee type of ptr", "ptr", "value",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    OptionalTypesMatchWith<"mask is i1 with the shape of ptr", "ptr", "mask",
+                   "::tilec::tile::getI1TypeWithShapeOf($_self)">]> {
+  let summary = "Store through pointers, optionally masked";
+  let description = [{
+    ```mlir
+    tile.store %ptrs, %v, %mask : tensor<128x!tile.ptr<f32>>
+    ```
+  }];
+  let arguments = (ins Tile_PtrLike:$ptr, Tile_Value:$value, Optional<Tile_BoolLike>:$mask,
+                       DefaultValuedAttr<Tile_CacheModifierAttr, "::tilec::tile::CacheModifier::None">:$cache,
+                       DefaultValuedAttr<Tile_EvictionPolicyAttr, "::tilec::tile::EvictionPolicy::Normal">:$evict);
+  let assemblyFormat = [{
+    $ptr `,` $value (`,` $mask^)? attr-dict `:` type($ptr)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
+  let summary = "Matrix product with accumulator: d = a * b + c";
+  let description = [{
+    `a` is MxK, `b` is KxN, `c` and `d` are MxN. f32 inputs use `ieee`
+    products unless `inputPrecision` allows tf32 tensor cores.
+    ```mlir
+    %d = tile.dot %a, %b, %c : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_NumericTensor:$a, Tile_NumericTensor:$b, Tile_NumericTensor:$c,
+                       DefaultValuedAttr<Tile_InputPrecisionAttr, "::tilec::tile::InputPrecision::IEEE">:$inputPrecision,
+                       DefaultValuedAttr<I32Attr, "0">:$maxNumImpreciseAcc);
+  let results = (outs Tile_NumericTensor:$d);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($d)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
+  let summary = "Reduce a tensor along one axis";
+  let description = [{
+    The result drops dimension `axis`; reducing a 1-D tensor gives a scalar.
+    `max`/`min` on floats propagate NaN; `umax`/`umin` compare unsigned.
+    ```mlir
+    %s = tile.reduce add %x {axis = 1 : i32} : tensor<64x128xf32> -> tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKindAttr:$kind, Tile_NumericTensor:$src, I32Attr:$axis);
+  let results = (outs Tile_Value:$result);
+  let assemblyFormat = "$kind $src attr-dict `:` type($src) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD

@@ -1,0 +1,132 @@
+//===- TileDialect.cpp - tile dialect registration and types --------------===//
+
+#include "tilec/Dialect/Tile/IR/Tile.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace tilec::tile;
+
+#include "tilec/Dialect/Tile/IR/TileDialect.cpp.inc"
+#include "tilec/Dialect/Tile/IR/TileEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tilec/Dialect/Tile/IR/TileTypes.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tilec/Dialect/Tile/IR/TileAttrs.cpp.inc"
+
+void TileDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tilec/Dialect/Tile/IR/TileTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tilec/Dialect/Tile/IR/TileAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tilec/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  if (auto typed = dyn_cast<TypedAttr>(value))
+    if (arith::ConstantOp::isBuildableWith(typed, type))
+      return arith::ConstantOp::create(builder, loc, type, typed);
+  return nullptr;
+}
+
+LogicalResult PointerType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  Type pointeeType, int addressSpace) {
+  if (!pointeeType.isIntOrFloat() && !isa<PointerType>(pointeeType))
+    return emitError() << "pointee type must be an integer, a float or a "
+                          "pointer, got "
+                       << pointeeType;
+  if (addressSpace < 0)
+    return emitError() << "address space must be non-negative, got "
+                       << addressSpace;
+  return success();
+}
+
+static bool isScalarOrPointer(Type type) {
+  return type.isIntOrIndexOrFloat() || isa<PointerType>(type);
+}
+
+LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == getKernelAttrName()) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    if (!func)
+      return op->emitError() << "'" << getKernelAttrName()
+                             << "' may only be attached to func.func";
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError()
+             << "'" << getKernelAttrName() << "' must be a unit attribute";
+    if (func.getFunctionType().getNumResults() != 0)
+      return op->emitError() << "kernel must not return values, it returns "
+                             << func.getFunctionType().getNumResults();
+    for (auto [index, type] :
+         llvm::enumerate(func.getFunctionType().getInputs()))
+      if (!isScalarOrPointer(type))
+        return op->emitError()
+               << "kernel argument #" << index
+               << " must be a scalar or a !tile.ptr, got " << type;
+    return success();
+  }
+  return op->emitError() << "unknown tile dialect attribute '"
+                         << attr.getName().getValue() << "'";
+}
+
+LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  if (attr.getName() == getDivisibilityAttrName()) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() <= 0 || !llvm::isPowerOf2_64(value.getInt()))
+      return op->emitError()
+             << "'" << getDivisibilityAttrName() << "' of argument #"
+             << argIndex << " must be a positive power of two, got "
+             << attr.getValue();
+    Type argType = op->getRegion(regionIndex).getArgument(argIndex).getType();
+    if (!argType.isInteger() && !isa<PointerType>(argType))
+      return op->emitError()
+             << "'" << getDivisibilityAttrName() << "' on argument #"
+             << argIndex << " of type " << argType
+             << ": only integers and pointers have a divisibility";
+    return success();
+  }
+  return op->emitError() << "unknown tile dialect argument attribute '"
+                         << attr.getName().getValue() << "'";
+}
+
+Type tilec::tile::getElementTypeOrSelf(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return tensor.getElementType();
+  return type;
+}
+
+Type tilec::tile::getPointeeTypeOrTensorOf(Type ptrLike) {
+  if (auto tensor = dyn_cast<RankedTensorType>(ptrLike)) {
+    auto ptr = dyn_cast<PointerType>(tensor.getElementType());
+    if (!ptr)
+      return Type();
+    return tensor.clone(ptr.getPointeeType());
+  }
+  if (auto ptr = dyn_cast<PointerType>(ptrLike))
+    return ptr.getPointeeType();
+  return Type();
+}
+
+Type tilec::tile::getI1TypeWithShapeOf(Type type) {
+  auto i1 = IntegerType::get(type.getContext(), 1);
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    return tensor.clone(i1);
+  return i1;
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building and testing tilec needs on Debian 12 (run as root).
+# LLVM/MLIR 22 come from Debian's packages; the CUDA 13 toolkit is expected at
+# /usr/local/cuda (ptxas, cuda.h, libdevice).
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ python3 xz-utils
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
+  libzstd-dev zlib1g-dev nlohmann-json3-dev libgtest-dev
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "tilec: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [[ ! -x /usr/local/cuda/bin/ptxas && -z "${TILEC_PTXAS:-}" ]]; then
+  echo "tilec: warning: no CUDA toolkit at /usr/local/cuda; cubin stages and" \
+       "the tests that need ptxas will be skipped" >&2
+fi

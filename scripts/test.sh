@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds, and runs every test: lit, then ctest (unit
+# tests; GPU tests skip with a reason where there is no GPU). Exits non-zero
+# on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${TILEC_BUILD_DIR:-build}
+scripts/install-deps.sh
+scripts/build.sh
+/usr/lib/llvm-22/bin/lit -sv "$build_dir/test/lit"
+ctest --test-dir "$build_dir" --output-on-failure -LE lit -j "$(nproc)"

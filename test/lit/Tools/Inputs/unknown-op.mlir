@@ -1,0 +1,4 @@
+func.func @f() {
+  %0 = tile.frobnicate : i32
+  return
+}

@@ -18,5 +18,6 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     [ToolSubst("tilec-opt", unresolved="fatal"),
+     ToolSubst("tilec-kernel", unresolved="fatal"),
      ToolSubst("tilec", unresolved="ignore")],
     [config.tilec_tools_dir, config.llvm_tools_dir])

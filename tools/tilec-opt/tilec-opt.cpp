@@ -6,7 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tilec/Analysis/Passes.h"
+#include "tilec/Conversion/Passes.h"
 #include "tilec/Dialect/Tile/IR/Tile.h"
+#include "tilec/Dialect/TileGPU/IR/TileGPU.h"
+#include "tilec/Dialect/TileGPU/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -26,9 +30,13 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::registerLoopInvariantCodeMotionPass();
   mlir::registerSCCPPass();
+  tilec::registerTilecConversionPasses();
+  tilec::registerTilecAnalysisPasses();
+  tilec::tilegpu::registerTileGPUTransformsPasses();
 
   mlir::DialectRegistry registry;
-  registry.insert<tilec::tile::TileDialect, mlir::arith::ArithDialect,
+  registry.insert<tilec::tile::TileDialect, tilec::tilegpu::TileGPUDialect,
+                  mlir::arith::ArithDialect,
                   mlir::func::FuncDialect, mlir::math::MathDialect,
                   mlir::scf::SCFDialect, mlir::cf::ControlFlowDialect,
                   mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect>();

@@ -53,9 +53,8 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "combining operation of a reduct
     I32EnumAttrCase<"UMax", 4, "umax">, I32EnumAttrCase<"UMin", 5, "umin">,
     I32EnumAttrCase<"And", 6, "and">, I32EnumAttrCase<"Or", 7, "or">,
     I32EnumAttrCase<"Xor", 8, "xor">]> {
-  let genSpecializedAttr = 0;
+  // Integer-backed: it only appears as a keyword in tile.reduce's assembly.
   let cppNamespace = "::tilec::tile";
 }
-def Tile_ReduceKindAttr : EnumAttr<Tile_Dialect, Tile_ReduceKind, "reduce_kind">;
 
 #endif // TILEC_DIALECT_TILE_IR_TILEATTRS_TD

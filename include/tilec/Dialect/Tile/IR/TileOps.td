@@ -258,7 +258,7 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
     %s = tile.reduce add %x {axis = 1 : i32} : tensor<64x128xf32> -> tensor<64xf32>
     ```
   }];
-  let arguments = (ins Tile_ReduceKindAttr:$kind, Tile_NumericTensor:$src, I32Attr:$axis);
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_NumericTensor:$src, I32Attr:$axis);
   let results = (outs Tile_Value:$result);
   let assemblyFormat = "$kind $src attr-dict `:` type($src) `->` type($result)";
   let hasVerifier = 1;

@@ -1,0 +1,52 @@
+//===- TileGPU.h - the tilegpu dialect (ttgir) ------------------*- C++ -*-===//
+
+#ifndef TILEC_DIALECT_TILEGPU_IR_TILEGPU_H
+#define TILEC_DIALECT_TILEGPU_IR_TILEGPU_H
+
+#include "tilec/Dialect/Tile/IR/Tile.h"
+#include "tilec/Dialect/TileGPU/IR/LinearLayout.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tilec/Dialect/TileGPU/IR/TileGPUDialect.h.inc"
+
+namespace tilec::tilegpu {
+mlir::FailureOr<llvm::SmallVector<unsigned>>
+parseUnsignedList(mlir::AsmParser &parser);
+void printUnsignedList(mlir::AsmPrinter &printer,
+                       llvm::ArrayRef<unsigned> values);
+} // namespace tilec::tilegpu
+
+#include "tilec/Dialect/TileGPU/IR/TileGPUAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tilec/Dialect/TileGPU/IR/TileGPUAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "tilec/Dialect/TileGPU/IR/TileGPUOps.h.inc"
+
+namespace tilec::tilegpu {
+/// The distributed layout of a tensor type, or null when it has none.
+DistributedLayoutInterface getDistributedLayout(mlir::Type type);
+/// The linear layout of a tensor type with a distributed encoding.
+LinearLayout getLinearLayout(mlir::RankedTensorType type);
+/// Triton's default: one element per thread, lanes then warps along the
+/// fastest (last) dimension first.
+BlockedEncodingAttr getDefaultBlockedEncoding(mlir::MLIRContext *context,
+                                              llvm::ArrayRef<int64_t> shape,
+                                              unsigned numWarps,
+                                              unsigned threadsPerWarp);
+/// A blocked layout with the given per-thread vector and order, lanes and
+/// warps filled along `order` up to the shape.
+BlockedEncodingAttr
+getBlockedEncoding(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
+                   llvm::ArrayRef<unsigned> sizePerThread,
+                   llvm::ArrayRef<unsigned> order, unsigned numWarps,
+                   unsigned threadsPerWarp);
+} // namespace tilec::tilegpu
+
+#endif // TILEC_DIALECT_TILEGPU_IR_TILEGPU_H

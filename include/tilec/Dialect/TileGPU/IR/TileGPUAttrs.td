@@ -1,0 +1,124 @@
+//===- TileGPUAttrs.td - layout encodings ------------------*- tablegen -*-===//
+//
+// Layouts say which thread holds which tensor element. Each distributed layout
+// can be expressed as a LinearLayout (LinearLayout.h): a map from (register,
+// lane, warp) bits to tensor coordinates; every op lowers through that map,
+// so new layouts (mma v3 for wgmma, ...) slot in by defining it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_DIALECT_TILEGPU_IR_TILEGPUATTRS_TD
+#define TILEC_DIALECT_TILEGPU_IR_TILEGPUATTRS_TD
+
+include "tilec/Dialect/TileGPU/IR/TileGPUDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def TileGPU_DistributedLayoutInterface
+    : AttrInterface<"DistributedLayoutInterface"> {
+  let cppNamespace = "::tilec::tilegpu";
+  let description = [{
+    A layout of a tensor held in registers, distributed over the threads of a
+    CTA.
+  }];
+  let methods = [
+    InterfaceMethod<
+      "The (register, lane, warp) -> coordinates map for a tensor of `shape`.",
+      "::tilec::tilegpu::LinearLayout", "toLinearLayout",
+      (ins "::llvm::ArrayRef<int64_t>":$shape)>,
+    InterfaceMethod<"Number of warps the layout spans.", "unsigned",
+      "getNumWarps">,
+  ];
+}
+
+// A list of unsigned integers printed as `[1, 2]`.
+def TileGPU_UnsignedList : ArrayRefParameter<"unsigned"> {
+  let parser = "::tilec::tilegpu::parseUnsignedList($_parser)";
+  let printer = "::tilec::tilegpu::printUnsignedList($_printer, $_self)";
+}
+
+class TileGPU_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<TileGPU_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def TileGPU_BlockedEncodingAttr : TileGPU_Attr<"BlockedEncoding", "blocked",
+    [DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutInterface>]> {
+  let summary = "Each thread holds a contiguous sizePerThread block";
+  let description = [{
+    A CTA tile of `sizePerThread[d] * threadsPerWarp[d] * warpsPerCTA[d]`
+    elements per dimension: each thread holds `sizePerThread` consecutive
+    elements, lanes then warps tile the rest, `order[0]` is the fastest
+    dimension. Larger tensors repeat the tile in registers; smaller ones
+    broadcast (several threads hold the same element).
+  }];
+  let parameters = (ins TileGPU_UnsignedList:$sizePerThread,
+                        TileGPU_UnsignedList:$threadsPerWarp,
+                        TileGPU_UnsignedList:$warpsPerCTA,
+                        TileGPU_UnsignedList:$order);
+  let assemblyFormat = "`<` `{` struct(params) `}` `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    unsigned getRank() const { return getOrder().size(); }
+  }];
+}
+
+def TileGPU_SliceEncodingAttr : TileGPU_Attr<"SliceEncoding", "slice",
+    [DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutInterface>]> {
+  let summary = "The parent layout with dimension `dim` removed";
+  let description = [{
+    The layout of a reduction's result over `dim`, and of the operand of an
+    `expand_dims` at `dim`: threads that differed only along `dim` hold
+    copies.
+  }];
+  let parameters = (ins "unsigned":$dim, "::mlir::Attribute":$parent);
+  let assemblyFormat = "`<` `{` struct(params) `}` `>`";
+  let genVerifyDecl = 1;
+}
+
+def TileGPU_MmaEncodingAttr : TileGPU_Attr<"MmaEncoding", "mma",
+    [DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutInterface>]> {
+  let summary = "Accumulator layout of tensor-core instructions";
+  let description = [{
+    `versionMajor = 2`: mma.sync; each warp holds `instrShape` ([16, 8]) tiles
+    with the PTX C/D fragment, warps cover `warpsPerCTA` tiles (warp id
+    fastest along N), larger shapes repeat in registers. `versionMajor = 3`
+    reserves the Hopper wgmma accumulator (`instrShape = [16, N, K]` per warp,
+    4-warp groups along M).
+  }];
+  let parameters = (ins "unsigned":$versionMajor,
+                        TileGPU_UnsignedList:$warpsPerCTA,
+                        TileGPU_UnsignedList:$instrShape);
+  let assemblyFormat = "`<` `{` struct(params) `}` `>`";
+  let genVerifyDecl = 1;
+}
+
+def TileGPU_DotOperandEncodingAttr : TileGPU_Attr<"DotOperandEncoding", "dot_op",
+    [DeclareAttrInterfaceMethods<TileGPU_DistributedLayoutInterface>]> {
+  let summary = "Layout of operand `opIdx` of a dot whose result has `parent`";
+  let description = [{
+    With a `blocked` parent (the FMA path) each thread holds, for the rows
+    (opIdx 0) or columns (opIdx 1) of the result it owns, the whole K extent.
+    With an `mma` parent it is the PTX A/B fragment; `kWidth` consecutive K
+    elements per thread (2 for f16/bf16, 1 for tf32).
+  }];
+  let parameters = (ins "unsigned":$opIdx, "::mlir::Attribute":$parent,
+                        DefaultValuedParameter<"unsigned", "0">:$kWidth);
+  let assemblyFormat = "`<` `{` struct(params) `}` `>`";
+  let genVerifyDecl = 1;
+}
+
+def TileGPU_SwizzledSharedEncodingAttr
+    : TileGPU_Attr<"SwizzledSharedEncoding", "swizzled_shared"> {
+  let summary = "A tensor in shared memory with XOR-swizzled vectors";
+  let description = [{
+    Row = dimension order[1], column = order[0]:
+    phase = (row / perPhase) % maxPhase, stored column =
+    ((column / vec) xor phase) * vec + column % vec. Chosen for dot operands
+    so that ldmatrix reads are free of bank conflicts.
+  }];
+  let parameters = (ins "unsigned":$vec, "unsigned":$perPhase,
+                        "unsigned":$maxPhase, TileGPU_UnsignedList:$order);
+  let assemblyFormat = "`<` `{` struct(params) `}` `>`";
+}
+
+#endif // TILEC_DIALECT_TILEGPU_IR_TILEGPUATTRS_TD

@@ -1,0 +1,46 @@
+//===- TileGPUDialect.td - the tilegpu dialect (ttgir) -----*- tablegen -*-===//
+
+#ifndef TILEC_DIALECT_TILEGPU_IR_TILEGPUDIALECT_TD
+#define TILEC_DIALECT_TILEGPU_IR_TILEGPUDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def TileGPU_Dialect : Dialect {
+  let name = "tilegpu";
+  let cppNamespace = "::tilec::tilegpu";
+  let summary = "Tile programs with GPU layouts (tilec's ttgir)";
+  let description = [{
+    In ttgir every tensor type carries a layout encoding that says which
+    thread holds which element: distributed layouts (`blocked`, `slice`,
+    `mma`, `dot_op`) for values in registers, and `swizzled_shared` for
+    shared memory. `tile` ops keep working on encoded tensors;
+    `tilegpu.convert_layout` is the only way to move data between layouts.
+    The module carries the target: `tilegpu.num-warps`,
+    `tilegpu.threads-per-warp`, `tilegpu.target` (e.g. "sm_90"), and after
+    shared memory allocation `tilegpu.shared` (bytes of dynamic shared memory).
+  }];
+  let dependentDialects = ["::tilec::tile::TileDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral getNumWarpsAttrName() {
+      return ::llvm::StringLiteral("tilegpu.num-warps");
+    }
+    static constexpr ::llvm::StringLiteral getThreadsPerWarpAttrName() {
+      return ::llvm::StringLiteral("tilegpu.threads-per-warp");
+    }
+    static constexpr ::llvm::StringLiteral getTargetAttrName() {
+      return ::llvm::StringLiteral("tilegpu.target");
+    }
+    static constexpr ::llvm::StringLiteral getSharedAttrName() {
+      return ::llvm::StringLiteral("tilegpu.shared");
+    }
+    /// Reads a module's num-warps; 0 when absent.
+    static int getNumWarps(::mlir::Operation *module);
+    static int getThreadsPerWarp(::mlir::Operation *module);
+
+  private:
+    void registerAttributes();
+  }];
+}
+
+#endif // TILEC_DIALECT_TILEGPU_IR_TILEGPUDIALECT_TD

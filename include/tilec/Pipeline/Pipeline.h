@@ -1,0 +1,92 @@
+//===- Pipeline.h - ttir -> ttgir -> llir -> ptx -> cubin -------*- C++ -*-===//
+//
+// The stages of a tilec compile, each producing one artifact a user can read:
+// ttir (the tile dialect, canonical), ttgir (tilegpu, with layouts), llir
+// (optimized LLVM IR), ptx, and cubin (ptxas, with its -v report parsed).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_PIPELINE_PIPELINE_H
+#define TILEC_PIPELINE_PIPELINE_H
+
+#include "tilec/Target/CubinAssembler.h"
+#include "tilec/Target/PTXEmitter.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace tilec {
+
+/// Registers every dialect a tilec compile reads or produces.
+void registerPipelineDialects(mlir::DialectRegistry &registry);
+
+struct CompileOptions {
+  unsigned numWarps = 4;
+  unsigned threadsPerWarp = 32;
+  unsigned numStages = 1;
+  /// sm_XX; also the PTX and ptxas target.
+  std::string target = "sm_90";
+  PTXOptions ptx;
+  CubinOptions cubin;
+  /// Stop after PTX (no ptxas).
+  bool skipCubin = false;
+  /// Meta-parameters the ttir was specialized with; recorded in the json.
+  std::map<std::string, int64_t> config;
+};
+
+struct StageTiming {
+  std::string stage;
+  double milliseconds;
+};
+
+struct KernelArgument {
+  std::string name;
+  /// "ptr<f16>", "i32", ...
+  std::string type;
+};
+
+/// Everything a compile produced.
+struct CompiledKernel {
+  std::string name;
+  std::string ttir, ttgir, llir, ptx, cubin;
+  CubinInfo cubinInfo;
+  /// Dynamic shared memory the kernel needs at launch, bytes.
+  int64_t sharedBytes = 0;
+  std::vector<KernelArgument> signature;
+  std::vector<StageTiming> timings;
+  CompileOptions options;
+
+  /// The metadata written next to the artifacts (<name>.json).
+  std::string metadataJson() const;
+};
+
+/// ttir: canonicalize, cse, symbol-dce.
+void buildTTIRPipeline(mlir::OpPassManager &pm);
+/// ttgir: layouts, coalescing, layout-conversion removal.
+void buildTTGIRPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+/// ttgir -> LLVM + NVVM dialects.
+void buildLLIRPipeline(mlir::OpPassManager &pm);
+
+/// Runs every stage on `module` (ttir, one kernel). Diagnostics go to the
+/// context's handler; failures return an error naming the stage.
+llvm::Expected<CompiledKernel> compileKernel(mlir::ModuleOp module,
+                                             const CompileOptions &options);
+
+/// Identifies the compiler in metadata and cache keys.
+std::string getCompilerId();
+
+/// SHA-256 of `text`, hex.
+std::string hashText(llvm::StringRef text);
+
+} // namespace tilec
+
+#endif // TILEC_PIPELINE_PIPELINE_H

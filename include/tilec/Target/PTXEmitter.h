@@ -1,0 +1,103 @@
+//===- PTXEmitter.h - LLVM dialect -> LLVM IR -> PTX ------------*- C++ -*-===//
+//
+// The llir and ptx stages of tilec: translate an MLIR module made of LLVM and
+// NVVM dialect ops into an llvm::Module, link libdevice when it is needed, run
+// LLVM's O3 pipeline for nvptx64-nvidia-cuda and print PTX with the NVPTX
+// backend, all in process.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_TARGET_PTXEMITTER_H
+#define TILEC_TARGET_PTXEMITTER_H
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace mlir {
+class DialectRegistry;
+class ModuleOp;
+} // namespace mlir
+
+namespace tilec {
+
+/// Code generation options shared by the llir and ptx stages.
+struct PTXOptions {
+  /// Target SM, e.g. "sm_80", "sm_90", "sm_90a" (wgmma and setmaxnreg need the
+  /// "a" variant, which ptxas must then be given too).
+  std::string chip = "sm_90";
+  /// NVPTX subtarget features. PTX ISA 9.0 is the newest that both LLVM 22's
+  /// NVPTX backend and CUDA 13.0's ptxas accept.
+  std::string features = "+ptx90";
+  /// 0..3; selects both the LLVM IR pipeline and the codegen level.
+  unsigned optLevel = 3;
+  /// Contract mul+add into fma (AllowFPOpFusion = Fast). LLVM's default is
+  /// Standard, which keeps separate mul.rn/add.rn.
+  bool fastFPContraction = true;
+  /// Sets the "nvvm-reflect-ftz" module flag, which selects the
+  /// flush-to-zero variants of libdevice functions.
+  bool flushDenormals = false;
+  /// libdevice bitcode, linked only when the module calls __nv_* functions.
+  /// Empty: the environment variable TILEC_LIBDEVICE, else the file found at
+  /// configure time (CMake variable TILEC_LIBDEVICE).
+  std::string libdevicePath;
+};
+
+/// The artifacts of the llir and ptx stages.
+struct PTXArtifacts {
+  /// Optimized LLVM IR text (the .llir artifact), libdevice linked in.
+  std::string llir;
+  /// PTX assembly (the .ptx artifact).
+  std::string ptx;
+  /// Names of the `.visible .entry` functions in `ptx`, in order.
+  llvm::SmallVector<std::string, 1> kernelNames;
+};
+
+/// Adds the LLVM IR translations of the builtin, LLVM and NVVM dialects (and
+/// nothing else) to `registry`.
+void registerPTXTranslations(mlir::DialectRegistry &registry);
+
+/// Translates `module` (LLVM + NVVM dialect ops only) to LLVM IR in `llvmCtx`.
+/// Kernels are llvm.func ops carrying the `nvvm.kernel` attribute or the
+/// `ptx_kernelcc` calling convention; both become `ptx_kernel` functions. The
+/// needed translation interfaces are registered on the module's context if
+/// they are missing. Diagnostics are returned in the error, not printed.
+llvm::Expected<std::unique_ptr<llvm::Module>>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmCtx);
+
+/// Prepares `module` for PTX emission: sets the nvptx64-nvidia-cuda triple and
+/// data layout, links libdevice (only when a `__nv_*` function is called) and
+/// internalizes what came from it, verifies the result, then runs the LLVM
+/// pipeline of level `options.optLevel` (O3 by default).
+llvm::Error optimizeLLVMModule(llvm::Module &module, const PTXOptions &options);
+
+/// Runs NVPTX code generation on `module` and returns the PTX text. It does
+/// not optimize or link: call optimizeLLVMModule first. Fails if the module
+/// still calls an undefined `__nv_*` function, which ptxas would reject.
+llvm::Expected<std::string> emitPTX(llvm::Module &module,
+                                    const PTXOptions &options);
+
+/// translateToLLVMIR + optimizeLLVMModule + emitPTX, keeping the artifacts.
+llvm::Expected<PTXArtifacts> compileToPTX(mlir::ModuleOp module,
+                                          const PTXOptions &options);
+
+/// Prints `module` as LLVM IR text (the .llir artifact).
+std::string printLLVMIR(const llvm::Module &module);
+
+/// Returns the names of the `.visible .entry` functions of a PTX text.
+llvm::SmallVector<std::string, 1> getPTXKernelNames(llvm::StringRef ptx);
+
+/// The libdevice file that optimizeLLVMModule would use for `options`.
+std::string resolveLibdevicePath(const PTXOptions &options);
+
+} // namespace tilec
+
+#endif // TILEC_TARGET_PTXEMITTER_H

@@ -1,0 +1,124 @@
+//===- matmul.cpp - C = A * B, tiled, f32 accumulation --------------------===//
+//
+// C[M, N] = A[M, K] * B[K, N] with f16 or f32 inputs (DTYPE), accumulated in
+// f32 and stored as DTYPE. Row-major with unit inner strides: like Triton's
+// specialization of contiguous tensors, the unit strides are not arguments,
+// and the others carry divisibility hints. M, N and K need not divide the
+// blocks: loads and stores are masked at the edges.
+//
+// Grid: cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs along x. Program ids are
+// swizzled in groups of GROUP_M block rows (as in Triton's matmul tutorial),
+// so that programs running at the same time share columns of B in L2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+using namespace tilec::kernel;
+
+static void buildMatmul(KernelBuilder &kb) {
+  int64_t blockM = kb.param("BLOCK_M"), blockN = kb.param("BLOCK_N");
+  int64_t blockK = kb.param("BLOCK_K"), groupM = kb.param("GROUP_M");
+  mlir::Type dtype = kb.dtype("DTYPE");
+  auto precision = kb.param("ALLOW_TF32") && dtype.isF32()
+                       ? tilec::tile::InputPrecision::TF32
+                       : tilec::tile::InputPrecision::IEEE;
+  Tensor a = kb.arg("a_ptr"), b = kb.arg("b_ptr"), c = kb.arg("c_ptr");
+  Tensor m = kb.arg("M"), n = kb.arg("N"), k = kb.arg("K");
+  Tensor strideAM = kb.arg("stride_am"), strideBK = kb.arg("stride_bk");
+  Tensor strideCM = kb.arg("stride_cm");
+
+  Tensor pid = kb.let("pid", kb.programId(0));
+  Tensor numPidM = kb.let("num_pid_m", kb.cdiv(m, blockM));
+  Tensor numPidN = kb.let("num_pid_n", kb.cdiv(n, blockN));
+  Tensor numPidInGroup = kb.let("num_pid_in_group", groupM * numPidN);
+  Tensor groupId = kb.let("group_id", pid / numPidInGroup);
+  Tensor firstPidM = kb.let("first_pid_m", groupId * groupM);
+  Tensor groupSizeM =
+      kb.let("group_size_m", kb.minimum(numPidM - firstPidM, groupM));
+  Tensor pidInGroup = kb.let("pid_in_group", pid % numPidInGroup);
+  Tensor pidM = kb.let("pid_m", firstPidM + pidInGroup % groupSizeM);
+  Tensor pidN = kb.let("pid_n", pidInGroup / groupSizeM);
+
+  Tensor offsM = kb.let("offs_m", pidM * blockM + kb.arange(0, blockM));
+  Tensor offsN = kb.let("offs_n", pidN * blockN + kb.arange(0, blockN));
+  Tensor offsK = kb.let("offs_k", kb.arange(0, blockK));
+  Tensor rows = kb.let("rows", kb.expandDims(offsM, 1));  // [:, None]
+  Tensor cols = kb.let("cols", kb.expandDims(offsN, 0));  // [None, :]
+  Tensor kRow = kb.let("k_row", kb.expandDims(offsK, 0)); // [None, :]
+  Tensor kCol = kb.let("k_col", kb.expandDims(offsK, 1)); // [:, None]
+  Tensor aPtrs = kb.let("a_ptrs", a + rows * strideAM + kRow);
+  Tensor bPtrs = kb.let("b_ptrs", b + kCol * strideBK + cols);
+  Tensor rowMask = kb.let("row_mask", rows < m);
+  Tensor colMask = kb.let("col_mask", cols < n);
+
+  Tensor acc0 = kb.let("acc", kb.zeros({blockM, blockN}, kb.f32Type()));
+  // One K step: carried are the A and B pointers and the accumulator.
+  auto kStep = [&](Tensor kTile, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    // Columns of A and rows of B past K read zeros.
+    Tensor kLeft = kb.let("k_left", k - kTile * blockK);
+    Tensor aTile =
+        kb.let("a", kb.load(carried[0], rowMask & (kRow < kLeft), 0.0));
+    Tensor bTile =
+        kb.let("b", kb.load(carried[1], (kCol < kLeft) & colMask, 0.0));
+    Tensor acc = kb.let("acc", kb.dot(aTile, bTile, carried[2], precision));
+    Tensor nextA = kb.let("a_ptrs", carried[0] + blockK);
+    Tensor nextB = kb.let("b_ptrs", carried[1] + strideBK * blockK);
+    return {nextA, nextB, acc};
+  };
+  Tensor kTiles = kb.let("k_tiles", kb.cdiv(k, blockK));
+  Tensors loop =
+      kb.let("loop", kb.forRange(0, kTiles, 1, {aPtrs, bPtrs, acc0}, kStep));
+
+  Tensor out = kb.let("out", kb.cast(loop[2], dtype));
+  Tensor cPtrs = kb.let("c_ptrs", c + rows * strideCM + cols);
+  kb.store(cPtrs, out, rowMask & colMask);
+}
+
+const KernelDefinition &tilec::kernel::getMatmulKernel() {
+  static const KernelDefinition kernel =
+      KernelDefinition("matmul", "kernels/matmul.cpp", buildMatmul)
+          .param(MetaParameter("BLOCK_M").powerOfTwo().atLeast(
+              16, "tile.dot operands are at least 16x16"))
+          .param(MetaParameter("BLOCK_N").powerOfTwo().atLeast(
+              16, "tile.dot operands are at least 16x16"))
+          .param(MetaParameter("BLOCK_K").powerOfTwo().atLeast(
+              16, "tile.dot operands are at least 16x16"))
+          .param(MetaParameter("GROUP_M").atLeast(1).byDefault(8))
+          .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
+          .typeParam(TypeParameter("DTYPE", {"f16", "f32"}).byDefault("f16"))
+          .arg(pointer("a_ptr", "DTYPE").divisibility(16))
+          .arg(pointer("b_ptr", "DTYPE").divisibility(16))
+          .arg(pointer("c_ptr", "DTYPE").divisibility(16))
+          .arg(scalar("M", "i32"))
+          .arg(scalar("N", "i32"))
+          .arg(scalar("K", "i32"))
+          .arg(scalar("stride_am", "i32").divisibility(16))
+          .arg(scalar("stride_bk", "i32").divisibility(16))
+          .arg(scalar("stride_cm", "i32").divisibility(16))
+          // Triton's matmul tutorial set for CUDA (f16).
+          .candidate("BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=8,"
+                     "num_warps=8,num_stages=3")
+          .candidate("BLOCK_M=64,BLOCK_N=256,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=4,num_stages=4")
+          .candidate("BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=4,num_stages=4")
+          .candidate("BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=4,num_stages=4")
+          .candidate("BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=4,num_stages=4")
+          .candidate("BLOCK_M=128,BLOCK_N=32,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=4,num_stages=4")
+          .candidate("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=2,num_stages=5")
+          .candidate("BLOCK_M=32,BLOCK_N=64,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=2,num_stages=5")
+          .key("M")
+          .key("N")
+          .key("K")
+          .key("DTYPE")
+          .key("ALLOW_TF32")
+          .grid({"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"});
+  return kernel;
+}

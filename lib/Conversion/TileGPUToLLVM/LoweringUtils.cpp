@@ -1,0 +1,195 @@
+//===- LoweringUtils.cpp - shared pieces of the ttgir -> LLVM lowering ----===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+
+namespace tilec::lowering {
+
+Value i32Const(OpBuilder &builder, Location loc, int64_t value) {
+  return arith::ConstantIntOp::create(builder, loc, builder.getI32Type(),
+                                      value);
+}
+
+ThreadId getThreadId(OpBuilder &builder, Location loc,
+                     unsigned threadsPerWarp) {
+  Value tid = NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
+  unsigned shift = llvm::Log2_32(threadsPerWarp);
+  Value lane = arith::AndIOp::create(builder, loc, tid,
+                                     i32Const(builder, loc, threadsPerWarp - 1));
+  Value warp =
+      arith::ShRUIOp::create(builder, loc, tid, i32Const(builder, loc, shift));
+  return {lane, warp};
+}
+
+/// Adds, per dimension, the contribution of the bits of `id` whose bases are
+/// `bases`. Runs of bits whose bases double along one dimension (the usual
+/// case) become one shift-and-mask each.
+static void addIdContribution(OpBuilder &builder, Location loc, Value id,
+                              ArrayRef<LinearLayout::Basis> bases,
+                              SmallVectorImpl<Value> &coords) {
+  unsigned bit = 0;
+  while (bit < bases.size()) {
+    const LinearLayout::Basis &basis = bases[bit];
+    auto dimIt = llvm::find_if(basis, [](int64_t v) { return v != 0; });
+    if (dimIt == basis.end()) {
+      ++bit;
+      continue;
+    }
+    unsigned dim = dimIt - basis.begin();
+    int64_t first = *dimIt;
+    unsigned runLength = 1;
+    while (bit + runLength < bases.size()) {
+      const LinearLayout::Basis &next = bases[bit + runLength];
+      bool continues = next[dim] == (first << runLength);
+      for (unsigned d = 0; d < next.size(); ++d)
+        continues &= d == dim || next[d] == 0;
+      if (!continues)
+        break;
+      ++runLength;
+    }
+    Value field = id;
+    if (bit != 0)
+      field = arith::ShRUIOp::create(builder, loc, field,
+                                     i32Const(builder, loc, bit));
+    field = arith::AndIOp::create(builder, loc, field,
+                                  i32Const(builder, loc, (1 << runLength) - 1));
+    if (first != 1)
+      field = arith::ShLIOp::create(
+          builder, loc, field, i32Const(builder, loc, llvm::Log2_64(first)));
+    coords[dim] = coords[dim]
+                      ? arith::OrIOp::create(builder, loc, coords[dim], field)
+                      : field;
+    bit += runLength;
+  }
+}
+
+SmallVector<Value> emitThreadCoords(OpBuilder &builder, Location loc,
+                                    const LinearLayout &layout,
+                                    ThreadId thread) {
+  assert(layout.hasDisjointBases() && "coordinates must add without carries");
+  SmallVector<Value> coords(layout.getRank());
+  addIdContribution(builder, loc, thread.lane, layout.getLaneBases(), coords);
+  addIdContribution(builder, loc, thread.warp, layout.getWarpBases(), coords);
+  for (Value &coord : coords)
+    if (!coord)
+      coord = i32Const(builder, loc, 0);
+  return coords;
+}
+
+SmallVector<SmallVector<Value>> emitRegisterCoords(OpBuilder &builder,
+                                                   Location loc,
+                                                   const LinearLayout &layout,
+                                                   ThreadId thread) {
+  SmallVector<Value> threadCoords =
+      emitThreadCoords(builder, loc, layout, thread);
+  SmallVector<SmallVector<Value>> result;
+  for (unsigned reg = 0; reg < layout.getNumRegisters(); ++reg) {
+    LinearLayout::Basis offsets = layout.registerCoords(reg);
+    SmallVector<Value> coords;
+    for (auto [dim, offset] : llvm::enumerate(offsets))
+      coords.push_back(offset == 0 ? threadCoords[dim]
+                                   : arith::OrIOp::create(
+                                         builder, loc, threadCoords[dim],
+                                         i32Const(builder, loc, offset)));
+    result.push_back(coords);
+  }
+  return result;
+}
+
+FailureOr<SmallVector<unsigned>>
+mapRegisters(const LinearLayout &src, const LinearLayout &dst,
+             function_ref<LinearLayout::Basis(const LinearLayout::Basis &)>
+                 dstToSrc) {
+  auto sameThreads = [&](ArrayRef<LinearLayout::Basis> srcBases,
+                         ArrayRef<LinearLayout::Basis> dstBases) {
+    if (srcBases.size() != dstBases.size())
+      return false;
+    for (auto [s, d] : llvm::zip(srcBases, dstBases))
+      if (s != dstToSrc(d))
+        return false;
+    return true;
+  };
+  if (!sameThreads(src.getLaneBases(), dst.getLaneBases()) ||
+      !sameThreads(src.getWarpBases(), dst.getWarpBases()))
+    return failure();
+  llvm::DenseMap<ArrayRef<int64_t>, unsigned> srcIndex;
+  SmallVector<LinearLayout::Basis> srcCoords;
+  for (unsigned reg = 0; reg < src.getNumRegisters(); ++reg)
+    srcCoords.push_back(src.registerCoords(reg));
+  for (unsigned reg = 0; reg < src.getNumRegisters(); ++reg)
+    srcIndex.try_emplace(srcCoords[reg], reg);
+  SmallVector<unsigned> mapping;
+  for (unsigned reg = 0; reg < dst.getNumRegisters(); ++reg) {
+    LinearLayout::Basis wanted = dstToSrc(dst.registerCoords(reg));
+    auto it = srcIndex.find(ArrayRef<int64_t>(wanted));
+    if (it == srcIndex.end())
+      return failure();
+    mapping.push_back(it->second);
+  }
+  return mapping;
+}
+
+Value linearize(OpBuilder &builder, Location loc, ArrayRef<Value> coords,
+                ArrayRef<int64_t> shape) {
+  Value index;
+  for (auto [coord, size] : llvm::zip(coords, shape)) {
+    if (!index) {
+      index = coord;
+      continue;
+    }
+    index = arith::MulIOp::create(builder, loc, index,
+                                  i32Const(builder, loc, size));
+    index = arith::AddIOp::create(builder, loc, index, coord);
+  }
+  return index ? index : i32Const(builder, loc, 0);
+}
+
+Value getSharedMemoryBase(OpBuilder &builder, Location loc,
+                          Operation *anchor) {
+  auto module = anchor->getParentOfType<ModuleOp>();
+  auto global = module.lookupSymbol<LLVM::GlobalOp>("global_smem");
+  assert(global && "the lowering pass declares global_smem up front");
+  auto ptrType = LLVM::LLVMPointerType::get(builder.getContext(), 3);
+  return LLVM::AddressOfOp::create(builder, loc, ptrType,
+                                   global.getSymName());
+}
+
+Type getSharedStorageType(Type type) {
+  if (type.isInteger(1))
+    return IntegerType::get(type.getContext(), 8);
+  if (isa<LLVM::LLVMPointerType>(type))
+    return IntegerType::get(type.getContext(), 64);
+  return type;
+}
+
+Value toSharedStorage(OpBuilder &builder, Location loc, Value value) {
+  Type type = value.getType();
+  if (type.isInteger(1))
+    return arith::ExtUIOp::create(builder, loc, builder.getI8Type(), value);
+  if (isa<LLVM::LLVMPointerType>(type))
+    return LLVM::PtrToIntOp::create(builder, loc, builder.getI64Type(), value);
+  return value;
+}
+
+Value fromSharedStorage(OpBuilder &builder, Location loc, Value stored,
+                        Type type) {
+  if (type.isInteger(1))
+    return arith::TruncIOp::create(builder, loc, type, stored);
+  if (isa<LLVM::LLVMPointerType>(type))
+    return LLVM::IntToPtrOp::create(builder, loc, type, stored);
+  return stored;
+}
+
+void emitBarrier(OpBuilder &builder, Location loc) {
+  NVVM::Barrier0Op::create(builder, loc);
+}
+
+} // namespace tilec::lowering

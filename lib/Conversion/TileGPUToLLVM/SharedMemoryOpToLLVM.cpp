@@ -1,0 +1,354 @@
+//===- SharedMemoryOpToLLVM.cpp - ops that move data between threads ------===//
+//
+// convert_layout, reshape and trans move elements between threads through
+// shared memory (or, when both layouts give each thread the same elements,
+// by renaming registers); reduce combines in registers, then across lanes with
+// butterfly shuffles, then across warps through shared memory.
+//
+// Every use of shared memory starts at offset 0 of the one dynamic buffer and
+// is fenced by barriers: one before writing (earlier readers are done) and
+// one before reading (all writes landed).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+using namespace tilec::lowering;
+
+namespace {
+
+using IndexFn = function_ref<Value(OpBuilder &, ArrayRef<Value>)>;
+
+unsigned storageBytes(Type type) {
+  return getSharedStorageType(type).getIntOrFloatBitWidth() / 8;
+}
+
+/// Writes `srcRegs` at `srcIndex(coords)` and reads the registers of `dst`
+/// from `dstIndex(coords)`.
+Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
+                    ValueRange srcRegs, const LinearLayout &src,
+                    const LinearLayout &dst, IndexFn srcIndex,
+                    IndexFn dstIndex, Type element, int64_t numElements,
+                    SharedMemoryUsage &usage) {
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  ThreadId thread = getThreadId(rewriter, loc,
+                                TileGPUDialect::getThreadsPerWarp(module));
+  Type storage = getSharedStorageType(element);
+  usage.require(numElements * storageBytes(element));
+  Value base = getSharedMemoryBase(rewriter, loc, op);
+  Type ptrType = base.getType();
+
+  emitBarrier(rewriter, loc);
+  auto srcCoords = emitRegisterCoords(rewriter, loc, src, thread);
+  for (auto [reg, value] : llvm::enumerate(srcRegs)) {
+    Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, storage, base,
+                                        ValueRange{srcIndex(rewriter,
+                                                            srcCoords[reg])});
+    LLVM::StoreOp::create(rewriter, loc, toSharedStorage(rewriter, loc, value),
+                          address);
+  }
+  emitBarrier(rewriter, loc);
+  auto dstCoords = emitRegisterCoords(rewriter, loc, dst, thread);
+  Registers results;
+  for (unsigned reg = 0; reg < dst.getNumRegisters(); ++reg) {
+    Value address = LLVM::GEPOp::create(
+        rewriter, loc, ptrType, storage, base,
+        ValueRange{dstIndex(rewriter, dstCoords[reg])});
+    Value loaded = LLVM::LoadOp::create(rewriter, loc, storage, address);
+    results.push_back(fromSharedStorage(rewriter, loc, loaded, element));
+  }
+  return results;
+}
+
+struct ConvertLayoutOpConversion
+    : OpConversionPattern<tilegpu::ConvertLayoutOp> {
+  ConvertLayoutOpConversion(const LLVMTypeConverter &converter,
+                            MLIRContext *context, SharedMemoryUsage &usage)
+      : OpConversionPattern(converter, context, /*benefit=*/2), usage(usage) {}
+
+  LogicalResult
+  matchAndRewrite(tilegpu::ConvertLayoutOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto dstType = cast<RankedTensorType>(op.getType());
+    LinearLayout src = getLinearLayout(srcType);
+    LinearLayout dst = getLinearLayout(dstType);
+    ValueRange srcRegs = adaptor.getSrc();
+    // Same elements in the same threads: only the register order changes.
+    auto mapping = mapRegisters(
+        src, dst, [](const LinearLayout::Basis &coords) { return coords; });
+    if (succeeded(mapping)) {
+      Registers results;
+      for (unsigned index : *mapping)
+        results.push_back(srcRegs[index]);
+      rewriter.replaceOpWithMultiple(op, {results});
+      return success();
+    }
+    ArrayRef<int64_t> shape = dstType.getShape();
+    auto index = [&](OpBuilder &builder, ArrayRef<Value> coords) {
+      return linearize(builder, op.getLoc(), coords, shape);
+    };
+    SmallVector<Type> types;
+    if (failed(getTypeConverter()->convertType(dstType, types)))
+      return failure();
+    rewriter.replaceOpWithMultiple(
+        op, {roundTrip(rewriter, op, srcRegs, src, dst, index, index,
+                       types.front(), dstType.getNumElements(), usage)});
+    return success();
+  }
+
+  SharedMemoryUsage &usage;
+};
+
+/// reshape keeps the row-major order of elements; trans permutes dims.
+template <typename SourceOp>
+struct ShapeOpConversion : OpConversionPattern<SourceOp> {
+  ShapeOpConversion(const LLVMTypeConverter &converter, MLIRContext *context,
+                    SharedMemoryUsage &usage)
+      : OpConversionPattern<SourceOp>(converter, context, /*benefit=*/2),
+        usage(usage) {}
+
+  LogicalResult
+  matchAndRewrite(SourceOp op, typename OpConversionPattern<SourceOp>::OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto dstType = cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    auto dstIndex = [&](OpBuilder &builder, ArrayRef<Value> coords) {
+      return linearize(builder, loc, coords, dstType.getShape());
+    };
+    auto srcIndex = [&](OpBuilder &builder, ArrayRef<Value> coords) {
+      if constexpr (std::is_same_v<SourceOp, tile::TransOp>) {
+        SmallVector<Value> permuted;
+        for (int32_t dim : op.getOrder())
+          permuted.push_back(coords[dim]);
+        return linearize(builder, loc, permuted, dstType.getShape());
+      }
+      return linearize(builder, loc, coords, srcType.getShape());
+    };
+    SmallVector<Type> types;
+    if (failed(this->getTypeConverter()->convertType(dstType, types)))
+      return failure();
+    rewriter.replaceOpWithMultiple(
+        op, {roundTrip(rewriter, op, adaptor.getSrc(), getLinearLayout(srcType),
+                       getLinearLayout(dstType), srcIndex, dstIndex,
+                       types.front(), dstType.getNumElements(), usage)});
+    return success();
+  }
+
+  SharedMemoryUsage &usage;
+};
+
+Value combine(OpBuilder &builder, Location loc, tile::ReduceKind kind, Value a,
+              Value b) {
+  bool isFloat = isa<FloatType>(a.getType());
+  switch (kind) {
+  case tile::ReduceKind::Add:
+    return isFloat ? arith::AddFOp::create(builder, loc, a, b).getResult()
+                   : arith::AddIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::Mul:
+    return isFloat ? arith::MulFOp::create(builder, loc, a, b).getResult()
+                   : arith::MulIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::Max:
+    return isFloat ? arith::MaximumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MaxSIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::Min:
+    return isFloat ? arith::MinimumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MinSIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::UMax:
+    return arith::MaxUIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::UMin:
+    return arith::MinUIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::And:
+    return arith::AndIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::Or:
+    return arith::OrIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::Xor:
+    return arith::XOrIOp::create(builder, loc, a, b);
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+/// shfl.sync.bfly of any value up to 64 bits, moved as 32-bit words.
+Value shuffleXor(OpBuilder &builder, Location loc, Value value,
+                 unsigned laneMask) {
+  Type type = value.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type i32 = builder.getI32Type();
+  auto shuffleWord = [&](Value word) -> Value {
+    return NVVM::ShflOp::create(builder, loc, i32, i32Const(builder, loc, -1),
+                                word, i32Const(builder, loc, laneMask),
+                                i32Const(builder, loc, 0x1f),
+                                NVVM::ShflKind::bfly, UnitAttr());
+  };
+  Value asInt = value;
+  if (isa<FloatType>(type))
+    asInt = arith::BitcastOp::create(builder, loc,
+                                     builder.getIntegerType(bits), value);
+  Value result;
+  if (bits <= 32) {
+    Value word = bits == 32
+                     ? asInt
+                     : arith::ExtUIOp::create(builder, loc, i32, asInt)
+                           .getResult();
+    result = shuffleWord(word);
+    if (bits != 32)
+      result = arith::TruncIOp::create(builder, loc,
+                                       builder.getIntegerType(bits), result);
+  } else {
+    Type i64 = builder.getI64Type();
+    Value low = arith::TruncIOp::create(builder, loc, i32, asInt);
+    Value high = arith::TruncIOp::create(
+        builder, loc, i32,
+        arith::ShRUIOp::create(
+            builder, loc, asInt,
+            arith::ConstantIntOp::create(builder, loc, i64, 32)));
+    Value lowOut = arith::ExtUIOp::create(builder, loc, i64, shuffleWord(low));
+    Value highOut =
+        arith::ExtUIOp::create(builder, loc, i64, shuffleWord(high));
+    result = arith::OrIOp::create(
+        builder, loc, lowOut,
+        arith::ShLIOp::create(
+            builder, loc, highOut,
+            arith::ConstantIntOp::create(builder, loc, i64, 32)));
+  }
+  if (isa<FloatType>(type))
+    result = arith::BitcastOp::create(builder, loc, type, result);
+  return result;
+}
+
+struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
+  ReduceOpConversion(const LLVMTypeConverter &converter, MLIRContext *context,
+                     SharedMemoryUsage &usage)
+      : OpConversionPattern(converter, context, /*benefit=*/2), usage(usage) {}
+
+  LogicalResult
+  matchAndRewrite(tile::ReduceOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    unsigned axis = op.getAxis();
+    LinearLayout src = getLinearLayout(srcType);
+    auto resultTensor = dyn_cast<RankedTensorType>(op.getType());
+    // The result layout: the slice of the source's at `axis` (for a 1-D
+    // source, a scalar every thread holds).
+    LinearLayout dst = resultTensor ? getLinearLayout(resultTensor)
+                                    : src.projectOutDim(axis);
+    auto project = [&](const LinearLayout::Basis &coords) {
+      LinearLayout::Basis result(coords);
+      result.erase(result.begin() + axis);
+      return result;
+    };
+
+    // 1. Within the thread: fold all registers that differ only along axis.
+    llvm::DenseMap<ArrayRef<int64_t>, unsigned> dstIndex;
+    SmallVector<LinearLayout::Basis> dstCoords;
+    for (unsigned reg = 0; reg < dst.getNumRegisters(); ++reg)
+      dstCoords.push_back(dst.registerCoords(reg));
+    for (unsigned reg = 0; reg < dst.getNumRegisters(); ++reg)
+      dstIndex.try_emplace(dstCoords[reg], reg);
+    Registers partial(dst.getNumRegisters());
+    ValueRange srcRegs = adaptor.getSrc();
+    for (unsigned reg = 0; reg < src.getNumRegisters(); ++reg) {
+      LinearLayout::Basis key = project(src.registerCoords(reg));
+      auto it = dstIndex.find(ArrayRef<int64_t>(key));
+      if (it == dstIndex.end())
+        return op.emitError("result layout does not match the slice of the "
+                            "operand layout");
+      Value &slot = partial[it->second];
+      slot = slot ? combine(rewriter, loc, op.getKind(), slot, srcRegs[reg])
+                  : srcRegs[reg];
+    }
+
+    // 2. Across lanes: butterfly over the lane bits that move along axis.
+    for (auto [bit, basis] : llvm::enumerate(src.getLaneBases()))
+      if (basis[axis] != 0)
+        for (Value &value : partial)
+          value = combine(rewriter, loc, op.getKind(), value,
+                          shuffleXor(rewriter, loc, value, 1u << bit));
+
+    // 3. Across warps: each warp's partials through shared memory.
+    SmallVector<unsigned> axisWarpBits;
+    for (auto [bit, basis] : llvm::enumerate(src.getWarpBases()))
+      if (basis[axis] != 0)
+        axisWarpBits.push_back(bit);
+    if (!axisWarpBits.empty()) {
+      auto module = op->getParentOfType<ModuleOp>();
+      ThreadId thread = getThreadId(
+          rewriter, loc, TileGPUDialect::getThreadsPerWarp(module));
+      Type element = partial.front().getType();
+      unsigned numWarpGroups = 1u << axisWarpBits.size();
+      SmallVector<int64_t> outShape =
+          resultTensor ? SmallVector<int64_t>(resultTensor.getShape())
+                       : SmallVector<int64_t>();
+      int64_t outElements = resultTensor ? resultTensor.getNumElements() : 1;
+      usage.require(numWarpGroups * outElements * storageBytes(element));
+      // Which of the warps along axis this warp is.
+      Value group = i32Const(rewriter, loc, 0);
+      for (auto [index, bit] : llvm::enumerate(axisWarpBits)) {
+        Value field = arith::AndIOp::create(
+            rewriter, loc,
+            arith::ShRUIOp::create(rewriter, loc, thread.warp,
+                                   i32Const(rewriter, loc, bit)),
+            i32Const(rewriter, loc, 1));
+        if (index)
+          field = arith::ShLIOp::create(rewriter, loc, field,
+                                        i32Const(rewriter, loc, index));
+        group = arith::OrIOp::create(rewriter, loc, group, field);
+      }
+      auto outCoords = emitRegisterCoords(rewriter, loc, dst, thread);
+      Value base = getSharedMemoryBase(rewriter, loc, op);
+      Type storage = getSharedStorageType(element);
+      auto slotAddress = [&](Value groupIndex, unsigned reg) {
+        Value linear = linearize(rewriter, loc, outCoords[reg], outShape);
+        Value index = arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, groupIndex,
+                                  i32Const(rewriter, loc, outElements)),
+            linear);
+        return LLVM::GEPOp::create(rewriter, loc, base.getType(), storage,
+                                   base, ValueRange{index});
+      };
+      emitBarrier(rewriter, loc);
+      for (auto [reg, value] : llvm::enumerate(partial))
+        LLVM::StoreOp::create(rewriter, loc,
+                              toSharedStorage(rewriter, loc, value),
+                              slotAddress(group, reg));
+      emitBarrier(rewriter, loc);
+      for (auto [reg, value] : llvm::enumerate(partial)) {
+        Value total;
+        for (unsigned g = 0; g < numWarpGroups; ++g) {
+          Value loaded = LLVM::LoadOp::create(
+              rewriter, loc, storage,
+              slotAddress(i32Const(rewriter, loc, g), reg));
+          loaded = fromSharedStorage(rewriter, loc, loaded, element);
+          total = total ? combine(rewriter, loc, op.getKind(), total, loaded)
+                        : loaded;
+        }
+        value = total;
+      }
+    }
+    rewriter.replaceOpWithMultiple(op, {partial});
+    return success();
+  }
+
+  SharedMemoryUsage &usage;
+};
+
+} // namespace
+
+void tilec::lowering::populateSharedMemoryOpToLLVMPatterns(
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    SharedMemoryUsage &usage) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<ConvertLayoutOpConversion, ShapeOpConversion<tile::ReshapeOp>,
+               ShapeOpConversion<tile::TransOp>, ReduceOpConversion>(
+      converter, context, usage);
+}

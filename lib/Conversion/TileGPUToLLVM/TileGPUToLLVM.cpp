@@ -1,0 +1,238 @@
+//===- TileGPUToLLVM.cpp - ttgir -> LLVM + NVVM dialects ------------------===//
+//
+// Three steps:
+//  1. tensors -> registers: every tile/tilegpu op and every arith/math op on
+//     tensors becomes per-thread code (1:N type conversion, scf loops carry
+//     the registers);
+//  2. scf -> cf;
+//  3. the remaining scalar arith/math/cf/func ops -> LLVM (math functions
+//     through libdevice), kernels marked for NVVM.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "tilec/Conversion/Passes.h"
+#include "tilec/Conversion/TileGPUToLLVM/AccessVectorWidth.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+
+namespace tilec {
+#define GEN_PASS_DEF_CONVERTTILEGPUTOLLVM
+#include "tilec/Conversion/Passes.h.inc"
+} // namespace tilec
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+using namespace tilec::lowering;
+
+namespace {
+
+constexpr StringLiteral kSharedMemoryName = "global_smem";
+
+/// Scalars and pointers as LLVM types; a tensor as the registers of its
+/// layout.
+class RegisterTypeConverter : public LLVMTypeConverter {
+public:
+  explicit RegisterTypeConverter(MLIRContext *context)
+      : LLVMTypeConverter(context) {
+    addConversion([context](tile::PointerType type) -> Type {
+      return LLVM::LLVMPointerType::get(context, type.getAddressSpace());
+    });
+    addConversion([this](RankedTensorType type, SmallVectorImpl<Type> &results)
+                      -> std::optional<LogicalResult> {
+      if (!getDistributedLayout(type))
+        return std::nullopt;
+      Type element = convertType(type.getElementType());
+      if (!element)
+        return failure();
+      results.append(getLinearLayout(type).getNumRegisters(), element);
+      return success();
+    });
+  }
+
+  bool isLegal(Type type) const {
+    return !isa<RankedTensorType, tile::PointerType>(type);
+  }
+};
+
+struct ConvertTileGPUToLLVMPass
+    : tilec::impl::ConvertTileGPUToLLVMBase<ConvertTileGPUToLLVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    int numWarps = TileGPUDialect::getNumWarps(module);
+    int threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
+    if (numWarps <= 0 || threadsPerWarp <= 0) {
+      module.emitError() << "missing '" << TileGPUDialect::getNumWarpsAttrName()
+                         << "' or '"
+                         << TileGPUDialect::getThreadsPerWarpAttrName()
+                         << "': run convert-tile-to-tilegpu first";
+      return signalPassFailure();
+    }
+    if (failed(checkLayouts(module)))
+      return signalPassFailure();
+    llvm::DenseMap<Operation *, unsigned> vectorWidths =
+        computeAccessVectorWidths(module);
+    declareSharedMemory(module);
+
+    SharedMemoryUsage usage;
+    if (failed(distributeTensors(module, usage, vectorWidths)) ||
+        failed(lowerStructuredControlFlow(module)) ||
+        failed(lowerScalarsToLLVM(module, numWarps * threadsPerWarp)))
+      return signalPassFailure();
+
+    module->setAttr(TileGPUDialect::getSharedAttrName(),
+                    IntegerAttr::get(IntegerType::get(context, 32),
+                                     usage.bytes.load()));
+    if (auto smem = module.lookupSymbol<LLVM::GlobalOp>(kSharedMemoryName))
+      if (SymbolTable::symbolKnownUseEmpty(smem, module))
+        smem.erase();
+  }
+
+  /// Every tensor must have a distributed layout the lowering can index.
+  LogicalResult checkLayouts(ModuleOp module) {
+    WalkResult result = module.walk([&](Operation *op) {
+      for (Type type : op->getResultTypes()) {
+        auto tensor = dyn_cast<RankedTensorType>(type);
+        if (!tensor)
+          continue;
+        if (!getDistributedLayout(tensor)) {
+          op->emitError() << "tensor without a distributed layout: " << type
+                          << "; run convert-tile-to-tilegpu first";
+          return WalkResult::interrupt();
+        }
+        if (!getLinearLayout(tensor).hasDisjointBases()) {
+          op->emitError() << "layout " << tensor.getEncoding()
+                          << " cannot be indexed by addition for " << type;
+          return WalkResult::interrupt();
+        }
+      }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  /// The dynamic shared memory buffer (its size is given at launch).
+  void declareSharedMemory(ModuleOp module) {
+    OpBuilder builder(module.getBodyRegion());
+    auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
+    auto global = LLVM::GlobalOp::create(
+        builder, module.getLoc(), type, /*isConstant=*/false,
+        LLVM::Linkage::External, kSharedMemoryName, Attribute(),
+        /*alignment=*/16, /*addrSpace=*/3);
+    (void)global;
+  }
+
+  LogicalResult
+  distributeTensors(ModuleOp module, SharedMemoryUsage &usage,
+                    const llvm::DenseMap<Operation *, unsigned> &widths) {
+    MLIRContext *context = &getContext();
+    RegisterTypeConverter converter(context);
+    ConversionTarget target(*context);
+    target.addLegalDialect<LLVM::LLVMDialect, NVVM::NVVMDialect>();
+    target.addIllegalDialect<tile::TileDialect, TileGPUDialect>();
+    auto isLegal = [&](Operation *op) {
+      return llvm::all_of(op->getOperandTypes(),
+                          [&](Type t) { return converter.isLegal(t); }) &&
+             llvm::all_of(op->getResultTypes(),
+                          [&](Type t) { return converter.isLegal(t); });
+    };
+    target.addDynamicallyLegalDialect<arith::ArithDialect, math::MathDialect,
+                                      cf::ControlFlowDialect>(isLegal);
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp>(isLegal);
+
+    RewritePatternSet patterns(context);
+    populateElementwiseOpToLLVMPatterns(converter, patterns);
+    populateMemoryOpToLLVMPatterns(converter, patterns, [&](Operation *op) {
+      auto it = widths.find(op);
+      return it == widths.end() ? 1u : it->second;
+    });
+    populateSharedMemoryOpToLLVMPatterns(converter, patterns, usage);
+    populateDotOpToLLVMPatterns(converter, patterns);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    return applyPartialConversion(module, target, std::move(patterns));
+  }
+
+  LogicalResult lowerStructuredControlFlow(ModuleOp module) {
+    MLIRContext *context = &getContext();
+    ConversionTarget target(*context);
+    target.addIllegalDialect<scf::SCFDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(context);
+    populateSCFToControlFlowConversionPatterns(patterns);
+    return applyPartialConversion(module, target, std::move(patterns));
+  }
+
+  LogicalResult lowerScalarsToLLVM(ModuleOp module, int threadsPerCTA) {
+    MLIRContext *context = &getContext();
+    // Kernel markers and specialization hints become their LLVM forms.
+    SmallVector<StringAttr> kernels;
+    module.walk([&](func::FuncOp func) {
+      if (func->removeAttr(tile::TileDialect::getKernelAttrName()))
+        kernels.push_back(func.getSymNameAttr());
+      for (unsigned arg = 0; arg < func.getNumArguments(); ++arg) {
+        Attribute divisibility = func.removeArgAttr(
+            arg, tile::TileDialect::getDivisibilityAttrName());
+        if (divisibility &&
+            isa<LLVM::LLVMPointerType>(func.getArgument(arg).getType()))
+          func.setArgAttr(arg, LLVM::LLVMDialect::getAlignAttrName(),
+                          divisibility);
+      }
+    });
+
+    LLVMTypeConverter converter(context);
+    LLVMConversionTarget target(*context);
+    target.addLegalOp<ModuleOp>();
+    target.addLegalDialect<NVVM::NVVMDialect>();
+    RewritePatternSet patterns(context);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    // libdevice first: NVPTX has no instructions for exp, log, ...
+    populateLibDeviceConversionPatterns(converter, patterns, /*benefit=*/10);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateFuncToLLVMConversionPatterns(converter, patterns);
+    index::populateIndexToLLVMConversionPatterns(converter, patterns);
+    ub::populateUBToLLVMConversionPatterns(converter, patterns);
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return failure();
+
+    Builder builder(context);
+    for (StringAttr name : kernels) {
+      auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+      if (!func)
+        continue;
+      func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                    builder.getUnitAttr());
+      func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                    builder.getDenseI32ArrayAttr({threadsPerCTA, 1, 1}));
+    }
+    return success();
+  }
+};
+
+} // namespace

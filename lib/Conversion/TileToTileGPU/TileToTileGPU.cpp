@@ -1,0 +1,315 @@
+//===- TileToTileGPU.cpp - assign layouts to every tensor -----------------===//
+//
+// ttir -> ttgir. Every tensor gets the default blocked layout of its shape;
+// ops that relate layouts (reduce, expand_dims, broadcast, dot) get their
+// operands converted to what they need. Later passes (coalesce,
+// remove-layout-conversions) choose better layouts; this one only has to be
+// right.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Conversion/Passes.h"
+#include "tilec/Dialect/Tile/IR/Tile.h"
+#include "tilec/Dialect/TileGPU/IR/TileGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace tilec {
+#define GEN_PASS_DEF_CONVERTTILETOTILEGPU
+#include "tilec/Conversion/Passes.h.inc"
+} // namespace tilec
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+
+namespace {
+
+class TileGPUTypeConverter : public TypeConverter {
+public:
+  TileGPUTypeConverter(MLIRContext *context, unsigned numWarps,
+                       unsigned threadsPerWarp)
+      : context(context), numWarps(numWarps), threadsPerWarp(threadsPerWarp) {
+    addConversion([](Type type) { return type; });
+    addConversion([this](RankedTensorType type) -> Type {
+      if (type.getEncoding())
+        return type;
+      return withDefaultLayout(type);
+    });
+    // Values converted by a convert_layout stay tensors of the same shape.
+    auto materialize = [](OpBuilder &builder, Type type, ValueRange inputs,
+                          Location loc) -> Value {
+      if (inputs.size() != 1 || !isa<RankedTensorType>(type))
+        return {};
+      return ConvertLayoutOp::create(builder, loc, type, inputs[0]);
+    };
+    addSourceMaterialization(materialize);
+    addTargetMaterialization(materialize);
+  }
+
+  RankedTensorType withDefaultLayout(RankedTensorType type) const {
+    return RankedTensorType::get(
+        type.getShape(), type.getElementType(),
+        getDefaultBlockedEncoding(context, type.getShape(), numWarps,
+                                  threadsPerWarp));
+  }
+
+  bool isLegalType(Type type) const {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return !tensor || getDistributedLayout(tensor);
+  }
+
+  unsigned getNumWarps() const { return numWarps; }
+
+private:
+  MLIRContext *context;
+  unsigned numWarps, threadsPerWarp;
+};
+
+/// `value` in `encoding`, through a convert_layout when it is elsewhere.
+static Value convertTo(OpBuilder &builder, Location loc, Value value,
+                       Attribute encoding) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getEncoding() == encoding)
+    return value;
+  auto target = RankedTensorType::get(type.getShape(), type.getElementType(),
+                                      encoding);
+  return ConvertLayoutOp::create(builder, loc, target, value);
+}
+
+/// Clones `op` with new operands and result types (no regions).
+static Operation *cloneWith(ConversionPatternRewriter &rewriter, Operation *op,
+                            ValueRange operands, TypeRange resultTypes) {
+  OperationState state(op->getLoc(), op->getName(), operands, resultTypes,
+                       op->getAttrs());
+  return rewriter.create(state);
+}
+
+/// Elementwise and shape-preserving ops: every tensor operand of the result's
+/// shape takes the result's layout; others take their default.
+struct GenericOpConversion : ConversionPattern {
+  GenericOpConversion(const TileGPUTypeConverter &converter,
+                      MLIRContext *context)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
+                          context) {}
+
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op->getNumRegions() != 0 ||
+        !isa<tile::TileDialect, arith::ArithDialect, math::MathDialect>(
+            op->getDialect()))
+      return failure();
+    SmallVector<Type> resultTypes;
+    if (failed(getTypeConverter()->convertTypes(op->getResultTypes(),
+                                                resultTypes)))
+      return failure();
+    Attribute resultEncoding;
+    ArrayRef<int64_t> resultShape;
+    if (!resultTypes.empty())
+      if (auto tensor = dyn_cast<RankedTensorType>(resultTypes.front())) {
+        resultEncoding = tensor.getEncoding();
+        resultShape = tensor.getShape();
+      }
+    SmallVector<Value> newOperands;
+    for (Value operand : operands) {
+      auto tensor = dyn_cast<RankedTensorType>(operand.getType());
+      if (tensor && resultEncoding && tensor.getShape() == resultShape)
+        operand = convertTo(rewriter, op->getLoc(), operand, resultEncoding);
+      newOperands.push_back(operand);
+    }
+    rewriter.replaceOp(op, cloneWith(rewriter, op, newOperands, resultTypes));
+    return success();
+  }
+};
+
+struct ConstantOpConversion : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!dense)
+      return failure();
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type,
+                                                   dense.reshape(type));
+    return success();
+  }
+};
+
+/// broadcast: the operand takes the result's layout (a size-1 dimension
+/// wraps, so each thread already holds the element it repeats).
+struct BroadcastOpConversion : OpConversionPattern<tile::BroadcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    Value src =
+        convertTo(rewriter, op.getLoc(), adaptor.getSrc(), type.getEncoding());
+    rewriter.replaceOpWithNewOp<tile::BroadcastOp>(op, type, src);
+    return success();
+  }
+};
+
+/// expand_dims(axis): the operand must be the slice at `axis` of the
+/// result's layout, so that no data moves.
+struct ExpandDimsOpConversion : OpConversionPattern<tile::ExpandDimsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ExpandDimsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    auto slice =
+        SliceEncodingAttr::get(getContext(), op.getAxis(), type.getEncoding());
+    Value src = convertTo(rewriter, op.getLoc(), adaptor.getSrc(), slice);
+    rewriter.replaceOpWithNewOp<tile::ExpandDimsOp>(op, type, src,
+                                                    op.getAxis());
+    return success();
+  }
+};
+
+/// reduce(axis) yields the slice of its operand's layout; consumers expect
+/// the default layout, so the result is converted (remove-layout-conversions
+/// drops the pair when the next op is an expand_dims).
+struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(adaptor.getSrc().getType());
+    auto resultTensor = dyn_cast<RankedTensorType>(op.getType());
+    if (!resultTensor) {
+      rewriter.replaceOpWithNewOp<tile::ReduceOp>(
+          op, op.getType(), op.getKind(), adaptor.getSrc(), op.getAxis());
+      return success();
+    }
+    auto slice = SliceEncodingAttr::get(getContext(), op.getAxis(),
+                                        srcType.getEncoding());
+    auto sliceType = RankedTensorType::get(
+        resultTensor.getShape(), resultTensor.getElementType(), slice);
+    Value reduced =
+        tile::ReduceOp::create(rewriter, op.getLoc(), sliceType, op.getKind(),
+                               adaptor.getSrc(), op.getAxis());
+    auto defaultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    rewriter.replaceOp(op, convertTo(rewriter, op.getLoc(), reduced,
+                                     defaultType.getEncoding()));
+    return success();
+  }
+};
+
+/// dot: operands in dot_op layouts of the accumulator's blocked layout (the
+/// FMA path; accelerate-dot later swaps in tensor-core layouts).
+struct DotOpConversion : OpConversionPattern<tile::DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    Attribute parent = type.getEncoding();
+    Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), parent);
+    Value a = convertTo(rewriter, op.getLoc(), adaptor.getA(),
+                        DotOperandEncodingAttr::get(getContext(), 0, parent,
+                                                    /*kWidth=*/0));
+    Value b = convertTo(rewriter, op.getLoc(), adaptor.getB(),
+                        DotOperandEncodingAttr::get(getContext(), 1, parent,
+                                                    /*kWidth=*/0));
+    rewriter.replaceOpWithNewOp<tile::DotOp>(
+        op, type, a, b, c, op.getInputPrecision(), op.getMaxNumImpreciseAcc());
+    return success();
+  }
+};
+
+struct ConvertTileToTileGPUPass
+    : tilec::impl::ConvertTileToTileGPUBase<ConvertTileToTileGPUPass> {
+  using ConvertTileToTileGPUBase::ConvertTileToTileGPUBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    if (numWarps == 0 || !llvm::isPowerOf2_32(numWarps)) {
+      module.emitError() << "num-warps must be a power of two, got "
+                         << static_cast<unsigned>(numWarps);
+      return signalPassFailure();
+    }
+    if (threadsPerWarp != 32) {
+      module.emitError() << "threads-per-warp must be 32 on NVIDIA GPUs, got "
+                         << static_cast<unsigned>(threadsPerWarp);
+      return signalPassFailure();
+    }
+    if (!StringRef(target).starts_with("sm_")) {
+      module.emitError() << "target must look like sm_90, got '" << target
+                         << "'";
+      return signalPassFailure();
+    }
+    // Layouts assume power-of-two shapes (each bit of an index is a basis).
+    WalkResult shapes = module.walk([&](Operation *op) {
+      for (Type type : op->getResultTypes())
+        if (auto tensor = dyn_cast<RankedTensorType>(type))
+          for (int64_t size : tensor.getShape())
+            if (!llvm::isPowerOf2_64(size)) {
+              op->emitError() << "tensor dimensions must be powers of two, "
+                                 "got "
+                              << tensor;
+              return WalkResult::interrupt();
+            }
+      return WalkResult::advance();
+    });
+    if (shapes.wasInterrupted())
+      return signalPassFailure();
+
+    TileGPUTypeConverter converter(context, numWarps, threadsPerWarp);
+    ConversionTarget conversionTarget(*context);
+    auto isLegal = [&](Operation *op) {
+      return llvm::all_of(op->getOperandTypes(),
+                          [&](Type t) { return converter.isLegalType(t); }) &&
+             llvm::all_of(op->getResultTypes(),
+                          [&](Type t) { return converter.isLegalType(t); });
+    };
+    conversionTarget.addDynamicallyLegalDialect<tile::TileDialect,
+                                                arith::ArithDialect,
+                                                math::MathDialect>(isLegal);
+    conversionTarget.addLegalDialect<TileGPUDialect>();
+    conversionTarget.addDynamicallyLegalOp<func::FuncOp>(
+        [&](func::FuncOp op) {
+          return converter.isSignatureLegal(op.getFunctionType());
+        });
+    conversionTarget.addDynamicallyLegalOp<func::ReturnOp>(isLegal);
+
+    RewritePatternSet patterns(context);
+    patterns.add<GenericOpConversion>(converter, context);
+    patterns.add<ConstantOpConversion, BroadcastOpConversion,
+                 ExpandDimsOpConversion, ReduceOpConversion, DotOpConversion>(
+        converter, context, /*benefit=*/2);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         conversionTarget);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
+                                                                   converter);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+    if (failed(applyPartialConversion(module, conversionTarget,
+                                      std::move(patterns))))
+      return signalPassFailure();
+
+    Builder builder(context);
+    module->setAttr(TileGPUDialect::getNumWarpsAttrName(),
+                    builder.getI32IntegerAttr(numWarps));
+    module->setAttr(TileGPUDialect::getThreadsPerWarpAttrName(),
+                    builder.getI32IntegerAttr(threadsPerWarp));
+    module->setAttr(TileGPUDialect::getTargetAttrName(),
+                    builder.getStringAttr(target));
+  }
+};
+
+} // namespace

@@ -1,0 +1,445 @@
+//===- RemoveLayoutConversions.cpp - recompute instead of converting ------===//
+//
+// A tilegpu.convert_layout between distributed layouts costs a round trip
+// through shared memory and a barrier. When the converted value is computed
+// by cheap ops from scalars (pointer arithmetic from splats and ranges is the
+// common case, after coalescing), every thread can compute its elements in the
+// target layout directly: the backward slice is cloned in that layout and the
+// conversion disappears. Clones go right after their originals, so they
+// dominate every use the originals did; originals still used elsewhere stay
+// and dead ones are cleaned up at the end. Values carried by scf.for are
+// carried in the new layout as additional iter_args.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+
+#include "tilec/Dialect/Tile/IR/Tile.h"
+#include "tilec/Dialect/TileGPU/IR/TileGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <functional>
+
+namespace tilec::tilegpu {
+#define GEN_PASS_DEF_TILEGPUREMOVELAYOUTCONVERSIONS
+#include "tilec/Dialect/TileGPU/Transforms/Passes.h.inc"
+} // namespace tilec::tilegpu
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+
+namespace {
+
+/// Layouts values are recomputed in: those whose ops every lowering supports.
+/// mma and dot_op values come from dots and conversions only.
+bool isRematTarget(Attribute encoding) {
+  if (isa_and_nonnull<BlockedEncodingAttr>(encoding))
+    return true;
+  if (auto slice = dyn_cast_or_null<SliceEncodingAttr>(encoding))
+    return isRematTarget(slice.getParent());
+  return false;
+}
+
+/// Ops worth recomputing in another layout rather than converting: pure,
+/// per-element (or per-thread-generated) and without regions.
+bool isCheap(Operation *op) {
+  if (isa<tile::SplatOp, tile::MakeRangeOp, tile::BroadcastOp,
+          tile::ExpandDimsOp>(op))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return isa<DenseElementsAttr>(constant.getValue());
+  if (op->getNumRegions() != 0 || op->getNumResults() != 1 ||
+      !op->hasTrait<OpTrait::Elementwise>() || !isMemoryEffectFree(op))
+    return false;
+  StringRef dialect = op->getDialect()->getNamespace();
+  return dialect == "arith" || dialect == "math" || dialect == "tile";
+}
+
+/// The layout operand `operand` of `op` needs for `op`'s result to have
+/// `encoding`: expand_dims reads the slice of its result's layout, the other
+/// cheap ops read their result's layout.
+Attribute getOperandEncoding(Operation *op, Attribute encoding) {
+  if (auto expand = dyn_cast<tile::ExpandDimsOp>(op))
+    return SliceEncodingAttr::get(op->getContext(), expand.getAxis(),
+                                  encoding);
+  return encoding;
+}
+
+class Rematerializer {
+public:
+  Rematerializer(MLIRContext *context, unsigned maxOps)
+      : rewriter(context), maxOps(maxOps) {}
+
+  /// Replaces `convert` by its source recomputed in the target layout when
+  /// the backward slice allows it.
+  bool tryRemove(ConvertLayoutOp convert);
+
+private:
+  using Key = std::pair<Value, Attribute>;
+  /// Iter_arg `index` of `forOp`, to be carried in `encoding` too.
+  struct LoopValue {
+    scf::ForOp forOp;
+    unsigned index;
+    Attribute encoding;
+  };
+
+  LogicalResult collectSlice(Value root, Attribute encoding,
+                             SmallVectorImpl<LoopValue> &loopValues);
+  void extendLoop(scf::ForOp forOp, ArrayRef<LoopValue> values,
+                  SmallVectorImpl<ConvertLayoutOp> &placeholders);
+  Value rematerialize(Value value, Attribute encoding);
+  /// Keeps the cache valid when `from` is replaced by `to` and erased.
+  void replaceInCache(Value from, Value to);
+
+  IRRewriter rewriter;
+  unsigned maxOps;
+  /// (original value, layout) -> the value recomputed in that layout; lives
+  /// across conversions so that shared slices are cloned once.
+  DenseMap<Key, Value> cache;
+};
+
+LogicalResult
+Rematerializer::collectSlice(Value root, Attribute encoding,
+                             SmallVectorImpl<LoopValue> &loopValues) {
+  SmallVector<Key> worklist = {{root, encoding}};
+  DenseSet<Key> seen, carried;
+  unsigned numOps = 0;
+  // An iter_arg and its loop result are carried together.
+  auto addLoopValue = [&](scf::ForOp forOp, unsigned index,
+                          Attribute layout) {
+    Value iterArg = forOp.getRegionIterArgs()[index];
+    if (cache.contains({iterArg, layout}) ||
+        !carried.insert({iterArg, layout}).second)
+      return;
+    ++numOps;
+    loopValues.push_back({forOp, index, layout});
+    worklist.push_back({forOp.getInitArgs()[index], layout});
+    worklist.push_back({forOp.getYieldedValues()[index], layout});
+  };
+  while (!worklist.empty()) {
+    auto [value, layout] = worklist.pop_back_val();
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || type.getEncoding() == layout || cache.contains({value, layout}))
+      continue;
+    if (!seen.insert({value, layout}).second)
+      continue;
+    if (numOps > maxOps)
+      return failure();
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!forOp || arg.getArgNumber() == 0)
+        return failure();
+      addLoopValue(forOp, arg.getArgNumber() - 1, layout);
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (auto forOp = dyn_cast<scf::ForOp>(def)) {
+      addLoopValue(forOp, cast<OpResult>(value).getResultNumber(), layout);
+      continue;
+    }
+    // Another conversion ends the slice: it becomes one from its source.
+    if (isa<ConvertLayoutOp>(def))
+      continue;
+    if (!isCheap(def))
+      return failure();
+    ++numOps;
+    Attribute operandLayout = getOperandEncoding(def, layout);
+    for (Value operand : def->getOperands())
+      worklist.push_back({operand, operandLayout});
+  }
+  return success(numOps <= maxOps);
+}
+
+/// Rebuilds `forOp` with one more iter_arg per entry of `values`, whose init
+/// and yielded values are placeholder conversions that the caller replaces by
+/// recomputed values. The body block moves to the new loop, so the values it
+/// defines stay valid.
+void Rematerializer::extendLoop(
+    scf::ForOp forOp, ArrayRef<LoopValue> values,
+    SmallVectorImpl<ConvertLayoutOp> &placeholders) {
+  Location loc = forOp.getLoc();
+  rewriter.setInsertionPoint(forOp);
+  SmallVector<Value> inits(forOp.getInitArgs());
+  for (const LoopValue &value : values) {
+    Value init = forOp.getInitArgs()[value.index];
+    auto type = cast<RankedTensorType>(init.getType());
+    auto placeholder = ConvertLayoutOp::create(
+        rewriter, loc, type.cloneWithEncoding(value.encoding), init);
+    placeholders.push_back(placeholder);
+    inits.push_back(placeholder);
+  }
+  auto newFor = scf::ForOp::create(
+      rewriter, loc, forOp.getLowerBound(), forOp.getUpperBound(),
+      forOp.getStep(), inits, /*bodyBuilder=*/nullptr,
+      forOp.getUnsignedCmp());
+  newFor->setDiscardableAttrs(forOp->getDiscardableAttrDictionary());
+  newFor.getRegion().takeBody(forOp.getRegion());
+  Block *body = newFor.getBody();
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  rewriter.setInsertionPoint(yield);
+  for (const LoopValue &value : values) {
+    BlockArgument oldArg = body->getArgument(value.index + 1);
+    BlockArgument newArg = body->addArgument(
+        cast<RankedTensorType>(oldArg.getType())
+            .cloneWithEncoding(value.encoding),
+        oldArg.getLoc());
+    cache[{oldArg, value.encoding}] = newArg;
+    auto placeholder = ConvertLayoutOp::create(
+        rewriter, yield.getLoc(), newArg.getType(),
+        yield.getOperand(value.index));
+    placeholders.push_back(placeholder);
+    yield.getResultsMutable().append(placeholder.getResult());
+  }
+  for (auto [oldResult, newResult] :
+       llvm::zip(forOp.getResults(), newFor.getResults())) {
+    replaceInCache(oldResult, newResult);
+    oldResult.replaceAllUsesWith(newResult);
+  }
+  rewriter.eraseOp(forOp);
+}
+
+Value Rematerializer::rematerialize(Value value, Attribute encoding) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getEncoding() == encoding)
+    return value;
+  if (Value cached = cache.lookup({value, encoding}))
+    return cached;
+  // Carried values were given their new iter_arg by extendLoop; loop results
+  // follow their iter_arg.
+  if (auto result = dyn_cast<OpResult>(value)) {
+    if (auto forOp = dyn_cast<scf::ForOp>(result.getOwner())) {
+      Value iterArg = forOp.getRegionIterArgs()[result.getResultNumber()];
+      auto newArg = cast<BlockArgument>(cache.lookup({iterArg, encoding}));
+      return forOp.getResult(newArg.getArgNumber() - 1);
+    }
+  }
+  Operation *def = value.getDefiningOp();
+  assert(def && "block arguments in a slice are loop-carried");
+  RankedTensorType newType = type.cloneWithEncoding(encoding);
+  OpBuilder::InsertionGuard guard(rewriter);
+  Value newValue;
+  if (auto convert = dyn_cast<ConvertLayoutOp>(def)) {
+    Value source = convert.getSrc();
+    rewriter.setInsertionPointAfter(def);
+    newValue = source.getType() == newType
+                   ? source
+                   : ConvertLayoutOp::create(rewriter, def->getLoc(), newType,
+                                             source)
+                         .getResult();
+  } else if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
+    rewriter.setInsertionPointAfter(def);
+    auto dense = cast<DenseElementsAttr>(constant.getValue());
+    newValue = arith::ConstantOp::create(rewriter, def->getLoc(), newType,
+                                         dense.reshape(newType));
+  } else {
+    IRMapping mapping;
+    Attribute operandEncoding = getOperandEncoding(def, encoding);
+    for (Value operand : def->getOperands())
+      mapping.map(operand, rematerialize(operand, operandEncoding));
+    rewriter.setInsertionPointAfter(def);
+    Operation *clone = rewriter.clone(*def, mapping);
+    clone->getResult(0).setType(newType);
+    newValue = clone->getResult(0);
+  }
+  cache[{value, encoding}] = newValue;
+  return newValue;
+}
+
+void Rematerializer::replaceInCache(Value from, Value to) {
+  SmallVector<Key> stale;
+  for (auto &[key, cached] : cache) {
+    if (cached == from)
+      cached = to;
+    if (key.first == from)
+      stale.push_back(key);
+  }
+  for (const Key &key : stale)
+    cache.erase(key);
+}
+
+bool Rematerializer::tryRemove(ConvertLayoutOp convert) {
+  Attribute encoding = convert.getType().getEncoding();
+  if (!isRematTarget(encoding))
+    return false;
+  SmallVector<LoopValue> loopValues;
+  if (failed(collectSlice(convert.getSrc(), encoding, loopValues)))
+    return false;
+
+  llvm::MapVector<Operation *, SmallVector<LoopValue>> byLoop;
+  for (const LoopValue &value : loopValues)
+    byLoop[value.forOp].push_back(value);
+  SmallVector<ConvertLayoutOp> placeholders;
+  for (auto &[forOp, values] : byLoop)
+    extendLoop(cast<scf::ForOp>(forOp), values, placeholders);
+
+  Value replacement = rematerialize(convert.getSrc(), encoding);
+  for (ConvertLayoutOp placeholder : placeholders) {
+    Value value = rematerialize(placeholder.getSrc(),
+                                placeholder.getType().getEncoding());
+    placeholder.getResult().replaceAllUsesWith(value);
+    rewriter.eraseOp(placeholder);
+  }
+  replaceInCache(convert.getResult(), replacement);
+  convert.getResult().replaceAllUsesWith(replacement);
+  rewriter.eraseOp(convert);
+  return true;
+}
+
+/// convert(dense constant) -> the constant in the target layout (the folder
+/// handles splats only).
+struct ConvertDenseConstant : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertLayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    auto constant = op.getSrc().getDefiningOp<arith::ConstantOp>();
+    if (!constant)
+      return failure();
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense)
+      return failure();
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, op.getType(), dense.reshape(op.getType()));
+    return success();
+  }
+};
+
+/// Drops the loop-carried values nothing needs. Rematerialization leaves the
+/// old copies of carried values behind, and their updates keep them alive
+/// through the back edge, also across nested loops, so use-based dead code
+/// elimination never removes them. A liveness fixed point from the ops with
+/// effects finds them; each dead iter_arg is then yielded unchanged, which
+/// breaks the cycle: the scf.for canonicalization drops it and the update
+/// becomes plain dead code.
+bool removeDeadLoopValues(Operation *root) {
+  DenseSet<Value> liveValues;
+  DenseSet<Operation *> liveOps;
+  SmallVector<Value> worklist;
+  auto markValue = [&](Value value) {
+    if (liveValues.insert(value).second)
+      worklist.push_back(value);
+  };
+  // Only the loops' own dataflow is followed precisely: everything else an op
+  // needs (bounds, conditions, all operands) is live with it.
+  std::function<void(Operation *)> markOp = [&](Operation *op) {
+    if (!op || op == root || !liveOps.insert(op).second)
+      return;
+    if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+      markValue(forOp.getLowerBound());
+      markValue(forOp.getUpperBound());
+      markValue(forOp.getStep());
+    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      markValue(ifOp.getCondition());
+    } else if (!isa<scf::YieldOp>(op) ||
+               !isa<scf::ForOp, scf::IfOp>(op->getParentOp())) {
+      for (Value operand : op->getOperands())
+        markValue(operand);
+    }
+    markOp(op->getParentOp());
+  };
+  root->walk([&](Operation *op) {
+    if (isa<scf::ForOp, scf::IfOp>(op) ||
+        (isa<scf::YieldOp>(op) &&
+         isa<scf::ForOp, scf::IfOp>(op->getParentOp())))
+      return;
+    // Effects, unknown regions and returns are needed whatever their uses.
+    if (!isMemoryEffectFree(op) || op->getNumRegions() != 0 ||
+        op->hasTrait<OpTrait::IsTerminator>())
+      markOp(op);
+  });
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      if (!forOp)
+        continue;
+      markOp(forOp);
+      if (arg.getArgNumber() == 0)
+        continue;
+      unsigned index = arg.getArgNumber() - 1;
+      markValue(forOp.getInitArgs()[index]);
+      markValue(forOp.getYieldedValues()[index]);
+      continue;
+    }
+    auto result = cast<OpResult>(value);
+    Operation *op = result.getOwner();
+    markOp(op);
+    unsigned index = result.getResultNumber();
+    if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+      markValue(forOp.getInitArgs()[index]);
+      markValue(forOp.getYieldedValues()[index]);
+    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      markValue(ifOp.thenYield().getOperand(index));
+      markValue(ifOp.elseYield().getOperand(index));
+    }
+  }
+
+  bool changed = false;
+  root->walk([&](scf::ForOp forOp) {
+    auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+    for (auto [index, arg] : llvm::enumerate(forOp.getRegionIterArgs())) {
+      if (liveValues.contains(arg) ||
+          liveValues.contains(forOp.getResult(index)) ||
+          yield.getOperand(index) == arg)
+        continue;
+      yield->setOperand(index, arg);
+      changed = true;
+    }
+  });
+  return changed;
+}
+
+struct RemoveLayoutConversionsPass
+    : tilec::tilegpu::impl::TileGPURemoveLayoutConversionsBase<
+          RemoveLayoutConversionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    RewritePatternSet patternList(context);
+    ConvertLayoutOp::getCanonicalizationPatterns(patternList, context);
+    scf::ForOp::getCanonicalizationPatterns(patternList, context);
+    patternList.add<ConvertDenseConstant>(context);
+    FrozenRewritePatternSet patterns(std::move(patternList));
+    // Not converging within the driver's iteration limit leaves valid IR;
+    // like -canonicalize, that is not an error.
+    auto canonicalize = [&] {
+      (void)applyPatternsGreedily(module, patterns);
+    };
+
+    canonicalize();
+
+    // A removal can expose another (a conversion of a conversion it made);
+    // a few rounds reach the fixed point in practice.
+    Rematerializer rematerializer(context, maxRematOps);
+    for (unsigned round = 0; round < 3; ++round) {
+      SmallVector<ConvertLayoutOp> converts;
+      module.walk([&](ConvertLayoutOp op) { converts.push_back(op); });
+      bool changed = false;
+      for (ConvertLayoutOp convert : converts)
+        changed |= rematerializer.tryRemove(convert);
+      if (!changed)
+        break;
+    }
+
+    canonicalize();
+    if (removeDeadLoopValues(module))
+      canonicalize();
+    IRRewriter rewriter(context);
+    eliminateCommonSubExpressions(rewriter, getAnalysis<DominanceInfo>(),
+                                  module);
+  }
+};
+
+} // namespace

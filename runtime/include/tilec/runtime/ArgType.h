@@ -1,0 +1,60 @@
+//===- ArgType.h - Types of kernel arguments --------------------*- C++ -*-===//
+//
+// The compile json spells each argument's type as a string ("ptr<f16>", "i32",
+// ...); the runtime reduces it to the few ABI classes that decide how many
+// bytes the argument occupies in the kernel's parameter space.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_ARGTYPE_H
+#define TILEC_RUNTIME_ARGTYPE_H
+
+#include "tilec/runtime/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace tilec::rt {
+
+enum class ArgType : uint8_t {
+  Ptr, // a 64-bit device address, whatever it points to
+  I8,
+  I16,
+  I32,
+  I64,
+  U8,
+  U16,
+  U32,
+  U64,
+  F16,
+  BF16,
+  F32,
+  F64,
+};
+
+// Accepts "ptr", any "ptr<...>" (the pointee is not checked: every pointer
+// has the same ABI), and i8/i16/i32/i64, u8/u16/u32/u64, f16, bf16, f32, f64.
+Result<ArgType> parseArgType(std::string_view spelling);
+
+// The canonical spelling ("ptr", "i32", ...).
+const char *argTypeName(ArgType type);
+
+// Size in bytes; the alignment in the parameter space equals the size.
+size_t argTypeSize(ArgType type);
+
+bool isIntegerArgType(ArgType type);
+bool isSignedArgType(ArgType type);
+bool isFloatArgType(ArgType type);
+
+// One entry of a kernel signature, as written in the compile json.
+struct KernelArg {
+  std::string name;
+  std::string spelling; // as written, e.g. "ptr<f16>"
+  ArgType type = ArgType::Ptr;
+};
+
+} // namespace tilec::rt
+
+#endif // TILEC_RUNTIME_ARGTYPE_H

@@ -1,0 +1,45 @@
+//===- Event.h - An owned CUDA event for timing -----------------*- C++ -*-===//
+
+#ifndef TILEC_RUNTIME_EVENT_H
+#define TILEC_RUNTIME_EVENT_H
+
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/Status.h"
+
+#include <cuda.h>
+
+namespace tilec::rt {
+
+class Stream;
+
+class Event {
+public:
+  // A timing event (CU_EVENT_DEFAULT); benchmarks measure with pairs of them.
+  static Result<Event> create(const Context &context);
+
+  ~Event();
+  Event(Event &&other) noexcept;
+  Event &operator=(Event &&other) noexcept;
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+
+  Status record(CUstream stream = nullptr) const;
+  Status record(const Stream &stream) const;
+  Status synchronize() const;
+
+  // Milliseconds between two recorded events; waits for `stop`.
+  static Result<float> elapsedMs(const Event &start, const Event &stop);
+
+  CUevent handle() const { return event_; }
+
+private:
+  Event(const Driver &driver, CUevent event)
+      : driver_(&driver), event_(event) {}
+
+  const Driver *driver_;
+  CUevent event_;
+};
+
+} // namespace tilec::rt
+
+#endif // TILEC_RUNTIME_EVENT_H

@@ -1,0 +1,40 @@
+//===- Launch.h - Launching a kernel ----------------------------*- C++ -*-===//
+//
+// The host cost of a launch is the driver's cuLaunchKernel plus two compares:
+// everything else (block size, shared memory, the parameter array) was
+// computed when the Kernel and the ArgPack were built.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_LAUNCH_H
+#define TILEC_RUNTIME_LAUNCH_H
+
+#include "tilec/runtime/ArgPack.h"
+#include "tilec/runtime/Module.h"
+#include "tilec/runtime/Status.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace tilec::rt {
+
+class Stream;
+
+struct Dim3 {
+  uint32_t x = 1;
+  uint32_t y = 1;
+  uint32_t z = 1;
+};
+
+// Launches `kernel` on `grid` blocks of num_warps * 32 threads with the
+// metadata's shared_bytes of dynamic shared memory. `args` must have been
+// built for the kernel's signature and have every argument set.
+Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
+              CUstream stream = nullptr);
+Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
+              const Stream &stream);
+
+} // namespace tilec::rt
+
+#endif // TILEC_RUNTIME_LAUNCH_H

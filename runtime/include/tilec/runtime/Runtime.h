@@ -1,0 +1,21 @@
+//===- Runtime.h - Everything a program needs to launch kernels -*- C++ -*-===//
+
+#ifndef TILEC_RUNTIME_RUNTIME_H
+#define TILEC_RUNTIME_RUNTIME_H
+
+#include "tilec/runtime/ArgPack.h"
+#include "tilec/runtime/ArgType.h"
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/Device.h"
+#include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/DevicePtr.h"
+#include "tilec/runtime/Driver.h"
+#include "tilec/runtime/Event.h"
+#include "tilec/runtime/KernelLoader.h"
+#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/runtime/Launch.h"
+#include "tilec/runtime/Module.h"
+#include "tilec/runtime/Status.h"
+#include "tilec/runtime/Stream.h"
+
+#endif // TILEC_RUNTIME_RUNTIME_H

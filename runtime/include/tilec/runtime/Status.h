@@ -1,0 +1,88 @@
+//===- Status.h - Error reporting without exceptions ------------*- C++ -*-===//
+//
+// The compiler tools that link the runtime are built with -fno-exceptions, so
+// every fallible runtime call returns a Status or a Result<T> that the caller
+// checks. An error is a human-readable message that already names the call and
+// the value that was wrong; callers add context by prefixing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_STATUS_H
+#define TILEC_RUNTIME_STATUS_H
+
+#include <cassert>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace tilec::rt {
+
+class [[nodiscard]] Status {
+public:
+  // The default is success so that an empty Status costs no allocation on the
+  // launch path.
+  Status() = default;
+
+  static Status success() { return Status(); }
+  static Status error(std::string message) {
+    Status s;
+    s.failed_ = true;
+    s.message_ = std::move(message);
+    return s;
+  }
+
+  bool ok() const { return !failed_; }
+  const std::string &message() const { return message_; }
+
+  // Returns this error with `context` prepended ("context: message").
+  Status withContext(const std::string &context) const {
+    if (ok())
+      return *this;
+    return error(context + ": " + message_);
+  }
+
+private:
+  bool failed_ = false;
+  std::string message_;
+};
+
+template <typename T> class [[nodiscard]] Result {
+public:
+  Result(T value) : value_(std::move(value)) {}
+  Result(Status status) : status_(std::move(status)) {
+    assert(!status_.ok() && "a Result built from a Status must be an error");
+  }
+
+  bool ok() const { return value_.has_value(); }
+  explicit operator bool() const { return ok(); }
+
+  const Status &status() const { return status_; }
+  const std::string &message() const { return status_.message(); }
+
+  T &value() & {
+    assert(ok() && "value() of a failed Result");
+    return *value_;
+  }
+  const T &value() const & {
+    assert(ok() && "value() of a failed Result");
+    return *value_;
+  }
+  T &&value() && {
+    assert(ok() && "value() of a failed Result");
+    return std::move(*value_);
+  }
+
+  T &operator*() & { return value(); }
+  const T &operator*() const & { return value(); }
+  T &&operator*() && { return std::move(*this).value(); }
+  T *operator->() { return &value(); }
+  const T *operator->() const { return &value(); }
+
+private:
+  std::optional<T> value_;
+  Status status_;
+};
+
+} // namespace tilec::rt
+
+#endif // TILEC_RUNTIME_STATUS_H

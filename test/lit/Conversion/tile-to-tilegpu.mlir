@@ -1,0 +1,82 @@
+// RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu | FileCheck %s
+// RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu="num-warps=8 target=sm_80" | FileCheck %s --check-prefix=WARPS8
+
+// Elementwise code gets Triton's default layout: one element per thread,
+// lanes then warps along the fastest dimension.
+// CHECK-DAG: #[[B1:.+]] = #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+// CHECK: module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32}
+// CHECK-LABEL: func.func @vector
+// CHECK: tile.make_range {{.*}} : tensor<256xi32, #[[B1]]>
+// CHECK: tile.load %{{.*}}, %{{.*}} : tensor<256x!tile.ptr<f32>, #[[B1]]>
+// CHECK: arith.addf %{{.*}} : tensor<256xf32, #[[B1]]>
+// WARPS8: #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>
+// WARPS8: tilegpu.target = "sm_80"
+func.func @vector(%p: !tile.ptr<f32>, %n: i32) attributes {tile.kernel} {
+  %r = tile.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %ns = tile.splat %n : i32 -> tensor<256xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<256xi32>
+  %ps = tile.splat %p : !tile.ptr<f32> -> tensor<256x!tile.ptr<f32>>
+  %pa = tile.addptr %ps, %r : tensor<256x!tile.ptr<f32>>, tensor<256xi32>
+  %v = tile.load %pa, %m : tensor<256x!tile.ptr<f32>>
+  %s = arith.addf %v, %v : tensor<256xf32>
+  tile.store %pa, %s, %m : tensor<256x!tile.ptr<f32>>
+  return
+}
+
+// -----
+
+// expand_dims takes its operand in the slice of its result's layout;
+// broadcast takes its operand in its result's layout.
+// CHECK-DAG: #[[COL:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[TILE:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[SLICE:.+]] = #tilegpu.slice<{dim = 1, parent = #[[COL]]}>
+// CHECK-LABEL: func.func @expand_and_broadcast
+// CHECK: %[[S:.*]] = tilegpu.convert_layout %{{.*}} -> tensor<64xi32, #[[SLICE]]>
+// CHECK: %[[E:.*]] = tile.expand_dims %[[S]] {axis = 1 : i32} : tensor<64xi32, #[[SLICE]]> -> tensor<64x1xi32, #[[COL]]>
+// CHECK: %[[C:.*]] = tilegpu.convert_layout %[[E]] : tensor<64x1xi32, #[[COL]]> -> tensor<64x1xi32, #[[TILE]]>
+// CHECK: tile.broadcast %[[C]] : tensor<64x1xi32, #[[TILE]]> -> tensor<64x16xi32, #[[TILE]]>
+func.func @expand_and_broadcast() -> tensor<64x16xi32> {
+  %r = tile.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32>
+  %e = tile.expand_dims %r {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
+  %b = tile.broadcast %e : tensor<64x1xi32> -> tensor<64x16xi32>
+  return %b : tensor<64x16xi32>
+}
+
+// -----
+
+// A reduction yields the slice of its operand's layout, converted back to the
+// default for its consumers.
+// CHECK-DAG: #[[ROWS:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [2, 2], order = [1, 0]}>
+// CHECK-DAG: #[[ROWSLICE:.+]] = #tilegpu.slice<{dim = 1, parent = #[[ROWS]]}>
+// CHECK-LABEL: func.func @reduce
+// CHECK: %[[R:.*]] = tile.reduce max %{{.*}} {axis = 1 : i32} : tensor<8x64xf32, #[[ROWS]]> -> tensor<8xf32, #[[ROWSLICE]]>
+// CHECK: tilegpu.convert_layout %[[R]]
+// CHECK: tile.reduce add %{{.*}} {axis = 0 : i32} : tensor<8xf32, #{{.*}}> -> f32
+func.func @reduce(%x: tensor<8x64xf32>) -> f32 {
+  %r = tile.reduce max %x {axis = 1 : i32} : tensor<8x64xf32> -> tensor<8xf32>
+  %s = tile.reduce add %r {axis = 0 : i32} : tensor<8xf32> -> f32
+  return %s : f32
+}
+
+// -----
+
+// dot operands take dot_op layouts whose parent is the accumulator's layout;
+// loop-carried tensors keep their layout through scf.for.
+// CHECK-DAG: #[[ACC:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[A:.+]] = #tilegpu.dot_op<{opIdx = 0, parent = #[[ACC]]}>
+// CHECK-DAG: #[[B:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #[[ACC]]}>
+// CHECK-LABEL: func.func @dot_loop
+// CHECK: scf.for {{.*}} -> (tensor<32x16xf32, #[[ACC]]>)
+// CHECK: tilegpu.convert_layout %{{.*}} -> tensor<32x8xf16, #[[A]]>
+// CHECK: tilegpu.convert_layout %{{.*}} -> tensor<8x16xf16, #[[B]]>
+// CHECK: tile.dot %{{.*}} : tensor<32x8xf16, #[[A]]> * tensor<8x16xf16, #[[B]]> -> tensor<32x16xf32, #[[ACC]]>
+func.func @dot_loop(%a: tensor<32x8xf16>, %b: tensor<8x16xf16>, %n: index) -> tensor<32x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant dense<0.0> : tensor<32x16xf32>
+  %acc = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> tensor<32x16xf32> {
+    %d = tile.dot %a, %b, %acc : tensor<32x8xf16> * tensor<8x16xf16> -> tensor<32x16xf32>
+    scf.yield %d : tensor<32x16xf32>
+  }
+  return %acc : tensor<32x16xf32>
+}

@@ -1,0 +1,178 @@
+//===- KernelsTest.cpp - the kernels under kernels/ -----------------------===//
+
+#include "tilec/Dialect/Tile/IR/Tile.h"
+#include "tilec/Kernel/KernelDefinition.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+
+#include <gtest/gtest.h>
+
+using namespace tilec::kernel;
+namespace tile = tilec::tile;
+
+namespace {
+
+/// Specializes `kernel` for `configText` and checks that the result verifies.
+mlir::OwningOpRef<mlir::ModuleOp>
+specializeOrFail(mlir::MLIRContext &context, const KernelDefinition &kernel,
+                 llvm::StringRef configText) {
+  llvm::Expected<Config> config = kernel.parseConfig(configText);
+  if (!config) {
+    ADD_FAILURE() << llvm::toString(config.takeError());
+    return {};
+  }
+  auto module = kernel.specialize(context, *config);
+  if (mlir::failed(module)) {
+    ADD_FAILURE() << kernel.getName().str() << " failed to specialize for "
+                  << configText.str();
+    return {};
+  }
+  EXPECT_TRUE(mlir::succeeded(mlir::verify(**module)));
+  return std::move(*module);
+}
+
+template <typename OpTy> int countOps(mlir::ModuleOp module) {
+  int count = 0;
+  module.walk([&](OpTy) { ++count; });
+  return count;
+}
+
+TEST(KernelsTest, RegistryListsEveryKernelByName) {
+  std::vector<std::string> names;
+  for (const KernelDefinition *kernel : listKernels())
+    names.push_back(kernel->getName().str());
+  EXPECT_EQ(names, (std::vector<std::string>{"gather_matmul", "matmul",
+                                             "softmax", "vector_add"}));
+  ASSERT_NE(lookupKernel("matmul"), nullptr);
+  EXPECT_EQ(lookupKernel("matmul"), &getMatmulKernel());
+  EXPECT_EQ(lookupKernel("conv"), nullptr);
+}
+
+TEST(KernelsTest, EveryKernelSpecializesForEveryCandidateConfig) {
+  mlir::MLIRContext context;
+  for (const KernelDefinition *kernel : listKernels()) {
+    EXPECT_FALSE(kernel->getConfigs().empty()) << kernel->getName().str();
+    EXPECT_FALSE(kernel->getAutotuneKey().empty()) << kernel->getName().str();
+    for (const Config &config : kernel->getConfigs()) {
+      SCOPED_TRACE(kernel->getName().str() + " " + config.str());
+      auto module = kernel->specialize(context, config);
+      ASSERT_TRUE(mlir::succeeded(module));
+      EXPECT_TRUE(mlir::succeeded(mlir::verify(**module)));
+      auto funcs = llvm::to_vector((*module)->getOps<mlir::func::FuncOp>());
+      ASSERT_EQ(funcs.size(), 1u);
+      EXPECT_EQ(funcs[0].getName(), kernel->getName());
+      EXPECT_TRUE(funcs[0]->hasAttr(tile::TileDialect::getKernelAttrName()));
+    }
+  }
+  EXPECT_EQ(getMatmulKernel().getConfigs().size(), 8u);
+}
+
+TEST(KernelsTest, MatmulHasOneLoopOneDotAndMaskedLoads) {
+  mlir::MLIRContext context;
+  auto module = specializeOrFail(context, getMatmulKernel(),
+                                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32");
+  ASSERT_TRUE(module);
+  EXPECT_EQ(countOps<mlir::scf::ForOp>(*module), 1);
+  EXPECT_EQ(countOps<tile::DotOp>(*module), 1);
+  int loads = 0;
+  module->walk([&](tile::LoadOp load) {
+    ++loads;
+    EXPECT_TRUE(load.getMask());
+    EXPECT_TRUE(load.getOther());
+    EXPECT_TRUE(load->getParentOfType<mlir::scf::ForOp>());
+  });
+  EXPECT_EQ(loads, 2);
+  module->walk([&](tile::DotOp dot) {
+    EXPECT_EQ(dot.getA().getType(),
+              mlir::RankedTensorType::get({64, 32},
+                                          mlir::Float16Type::get(&context)));
+    EXPECT_EQ(dot.getInputPrecision(), tile::InputPrecision::IEEE);
+  });
+  module->walk([&](tile::StoreOp store) { EXPECT_TRUE(store.getMask()); });
+
+  // Pointers and strides carry the divisibility hints; sizes do not.
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  auto hint = [&](unsigned index) {
+    return func.getArgAttr(index, tile::TileDialect::getDivisibilityAttrName());
+  };
+  EXPECT_TRUE(hint(0));
+  EXPECT_FALSE(hint(3));
+  EXPECT_TRUE(hint(6));
+}
+
+TEST(KernelsTest, MatmulDtypeAndTF32) {
+  mlir::MLIRContext context;
+  auto module = specializeOrFail(
+      context, getMatmulKernel(),
+      "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1");
+  ASSERT_TRUE(module);
+  module->walk([&](tile::DotOp dot) {
+    EXPECT_TRUE(llvm::cast<mlir::RankedTensorType>(dot.getA().getType())
+                    .getElementType()
+                    .isF32());
+    EXPECT_EQ(dot.getInputPrecision(), tile::InputPrecision::TF32);
+  });
+  // f32 output: no conversion after the loop.
+  EXPECT_EQ(countOps<mlir::arith::TruncFOp>(*module), 0);
+}
+
+TEST(KernelsTest, GatherMatmulMasksMissingRows) {
+  mlir::MLIRContext context;
+  for (llvm::StringRef dtype : {"f16", "f32"}) {
+    auto module = specializeOrFail(
+        context, getGatherMatmulKernel(),
+        ("BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,DTYPE=" + dtype).str());
+    ASSERT_TRUE(module);
+    EXPECT_EQ(countOps<tile::DotOp>(*module), 1);
+    // The index load (outside the loop) fills -1 past M.
+    int indexLoads = 0;
+    module->walk([&](tile::LoadOp load) {
+      EXPECT_TRUE(load.getMask());
+      if (!load->getParentOfType<mlir::scf::ForOp>()) {
+        ++indexLoads;
+        EXPECT_TRUE(tile::getElementTypeOrSelf(load.getType()).isInteger(32));
+      }
+    });
+    EXPECT_EQ(indexLoads, 1);
+  }
+}
+
+TEST(KernelsTest, SoftmaxReducesEachRow) {
+  mlir::MLIRContext context;
+  auto module = specializeOrFail(context, getSoftmaxKernel(), "BLOCK_N=256");
+  ASSERT_TRUE(module);
+  int reductions = 0;
+  module->walk([&](tile::ReduceOp reduce) {
+    ++reductions;
+    EXPECT_TRUE(reduce.getType().isF32());
+  });
+  EXPECT_EQ(reductions, 2);
+  EXPECT_EQ(countOps<mlir::scf::ForOp>(*module), 0);
+}
+
+TEST(KernelsTest, SpecializationIsDeterministic) {
+  mlir::MLIRContext context;
+  auto print = [&](const KernelDefinition &kernel, llvm::StringRef config) {
+    auto module = specializeOrFail(context, kernel, config);
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (module)
+      module->print(os);
+    return text;
+  };
+  std::string first =
+      print(getMatmulKernel(), "BLOCK_M=32,BLOCK_N=32,BLOCK_K=16");
+  EXPECT_FALSE(first.empty());
+  EXPECT_EQ(first,
+            print(getMatmulKernel(), "BLOCK_M=32,BLOCK_N=32,BLOCK_K=16"));
+  EXPECT_NE(first,
+            print(getMatmulKernel(), "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32"));
+}
+
+} // namespace

@@ -1,0 +1,190 @@
+//===- KernelMetadataTest.cpp - Parsing the compile json ------------------===//
+
+#include "tilec/runtime/KernelMetadata.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using tilec::rt::ArgType;
+using tilec::rt::KernelMetadata;
+using tilec::rt::Result;
+
+// The compile json as the compiler writes it (docs/runtime.md shows it too).
+const char *const kMatmulJson = R"({
+  "name": "matmul", "kernel_name": "matmul_kernel", "target": "sm_90",
+  "num_warps": 4, "threads_per_warp": 32, "num_stages": 3,
+  "shared_bytes": 16384, "registers": 96, "spill_stores": 0, "spill_loads": 0,
+  "config": {"BLOCK_M": 128, "BLOCK_N": 64, "ALLOW_TF32": true},
+  "signature": [{"name": "a", "type": "ptr<f16>"},
+                {"name": "b", "type": "ptr<f16>"},
+                {"name": "c", "type": "ptr<f32>"},
+                {"name": "M", "type": "i32"},
+                {"name": "alpha", "type": "f32"}],
+  "hashes": {"ttir": "1f2e", "ptx": "9a0b"},
+  "compiler_id": "tilec 0.1 llvm 22"
+})";
+
+nlohmann::json matmul() { return nlohmann::json::parse(kMatmulJson); }
+
+std::string parseError(const nlohmann::json &document) {
+  Result<KernelMetadata> md = KernelMetadata::parse(document.dump());
+  EXPECT_FALSE(md.ok()) << "accepted: " << document.dump();
+  return md.ok() ? std::string() : md.message();
+}
+
+TEST(KernelMetadataTest, ParsesTheCompilerOutput) {
+  Result<KernelMetadata> md = KernelMetadata::parse(kMatmulJson);
+  ASSERT_TRUE(md.ok()) << md.message();
+  EXPECT_EQ(md->name, "matmul");
+  EXPECT_EQ(md->kernelName, "matmul_kernel");
+  EXPECT_EQ(md->target, "sm_90");
+  EXPECT_EQ(md->numWarps, 4);
+  EXPECT_EQ(md->threadsPerWarp, 32);
+  EXPECT_EQ(md->blockThreads(), 128u);
+  EXPECT_EQ(md->numStages, 3);
+  EXPECT_EQ(md->sharedBytes, 16384u);
+  EXPECT_EQ(md->registers, 96);
+  EXPECT_EQ(md->spillStores, 0);
+  EXPECT_EQ(md->spillLoads, 0);
+  EXPECT_EQ(md->config.at("BLOCK_M"), 128);
+  EXPECT_EQ(md->config.at("BLOCK_N"), 64);
+  EXPECT_EQ(md->config.at("ALLOW_TF32"), 1);
+  ASSERT_EQ(md->signature.size(), 5u);
+  EXPECT_EQ(md->signature[0].name, "a");
+  EXPECT_EQ(md->signature[0].spelling, "ptr<f16>");
+  EXPECT_EQ(md->signature[0].type, ArgType::Ptr);
+  EXPECT_EQ(md->signature[3].type, ArgType::I32);
+  EXPECT_EQ(md->signature[4].type, ArgType::F32);
+  EXPECT_EQ(md->hashes.at("ttir"), "1f2e");
+  EXPECT_EQ(md->compilerId, "tilec 0.1 llvm 22");
+}
+
+TEST(KernelMetadataTest, OptionalFieldsMayBeAbsent) {
+  nlohmann::json document = matmul();
+  for (const char *key : {"registers", "spill_stores", "spill_loads", "config",
+                          "hashes", "compiler_id"})
+    document.erase(key);
+  document["a_field_from_a_newer_compiler"] = {1, 2, 3};
+  Result<KernelMetadata> md = KernelMetadata::parse(document.dump());
+  ASSERT_TRUE(md.ok()) << md.message();
+  EXPECT_FALSE(md->registers.has_value());
+  EXPECT_TRUE(md->config.empty());
+  EXPECT_TRUE(md->compilerId.empty());
+}
+
+TEST(KernelMetadataTest, NamesEachMissingRequiredField) {
+  for (const char *key :
+       {"name", "kernel_name", "target", "num_warps", "threads_per_warp",
+        "num_stages", "shared_bytes", "signature"}) {
+    nlohmann::json document = matmul();
+    document.erase(key);
+    EXPECT_EQ(parseError(document),
+              std::string("kernel metadata: field '") + key + "' is missing");
+  }
+}
+
+TEST(KernelMetadataTest, NamesWronglyTypedFields) {
+  struct Case {
+    const char *pointer; // a json pointer into the document
+    nlohmann::json value;
+    const char *message;
+  };
+  const Case cases[] = {
+      {"/num_warps", "4",
+       "field 'num_warps' must be an integer, got string \"4\""},
+      {"/num_warps", 4.0,
+       "field 'num_warps' must be an integer, got number "
+       "4.0"},
+      {"/num_warps", 0, "field 'num_warps' must be in [1, 32], got 0"},
+      {"/num_warps", 64, "field 'num_warps' must be in [1, 32], got 64"},
+      {"/threads_per_warp", 64,
+       "field 'threads_per_warp' must be in [32, 32], got 64"},
+      {"/shared_bytes", -1,
+       "field 'shared_bytes' must be in [0, 4294967295], got -1"},
+      {"/kernel_name", 7,
+       "field 'kernel_name' must be a string, got integer 7"},
+      {"/kernel_name", "", "field 'kernel_name' must not be empty"},
+      {"/target", "compute_90",
+       "field 'target' must name a GPU architecture "
+       "like \"sm_90\", got \"compute_90\""},
+      {"/registers", "many",
+       "field 'registers' must be an integer, got string \"many\""},
+      {"/spill_loads", -3,
+       "field 'spill_loads' must be in [0, 2147483647], got -3"},
+      {"/signature", "a,b",
+       "field 'signature' must be an array, got string "
+       "\"a,b\""},
+      {"/signature/1", "ptr<f16>",
+       "field 'signature[1]' must be an object {\"name\", \"type\"}, got "
+       "string \"ptr<f16>\""},
+      {"/signature/1/type", "q32",
+       "field 'signature[1].type' unknown argument type 'q32' (expected "
+       "ptr<...>, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or "
+       "f64)"},
+      {"/signature/2/name", nullptr,
+       "field 'signature[2].name' must be a string, got null"},
+      {"/config/BLOCK_M", "128",
+       "field 'config.BLOCK_M' must be an integer or a boolean, got string "
+       "\"128\""},
+      {"/config", nlohmann::json::array(),
+       "field 'config' must be an object, got array []"},
+      {"/hashes/ttir", 12,
+       "field 'hashes.ttir' must be a string, got integer "
+       "12"},
+      {"/compiler_id", false,
+       "field 'compiler_id' must be a string, got boolean false"},
+  };
+  for (const Case &c : cases) {
+    nlohmann::json document = matmul();
+    document[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    EXPECT_EQ(parseError(document),
+              std::string("kernel metadata: ") + c.message)
+        << "at " << c.pointer;
+  }
+}
+
+TEST(KernelMetadataTest, ReportsTheFieldOfAMissingSignatureName) {
+  nlohmann::json document = matmul();
+  document["signature"][0].erase("name");
+  EXPECT_EQ(parseError(document),
+            "kernel metadata: field 'signature[0].name' is missing");
+}
+
+TEST(KernelMetadataTest, ReportsWhereTheJsonIsBroken) {
+  Result<KernelMetadata> md =
+      KernelMetadata::parse("{\"name\": \"matmul\",\n \"num_warps\": }");
+  ASSERT_FALSE(md.ok());
+  EXPECT_EQ(md.message().rfind("kernel metadata: invalid json: "
+                               "[json.exception.parse_error.101] parse error "
+                               "at line 2, column 15",
+                               0),
+            0u)
+      << md.message();
+
+  md = KernelMetadata::parse("[1, 2]");
+  ASSERT_FALSE(md.ok());
+  EXPECT_EQ(md.message(),
+            "kernel metadata: expected a json object, got array [1,2]");
+
+  md = KernelMetadata::parse("");
+  ASSERT_FALSE(md.ok());
+  EXPECT_NE(md.message().find("invalid json"), std::string::npos);
+}
+
+TEST(KernelMetadataTest, ReadsFilesAndNamesThePath) {
+  Result<KernelMetadata> md = KernelMetadata::readFile(
+      std::string(TILEC_RUNTIME_FIXTURES_DIR) + "/vector_add.json");
+  ASSERT_TRUE(md.ok()) << md.message();
+  EXPECT_EQ(md->kernelName, "vector_add");
+  ASSERT_EQ(md->signature.size(), 4u);
+
+  md = KernelMetadata::readFile("/nonexistent/kernel.json");
+  ASSERT_FALSE(md.ok());
+  EXPECT_EQ(md.message(), "/nonexistent/kernel.json: cannot open: No such "
+                          "file or directory");
+}
+
+} // namespace

@@ -1,0 +1,554 @@
+//===- RuntimeGpuTest.cpp - The runtime against a real GPU ----------------===//
+//
+// Runs the nvcc-built test kernels (runtime/fixtures/TestKernels.cu) through
+// the runtime and checks their results. Every test skips, with the driver's
+// reason, on a machine without a usable GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/runtime/Runtime.h"
+#include "tilec/runtime/fixtures/TestKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <random>
+
+namespace {
+
+namespace rt = tilec::rt;
+namespace fixtures = tilec::rt::fixtures;
+
+// A NaN bit pattern that no kernel computes, written over outputs first so
+// that an element the kernel failed to write is caught.
+constexpr uint32_t kPoison = 0x7FBADBAD;
+
+struct GpuState {
+  std::optional<rt::Context> context;
+  std::string skipReason;
+};
+
+GpuState &gpu() {
+  static GpuState state = [] {
+    GpuState s;
+    rt::Result<rt::Context> context = rt::Context::create(0);
+    if (context)
+      s.context.emplace(std::move(*context));
+    else
+      s.skipReason = context.message();
+    return s;
+  }();
+  return state;
+}
+
+std::string metadataJson(
+    const char *kernel, int numWarps, uint32_t shared,
+    const std::vector<std::pair<const char *, const char *>> &signature) {
+  nlohmann::json document = {
+      {"name", kernel},         {"kernel_name", kernel},
+      {"target", "sm_90"},      {"num_warps", numWarps},
+      {"threads_per_warp", 32}, {"num_stages", 1},
+      {"shared_bytes", shared}, {"signature", nlohmann::json::array()}};
+  for (const auto &[name, type] : signature)
+    document["signature"].push_back({{"name", name}, {"type", type}});
+  return document.dump();
+}
+
+rt::KernelMetadata parseMetadata(const std::string &json) {
+  rt::Result<rt::KernelMetadata> md = rt::KernelMetadata::parse(json);
+  EXPECT_TRUE(md.ok()) << md.message();
+  return md.ok() ? std::move(*md) : rt::KernelMetadata();
+}
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> distribution(-100.0f, 100.0f);
+  std::vector<float> values(n);
+  for (float &v : values)
+    v = distribution(engine);
+  return values;
+}
+
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+class RuntimeGpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!gpu().context)
+      GTEST_SKIP() << gpu().skipReason;
+    context = &*gpu().context;
+  }
+
+  // The embedded cubin is built for sm_90 only; PTX tests run on any newer
+  // device through the JIT.
+  bool skipUnlessCubinRuns() {
+    const rt::DeviceProperties &device = context->properties();
+    if (device.computeMajor == 9 && device.computeMinor == 0)
+      return false;
+    return true;
+  }
+
+  std::shared_ptr<rt::Module> loadCubin() {
+    std::string_view cubin = fixtures::testKernelsCubin();
+    rt::Result<std::shared_ptr<rt::Module>> module =
+        rt::Module::loadCubin(*context, cubin.data(), cubin.size());
+    EXPECT_TRUE(module.ok()) << module.message();
+    return module.ok() ? *module : nullptr;
+  }
+
+  std::optional<rt::Kernel> makeKernel(std::shared_ptr<rt::Module> module,
+                                       const std::string &json) {
+    rt::Result<rt::Kernel> kernel =
+        rt::Kernel::create(*context, std::move(module), parseMetadata(json));
+    EXPECT_TRUE(kernel.ok()) << kernel.message();
+    if (!kernel)
+      return std::nullopt;
+    return std::move(*kernel);
+  }
+
+  rt::DeviceBuffer allocate(size_t bytes) {
+    rt::Result<rt::DeviceBuffer> buffer =
+        rt::DeviceBuffer::allocate(*context, bytes);
+    EXPECT_TRUE(buffer.ok()) << buffer.message();
+    if (!buffer)
+      std::abort();
+    return std::move(*buffer);
+  }
+
+  // Runs vector_add on random inputs of n elements, with a poisoned tail past
+  // n that must stay untouched, and compares every element bit for bit.
+  void checkVectorAdd(const rt::Kernel &kernel, size_t n,
+                      CUstream stream = nullptr) {
+    const size_t tail = 37;
+    std::vector<float> a = randomFloats(n, 1), b = randomFloats(n, 2);
+    rt::DeviceBuffer da = allocate(n * 4), db = allocate(n * 4),
+                     dc = allocate((n + tail) * 4);
+    ASSERT_TRUE(da.copyFromHost(a).ok());
+    ASSERT_TRUE(db.copyFromHost(b).ok());
+    ASSERT_TRUE(dc.memset32(kPoison).ok());
+
+    rt::Result<rt::ArgPack> args = kernel.makeArgPack();
+    ASSERT_TRUE(args.ok()) << args.message();
+    rt::Status status = args->bind(da, db, dc, static_cast<int32_t>(n));
+    ASSERT_TRUE(status.ok()) << status.message();
+    uint32_t blocks = static_cast<uint32_t>((n + kernel.blockThreads() - 1) /
+                                            kernel.blockThreads());
+    status = rt::launch(kernel, {blocks, 1, 1}, *args, stream);
+    ASSERT_TRUE(status.ok()) << status.message();
+
+    std::vector<float> c(n + tail);
+    ASSERT_TRUE(dc.copyToHost(c).ok());
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (bitsOf(c[i]) != bitsOf(a[i] + b[i]) && wrong++ < 5)
+        ADD_FAILURE() << "c[" << i << "] = " << c[i] << ", expected "
+                      << a[i] + b[i];
+    EXPECT_EQ(wrong, 0u);
+    for (size_t i = n; i < n + tail; ++i)
+      ASSERT_EQ(bitsOf(c[i]), kPoison) << "wrote past n at " << i;
+  }
+
+  rt::Context *context = nullptr;
+};
+
+TEST_F(RuntimeGpuTest, ReadsDeviceProperties) {
+  const rt::DeviceProperties &device = context->properties();
+  std::cout << "device " << device.ordinal << ": " << device.name << ", "
+            << device.smName() << ", " << device.multiprocessorCount
+            << " SMs, shared/block " << device.maxSharedBytesPerBlock
+            << " (opt-in " << device.maxSharedBytesPerBlockOptin
+            << "), registers/block " << device.maxRegistersPerBlock << ", L2 "
+            << device.l2CacheBytes << " bytes, memory "
+            << device.totalMemoryBytes << " bytes\n";
+  EXPECT_FALSE(device.name.empty());
+  EXPECT_GE(device.computeMajor, 7);
+  EXPECT_GT(device.multiprocessorCount, 0);
+  EXPECT_EQ(device.maxSharedBytesPerBlock, 48 * 1024);
+  EXPECT_GE(device.maxSharedBytesPerBlockOptin, device.maxSharedBytesPerBlock);
+  EXPECT_GE(device.maxRegistersPerBlock, 65536);
+  EXPECT_GE(device.maxThreadsPerBlock, 1024);
+  EXPECT_GT(device.l2CacheBytes, 0);
+  EXPECT_GT(device.totalMemoryBytes, 0u);
+}
+
+TEST_F(RuntimeGpuTest, BuffersCopyAndFill) {
+  const size_t n = 1 << 20;
+  std::vector<float> host = randomFloats(n, 3);
+  rt::DeviceBuffer buffer = allocate(n * 4);
+  EXPECT_EQ(buffer.size(), n * 4);
+  EXPECT_NE(buffer.address(), 0u);
+  ASSERT_TRUE(buffer.copyFromHost(host).ok());
+  std::vector<float> back(n);
+  ASSERT_TRUE(buffer.copyToHost(back).ok());
+  EXPECT_EQ(std::memcmp(host.data(), back.data(), n * 4), 0);
+
+  // Offsets address sub-ranges.
+  float value = 42.0f;
+  ASSERT_TRUE(buffer.copyFromHost(&value, 4, 4 * 100).ok());
+  float read = 0;
+  ASSERT_TRUE(buffer.copyToHost(&read, 4, 4 * 100).ok());
+  EXPECT_EQ(read, 42.0f);
+
+  ASSERT_TRUE(buffer.memset32(kPoison).ok());
+  std::vector<uint32_t> words(n);
+  ASSERT_TRUE(buffer.copyToHost(words).ok());
+  for (size_t i = 0; i < n; i += 4099)
+    ASSERT_EQ(words[i], kPoison);
+  ASSERT_TRUE(buffer.memset8(0xA5).ok());
+  ASSERT_TRUE(buffer.copyToHost(words).ok());
+  EXPECT_EQ(words[0], 0xA5A5A5A5u);
+  EXPECT_EQ(words[n - 1], 0xA5A5A5A5u);
+
+  rt::Status status = buffer.copyToHost(back.data(), 8, n * 4 - 4);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), "copyToHost: 8 bytes at offset 4194300 do not "
+                              "fit in a buffer of 4194304 bytes");
+  rt::DeviceBuffer odd = allocate(6);
+  status = odd.memset32(0);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), "memset32: buffer of 6 bytes is not a whole "
+                              "number of 32-bit words");
+  rt::DeviceBuffer empty = allocate(0);
+  EXPECT_EQ(empty.address(), 0u);
+  EXPECT_TRUE(empty.memset8(0).ok());
+}
+
+TEST_F(RuntimeGpuTest, VectorAddFromTheCubin) {
+  if (skipUnlessCubinRuns())
+    GTEST_SKIP() << "the test cubin is sm_90, the device is "
+                 << context->properties().smName();
+  std::string_view json = fixtures::vectorAddJson();
+  std::optional<rt::Kernel> kernel =
+      makeKernel(loadCubin(), std::string(json.data(), json.size()));
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->blockThreads(), 128u);
+  EXPECT_GT(kernel->registers(), 0);
+  EXPECT_EQ(kernel->localBytes(), 0);
+  EXPECT_GE(kernel->maxThreadsPerBlock(), 128);
+  std::cout << "vector_add: " << kernel->registers() << " registers, "
+            << kernel->localBytes() << " local bytes\n";
+  checkVectorAdd(*kernel, 1000003);
+  checkVectorAdd(*kernel, 1);
+}
+
+TEST_F(RuntimeGpuTest, VectorAddThroughThePtxJit) {
+  // Module::load tells PTX from a cubin by content.
+  rt::Result<std::shared_ptr<rt::Module>> module =
+      rt::Module::load(*context, fixtures::testKernelsPtx());
+  ASSERT_TRUE(module.ok()) << module.message();
+  std::string_view json = fixtures::vectorAddJson();
+  std::optional<rt::Kernel> kernel =
+      makeKernel(*module, std::string(json.data(), json.size()));
+  ASSERT_TRUE(kernel);
+  checkVectorAdd(*kernel, 65536 + 5);
+}
+
+TEST_F(RuntimeGpuTest, LaunchesOnAStreamAndTimesWithEvents) {
+  if (skipUnlessCubinRuns())
+    GTEST_SKIP() << "the test cubin is sm_90";
+  rt::Result<std::shared_ptr<rt::Module>> module =
+      rt::Module::load(*context, fixtures::testKernelsCubin());
+  ASSERT_TRUE(module.ok()) << module.message();
+  std::string_view json = fixtures::vectorAddJson();
+  std::optional<rt::Kernel> kernel =
+      makeKernel(*module, std::string(json.data(), json.size()));
+  ASSERT_TRUE(kernel);
+  rt::Result<rt::Stream> stream = rt::Stream::create(*context);
+  ASSERT_TRUE(stream.ok()) << stream.message();
+  rt::Result<rt::Event> start = rt::Event::create(*context);
+  rt::Result<rt::Event> stop = rt::Event::create(*context);
+  ASSERT_TRUE(start.ok() && stop.ok());
+  ASSERT_TRUE(start->record(*stream).ok());
+  checkVectorAdd(*kernel, 1 << 22, stream->handle());
+  ASSERT_TRUE(stop->record(*stream).ok());
+  rt::Result<float> ms = rt::Event::elapsedMs(*start, *stop);
+  ASSERT_TRUE(ms.ok()) << ms.message();
+  EXPECT_GT(*ms, 0.0f);
+  EXPECT_TRUE(stream->synchronize().ok());
+  EXPECT_TRUE(context->synchronize().ok());
+
+  // Asynchronous copies on the stream.
+  std::vector<int32_t> source(1000, 7), result(1000, 0);
+  rt::DeviceBuffer buffer = allocate(4000);
+  ASSERT_TRUE(
+      buffer.copyFromHostAsync(source.data(), 4000, stream->handle()).ok());
+  ASSERT_TRUE(
+      buffer.copyToHostAsync(result.data(), 4000, stream->handle()).ok());
+  ASSERT_TRUE(stream->synchronize().ok());
+  EXPECT_EQ(result, source);
+}
+
+TEST_F(RuntimeGpuTest, PacksEveryArgumentTypeAsTheKernelReadsIt) {
+  if (skipUnlessCubinRuns())
+    GTEST_SKIP() << "the test cubin is sm_90";
+  std::optional<rt::Kernel> kernel =
+      makeKernel(loadCubin(), metadataJson("arg_probe", 1, 0,
+                                           {{"out", "ptr<u64>"},
+                                            {"a", "i8"},
+                                            {"b", "i16"},
+                                            {"c", "i32"},
+                                            {"d", "i64"},
+                                            {"e", "u8"},
+                                            {"f", "u16"},
+                                            {"g", "u32"},
+                                            {"h", "u64"},
+                                            {"i", "f16"},
+                                            {"j", "bf16"},
+                                            {"k", "f32"},
+                                            {"l", "f64"}}));
+  ASSERT_TRUE(kernel);
+  rt::DeviceBuffer out = allocate(12 * 8);
+  rt::Result<rt::ArgPack> args = kernel->makeArgPack();
+  ASSERT_TRUE(args.ok());
+  rt::Status status = args->bind(
+      out, -7, -30000, -2000000000, int64_t(-5000000000000), 200u, 60000u,
+      4000000000u, uint64_t(0xFEDCBA9876543210ull), 1.5, -2.5, 0.1f, 1e300);
+  ASSERT_TRUE(status.ok()) << status.message();
+  const uint64_t expected[12] = {
+      uint64_t(int64_t(-7)),
+      uint64_t(int64_t(-30000)),
+      uint64_t(int64_t(-2000000000)),
+      uint64_t(int64_t(-5000000000000)),
+      200,
+      60000,
+      4000000000u,
+      0xFEDCBA9876543210ull,
+      0x3E00, // f16 1.5
+      0xC020, // bf16 -2.5
+      bitsOf(0.1f),
+      0x7E37E43C8800759Cull, // 1e300
+  };
+
+  // Through kernelParams (what launch() uses).
+  ASSERT_TRUE(out.memset32(kPoison).ok());
+  ASSERT_TRUE(rt::launch(*kernel, {1, 1, 1}, *args).ok());
+  std::vector<uint64_t> result(12);
+  ASSERT_TRUE(out.copyToHost(result).ok());
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(result[i], expected[i]) << "argument " << i + 1;
+
+  // Through the packed buffer: checks that ArgPack's offsets are the
+  // kernel's parameter layout.
+  ASSERT_TRUE(out.memset32(kPoison).ok());
+  size_t size = args->bufferSize();
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER,
+                   const_cast<void *>(args->buffer()),
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  const rt::DriverApi &api = context->driver().api();
+  ASSERT_EQ(api.cuLaunchKernel(kernel->function(), 1, 1, 1, 32, 1, 1, 0,
+                               nullptr, nullptr, extra),
+            CUDA_SUCCESS);
+  ASSERT_TRUE(out.copyToHost(result).ok());
+  for (int i = 0; i < 12; ++i)
+    EXPECT_EQ(result[i], expected[i]) << "argument " << i + 1 << " (buffer)";
+}
+
+TEST_F(RuntimeGpuTest, OptsIntoLargeSharedMemoryAndRefusesTooMuch) {
+  if (skipUnlessCubinRuns())
+    GTEST_SKIP() << "the test cubin is sm_90";
+  const uint32_t shared = 96 * 1024;
+  const int n = shared / 4;
+  const uint32_t blocks = 3;
+  std::optional<rt::Kernel> kernel = makeKernel(
+      loadCubin(),
+      metadataJson("shared_reverse", 8, shared,
+                   {{"in", "ptr<f32>"}, {"out", "ptr<f32>"}, {"n", "i32"}}));
+  ASSERT_TRUE(kernel);
+  EXPECT_EQ(kernel->sharedBytes(), shared);
+  std::vector<float> input = randomFloats(size_t(n) * blocks, 4);
+  rt::DeviceBuffer in = allocate(input.size() * 4),
+                   out = allocate(input.size() * 4);
+  ASSERT_TRUE(in.copyFromHost(input).ok());
+  ASSERT_TRUE(out.memset32(kPoison).ok());
+  rt::Result<rt::ArgPack> args = kernel->makeArgPack();
+  ASSERT_TRUE(args.ok());
+  ASSERT_TRUE(args->bind(in, out, n).ok());
+  rt::Status status = rt::launch(*kernel, {blocks, 1, 1}, *args);
+  ASSERT_TRUE(status.ok()) << status.message();
+  std::vector<float> result(input.size());
+  ASSERT_TRUE(out.copyToHost(result).ok());
+  for (uint32_t b = 0; b < blocks; ++b)
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(result[b * n + i], input[b * n + (n - 1 - i)])
+          << "block " << b << " element " << i;
+
+  const rt::DeviceProperties &device = context->properties();
+  uint32_t tooMuch = uint32_t(device.maxSharedBytesPerBlockOptin) + 4;
+  rt::Result<rt::Kernel> refused = rt::Kernel::create(
+      *context, loadCubin(),
+      parseMetadata(metadataJson(
+          "shared_reverse", 8, tooMuch,
+          {{"in", "ptr<f32>"}, {"out", "ptr<f32>"}, {"n", "i32"}})));
+  ASSERT_FALSE(refused.ok());
+  std::cout << refused.message() << "\n";
+  EXPECT_EQ(refused.message(),
+            "kernel 'shared_reverse' needs " + std::to_string(tooMuch) +
+                " bytes of shared memory per block (shared_bytes " +
+                std::to_string(tooMuch) + " + static 0) but " + device.name +
+                " (" + device.smName() + ") allows at most " +
+                std::to_string(device.maxSharedBytesPerBlockOptin));
+}
+
+TEST_F(RuntimeGpuTest, ReportsLoadErrorsWithTheDriversWords) {
+  // An ELF header followed by garbage reaches the driver, which refuses it.
+  std::string broken = "\x7f"
+                       "ELF";
+  broken.append(1000, '\x01');
+  rt::Result<std::shared_ptr<rt::Module>> module =
+      rt::Module::loadCubin(*context, broken.data(), broken.size());
+  ASSERT_FALSE(module.ok());
+  std::cout << module.message() << "\n";
+  EXPECT_EQ(module.message(), "cuModuleLoadData failed: "
+                              "CUDA_ERROR_INVALID_IMAGE (device kernel image "
+                              "is invalid)");
+
+  module = rt::Module::loadCubin(*context, "hello", 5);
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.message(), "not a cubin: the image (5 bytes) has neither "
+                              "an ELF nor a fatbin header");
+
+  module = rt::Module::loadPtx(
+      *context, ".version 8.0\n.target sm_90\n.address_size 64\n"
+                ".visible .entry broken() {\n  add.f32 %f1, %f2;\n  ret;\n}\n");
+  ASSERT_FALSE(module.ok());
+  std::cout << module.message() << "\n";
+  EXPECT_EQ(module.message().rfind("cuModuleLoadDataEx (PTX JIT) failed: "
+                                   "CUDA_ERROR_INVALID_PTX (",
+                                   0),
+            0u)
+      << module.message();
+  EXPECT_NE(module.message().find("\nptxas"), std::string::npos)
+      << "the JIT log is missing: " << module.message();
+
+  if (skipUnlessCubinRuns())
+    return;
+  rt::Result<rt::Kernel> kernel = rt::Kernel::create(
+      *context, loadCubin(),
+      parseMetadata(metadataJson("no_such_kernel", 4, 0, {})));
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.message(), "kernel 'no_such_kernel': cuModuleGetFunction "
+                              "failed: CUDA_ERROR_NOT_FOUND (named symbol not "
+                              "found)");
+}
+
+TEST_F(RuntimeGpuTest, RefusesArgPacksThatDoNotFitTheKernel) {
+  if (skipUnlessCubinRuns())
+    GTEST_SKIP() << "the test cubin is sm_90";
+  std::string_view json = fixtures::vectorAddJson();
+  std::optional<rt::Kernel> kernel =
+      makeKernel(loadCubin(), std::string(json.data(), json.size()));
+  ASSERT_TRUE(kernel);
+  rt::Result<rt::ArgPack> args = kernel->makeArgPack();
+  ASSERT_TRUE(args.ok());
+  rt::DeviceBuffer buffer = allocate(16);
+  ASSERT_TRUE(args->setPointer(0, buffer.ptr()).ok());
+  ASSERT_TRUE(args->setPointer(1, buffer.ptr()).ok());
+  rt::Status status = rt::launch(*kernel, {1, 1, 1}, *args);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "launch of 'vector_add': argument(s) never set: c, n");
+
+  rt::Result<rt::ArgPack> other = rt::ArgPack::create(
+      {{"x", "ptr<f32>", rt::ArgType::Ptr}, {"n", "i64", rt::ArgType::I64}});
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(other->bind(buffer, 4).ok());
+  status = rt::launch(*kernel, {1, 1, 1}, *other);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), "launch of 'vector_add': the ArgPack was built "
+                              "for (ptr, i64) but the kernel takes (ptr, ptr, "
+                              "ptr, i32)");
+
+  ASSERT_TRUE(args->bind(buffer, buffer, buffer, 4).ok());
+  status = rt::launch(*kernel, {0, 1, 1}, *args);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "launch of 'vector_add' (grid 0x1x1, block 128, shared 0 bytes): "
+            "cuLaunchKernel failed: CUDA_ERROR_INVALID_VALUE (invalid "
+            "argument)");
+}
+
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "tilec-rt-XXXXXX").string();
+    path_ = mkdtemp(pattern.data()) ? pattern : "";
+  }
+  ~TempDir() {
+    if (!path_.empty())
+      std::filesystem::remove_all(path_);
+  }
+  const std::string &path() const { return path_; }
+  void write(const std::string &name, std::string_view contents) const {
+    std::ofstream(path_ + "/" + name, std::ios::binary)
+        .write(contents.data(), contents.size());
+  }
+
+private:
+  std::string path_;
+};
+
+TEST_F(RuntimeGpuTest, LoadsKernelDirectories) {
+  TempDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  dir.write("vector_add.json", fixtures::vectorAddJson());
+  dir.write("vector_add.ptx", fixtures::testKernelsPtx());
+
+  // Only PTX: the driver JIT compiles it.
+  rt::Result<rt::Kernel> kernel =
+      rt::loadKernelFromDirectory(*context, dir.path(), "vector_add");
+  ASSERT_TRUE(kernel.ok()) << kernel.message();
+  checkVectorAdd(*kernel, 4097);
+
+  if (!skipUnlessCubinRuns()) {
+    // A cubin is preferred over the PTX.
+    dir.write("vector_add.cubin", fixtures::testKernelsCubin());
+    kernel = rt::loadKernelFromDirectory(*context, dir.path(), "vector_add");
+    ASSERT_TRUE(kernel.ok()) << kernel.message();
+    checkVectorAdd(*kernel, 4097);
+
+    dir.write("vector_add.cubin", "\x7f"
+                                  "ELF garbage");
+    kernel = rt::loadKernelFromDirectory(*context, dir.path(), "vector_add");
+    ASSERT_FALSE(kernel.ok());
+    std::cout << kernel.message() << "\n";
+    const rt::DeviceProperties &device = context->properties();
+    EXPECT_EQ(kernel.message(),
+              dir.path() + "/vector_add.cubin (target sm_90, device " +
+                  device.smName() + " " + device.name +
+                  "): cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE "
+                  "(device kernel image is invalid)");
+  }
+
+  kernel = rt::loadKernelFromDirectory(*context, dir.path(), "matmul");
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.message(), dir.path() + "/matmul.json: cannot open: No "
+                                           "such file or directory");
+
+  dir.write("matmul.json", fixtures::vectorAddJson());
+  kernel = rt::loadKernelFromDirectory(*context, dir.path(), "matmul");
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.message(), "no device code for kernel 'matmul' in " +
+                                  dir.path() +
+                                  ": neither matmul.cubin nor matmul.ptx "
+                                  "exists");
+
+  dir.write("broken.json", "{\"name\": \"broken\"}");
+  kernel = rt::loadKernelFromDirectory(*context, dir.path(), "broken");
+  ASSERT_FALSE(kernel.ok());
+  EXPECT_EQ(kernel.message(), dir.path() + "/broken.json: kernel metadata: "
+                                           "field 'kernel_name' is missing");
+}
+
+} // namespace

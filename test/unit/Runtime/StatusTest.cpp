@@ -1,0 +1,38 @@
+//===- StatusTest.cpp - Status and Result ---------------------------------===//
+
+#include "tilec/runtime/Status.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace {
+
+using tilec::rt::Result;
+using tilec::rt::Status;
+
+TEST(StatusTest, SuccessAndError) {
+  EXPECT_TRUE(Status().ok());
+  EXPECT_TRUE(Status::success().ok());
+  Status error = Status::error("cuInit failed");
+  EXPECT_FALSE(error.ok());
+  EXPECT_EQ(error.message(), "cuInit failed");
+  EXPECT_EQ(error.withContext("loading matmul").message(),
+            "loading matmul: cuInit failed");
+  EXPECT_TRUE(Status::success().withContext("ignored").ok());
+}
+
+TEST(StatusTest, ResultHoldsAValueOrAnError) {
+  Result<std::unique_ptr<int>> value(std::make_unique<int>(7));
+  ASSERT_TRUE(value.ok());
+  EXPECT_EQ(**value, 7);
+  std::unique_ptr<int> taken = std::move(value).value();
+  EXPECT_EQ(*taken, 7);
+
+  Result<int> error(Status::error("bad"));
+  EXPECT_FALSE(error.ok());
+  EXPECT_FALSE(static_cast<bool>(error));
+  EXPECT_EQ(error.message(), "bad");
+}
+
+} // namespace

@@ -1,0 +1,166 @@
+//===- tilec-kernel.cpp - print the ttir of a kernel definition -----------===//
+//
+// Specializes one of the kernels under kernels/ to a config and prints its
+// canonical ttir, or lists the kernels with their meta-parameters and
+// candidate configs:
+//
+//   tilec-kernel --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32
+//   tilec-kernel --list
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Kernel/KernelDefinition.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace tilec::kernel;
+
+static llvm::cl::OptionCategory toolCategory("tilec-kernel options");
+
+static llvm::cl::opt<bool> listKernelsOption(
+    "list",
+    llvm::cl::desc("List the kernels, their meta-parameters and "
+                   "candidate configs"),
+    llvm::cl::cat(toolCategory));
+
+static llvm::cl::opt<std::string>
+    kernelName("kernel", llvm::cl::desc("Kernel to specialize"),
+               llvm::cl::value_desc("name"), llvm::cl::cat(toolCategory));
+
+static llvm::cl::opt<std::string> configText(
+    "config",
+    llvm::cl::desc("KEY=VALUE,... (meta-parameters, num_warps, num_stages); "
+                   "parameters with defaults may be left out"),
+    llvm::cl::value_desc("config"), llvm::cl::init(""),
+    llvm::cl::cat(toolCategory));
+
+static llvm::cl::opt<std::string>
+    outputFilename("o", llvm::cl::desc("Output file (default: stdout)"),
+                   llvm::cl::value_desc("file"), llvm::cl::init("-"),
+                   llvm::cl::cat(toolCategory));
+
+static llvm::cl::opt<bool> numberedValues(
+    "numbered-values",
+    llvm::cl::desc("Print %0, %1, ... instead of the kernel's variable names"),
+    llvm::cl::cat(toolCategory));
+
+static void printParameter(llvm::raw_ostream &os,
+                           const MetaParameter &parameter) {
+  os << "    " << parameter.name;
+  llvm::SmallVector<std::string> facts;
+  if (parameter.mustBePowerOfTwo)
+    facts.push_back("power of two");
+  if (parameter.minValue != std::numeric_limits<int64_t>::min())
+    facts.push_back(">= " + std::to_string(parameter.minValue));
+  if (parameter.maxValue != std::numeric_limits<int64_t>::max())
+    facts.push_back("<= " + std::to_string(parameter.maxValue));
+  if (parameter.defaultValue)
+    facts.push_back("default " + std::to_string(*parameter.defaultValue));
+  if (!parameter.derivation.empty())
+    facts.push_back("derived: " + parameter.derivation);
+  if (!facts.empty())
+    os << " (" << llvm::join(facts, ", ") << ")";
+  os << "\n";
+}
+
+static void printKernelList(llvm::raw_ostream &os) {
+  for (const KernelDefinition *kernel : listKernels()) {
+    os << kernel->getName() << "(";
+    llvm::interleaveComma(kernel->getSignature(), os,
+                          [&](const ArgumentDecl &argument) {
+                            os << argument.name << ": " << argument.type;
+                            if (argument.divisibilityHint)
+                              os << " %" << argument.divisibilityHint;
+                          });
+    os << ")  [" << kernel->getSourceFile() << "]\n";
+    os << "  meta-parameters:\n";
+    for (const MetaParameter &parameter : kernel->getMetaParameters())
+      printParameter(os, parameter);
+    for (const TypeParameter &parameter : kernel->getTypeParameters()) {
+      os << "    " << parameter.name << " (one of "
+         << llvm::join(parameter.allowed, ", ");
+      if (parameter.defaultValue)
+        os << ", default " << *parameter.defaultValue;
+      os << ")\n";
+    }
+    os << "  autotune key: ";
+    llvm::interleaveComma(kernel->getAutotuneKey(), os,
+                          [&](const AutotuneKeyEntry &entry) {
+                            os << entry.name;
+                            if (!entry.derivation.empty())
+                              os << " = " << entry.derivation;
+                          });
+    os << "\n  grid: (" << llvm::join(kernel->getGrid(), ", ") << ")\n";
+    os << "  configs:\n";
+    for (const Config &config : kernel->getConfigs())
+      os << "    " << config.str() << "\n";
+  }
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "tilec-kernel: print the ttir of a kernel definition\n");
+
+  if (listKernelsOption) {
+    printKernelList(llvm::outs());
+    return 0;
+  }
+  if (kernelName.empty()) {
+    llvm::errs() << "tilec-kernel: error: give --kernel <name> or --list\n";
+    return 1;
+  }
+  const KernelDefinition *kernel = lookupKernel(kernelName);
+  if (!kernel) {
+    llvm::errs() << "tilec-kernel: error: unknown kernel '" << kernelName
+                 << "'; known kernels: ";
+    llvm::interleaveComma(listKernels(), llvm::errs(),
+                          [](const KernelDefinition *known) {
+                            llvm::errs() << known->getName();
+                          });
+    llvm::errs() << "\n";
+    return 1;
+  }
+  llvm::Expected<Config> config = Config::parse(configText);
+  if (!config) {
+    llvm::errs() << "tilec-kernel: error: "
+                 << llvm::toString(config.takeError()) << "\n";
+    return 1;
+  }
+
+  mlir::MLIRContext context;
+  // Prints `kernels/matmul.cpp:79:1: error: ...`, with the source line when
+  // the kernel's file is found from the working directory.
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  auto module = kernel->specialize(context, *config);
+  if (mlir::failed(module))
+    return 1;
+
+  std::string error;
+  auto output = mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "tilec-kernel: error: " << error << "\n";
+    return 1;
+  }
+  mlir::OpPrintingFlags flags;
+  if (!numberedValues)
+    flags.printNameLocAsPrefix();
+  (*module)->print(output->os(), flags);
+  output->os() << "\n";
+  output->keep();
+  return 0;
+}

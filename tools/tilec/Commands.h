@@ -1,0 +1,15 @@
+//===- Commands.h - tilec subcommands ---------------------------*- C++ -*-===//
+
+#ifndef TILEC_TOOLS_TILEC_COMMANDS_H
+#define TILEC_TOOLS_TILEC_COMMANDS_H
+
+#include "llvm/Support/CommandLine.h"
+
+namespace tilec::tool {
+/// Each subcommand owns its llvm::cl::SubCommand and options and returns a
+/// process exit status.
+extern llvm::cl::SubCommand compileCommand;
+int runCompile();
+} // namespace tilec::tool
+
+#endif // TILEC_TOOLS_TILEC_COMMANDS_H

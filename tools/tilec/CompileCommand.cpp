@@ -1,0 +1,181 @@
+//===- CompileCommand.cpp - tilec compile ---------------------------------===//
+
+#include "Commands.h"
+
+#include "tilec/Kernel/KernelRegistry.h"
+#include "tilec/Pipeline/Pipeline.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace cl = llvm::cl;
+
+namespace tilec::tool {
+
+cl::SubCommand compileCommand("compile",
+                              "Run a kernel through every stage to a cubin");
+
+static cl::OptionCategory category("tilec compile options");
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.ttir>"),
+                                      cl::init(""), cl::sub(compileCommand),
+                                      cl::cat(category));
+static cl::opt<std::string>
+    kernelName("kernel", cl::desc("A kernel from kernels/ (see --list)"),
+               cl::init(""), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string> configText(
+    "config",
+    cl::desc("Meta-parameters, num_warps, num_stages: "
+             "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4"),
+    cl::init(""), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<bool> listKernels("list", cl::desc("List the kernels"),
+                                 cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string>
+    dumpDir("dump-dir", cl::desc("Write <name>.{ttir,ttgir,llir,ptx,cubin,json}"),
+            cl::init(""), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<bool> printTimings("timings",
+                                  cl::desc("Print the time of each stage"),
+                                  cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string> target("target", cl::desc("GPU architecture"),
+                                   cl::init("sm_90"), cl::sub(compileCommand),
+                                   cl::cat(category));
+static cl::opt<unsigned>
+    numWarps("num-warps", cl::desc("Warps per CTA for a .ttir input"),
+             cl::init(4), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<bool> noCubin("no-cubin", cl::desc("Stop after PTX"),
+                             cl::sub(compileCommand), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "tilec compile: error: " << message << "\n";
+  return 1;
+}
+
+/// Writes `contents` to `path` through a temporary file renamed into place,
+/// so a reader never sees half an artifact.
+static bool writeArtifact(llvm::StringRef path, llvm::StringRef contents) {
+  std::error_code error;
+  auto file = std::make_unique<llvm::ToolOutputFile>(path, error,
+                                                     llvm::sys::fs::OF_None);
+  if (error) {
+    llvm::errs() << "tilec compile: error: cannot write " << path << ": "
+                 << error.message() << "\n";
+    return false;
+  }
+  file->os() << contents;
+  file->os().flush();
+  if (file->os().has_error()) {
+    llvm::errs() << "tilec compile: error: writing " << path
+                 << " failed: " << file->os().error().message() << "\n";
+    file->os().clear_error();
+    return false;
+  }
+  file->keep();
+  return true;
+}
+
+int runCompile() {
+  mlir::DialectRegistry registry;
+  registerPipelineDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  if (listKernels) {
+    for (const kernel::KernelDefinition *definition : kernel::listKernels()) {
+      llvm::outs() << definition->getName() << "  (" << definition->getSourceFile()
+                   << ")\n";
+      for (const kernel::Config &config : definition->getConfigs())
+        llvm::outs() << "    " << config.str() << "\n";
+    }
+    return 0;
+  }
+
+  CompileOptions options;
+  options.target = target;
+  options.numWarps = numWarps;
+  options.skipCubin = noCubin;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  if (!kernelName.empty()) {
+    if (!inputFile.empty())
+      return fail("give either an input file or --kernel, not both");
+    const kernel::KernelDefinition *definition =
+        kernel::lookupKernel(kernelName);
+    if (!definition)
+      return fail("unknown kernel '" + kernelName + "' (see --list)");
+    auto config = definition->parseConfig(configText);
+    if (!config)
+      return fail("bad --config for " + kernelName + ": " +
+                  llvm::toString(config.takeError()));
+    auto specialized = definition->specialize(context, *config);
+    if (mlir::failed(specialized))
+      return fail("cannot specialize " + kernelName + " to " + config->str());
+    module = std::move(*specialized);
+    options.numWarps = config->numWarps;
+    options.numStages = config->numStages;
+    options.config = config->params;
+  } else {
+    if (inputFile.empty())
+      return fail("no input: give a .ttir file or --kernel <name>");
+    if (!configText.empty())
+      return fail("--config applies to --kernel; a .ttir file is already "
+                  "specialized");
+    module = mlir::parseSourceFile<mlir::ModuleOp>(inputFile.getValue(),
+                                                   sourceMgr, &context);
+    if (!module)
+      return 1;
+  }
+
+  auto compiled = compileKernel(*module, options);
+  if (!compiled)
+    return fail(llvm::toString(compiled.takeError()));
+
+  if (!dumpDir.empty()) {
+    if (std::error_code error = llvm::sys::fs::create_directories(dumpDir))
+      return fail("cannot create " + dumpDir + ": " + error.message());
+    auto path = [&](llvm::StringRef suffix) {
+      llvm::SmallString<256> result(dumpDir.getValue());
+      llvm::sys::path::append(result, compiled->name + suffix);
+      return std::string(result);
+    };
+    bool ok = writeArtifact(path(".ttir"), compiled->ttir) &&
+              writeArtifact(path(".ttgir"), compiled->ttgir) &&
+              writeArtifact(path(".llir"), compiled->llir) &&
+              writeArtifact(path(".ptx"), compiled->ptx) &&
+              (compiled->cubin.empty() ||
+               writeArtifact(path(".cubin"), compiled->cubin)) &&
+              writeArtifact(path(".json"), compiled->metadataJson());
+    if (!ok)
+      return 1;
+  }
+
+  llvm::outs() << compiled->name << ": " << compiled->options.target
+               << ", " << compiled->options.numWarps << " warps, "
+               << compiled->sharedBytes << " B shared";
+  if (!compiled->cubin.empty())
+    llvm::outs() << ", " << compiled->cubinInfo.registers << " registers, "
+                 << compiled->cubinInfo.spillStoreBytes << " B spill stores";
+  llvm::outs() << "\n";
+  if (printTimings) {
+    double total = 0, withoutPtxas = 0;
+    llvm::outs() << "stage    ms\n";
+    for (const StageTiming &timing : compiled->timings) {
+      llvm::outs() << llvm::format("%-7s %7.2f\n", timing.stage.c_str(),
+                                   timing.milliseconds);
+      total += timing.milliseconds;
+      if (timing.stage != "cubin")
+        withoutPtxas += timing.milliseconds;
+    }
+    llvm::outs() << llvm::format("total   %7.2f  (%.2f without ptxas)\n", total,
+                                 withoutPtxas);
+  }
+  return 0;
+}
+
+} // namespace tilec::tool

@@ -1,0 +1,26 @@
+//===- tilec.cpp - the tilec driver ---------------------------------------===//
+//
+// tilec compile: a kernel (a .ttir file, or a kernel from kernels/ with a
+// config) through every stage, writing each stage's artifact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "tilec: a tile compiler for NVIDIA GPUs\n\n"
+      "  tilec compile kernels/matmul.ttir --dump-dir out --timings\n"
+      "  tilec compile --kernel matmul --config "
+      "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4 --dump-dir out\n");
+  if (tilec::tool::compileCommand)
+    return tilec::tool::runCompile();
+  llvm::errs() << "tilec: a subcommand is required (compile); see "
+                  "tilec --help\n";
+  return 2;
+}

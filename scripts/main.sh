@@ -1,10 +1,21 @@
 #!/usr/bin/env bash
-# The main job: install, build, then take the matmul kernel through the
-# pipeline and print what each stage made.
+# The main job: install, build, then compile the matmul kernel through every
+# stage (ttir -> ttgir -> llir -> ptx -> cubin) into out/matmul and, where a
+# GPU is present, run every kernel against its float64 reference.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_BUILD_DIR:-build}
 scripts/install-deps.sh
 scripts/build.sh
-echo "== ttir: kernels/matmul.ttir, canonicalized"
-"$build_dir/bin/tilec-opt" kernels/matmul.ttir -canonicalize -cse
+config=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16,num_warps=4
+"$build_dir/bin/tilec" compile --kernel matmul --config "$config" \
+  --dump-dir out/matmul --timings
+ls -l out/matmul
+if "$build_dir/bin/tilec" run --kernel vector_add --config BLOCK=1024 \
+    --sizes n_elements=1024 --reps 0 > /dev/null 2>&1; then
+  "$build_dir/bin/tilec" run --kernel matmul --config "$config" --sizes M=1024,N=1024,K=1024
+  "$build_dir/bin/tilec" run --kernel matmul --config "$config" --sizes M=203,N=176,K=208
+else
+  echo "no usable GPU here: skipped running the kernels ($("$build_dir/bin/tilec" run \
+    --kernel vector_add --config BLOCK=1024 --reps 0 2>&1 | tail -1))"
+fi

@@ -19,5 +19,5 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
     [ToolSubst("tilec-opt", unresolved="fatal"),
      ToolSubst("tilec-kernel", unresolved="fatal"),
-     ToolSubst("tilec", unresolved="ignore")],
+     ToolSubst("tilec", unresolved="fatal")],
     [config.tilec_tools_dir, config.llvm_tools_dir])

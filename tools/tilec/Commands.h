@@ -10,6 +10,8 @@ namespace tilec::tool {
 /// process exit status.
 extern llvm::cl::SubCommand compileCommand;
 int runCompile();
+extern llvm::cl::SubCommand runCommand;
+int runRun();
 } // namespace tilec::tool
 
 #endif // TILEC_TOOLS_TILEC_COMMANDS_H

@@ -2,6 +2,7 @@
 //
 // tilec compile: a kernel (a .ttir file, or a kernel from kernels/ with a
 // config) through every stage, writing each stage's artifact.
+// tilec run: compile, run on the GPU, check against a float64 reference.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,10 +18,14 @@ int main(int argc, char **argv) {
       "tilec: a tile compiler for NVIDIA GPUs\n\n"
       "  tilec compile kernels/matmul.ttir --dump-dir out --timings\n"
       "  tilec compile --kernel matmul --config "
-      "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4 --dump-dir out\n");
+      "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4 --dump-dir out\n"
+      "  tilec run --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32 "
+      "--sizes M=203,N=176,K=208\n");
   if (tilec::tool::compileCommand)
     return tilec::tool::runCompile();
-  llvm::errs() << "tilec: a subcommand is required (compile); see "
+  if (tilec::tool::runCommand)
+    return tilec::tool::runRun();
+  llvm::errs() << "tilec: a subcommand is required (compile, run); see "
                   "tilec --help\n";
   return 2;
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds the GPU test bundle here (no GPU needed): tools and GPU tests linked
+# with static LLVM/MLIR (build-static/), packed with scripts/gpu-check.sh into
+# dist/gpu-bundle.tar.xz. On a GPU machine: scripts/gpu-check.sh runs it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
+targets=(tilec KernelGpuTest tilec_runtime_gpu_tests tilec-rt-launchbench)
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$build_dir" -G Ninja -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTILEC_STATIC=ON "${launcher[@]}"
+ninja -C "$build_dir" "${targets[@]}"
+rm -rf dist/gpu-bundle && mkdir -p dist/gpu-bundle/bin
+for target in "${targets[@]}"; do
+  cp "$build_dir/bin/$target" dist/gpu-bundle/bin/
+done
+cp scripts/gpu-check.sh dist/gpu-bundle/
+tar -C dist -cJf dist/gpu-bundle.tar.xz gpu-bundle
+ls -la dist/gpu-bundle.tar.xz

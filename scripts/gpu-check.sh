@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs the GPU suite on a machine with an NVIDIA GPU: the kernel and runtime
+# GPU tests, `tilec run` for every kernel (even and tail sizes, timed), one
+# run of each kernel under compute-sanitizer memcheck, and the launch-overhead
+# benchmark. Prints a table last, writes JSON and logs to ${OUT:-gpu-out},
+# exits non-zero on any failure.
+#
+# From the repository: scripts/gpu-check.sh (uses dist/gpu-bundle.tar.xz,
+# made by scripts/gpu-bundle.sh); or inside an unpacked bundle directory.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$PWD/gpu-out}
+mkdir -p "$out"
+if [[ -x "$here/bin/tilec" ]]; then
+  bin=$here/bin
+else
+  tar -C /tmp -xJf "$here/../dist/gpu-bundle.tar.xz" || exit 1
+  bin=/tmp/gpu-bundle/bin
+fi
+export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+failures=0
+table=()
+record() { # name status detail
+  table+=("$(printf '%-58s %-5s %s' "$1" "$2" "$3")")
+  [[ $2 == ok ]] || failures=$((failures + 1))
+}
+
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
+for suite in KernelGpuTest tilec_runtime_gpu_tests; do
+  if "$bin/$suite" --gtest_output=json:"$out/$suite.json" > "$out/$suite.log" 2>&1; then
+    record "$suite" ok "$(grep -c '^\[       OK \]' "$out/$suite.log") passed"
+  else
+    record "$suite" FAIL "$(grep -E '^\[  FAILED  \]' "$out/$suite.log" | head -3 | tr '\n' ' ')"
+  fi
+done
+
+runs=(
+  "vector_add BLOCK=1024 n_elements=16777216"
+  "vector_add BLOCK=1024 n_elements=100003"
+  "softmax BLOCK_N=1024 n_rows=4096,n_cols=1024"
+  "softmax BLOCK_N=1024 n_rows=37,n_cols=1000"
+  "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=1024,N=1024,K=1024"
+  "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=203,N=176,K=208"
+  "matmul BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32 M=1024,N=1024,K=1024"
+  "gather_matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=4096,N=128,K=256,R=8192"
+  "gather_matmul BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32 M=203,N=176,K=208,R=301"
+)
+for run in "${runs[@]}"; do
+  read -r kernel config sizes <<< "$run"
+  log="$out/run-$kernel-${sizes//[,=]/_}.log"
+  if "$bin/tilec" run --kernel "$kernel" --config "$config" --sizes "$sizes" > "$log" 2>&1; then
+    record "run $kernel $sizes" ok "$(tail -1 "$log" | sed 's/^ *//' | cut -c1-90)"
+  else
+    record "run $kernel $sizes" FAIL "$(tail -1 "$log" | cut -c1-90)"
+  fi
+done
+
+# Each kernel once under memcheck, on the sizes with masked tails.
+if command -v compute-sanitizer > /dev/null; then
+  for index in 1 3 5 8; do
+    read -r kernel config sizes <<< "${runs[$index]}"
+    log="$out/memcheck-$kernel.log"
+    if compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/tilec" run \
+        --kernel "$kernel" --config "$config" --sizes "$sizes" --reps 0 > "$log" 2>&1; then
+      record "memcheck $kernel $sizes" ok "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log")"
+    else
+      record "memcheck $kernel $sizes" FAIL "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log" || tail -1 "$log")"
+    fi
+  done
+else
+  record "memcheck" FAIL "compute-sanitizer not found"
+fi
+
+if "$bin/tilec-rt-launchbench" --json "$out/launchbench.json" > "$out/launchbench.log" 2>&1; then
+  record "launch overhead" ok "$(grep -iE 'ratio|launch' "$out/launchbench.log" | head -2 | tr '\n' ' ' | cut -c1-90)"
+else
+  record "launch overhead" FAIL "$(tail -1 "$out/launchbench.log")"
+fi
+
+{
+  echo "{\"failures\": $failures, \"gpu\": \"$(tr -d '\n"' < "$out/gpu.txt")\", \"rows\": ["
+  for i in "${!table[@]}"; do
+    printf '  "%s"%s\n' "$(sed 's/"/\\"/g' <<< "${table[$i]}")" "$([[ $i -lt $((${#table[@]} - 1)) ]] && echo ,)"
+  done
+  echo "]}"
+} > "$out/summary.json"
+echo "== $(cat "$out/gpu.txt")"
+printf '%s\n' "${table[@]}"
+echo "== $failures failure(s); logs and JSON in $out"
+[[ $failures -eq 0 ]]

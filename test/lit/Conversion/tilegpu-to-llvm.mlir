@@ -1,0 +1,95 @@
+// RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu -tilegpu-coalesce -tilegpu-remove-layout-conversions -canonicalize -convert-tilegpu-to-llvm | FileCheck %s
+
+// A kernel becomes an llvm.func marked for NVVM with its block size; pointer
+// divisibility becomes llvm.align; contiguous, aligned, uniformly masked
+// accesses become 128-bit predicated PTX loads and stores.
+// CHECK: module attributes {{.*}}tilegpu.shared = 0 : i32
+// CHECK-LABEL: llvm.func @add
+// CHECK-SAME: %arg0: !llvm.ptr<1> {llvm.align = 16 : i32}
+// CHECK-SAME: attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>}
+// CHECK: nvvm.read.ptx.sreg.tid.x
+// CHECK: llvm.inline_asm {{.*}}"mov.b32 $0, $4;{{.*}}@$8 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $9 + 0 ];"
+// CHECK: llvm.fadd
+// CHECK: llvm.inline_asm has_side_effects {{.*}}"@$5 st.global.v4.b32 [ $0 + 0 ], { $1, $2, $3, $4 };"
+func.func @add(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r = tile.make_range {start = 0 : i32, end = 512 : i32} : tensor<512xi32>
+  %ns = tile.splat %n : i32 -> tensor<512xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<512xi32>
+  %ps = tile.splat %p : !tile.ptr<f32> -> tensor<512x!tile.ptr<f32>>
+  %pa = tile.addptr %ps, %r : tensor<512x!tile.ptr<f32>>, tensor<512xi32>
+  %v = tile.load %pa, %m : tensor<512x!tile.ptr<f32>>
+  %s = arith.addf %v, %v : tensor<512xf32>
+  tile.store %pa, %s, %m : tensor<512x!tile.ptr<f32>>
+  return
+}
+
+// -----
+
+// Without alignment facts about the mask, each element gets its own
+// predicated access.
+// CHECK-LABEL: llvm.func @unaligned_mask
+// CHECK: "mov.b32 $0, $1;{{.*}}@$2 ld.global.b32 $0, [ $3 + 0 ];"
+// CHECK-NOT: ld.global.v4
+func.func @unaligned_mask(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) attributes {tile.kernel} {
+  %r = tile.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %ns = tile.splat %n : i32 -> tensor<128xi32>
+  %m = arith.cmpi slt, %r, %ns : tensor<128xi32>
+  %ps = tile.splat %p : !tile.ptr<f32> -> tensor<128x!tile.ptr<f32>>
+  %pa = tile.addptr %ps, %r : tensor<128x!tile.ptr<f32>>, tensor<128xi32>
+  %v = tile.load %pa, %m : tensor<128x!tile.ptr<f32>>
+  tile.store %pa, %v, %m : tensor<128x!tile.ptr<f32>>
+  return
+}
+
+// -----
+
+// A row reduction: in registers, then butterfly shuffles across the lanes of
+// the row, then across warps through shared memory between barriers; math.exp
+// goes to libdevice.
+// CHECK: llvm.mlir.global external @global_smem() {addr_space = 3 : i32, alignment = 16 : i64} : !llvm.array<0 x i8>
+// CHECK-LABEL: llvm.func @row_max
+// CHECK: llvm.call @__nv_expf
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: nvvm.barrier0
+// CHECK: llvm.store {{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> f32
+// CHECK: llvm.intr.maximum
+func.func @row_max(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.ptr<f32>) attributes {tile.kernel} {
+  %r = tile.make_range {start = 0 : i32, end = 256 : i32} : tensor<256xi32>
+  %ps = tile.splat %p : !tile.ptr<f32> -> tensor<256x!tile.ptr<f32>>
+  %pa = tile.addptr %ps, %r : tensor<256x!tile.ptr<f32>>, tensor<256xi32>
+  %v = tile.load %pa : tensor<256x!tile.ptr<f32>>
+  %e = math.exp %v : tensor<256xf32>
+  %m = tile.reduce max %e {axis = 0 : i32} : tensor<256xf32> -> f32
+  tile.store %q, %m : !tile.ptr<f32>
+  return
+}
+
+// -----
+
+// The FMA dot: operands reach their dot_op layouts through shared memory,
+// then each accumulator register is a chain of fused multiply-adds.
+// CHECK-LABEL: llvm.func @dot
+// CHECK: nvvm.barrier0
+// CHECK: llvm.fpext {{.*}} : f16 to f32
+// CHECK: llvm.intr.fma
+func.func @dot(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r16 = tile.make_range {start = 0 : i32, end = 16 : i32} : tensor<16xi32>
+  %row = tile.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tile.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %rows = arith.muli %row, %c16 : tensor<16x1xi32>
+  %rb = tile.broadcast %rows : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tile.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tile.splat %a : !tile.ptr<f16> -> tensor<16x16x!tile.ptr<f16>>
+  %ap = tile.addptr %as, %off : tensor<16x16x!tile.ptr<f16>>, tensor<16x16xi32>
+  %av = tile.load %ap : tensor<16x16x!tile.ptr<f16>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %d = tile.dot %av, %av, %zero : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
+  tile.store %cp, %d : tensor<16x16x!tile.ptr<f32>>
+  return
+}

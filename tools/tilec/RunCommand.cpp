@@ -1,0 +1,111 @@
+//===- RunCommand.cpp - tilec run -----------------------------------------===//
+//
+// Compiles a kernel from kernels/ for a config, runs it on random inputs of
+// the given sizes, and checks it against a float64 CPU reference.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "tilec/Harness/KernelHarness.h"
+#include "tilec/Kernel/KernelRegistry.h"
+#include "tilec/Pipeline/Pipeline.h"
+#include "tilec/runtime/KernelMetadata.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace cl = llvm::cl;
+
+namespace tilec::tool {
+
+cl::SubCommand runCommand("run",
+                          "Compile a kernel, run it on random inputs and "
+                          "check it against a float64 CPU reference");
+
+static cl::opt<std::string> kernelName("kernel", cl::desc("Kernel name"),
+                                       cl::Required, cl::sub(runCommand));
+static cl::opt<std::string>
+    configText("config", cl::desc("Config (see tilec compile --list)"),
+               cl::init(""), cl::sub(runCommand));
+static cl::opt<std::string>
+    sizesText("sizes", cl::desc("Problem sizes, e.g. M=203,N=176,K=208"),
+              cl::init(""), cl::sub(runCommand));
+static cl::opt<int> repetitions("reps",
+                                cl::desc("Timed repetitions (0: no timing)"),
+                                cl::init(20), cl::sub(runCommand));
+static cl::opt<unsigned> seed("seed", cl::desc("Random seed"), cl::init(1),
+                              cl::sub(runCommand));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "tilec run: error: " << message << "\n";
+  return 1;
+}
+
+int runRun() {
+  const kernel::KernelDefinition *definition =
+      kernel::lookupKernel(kernelName);
+  if (!definition)
+    return fail("unknown kernel '" + kernelName + "'");
+  auto config = definition->parseConfig(configText);
+  if (!config)
+    return fail(llvm::toString(config.takeError()));
+  harness::RunRequest request;
+  request.kernel = kernelName;
+  request.params = config->params;
+  request.types = config->types;
+  request.seed = seed;
+  request.timingRepetitions = repetitions;
+  request.sizes = harness::defaultSizes(kernelName);
+  if (!sizesText.empty()) {
+    auto sizes = harness::parseSizes(sizesText);
+    if (!sizes)
+      return fail(sizes.message());
+    for (const auto &[name, value] : *sizes)
+      request.sizes[name] = value;
+  }
+
+  mlir::DialectRegistry registry;
+  registerPipelineDialects(registry);
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  auto module = definition->specialize(context, *config);
+  if (mlir::failed(module))
+    return fail("cannot specialize " + kernelName + " to " + config->str());
+  CompileOptions options;
+  options.numWarps = config->numWarps;
+  options.numStages = config->numStages;
+  options.config = config->params;
+  auto compiled = compileKernel(**module, options);
+  if (!compiled)
+    return fail(llvm::toString(compiled.takeError()));
+
+  auto gpu = rt::Context::create();
+  if (!gpu)
+    return fail(gpu.message());
+  auto metadata = rt::KernelMetadata::parse(compiled->metadataJson());
+  if (!metadata)
+    return fail(metadata.message());
+  auto loaded = rt::Module::loadCubin(*gpu, compiled->cubin.data(),
+                                      compiled->cubin.size());
+  if (!loaded)
+    return fail(loaded.message());
+  auto kernel = rt::Kernel::create(*gpu, *loaded, *metadata);
+  if (!kernel)
+    return fail(kernel.message());
+  auto report = harness::runAndCheck(*gpu, *kernel, request);
+  if (!report)
+    return fail(report.message());
+  llvm::outs() << kernelName << " " << config->str() << " ";
+  for (const auto &[name, value] : request.sizes)
+    llvm::outs() << name << "=" << value << " ";
+  llvm::outs() << "(" << compiled->cubinInfo.registers << " regs, "
+               << compiled->sharedBytes << " B smem)\n  "
+               << report->describe() << "\n";
+  return report->passed ? 0 : 1;
+}
+
+} // namespace tilec::tool

@@ -22,6 +22,15 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# cuobjdump lets the tests list the kernels of the cubins tilec makes; the
+# toolkit here may lack it, PyPI has it.
+tools_dir=$HOME/.cache/tilec-tools
+if [[ ! -x /usr/local/cuda/bin/cuobjdump && ! -x $tools_dir/nvidia/cu13/bin/cuobjdump ]]; then
+  echo "tilec: installing cuobjdump from PyPI into $tools_dir"
+  python3 -m pip install --quiet --disable-pip-version-check --target "$tools_dir" \
+    nvidia-cuda-cuobjdump || echo "tilec: warning: no cuobjdump; cubin listing tests will be skipped" >&2
+fi
+
 if [[ ! -x /usr/local/cuda/bin/ptxas && -z "${TILEC_PTXAS:-}" ]]; then
   echo "tilec: warning: no CUDA toolkit at /usr/local/cuda; cubin stages and" \
        "the tests that need ptxas will be skipped" >&2

@@ -651,7 +651,7 @@ AxisInfo AxisInfoWalker::visitCmp(arith::CmpIOp op) {
   // inside a run whose start and n are multiples of its length. n > x and
   // n <= x are the same comparisons mirrored. (x <= n flips after n, which
   // can be inside such a run.)
-  bool lhsRuns = predicate == Predicate::slt || predicate == Predicate::sle ||
+  bool lhsRuns = predicate == Predicate::slt || predicate == Predicate::sge ||
                  predicate == Predicate::ult || predicate == Predicate::uge;
   bool rhsRuns = predicate == Predicate::sgt || predicate == Predicate::sle ||
                  predicate == Predicate::ugt || predicate == Predicate::ule;

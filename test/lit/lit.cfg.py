@@ -21,3 +21,15 @@ llvm_config.add_tool_substitutions(
      ToolSubst("tilec-kernel", unresolved="fatal"),
      ToolSubst("tilec", unresolved="fatal")],
     [config.tilec_tools_dir, config.llvm_tools_dir])
+
+# cuobjdump (CUDA toolkit, or PyPI's nvidia-cuda-cuobjdump installed by
+# scripts/install-deps.sh) lists the kernels of a cubin.
+import shutil
+cuobjdump_candidates = [os.environ.get("TILEC_CUOBJDUMP", ""),
+                        "/usr/local/cuda/bin/cuobjdump",
+                        os.path.expanduser("~/.cache/tilec-tools/nvidia/cu13/bin/cuobjdump"),
+                        shutil.which("cuobjdump") or ""]
+cuobjdump = next((c for c in cuobjdump_candidates if c and os.access(c, os.X_OK)), None)
+if cuobjdump:
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", cuobjdump))

@@ -10,7 +10,8 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-out}
-mkdir -p "$out"
+logs=$out/logs
+mkdir -p "$logs"
 if [[ -x "$here/bin/tilec" ]]; then
   bin=$here/bin
 else
@@ -27,10 +28,10 @@ record() { # name status detail
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
 for suite in KernelGpuTest tilec_runtime_gpu_tests; do
-  if "$bin/$suite" --gtest_output=json:"$out/$suite.json" > "$out/$suite.log" 2>&1; then
-    record "$suite" ok "$(grep -c '^\[       OK \]' "$out/$suite.log") passed"
+  if "$bin/$suite" --gtest_output=json:"$out/$suite.json" > "$logs/$suite.log" 2>&1; then
+    record "$suite" ok "$(grep -c '^\[       OK \]' "$logs/$suite.log") passed"
   else
-    record "$suite" FAIL "$(grep -E '^\[  FAILED  \]' "$out/$suite.log" | head -3 | tr '\n' ' ')"
+    record "$suite" FAIL "$(grep -E '^\[  FAILED  \]' "$logs/$suite.log" | head -3 | tr '\n' ' ')"
   fi
 done
 
@@ -47,7 +48,7 @@ runs=(
 )
 for run in "${runs[@]}"; do
   read -r kernel config sizes <<< "$run"
-  log="$out/run-$kernel-${sizes//[,=]/_}.log"
+  log="$logs/run-$kernel-${sizes//[,=]/_}.log"
   if "$bin/tilec" run --kernel "$kernel" --config "$config" --sizes "$sizes" > "$log" 2>&1; then
     record "run $kernel $sizes" ok "$(tail -1 "$log" | sed 's/^ *//' | cut -c1-90)"
   else
@@ -59,7 +60,7 @@ done
 if command -v compute-sanitizer > /dev/null; then
   for index in 1 3 5 8; do
     read -r kernel config sizes <<< "${runs[$index]}"
-    log="$out/memcheck-$kernel.log"
+    log="$logs/memcheck-$kernel.log"
     if compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/tilec" run \
         --kernel "$kernel" --config "$config" --sizes "$sizes" --reps 0 > "$log" 2>&1; then
       record "memcheck $kernel $sizes" ok "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log")"
@@ -71,10 +72,10 @@ else
   record "memcheck" FAIL "compute-sanitizer not found"
 fi
 
-if "$bin/tilec-rt-launchbench" --json "$out/launchbench.json" > "$out/launchbench.log" 2>&1; then
-  record "launch overhead" ok "$(grep -iE 'ratio|launch' "$out/launchbench.log" | head -2 | tr '\n' ' ' | cut -c1-90)"
+if "$bin/tilec-rt-launchbench" --json "$out/launchbench.json" > "$logs/launchbench.log" 2>&1; then
+  record "launch overhead" ok "$(grep -E 'tilec::rt::launch' "$logs/launchbench.log" | sed 's/  */ /g')"
 else
-  record "launch overhead" FAIL "$(tail -1 "$out/launchbench.log")"
+  record "launch overhead" FAIL "$(tail -1 "$logs/launchbench.log")"
 fi
 
 {
@@ -84,6 +85,8 @@ fi
   done
   echo "]}"
 } > "$out/summary.json"
+# Few files travel back from a remote run: the logs go as one archive.
+tar -C "$out" -czf "$out/logs.tar.gz" logs && rm -rf "$logs"
 echo "== $(cat "$out/gpu.txt")"
 printf '%s\n' "${table[@]}"
 echo "== $failures failure(s); logs and JSON in $out"

@@ -43,9 +43,8 @@ AxisInfo AxisInfo::getPessimistic(unsigned rank) {
 }
 
 bool AxisInfo::operator==(const AxisInfo &other) const {
-  return contiguity == other.contiguity &&
-         divisibility == other.divisibility && constancy == other.constancy &&
-         constantValue == other.constantValue;
+  return contiguity == other.contiguity && divisibility == other.divisibility &&
+         constancy == other.constancy && constantValue == other.constantValue;
 }
 
 void AxisInfo::print(llvm::raw_ostream &os) const {
@@ -169,8 +168,8 @@ static llvm::APInt toAPInt(int64_t value, Type type) {
 /// Divisibility of the first element of every aligned group of `group`
 /// elements along `dim`: groups that split a contiguous run start `unit`
 /// bytes (or 1) times a multiple of `group` after the run's start.
-static int64_t divisibilityAt(const AxisInfo &info, unsigned dim,
-                              int64_t group, int64_t unit) {
+static int64_t divisibilityAt(const AxisInfo &info, unsigned dim, int64_t group,
+                              int64_t unit) {
   if (group >= info.contiguity[dim])
     return info.divisibility[dim];
   return std::min(info.divisibility[dim], mulDiv(group, unit));
@@ -227,8 +226,8 @@ static AxisInfo getConcreteInfo(ArrayRef<int64_t> values,
   // element j of every run to its first element.
   auto largestRun = [&](unsigned dim, auto sameRun) {
     int64_t size = shape[dim];
-    for (int64_t run = int64_t(1) << llvm::countr_zero(uint64_t(size));
-         run > 1; run /= 2) {
+    for (int64_t run = int64_t(1) << llvm::countr_zero(uint64_t(size)); run > 1;
+         run /= 2) {
       bool holds = true;
       for (int64_t index = 0; holds && index < int64_t(values.size());
            ++index) {
@@ -241,12 +240,12 @@ static AxisInfo getConcreteInfo(ArrayRef<int64_t> values,
     return int64_t(1);
   };
   for (unsigned dim = 0; dim < rank; ++dim) {
-    info.contiguity[dim] = largestRun(
-        dim, [](int64_t first, int64_t value, int64_t j) {
+    info.contiguity[dim] =
+        largestRun(dim, [](int64_t first, int64_t value, int64_t j) {
           return value == first + j;
         });
-    info.constancy[dim] = largestRun(
-        dim, [](int64_t first, int64_t value, int64_t) {
+    info.constancy[dim] =
+        largestRun(dim, [](int64_t first, int64_t value, int64_t) {
           return value == first;
         });
     int64_t divisibility = kMaxDiv;
@@ -328,8 +327,7 @@ void AxisInfoWalker::visitFunction(FunctionOpInterface func) {
     return;
   Block &entry = func.getFunctionBody().front();
   for (BlockArgument arg : entry.getArguments()) {
-    AxisInfo info =
-        AxisInfo::getPessimistic(getShape(arg.getType()).size());
+    AxisInfo info = AxisInfo::getPessimistic(getShape(arg.getType()).size());
     if (auto divisibility = func.getArgAttrOfType<IntegerAttr>(
             arg.getArgNumber(), "tile.divisibility");
         divisibility && !isa<RankedTensorType>(arg.getType())) {
@@ -424,9 +422,9 @@ void AxisInfoWalker::visitIf(scf::IfOp ifOp) {
   auto thenYield = ifOp.thenYield();
   auto elseYield = ifOp.elseYield();
   for (auto [index, result] : llvm::enumerate(ifOp.getResults()))
-    set(result, join(get(thenYield.getOperand(index)),
-                     get(elseYield.getOperand(index)),
-                     getUnit(result.getType())));
+    set(result,
+        join(get(thenYield.getOperand(index)), get(elseYield.getOperand(index)),
+             getUnit(result.getType())));
 }
 
 //===----------------------------------------------------------------------===//
@@ -462,16 +460,15 @@ AxisInfo AxisInfoWalker::visitConstant(arith::ConstantOp op) {
 
 /// lhs +/- rhs (tile.addptr when the result is a pointer): a run of the sum is
 /// contiguous where one side is contiguous and the other constant.
-AxisInfo AxisInfoWalker::visitAddSub(Value lhsValue, Value rhsValue,
-                                     bool isSub, Type resultType) {
+AxisInfo AxisInfoWalker::visitAddSub(Value lhsValue, Value rhsValue, bool isSub,
+                                     Type resultType) {
   AxisInfo lhs = get(lhsValue), rhs = get(rhsValue);
   int64_t lhsUnit = getUnit(lhsValue.getType());
   // Offsets of tile.addptr count elements; their divisibility scales to bytes.
   int64_t rhsScale = getUnit(resultType) / getUnit(rhsValue.getType());
   AxisInfo result = AxisInfo::getPessimistic(lhs.getRank());
   for (unsigned dim = 0; dim < lhs.getRank(); ++dim) {
-    int64_t contiguity =
-        std::min(lhs.contiguity[dim], rhs.constancy[dim]);
+    int64_t contiguity = std::min(lhs.contiguity[dim], rhs.constancy[dim]);
     if (!isSub)
       contiguity = std::max(contiguity,
                             std::min(lhs.constancy[dim], rhs.contiguity[dim]));
@@ -522,8 +519,7 @@ static int64_t getUnbrokenRun(const AxisInfo &lhs, const AxisInfo &rhs,
                    lhs.divisibility[dim], elementDivisibility(rhs, 1)});
 }
 
-AxisInfo AxisInfoWalker::visitDivRem(Operation *op, bool isRem,
-                                     bool isSigned) {
+AxisInfo AxisInfoWalker::visitDivRem(Operation *op, bool isRem, bool isSigned) {
   AxisInfo lhs = get(op->getOperand(0)), rhs = get(op->getOperand(1));
   if (!isRem && rhs.constantValue == 1)
     return lhs;
@@ -592,8 +588,8 @@ AxisInfo AxisInfoWalker::visitAnd(arith::AndIOp op) {
       int64_t alignment = -*mask;
       AxisInfo alignmentInfo =
           getConstantInfo(alignment, getShape(op.getType()));
-      result.constancy[dim] = std::max(
-          lhs.constancy[dim], getUnbrokenRun(lhs, alignmentInfo, dim));
+      result.constancy[dim] =
+          std::max(lhs.constancy[dim], getUnbrokenRun(lhs, alignmentInfo, dim));
       result.divisibility[dim] = std::max(lhsDiv, alignment);
     }
   }
@@ -616,15 +612,16 @@ AxisInfo AxisInfoWalker::visitShift(Operation *op) {
     return lhs;
   int64_t factor = int64_t(1) << shift;
   int64_t lhsDiv = elementDivisibility(lhs, 1);
-  AxisInfo factorInfo = getConstantInfo(factor, getShape(op->getResult(0).getType()));
+  AxisInfo factorInfo =
+      getConstantInfo(factor, getShape(op->getResult(0).getType()));
   for (unsigned dim = 0; dim < lhs.getRank(); ++dim) {
     if (isa<arith::ShLIOp>(op)) {
       result.divisibility[dim] = mulDiv(lhsDiv, factor);
     } else {
       // Shifting right rounds down (to minus infinity for shrsi): fixed on
       // runs that do not cross a multiple of 2^shift.
-      result.constancy[dim] = std::max(result.constancy[dim],
-                                       getUnbrokenRun(lhs, factorInfo, dim));
+      result.constancy[dim] =
+          std::max(result.constancy[dim], getUnbrokenRun(lhs, factorInfo, dim));
       result.divisibility[dim] = std::max<int64_t>(1, lhsDiv / factor);
     }
   }
@@ -665,9 +662,9 @@ AxisInfo AxisInfoWalker::visitCmp(arith::CmpIOp op) {
   }
   if (lhs.constantValue && rhs.constantValue) {
     Type type = op.getLhs().getType();
-    result.constantValue = arith::applyCmpPredicate(
-        predicate, toAPInt(*lhs.constantValue, type),
-        toAPInt(*rhs.constantValue, type));
+    result.constantValue =
+        arith::applyCmpPredicate(predicate, toAPInt(*lhs.constantValue, type),
+                                 toAPInt(*rhs.constantValue, type));
   }
   return result;
 }
@@ -686,8 +683,8 @@ AxisInfo AxisInfoWalker::visitSelect(arith::SelectOp op) {
   int64_t unit = getUnit(op.getType());
   AxisInfo result = AxisInfo::getPessimistic(lhs.getRank());
   for (unsigned dim = 0; dim < lhs.getRank(); ++dim) {
-    int64_t contiguity = std::min({condition.constancy[dim],
-                                   lhs.contiguity[dim], rhs.contiguity[dim]});
+    int64_t contiguity = std::min(
+        {condition.constancy[dim], lhs.contiguity[dim], rhs.contiguity[dim]});
     result.contiguity[dim] = contiguity;
     result.constancy[dim] = std::min(
         {condition.constancy[dim], lhs.constancy[dim], rhs.constancy[dim]});
@@ -743,11 +740,9 @@ AxisInfo AxisInfoWalker::visitCast(Operation *op) {
     APInt value = toAPInt(*info.constantValue, sourceType);
     unsigned width = getIntegerWidth(resultType);
     if (isa<arith::ExtUIOp, arith::IndexCastUIOp>(op))
-      result.constantValue =
-          value.zextOrTrunc(width).getSExtValue();
+      result.constantValue = value.zextOrTrunc(width).getSExtValue();
     else
-      result.constantValue =
-          value.sextOrTrunc(width).getSExtValue();
+      result.constantValue = value.sextOrTrunc(width).getSExtValue();
   }
   return result;
 }
@@ -864,8 +859,8 @@ AxisInfo AxisInfoWalker::transfer(Operation *op) {
         AxisInfo lhs = get(bitwise->getOperand(0));
         AxisInfo rhs = get(bitwise->getOperand(1));
         AxisInfo info = AxisInfo::getPessimistic(rank);
-        int64_t divisibility = std::min(elementDivisibility(lhs, 1),
-                                        elementDivisibility(rhs, 1));
+        int64_t divisibility =
+            std::min(elementDivisibility(lhs, 1), elementDivisibility(rhs, 1));
         for (unsigned dim = 0; dim < rank; ++dim) {
           info.constancy[dim] =
               std::min(lhs.constancy[dim], rhs.constancy[dim]);
@@ -875,21 +870,14 @@ AxisInfo AxisInfoWalker::transfer(Operation *op) {
           Type type = bitwise->getOperand(0).getType();
           APInt l = toAPInt(*lhs.constantValue, type);
           APInt r = toAPInt(*rhs.constantValue, type);
-          APInt value = llvm::TypeSwitch<Operation *, APInt>(bitwise)
-                            .Case([&](arith::OrIOp) { return l | r; })
-                            .Case([&](arith::XOrIOp) { return l ^ r; })
-                            .Case([&](arith::MaxSIOp) {
-                              return l.sge(r) ? l : r;
-                            })
-                            .Case([&](arith::MinSIOp) {
-                              return l.sle(r) ? l : r;
-                            })
-                            .Case([&](arith::MaxUIOp) {
-                              return l.uge(r) ? l : r;
-                            })
-                            .Default([&](Operation *) {
-                              return l.ule(r) ? l : r;
-                            });
+          APInt value =
+              llvm::TypeSwitch<Operation *, APInt>(bitwise)
+                  .Case([&](arith::OrIOp) { return l | r; })
+                  .Case([&](arith::XOrIOp) { return l ^ r; })
+                  .Case([&](arith::MaxSIOp) { return l.sge(r) ? l : r; })
+                  .Case([&](arith::MinSIOp) { return l.sle(r) ? l : r; })
+                  .Case([&](arith::MaxUIOp) { return l.uge(r) ? l : r; })
+                  .Default([&](Operation *) { return l.ule(r) ? l : r; });
           info.constantValue = value.getSExtValue();
         }
         return info;
@@ -898,10 +886,9 @@ AxisInfo AxisInfoWalker::transfer(Operation *op) {
           [&](Operation *shift) { return visitShift(shift); })
       .Case([&](arith::CmpIOp cmp) { return visitCmp(cmp); })
       .Case([&](arith::SelectOp select) { return visitSelect(select); })
-      .Case<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp,
-            arith::IndexCastOp, arith::IndexCastUIOp, tile::IntToPtrOp,
-            tile::PtrToIntOp, tile::BitcastOp>(
-          [&](Operation *cast) { return visitCast(cast); })
+      .Case<arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp, arith::IndexCastOp,
+            arith::IndexCastUIOp, tile::IntToPtrOp, tile::PtrToIntOp,
+            tile::BitcastOp>([&](Operation *cast) { return visitCast(cast); })
       .Default([&](Operation *other) {
         // Elementwise ops map equal inputs to equal outputs.
         AxisInfo info = AxisInfo::getPessimistic(rank);
@@ -949,8 +936,8 @@ unsigned ModuleAxisInfoAnalysis::getPtrVectorWidth(Value ptr,
     return 1;
   int64_t bytes = getPointeeBytes(ptrType);
   int64_t alignment = std::max<int64_t>(1, info->divisibility[dim] / bytes);
-  int64_t width = std::min({info->contiguity[dim], alignment,
-                            std::max<int64_t>(1, 16 / bytes)});
+  int64_t width = std::min(
+      {info->contiguity[dim], alignment, std::max<int64_t>(1, 16 / bytes)});
   return std::max<int64_t>(1, width);
 }
 

@@ -315,11 +315,12 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
 
 std::string RunReport::describe() const {
   std::ostringstream os;
-  os << (passed ? "PASS" : "FAIL") << ": " << checkedElements
-     << " elements, max |err| " << maxAbsError << ", worst err/tol "
-     << worstErrorRatio << " (rtol " << rtol << ", atol " << atol << ")";
+  os << (passed ? "PASS" : "FAIL");
   if (medianMs > 0)
-    os << ", median " << medianMs * 1000 << " us";
+    os << " " << medianMs * 1000 << " us (median)";
+  os << ": " << checkedElements << " elements, worst err/tol "
+     << worstErrorRatio << ", max |err| " << maxAbsError << " (rtol " << rtol
+     << ", atol " << atol << ")";
   return os.str();
 }
 

@@ -3,6 +3,8 @@
 // The stages of a tilec compile, each producing one artifact a user can read:
 // ttir (the tile dialect, canonical), ttgir (tilegpu, with layouts), llir
 // (optimized LLVM IR), ptx, and cubin (ptxas, with its -v report parsed).
+// With a stage cache (CompileOptions::cache) each stage first looks its
+// artifact up by a key of everything it depends on (docs/cache.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,12 +19,17 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace mlir {
 class DialectRegistry;
 } // namespace mlir
+
+namespace tilec::rt {
+class StageCache;
+} // namespace tilec::rt
 
 namespace tilec {
 
@@ -41,11 +48,30 @@ struct CompileOptions {
   bool skipCubin = false;
   /// Meta-parameters the ttir was specialized with; recorded in the json.
   std::map<std::string, int64_t> config;
+  /// The stage cache (docs/cache.md). Null, the default, compiles every
+  /// stage and touches no disk, so that library users and tests are
+  /// hermetic; `tilec compile` opens $TILEC_CACHE_DIR (~/.tilec/cache).
+  std::shared_ptr<rt::StageCache> cache;
 };
+
+/// Where a stage's artifact came from.
+enum class CacheResult {
+  /// No cache, or the stage cannot be keyed (e.g. no ptxas to identify).
+  NotCached,
+  Hit,
+  Miss,
+};
+
+/// "hit", "miss" or "-".
+const char *getCacheResultName(CacheResult result);
 
 struct StageTiming {
   std::string stage;
+  /// On a hit: computing the key and reading the entry.
   double milliseconds;
+  CacheResult cache = CacheResult::NotCached;
+  /// The stage's cache key; empty when not cached.
+  std::string cacheKey;
 };
 
 struct KernelArgument {
@@ -78,10 +104,21 @@ void buildLLIRPipeline(mlir::OpPassManager &pm);
 
 /// Runs every stage on `module` (ttir, one kernel). Diagnostics go to the
 /// context's handler; failures return an error naming the stage.
+///
+/// Without a cache, `module` ends up lowered to the LLVM dialect. With one,
+/// stages that hit are skipped and a stage that misses after a hit runs on
+/// the previous stage's cached text, parsed into a new module: `module` is
+/// then left in whatever state the stages that ran on it produced.
 llvm::Expected<CompiledKernel> compileKernel(mlir::ModuleOp module,
                                              const CompileOptions &options);
 
-/// Identifies the compiler in metadata and cache keys.
+/// Identifies the compiler in metadata and cache keys:
+/// "tilec-<version> llvm-<version>" followed by the identity of each binary
+/// object that holds compiler code (the executable or shared library holding
+/// the pipeline, and LLVM's): its GNU build-id when it has one (the linker's
+/// hash of its contents), else the SHA-256 of its file. A rebuilt compiler
+/// therefore never reuses the artifacts of the previous build. Computed once
+/// per process.
 std::string getCompilerId();
 
 /// SHA-256 of `text`, hex.

@@ -49,8 +49,7 @@ SmallVector<unsigned> getCurrentOrder(RankedTensorType type) {
   return order;
 }
 
-struct CoalescePass
-    : tilec::tilegpu::impl::TileGPUCoalesceBase<CoalescePass> {
+struct CoalescePass : tilec::tilegpu::impl::TileGPUCoalesceBase<CoalescePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     int numWarps = TileGPUDialect::getNumWarps(module);
@@ -101,13 +100,13 @@ struct CoalescePass
         getPointeeBits(cast<tile::PointerType>(type.getElementType()));
     int64_t threads = int64_t(numWarps) * threadsPerWarp;
     int64_t perThread = std::max<int64_t>(1, type.getNumElements() / threads);
-    unsigned vector = std::min<int64_t>(
-        {axisInfo.getPtrVectorWidth(ptr, order[0]),
-         std::max(1u, 128 / elementBits), perThread});
+    unsigned vector =
+        std::min<int64_t>({axisInfo.getPtrVectorWidth(ptr, order[0]),
+                           std::max(1u, 128 / elementBits), perThread});
     SmallVector<unsigned> sizePerThread(rank, 1);
     sizePerThread[order[0]] = vector;
-    return getBlockedEncoding(type.getContext(), type.getShape(),
-                              sizePerThread, order, numWarps, threadsPerWarp);
+    return getBlockedEncoding(type.getContext(), type.getShape(), sizePerThread,
+                              order, numWarps, threadsPerWarp);
   }
 
   /// Rebuilds `op` with its tensor operands converted to `layout`; a load's
@@ -120,9 +119,9 @@ struct CoalescePass
       auto type = dyn_cast<RankedTensorType>(operand.getType());
       if (!type || mapping.contains(operand))
         continue;
-      mapping.map(operand, ConvertLayoutOp::create(
-                               builder, loc, type.cloneWithEncoding(layout),
-                               operand));
+      mapping.map(operand,
+                  ConvertLayoutOp::create(
+                      builder, loc, type.cloneWithEncoding(layout), operand));
     }
     Operation *newOp = builder.clone(*op, mapping);
     builder.setInsertionPointAfter(newOp);

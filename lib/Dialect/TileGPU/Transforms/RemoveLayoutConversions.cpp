@@ -71,8 +71,7 @@ bool isCheap(Operation *op) {
 /// cheap ops read their result's layout.
 Attribute getOperandEncoding(Operation *op, Attribute encoding) {
   if (auto expand = dyn_cast<tile::ExpandDimsOp>(op))
-    return SliceEncodingAttr::get(op->getContext(), expand.getAxis(),
-                                  encoding);
+    return SliceEncodingAttr::get(op->getContext(), expand.getAxis(), encoding);
   return encoding;
 }
 
@@ -116,8 +115,7 @@ Rematerializer::collectSlice(Value root, Attribute encoding,
   DenseSet<Key> seen, carried;
   unsigned numOps = 0;
   // An iter_arg and its loop result are carried together.
-  auto addLoopValue = [&](scf::ForOp forOp, unsigned index,
-                          Attribute layout) {
+  auto addLoopValue = [&](scf::ForOp forOp, unsigned index, Attribute layout) {
     Value iterArg = forOp.getRegionIterArgs()[index];
     if (cache.contains({iterArg, layout}) ||
         !carried.insert({iterArg, layout}).second)
@@ -130,7 +128,8 @@ Rematerializer::collectSlice(Value root, Attribute encoding,
   while (!worklist.empty()) {
     auto [value, layout] = worklist.pop_back_val();
     auto type = dyn_cast<RankedTensorType>(value.getType());
-    if (!type || type.getEncoding() == layout || cache.contains({value, layout}))
+    if (!type || type.getEncoding() == layout ||
+        cache.contains({value, layout}))
       continue;
     if (!seen.insert({value, layout}).second)
       continue;
@@ -181,8 +180,7 @@ void Rematerializer::extendLoop(
   }
   auto newFor = scf::ForOp::create(
       rewriter, loc, forOp.getLowerBound(), forOp.getUpperBound(),
-      forOp.getStep(), inits, /*bodyBuilder=*/nullptr,
-      forOp.getUnsignedCmp());
+      forOp.getStep(), inits, /*bodyBuilder=*/nullptr, forOp.getUnsignedCmp());
   newFor->setDiscardableAttrs(forOp->getDiscardableAttrDictionary());
   newFor.getRegion().takeBody(forOp.getRegion());
   Block *body = newFor.getBody();
@@ -190,14 +188,14 @@ void Rematerializer::extendLoop(
   rewriter.setInsertionPoint(yield);
   for (const LoopValue &value : values) {
     BlockArgument oldArg = body->getArgument(value.index + 1);
-    BlockArgument newArg = body->addArgument(
-        cast<RankedTensorType>(oldArg.getType())
-            .cloneWithEncoding(value.encoding),
-        oldArg.getLoc());
+    BlockArgument newArg =
+        body->addArgument(cast<RankedTensorType>(oldArg.getType())
+                              .cloneWithEncoding(value.encoding),
+                          oldArg.getLoc());
     cache[{oldArg, value.encoding}] = newArg;
-    auto placeholder = ConvertLayoutOp::create(
-        rewriter, yield.getLoc(), newArg.getType(),
-        yield.getOperand(value.index));
+    auto placeholder =
+        ConvertLayoutOp::create(rewriter, yield.getLoc(), newArg.getType(),
+                                yield.getOperand(value.index));
     placeholders.push_back(placeholder);
     yield.getResultsMutable().append(placeholder.getResult());
   }
@@ -232,11 +230,11 @@ Value Rematerializer::rematerialize(Value value, Attribute encoding) {
   if (auto convert = dyn_cast<ConvertLayoutOp>(def)) {
     Value source = convert.getSrc();
     rewriter.setInsertionPointAfter(def);
-    newValue = source.getType() == newType
-                   ? source
-                   : ConvertLayoutOp::create(rewriter, def->getLoc(), newType,
-                                             source)
-                         .getResult();
+    newValue =
+        source.getType() == newType
+            ? source
+            : ConvertLayoutOp::create(rewriter, def->getLoc(), newType, source)
+                  .getResult();
   } else if (auto constant = dyn_cast<arith::ConstantOp>(def)) {
     rewriter.setInsertionPointAfter(def);
     auto dense = cast<DenseElementsAttr>(constant.getValue());
@@ -308,8 +306,8 @@ struct ConvertDenseConstant : OpRewritePattern<ConvertLayoutOp> {
     auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
     if (!dense)
       return failure();
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, op.getType(), dense.reshape(op.getType()));
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, op.getType(),
+                                                   dense.reshape(op.getType()));
     return success();
   }
 };
@@ -414,9 +412,7 @@ struct RemoveLayoutConversionsPass
     FrozenRewritePatternSet patterns(std::move(patternList));
     // Not converging within the driver's iteration limit leaves valid IR;
     // like -canonicalize, that is not an error.
-    auto canonicalize = [&] {
-      (void)applyPatternsGreedily(module, patterns);
-    };
+    auto canonicalize = [&] { (void)applyPatternsGreedily(module, patterns); };
 
     canonicalize();
 

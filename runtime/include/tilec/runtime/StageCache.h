@@ -1,0 +1,244 @@
+//===- StageCache.h - The on-disk cache of stage artifacts ------*- C++ -*-===//
+//
+// Every stage of a compile (ttir, ttgir, llir, ptx, cubin) stores its artifact
+// under a key that hashes everything the artifact depends on (see
+// docs/cache.md). The store lives in the runtime, without LLVM, so that a
+// program can load cached cubins with no compiler present.
+//
+// On disk, one file per artifact:
+//
+//   <dir>/<stage>/<key[0:2]>/<key>.<stage>
+//
+// holding one header line followed by two byte strings:
+//
+//   tilec-cache 1 <stage> <key> <meta-bytes> <payload-bytes> <sha256>\n
+//   <meta><payload>
+//
+// <sha256> is the hex SHA-256 of <meta><payload>. A reader accepts an entry
+// only if the header parses, its stage and key match the file's name, the
+// sizes add up to the file's size exactly and the checksum matches; anything
+// else is discarded (deleted) and counts as a miss, so a corrupt, truncated or
+// misplaced file is never loaded. Names inside the cache are relative, so a
+// copied or moved tree still hits.
+//
+// Writers create <name>.tmp.<pid>.<random> in the entry's directory, write,
+// fsync and rename it over <name>: a reader sees the whole entry or none.
+// Concurrent writers of one key both rename complete, equal files; the last
+// one stays. Temporary files left by killed writers are never read and are
+// removed by verify() and prune().
+//
+// Hit, miss, corrupt and store counters are kept per process and added to
+// <dir>/stats under an exclusive flock of <dir>/stats.lock by
+// flushCounters() (and the destructor).
+//
+// Failing to write (read-only directory, full disk, no permission) never fails
+// a compile: the first failure prints one warning and turns stores off for the
+// rest of the process; lookups go on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_STAGECACHE_H
+#define TILEC_RUNTIME_STAGECACHE_H
+
+#include "tilec/runtime/Sha256.h"
+#include "tilec/runtime/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tilec::rt {
+
+// The stages the cache knows, in pipeline order. They are the only
+// directories that list(), verify(), prune() and clear() enter, so a cache
+// directory pointed at by mistake at a directory with other files never loses
+// them.
+inline constexpr std::array<std::string_view, 5> kCacheStages = {
+    "ttir", "ttgir", "llir", "ptx", "cubin"};
+
+// Builds a cache key: the SHA-256 of the stage name and named fields, each
+// written with its length so that no two field lists hash alike.
+class CacheKey {
+public:
+  explicit CacheKey(std::string_view stage);
+  CacheKey &add(std::string_view name, std::string_view value);
+  CacheKey &add(std::string_view name, const char *value) {
+    return add(name, std::string_view(value));
+  }
+  CacheKey &add(std::string_view name, const std::string &value) {
+    return add(name, std::string_view(value));
+  }
+  // Integers (and bools) are written in decimal.
+  CacheKey &add(std::string_view name, int64_t value);
+  // 64 lowercase hex characters.
+  std::string str() const;
+
+private:
+  Sha256 sha_;
+};
+
+// What one stage stores: its artifact and a few facts about it that the next
+// stages need and cannot recompute cheaply (e.g. the shared memory size, the
+// ptxas resource usage), as a small JSON text.
+struct CacheArtifact {
+  std::string payload;
+  std::string meta;
+};
+
+struct StageCounters {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  // Entries found unreadable or invalid and discarded (each also a miss).
+  uint64_t corrupt = 0;
+  uint64_t stores = 0;
+
+  StageCounters &operator+=(const StageCounters &other) {
+    hits += other.hits;
+    misses += other.misses;
+    corrupt += other.corrupt;
+    stores += other.stores;
+    return *this;
+  }
+};
+
+struct CacheEntryInfo {
+  std::string stage;
+  std::string key;
+  // Relative to the cache directory.
+  std::string path;
+  uint64_t bytes = 0;
+  // Last write or hit (hits refresh it; prune() removes the oldest first).
+  int64_t mtimeSeconds = 0;
+};
+
+struct CacheStats {
+  struct Stage {
+    std::string name;
+    uint64_t entries = 0;
+    uint64_t bytes = 0;
+    // Summed over every process that flushed its counters.
+    StageCounters counters;
+  };
+  std::vector<Stage> stages;
+  uint64_t tempFiles = 0;
+  uint64_t tempBytes = 0;
+};
+
+struct CacheVerifyReport {
+  std::map<std::string, uint64_t> validPerStage;
+  uint64_t valid = 0;
+  // "<relative path>: <reason>" for each invalid entry; each was removed.
+  std::vector<std::string> corrupt;
+  // Leftovers of killed writers, removed.
+  uint64_t removedTempFiles = 0;
+  // Temporary files of writers that may still be running, left alone.
+  uint64_t liveTempFiles = 0;
+  // Files in the stage directories that are no cache entries, left alone.
+  std::vector<std::string> unknownFiles;
+};
+
+struct CachePruneReport {
+  uint64_t removedEntries = 0;
+  uint64_t removedBytes = 0;
+  uint64_t keptEntries = 0;
+  uint64_t keptBytes = 0;
+  uint64_t removedTempFiles = 0;
+};
+
+class StageCache {
+public:
+  // Receives the one warning a cache prints (no newline at the end).
+  using WarningHandler = std::function<void(const std::string &)>;
+
+  // A cache rooted at `directory`, created on the first store. Construction
+  // does not touch the disk. The default handler prints
+  // "warning: <message>" on stderr.
+  explicit StageCache(std::string directory, WarningHandler warning = {});
+  // Flushes the counters.
+  ~StageCache();
+  StageCache(const StageCache &) = delete;
+  StageCache &operator=(const StageCache &) = delete;
+
+  // $TILEC_CACHE_DIR, or ~/.tilec/cache when it is unset or empty ($HOME,
+  // else the password database's home directory).
+  static std::string defaultDirectory();
+
+  const std::string &directory() const { return directory_; }
+
+  // The artifact stored under `key`, or nothing. A present but invalid entry
+  // is removed and counted as corrupt. A hit refreshes the entry's mtime.
+  std::optional<CacheArtifact> lookup(std::string_view stage,
+                                      std::string_view key);
+  // Stores an artifact atomically. False if it was not stored: stores are
+  // off, or this write failed (then a warning, once, and stores go off).
+  bool store(std::string_view stage, std::string_view key,
+             std::string_view payload, std::string_view meta = {});
+  // False once a store failed: the process compiles without storing.
+  bool storesEnabled() const;
+
+  // This process's counters for `stage` since construction.
+  StageCounters counters(std::string_view stage) const;
+  // Adds the counters not yet flushed to <dir>/stats. Best effort: a
+  // read-only cache keeps no statistics.
+  void flushCounters();
+
+  // Maintenance (tilec cache). Errors name the path that failed.
+  Result<std::vector<CacheEntryInfo>> list() const;
+  Result<CacheStats> stats() const;
+  // Reads and checks every entry, removes the invalid ones and the temporary
+  // files of writers that are gone.
+  Result<CacheVerifyReport> verify();
+  // Removes least recently used entries (oldest mtime first) until the
+  // entries take at most `maxBytes`, and the temporary files of writers that
+  // are gone.
+  Result<CachePruneReport> prune(uint64_t maxBytes);
+  // Removes every entry, temporary file and counter; keeps the directory.
+  Status clear();
+
+  // The entry format, exposed for tests and tools.
+  // "<stage>/<key[0:2]>/<key>.<stage>".
+  static std::string entryPath(std::string_view stage, std::string_view key);
+  static std::string encodeEntry(std::string_view stage, std::string_view key,
+                                 std::string_view payload,
+                                 std::string_view meta);
+  // Checks `bytes` (a whole entry file) against `stage` and `key`; the error
+  // says what did not match.
+  static Result<CacheArtifact> decodeEntry(std::string_view bytes,
+                                           std::string_view stage,
+                                           std::string_view key);
+  static bool isValidKey(std::string_view key);
+  static bool isKnownStage(std::string_view stage);
+
+private:
+  void warnOnce(const std::string &message);
+  Status writeEntry(std::string_view stage, std::string_view key,
+                    const std::string &contents);
+
+  std::string directory_;
+  WarningHandler warning_;
+  // Test hook: TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE ("1" or a stage name)
+  // makes store() _exit after writing the temporary file, before the rename.
+  std::string crashAfterTempWrite_;
+
+  mutable std::mutex mutex_;
+  bool warned_ = false;
+  bool storesEnabled_ = true;
+  std::map<std::string, StageCounters, std::less<>> counters_;
+  std::map<std::string, StageCounters, std::less<>> unflushed_;
+};
+
+// Parses a size such as "1048576", "100K", "100M", "1G", "2T" (binary
+// units; a trailing "B"/"iB" is accepted).
+Result<uint64_t> parseByteSize(std::string_view text);
+// "1.5M", "812K", "12B".
+std::string formatByteSize(uint64_t bytes);
+
+} // namespace tilec::rt
+
+#endif // TILEC_RUNTIME_STAGECACHE_H

@@ -1,0 +1,930 @@
+//===- StageCache.cpp - The on-disk cache of stage artifacts --------------===//
+//
+// POSIX only (open/rename/fsync/flock/readdir): the runtime targets Linux, and
+// std::filesystem would drag exceptions into a -fno-exceptions library.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/runtime/StageCache.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace tilec::rt {
+
+namespace {
+
+constexpr std::string_view kMagic = "tilec-cache";
+constexpr std::string_view kFormatVersion = "1";
+constexpr std::string_view kStatsMagic = "tilec-cache-stats 1";
+// The header line is short; a longer first line is not ours.
+constexpr size_t kMaxHeaderBytes = 256;
+// A temporary file older than this belongs to no live writer even if its pid
+// was reused (a write takes milliseconds), or was written on another host.
+constexpr int64_t kStaleTempSeconds = 3600;
+
+std::string errnoText(int error) { return std::strerror(error); }
+
+std::string joinPath(std::string_view a, std::string_view b) {
+  std::string result(a);
+  if (!result.empty() && result.back() != '/')
+    result += '/';
+  result += b;
+  return result;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// mkdir -p. Concurrent creators are fine: EEXIST is success.
+Status makeDirectories(const std::string &path) {
+  std::string prefix;
+  size_t position = 0;
+  while (position <= path.size()) {
+    size_t slash = path.find('/', position);
+    if (slash == std::string::npos)
+      slash = path.size();
+    prefix = path.substr(0, slash);
+    position = slash + 1;
+    if (prefix.empty())
+      continue;
+    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
+      return Status::error("cannot create directory " + prefix + ": " +
+                           errnoText(errno));
+  }
+  if (!isDirectory(path))
+    return Status::error(path + " is not a directory");
+  return Status::success();
+}
+
+Status writeAll(int fd, std::string_view data, const std::string &path) {
+  while (!data.empty()) {
+    ssize_t written = ::write(fd, data.data(), data.size());
+    if (written < 0) {
+      if (errno == EINTR)
+        continue;
+      return Status::error("cannot write " + path + ": " + errnoText(errno));
+    }
+    data.remove_prefix(size_t(written));
+  }
+  return Status::success();
+}
+
+// Reads a whole file and returns its identity, so that a reader that finds
+// it invalid removes this file and not one renamed over it meanwhile.
+struct FileContents {
+  std::string bytes;
+  dev_t device = 0;
+  ino_t inode = 0;
+};
+
+Result<FileContents> readWholeFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error("cannot open " + path + ": " + errnoText(errno));
+  FileContents contents;
+  struct stat info;
+  if (::fstat(fd, &info) == 0) {
+    contents.device = info.st_dev;
+    contents.inode = info.st_ino;
+    if (info.st_size > 0)
+      contents.bytes.reserve(size_t(info.st_size));
+  }
+  char chunk[65536];
+  while (true) {
+    ssize_t got = ::read(fd, chunk, sizeof(chunk));
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      int error = errno;
+      ::close(fd);
+      return Status::error("cannot read " + path + ": " + errnoText(error));
+    }
+    if (got == 0)
+      break;
+    contents.bytes.append(chunk, size_t(got));
+  }
+  ::close(fd);
+  return contents;
+}
+
+void removeIfSameFile(const std::string &path, dev_t device, ino_t inode) {
+  struct stat info;
+  if (::lstat(path.c_str(), &info) == 0 && info.st_dev == device &&
+      info.st_ino == inode)
+    ::unlink(path.c_str());
+}
+
+std::string randomHex() {
+  uint8_t bytes[8];
+  if (::getrandom(bytes, sizeof(bytes), GRND_NONBLOCK) !=
+      ssize_t(sizeof(bytes))) {
+    // Uniqueness only matters within one pid (O_EXCL catches the rest).
+    static uint64_t counter = 0;
+    uint64_t value =
+        uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+        (++counter << 48);
+    std::memcpy(bytes, &value, sizeof(bytes));
+  }
+  return toHex(bytes, sizeof(bytes));
+}
+
+// Names of the entries of a directory; a missing directory has none.
+Result<std::vector<std::string>> listDirectory(const std::string &path) {
+  std::vector<std::string> names;
+  DIR *dir = ::opendir(path.c_str());
+  if (!dir) {
+    if (errno == ENOENT || errno == ENOTDIR)
+      return names;
+    return Status::error("cannot list " + path + ": " + errnoText(errno));
+  }
+  while (struct dirent *entry = ::readdir(dir)) {
+    std::string_view name = entry->d_name;
+    if (name != "." && name != "..")
+      names.emplace_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool isHex(std::string_view text) {
+  return std::all_of(text.begin(), text.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+}
+
+bool parseDecimal(std::string_view text, uint64_t &value) {
+  if (text.empty() || text.size() > 19)
+    return false;
+  value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9')
+      return false;
+    value = value * 10 + uint64_t(c - '0');
+  }
+  return true;
+}
+
+std::vector<std::string_view> splitSpaces(std::string_view text) {
+  std::vector<std::string_view> parts;
+  while (!text.empty()) {
+    size_t space = text.find(' ');
+    parts.push_back(text.substr(0, space));
+    if (space == std::string_view::npos)
+      break;
+    text.remove_prefix(space + 1);
+  }
+  return parts;
+}
+
+bool isTempName(std::string_view name) {
+  return name.find(".tmp.") != std::string_view::npos;
+}
+
+// A temporary file is a leftover when its writer (the pid in its name) is
+// gone from this host, or when it is too old to belong to a running write.
+bool isStaleTemp(std::string_view name, int64_t mtimeSeconds) {
+  int64_t now = int64_t(std::time(nullptr));
+  if (now - mtimeSeconds > kStaleTempSeconds)
+    return true;
+  size_t marker = name.rfind(".tmp.");
+  std::string_view rest = name.substr(marker + 5);
+  uint64_t pid = 0;
+  if (!parseDecimal(rest.substr(0, rest.find('.')), pid) || pid == 0)
+    return true;
+  return ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
+// One file under <dir>/<stage>/<shard>/.
+struct WalkedFile {
+  std::string stage;
+  std::string shard;
+  std::string name;
+  std::string relative;
+  std::string full;
+  uint64_t bytes = 0;
+  int64_t mtimeSeconds = 0;
+};
+
+Result<std::vector<WalkedFile>> walkStageFiles(const std::string &root) {
+  std::vector<WalkedFile> files;
+  for (std::string_view stage : kCacheStages) {
+    std::string stageDir = joinPath(root, stage);
+    Result<std::vector<std::string>> shards = listDirectory(stageDir);
+    if (!shards)
+      return shards.status();
+    for (const std::string &shard : *shards) {
+      std::string shardDir = joinPath(stageDir, shard);
+      if (!isDirectory(shardDir))
+        continue;
+      Result<std::vector<std::string>> names = listDirectory(shardDir);
+      if (!names)
+        return names.status();
+      for (const std::string &name : *names) {
+        WalkedFile file;
+        file.stage = std::string(stage);
+        file.shard = shard;
+        file.name = name;
+        file.relative = std::string(stage) + "/" + shard + "/" + name;
+        file.full = joinPath(shardDir, name);
+        struct stat info;
+        if (::lstat(file.full.c_str(), &info) != 0)
+          continue; // removed meanwhile
+        if (!S_ISREG(info.st_mode))
+          continue;
+        file.bytes = uint64_t(info.st_size);
+        file.mtimeSeconds = int64_t(info.st_mtime);
+        files.push_back(std::move(file));
+      }
+    }
+  }
+  return files;
+}
+
+// The key when `file` is named like an entry in the right shard.
+std::optional<std::string> entryKeyOf(const WalkedFile &file) {
+  std::string suffix = "." + file.stage;
+  if (file.name.size() != 64 + suffix.size() ||
+      file.name.compare(64, std::string::npos, suffix) != 0)
+    return std::nullopt;
+  std::string key = file.name.substr(0, 64);
+  if (!StageCache::isValidKey(key))
+    return std::nullopt;
+  return key;
+}
+
+void defaultWarning(const std::string &message) {
+  std::fprintf(stderr, "warning: %s\n", message.c_str());
+}
+
+using CounterMap = std::map<std::string, StageCounters, std::less<>>;
+
+CounterMap parseStats(std::string_view text) {
+  CounterMap counters;
+  size_t newline = text.find('\n');
+  if (text.substr(0, newline) != kStatsMagic)
+    return counters;
+  text.remove_prefix(newline == std::string_view::npos ? text.size()
+                                                       : newline + 1);
+  while (!text.empty()) {
+    newline = text.find('\n');
+    std::string_view line = text.substr(0, newline);
+    text.remove_prefix(newline == std::string_view::npos ? text.size()
+                                                         : newline + 1);
+    std::vector<std::string_view> parts = splitSpaces(line);
+    StageCounters values;
+    if (parts.size() != 5 || !StageCache::isKnownStage(parts[0]) ||
+        !parseDecimal(parts[1], values.hits) ||
+        !parseDecimal(parts[2], values.misses) ||
+        !parseDecimal(parts[3], values.corrupt) ||
+        !parseDecimal(parts[4], values.stores))
+      continue;
+    counters[std::string(parts[0])] += values;
+  }
+  return counters;
+}
+
+std::string formatStats(const CounterMap &counters) {
+  std::string text = std::string(kStatsMagic) + "\n";
+  for (std::string_view stage : kCacheStages) {
+    auto it = counters.find(stage);
+    if (it == counters.end())
+      continue;
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+                  it->first.c_str(), it->second.hits, it->second.misses,
+                  it->second.corrupt, it->second.stores);
+    text += line;
+  }
+  return text;
+}
+
+// Holds an exclusive flock on <dir>/stats.lock. The lock file itself is never
+// removed: removing it would let two processes lock different files.
+class StatsLock {
+public:
+  explicit StatsLock(const std::string &root) {
+    std::string path = joinPath(root, "stats.lock");
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) {
+      error_ = Status::error("cannot open " + path + ": " + errnoText(errno));
+      return;
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR)
+        continue;
+      error_ = Status::error("cannot lock " + path + ": " + errnoText(errno));
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+  }
+  ~StatsLock() {
+    if (fd_ >= 0) {
+      ::flock(fd_, LOCK_UN);
+      ::close(fd_);
+    }
+  }
+  const Status &status() const { return error_; }
+
+private:
+  int fd_ = -1;
+  Status error_;
+};
+
+// Writes `contents` to `path` through a temporary file in the same directory,
+// fsynced and renamed into place. `crashHook` runs between the write and the
+// rename (tests kill the process there).
+Status writeFileAtomically(const std::string &path, std::string_view contents,
+                           const std::function<void()> &crashHook = {}) {
+  std::string temp;
+  int fd = -1;
+  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
+    temp = path + ".tmp." + std::to_string(::getpid()) + "." + randomHex();
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && errno != EEXIST)
+      break;
+  }
+  if (fd < 0)
+    return Status::error("cannot create " + temp + ": " + errnoText(errno));
+  Status written = writeAll(fd, contents, temp);
+  // fsync before the rename: after a crash the name then points at the
+  // whole contents, not at a file the kernel never wrote back. (The
+  // checksum would reject such a file anyway; this keeps the entry.)
+  if (written.ok() && ::fsync(fd) != 0)
+    written = Status::error("cannot fsync " + temp + ": " + errnoText(errno));
+  if (::close(fd) != 0 && written.ok())
+    written = Status::error("cannot close " + temp + ": " + errnoText(errno));
+  if (!written.ok()) {
+    ::unlink(temp.c_str());
+    return written;
+  }
+  if (crashHook)
+    crashHook();
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    int error = errno;
+    ::unlink(temp.c_str());
+    return Status::error("cannot rename " + temp + " to " + path + ": " +
+                         errnoText(error));
+  }
+  return Status::success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// CacheKey
+//===----------------------------------------------------------------------===//
+
+CacheKey::CacheKey(std::string_view stage) {
+  sha_.update("tilec-cache-key 1\n");
+  add("stage", stage);
+}
+
+CacheKey &CacheKey::add(std::string_view name, std::string_view value) {
+  // name=<length>:<value>\n — the length makes the encoding unambiguous
+  // whatever the value holds.
+  std::string prefix = std::string(name) + "=" + std::to_string(value.size()) +
+                       ":";
+  sha_.update(prefix);
+  sha_.update(value);
+  sha_.update("\n");
+  return *this;
+}
+
+CacheKey &CacheKey::add(std::string_view name, int64_t value) {
+  return add(name, std::string_view(std::to_string(value)));
+}
+
+std::string CacheKey::str() const {
+  Sha256 copy = sha_;
+  return toHex(copy.finish());
+}
+
+//===----------------------------------------------------------------------===//
+// Entry format
+//===----------------------------------------------------------------------===//
+
+bool StageCache::isValidKey(std::string_view key) {
+  return key.size() == 64 && isHex(key);
+}
+
+bool StageCache::isKnownStage(std::string_view stage) {
+  return std::find(kCacheStages.begin(), kCacheStages.end(), stage) !=
+         kCacheStages.end();
+}
+
+std::string StageCache::entryPath(std::string_view stage,
+                                  std::string_view key) {
+  std::string path(stage);
+  path += '/';
+  path += key.substr(0, 2);
+  path += '/';
+  path += key;
+  path += '.';
+  path += stage;
+  return path;
+}
+
+std::string StageCache::encodeEntry(std::string_view stage,
+                                    std::string_view key,
+                                    std::string_view payload,
+                                    std::string_view meta) {
+  Sha256 sha;
+  sha.update(meta);
+  sha.update(payload);
+  std::string entry = std::string(kMagic) + " " + std::string(kFormatVersion) +
+                      " " + std::string(stage) + " " + std::string(key) + " " +
+                      std::to_string(meta.size()) + " " +
+                      std::to_string(payload.size()) + " " +
+                      toHex(sha.finish()) + "\n";
+  entry.reserve(entry.size() + meta.size() + payload.size());
+  entry += meta;
+  entry += payload;
+  return entry;
+}
+
+Result<CacheArtifact> StageCache::decodeEntry(std::string_view bytes,
+                                              std::string_view stage,
+                                              std::string_view key) {
+  size_t newline = bytes.substr(0, kMaxHeaderBytes).find('\n');
+  if (newline == std::string_view::npos)
+    return Status::error(bytes.empty() ? "empty file" : "no header line");
+  std::vector<std::string_view> fields = splitSpaces(bytes.substr(0, newline));
+  if (fields.size() != 7 || fields[0] != kMagic)
+    return Status::error("malformed header");
+  if (fields[1] != kFormatVersion)
+    return Status::error("format version '" + std::string(fields[1]) +
+                         "' is not " + std::string(kFormatVersion));
+  if (fields[2] != stage)
+    return Status::error("header names stage '" + std::string(fields[2]) +
+                         "', expected '" + std::string(stage) + "'");
+  if (fields[3] != key)
+    return Status::error("header names key " + std::string(fields[3]) +
+                         ", expected " + std::string(key));
+  uint64_t metaSize = 0, payloadSize = 0;
+  if (!parseDecimal(fields[4], metaSize) ||
+      !parseDecimal(fields[5], payloadSize))
+    return Status::error("malformed sizes in the header");
+  uint64_t bodySize = bytes.size() - newline - 1;
+  if (metaSize + payloadSize != bodySize)
+    return Status::error("size mismatch: the header says " +
+                         std::to_string(metaSize + payloadSize) +
+                         " bytes, the file holds " + std::to_string(bodySize) +
+                         (metaSize + payloadSize > bodySize ? " (truncated)"
+                                                            : ""));
+  std::string_view body = bytes.substr(newline + 1);
+  std::string actual = Sha256::hashHex(body);
+  if (fields[6] != actual)
+    return Status::error("checksum mismatch: the header says " +
+                         std::string(fields[6]) + ", the contents hash to " +
+                         actual);
+  CacheArtifact artifact;
+  artifact.meta = std::string(body.substr(0, metaSize));
+  artifact.payload = std::string(body.substr(metaSize));
+  return artifact;
+}
+
+//===----------------------------------------------------------------------===//
+// StageCache
+//===----------------------------------------------------------------------===//
+
+StageCache::StageCache(std::string directory, WarningHandler warning)
+    : directory_(std::move(directory)), warning_(std::move(warning)) {
+  if (!warning_)
+    warning_ = defaultWarning;
+  if (const char *crash = std::getenv("TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE"))
+    crashAfterTempWrite_ = crash;
+}
+
+StageCache::~StageCache() { flushCounters(); }
+
+std::string StageCache::defaultDirectory() {
+  if (const char *dir = std::getenv("TILEC_CACHE_DIR"); dir && *dir)
+    return dir;
+  std::string home;
+  if (const char *env = std::getenv("HOME"); env && *env) {
+    home = env;
+  } else {
+    struct passwd entry;
+    struct passwd *found = nullptr;
+    char buffer[4096];
+    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof(buffer), &found) ==
+            0 &&
+        found && found->pw_dir && *found->pw_dir)
+      home = found->pw_dir;
+  }
+  if (home.empty())
+    return "/tmp/tilec-cache-" + std::to_string(::getuid());
+  return joinPath(home, ".tilec/cache");
+}
+
+void StageCache::warnOnce(const std::string &message) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (warned_)
+      return;
+    warned_ = true;
+  }
+  warning_(message);
+}
+
+bool StageCache::storesEnabled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return storesEnabled_;
+}
+
+StageCounters StageCache::counters(std::string_view stage) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = counters_.find(stage);
+  return it == counters_.end() ? StageCounters() : it->second;
+}
+
+std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
+                                                std::string_view key) {
+  auto count = [&](bool hit, bool corrupt) {
+    StageCounters delta;
+    delta.hits = hit;
+    delta.misses = !hit;
+    delta.corrupt = corrupt;
+    std::lock_guard<std::mutex> lock(mutex_);
+    counters_[std::string(stage)] += delta;
+    unflushed_[std::string(stage)] += delta;
+  };
+  if (!isKnownStage(stage) || !isValidKey(key)) {
+    count(false, false);
+    return std::nullopt;
+  }
+  std::string path = joinPath(directory_, entryPath(stage, key));
+  Result<FileContents> contents = readWholeFile(path);
+  if (!contents) {
+    // Absent is the ordinary miss; an unreadable entry is one too (the next
+    // store replaces it).
+    count(false, false);
+    return std::nullopt;
+  }
+  Result<CacheArtifact> artifact = decodeEntry(contents->bytes, stage, key);
+  if (!artifact) {
+    removeIfSameFile(path, contents->device, contents->inode);
+    count(false, true);
+    warning_("discarded the invalid cache entry " + path + " (" +
+             artifact.message() + "); rebuilding it");
+    return std::nullopt;
+  }
+  // Refresh the mtime: prune() removes the least recently used entries.
+  // Fails harmlessly on a read-only cache.
+  ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
+  count(true, false);
+  return std::move(*artifact);
+}
+
+Status StageCache::writeEntry(std::string_view stage, std::string_view key,
+                              const std::string &contents) {
+  bool rootExisted = isDirectory(directory_);
+  std::string path = joinPath(directory_, entryPath(stage, key));
+  std::string dir = path.substr(0, path.rfind('/'));
+  if (Status made = makeDirectories(dir); !made.ok())
+    return made;
+  if (!rootExisted) {
+    // Tells backup tools (and `tar --exclude-caches`) to skip the tree.
+    std::string tag = joinPath(directory_, "CACHEDIR.TAG");
+    (void)writeFileAtomically(
+        tag, "Signature: 8a477f597d28d172789f06886806bc55\n"
+             "# This directory is a tilec stage cache (see docs/cache.md).\n");
+  }
+  std::string crashStage = crashAfterTempWrite_;
+  std::function<void()> crashHook;
+  if (crashStage == "1" || crashStage == stage)
+    crashHook = [] {
+      // The test hook of a writer killed between write and rename.
+      std::fprintf(stderr, "tilec: TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE: "
+                           "exiting before the rename\n");
+      std::fflush(stderr);
+      ::_exit(86);
+    };
+  Status written = writeFileAtomically(path, contents, crashHook);
+  if (!written.ok() && !isDirectory(dir)) {
+    // `tilec cache clear` removed the directory between mkdir and open.
+    if (Status made = makeDirectories(dir); !made.ok())
+      return made;
+    written = writeFileAtomically(path, contents, crashHook);
+  }
+  return written;
+}
+
+bool StageCache::store(std::string_view stage, std::string_view key,
+                       std::string_view payload, std::string_view meta) {
+  if (!isKnownStage(stage) || !isValidKey(key))
+    return false;
+  if (!storesEnabled())
+    return false;
+  Status written = writeEntry(stage, key, encodeEntry(stage, key, payload, meta));
+  if (!written.ok()) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      storesEnabled_ = false;
+    }
+    warnOnce("the stage cache " + directory_ + " is not writable (" +
+             written.message() +
+             "); compiling without storing artifacts (set TILEC_CACHE_DIR or "
+             "--cache-dir to a writable directory, or use --no-cache)");
+    return false;
+  }
+  StageCounters delta;
+  delta.stores = 1;
+  std::lock_guard<std::mutex> lock(mutex_);
+  counters_[std::string(stage)] += delta;
+  unflushed_[std::string(stage)] += delta;
+  return true;
+}
+
+void StageCache::flushCounters() {
+  CounterMap pending;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    pending.swap(unflushed_);
+  }
+  if (pending.empty() || !isDirectory(directory_))
+    return;
+  StatsLock lock(directory_);
+  if (!lock.status().ok())
+    return;
+  std::string path = joinPath(directory_, "stats");
+  CounterMap total;
+  if (Result<FileContents> old = readWholeFile(path))
+    total = parseStats(old->bytes);
+  for (const auto &[stage, counters] : pending)
+    total[stage] += counters;
+  (void)writeFileAtomically(path, formatStats(total));
+}
+
+//===----------------------------------------------------------------------===//
+// Maintenance
+//===----------------------------------------------------------------------===//
+
+Result<std::vector<CacheEntryInfo>> StageCache::list() const {
+  Result<std::vector<WalkedFile>> files = walkStageFiles(directory_);
+  if (!files)
+    return files.status();
+  std::vector<CacheEntryInfo> entries;
+  for (const WalkedFile &file : *files) {
+    std::optional<std::string> key = entryKeyOf(file);
+    if (!key || file.shard != key->substr(0, 2))
+      continue;
+    CacheEntryInfo info;
+    info.stage = file.stage;
+    info.key = *key;
+    info.path = file.relative;
+    info.bytes = file.bytes;
+    info.mtimeSeconds = file.mtimeSeconds;
+    entries.push_back(std::move(info));
+  }
+  return entries;
+}
+
+Result<CacheStats> StageCache::stats() const {
+  Result<std::vector<WalkedFile>> files = walkStageFiles(directory_);
+  if (!files)
+    return files.status();
+  CacheStats stats;
+  CounterMap counters;
+  if (Result<FileContents> text = readWholeFile(joinPath(directory_, "stats")))
+    counters = parseStats(text->bytes);
+  for (std::string_view stage : kCacheStages) {
+    CacheStats::Stage entry;
+    entry.name = std::string(stage);
+    if (auto it = counters.find(stage); it != counters.end())
+      entry.counters = it->second;
+    stats.stages.push_back(entry);
+  }
+  for (const WalkedFile &file : *files) {
+    if (isTempName(file.name)) {
+      ++stats.tempFiles;
+      stats.tempBytes += file.bytes;
+      continue;
+    }
+    std::optional<std::string> key = entryKeyOf(file);
+    if (!key || file.shard != key->substr(0, 2))
+      continue;
+    for (CacheStats::Stage &stage : stats.stages)
+      if (stage.name == file.stage) {
+        ++stage.entries;
+        stage.bytes += file.bytes;
+      }
+  }
+  return stats;
+}
+
+Result<CacheVerifyReport> StageCache::verify() {
+  Result<std::vector<WalkedFile>> files = walkStageFiles(directory_);
+  if (!files)
+    return files.status();
+  CacheVerifyReport report;
+  for (const WalkedFile &file : *files) {
+    if (isTempName(file.name)) {
+      if (isStaleTemp(file.name, file.mtimeSeconds) &&
+          ::unlink(file.full.c_str()) == 0)
+        ++report.removedTempFiles;
+      else
+        ++report.liveTempFiles;
+      continue;
+    }
+    std::optional<std::string> key = entryKeyOf(file);
+    if (!key) {
+      report.unknownFiles.push_back(file.relative);
+      continue;
+    }
+    Result<FileContents> contents = readWholeFile(file.full);
+    if (!contents) {
+      report.corrupt.push_back(file.relative + ": " + contents.message());
+      continue;
+    }
+    std::string reason;
+    if (file.shard != key->substr(0, 2)) {
+      reason = "misplaced: belongs in " + entryPath(file.stage, *key);
+    } else {
+      Result<CacheArtifact> artifact =
+          decodeEntry(contents->bytes, file.stage, *key);
+      if (!artifact)
+        reason = artifact.message();
+    }
+    if (!reason.empty()) {
+      removeIfSameFile(file.full, contents->device, contents->inode);
+      report.corrupt.push_back(file.relative + ": " + reason);
+      continue;
+    }
+    ++report.valid;
+    ++report.validPerStage[file.stage];
+  }
+  return report;
+}
+
+Result<CachePruneReport> StageCache::prune(uint64_t maxBytes) {
+  Result<std::vector<WalkedFile>> files = walkStageFiles(directory_);
+  if (!files)
+    return files.status();
+  CachePruneReport report;
+  std::vector<const WalkedFile *> entries;
+  for (const WalkedFile &file : *files) {
+    if (isTempName(file.name)) {
+      if (isStaleTemp(file.name, file.mtimeSeconds) &&
+          ::unlink(file.full.c_str()) == 0)
+        ++report.removedTempFiles;
+      continue;
+    }
+    std::optional<std::string> key = entryKeyOf(file);
+    if (!key || file.shard != key->substr(0, 2))
+      continue;
+    entries.push_back(&file);
+    report.keptBytes += file.bytes;
+    ++report.keptEntries;
+  }
+  // Oldest first; the path breaks ties so that the order is reproducible.
+  std::sort(entries.begin(), entries.end(),
+            [](const WalkedFile *a, const WalkedFile *b) {
+              if (a->mtimeSeconds != b->mtimeSeconds)
+                return a->mtimeSeconds < b->mtimeSeconds;
+              return a->relative < b->relative;
+            });
+  for (const WalkedFile *file : entries) {
+    if (report.keptBytes <= maxBytes)
+      break;
+    if (::unlink(file->full.c_str()) != 0) {
+      if (errno == ENOENT)
+        continue;
+      return Status::error("cannot remove " + file->full + ": " +
+                           errnoText(errno));
+    }
+    report.keptBytes -= file->bytes;
+    --report.keptEntries;
+    report.removedBytes += file->bytes;
+    ++report.removedEntries;
+  }
+  return report;
+}
+
+Status StageCache::clear() {
+  Result<std::vector<WalkedFile>> files = walkStageFiles(directory_);
+  if (!files)
+    return files.status();
+  for (const WalkedFile &file : *files) {
+    if (!isTempName(file.name) && !entryKeyOf(file))
+      continue; // not ours
+    if (::unlink(file.full.c_str()) != 0 && errno != ENOENT)
+      return Status::error("cannot remove " + file.full + ": " +
+                           errnoText(errno));
+  }
+  // Empty directories go too; one still holding foreign files stays.
+  for (std::string_view stage : kCacheStages) {
+    std::string stageDir = joinPath(directory_, stage);
+    if (Result<std::vector<std::string>> shards = listDirectory(stageDir))
+      for (const std::string &shard : *shards)
+        ::rmdir(joinPath(stageDir, shard).c_str());
+    ::rmdir(stageDir.c_str());
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    counters_.clear();
+    unflushed_.clear();
+  }
+  if (isDirectory(directory_)) {
+    StatsLock lock(directory_);
+    if (!lock.status().ok())
+      return lock.status();
+    std::string stats = joinPath(directory_, "stats");
+    if (::unlink(stats.c_str()) != 0 && errno != ENOENT)
+      return Status::error("cannot remove " + stats + ": " + errnoText(errno));
+  }
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Sizes
+//===----------------------------------------------------------------------===//
+
+Result<uint64_t> parseByteSize(std::string_view text) {
+  std::string_view digits = text;
+  size_t end = 0;
+  while (end < digits.size() && digits[end] >= '0' && digits[end] <= '9')
+    ++end;
+  uint64_t value = 0;
+  if (!parseDecimal(digits.substr(0, end), value))
+    return Status::error("size '" + std::string(text) +
+                         "' must be a number of bytes with an optional K, M, "
+                         "G or T suffix (e.g. 100M, 1G)");
+  std::string_view suffix = digits.substr(end);
+  unsigned shift = 0;
+  if (!suffix.empty()) {
+    switch (suffix.front()) {
+    case 'k':
+    case 'K':
+      shift = 10;
+      break;
+    case 'm':
+    case 'M':
+      shift = 20;
+      break;
+    case 'g':
+    case 'G':
+      shift = 30;
+      break;
+    case 't':
+    case 'T':
+      shift = 40;
+      break;
+    case 'b':
+    case 'B':
+      break;
+    default:
+      return Status::error("size '" + std::string(text) +
+                           "' has an unknown unit '" + std::string(suffix) +
+                           "' (expected K, M, G or T)");
+    }
+    if (shift != 0)
+      suffix.remove_prefix(1);
+    if (suffix != "" && suffix != "B" && suffix != "b" && suffix != "iB" &&
+        suffix != "ib")
+      return Status::error("size '" + std::string(text) +
+                           "' has an unknown unit (expected K, M, G or T)");
+  }
+  if (shift != 0 && value > (UINT64_MAX >> shift))
+    return Status::error("size '" + std::string(text) + "' is too large");
+  return value << shift;
+}
+
+std::string formatByteSize(uint64_t bytes) {
+  static constexpr const char *units[] = {"K", "M", "G", "T"};
+  if (bytes < 1024)
+    return std::to_string(bytes) + "B";
+  double value = double(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof(text), value < 10 ? "%.1f%s" : "%.0f%s", value,
+                units[unit]);
+  return text;
+}
+
+} // namespace tilec::rt

@@ -22,6 +22,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
@@ -33,6 +34,7 @@
 #include <link.h>
 
 #include <chrono>
+#include <cstring>
 #include <mutex>
 
 using namespace mlir;
@@ -72,9 +74,9 @@ void buildLLIRPipeline(OpPassManager &pm) {
 }
 
 std::string hashText(llvm::StringRef text) {
-  std::array<uint8_t, 32> digest = llvm::SHA256::hash(
-      llvm::ArrayRef<uint8_t>(text.bytes_begin(), text.bytes_end()));
-  return llvm::toHex(digest, /*LowerCase=*/true);
+  // The runtime's SHA-256: the same digest as llvm::SHA256, and the one the
+  // cache checks its entries with.
+  return rt::Sha256::hashHex(std::string_view(text.data(), text.size()));
 }
 
 namespace {
@@ -159,7 +161,9 @@ std::string getCompilerId() {
     for (const void *address :
          {reinterpret_cast<const void *>(&getCompilerId),
           reinterpret_cast<const void *>(&llvm::SHA256::hash),
-          reinterpret_cast<const void *>(&mlir::createCanonicalizerPass)}) {
+          reinterpret_cast<const void *>(
+              static_cast<std::unique_ptr<Pass> (*)()>(
+                  &mlir::createCanonicalizerPass))}) {
       std::string identity = getObjectIdentity(address);
       if (llvm::is_contained(seen, identity))
         continue;
@@ -328,9 +332,10 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
     reparsed = parseSourceString<ModuleOp>(text, config,
                                            ("cached-" + stage).str());
     if (!reparsed)
-      return stageError(stage, "cannot parse the cached " + stage +
-                                   " artifact (see the diagnostics above); "
-                                   "run `tilec cache clear` or use --no-cache");
+      return stageError(stage, ("cannot parse the cached " + stage +
+                                " artifact (see the diagnostics above); run "
+                                "`tilec cache clear` or use --no-cache")
+                                   .str());
     current = *reparsed;
     currentStage = stage.str();
     return llvm::Error::success();

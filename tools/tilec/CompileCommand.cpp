@@ -4,6 +4,7 @@
 
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
+#include "tilec/runtime/StageCache.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -50,6 +51,15 @@ static cl::opt<unsigned>
              cl::init(4), cl::sub(compileCommand), cl::cat(category));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("Stop after PTX"),
                              cl::sub(compileCommand), cl::cat(category));
+static cl::opt<bool> noCache("no-cache",
+                             cl::desc("Compile every stage; do not read or "
+                                      "write the stage cache"),
+                             cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string>
+    cacheDir("cache-dir",
+             cl::desc("The stage cache (default: $TILEC_CACHE_DIR, else "
+                      "~/.tilec/cache; see docs/cache.md)"),
+             cl::init(""), cl::sub(compileCommand), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tilec compile: error: " << message << "\n";
@@ -101,6 +111,12 @@ int runCompile() {
   options.target = target;
   options.numWarps = numWarps;
   options.skipCubin = noCubin;
+  if (!noCache)
+    options.cache = std::make_shared<rt::StageCache>(
+        cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir,
+        [](const std::string &message) {
+          llvm::errs() << "tilec compile: warning: " << message << "\n";
+        });
   mlir::OwningOpRef<mlir::ModuleOp> module;
   if (!kernelName.empty()) {
     if (!inputFile.empty())
@@ -164,10 +180,14 @@ int runCompile() {
   llvm::outs() << "\n";
   if (printTimings) {
     double total = 0, withoutPtxas = 0;
-    llvm::outs() << "stage    ms\n";
+    llvm::outs() << (options.cache ? "stage    ms      cache\n"
+                                   : "stage    ms\n");
     for (const StageTiming &timing : compiled->timings) {
-      llvm::outs() << llvm::format("%-7s %7.2f\n", timing.stage.c_str(),
+      llvm::outs() << llvm::format("%-7s %7.2f", timing.stage.c_str(),
                                    timing.milliseconds);
+      if (options.cache)
+        llvm::outs() << "  " << getCacheResultName(timing.cache);
+      llvm::outs() << "\n";
       total += timing.milliseconds;
       if (timing.stage != "cubin")
         withoutPtxas += timing.milliseconds;

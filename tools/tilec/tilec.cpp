@@ -25,7 +25,9 @@ int main(int argc, char **argv) {
     return tilec::tool::runCompile();
   if (tilec::tool::runCommand)
     return tilec::tool::runRun();
-  llvm::errs() << "tilec: a subcommand is required (compile, run); see "
+  if (tilec::tool::cacheCommand)
+    return tilec::tool::runCache();
+  llvm::errs() << "tilec: a subcommand is required (compile, run, cache); see "
                   "tilec --help\n";
   return 2;
 }

@@ -23,19 +23,69 @@ using namespace tilec::lowering;
 
 namespace {
 
-using IndexFn = function_ref<Value(OpBuilder &, ArrayRef<Value>)>;
+/// Element strides of a row-major tensor of `shape`.
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int dim = static_cast<int>(shape.size()) - 2; dim >= 0; --dim)
+    strides[dim] = strides[dim + 1] * shape[dim + 1];
+  return strides;
+}
 
 unsigned storageBytes(Type type) {
   return getSharedStorageType(type).getIntOrFloatBitWidth() / 8;
 }
 
-/// Writes `srcRegs` at `srcIndex(coords)` and reads the registers of `dst`
-/// from `dstIndex(coords)`.
+/// Addresses of the registers of `layout` in a shared buffer where element
+/// `coords` sits at sum(coords[d] * strides[d]). Coordinates are a per-thread
+/// part plus a per-register constant (disjoint bits), so each address is one
+/// per-thread base plus a constant the backend folds into the instruction.
+SmallVector<Value> registerAddresses(OpBuilder &builder, Location loc,
+                                     Value base, Type storage,
+                                     const LinearLayout &layout,
+                                     ArrayRef<int64_t> strides,
+                                     ThreadId thread) {
+  SmallVector<Value> threadCoords =
+      emitThreadCoords(builder, loc, layout, thread);
+  Value threadOffset;
+  for (auto [coord, stride] : llvm::zip(threadCoords, strides)) {
+    Value term = stride == 1 ? coord
+                             : arith::MulIOp::create(
+                                   builder, loc, coord,
+                                   i32Const(builder, loc, stride))
+                                   .getResult();
+    threadOffset = threadOffset
+                       ? arith::AddIOp::create(builder, loc, threadOffset, term)
+                             .getResult()
+                       : term;
+  }
+  Value threadBase =
+      threadOffset ? LLVM::GEPOp::create(builder, loc, base.getType(), storage,
+                                         base, ValueRange{threadOffset})
+                         .getResult()
+                   : base;
+  SmallVector<Value> addresses;
+  for (unsigned reg = 0; reg < layout.getNumRegisters(); ++reg) {
+    int64_t offset = 0;
+    for (auto [coord, stride] : llvm::zip(layout.registerCoords(reg), strides))
+      offset += coord * stride;
+    addresses.push_back(
+        offset == 0 ? threadBase
+                    : LLVM::GEPOp::create(builder, loc, base.getType(), storage,
+                                          threadBase,
+                                          ArrayRef<LLVM::GEPArg>{
+                                              static_cast<int32_t>(offset)})
+                          .getResult());
+  }
+  return addresses;
+}
+
+/// Writes `srcRegs` (layout `src`, element at sum(coords * srcStrides)) and
+/// reads the registers of `dst` (at sum(coords * dstStrides)).
 Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
                     ValueRange srcRegs, const LinearLayout &src,
-                    const LinearLayout &dst, IndexFn srcIndex,
-                    IndexFn dstIndex, Type element, int64_t numElements,
-                    SharedMemoryUsage &usage) {
+                    ArrayRef<int64_t> srcStrides, const LinearLayout &dst,
+                    ArrayRef<int64_t> dstStrides, Type element,
+                    int64_t numElements, SharedMemoryUsage &usage) {
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   ThreadId thread = getThreadId(rewriter, loc,
@@ -43,24 +93,17 @@ Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
   Type storage = getSharedStorageType(element);
   usage.require(numElements * storageBytes(element));
   Value base = getSharedMemoryBase(rewriter, loc, op);
-  Type ptrType = base.getType();
 
   emitBarrier(rewriter, loc);
-  auto srcCoords = emitRegisterCoords(rewriter, loc, src, thread);
-  for (auto [reg, value] : llvm::enumerate(srcRegs)) {
-    Value address = LLVM::GEPOp::create(rewriter, loc, ptrType, storage, base,
-                                        ValueRange{srcIndex(rewriter,
-                                                            srcCoords[reg])});
+  SmallVector<Value> srcAddresses = registerAddresses(
+      rewriter, loc, base, storage, src, srcStrides, thread);
+  for (auto [value, address] : llvm::zip(srcRegs, srcAddresses))
     LLVM::StoreOp::create(rewriter, loc, toSharedStorage(rewriter, loc, value),
                           address);
-  }
   emitBarrier(rewriter, loc);
-  auto dstCoords = emitRegisterCoords(rewriter, loc, dst, thread);
   Registers results;
-  for (unsigned reg = 0; reg < dst.getNumRegisters(); ++reg) {
-    Value address = LLVM::GEPOp::create(
-        rewriter, loc, ptrType, storage, base,
-        ValueRange{dstIndex(rewriter, dstCoords[reg])});
+  for (Value address : registerAddresses(rewriter, loc, base, storage, dst,
+                                         dstStrides, thread)) {
     Value loaded = LLVM::LoadOp::create(rewriter, loc, storage, address);
     results.push_back(fromSharedStorage(rewriter, loc, loaded, element));
   }
@@ -91,15 +134,12 @@ struct ConvertLayoutOpConversion
       rewriter.replaceOpWithMultiple(op, {results});
       return success();
     }
-    ArrayRef<int64_t> shape = dstType.getShape();
-    auto index = [&](OpBuilder &builder, ArrayRef<Value> coords) {
-      return linearize(builder, op.getLoc(), coords, shape);
-    };
+    SmallVector<int64_t> strides = rowMajorStrides(dstType.getShape());
     SmallVector<Type> types;
     if (failed(getTypeConverter()->convertType(dstType, types)))
       return failure();
     rewriter.replaceOpWithMultiple(
-        op, {roundTrip(rewriter, op, srcRegs, src, dst, index, index,
+        op, {roundTrip(rewriter, op, srcRegs, src, strides, dst, strides,
                        types.front(), dstType.getNumElements(), usage)});
     return success();
   }
@@ -120,25 +160,19 @@ struct ShapeOpConversion : OpConversionPattern<SourceOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto srcType = cast<RankedTensorType>(op.getSrc().getType());
     auto dstType = cast<RankedTensorType>(op.getType());
-    Location loc = op.getLoc();
-    auto dstIndex = [&](OpBuilder &builder, ArrayRef<Value> coords) {
-      return linearize(builder, loc, coords, dstType.getShape());
-    };
-    auto srcIndex = [&](OpBuilder &builder, ArrayRef<Value> coords) {
-      if constexpr (std::is_same_v<SourceOp, tile::TransOp>) {
-        SmallVector<Value> permuted;
-        for (int32_t dim : op.getOrder())
-          permuted.push_back(coords[dim]);
-        return linearize(builder, loc, permuted, dstType.getShape());
-      }
-      return linearize(builder, loc, coords, srcType.getShape());
-    };
+    // Both sides address the result's row-major order: reshape keeps the
+    // element order, trans reads source dim order[i] as result dim i.
+    SmallVector<int64_t> dstStrides = rowMajorStrides(dstType.getShape());
+    SmallVector<int64_t> srcStrides = rowMajorStrides(srcType.getShape());
+    if constexpr (std::is_same_v<SourceOp, tile::TransOp>)
+      for (auto [resultDim, srcDim] : llvm::enumerate(op.getOrder()))
+        srcStrides[srcDim] = dstStrides[resultDim];
     SmallVector<Type> types;
     if (failed(this->getTypeConverter()->convertType(dstType, types)))
       return failure();
     rewriter.replaceOpWithMultiple(
         op, {roundTrip(rewriter, op, adaptor.getSrc(), getLinearLayout(srcType),
-                       getLinearLayout(dstType), srcIndex, dstIndex,
+                       srcStrides, getLinearLayout(dstType), dstStrides,
                        types.front(), dstType.getNumElements(), usage)});
     return success();
   }

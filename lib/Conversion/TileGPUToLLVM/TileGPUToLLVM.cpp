@@ -230,6 +230,11 @@ struct ConvertTileGPUToLLVMPass
                     builder.getUnitAttr());
       func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
                     builder.getDenseI32ArrayAttr({threadsPerCTA, 1, 1}));
+      // With only .maxntid, ptxas sizes registers for the most CTAs an SM
+      // can hold (32 per thread at 128 threads) and spills; .minnctapersm 1
+      // leaves it the full 255 and its own occupancy trade-off.
+      func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    builder.getI32IntegerAttr(1));
     }
     return success();
   }

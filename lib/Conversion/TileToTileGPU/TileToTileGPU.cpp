@@ -209,16 +209,35 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
-/// dot: operands in dot_op layouts of the accumulator's blocked layout (the
-/// FMA path; accelerate-dot later swaps in tensor-core layouts).
+/// dot: the FMA path. The accumulator takes a blocked layout with a 4x4
+/// block per thread (where the shape allows), so that each thread's rows of a
+/// and columns of b are reused across 4 columns and 4 rows; a and b take the
+/// dot_op layouts of it. Converts around the dot are removed by
+/// remove-layout-conversions (the accumulator is usually loop-carried).
+/// accelerate-dot later swaps in tensor-core layouts.
 struct DotOpConversion : OpConversionPattern<tile::DotOp> {
-  using OpConversionPattern::OpConversionPattern;
+  DotOpConversion(const TileGPUTypeConverter &converter, MLIRContext *context,
+                  PatternBenefit benefit)
+      : OpConversionPattern(converter, context, benefit),
+        numWarps(converter.getNumWarps()) {}
+
   LogicalResult
   matchAndRewrite(tile::DotOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(
+    auto defaultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
-    Attribute parent = type.getEncoding();
+    ArrayRef<int64_t> shape = defaultType.getShape();
+    unsigned threads = 32 * numWarps;
+    SmallVector<unsigned> perThread = {1, 1};
+    // Grow the per-thread block while every thread still has work.
+    for (unsigned dim : {1u, 0u, 1u, 0u})
+      if (shape[0] * shape[1] / (perThread[0] * perThread[1] * 2) >= threads &&
+          shape[dim] / (perThread[dim] * 2) >= 1)
+        perThread[dim] *= 2;
+    Attribute parent = getBlockedEncoding(getContext(), shape, perThread,
+                                          {1, 0}, numWarps, 32);
+    auto accType = RankedTensorType::get(shape, defaultType.getElementType(),
+                                         parent);
     Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), parent);
     Value a = convertTo(rewriter, op.getLoc(), adaptor.getA(),
                         DotOperandEncodingAttr::get(getContext(), 0, parent,
@@ -226,10 +245,15 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
     Value b = convertTo(rewriter, op.getLoc(), adaptor.getB(),
                         DotOperandEncodingAttr::get(getContext(), 1, parent,
                                                     /*kWidth=*/0));
-    rewriter.replaceOpWithNewOp<tile::DotOp>(
-        op, type, a, b, c, op.getInputPrecision(), op.getMaxNumImpreciseAcc());
+    Value d = tile::DotOp::create(rewriter, op.getLoc(), accType, a, b, c,
+                                  op.getInputPrecision(),
+                                  op.getMaxNumImpreciseAcc());
+    rewriter.replaceOp(op, convertTo(rewriter, op.getLoc(), d,
+                                     defaultType.getEncoding()));
     return success();
   }
+
+  unsigned numWarps;
 };
 
 struct ConvertTileToTileGPUPass

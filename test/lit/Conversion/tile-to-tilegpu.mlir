@@ -60,16 +60,20 @@ func.func @reduce(%x: tensor<8x64xf32>) -> f32 {
 
 // -----
 
-// dot operands take dot_op layouts whose parent is the accumulator's layout;
-// loop-carried tensors keep their layout through scf.for.
-// CHECK-DAG: #[[ACC:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+// dot (FMA path): the accumulator takes a blocked layout with a small block
+// per thread, the operands dot_op layouts of it; converts to and from the
+// default layout surround the dot until remove-layout-conversions runs.
+// CHECK-DAG: #[[DEF:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[ACC:.+]] = #tilegpu.blocked<{sizePerThread = [2, 2], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
 // CHECK-DAG: #[[A:.+]] = #tilegpu.dot_op<{opIdx = 0, parent = #[[ACC]]}>
 // CHECK-DAG: #[[B:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #[[ACC]]}>
 // CHECK-LABEL: func.func @dot_loop
-// CHECK: scf.for {{.*}} -> (tensor<32x16xf32, #[[ACC]]>)
+// CHECK: scf.for {{.*}} -> (tensor<32x16xf32, #[[DEF]]>)
+// CHECK: tilegpu.convert_layout %{{.*}} -> tensor<32x16xf32, #[[ACC]]>
 // CHECK: tilegpu.convert_layout %{{.*}} -> tensor<32x8xf16, #[[A]]>
 // CHECK: tilegpu.convert_layout %{{.*}} -> tensor<8x16xf16, #[[B]]>
 // CHECK: tile.dot %{{.*}} : tensor<32x8xf16, #[[A]]> * tensor<8x16xf16, #[[B]]> -> tensor<32x16xf32, #[[ACC]]>
+// CHECK: tilegpu.convert_layout %{{.*}} -> tensor<32x16xf32, #[[DEF]]>
 func.func @dot_loop(%a: tensor<32x8xf16>, %b: tensor<8x16xf16>, %n: index) -> tensor<32x16xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

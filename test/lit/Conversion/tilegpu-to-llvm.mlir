@@ -1,12 +1,13 @@
 // RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu -tilegpu-coalesce -tilegpu-remove-layout-conversions -canonicalize -convert-tilegpu-to-llvm | FileCheck %s
 
-// A kernel becomes an llvm.func marked for NVVM with its block size; pointer
+// A kernel becomes an llvm.func marked for NVVM with its block size (and
+// .minnctapersm 1, so ptxas does not cap registers at 32); pointer
 // divisibility becomes llvm.align; contiguous, aligned, uniformly masked
 // accesses become 128-bit predicated PTX loads and stores.
 // CHECK: module attributes {{.*}}tilegpu.shared = 0 : i32
 // CHECK-LABEL: llvm.func @add
 // CHECK-SAME: %arg0: !llvm.ptr<1> {llvm.align = 16 : i32}
-// CHECK-SAME: attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>}
+// CHECK-SAME: attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>, nvvm.minctasm = 1 : i32}
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: llvm.inline_asm {{.*}}"mov.b32 $0, $4;{{.*}}@$8 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $9 + 0 ];"
 // CHECK: llvm.fadd

@@ -323,8 +323,8 @@ TEST_F(StageCacheTest, ReadOnlyDirectoryStillHits) {
     ASSERT_TRUE(writer->store("ttir", key, "ttir text"));
   }
   // chmod does not stop root; replacing a stage directory by a file does.
-  bool root_user = ::geteuid() == 0;
-  if (root_user)
+  bool rootUser = ::geteuid() == 0;
+  if (rootUser)
     writeFile(dir + "/ttgir", "a file where the ttgir directory goes");
   else
     ASSERT_EQ(std::system(("chmod -R a-w '" + dir + "'").c_str()), 0);
@@ -332,8 +332,9 @@ TEST_F(StageCacheTest, ReadOnlyDirectoryStillHits) {
   auto hit = cache->lookup("ttir", key);
   ASSERT_TRUE(hit);
   EXPECT_EQ(hit->payload, "ttir text");
-  if (!root_user)
+  if (!rootUser) {
     EXPECT_FALSE(cache->store("ttir", keyOf("new"), "x"));
+  }
   EXPECT_FALSE(cache->store("ttgir", keyOf("new"), "x"));
   EXPECT_FALSE(cache->store("llir", keyOf("new"), "x"));
   EXPECT_FALSE(cache->store("cubin", keyOf("new"), "x"));

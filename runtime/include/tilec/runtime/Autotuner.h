@@ -1,0 +1,314 @@
+//===- Autotuner.h - Picking a kernel's config on the device ----*- C++ -*-===//
+//
+// For a call of a kernel (its sizes and dtypes) the autotuner returns a loaded
+// kernel and its grid. The config comes from, in order:
+//
+//   1. a pinned config (TILEC_PIN_CONFIG or the file TILEC_PIN_FILE): used as
+//      is, nothing is benchmarked or persisted;
+//   2. the autotune cache (AutotuneCache.h), under the kernel's autotune key
+//      evaluated for the call; its cubin comes from the stage cache when it
+//      is still there, so no compiler is needed;
+//   3. tuning: every candidate is compiled (in parallel, on a thread pool),
+//      candidates that cannot run on the device are pruned (shared memory,
+//      registers, threads, from the ptxas report against the device limits),
+//      the rest are benchmarked one at a time with CUDA events (warm-up,
+//      repetitions within a time budget, L2 flushed before each repetition,
+//      median), and the lowest median wins; medians within the tie tolerance
+//      of the best are ties, broken by the canonical config text so that the
+//      same timings always give the same winner. The winner and all timings
+//      are persisted.
+//
+// No LLVM here: compiling goes through the KernelCompiler interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_AUTOTUNER_H
+#define TILEC_RUNTIME_AUTOTUNER_H
+
+#include "tilec/runtime/ArgPack.h"
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/Event.h"
+#include "tilec/runtime/KernelCompiler.h"
+#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/Launch.h"
+#include "tilec/runtime/Status.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tilec::rt {
+
+//===----------------------------------------------------------------------===//
+// Keys, grids and derived parameters
+//===----------------------------------------------------------------------===//
+
+// What one call of a kernel is about, beyond its buffers.
+struct CallSpec {
+  // Sizes and integer arguments by name: M, N, K; n_rows, n_cols; ...
+  std::map<std::string, int64_t> sizes;
+  // Type parameters: DTYPE=f16. Unset ones take the kernel's default.
+  std::map<std::string, std::string> types;
+  // Meta-parameters fixed by the caller rather than tuned: ALLOW_TF32=1.
+  std::map<std::string, int64_t> params;
+};
+
+// Evaluates an integer expression over `names`:
+//   integers, names, ( ), unary -, + - * (integer), // and % (floor
+//   division and modulo), / (real division), and the functions cdiv(a, b),
+//   ceil(x), floor(x), log2(x), next_power_of_2(x), min(a, b), max(a, b).
+// log2 and / may produce a real; the result must be an integer (wrap it in
+// ceil or floor). Errors quote the expression and say what was wrong.
+Result<int64_t> evaluateExpression(std::string_view expression,
+                                   const std::map<std::string, int64_t> &names);
+
+// The call's autotune key: "NAME=VALUE" per key entry, in declaration order,
+// joined by ','. A derived entry evaluates its expression over the call's
+// sizes and parameters (defaults included); a plain entry takes the call's
+// type, size or parameter of that name, else the kernel's default. A name
+// with no value is an error that says how to give it.
+Result<std::string> computeAutotuneKey(const KernelDescription &kernel,
+                                       const CallSpec &call);
+
+// `candidate` completed for the call: its types and fixed parameters set
+// from the call (else the kernel's defaults), derived parameters evaluated.
+Result<KernelConfig> specializeConfig(const KernelDescription &kernel,
+                                      const KernelConfig &candidate,
+                                      const CallSpec &call);
+
+// The kernel's grid for `config` and the call.
+Result<Dim3> evaluateGrid(const KernelDescription &kernel,
+                          const KernelConfig &config, const CallSpec &call);
+
+//===----------------------------------------------------------------------===//
+// Pruning and picking the winner
+//===----------------------------------------------------------------------===//
+
+// Why a compiled kernel cannot run on `device`, or nothing when it can:
+// dynamic shared memory above the opt-in maximum per block, registers x
+// threads above the registers per block, threads above the threads per
+// block.
+std::optional<std::string> pruneReason(const KernelMetadata &metadata,
+                                       const DeviceProperties &device);
+
+// The index of the winner among `timings` (only status "ok" entries with a
+// positive median compete): the lowest median, where every median within
+// `tolerance` (relative, 0.01 = 1%) of the lowest is a tie broken by the
+// smallest canonical config text. -1 when nothing ran.
+int selectWinner(const std::vector<ConfigTiming> &timings, double tolerance);
+
+//===----------------------------------------------------------------------===//
+// Pinned configs
+//===----------------------------------------------------------------------===//
+
+// Configs that bypass tuning, for reproducible runs:
+//   TILEC_PIN_CONFIG="matmul=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32;softmax=num_warps=8"
+//     (kernel=config, ';' between kernels)
+//   TILEC_PIN_FILE=pins.json, a JSON object of kernel -> config text, or
+//     kernel -> { key -> config text } with "*" matching any key.
+// The environment variable wins over the file; within the file a key's own
+// pin wins over "*".
+class PinnedConfigs {
+public:
+  // Reads TILEC_PIN_CONFIG and TILEC_PIN_FILE. A malformed value or file is
+  // an error naming it: a pin that silently did not apply would defeat its
+  // purpose.
+  static Result<PinnedConfigs> fromEnvironment();
+  static Result<PinnedConfigs> parseSpec(std::string_view spec);
+  static Result<PinnedConfigs> parseFile(const std::string &path);
+
+  // Adds `other`'s pins over these.
+  void overrideWith(const PinnedConfigs &other);
+
+  // The pinned config text for (kernel, key), or nothing.
+  std::optional<std::string> find(const std::string &kernel,
+                                  const std::string &key) const;
+  bool empty() const { return pins_.empty(); }
+
+private:
+  // kernel -> key ("*" = any) -> config text.
+  std::map<std::string, std::map<std::string, std::string>> pins_;
+};
+
+//===----------------------------------------------------------------------===//
+// Benchmarking
+//===----------------------------------------------------------------------===//
+
+// The arguments of a benchmark call: buffers on the device and scalars,
+// bound into a pack of the kernel's signature. Implemented by the kernel
+// harness (tilec::harness) and by applications.
+class BenchmarkInputs {
+public:
+  virtual ~BenchmarkInputs();
+  virtual Status bind(ArgPack &pack) const = 0;
+  // Floating-point operations of one call, for TFLOP/s; 0 when unknown.
+  virtual double flops() const { return 0; }
+};
+
+struct BenchmarkOptions {
+  // Launches before timing, for about this long (at least one).
+  double warmupMs = 5;
+  // Timed repetitions fill about this much time, within [minReps, maxReps].
+  double budgetMs = 20;
+  int minReps = 5;
+  int maxReps = 200;
+  // Write a buffer of twice the L2 size before each repetition, so that
+  // every repetition starts with a cold L2 as a call in a real workload does.
+  bool flushL2 = true;
+};
+
+struct BenchmarkResult {
+  double medianUs = 0;
+  double p20Us = 0;
+  double p80Us = 0;
+  double minUs = 0;
+  int repetitions = 0;
+};
+
+// Times launches with CUDA events on the legacy default stream. Owns the L2
+// flush buffer and the events, reused across kernels.
+class Benchmarker {
+public:
+  // `flushBytes` 0: twice the device's L2 (CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE).
+  static Result<Benchmarker> create(const Context &context,
+                                    size_t flushBytes = 0);
+
+  Result<BenchmarkResult> run(const Kernel &kernel, Dim3 grid,
+                              const ArgPack &args,
+                              const BenchmarkOptions &options);
+
+  size_t flushBytes() const { return flush_.size(); }
+
+private:
+  Benchmarker(const Context &context, DeviceBuffer flush)
+      : context_(&context), flush_(std::move(flush)) {}
+  Status ensureEvents(size_t count);
+
+  const Context *context_;
+  DeviceBuffer flush_;
+  std::vector<Event> events_;
+};
+
+//===----------------------------------------------------------------------===//
+// The autotuner
+//===----------------------------------------------------------------------===//
+
+// Builds a call's inputs. Called at most once per tuning, on the calling
+// thread, after the candidates' compiles have started (so that building the
+// inputs overlaps compiling); not called when the config comes from a pin or
+// the cache.
+using InputsFactory =
+    std::function<Result<std::shared_ptr<const BenchmarkInputs>>()>;
+
+enum class ProgressMode {
+  // Progress on stderr when stderr is a terminal.
+  Auto,
+  Always,
+  Never,
+};
+
+struct AutotuneOptions {
+  BenchmarkOptions benchmark;
+  // Relative difference of medians that counts as a tie (0.01 = 1%).
+  double tieTolerance = 0.01;
+  // Compile threads; 0: one per candidate, at most the hardware threads.
+  unsigned jobs = 0;
+  ProgressMode progress = ProgressMode::Auto;
+  // Tune even when the autotune cache has the key.
+  bool force = false;
+  // Write the result to the autotune cache.
+  bool persist = true;
+  // Candidates to try instead of the kernel's declared ones.
+  std::vector<KernelConfig> configs;
+};
+
+// Where a TuneResult's config came from.
+enum class ConfigSource {
+  Pinned,
+  // The autotune cache, in this process's memo or on disk.
+  Cached,
+  Tuned,
+};
+const char *getConfigSourceName(ConfigSource source);
+
+struct TuneResult {
+  std::string kernelName;
+  std::string key;
+  ConfigSource source = ConfigSource::Tuned;
+  KernelConfig config;
+  std::shared_ptr<const Kernel> kernel;
+  Dim3 grid;
+  // Tuned only: every candidate, in declaration order.
+  std::vector<ConfigTiming> timings;
+  int winnerIndex = -1;
+  double flops = 0;
+  // Wall times, milliseconds: the whole select(), the compiles (first
+  // submitted to last finished), building the inputs, benchmarking.
+  double totalMs = 0;
+  double compileMs = 0;
+  double inputsMs = 0;
+  double benchmarkMs = 0;
+  // The steps of select() with their time in microseconds, in order (key,
+  // cache lookup, load, ...), for start-up measurements.
+  std::vector<std::pair<std::string, double>> steps;
+  // Set when persisting failed (the result is still usable).
+  std::string persistWarning;
+};
+
+class Autotuner {
+public:
+  // `provider`, `cache` must outlive the autotuner. The autotune cache is
+  // used as loaded: call cache.load() first (Autotuner::create does).
+  Autotuner(KernelProvider &provider, AutotuneCache &cache,
+            PinnedConfigs pins, AutotuneOptions options = {});
+
+  // Loads the autotune cache from its default path and the pins from the
+  // environment; the usual way to start.
+  static Result<std::unique_ptr<Autotuner>>
+  create(KernelProvider &provider, AutotuneCache &cache,
+         AutotuneOptions options = {});
+
+  // The loaded kernel and grid for a call of `kernel` (see the file
+  // comment). `inputs` is only needed to tune; without it a key that is not
+  // pinned or cached is an error.
+  Result<TuneResult> select(const std::string &kernel, const CallSpec &call,
+                            const InputsFactory &inputs = {});
+
+  // The kernel's description: the compiler's, else the one stored in the
+  // autotune cache for this device.
+  Result<KernelDescription> describe(const std::string &kernel);
+
+  AutotuneOptions &options() { return options_; }
+  const std::string &deviceName() const;
+
+private:
+  Result<KernelDescription> describeLocked(const std::string &kernel);
+  Result<TuneResult> tune(const KernelDescription &description,
+                          const CallSpec &call, const std::string &key,
+                          const InputsFactory &inputs);
+
+  KernelProvider &provider_;
+  AutotuneCache &cache_;
+  PinnedConfigs pins_;
+  AutotuneOptions options_;
+  std::unique_ptr<Benchmarker> benchmarker_;
+
+  std::mutex mutex_;
+  std::map<std::string, KernelDescription> descriptions_;
+  // kernel + '\n' + key -> the chosen config and kernel.
+  std::map<std::string, TuneResult> chosen_;
+};
+
+} // namespace tilec::rt
+
+#endif // TILEC_RUNTIME_AUTOTUNER_H

@@ -1,0 +1,130 @@
+//===- KernelProvider.cpp - Loaded kernels, compiled on first use ---------===//
+
+#include "tilec/runtime/KernelProvider.h"
+
+#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/runtime/StageCache.h"
+
+namespace tilec::rt {
+
+KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
+                               std::shared_ptr<StageCache> cache)
+    : context_(&context), compiler_(compiler), cache_(std::move(cache)),
+      target_(context.properties().smName()) {}
+
+std::shared_ptr<KernelProvider::Slot>
+KernelProvider::slot(const std::string &kernel, const KernelConfig &config) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::shared_ptr<Slot> &slot = slots_[kernel + "\n" + config.str()];
+  if (!slot)
+    slot = std::make_shared<Slot>();
+  return slot;
+}
+
+Result<CompiledArtifact>
+KernelProvider::compile(const std::string &kernel,
+                        const KernelConfig &config) const {
+  if (!compiler_)
+    return Status::error("no compiler: " + kernel + " " + config.str() +
+                         " is neither loaded nor cached, and this program "
+                         "links no KernelCompiler (link tilec's JIT, or "
+                         "tune/pack the kernel ahead of time)");
+  Result<CompiledArtifact> artifact =
+      compiler_->compile(kernel, config, target_);
+  if (!artifact)
+    return artifact.status().withContext("compiling " + kernel + " " +
+                                         config.str());
+  return artifact;
+}
+
+Result<std::shared_ptr<const Kernel>>
+KernelProvider::load(const CompiledArtifact &artifact) const {
+  Result<KernelMetadata> metadata = KernelMetadata::parse(artifact.metadataJson);
+  if (!metadata)
+    return metadata.status().withContext("compile json");
+  if (metadata->target != target_)
+    return Status::error("the kernel was compiled for " + metadata->target +
+                         ", the device is " + target_);
+  Result<std::shared_ptr<Module>> module = Module::loadCubin(
+      *context_, artifact.cubin.data(), artifact.cubin.size());
+  if (!module)
+    return module.status().withContext("loading " + metadata->name);
+  Result<Kernel> kernel =
+      Kernel::create(*context_, std::move(*module), std::move(*metadata));
+  if (!kernel)
+    return kernel.status();
+  return std::shared_ptr<const Kernel>(
+      std::make_shared<Kernel>(std::move(*kernel)));
+}
+
+Result<std::shared_ptr<const Kernel>>
+KernelProvider::get(const std::string &kernel, const KernelConfig &config) {
+  return getCached(kernel, config, "", "");
+}
+
+Result<std::shared_ptr<const Kernel>>
+KernelProvider::getCached(const std::string &kernel,
+                          const KernelConfig &config,
+                          const std::string &cubinKey,
+                          const std::string &metadataJson) {
+  std::shared_ptr<Slot> entry = slot(kernel, config);
+  // Held while loading or compiling: a second caller of the same config
+  // waits for the first instead of compiling it again.
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  if (entry->kernel)
+    return entry->kernel;
+
+  std::string cacheProblem;
+  if (cache_ && !cubinKey.empty() && !metadataJson.empty()) {
+    if (std::optional<CacheArtifact> cubin = cache_->lookup("cubin", cubinKey)) {
+      Result<std::shared_ptr<const Kernel>> loaded =
+          load({std::move(cubin->payload), metadataJson});
+      if (loaded) {
+        entry->kernel = *loaded;
+        std::lock_guard<std::mutex> countLock(mutex_);
+        ++cachedLoads_;
+        return entry->kernel;
+      }
+      // A cubin that does not load (another driver, a stale json) is
+      // recompiled rather than reported: the compiler knows better.
+      cacheProblem = "the cached cubin " + cubinKey +
+                     " does not load: " + loaded.message();
+    } else {
+      cacheProblem = "the stage cache " + cache_->directory() +
+                     " has no cubin " + cubinKey;
+    }
+  }
+
+  Result<CompiledArtifact> artifact = compile(kernel, config);
+  if (!artifact)
+    return cacheProblem.empty()
+               ? artifact.status()
+               : Status::error(artifact.message() + " (" + cacheProblem + ")");
+  Result<std::shared_ptr<const Kernel>> loaded = load(*artifact);
+  if (!loaded)
+    return loaded.status().withContext(kernel + " " + config.str());
+  entry->kernel = *loaded;
+  std::lock_guard<std::mutex> countLock(mutex_);
+  ++compiles_;
+  return entry->kernel;
+}
+
+void KernelProvider::insert(const std::string &kernel,
+                            const KernelConfig &config,
+                            std::shared_ptr<const Kernel> loaded) {
+  std::shared_ptr<Slot> entry = slot(kernel, config);
+  std::lock_guard<std::mutex> lock(entry->mutex);
+  entry->kernel = std::move(loaded);
+}
+
+int KernelProvider::compileCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return compiles_;
+}
+
+int KernelProvider::cachedLoadCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cachedLoads_;
+}
+
+} // namespace tilec::rt

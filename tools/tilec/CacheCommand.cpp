@@ -1,0 +1,174 @@
+//===- CacheCommand.cpp - tilec cache -------------------------------------===//
+//
+// tilec cache ls | stats | verify | prune --max-size=<size> | clear: looks
+// after the stage cache that `tilec compile` fills (docs/cache.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "tilec/runtime/StageCache.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <ctime>
+
+namespace cl = llvm::cl;
+
+namespace tilec::tool {
+
+cl::SubCommand cacheCommand(
+    "cache", "Inspect and maintain the stage cache: ls, stats, verify, "
+             "prune --max-size=<size>, clear");
+
+static cl::OptionCategory category("tilec cache options");
+static cl::opt<std::string>
+    action(cl::Positional, cl::desc("<ls|stats|verify|prune|clear>"),
+           cl::init(""), cl::sub(cacheCommand), cl::cat(category));
+static cl::opt<std::string>
+    cacheDir("cache-dir",
+             cl::desc("The cache directory (default: $TILEC_CACHE_DIR, else "
+                      "~/.tilec/cache)"),
+             cl::init(""), cl::sub(cacheCommand), cl::cat(category));
+static cl::opt<std::string>
+    maxSize("max-size",
+            cl::desc("prune: the size to shrink the entries to, in bytes or "
+                     "with a K, M, G suffix (e.g. 100M, 1G)"),
+            cl::init(""), cl::sub(cacheCommand), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "tilec cache: error: " << message << "\n";
+  return 1;
+}
+
+static std::string formatTime(int64_t seconds) {
+  std::time_t time = std::time_t(seconds);
+  std::tm local;
+  localtime_r(&time, &local);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &local);
+  return text;
+}
+
+static int listEntries(rt::StageCache &cache) {
+  auto entries = cache.list();
+  if (!entries)
+    return fail(entries.message());
+  for (const rt::CacheEntryInfo &entry : *entries)
+    llvm::outs() << llvm::format("%-6s %7s  %s  ", entry.stage.c_str(),
+                                 rt::formatByteSize(entry.bytes).c_str(),
+                                 formatTime(entry.mtimeSeconds).c_str())
+                 << entry.key << "\n";
+  return 0;
+}
+
+static int printStats(rt::StageCache &cache) {
+  auto stats = cache.stats();
+  if (!stats)
+    return fail(stats.message());
+  llvm::outs() << "cache: " << cache.directory() << "\n";
+  llvm::outs() << "stage   entries     size     hits   misses  corrupt   "
+                  "stores\n";
+  rt::CacheStats::Stage total;
+  auto printRow = [](const rt::CacheStats::Stage &stage, const char *name) {
+    llvm::outs() << llvm::format(
+        "%-6s %8llu %8s %8llu %8llu %8llu %8llu\n", name,
+        (unsigned long long)stage.entries,
+        rt::formatByteSize(stage.bytes).c_str(),
+        (unsigned long long)stage.counters.hits,
+        (unsigned long long)stage.counters.misses,
+        (unsigned long long)stage.counters.corrupt,
+        (unsigned long long)stage.counters.stores);
+  };
+  for (const rt::CacheStats::Stage &stage : stats->stages) {
+    printRow(stage, stage.name.c_str());
+    total.entries += stage.entries;
+    total.bytes += stage.bytes;
+    total.counters += stage.counters;
+  }
+  printRow(total, "total");
+  if (stats->tempFiles)
+    llvm::outs() << stats->tempFiles << " temporary file(s), "
+                 << rt::formatByteSize(stats->tempBytes)
+                 << " (in-flight writes, or leftovers that verify and prune "
+                    "remove)\n";
+  return 0;
+}
+
+static int verifyEntries(rt::StageCache &cache) {
+  auto report = cache.verify();
+  if (!report)
+    return fail(report.message());
+  for (const std::string &corrupt : report->corrupt)
+    llvm::outs() << "invalid entry removed: " << corrupt << "\n";
+  llvm::outs() << "verified " << cache.directory() << ": " << report->valid
+               << " valid entries (";
+  bool first = true;
+  for (std::string_view stage : rt::kCacheStages) {
+    auto it = report->validPerStage.find(std::string(stage));
+    llvm::outs() << (first ? "" : ", ") << stage << " "
+                 << (it == report->validPerStage.end() ? 0 : it->second);
+    first = false;
+  }
+  llvm::outs() << "), " << report->corrupt.size() << " invalid\n";
+  if (report->removedTempFiles)
+    llvm::outs() << "removed " << report->removedTempFiles
+                 << " temporary file(s) of writers that are gone\n";
+  if (report->liveTempFiles)
+    llvm::outs() << report->liveTempFiles
+                 << " temporary file(s) of running writers left alone\n";
+  for (const std::string &unknown : report->unknownFiles)
+    llvm::outs() << "not a cache file, left alone: " << unknown << "\n";
+  return report->corrupt.empty() ? 0 : 1;
+}
+
+static int pruneEntries(rt::StageCache &cache) {
+  if (maxSize.empty())
+    return fail("prune needs --max-size=<size> (e.g. --max-size=1G)");
+  auto limit = rt::parseByteSize(maxSize);
+  if (!limit)
+    return fail("--max-size: " + limit.message());
+  auto report = cache.prune(*limit);
+  if (!report)
+    return fail(report.message());
+  llvm::outs() << "pruned " << cache.directory() << " to "
+               << rt::formatByteSize(*limit) << ": removed "
+               << report->removedEntries << " entries ("
+               << rt::formatByteSize(report->removedBytes) << "), kept "
+               << report->keptEntries << " ("
+               << rt::formatByteSize(report->keptBytes) << ")";
+  if (report->removedTempFiles)
+    llvm::outs() << ", removed " << report->removedTempFiles
+                 << " leftover temporary file(s)";
+  llvm::outs() << "\n";
+  return 0;
+}
+
+int runCache() {
+  std::string directory =
+      cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir;
+  rt::StageCache cache(directory, [](const std::string &message) {
+    llvm::errs() << "tilec cache: warning: " << message << "\n";
+  });
+  if (action == "ls")
+    return listEntries(cache);
+  if (action == "stats")
+    return printStats(cache);
+  if (action == "verify")
+    return verifyEntries(cache);
+  if (action == "prune")
+    return pruneEntries(cache);
+  if (action == "clear") {
+    if (rt::Status cleared = cache.clear(); !cleared.ok())
+      return fail(cleared.message());
+    llvm::outs() << "cleared " << directory << "\n";
+    return 0;
+  }
+  if (action.empty())
+    return fail("an action is required: ls, stats, verify, prune or clear");
+  return fail("unknown action '" + action +
+              "' (expected ls, stats, verify, prune or clear)");
+}
+
+} // namespace tilec::tool

@@ -10,7 +10,6 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <sstream>
 
 namespace tilec::harness {
@@ -119,18 +118,29 @@ rt::Result<rt::DeviceBuffer> upload(const rt::Context &context,
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// What each kernel contributes: its arguments, grid and reference.
-struct Problem {
-  std::vector<rt::DeviceBuffer> buffers;
-  /// Argument values in signature order: buffer indices for pointers
-  /// (as negative ids) or integers.
-  std::vector<std::function<rt::Status(rt::ArgPack &, size_t)>> args;
-  rt::Dim3 grid;
-  /// Index of the output buffer and its expected values.
-  size_t outputBuffer = 0;
-  bool outputIsHalf = false;
-  std::vector<double> expected;
-  Tolerance tolerance{0, 0};
+/// splitmix64: deterministic per seed and a few times faster than
+/// mt19937 + uniform_real_distribution, which matters for the 2 x 16 M
+/// elements of a 4096^3 matmul built while the autotuner compiles.
+class Random {
+public:
+  explicit Random(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [lo, hi).
+  double uniform(double lo, double hi) {
+    return lo + (hi - lo) * (static_cast<double>(next() >> 11) * 0x1.0p-53);
+  }
+  /// Uniform integer in [0, bound).
+  int64_t below(int64_t bound) {
+    return static_cast<int64_t>(next() % static_cast<uint64_t>(bound));
+  }
+
+private:
+  uint64_t state_;
 };
 
 rt::Result<int64_t> lookup(const std::map<std::string, int64_t> &values,
@@ -148,15 +158,25 @@ rt::Result<int64_t> lookup(const std::map<std::string, int64_t> &values,
   auto var = *var##Result;
 
 void addPointer(Problem &problem, size_t buffer) {
-  problem.args.push_back([&problem, buffer](rt::ArgPack &pack, size_t index) {
-    return pack.setPointer(index, problem.buffers[buffer].ptr());
-  });
+  Problem::Argument argument;
+  argument.isPointer = true;
+  argument.buffer = buffer;
+  problem.arguments.push_back(argument);
 }
 
 void addInt(Problem &problem, int64_t value) {
-  problem.args.push_back([value](rt::ArgPack &pack, size_t index) {
-    return pack.setInt(index, value);
-  });
+  Problem::Argument argument;
+  argument.value = value;
+  problem.arguments.push_back(argument);
+}
+
+rt::Status addBuffer(const rt::Context &context, Problem &problem,
+                     const std::vector<uint8_t> &host, bool poison) {
+  auto buffer = upload(context, host, poison);
+  if (!buffer)
+    return buffer.status();
+  problem.buffers.push_back(std::move(*buffer));
+  return rt::Status::success();
 }
 
 rt::Status requireMultiple(const std::string &name, int64_t value,
@@ -168,81 +188,81 @@ rt::Status requireMultiple(const std::string &name, int64_t value,
   return rt::Status::success();
 }
 
+rt::Status requirePositive(const std::map<std::string, int64_t> &sizes) {
+  for (const auto &[name, value] : sizes)
+    if (value <= 0)
+      return rt::Status::error("size " + name + " = " + std::to_string(value) +
+                               " must be positive");
+  return rt::Status::success();
+}
+
 rt::Status buildVectorAdd(const rt::Context &context, const RunRequest &request,
-                          std::mt19937 &rng, Problem &problem) {
+                          Random &rng, Problem &problem, bool withReference) {
   TILEC_TRY_ASSIGN(n, lookup(request.sizes, "n_elements", "size"));
-  TILEC_TRY_ASSIGN(block, lookup(request.params, "BLOCK", "meta-parameter"));
-  std::uniform_real_distribution<double> dist(-1, 1);
   HostTensor x(false, n), y(false, n), out(false, n);
   for (int64_t i = 0; i < n; ++i) {
-    x.set(i, dist(rng));
-    y.set(i, dist(rng));
+    x.set(i, rng.uniform(-1, 1));
+    y.set(i, rng.uniform(-1, 1));
   }
-  for (const HostTensor *tensor : {&x, &y, &out}) {
-    auto buffer = upload(context, tensor->bytes, tensor == &out);
-    if (!buffer)
-      return buffer.status();
-    problem.buffers.push_back(std::move(*buffer));
-  }
+  for (const HostTensor *tensor : {&x, &y, &out})
+    if (rt::Status status =
+            addBuffer(context, problem, tensor->bytes, tensor == &out);
+        !status.ok())
+      return status;
   for (size_t b = 0; b < 3; ++b)
     addPointer(problem, b);
   addInt(problem, n);
-  problem.grid = {static_cast<uint32_t>(cdiv(n, block)), 1, 1};
   problem.outputBuffer = 2;
-  for (int64_t i = 0; i < n; ++i)
-    problem.expected.push_back(x.get(i) + y.get(i));
-  problem.tolerance = {1e-6, 1e-7};
+  if (withReference)
+    for (int64_t i = 0; i < n; ++i)
+      problem.expected.push_back(x.get(i) + y.get(i));
+  problem.rtol = 1e-6;
+  problem.atol = 1e-7;
   return rt::Status::success();
 }
 
 rt::Status buildSoftmax(const rt::Context &context, const RunRequest &request,
-                        std::mt19937 &rng, Problem &problem) {
+                        Random &rng, Problem &problem, bool withReference) {
   TILEC_TRY_ASSIGN(rows, lookup(request.sizes, "n_rows", "size"));
   TILEC_TRY_ASSIGN(cols, lookup(request.sizes, "n_cols", "size"));
-  TILEC_TRY_ASSIGN(block, lookup(request.params, "BLOCK_N", "meta-parameter"));
-  if (block < cols)
-    return rt::Status::error("softmax needs BLOCK_N >= n_cols (" +
-                             std::to_string(block) + " < " +
-                             std::to_string(cols) + ")");
-  std::uniform_real_distribution<double> dist(-4, 4);
   HostTensor in(false, rows * cols), out(false, rows * cols);
   for (int64_t i = 0; i < rows * cols; ++i)
-    in.set(i, dist(rng));
-  for (const HostTensor *tensor : {&out, &in}) {
-    auto buffer = upload(context, tensor->bytes, tensor == &out);
-    if (!buffer)
-      return buffer.status();
-    problem.buffers.push_back(std::move(*buffer));
-  }
+    in.set(i, rng.uniform(-4, 4));
+  for (const HostTensor *tensor : {&out, &in})
+    if (rt::Status status =
+            addBuffer(context, problem, tensor->bytes, tensor == &out);
+        !status.ok())
+      return status;
   addPointer(problem, 0);
   addPointer(problem, 1);
   addInt(problem, cols);
   addInt(problem, cols);
   addInt(problem, cols);
-  problem.grid = {static_cast<uint32_t>(rows), 1, 1};
   problem.outputBuffer = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    double maxValue = -INFINITY, sum = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      maxValue = std::max(maxValue, in.get(r * cols + c));
-    for (int64_t c = 0; c < cols; ++c)
-      sum += std::exp(in.get(r * cols + c) - maxValue);
-    for (int64_t c = 0; c < cols; ++c)
-      problem.expected.push_back(std::exp(in.get(r * cols + c) - maxValue) /
-                                 sum);
+  if (withReference) {
+    for (int64_t r = 0; r < rows; ++r) {
+      double maxValue = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < cols; ++c)
+        maxValue = std::max(maxValue, in.get(r * cols + c));
+      for (int64_t c = 0; c < cols; ++c)
+        sum += std::exp(in.get(r * cols + c) - maxValue);
+      for (int64_t c = 0; c < cols; ++c)
+        problem.expected.push_back(std::exp(in.get(r * cols + c) - maxValue) /
+                                   sum);
+    }
   }
-  problem.tolerance = {1e-5, 1e-7};
+  problem.rtol = 1e-5;
+  problem.atol = 1e-7;
   return rt::Status::success();
 }
 
 /// matmul and gather_matmul: C[M, N] = A[rows(m), :] @ B.
 rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
-                       std::mt19937 &rng, Problem &problem, bool gather) {
+                       Random &rng, Problem &problem, bool gather,
+                       bool withReference) {
   TILEC_TRY_ASSIGN(m, lookup(request.sizes, "M", "size"));
   TILEC_TRY_ASSIGN(n, lookup(request.sizes, "N", "size"));
   TILEC_TRY_ASSIGN(k, lookup(request.sizes, "K", "size"));
-  TILEC_TRY_ASSIGN(blockM, lookup(request.params, "BLOCK_M", "meta-parameter"));
-  TILEC_TRY_ASSIGN(blockN, lookup(request.params, "BLOCK_N", "meta-parameter"));
   for (auto [name, value] : {std::pair("K (stride_am)", k),
                              std::pair("N (stride_bk, stride_cm)", n)}) {
     rt::Status status = requireMultiple(name, value, 16);
@@ -250,6 +270,10 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
       return status;
   }
   auto dtype = request.types.find("DTYPE");
+  if (dtype != request.types.end() && dtype->second != "f16" &&
+      dtype->second != "f32")
+    return rt::Status::error("the harness has f16 and f32 inputs for " +
+                             request.kernel + ", not DTYPE=" + dtype->second);
   bool isHalf = dtype == request.types.end() || dtype->second == "f16";
   auto tf32 = request.params.find("ALLOW_TF32");
   bool allowTF32 = !isHalf && tf32 != request.params.end() && tf32->second;
@@ -258,56 +282,59 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
     auto rows = request.sizes.find("R");
     sourceRows = rows == request.sizes.end() ? 2 * m : rows->second;
   }
-  std::uniform_real_distribution<double> dist(-1, 1);
   HostTensor a(isHalf, sourceRows * k), b(isHalf, k * n), c(isHalf, m * n);
   for (size_t i = 0; i < a.size(); ++i)
-    a.set(i, dist(rng));
+    a.set(i, rng.uniform(-1, 1));
   for (size_t i = 0; i < b.size(); ++i)
-    b.set(i, dist(rng));
+    b.set(i, rng.uniform(-1, 1));
   // Which row of A feeds row m of C; -1 (0xFFFFFFFF) reads zeros.
   std::vector<int32_t> rowOf(m);
-  std::uniform_int_distribution<int32_t> pick(0, sourceRows - 1);
-  std::bernoulli_distribution empty(0.2);
   for (int64_t i = 0; i < m; ++i)
-    rowOf[i] = gather ? (empty(rng) ? -1 : pick(rng)) : static_cast<int32_t>(i);
-  std::vector<uint8_t> indexBytes(m * 4);
-  std::memcpy(indexBytes.data(), rowOf.data(), indexBytes.size());
+    rowOf[i] = !gather ? static_cast<int32_t>(i)
+               : rng.uniform(0, 1) < 0.2
+                   ? -1
+                   : static_cast<int32_t>(rng.below(sourceRows));
 
-  for (const HostTensor *tensor : {&a, &b, &c}) {
-    auto buffer = upload(context, tensor->bytes, tensor == &c);
-    if (!buffer)
-      return buffer.status();
-    problem.buffers.push_back(std::move(*buffer));
-  }
+  for (const HostTensor *tensor : {&a, &b, &c})
+    if (rt::Status status =
+            addBuffer(context, problem, tensor->bytes, tensor == &c);
+        !status.ok())
+      return status;
   addPointer(problem, 0);
   addPointer(problem, 1);
   addPointer(problem, 2);
   if (gather) {
-    auto buffer = upload(context, indexBytes, false);
-    if (!buffer)
-      return buffer.status();
-    problem.buffers.push_back(std::move(*buffer));
+    std::vector<uint8_t> indexBytes(m * 4);
+    std::memcpy(indexBytes.data(), rowOf.data(), indexBytes.size());
+    if (rt::Status status = addBuffer(context, problem, indexBytes, false);
+        !status.ok())
+      return status;
     addPointer(problem, 3);
   }
   for (int64_t value : {m, n, k, k, n, n})
     addInt(problem, value);
-  if (gather)
-    problem.grid = {static_cast<uint32_t>(cdiv(m, blockM)),
-                    static_cast<uint32_t>(cdiv(n, blockN)), 1};
-  else
-    problem.grid = {
-        static_cast<uint32_t>(cdiv(m, blockM) * cdiv(n, blockN)), 1, 1};
   problem.outputBuffer = 2;
   problem.outputIsHalf = isHalf;
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      double sum = 0;
+  if (withReference) {
+    std::vector<double> bValues(b.size());
+    for (size_t i = 0; i < b.size(); ++i)
+      bValues[i] = b.get(i);
+    std::vector<double> row(n);
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
       if (rowOf[i] >= 0)
-        for (int64_t kk = 0; kk < k; ++kk)
-          sum += a.get(rowOf[i] * k + kk) * b.get(kk * n + j);
-      problem.expected.push_back(sum);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          double av = a.get(rowOf[i] * k + kk);
+          const double *bRow = &bValues[kk * n];
+          for (int64_t j = 0; j < n; ++j)
+            row[j] += av * bRow[j];
+        }
+      problem.expected.insert(problem.expected.end(), row.begin(), row.end());
     }
-  problem.tolerance = toleranceFor(isHalf, allowTF32, std::sqrt(double(k)));
+  }
+  Tolerance tolerance = toleranceFor(isHalf, allowTF32, std::sqrt(double(k)));
+  problem.rtol = tolerance.rtol;
+  problem.atol = tolerance.atol;
   return rt::Status::success();
 }
 
@@ -367,52 +394,143 @@ rt::Result<std::map<std::string, int64_t>> parseSizes(const std::string &text) {
   return sizes;
 }
 
-rt::Result<RunReport> runAndCheck(const rt::Context &context,
-                                  const rt::Kernel &kernel,
-                                  const RunRequest &request) {
-  std::mt19937 rng(request.seed);
-  Problem problem;
+rt::Result<std::map<std::string, int64_t>>
+parseIntegers(const std::string &text) {
+  std::map<std::string, int64_t> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0)
+      return rt::Status::error("'" + item + "' is not NAME=VALUE");
+    std::string value = item.substr(equals + 1);
+    char *end = nullptr;
+    long long parsed = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0')
+      return rt::Status::error("'" + item + "' needs an integer value");
+    values[item.substr(0, equals)] = parsed;
+  }
+  return values;
+}
+
+rt::Result<std::map<std::string, std::string>>
+parseTypes(const std::string &text) {
+  std::map<std::string, std::string> types;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    size_t equals = item.find('=');
+    if (equals == std::string::npos || equals == 0 ||
+        equals + 1 == item.size())
+      return rt::Status::error("type '" + item + "' is not NAME=TYPE");
+    types[item.substr(0, equals)] = item.substr(equals + 1);
+  }
+  return types;
+}
+
+double problemFlops(const std::string &kernel,
+                    const std::map<std::string, int64_t> &sizes) {
+  if (kernel != "matmul" && kernel != "gather_matmul")
+    return 0;
+  auto m = sizes.find("M"), n = sizes.find("N"), k = sizes.find("K");
+  if (m == sizes.end() || n == sizes.end() || k == sizes.end())
+    return 0;
+  return 2.0 * double(m->second) * double(n->second) * double(k->second);
+}
+
+rt::Result<rt::Dim3> harnessGrid(const std::string &kernel,
+                                 const std::map<std::string, int64_t> &params,
+                                 const std::map<std::string, int64_t> &sizes) {
+  auto toAxis = [](int64_t value) { return static_cast<uint32_t>(value); };
+  if (kernel == "vector_add") {
+    TILEC_TRY_ASSIGN(n, lookup(sizes, "n_elements", "size"));
+    TILEC_TRY_ASSIGN(block, lookup(params, "BLOCK", "meta-parameter"));
+    return rt::Dim3{toAxis(cdiv(n, block)), 1, 1};
+  }
+  if (kernel == "softmax") {
+    TILEC_TRY_ASSIGN(rows, lookup(sizes, "n_rows", "size"));
+    TILEC_TRY_ASSIGN(cols, lookup(sizes, "n_cols", "size"));
+    TILEC_TRY_ASSIGN(block, lookup(params, "BLOCK_N", "meta-parameter"));
+    if (block < cols)
+      return rt::Status::error("softmax needs BLOCK_N >= n_cols (" +
+                               std::to_string(block) + " < " +
+                               std::to_string(cols) + ")");
+    return rt::Dim3{toAxis(rows), 1, 1};
+  }
+  if (kernel == "matmul" || kernel == "gather_matmul") {
+    TILEC_TRY_ASSIGN(m, lookup(sizes, "M", "size"));
+    TILEC_TRY_ASSIGN(n, lookup(sizes, "N", "size"));
+    TILEC_TRY_ASSIGN(blockM, lookup(params, "BLOCK_M", "meta-parameter"));
+    TILEC_TRY_ASSIGN(blockN, lookup(params, "BLOCK_N", "meta-parameter"));
+    if (kernel == "gather_matmul")
+      return rt::Dim3{toAxis(cdiv(m, blockM)), toAxis(cdiv(n, blockN)), 1};
+    return rt::Dim3{toAxis(cdiv(m, blockM) * cdiv(n, blockN)), 1, 1};
+  }
+  return rt::Status::error("the harness has no reference for kernel '" +
+                           kernel + "'");
+}
+
+rt::Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
+                                                  const RunRequest &request,
+                                                  bool withReference) {
+  if (rt::Status status = requirePositive(request.sizes); !status.ok())
+    return status;
+  Random rng(request.seed);
+  auto problem = std::make_unique<Problem>();
+  problem->kernel = request.kernel;
   rt::Status status = rt::Status::success();
   if (request.kernel == "vector_add")
-    status = buildVectorAdd(context, request, rng, problem);
+    status = buildVectorAdd(context, request, rng, *problem, withReference);
   else if (request.kernel == "softmax")
-    status = buildSoftmax(context, request, rng, problem);
+    status = buildSoftmax(context, request, rng, *problem, withReference);
   else if (request.kernel == "matmul")
-    status = buildMatmul(context, request, rng, problem, /*gather=*/false);
+    status = buildMatmul(context, request, rng, *problem, /*gather=*/false,
+                         withReference);
   else if (request.kernel == "gather_matmul")
-    status = buildMatmul(context, request, rng, problem, /*gather=*/true);
+    status = buildMatmul(context, request, rng, *problem, /*gather=*/true,
+                         withReference);
   else
     status = rt::Status::error("the harness has no reference for kernel '" +
                                request.kernel + "'");
   if (!status.ok())
     return status;
+  problem->flopCount = problemFlops(request.kernel, request.sizes);
+  return problem;
+}
 
-  auto pack = kernel.makeArgPack();
-  if (!pack)
-    return pack.status();
-  for (size_t index = 0; index < problem.args.size(); ++index) {
-    status = problem.args[index](*pack, index);
+rt::Status Problem::bind(rt::ArgPack &pack) const {
+  if (pack.size() != arguments.size())
+    return rt::Status::error(kernel + " takes " + std::to_string(pack.size()) +
+                             " arguments, the harness built " +
+                             std::to_string(arguments.size()));
+  for (size_t index = 0; index < arguments.size(); ++index) {
+    const Argument &argument = arguments[index];
+    rt::Status status =
+        argument.isPointer
+            ? pack.setPointer(index, buffers[argument.buffer].ptr())
+            : pack.setInt(index, argument.value);
     if (!status.ok())
       return status;
   }
-  status = rt::launch(kernel, problem.grid, *pack);
-  if (!status.ok())
-    return status;
-  status = context.synchronize();
-  if (!status.ok())
-    return status.withContext("running " + request.kernel);
+  return rt::Status::success();
+}
 
-  const rt::DeviceBuffer &output = problem.buffers[problem.outputBuffer];
-  HostTensor result(problem.outputIsHalf, problem.expected.size());
-  status = output.copyToHost(result.bytes.data(), result.bytes.size());
-  if (!status.ok())
+rt::Result<RunReport> Problem::check() const {
+  if (expected.empty())
+    return rt::Status::error("the " + kernel +
+                             " problem was built without a reference");
+  const rt::DeviceBuffer &output = buffers[outputBuffer];
+  HostTensor result(outputIsHalf, expected.size());
+  if (rt::Status status =
+          output.copyToHost(result.bytes.data(), result.bytes.size());
+      !status.ok())
     return status;
   RunReport report;
-  report.rtol = problem.tolerance.rtol;
-  report.atol = problem.tolerance.atol;
-  report.checkedElements = static_cast<int64_t>(problem.expected.size());
-  for (size_t i = 0; i < problem.expected.size(); ++i) {
-    double got = result.get(i), want = problem.expected[i];
+  report.rtol = rtol;
+  report.atol = atol;
+  report.checkedElements = static_cast<int64_t>(expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double got = result.get(i), want = expected[i];
     double error = std::fabs(got - want);
     double ratio = error / (report.atol + report.rtol * std::fabs(want));
     if (!std::isfinite(got))
@@ -421,6 +539,35 @@ rt::Result<RunReport> runAndCheck(const rt::Context &context,
     report.worstErrorRatio = std::max(report.worstErrorRatio, ratio);
   }
   report.passed = report.worstErrorRatio <= 1.0;
+  return report;
+}
+
+rt::Result<RunReport> runAndCheck(const rt::Context &context,
+                                  const rt::Kernel &kernel,
+                                  const RunRequest &request) {
+  auto grid = harnessGrid(request.kernel, request.params, request.sizes);
+  if (!grid)
+    return grid.status();
+  auto problem = buildProblem(context, request, /*withReference=*/true);
+  if (!problem)
+    return problem.status();
+  auto pack = kernel.makeArgPack();
+  if (!pack)
+    return pack.status();
+  rt::Status status = (*problem)->bind(*pack);
+  if (!status.ok())
+    return status;
+  status = rt::launch(kernel, *grid, *pack);
+  if (!status.ok())
+    return status;
+  status = context.synchronize();
+  if (!status.ok())
+    return status.withContext("running " + request.kernel);
+
+  auto checked = (*problem)->check();
+  if (!checked)
+    return checked.status();
+  RunReport report = *checked;
 
   if (request.timingRepetitions > 0) {
     auto start = rt::Event::create(context);
@@ -428,12 +575,12 @@ rt::Result<RunReport> runAndCheck(const rt::Context &context,
     if (!start || !stop)
       return !start ? start.status() : stop.status();
     for (int warmup = 0; warmup < 3; ++warmup)
-      if (!(status = rt::launch(kernel, problem.grid, *pack)).ok())
+      if (!(status = rt::launch(kernel, *grid, *pack)).ok())
         return status;
     std::vector<double> times;
     for (int rep = 0; rep < request.timingRepetitions; ++rep) {
       if (!(status = start->record()).ok() ||
-          !(status = rt::launch(kernel, problem.grid, *pack)).ok() ||
+          !(status = rt::launch(kernel, *grid, *pack)).ok() ||
           !(status = stop->record()).ok() || !(status = stop->synchronize()).ok())
         return status;
       auto elapsed = rt::Event::elapsedMs(*start, *stop);

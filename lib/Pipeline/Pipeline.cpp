@@ -341,6 +341,14 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
     return llvm::Error::success();
   };
 
+  // SHA-256 of the artifacts that came from the cache, checked on read:
+  // the next key needs no second pass over them.
+  std::map<std::string, std::string> cachedHashes;
+  auto hashOf = [&](llvm::StringRef stage, const std::string &artifact) {
+    auto it = cachedHashes.find(stage.str());
+    return it != cachedHashes.end() ? it->second : hashText(artifact);
+  };
+
   // Runs one stage: with a cache, `makeKey` names the artifact, and a hit
   // fills `artifact` (and `meta`) unless `acceptHit` rejects the entry's
   // meta; `compute` runs on a miss and its result is stored. An empty key
@@ -358,6 +366,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
           artifact = std::move(hit->payload);
           if (meta)
             *meta = std::move(hit->meta);
+          cachedHashes[stage.str()] = std::move(hit->payloadSha256);
           timer.setCache(CacheResult::Hit, key);
           return llvm::Error::success();
         }
@@ -407,7 +416,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
           [&] {
             return rt::CacheKey("ttgir")
                 .add("compiler", compilerId)
-                .add("ttir", hashText(result.ttir))
+                .add("ttir", hashOf("ttir", result.ttir))
                 .add("num_warps", int64_t(options.numWarps))
                 .add("threads_per_warp", int64_t(options.threadsPerWarp))
                 .add("target", options.target)
@@ -443,7 +452,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
           [&] {
             rt::CacheKey key("llir");
             key.add("compiler", compilerId)
-                .add("ttgir", hashText(result.ttgir));
+                .add("ttgir", hashOf("ttgir", result.ttgir));
             addCodegenOptions(key);
             key.add("flush_denormals", int64_t(ptxOptions.flushDenormals))
                 .add("libdevice", getLibdeviceIdentity(ptxOptions));
@@ -488,7 +497,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
           "ptx",
           [&] {
             rt::CacheKey key("ptx");
-            key.add("compiler", compilerId).add("llir", hashText(result.llir));
+            key.add("compiler", compilerId).add("llir", hashOf("llir", result.llir));
             addCodegenOptions(key);
             return key.str();
           },
@@ -531,7 +540,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
               return "";
             rt::CacheKey key("cubin");
             key.add("compiler", compilerId)
-                .add("ptx", hashText(result.ptx))
+                .add("ptx", hashOf("ptx", result.ptx))
                 .add("chip", cubinOptions.chip)
                 .add("opt_level", int64_t(cubinOptions.optLevel))
                 .add("kernel", cubinOptions.kernelName)

@@ -352,9 +352,10 @@ private:
 };
 
 // Writes `contents` to `path` through a temporary file in the same directory,
-// fsynced and renamed into place. `crashHook` runs between the write and the
-// rename (tests kill the process there).
+// renamed into place (fsynced first when `sync`). `crashHook` runs between
+// the write and the rename (tests kill the process there).
 Status writeFileAtomically(const std::string &path, std::string_view contents,
+                           bool sync,
                            const std::function<void()> &crashHook = {}) {
   std::string temp;
   int fd = -1;
@@ -370,7 +371,7 @@ Status writeFileAtomically(const std::string &path, std::string_view contents,
   // fsync before the rename: after a crash the name then points at the
   // whole contents, not at a file the kernel never wrote back. (The
   // checksum would reject such a file anyway; this keeps the entry.)
-  if (written.ok() && ::fsync(fd) != 0)
+  if (sync && written.ok() && ::fsync(fd) != 0)
     written = Status::error("cannot fsync " + temp + ": " + errnoText(errno));
   if (::close(fd) != 0 && written.ok())
     written = Status::error("cannot close " + temp + ": " + errnoText(errno));
@@ -449,14 +450,12 @@ std::string StageCache::encodeEntry(std::string_view stage,
                                     std::string_view key,
                                     std::string_view payload,
                                     std::string_view meta) {
-  Sha256 sha;
-  sha.update(meta);
-  sha.update(payload);
   std::string entry = std::string(kMagic) + " " + std::string(kFormatVersion) +
                       " " + std::string(stage) + " " + std::string(key) + " " +
                       std::to_string(meta.size()) + " " +
                       std::to_string(payload.size()) + " " +
-                      toHex(sha.finish()) + "\n";
+                      Sha256::hashHex(meta) + " " + Sha256::hashHex(payload) +
+                      "\n";
   entry.reserve(entry.size() + meta.size() + payload.size());
   entry += meta;
   entry += payload;
@@ -470,7 +469,7 @@ Result<CacheArtifact> StageCache::decodeEntry(std::string_view bytes,
   if (newline == std::string_view::npos)
     return Status::error(bytes.empty() ? "empty file" : "no header line");
   std::vector<std::string_view> fields = splitSpaces(bytes.substr(0, newline));
-  if (fields.size() != 7 || fields[0] != kMagic)
+  if (fields.size() != 8 || fields[0] != kMagic)
     return Status::error("malformed header");
   if (fields[1] != kFormatVersion)
     return Status::error("format version '" + std::string(fields[1]) +
@@ -493,14 +492,21 @@ Result<CacheArtifact> StageCache::decodeEntry(std::string_view bytes,
                          (metaSize + payloadSize > bodySize ? " (truncated)"
                                                             : ""));
   std::string_view body = bytes.substr(newline + 1);
-  std::string actual = Sha256::hashHex(body);
-  if (fields[6] != actual)
+  std::string_view meta = body.substr(0, metaSize);
+  std::string_view payload = body.substr(metaSize);
+  if (std::string actual = Sha256::hashHex(meta); fields[6] != actual)
+    return Status::error("meta checksum mismatch: the header says " +
+                         std::string(fields[6]) + ", the meta hashes to " +
+                         actual);
+  std::string actual = Sha256::hashHex(payload);
+  if (fields[7] != actual)
     return Status::error("checksum mismatch: the header says " +
-                         std::string(fields[6]) + ", the contents hash to " +
+                         std::string(fields[7]) + ", the payload hashes to " +
                          actual);
   CacheArtifact artifact;
-  artifact.meta = std::string(body.substr(0, metaSize));
-  artifact.payload = std::string(body.substr(metaSize));
+  artifact.meta = std::string(meta);
+  artifact.payload = std::string(payload);
+  artifact.payloadSha256 = std::move(actual);
   return artifact;
 }
 
@@ -608,8 +614,10 @@ Status StageCache::writeEntry(std::string_view stage, std::string_view key,
     // Tells backup tools (and `tar --exclude-caches`) to skip the tree.
     std::string tag = joinPath(directory_, "CACHEDIR.TAG");
     (void)writeFileAtomically(
-        tag, "Signature: 8a477f597d28d172789f06886806bc55\n"
-             "# This directory is a tilec stage cache (see docs/cache.md).\n");
+        tag,
+        "Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This directory is a tilec stage cache (see docs/cache.md).\n",
+        /*sync=*/false);
   }
   std::string crashStage = crashAfterTempWrite_;
   std::function<void()> crashHook;
@@ -621,12 +629,12 @@ Status StageCache::writeEntry(std::string_view stage, std::string_view key,
       std::fflush(stderr);
       ::_exit(86);
     };
-  Status written = writeFileAtomically(path, contents, crashHook);
+  Status written = writeFileAtomically(path, contents, /*sync=*/true, crashHook);
   if (!written.ok() && !isDirectory(dir)) {
     // `tilec cache clear` removed the directory between mkdir and open.
     if (Status made = makeDirectories(dir); !made.ok())
       return made;
-    written = writeFileAtomically(path, contents, crashHook);
+    written = writeFileAtomically(path, contents, /*sync=*/true, crashHook);
   }
   return written;
 }
@@ -674,7 +682,8 @@ void StageCache::flushCounters() {
     total = parseStats(old->bytes);
   for (const auto &[stage, counters] : pending)
     total[stage] += counters;
-  (void)writeFileAtomically(path, formatStats(total));
+  // Statistics are not worth an fsync: losing an update loses counts only.
+  (void)writeFileAtomically(path, formatStats(total), /*sync=*/false);
 }
 
 //===----------------------------------------------------------------------===//

@@ -12,6 +12,8 @@ extern llvm::cl::SubCommand compileCommand;
 int runCompile();
 extern llvm::cl::SubCommand runCommand;
 int runRun();
+extern llvm::cl::SubCommand tuneCommand;
+int runTune();
 extern llvm::cl::SubCommand cacheCommand;
 int runCache();
 } // namespace tilec::tool

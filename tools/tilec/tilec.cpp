@@ -25,6 +25,8 @@ int main(int argc, char **argv) {
     return tilec::tool::runCompile();
   if (tilec::tool::runCommand)
     return tilec::tool::runRun();
+  if (tilec::tool::tuneCommand)
+    return tilec::tool::runTune();
   if (tilec::tool::cacheCommand)
     return tilec::tool::runCache();
   llvm::errs() << "tilec: a subcommand is required (compile, run, cache); see "

@@ -119,9 +119,11 @@ struct ConvertTileGPUToLLVMPass
                           << "; run convert-tile-to-tilegpu first";
           return WalkResult::interrupt();
         }
-        if (!getLinearLayout(tensor).hasDisjointBases()) {
+        LinearLayout layout = getLinearLayout(tensor);
+        if (!layout.hasDisjointBases()) {
           op->emitError() << "layout " << tensor.getEncoding()
-                          << " cannot be indexed by addition for " << type;
+                          << " cannot be indexed by addition for " << type
+                          << ": " << layout.toString();
           return WalkResult::interrupt();
         }
       }

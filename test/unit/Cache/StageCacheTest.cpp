@@ -126,6 +126,7 @@ TEST_F(StageCacheTest, StoreThenLookup) {
   ASSERT_TRUE(artifact);
   EXPECT_EQ(artifact->payload, payload);
   EXPECT_EQ(artifact->meta, R"({"registers":32})");
+  EXPECT_EQ(artifact->payloadSha256, tilec::rt::Sha256::hashHex(payload));
   auto counters = cache->counters("cubin");
   EXPECT_EQ(counters.hits, 1u);
   EXPECT_EQ(counters.misses, 1u);
@@ -145,7 +146,8 @@ TEST_F(StageCacheTest, LayoutIsRelativeAndLeavesNoTemporaries) {
   std::string bytes = readFile(entryFile("ptx", key));
   EXPECT_EQ(bytes.substr(0, bytes.find('\n')),
             "tilec-cache 1 ptx " + key + " 4 7 " +
-                tilec::rt::Sha256::hashHex("metapayload"));
+                tilec::rt::Sha256::hashHex("meta") + " " +
+                tilec::rt::Sha256::hashHex("payload"));
   EXPECT_TRUE(tempFiles(dir).empty());
   EXPECT_TRUE(exists(dir + "/CACHEDIR.TAG"));
 

@@ -65,21 +65,12 @@ LinearLayout LinearLayout::wrappedTo(llvm::ArrayRef<int64_t> newShape) const {
 }
 
 LinearLayout LinearLayout::withoutDim(unsigned dim) const {
-  auto drop = [&](llvm::ArrayRef<Basis> bases, bool dropZero) {
-    llvm::SmallVector<Basis> result;
-    for (Basis basis : bases) {
+#ifndef NDEBUG
+  for (auto bases : {&registerBases, &laneBases, &warpBases})
+    for (const Basis &basis : *bases)
       assert(basis[dim] == 0 && "removing a dimension that is not broadcast");
-      basis.erase(basis.begin() + dim);
-      if (dropZero && isZero(basis))
-        continue;
-      result.push_back(basis);
-    }
-    return result;
-  };
-  llvm::SmallVector<int64_t> newShape(shape.begin(), shape.end());
-  newShape.erase(newShape.begin() + dim);
-  return LinearLayout(newShape, drop(registerBases, true),
-                      drop(laneBases, false), drop(warpBases, false));
+#endif
+  return projectOutDim(dim);
 }
 
 LinearLayout LinearLayout::projectOutDim(unsigned dim) const {
@@ -99,31 +90,11 @@ LinearLayout LinearLayout::projectOutDim(unsigned dim) const {
                       project(laneBases, false), project(warpBases, false));
 }
 
-LinearLayout LinearLayout::withInsertedDim(unsigned dim) const {
-  auto insert = [&](llvm::ArrayRef<Basis> bases) {
-    llvm::SmallVector<Basis> result;
-    for (Basis basis : bases) {
-      basis.insert(basis.begin() + dim, 0);
-      result.push_back(basis);
-    }
-    return result;
-  };
-  llvm::SmallVector<int64_t> newShape(shape.begin(), shape.end());
-  newShape.insert(newShape.begin() + dim, 1);
-  return LinearLayout(newShape, insert(registerBases), insert(laneBases),
-                      insert(warpBases));
-}
-
 LinearLayout
 LinearLayout::withLeadingRegisterBases(llvm::ArrayRef<Basis> bases) const {
   llvm::SmallVector<Basis> registers(bases.begin(), bases.end());
   registers.append(registerBases.begin(), registerBases.end());
   return LinearLayout(shape, registers, laneBases, warpBases);
-}
-
-bool LinearLayout::hasSameThreadMapping(const LinearLayout &other) const {
-  return shape == other.shape && laneBases == other.laneBases &&
-         warpBases == other.warpBases;
 }
 
 bool LinearLayout::hasDisjointBases() const {

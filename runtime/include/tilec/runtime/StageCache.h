@@ -11,12 +11,13 @@
 //
 // holding one header line followed by two byte strings:
 //
-//   tilec-cache 1 <stage> <key> <meta-bytes> <payload-bytes> <sha256>\n
+//   tilec-cache 1 <stage> <key> <meta-bytes> <payload-bytes> <meta-sha256>
+//     <payload-sha256>\n          (one line)
 //   <meta><payload>
 //
-// <sha256> is the hex SHA-256 of <meta><payload>. A reader accepts an entry
-// only if the header parses, its stage and key match the file's name, the
-// sizes add up to the file's size exactly and the checksum matches; anything
+// The checksums are hex SHA-256 digests. A reader accepts an entry only if
+// the header parses, its stage and key match the file's name, the sizes add
+// up to the file's size exactly and both checksums match; anything
 // else is discarded (deleted) and counts as a miss, so a corrupt, truncated or
 // misplaced file is never loaded. Names inside the cache are relative, so a
 // copied or moved tree still hits.
@@ -89,6 +90,9 @@ private:
 struct CacheArtifact {
   std::string payload;
   std::string meta;
+  // Hex SHA-256 of the payload, checked on read: the next stage's key hashes
+  // the artifact, and need not hash it again.
+  std::string payloadSha256;
 };
 
 struct StageCounters {

@@ -55,14 +55,9 @@ public:
   /// Drops dimension `dim` from every basis whatever its value: the layout
   /// of the values left after combining everything along `dim`.
   LinearLayout projectOutDim(unsigned dim) const;
-  /// Inserts a size-1 dimension at `dim` with zero components.
-  LinearLayout withInsertedDim(unsigned dim) const;
   /// Prepends register bases (they become the fastest register bits).
   LinearLayout withLeadingRegisterBases(llvm::ArrayRef<Basis> bases) const;
 
-  /// Whether two layouts give each (lane, warp) the same per-thread offsets,
-  /// so that data moves between them without leaving the thread.
-  bool hasSameThreadMapping(const LinearLayout &other) const;
   /// True when the nonzero bases are distinct single-dimension powers of two,
   /// i.e. XOR of bases equals their sum.
   bool hasDisjointBases() const;

@@ -1,0 +1,74 @@
+//===- TilecJIT.h - The compiler behind the runtime's interface -*- C++ -*-===//
+//
+// Implements rt::KernelCompiler (runtime/include/tilec/runtime/
+// KernelCompiler.h) with tilec's pipeline: a kernel from the registry
+// (kernels/) is specialized to the config and compiled through every stage to
+// a cubin, through the stage cache when one is given. A program that links
+// this library and the runtime compiles kernels on first use.
+//
+// Thread-safe: every compile gets its own MLIRContext (with MLIR's own
+// threading off, since the callers already compile configs in parallel) and
+// its own LLVMContext inside compileKernel; the stage cache locks itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_JIT_TILECJIT_H
+#define TILEC_JIT_TILECJIT_H
+
+#include "tilec/Kernel/KernelDefinition.h"
+#include "tilec/Pipeline/Pipeline.h"
+#include "tilec/runtime/KernelCompiler.h"
+
+#include "mlir/IR/DialectRegistry.h"
+
+#include <memory>
+#include <string>
+
+namespace tilec::rt {
+class StageCache;
+} // namespace tilec::rt
+
+namespace tilec::jit {
+
+struct JITOptions {
+  /// The stage cache; null compiles every stage and touches no disk.
+  std::shared_ptr<rt::StageCache> cache;
+  /// Code generation and ptxas options; their chip is set from the target.
+  PTXOptions ptx;
+  CubinOptions cubin;
+};
+
+class TilecJIT final : public rt::KernelCompiler {
+public:
+  explicit TilecJIT(JITOptions options = {});
+  ~TilecJIT() override;
+
+  rt::Result<rt::CompiledArtifact> compile(const std::string &kernel,
+                                           const rt::KernelConfig &config,
+                                           const std::string &target) override;
+  rt::Result<rt::KernelDescription>
+  describe(const std::string &kernel) override;
+
+  /// compile() with everything the pipeline produced (stage timings and
+  /// cache results, every artifact), for tools.
+  llvm::Expected<CompiledKernel> compileKernelByName(
+      const std::string &kernel, const rt::KernelConfig &config,
+      const std::string &target);
+
+  const JITOptions &options() const { return options_; }
+
+private:
+  JITOptions options_;
+  mlir::DialectRegistry registry_;
+};
+
+/// The two spellings of a config; the canonical texts are equal.
+rt::KernelConfig toRuntimeConfig(const kernel::Config &config);
+kernel::Config fromRuntimeConfig(const rt::KernelConfig &config);
+
+/// What the autotuner needs of a kernel definition.
+rt::KernelDescription describeKernel(const kernel::KernelDefinition &kernel);
+
+} // namespace tilec::jit
+
+#endif // TILEC_JIT_TILECJIT_H

@@ -1,0 +1,258 @@
+//===- AutotuneGpuTest.cpp - The autotuner and the JIT on the GPU ---------===//
+//
+// Tunes real kernels through the JIT, checks the winner against the float64
+// reference, then starts over the way a new process does: a provider with no
+// compiler must find the winner in the autotune cache and its cubin in the
+// stage cache. Pins bypass tuning and persist nothing. Every test skips, with
+// the driver's reason, where there is no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Harness/KernelHarness.h"
+#include "tilec/JIT/TilecJIT.h"
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/StageCache.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace rt = tilec::rt;
+namespace harness = tilec::harness;
+
+namespace {
+
+class AutotuneGpuTest : public testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    auto created = rt::Context::create();
+    if (created)
+      context = new rt::Context(std::move(*created));
+    else
+      skipReason = created.message();
+  }
+  static void TearDownTestSuite() {
+    delete context;
+    context = nullptr;
+  }
+
+  void SetUp() override {
+    if (!context)
+      GTEST_SKIP() << skipReason;
+    char dir[] = "/tmp/tilec-autotune-gpu-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    directory = dir;
+    stageCache = std::make_shared<rt::StageCache>(directory + "/cache");
+    cachePath = directory + "/autotune_cache.json";
+  }
+  void TearDown() override {
+    if (!directory.empty())
+      (void)std::system(("rm -rf '" + directory + "'").c_str());
+  }
+
+  static rt::AutotuneOptions fastOptions() {
+    rt::AutotuneOptions options;
+    options.benchmark.warmupMs = 1;
+    options.benchmark.budgetMs = 5;
+    options.progress = rt::ProgressMode::Never;
+    return options;
+  }
+
+  rt::InputsFactory inputsFor(const harness::RunRequest &request) {
+    return [request]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+      auto problem = harness::buildProblem(*context, request, false);
+      if (!problem)
+        return problem.status();
+      return std::shared_ptr<const rt::BenchmarkInputs>(std::move(*problem));
+    };
+  }
+
+  // Runs the selected kernel on a fresh problem with a reference.
+  void expectCorrect(const rt::TuneResult &result,
+                     const harness::RunRequest &request) {
+    auto problem = harness::buildProblem(*context, request, true);
+    ASSERT_TRUE(problem.ok()) << problem.message();
+    auto pack = result.kernel->makeArgPack();
+    ASSERT_TRUE(pack.ok()) << pack.message();
+    ASSERT_TRUE((*problem)->bind(*pack).ok());
+    ASSERT_TRUE(rt::launch(*result.kernel, result.grid, *pack).ok());
+    ASSERT_TRUE(context->synchronize().ok());
+    auto report = (*problem)->check();
+    ASSERT_TRUE(report.ok()) << report.message();
+    EXPECT_TRUE(report->passed)
+        << result.config.str() << ": " << report->describe();
+  }
+
+  static std::string readFile(const std::string &path) {
+    std::ifstream in(path);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+  }
+
+  static rt::Context *context;
+  static std::string skipReason;
+  std::string directory;
+  std::string cachePath;
+  std::shared_ptr<rt::StageCache> stageCache;
+};
+
+rt::Context *AutotuneGpuTest::context = nullptr;
+std::string AutotuneGpuTest::skipReason;
+
+harness::RunRequest requestOf(const std::string &kernel,
+                              std::map<std::string, int64_t> sizes,
+                              std::map<std::string, std::string> types = {}) {
+  harness::RunRequest request;
+  request.kernel = kernel;
+  request.sizes = std::move(sizes);
+  request.types = std::move(types);
+  return request;
+}
+
+rt::CallSpec callOf(const harness::RunRequest &request) {
+  rt::CallSpec call;
+  call.sizes = request.sizes;
+  call.types = request.types;
+  call.params = request.params;
+  return call;
+}
+
+TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
+  harness::RunRequest request =
+      requestOf("vector_add", {{"n_elements", 1000003}});
+  std::string winner;
+  {
+    tilec::jit::JITOptions jitOptions;
+    jitOptions.cache = stageCache;
+    tilec::jit::TilecJIT compiler(jitOptions);
+    rt::KernelProvider provider(*context, &compiler, stageCache);
+    rt::AutotuneCache cache(cachePath);
+    ASSERT_TRUE(cache.load().ok());
+    rt::Autotuner tuner(provider, cache, {}, fastOptions());
+    auto result = tuner.select("vector_add", callOf(request), inputsFor(request));
+    ASSERT_TRUE(result.ok()) << result.message();
+    EXPECT_EQ(result->source, rt::ConfigSource::Tuned);
+    EXPECT_EQ(result->key, "LOG2_N=20");
+    ASSERT_EQ(result->timings.size(), 4u);
+    for (const rt::ConfigTiming &timing : result->timings) {
+      EXPECT_EQ(timing.status, "ok") << timing.config << ": " << timing.reason;
+      EXPECT_GT(timing.medianUs, 0);
+      EXPECT_GE(timing.repetitions, 5);
+      EXPECT_GE(timing.registers, 0);
+    }
+    EXPECT_TRUE(result->persistWarning.empty()) << result->persistWarning;
+    winner = result->config.str();
+    expectCorrect(*result, request);
+
+    // The same call again in this process: the memo, nothing rebuilt.
+    auto again = tuner.select("vector_add", callOf(request));
+    ASSERT_TRUE(again.ok()) << again.message();
+    EXPECT_EQ(again->source, rt::ConfigSource::Cached);
+    EXPECT_EQ(again->kernel, result->kernel);
+  }
+
+  // As a new process without a compiler: everything from the two caches.
+  rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
+  rt::AutotuneCache cache(cachePath);
+  ASSERT_TRUE(cache.load().ok());
+  rt::Autotuner tuner(provider, cache, {}, fastOptions());
+  auto result = tuner.select("vector_add", callOf(request));
+  ASSERT_TRUE(result.ok()) << result.message();
+  EXPECT_EQ(result->source, rt::ConfigSource::Cached);
+  EXPECT_EQ(result->config.str(), winner);
+  EXPECT_EQ(provider.cachedLoadCount(), 1);
+  EXPECT_EQ(provider.compileCount(), 0);
+  expectCorrect(*result, request);
+
+  // A key that was never tuned cannot be served without a compiler.
+  harness::RunRequest other = requestOf("vector_add", {{"n_elements", 100}});
+  auto missing = tuner.select("vector_add", callOf(other));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("no compiler to tune with"),
+            std::string::npos)
+      << missing.message();
+}
+
+TEST_F(AutotuneGpuTest, MatmulWinnersAreCorrect) {
+  tilec::jit::JITOptions jitOptions;
+  jitOptions.cache = stageCache;
+  tilec::jit::TilecJIT compiler(jitOptions);
+  rt::KernelProvider provider(*context, &compiler, stageCache);
+  rt::AutotuneCache cache(cachePath);
+  ASSERT_TRUE(cache.load().ok());
+  rt::Autotuner tuner(provider, cache, {}, fastOptions());
+  for (const char *dtype : {"f16", "f32"}) {
+    harness::RunRequest request = requestOf(
+        "matmul", {{"M", 320}, {"N", 256}, {"K", 192}}, {{"DTYPE", dtype}});
+    auto result = tuner.select("matmul", callOf(request), inputsFor(request));
+    ASSERT_TRUE(result.ok()) << result.message();
+    EXPECT_EQ(result->source, rt::ConfigSource::Tuned);
+    EXPECT_EQ(result->config.types.at("DTYPE"), dtype);
+    EXPECT_GT(result->flops, 0);
+    int ran = 0;
+    for (const rt::ConfigTiming &timing : result->timings)
+      ran += timing.status == "ok";
+    EXPECT_GT(ran, 0);
+    expectCorrect(*result, request);
+  }
+  rt::AutotuneCache reread(cachePath);
+  ASSERT_TRUE(reread.load().ok());
+  EXPECT_EQ(reread.entries().at(context->properties().name).at("matmul").size(),
+            2u);
+}
+
+TEST_F(AutotuneGpuTest, SoftmaxDerivesBlockN) {
+  tilec::jit::TilecJIT compiler;
+  rt::KernelProvider provider(*context, &compiler);
+  rt::AutotuneCache cache(cachePath);
+  rt::Autotuner tuner(provider, cache, {}, fastOptions());
+  harness::RunRequest request =
+      requestOf("softmax", {{"n_rows", 37}, {"n_cols", 1000}});
+  auto result = tuner.select("softmax", callOf(request), inputsFor(request));
+  ASSERT_TRUE(result.ok()) << result.message();
+  EXPECT_EQ(result->config.params.at("BLOCK_N"), 1024);
+  EXPECT_EQ(result->grid.x, 37u);
+  expectCorrect(*result, request);
+}
+
+TEST_F(AutotuneGpuTest, PinnedConfigSkipsTuningAndPersistsNothing) {
+  tilec::jit::TilecJIT compiler;
+  rt::KernelProvider provider(*context, &compiler);
+  rt::AutotuneCache cache(cachePath);
+  auto pins = rt::PinnedConfigs::parseSpec(
+      "matmul=BLOCK_M=32,BLOCK_N=64,BLOCK_K=32,num_warps=2,num_stages=1");
+  ASSERT_TRUE(pins.ok());
+  rt::Autotuner tuner(provider, cache, *pins, fastOptions());
+  harness::RunRequest request =
+      requestOf("matmul", {{"M", 203}, {"N", 176}, {"K", 208}});
+  bool inputsBuilt = false;
+  auto result = tuner.select(
+      "matmul", callOf(request),
+      [&]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+        inputsBuilt = true;
+        return rt::Status::error("a pinned config must not benchmark");
+      });
+  ASSERT_TRUE(result.ok()) << result.message();
+  EXPECT_EQ(result->source, rt::ConfigSource::Pinned);
+  EXPECT_EQ(result->config.params.at("BLOCK_M"), 32);
+  EXPECT_EQ(result->config.types.at("DTYPE"), "f16");
+  EXPECT_FALSE(inputsBuilt);
+  EXPECT_EQ(readFile(cachePath), "");
+  expectCorrect(*result, request);
+}
+
+TEST_F(AutotuneGpuTest, BenchmarkerFlushesTwiceTheL2) {
+  auto benchmarker = rt::Benchmarker::create(*context);
+  ASSERT_TRUE(benchmarker.ok()) << benchmarker.message();
+  int l2 = context->properties().l2CacheBytes;
+  if (l2 > 0) {
+    EXPECT_EQ(benchmarker->flushBytes(), 2 * static_cast<size_t>(l2));
+  }
+}
+
+} // namespace

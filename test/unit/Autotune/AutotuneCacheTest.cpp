@@ -1,0 +1,274 @@
+//===- AutotuneCacheTest.cpp - The autotune cache file --------------------===//
+
+#include "tilec/runtime/AutotuneCache.h"
+
+#include <nlohmann/json.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace rt = tilec::rt;
+
+namespace {
+
+class AutotuneCacheTest : public testing::Test {
+protected:
+  void SetUp() override {
+    char dir[] = "/tmp/tilec-autotune-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    directory = dir;
+    path = directory + "/sub/dir/autotune_cache.json";
+  }
+  void TearDown() override {
+    std::string command = "rm -rf '" + directory + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+  }
+
+  static std::string read(const std::string &file) {
+    std::ifstream in(file);
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    return buffer.str();
+  }
+
+  static rt::AutotuneEntry entry(const std::string &config, double us) {
+    rt::AutotuneEntry entry;
+    entry.config = config;
+    rt::ConfigTiming winner;
+    winner.config = config;
+    winner.medianUs = us;
+    winner.p20Us = us * 0.99;
+    winner.p80Us = us * 1.01;
+    winner.minUs = us * 0.98;
+    winner.repetitions = 40;
+    winner.registers = 128;
+    winner.sharedBytes = 49152;
+    winner.compileMs = 250;
+    rt::ConfigTiming pruned;
+    pruned.config = "BLOCK_M=256,num_warps=8,num_stages=1";
+    pruned.status = "pruned";
+    pruned.reason = "needs 300000 B of shared memory per block";
+    pruned.registers = 200;
+    pruned.sharedBytes = 300000;
+    entry.timings = {winner, pruned};
+    entry.target = "sm_90";
+    entry.cubinKey = std::string(64, 'a');
+    entry.metadataJson = R"({"name": "matmul", "num_warps": 4})";
+    entry.declaration.key = {{"LOG2_M", "ceil(log2(M))"}, {"N", ""}};
+    entry.declaration.grid = {"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"};
+    entry.declaration.paramDefaults = {{"GROUP_M", 8}};
+    entry.declaration.typeDefaults = {{"DTYPE", "f16"}};
+    entry.tunedAt = "2026-11-29T12:00:00Z";
+    entry.budgetMs = 20;
+    return entry;
+  }
+
+  std::string directory;
+  std::string path;
+};
+
+TEST_F(AutotuneCacheTest, MissingFileIsEmpty) {
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  EXPECT_TRUE(cache.entries().empty());
+  EXPECT_EQ(cache.find("NVIDIA H200", "matmul", "M=1"), nullptr);
+}
+
+TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {
+  {
+    rt::AutotuneCache cache(path);
+    ASSERT_TRUE(cache.load().ok());
+    rt::Status status =
+        cache.store("NVIDIA H200", "matmul", "LOG2_M=12,N=4096",
+                    entry("BLOCK_M=128,num_warps=4,num_stages=3", 812.5));
+    ASSERT_TRUE(status.ok()) << status.message();
+  }
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  const rt::AutotuneEntry *found =
+      cache.find("NVIDIA H200", "matmul", "LOG2_M=12,N=4096");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->config, "BLOCK_M=128,num_warps=4,num_stages=3");
+  ASSERT_EQ(found->timings.size(), 2u);
+  EXPECT_DOUBLE_EQ(found->timings[0].medianUs, 812.5);
+  EXPECT_EQ(found->timings[0].repetitions, 40);
+  EXPECT_EQ(found->timings[1].status, "pruned");
+  EXPECT_EQ(found->timings[1].sharedBytes, 300000);
+  EXPECT_EQ(found->cubinKey, std::string(64, 'a'));
+  EXPECT_EQ(found->target, "sm_90");
+  auto metadata = nlohmann::json::parse(found->metadataJson);
+  EXPECT_EQ(metadata["name"], "matmul");
+  const rt::KernelDescription *declaration =
+      cache.findDeclaration("NVIDIA H200", "matmul");
+  ASSERT_NE(declaration, nullptr);
+  ASSERT_EQ(declaration->key.size(), 2u);
+  EXPECT_EQ(declaration->key[0].derivation, "ceil(log2(M))");
+  EXPECT_EQ(declaration->grid[0], "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)");
+  EXPECT_EQ(declaration->paramDefaults.at("GROUP_M"), 8);
+  EXPECT_EQ(declaration->typeDefaults.at("DTYPE"), "f16");
+  EXPECT_EQ(cache.findDeclaration("NVIDIA H100", "matmul"), nullptr);
+
+  // The shape the design asks for: device -> kernel -> key -> {config, ...}.
+  auto json = nlohmann::json::parse(read(path));
+  EXPECT_EQ(json["NVIDIA H200"]["matmul"]["LOG2_M=12,N=4096"]["config"],
+            "BLOCK_M=128,num_warps=4,num_stages=3");
+  EXPECT_TRUE(
+      json["NVIDIA H200"]["matmul"]["LOG2_M=12,N=4096"]["timings"].is_array());
+}
+
+TEST_F(AutotuneCacheTest, StoreReplacesOnlyItsOwnEntry) {
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  ASSERT_TRUE(cache.store("dev", "matmul", "k1", entry("A=1", 10)).ok());
+  // Another writer's entry with a field this version does not know.
+  auto json = nlohmann::json::parse(read(path));
+  json["dev"]["softmax"]["k9"] = {{"config", "num_warps=8"},
+                                  {"from_the_future", {1, 2, 3}}};
+  std::ofstream(path) << json.dump(2);
+
+  ASSERT_TRUE(cache.store("dev", "matmul", "k1", entry("A=2", 9)).ok());
+  auto merged = nlohmann::json::parse(read(path));
+  EXPECT_EQ(merged["dev"]["matmul"]["k1"]["config"], "A=2");
+  EXPECT_EQ(merged["dev"]["softmax"]["k9"]["from_the_future"],
+            nlohmann::json({1, 2, 3}));
+  // The in-memory view follows the file, others' entries included.
+  ASSERT_NE(cache.find("dev", "softmax", "k9"), nullptr);
+  EXPECT_EQ(cache.find("dev", "matmul", "k1")->config, "A=2");
+}
+
+// The concurrency the cache is built for: 8 processes tune different keys at
+// once, each storing as soon as it is done. Every entry survives and the file
+// is valid JSON throughout.
+TEST_F(AutotuneCacheTest, ConcurrentProcessesKeepEachOthersEntries) {
+  constexpr int kProcesses = 8;
+  constexpr int kKeysPerProcess = 6;
+  // The children wait on a pipe so that they start storing together.
+  int gate[2];
+  ASSERT_EQ(::pipe(gate), 0);
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::close(gate[1]);
+      char byte;
+      (void)::read(gate[0], &byte, 1);
+      rt::AutotuneCache cache(path);
+      int failures = 0;
+      for (int k = 0; k < kKeysPerProcess; ++k) {
+        std::string key = "M=" + std::to_string(p) + ",K=" + std::to_string(k);
+        std::string kernel = p % 2 ? "matmul" : "softmax";
+        if (!cache.store("NVIDIA H200", kernel, key,
+                         entry("BLOCK_M=" + std::to_string(16 << (k % 4)),
+                               100 + p * 10 + k))
+                 .ok())
+          ++failures;
+        // Readers take no lock: a read at any moment must parse.
+        rt::AutotuneCache reader(path);
+        if (!reader.load().ok())
+          ++failures;
+      }
+      ::_exit(failures);
+    }
+    children.push_back(pid);
+  }
+  ::close(gate[0]);
+  ::close(gate[1]); // opens the gate
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "a child failed to store or read";
+  }
+
+  nlohmann::json json = nlohmann::json::parse(read(path), nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << "the merged file is not valid JSON";
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  EXPECT_TRUE(cache.warnings().empty());
+  int found = 0;
+  for (int p = 0; p < kProcesses; ++p)
+    for (int k = 0; k < kKeysPerProcess; ++k) {
+      std::string key = "M=" + std::to_string(p) + ",K=" + std::to_string(k);
+      const rt::AutotuneEntry *entry =
+          cache.find("NVIDIA H200", p % 2 ? "matmul" : "softmax", key);
+      EXPECT_NE(entry, nullptr) << key << " was lost";
+      if (entry) {
+        ++found;
+        EXPECT_DOUBLE_EQ(entry->timings[0].medianUs, 100 + p * 10 + k);
+      }
+    }
+  EXPECT_EQ(found, kProcesses * kKeysPerProcess);
+  // No temporary files are left behind.
+  std::string leftovers = "ls '" + directory + "/sub/dir' | grep -c tmp";
+  FILE *pipe = ::popen(leftovers.c_str(), "r");
+  char count[16] = {};
+  ASSERT_NE(std::fgets(count, sizeof(count), pipe), nullptr);
+  ::pclose(pipe);
+  EXPECT_EQ(std::string(count), "0\n");
+}
+
+TEST_F(AutotuneCacheTest, UnreadableFileIsAnErrorOnLoadAndMovedAsideOnStore) {
+  ASSERT_TRUE(rt::AutotuneCache(path)
+                  .store("dev", "matmul", "k", entry("A=1", 1))
+                  .ok());
+  std::ofstream(path) << "{ not json";
+  rt::AutotuneCache cache(path);
+  rt::Status status = cache.load();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find(path + " is not valid JSON"),
+            std::string::npos)
+      << status.message();
+
+  ASSERT_TRUE(cache.store("dev", "matmul", "k2", entry("A=2", 2)).ok());
+  EXPECT_EQ(read(path + ".corrupt"), "{ not json");
+  ASSERT_EQ(cache.warnings().size(), 1u);
+  EXPECT_NE(cache.warnings()[0].find("moved to"), std::string::npos);
+  ASSERT_NE(cache.find("dev", "matmul", "k2"), nullptr);
+
+  std::ofstream(path) << "[1, 2]";
+  status = rt::AutotuneCache(path).load();
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("must hold a JSON object"),
+            std::string::npos);
+}
+
+TEST_F(AutotuneCacheTest, MalformedEntriesAreSkippedWithAWarning) {
+  std::string dir = directory + "/sub/dir";
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  std::ofstream(path) << R"({"dev": {"matmul": {"good": {"config": "A=1"},
+                                                "bad": {"timings": []}},
+                                     "softmax": 3}})";
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  EXPECT_NE(cache.find("dev", "matmul", "good"), nullptr);
+  EXPECT_EQ(cache.find("dev", "matmul", "bad"), nullptr);
+  ASSERT_EQ(cache.warnings().size(), 2u);
+  EXPECT_NE(cache.warnings()[0].find("dev/matmul/bad"), std::string::npos);
+}
+
+TEST_F(AutotuneCacheTest, StoreIntoAnUnwritableDirectoryNamesIt) {
+  rt::AutotuneCache cache("/proc/tilec-no/autotune.json");
+  rt::Status status = cache.store("dev", "matmul", "k", entry("A=1", 1));
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("/proc/tilec-no"), std::string::npos)
+      << status.message();
+}
+
+TEST_F(AutotuneCacheTest, DefaultPath) {
+  ::setenv("TILEC_AUTOTUNE_CACHE", "/x/y.json", 1);
+  EXPECT_EQ(rt::AutotuneCache::defaultPath(), "/x/y.json");
+  ::unsetenv("TILEC_AUTOTUNE_CACHE");
+  std::string saved = std::getenv("HOME") ? std::getenv("HOME") : "";
+  ::setenv("HOME", "/home/someone", 1);
+  EXPECT_EQ(rt::AutotuneCache::defaultPath(),
+            "/home/someone/.tilec/autotune_cache.json");
+  ::setenv("HOME", saved.c_str(), 1);
+}
+
+} // namespace

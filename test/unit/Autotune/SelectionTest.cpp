@@ -1,0 +1,215 @@
+//===- SelectionTest.cpp - Pruning, the winner, pinned configs ------------===//
+
+#include "tilec/runtime/Autotuner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+namespace rt = tilec::rt;
+
+namespace {
+
+// The H200's limits (sm_90), as the driver reports them.
+rt::DeviceProperties h200() {
+  rt::DeviceProperties device;
+  device.name = "NVIDIA H200";
+  device.computeMajor = 9;
+  device.maxSharedBytesPerBlock = 48 * 1024;
+  device.maxSharedBytesPerBlockOptin = 227 * 1024;
+  device.maxRegistersPerBlock = 65536;
+  device.maxThreadsPerBlock = 1024;
+  device.l2CacheBytes = 60 * 1024 * 1024;
+  return device;
+}
+
+rt::KernelMetadata kernel(int numWarps, uint32_t sharedBytes, int registers) {
+  rt::KernelMetadata metadata;
+  metadata.name = metadata.kernelName = "matmul";
+  metadata.target = "sm_90";
+  metadata.numWarps = numWarps;
+  metadata.sharedBytes = sharedBytes;
+  metadata.registers = registers;
+  return metadata;
+}
+
+TEST(Prune, FittingKernelsRun) {
+  EXPECT_FALSE(rt::pruneReason(kernel(4, 32768, 128), h200()));
+  // Above 48 KiB needs the opt-in, which the runtime does: not pruned.
+  EXPECT_FALSE(rt::pruneReason(kernel(8, 200 * 1024, 128), h200()));
+  // 255 registers x 256 threads: 8 warps x roundup(255 x 32, 256) = 65536.
+  EXPECT_FALSE(rt::pruneReason(kernel(8, 0, 255), h200()));
+  // Unknown registers (no ptxas report) are not held against a kernel.
+  rt::KernelMetadata unknown = kernel(4, 0, 0);
+  unknown.registers.reset();
+  EXPECT_FALSE(rt::pruneReason(unknown, h200()));
+}
+
+TEST(Prune, SharedMemoryAboveTheOptInMaximum) {
+  auto reason = rt::pruneReason(kernel(8, 229376 + 4096, 128), h200());
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(*reason, "needs 233472 B of shared memory per block, the device "
+                     "allows 232448 B (opt-in maximum)");
+}
+
+TEST(Prune, RegistersTimesThreads) {
+  // 255 x 512 threads = 16 warps x 8192 = 131072 > 65536.
+  auto reason = rt::pruneReason(kernel(16, 0, 255), h200());
+  ASSERT_TRUE(reason);
+  EXPECT_NE(reason->find("needs 255 registers x 512 threads = 131072 "
+                         "registers per block, the device has 65536"),
+            std::string::npos)
+      << *reason;
+  // 130 registers round up to 136 per thread: 8 warps x 4352 = 34816 fits,
+  // 16 warps x 4352 = 69632 does not.
+  EXPECT_FALSE(rt::pruneReason(kernel(8, 0, 130), h200()));
+  EXPECT_TRUE(rt::pruneReason(kernel(16, 0, 130), h200()));
+}
+
+TEST(Prune, ThreadsPerBlock) {
+  rt::DeviceProperties small = h200();
+  small.maxThreadsPerBlock = 512;
+  auto reason = rt::pruneReason(kernel(32, 0, 32), small);
+  ASSERT_TRUE(reason);
+  EXPECT_EQ(*reason, "needs 1024 threads per block, the device allows 512");
+}
+
+rt::ConfigTiming timing(const std::string &config, double medianUs,
+                        const std::string &status = "ok") {
+  rt::ConfigTiming t;
+  t.config = config;
+  t.medianUs = medianUs;
+  t.status = status;
+  return t;
+}
+
+TEST(Winner, LowestMedian) {
+  std::vector<rt::ConfigTiming> timings = {
+      timing("b", 120), timing("a", 100), timing("c", 150)};
+  EXPECT_EQ(rt::selectWinner(timings, 0.01), 1);
+}
+
+TEST(Winner, TiesWithinToleranceGoToTheSmallestConfigText) {
+  // c is fastest, but a and b are within 1% of it: a tie, and "a" sorts first.
+  std::vector<rt::ConfigTiming> timings = {
+      timing("b", 100.5), timing("c", 100.0), timing("a", 100.9),
+      timing("d", 101.1)};
+  EXPECT_EQ(timings[rt::selectWinner(timings, 0.01)].config, "a");
+  // Without a tolerance the fastest wins.
+  EXPECT_EQ(timings[rt::selectWinner(timings, 0.0)].config, "c");
+  // d is 1.1% slower: outside the tie.
+  std::vector<rt::ConfigTiming> two = {timing("d", 101.1), timing("c", 100)};
+  EXPECT_EQ(two[rt::selectWinner(two, 0.01)].config, "c");
+}
+
+TEST(Winner, DeterministicUnderAnyOrder) {
+  std::vector<rt::ConfigTiming> timings = {
+      timing("BLOCK_M=128,num_warps=4", 200.0),
+      timing("BLOCK_M=64,num_warps=4", 199.0),
+      timing("BLOCK_M=32,num_warps=2", 199.5),
+      timing("BLOCK_M=256,num_warps=8", 300.0),
+      timing("BLOCK_M=16,num_warps=1", 0, "pruned"),
+      timing("BLOCK_M=8,num_warps=1", 0, "failed")};
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::shuffle(timings.begin(), timings.end(), rng);
+    int winner = rt::selectWinner(timings, 0.01);
+    ASSERT_GE(winner, 0);
+    // Among the three within 1% of 199.0, "BLOCK_M=128..." sorts first.
+    EXPECT_EQ(timings[winner].config, "BLOCK_M=128,num_warps=4");
+  }
+}
+
+TEST(Winner, NothingRan) {
+  std::vector<rt::ConfigTiming> timings = {timing("a", 0, "pruned"),
+                                           timing("b", 10, "failed")};
+  EXPECT_EQ(rt::selectWinner(timings, 0.01), -1);
+  EXPECT_EQ(rt::selectWinner({}, 0.01), -1);
+}
+
+TEST(Pins, Spec) {
+  auto pins = rt::PinnedConfigs::parseSpec(
+      "matmul=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4; softmax=num_warps=8");
+  ASSERT_TRUE(pins.ok()) << pins.message();
+  EXPECT_EQ(pins->find("matmul", "M=1,N=2"),
+            "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4");
+  EXPECT_EQ(pins->find("softmax", "BLOCK_N=1024"), "num_warps=8");
+  EXPECT_FALSE(pins->find("vector_add", "LOG2_N=20"));
+}
+
+TEST(Pins, MalformedSpecsAreErrors) {
+  auto noKernel = rt::PinnedConfigs::parseSpec("BLOCK_M");
+  ASSERT_FALSE(noKernel.ok());
+  EXPECT_NE(noKernel.message().find("is not KERNEL=CONFIG"), std::string::npos);
+  auto badConfig = rt::PinnedConfigs::parseSpec("matmul=num_warps=3");
+  ASSERT_FALSE(badConfig.ok());
+  EXPECT_NE(badConfig.message().find("pinned config for matmul"),
+            std::string::npos);
+}
+
+std::string writeTemp(const std::string &contents) {
+  char path[] = "/tmp/tilec-pins-XXXXXX";
+  int fd = ::mkstemp(path);
+  EXPECT_GE(fd, 0);
+  EXPECT_EQ(::write(fd, contents.data(), contents.size()),
+            static_cast<ssize_t>(contents.size()));
+  ::close(fd);
+  return path;
+}
+
+TEST(Pins, FileWithKeysAndWildcard) {
+  std::string path = writeTemp(R"({
+    "matmul": {"M=4096,N=4096,K=4096,DTYPE=f16,ALLOW_TF32=0": "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32",
+               "*": "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32"},
+    "softmax": "num_warps=16"
+  })");
+  auto pins = rt::PinnedConfigs::parseFile(path);
+  ASSERT_TRUE(pins.ok()) << pins.message();
+  EXPECT_EQ(pins->find("matmul", "M=4096,N=4096,K=4096,DTYPE=f16,ALLOW_TF32=0"),
+            "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32");
+  EXPECT_EQ(pins->find("matmul", "M=512,N=512,K=512,DTYPE=f16,ALLOW_TF32=0"),
+            "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32");
+  EXPECT_EQ(pins->find("softmax", "BLOCK_N=1024"), "num_warps=16");
+  std::remove(path.c_str());
+
+  std::string bad = writeTemp(R"({"matmul": 3})");
+  auto broken = rt::PinnedConfigs::parseFile(bad);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.message().find("must be a config string"),
+            std::string::npos);
+  std::remove(bad.c_str());
+  auto missing = rt::PinnedConfigs::parseFile("/nonexistent/pins.json");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("/nonexistent/pins.json"), std::string::npos);
+}
+
+TEST(Pins, EnvironmentWinsOverTheFile) {
+  std::string path = writeTemp(R"({"matmul": "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32",
+                                   "softmax": "num_warps=16"})");
+  ::setenv("TILEC_PIN_FILE", path.c_str(), 1);
+  ::setenv("TILEC_PIN_CONFIG", "matmul=BLOCK_M=256,BLOCK_N=64,BLOCK_K=64", 1);
+  auto pins = rt::PinnedConfigs::fromEnvironment();
+  ::unsetenv("TILEC_PIN_FILE");
+  ::unsetenv("TILEC_PIN_CONFIG");
+  std::remove(path.c_str());
+  ASSERT_TRUE(pins.ok()) << pins.message();
+  EXPECT_EQ(pins->find("matmul", "any"), "BLOCK_M=256,BLOCK_N=64,BLOCK_K=64");
+  EXPECT_EQ(pins->find("softmax", "any"), "num_warps=16");
+
+  ::setenv("TILEC_PIN_CONFIG", "matmul", 1);
+  auto broken = rt::PinnedConfigs::fromEnvironment();
+  ::unsetenv("TILEC_PIN_CONFIG");
+  ASSERT_FALSE(broken.ok());
+  EXPECT_NE(broken.message().find("TILEC_PIN_CONFIG"), std::string::npos);
+
+  auto none = rt::PinnedConfigs::fromEnvironment();
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+} // namespace

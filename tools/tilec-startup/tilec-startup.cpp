@@ -1,0 +1,260 @@
+//===- tilec-startup.cpp - First kernel of a fresh process from caches ----===//
+//
+// Measures what a deployed program pays for its first kernel when the
+// autotune cache and the stage cache are warm: from the moment its CUDA
+// context is ready until the first kernel has finished. In that window it
+// loads the autotune cache, computes the call's key from the declaration
+// stored there, picks the tuned config, reads the cubin from the stage cache,
+// loads it, launches and synchronizes; no compiler is linked (this binary has
+// no LLVM). The driver start-up (dlopen, cuInit, primary context) is timed
+// separately in the same run, and the inputs are built before the window (a
+// program has its tensors before it calls a kernel).
+//
+//   tilec-startup --kernel matmul --sizes M=4096,N=4096,K=4096 --types DTYPE=f16
+//                 [--params ALLOW_TF32=1] [--device 0] [--json out.json]
+//
+// Uses $TILEC_AUTOTUNE_CACHE and $TILEC_CACHE_DIR like tilec tune.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Harness/KernelHarness.h"
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/Driver.h"
+#include "tilec/runtime/Event.h"
+#include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/Launch.h"
+#include "tilec/runtime/StageCache.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rt = tilec::rt;
+namespace harness = tilec::harness;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double usSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start)
+      .count();
+}
+
+int fail(const std::string &message) {
+  std::fprintf(stderr, "tilec-startup: error: %s\n", message.c_str());
+  return 1;
+}
+
+struct Options {
+  std::string kernel;
+  std::string sizes, types, params;
+  int device = 0;
+  std::string jsonPath;
+};
+
+bool parseOptions(int argc, char **argv, Options &options) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string device;
+    if (arg == "--kernel" ? !value(options.kernel)
+        : arg == "--sizes"  ? !value(options.sizes)
+        : arg == "--types"  ? !value(options.types)
+        : arg == "--params" ? !value(options.params)
+        : arg == "--json"   ? !value(options.jsonPath)
+        : arg == "--device" ? !value(device)
+                            : true) {
+      std::fprintf(stderr,
+                   "usage: tilec-startup --kernel NAME [--sizes M=..,N=..] "
+                   "[--types DTYPE=f16] [--params NAME=V] [--device N] "
+                   "[--json FILE]\n");
+      return false;
+    }
+    if (!device.empty())
+      options.device = std::atoi(device.c_str());
+  }
+  return !options.kernel.empty();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (!parseOptions(argc, argv, options))
+    return 2;
+
+  harness::RunRequest request;
+  request.kernel = options.kernel;
+  request.sizes = harness::defaultSizes(options.kernel);
+  if (!options.sizes.empty()) {
+    auto sizes = harness::parseSizes(options.sizes);
+    if (!sizes)
+      return fail("--sizes: " + sizes.message());
+    for (const auto &[name, value] : *sizes)
+      request.sizes[name] = value;
+  }
+  if (!options.types.empty()) {
+    auto types = harness::parseTypes(options.types);
+    if (!types)
+      return fail("--types: " + types.message());
+    request.types = *types;
+  }
+  if (!options.params.empty()) {
+    auto params = harness::parseIntegers(options.params);
+    if (!params)
+      return fail("--params: " + params.message());
+    request.params = *params;
+  }
+
+  // Driver start-up, each step timed.
+  Clock::time_point start = Clock::now();
+  auto driver = rt::Driver::load("libcuda.so.1");
+  if (!driver)
+    return fail(driver.message());
+  double dlopenUs = usSince(start);
+  start = Clock::now();
+  if (rt::Status status = (*driver)->initialize(); !status.ok())
+    return fail(status.message());
+  double cuInitUs = usSince(start);
+  start = Clock::now();
+  auto context = rt::Context::create(**driver, options.device);
+  if (!context)
+    return fail(context.message());
+  double contextUs = usSince(start);
+
+  // The program's tensors, before its first call.
+  start = Clock::now();
+  auto problem = harness::buildProblem(*context, request,
+                                       /*withReference=*/false);
+  if (!problem)
+    return fail(problem.message());
+  if (rt::Status status = context->synchronize(); !status.ok())
+    return fail(status.message());
+  double inputsUs = usSince(start);
+
+  // The window: context ready -> first kernel done.
+  std::vector<std::pair<std::string, double>> steps;
+  Clock::time_point windowStart = Clock::now();
+  Clock::time_point stepStart = windowStart;
+  auto step = [&](const std::string &name) {
+    steps.emplace_back(name, usSince(stepStart));
+    stepStart = Clock::now();
+  };
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  auto stageCache =
+      std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
+  rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
+  auto autotuner = rt::Autotuner::create(provider, cache);
+  if (!autotuner)
+    return fail(autotuner.message());
+  step("load autotune cache + pins");
+  rt::CallSpec call;
+  call.sizes = request.sizes;
+  call.types = request.types;
+  call.params = request.params;
+  auto selected = (*autotuner)->select(options.kernel, call);
+  if (!selected)
+    return fail(selected.message());
+  for (const auto &[name, us] : selected->steps)
+    steps.emplace_back("select: " + name, us);
+  stepStart = Clock::now();
+  auto pack = selected->kernel->makeArgPack();
+  if (!pack)
+    return fail(pack.message());
+  if (rt::Status status = (*problem)->bind(*pack); !status.ok())
+    return fail(status.message());
+  step("bind arguments");
+  if (rt::Status status = rt::launch(*selected->kernel, selected->grid, *pack);
+      !status.ok())
+    return fail(status.message());
+  step("launch");
+  if (rt::Status status = context->synchronize(); !status.ok())
+    return fail(status.message());
+  step("synchronize (kernel runs)");
+  double firstCallUs = usSince(windowStart);
+
+  // The kernel alone, to tell the start-up cost from the kernel's own time.
+  auto startEvent = rt::Event::create(*context);
+  auto stopEvent = rt::Event::create(*context);
+  if (!startEvent || !stopEvent)
+    return fail(!startEvent ? startEvent.message() : stopEvent.message());
+  std::vector<double> kernelUs;
+  for (int i = 0; i < 20; ++i) {
+    rt::Status status = startEvent->record();
+    if (status.ok())
+      status = rt::launch(*selected->kernel, selected->grid, *pack);
+    if (status.ok())
+      status = stopEvent->record();
+    if (status.ok())
+      status = stopEvent->synchronize();
+    if (!status.ok())
+      return fail(status.message());
+    auto ms = rt::Event::elapsedMs(*startEvent, *stopEvent);
+    if (!ms)
+      return fail(ms.message());
+    kernelUs.push_back(*ms * 1000.0);
+  }
+  std::sort(kernelUs.begin(), kernelUs.end());
+  double kernelMedianUs = kernelUs[kernelUs.size() / 2];
+  bool fromStageCache = provider.cachedLoadCount() == 1;
+
+  const rt::DeviceProperties &device = context->properties();
+  std::printf("tilec-startup: %s [%s] on %s (%s)\n", options.kernel.c_str(),
+              selected->key.c_str(), device.name.c_str(),
+              device.smName().c_str());
+  std::printf("driver start-up: dlopen %.2f ms, cuInit %.2f ms, primary "
+              "context %.2f ms\n",
+              dlopenUs / 1000, cuInitUs / 1000, contextUs / 1000);
+  std::printf("inputs (before the window): %.1f ms\n", inputsUs / 1000);
+  std::printf("first call, context ready -> kernel done: %.3f ms\n",
+              firstCallUs / 1000);
+  for (const auto &[name, us] : steps)
+    std::printf("  %-34s %9.1f us\n", name.c_str(), us);
+  std::printf("kernel alone (events, median of 20): %.1f us; start-up "
+              "overhead %.1f us\n",
+              kernelMedianUs, firstCallUs - kernelMedianUs);
+  std::printf("config %s (%s), cubin %s\n", selected->config.str().c_str(),
+              rt::getConfigSourceName(selected->source),
+              fromStageCache ? "from the stage cache" : "memoized");
+
+  if (!options.jsonPath.empty()) {
+    nlohmann::ordered_json json;
+    json["kernel"] = options.kernel;
+    json["key"] = selected->key;
+    json["device"] = device.name;
+    json["config"] = selected->config.str();
+    json["source"] = rt::getConfigSourceName(selected->source);
+    json["cubin_from_stage_cache"] = fromStageCache;
+    json["dlopen_ms"] = dlopenUs / 1000;
+    json["cuinit_ms"] = cuInitUs / 1000;
+    json["context_ms"] = contextUs / 1000;
+    json["inputs_ms"] = inputsUs / 1000;
+    json["first_call_ms"] = firstCallUs / 1000;
+    json["kernel_us"] = kernelMedianUs;
+    json["overhead_us"] = firstCallUs - kernelMedianUs;
+    nlohmann::ordered_json stepJson = nlohmann::ordered_json::object();
+    for (const auto &[name, us] : steps)
+      stepJson[name] = us;
+    json["steps_us"] = stepJson;
+    std::ofstream out(options.jsonPath);
+    out << json.dump(2) << "\n";
+    if (!out)
+      return fail("cannot write " + options.jsonPath);
+  }
+  return 0;
+}

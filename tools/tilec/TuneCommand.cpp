@@ -1,0 +1,359 @@
+//===- TuneCommand.cpp - tilec tune ---------------------------------------===//
+//
+// Autotunes a kernel from kernels/ for one call (sizes, types) on the GPU:
+// compiles the kernel's candidate configs in parallel, prunes the ones the
+// device cannot run, benchmarks the rest with the L2 flushed, prints a table
+// and the winner, and persists it in the autotune cache. `--show` prints the
+// autotune cache. See docs/autotune.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "tilec/Harness/KernelHarness.h"
+#include "tilec/JIT/TilecJIT.h"
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/StageCache.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+namespace cl = llvm::cl;
+
+namespace tilec::tool {
+
+cl::SubCommand tuneCommand("tune",
+                           "Autotune a kernel's configs on the GPU for one "
+                           "call, or show the autotune cache");
+
+static cl::OptionCategory category("tilec tune options");
+static cl::opt<std::string> kernelName("kernel",
+                                       cl::desc("A kernel from kernels/"),
+                                       cl::init(""), cl::sub(tuneCommand),
+                                       cl::cat(category));
+static cl::opt<std::string> sizesText(
+    "sizes",
+    cl::desc("Problem sizes, e.g. M=4096,N=4096,K=4096 (default: the "
+             "harness's sizes of the kernel)"),
+    cl::init(""), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<std::string>
+    typesText("types", cl::desc("Type parameters of the call, e.g. DTYPE=f16"),
+              cl::init(""), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<std::string> paramsText(
+    "params",
+    cl::desc("Meta-parameters fixed by the call, e.g. ALLOW_TF32=1"),
+    cl::init(""), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<std::string> configsText(
+    "configs",
+    cl::desc("Candidates to try instead of the kernel's, separated by ';'"),
+    cl::init(""), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double> budgetMs(
+    "budget-ms",
+    cl::desc("Time of the timed repetitions per config, ms (default 20)"),
+    cl::init(20), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double>
+    warmupMs("warmup-ms", cl::desc("Warm-up per config, ms (default 5)"),
+             cl::init(5), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double> tieTolerance(
+    "tie-tolerance",
+    cl::desc("Medians within this fraction of the best tie (default 0.01); "
+             "ties go to the first config in text order"),
+    cl::init(0.01), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<unsigned>
+    jobs("jobs", cl::desc("Parallel compiles (default: one per config, at "
+                          "most the hardware threads)"),
+         cl::init(0), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool> showProgress(
+    "progress",
+    cl::desc("Progress on stderr even when it is not a terminal"),
+    cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
+                           cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool> force(
+    "force", cl::desc("Tune even when the autotune cache has the key"),
+    cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool> noCache(
+    "no-cache",
+    cl::desc("Compile every stage without the stage cache (TILEC_CACHE_DIR)"),
+    cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool>
+    noPersist("no-persist",
+              cl::desc("Do not write the result to the autotune cache"),
+              cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<int> device("device", cl::desc("CUDA device ordinal"),
+                           cl::init(0), cl::sub(tuneCommand),
+                           cl::cat(category));
+static cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"),
+                              cl::init(1), cl::sub(tuneCommand),
+                              cl::cat(category));
+static cl::opt<std::string>
+    jsonPath("json", cl::desc("Also write the result as JSON to this file"),
+             cl::init(""), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool> show("show",
+                          cl::desc("Print the autotune cache "
+                                   "($TILEC_AUTOTUNE_CACHE) and exit"),
+                          cl::sub(tuneCommand), cl::cat(category));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "tilec tune: error: " << message << "\n";
+  return 1;
+}
+
+static std::string formatTflops(double flops, double us) {
+  if (!(flops > 0) || !(us > 0))
+    return "-";
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f", flops / (us * 1e-6) / 1e12);
+  return buffer;
+}
+
+static int runShow() {
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  if (rt::Status status = cache.load(); !status.ok())
+    return fail(status.message());
+  for (const std::string &warning : cache.warnings())
+    llvm::errs() << "tilec tune: warning: " << warning << "\n";
+  size_t count = 0;
+  for (const auto &[deviceName, kernels] : cache.entries())
+    for (const auto &[kernel, keys] : kernels)
+      count += keys.size();
+  if (count == 0) {
+    llvm::outs() << "autotune cache " << cache.path() << ": empty\n";
+    return 0;
+  }
+  llvm::outs() << "autotune cache " << cache.path() << ": " << count
+               << (count == 1 ? " entry" : " entries") << "\n";
+  for (const auto &[deviceName, kernels] : cache.entries()) {
+    llvm::outs() << deviceName << "\n";
+    for (const auto &[kernel, keys] : kernels) {
+      llvm::outs() << "  " << kernel << "\n";
+      for (const auto &[key, entry] : keys) {
+        llvm::outs() << "    " << key << "\n      winner " << entry.config;
+        auto winner = std::find_if(
+            entry.timings.begin(), entry.timings.end(),
+            [&](const rt::ConfigTiming &t) { return t.config == entry.config; });
+        if (winner != entry.timings.end() && winner->medianUs > 0)
+          llvm::outs() << llvm::format("  %.1f us", winner->medianUs);
+        size_t ran = std::count_if(
+            entry.timings.begin(), entry.timings.end(),
+            [](const rt::ConfigTiming &t) { return t.status == "ok"; });
+        llvm::outs() << "\n      " << ran << "/" << entry.timings.size()
+                     << " configs ran";
+        if (!entry.tunedAt.empty())
+          llvm::outs() << ", tuned " << entry.tunedAt;
+        llvm::outs() << (entry.cubinKey.empty() ? ", cubin not cached"
+                                                : ", cubin cached")
+                     << "\n";
+      }
+    }
+  }
+  return 0;
+}
+
+static void printTable(const rt::TuneResult &result) {
+  size_t width = 6;
+  for (const rt::ConfigTiming &timing : result.timings)
+    width = std::max(width, timing.config.size());
+  llvm::outs() << llvm::left_justify("config", width)
+               << "   regs    smem B  spill B  compile ms  median us"
+                  "  p20-p80 us       TFLOP/s  status\n";
+  for (size_t i = 0; i < result.timings.size(); ++i) {
+    const rt::ConfigTiming &timing = result.timings[i];
+    llvm::outs() << llvm::left_justify(timing.config, width);
+    if (timing.registers >= 0)
+      llvm::outs() << llvm::format("  %5d  %8lld  %7lld", timing.registers,
+                                   (long long)timing.sharedBytes,
+                                   (long long)timing.spillBytes);
+    else
+      llvm::outs() << "      -         -        -";
+    llvm::outs() << llvm::format("  %10.1f", timing.compileMs);
+    if (timing.status == "ok")
+      llvm::outs() << llvm::format("  %9.1f  %5.1f-%-7.1f", timing.medianUs,
+                                   timing.p20Us, timing.p80Us)
+                   << llvm::right_justify(
+                          formatTflops(result.flops, timing.medianUs), 9);
+    else
+      llvm::outs() << "          -  -                    -";
+    llvm::outs() << "  "
+                 << (static_cast<int>(i) == result.winnerIndex ? "* winner"
+                                                               : timing.status);
+    if (!timing.reason.empty()) {
+      std::string reason = timing.reason.substr(0, timing.reason.find('\n'));
+      llvm::outs() << ": " << reason;
+    }
+    llvm::outs() << "\n";
+  }
+}
+
+static bool writeJson(const rt::TuneResult &result, const rt::Context &context,
+                      const std::string &cachePath) {
+  nlohmann::ordered_json json;
+  json["kernel"] = result.kernelName;
+  json["key"] = result.key;
+  json["device"] = context.properties().name;
+  json["source"] = rt::getConfigSourceName(result.source);
+  json["config"] = result.config.str();
+  json["grid"] = {result.grid.x, result.grid.y, result.grid.z};
+  json["total_ms"] = result.totalMs;
+  json["compile_ms"] = result.compileMs;
+  json["inputs_ms"] = result.inputsMs;
+  json["benchmark_ms"] = result.benchmarkMs;
+  json["flops"] = result.flops;
+  json["autotune_cache"] = cachePath;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::object();
+  for (const auto &[name, us] : result.steps)
+    steps[name] = us;
+  json["steps_us"] = steps;
+  json["timings"] = nlohmann::ordered_json::array();
+  for (const rt::ConfigTiming &timing : result.timings) {
+    nlohmann::ordered_json row = {{"config", timing.config},
+                                  {"status", timing.status},
+                                  {"registers", timing.registers},
+                                  {"shared_bytes", timing.sharedBytes},
+                                  {"spill_bytes", timing.spillBytes},
+                                  {"compile_ms", timing.compileMs},
+                                  {"median_us", timing.medianUs},
+                                  {"p20_us", timing.p20Us},
+                                  {"p80_us", timing.p80Us},
+                                  {"reps", timing.repetitions}};
+    if (!timing.reason.empty())
+      row["reason"] = timing.reason;
+    json["timings"].push_back(row);
+  }
+  std::ofstream out(jsonPath.getValue());
+  out << json.dump(2) << "\n";
+  return static_cast<bool>(out);
+}
+
+int runTune() {
+  if (show)
+    return runShow();
+  if (kernelName.empty())
+    return fail("--kernel is required (or --show)");
+  if (showProgress && quiet)
+    return fail("--progress and --quiet exclude each other");
+
+  harness::RunRequest request;
+  request.kernel = kernelName;
+  request.seed = seed;
+  request.sizes = harness::defaultSizes(kernelName);
+  if (!sizesText.empty()) {
+    auto sizes = harness::parseSizes(sizesText);
+    if (!sizes)
+      return fail("--sizes: " + sizes.message());
+    for (const auto &[name, value] : *sizes)
+      request.sizes[name] = value;
+  }
+  if (!typesText.empty()) {
+    auto types = harness::parseTypes(typesText);
+    if (!types)
+      return fail("--types: " + types.message());
+    request.types = *types;
+  }
+  if (!paramsText.empty()) {
+    auto params = harness::parseIntegers(paramsText);
+    if (!params)
+      return fail("--params: " + params.message());
+    request.params = *params;
+  }
+  rt::AutotuneOptions options;
+  options.benchmark.budgetMs = budgetMs;
+  options.benchmark.warmupMs = warmupMs;
+  options.tieTolerance = tieTolerance;
+  options.jobs = jobs;
+  options.force = force;
+  options.persist = !noPersist;
+  options.progress = quiet          ? rt::ProgressMode::Never
+                     : showProgress ? rt::ProgressMode::Always
+                                    : rt::ProgressMode::Auto;
+  if (!configsText.empty()) {
+    llvm::SmallVector<llvm::StringRef> items;
+    llvm::StringRef(configsText).split(items, ';', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef item : items) {
+      auto config = rt::KernelConfig::parse(item.trim());
+      if (!config)
+        return fail("--configs: " + config.message());
+      options.configs.push_back(*config);
+    }
+  }
+
+  // The GPU first: without one, say so before compiling anything.
+  auto context = rt::Context::create(device);
+  if (!context)
+    return fail(context.message());
+
+  std::shared_ptr<rt::StageCache> stageCache;
+  if (!noCache)
+    stageCache =
+        std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
+  jit::JITOptions jitOptions;
+  jitOptions.cache = stageCache;
+  jit::TilecJIT compiler(jitOptions);
+  rt::KernelProvider provider(*context, &compiler, stageCache);
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  auto autotuner = rt::Autotuner::create(provider, cache, options);
+  if (!autotuner)
+    return fail(autotuner.message());
+  for (const std::string &warning : cache.warnings())
+    llvm::errs() << "tilec tune: warning: " << warning << "\n";
+
+  rt::CallSpec call;
+  call.sizes = request.sizes;
+  call.types = request.types;
+  call.params = request.params;
+  rt::InputsFactory inputs =
+      [&]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+    auto problem = harness::buildProblem(*context, request,
+                                         /*withReference=*/false);
+    if (!problem)
+      return problem.status();
+    return std::shared_ptr<const rt::BenchmarkInputs>(std::move(*problem));
+  };
+  auto result = (*autotuner)->select(kernelName, call, inputs);
+  if (!result)
+    return fail(result.message());
+
+  llvm::outs() << kernelName << " on " << context->properties().name << " ("
+               << provider.target() << "), key " << result->key << "\n";
+  if (result->source == rt::ConfigSource::Tuned) {
+    printTable(*result);
+    const rt::ConfigTiming &winner = result->timings[result->winnerIndex];
+    llvm::outs() << "winner: " << winner.config
+                 << llvm::format("  %.1f us", winner.medianUs);
+    std::string tflops = formatTflops(result->flops, winner.medianUs);
+    if (tflops != "-")
+      llvm::outs() << "  " << tflops << " TFLOP/s";
+    llvm::outs() << "\n"
+                 << llvm::format("time: %.0f ms (compile %.0f ms, %zu configs, "
+                                 "inputs %.0f ms overlapped, benchmark %.0f ms)",
+                                 result->totalMs, result->compileMs,
+                                 result->timings.size(), result->inputsMs,
+                                 result->benchmarkMs)
+                 << "\n";
+    if (!result->persistWarning.empty())
+      llvm::errs() << "tilec tune: warning: " << result->persistWarning << "\n";
+    else if (!noPersist)
+      llvm::outs() << "persisted to " << cache.path() << "\n";
+  } else {
+    llvm::outs() << rt::getConfigSourceName(result->source) << ": "
+                 << result->config.str()
+                 << (result->source == rt::ConfigSource::Pinned
+                         ? " (TILEC_PIN_CONFIG / TILEC_PIN_FILE)"
+                         : " (from " + cache.path() +
+                               "; --force tunes again)")
+                 << llvm::format("\ntime: %.3f ms", result->totalMs) << "\n";
+  }
+  if (!jsonPath.empty() && !writeJson(*result, *context, cache.path()))
+    return fail("cannot write " + jsonPath);
+  return 0;
+}
+
+} // namespace tilec::tool

@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TiledMatmul.h"
+
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
 
@@ -21,9 +23,6 @@ static void buildMatmul(KernelBuilder &kb) {
   int64_t blockM = kb.param("BLOCK_M"), blockN = kb.param("BLOCK_N");
   int64_t blockK = kb.param("BLOCK_K"), groupM = kb.param("GROUP_M");
   mlir::Type dtype = kb.dtype("DTYPE");
-  auto precision = kb.param("ALLOW_TF32") && dtype.isF32()
-                       ? tilec::tile::InputPrecision::TF32
-                       : tilec::tile::InputPrecision::IEEE;
   Tensor a = kb.arg("a_ptr"), b = kb.arg("b_ptr"), c = kb.arg("c_ptr");
   Tensor m = kb.arg("M"), n = kb.arg("N"), k = kb.arg("K");
   Tensor strideAM = kb.arg("stride_am"), strideBK = kb.arg("stride_bk");
@@ -53,25 +52,11 @@ static void buildMatmul(KernelBuilder &kb) {
   Tensor rowMask = kb.let("row_mask", rows < m);
   Tensor colMask = kb.let("col_mask", cols < n);
 
-  Tensor acc0 = kb.let("acc", kb.zeros({blockM, blockN}, kb.f32Type()));
-  // One K step: carried are the A and B pointers and the accumulator.
-  auto kStep = [&](Tensor kTile, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    // Columns of A and rows of B past K read zeros.
-    Tensor kLeft = kb.let("k_left", k - kTile * blockK);
-    Tensor aTile =
-        kb.let("a", kb.load(carried[0], rowMask & (kRow < kLeft), 0.0));
-    Tensor bTile =
-        kb.let("b", kb.load(carried[1], (kCol < kLeft) & colMask, 0.0));
-    Tensor acc = kb.let("acc", kb.dot(aTile, bTile, carried[2], precision));
-    Tensor nextA = kb.let("a_ptrs", carried[0] + blockK);
-    Tensor nextB = kb.let("b_ptrs", carried[1] + strideBK * blockK);
-    return {nextA, nextB, acc};
-  };
-  Tensor kTiles = kb.let("k_tiles", kb.cdiv(k, blockK));
-  Tensors loop =
-      kb.let("loop", kb.forRange(0, kTiles, 1, {aPtrs, bPtrs, acc0}, kStep));
+  Tensor acc = accumulateOverK(
+      kb, {aPtrs, bPtrs, rowMask, colMask, kRow, kCol, k, strideBK}, blockM,
+      blockN, blockK, dotPrecision(kb, dtype));
 
-  Tensor out = kb.let("out", kb.cast(loop[2], dtype));
+  Tensor out = kb.let("out", kb.cast(acc, dtype));
   Tensor cPtrs = kb.let("c_ptrs", c + rows * strideCM + cols);
   kb.store(cPtrs, out, rowMask & colMask);
 }

@@ -105,8 +105,8 @@ static std::string readBuildId(const dl_phdr_info *info) {
       if (nhdr->n_type == NT_GNU_BUILD_ID && nhdr->n_namesz == 4 &&
           std::memcmp(name, "GNU", 4) == 0 && desc + nhdr->n_descsz <= end)
         return llvm::toHex(
-            llvm::ArrayRef<uint8_t>(
-                reinterpret_cast<const uint8_t *>(desc), nhdr->n_descsz),
+            llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(desc),
+                                    nhdr->n_descsz),
             /*LowerCase=*/true);
       note = desc + llvm::alignTo(nhdr->n_descsz, 4);
     }
@@ -125,7 +125,7 @@ static int findObject(dl_phdr_info *info, size_t, void *data) {
       object->found = true;
       // The main executable has an empty name.
       object->path = info->dlpi_name && *info->dlpi_name ? info->dlpi_name
-                                                          : "/proc/self/exe";
+                                                         : "/proc/self/exe";
       object->buildId = readBuildId(info);
       return 1;
     }
@@ -205,8 +205,7 @@ static std::string getPtxasVersion(const CubinOptions &options) {
   if (!inserted)
     return it->second;
   llvm::SmallString<128> output;
-  if (llvm::sys::fs::createTemporaryFile("tilec-ptxas-version", "txt",
-                                         output))
+  if (llvm::sys::fs::createTemporaryFile("tilec-ptxas-version", "txt", output))
     return "";
   std::optional<llvm::StringRef> redirects[] = {
       llvm::StringRef(""), llvm::StringRef(output), llvm::StringRef(output)};
@@ -329,8 +328,8 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
     if (currentStage == stage)
       return llvm::Error::success();
     ParserConfig config(context);
-    reparsed = parseSourceString<ModuleOp>(text, config,
-                                           ("cached-" + stage).str());
+    reparsed =
+        parseSourceString<ModuleOp>(text, config, ("cached-" + stage).str());
     if (!reparsed)
       return stageError(stage, ("cannot parse the cached " + stage +
                                 " artifact (see the diagnostics above); run "
@@ -353,11 +352,11 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   // fills `artifact` (and `meta`) unless `acceptHit` rejects the entry's
   // meta; `compute` runs on a miss and its result is stored. An empty key
   // runs the stage uncached.
-  auto runStage =
-      [&](llvm::StringRef stage, function_ref<std::string()> makeKey,
-          std::string &artifact, std::string *meta,
-          function_ref<bool(const std::string &meta)> acceptHit,
-          function_ref<llvm::Error()> compute) -> llvm::Error {
+  auto runStage = [&](llvm::StringRef stage,
+                      function_ref<std::string()> makeKey,
+                      std::string &artifact, std::string *meta,
+                      function_ref<bool(const std::string &meta)> acceptHit,
+                      function_ref<llvm::Error()> compute) -> llvm::Error {
     StageTimer timer(result.timings, stage.str());
     std::string key = cache ? makeKey() : "";
     if (!key.empty()) {
@@ -497,7 +496,8 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
           "ptx",
           [&] {
             rt::CacheKey key("ptx");
-            key.add("compiler", compilerId).add("llir", hashOf("llir", result.llir));
+            key.add("compiler", compilerId)
+                .add("llir", hashOf("llir", result.llir));
             addCodegenOptions(key);
             return key.str();
           },
@@ -512,8 +512,8 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
                 std::string message;
                 llvm::raw_string_ostream os(message);
                 diagnostic.print("cached-llir", os, /*ShowColors=*/false);
-                return stageError("ptx", "cannot parse the cached llir: " +
-                                             message);
+                return stageError("ptx",
+                                  "cannot parse the cached llir: " + message);
               }
             }
             auto ptx = emitPTX(*llvmModule, ptxOptions);

@@ -120,9 +120,7 @@ Sha256::Digest Sha256::hash(std::string_view data) {
   return sha.finish();
 }
 
-std::string Sha256::hashHex(std::string_view data) {
-  return toHex(hash(data));
-}
+std::string Sha256::hashHex(std::string_view data) { return toHex(hash(data)); }
 
 std::string toHex(const uint8_t *bytes, size_t size) {
   static constexpr char digits[] = "0123456789abcdef";

@@ -404,8 +404,8 @@ CacheKey::CacheKey(std::string_view stage) {
 CacheKey &CacheKey::add(std::string_view name, std::string_view value) {
   // name=<length>:<value>\n — the length makes the encoding unambiguous
   // whatever the value holds.
-  std::string prefix = std::string(name) + "=" + std::to_string(value.size()) +
-                       ":";
+  std::string prefix =
+      std::string(name) + "=" + std::to_string(value.size()) + ":";
   sha_.update(prefix);
   sha_.update(value);
   sha_.update("\n");
@@ -450,12 +450,11 @@ std::string StageCache::encodeEntry(std::string_view stage,
                                     std::string_view key,
                                     std::string_view payload,
                                     std::string_view meta) {
-  std::string entry = std::string(kMagic) + " " + std::string(kFormatVersion) +
-                      " " + std::string(stage) + " " + std::string(key) + " " +
-                      std::to_string(meta.size()) + " " +
-                      std::to_string(payload.size()) + " " +
-                      Sha256::hashHex(meta) + " " + Sha256::hashHex(payload) +
-                      "\n";
+  std::string entry =
+      std::string(kMagic) + " " + std::string(kFormatVersion) + " " +
+      std::string(stage) + " " + std::string(key) + " " +
+      std::to_string(meta.size()) + " " + std::to_string(payload.size()) + " " +
+      Sha256::hashHex(meta) + " " + Sha256::hashHex(payload) + "\n";
   entry.reserve(entry.size() + meta.size() + payload.size());
   entry += meta;
   entry += payload;
@@ -486,11 +485,11 @@ Result<CacheArtifact> StageCache::decodeEntry(std::string_view bytes,
     return Status::error("malformed sizes in the header");
   uint64_t bodySize = bytes.size() - newline - 1;
   if (metaSize + payloadSize != bodySize)
-    return Status::error("size mismatch: the header says " +
-                         std::to_string(metaSize + payloadSize) +
-                         " bytes, the file holds " + std::to_string(bodySize) +
-                         (metaSize + payloadSize > bodySize ? " (truncated)"
-                                                            : ""));
+    return Status::error(
+        "size mismatch: the header says " +
+        std::to_string(metaSize + payloadSize) + " bytes, the file holds " +
+        std::to_string(bodySize) +
+        (metaSize + payloadSize > bodySize ? " (truncated)" : ""));
   std::string_view body = bytes.substr(newline + 1);
   std::string_view meta = body.substr(0, metaSize);
   std::string_view payload = body.substr(metaSize);
@@ -534,8 +533,7 @@ std::string StageCache::defaultDirectory() {
     struct passwd entry;
     struct passwd *found = nullptr;
     char buffer[4096];
-    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof(buffer), &found) ==
-            0 &&
+    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof(buffer), &found) == 0 &&
         found && found->pw_dir && *found->pw_dir)
       home = found->pw_dir;
   }
@@ -629,7 +627,8 @@ Status StageCache::writeEntry(std::string_view stage, std::string_view key,
       std::fflush(stderr);
       ::_exit(86);
     };
-  Status written = writeFileAtomically(path, contents, /*sync=*/true, crashHook);
+  Status written =
+      writeFileAtomically(path, contents, /*sync=*/true, crashHook);
   if (!written.ok() && !isDirectory(dir)) {
     // `tilec cache clear` removed the directory between mkdir and open.
     if (Status made = makeDirectories(dir); !made.ok())
@@ -645,7 +644,8 @@ bool StageCache::store(std::string_view stage, std::string_view key,
     return false;
   if (!storesEnabled())
     return false;
-  Status written = writeEntry(stage, key, encodeEntry(stage, key, payload, meta));
+  Status written =
+      writeEntry(stage, key, encodeEntry(stage, key, payload, meta));
   if (!written.ok()) {
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -12,6 +12,10 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tilec_obj_root, "test", "lit")
 
+# tilec compile caches by default; tests must not read or fill the user's
+# cache.
+config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "tilec-cache")
+
 config.substitutions.append(("%kernels", os.path.join(config.tilec_src_root, "kernels")))
 
 llvm_config.use_default_substitutions()

@@ -18,14 +18,16 @@ namespace cl = llvm::cl;
 
 namespace tilec::tool {
 
-cl::SubCommand cacheCommand(
-    "cache", "Inspect and maintain the stage cache: ls, stats, verify, "
-             "prune --max-size=<size>, clear");
+cl::SubCommand
+    cacheCommand("cache",
+                 "Inspect and maintain the stage cache: ls, stats, verify, "
+                 "prune --max-size=<size>, clear");
 
 static cl::OptionCategory category("tilec cache options");
-static cl::opt<std::string>
-    action(cl::Positional, cl::desc("<ls|stats|verify|prune|clear>"),
-           cl::init(""), cl::sub(cacheCommand), cl::cat(category));
+static cl::opt<std::string> action(cl::Positional,
+                                   cl::desc("<ls|stats|verify|prune|clear>"),
+                                   cl::init(""), cl::sub(cacheCommand),
+                                   cl::cat(category));
 static cl::opt<std::string>
     cacheDir("cache-dir",
              cl::desc("The cache directory (default: $TILEC_CACHE_DIR, else "
@@ -72,14 +74,13 @@ static int printStats(rt::StageCache &cache) {
                   "stores\n";
   rt::CacheStats::Stage total;
   auto printRow = [](const rt::CacheStats::Stage &stage, const char *name) {
-    llvm::outs() << llvm::format(
-        "%-6s %8llu %8s %8llu %8llu %8llu %8llu\n", name,
-        (unsigned long long)stage.entries,
-        rt::formatByteSize(stage.bytes).c_str(),
-        (unsigned long long)stage.counters.hits,
-        (unsigned long long)stage.counters.misses,
-        (unsigned long long)stage.counters.corrupt,
-        (unsigned long long)stage.counters.stores);
+    llvm::outs() << llvm::format("%-6s %8llu %8s %8llu %8llu %8llu %8llu\n",
+                                 name, (unsigned long long)stage.entries,
+                                 rt::formatByteSize(stage.bytes).c_str(),
+                                 (unsigned long long)stage.counters.hits,
+                                 (unsigned long long)stage.counters.misses,
+                                 (unsigned long long)stage.counters.corrupt,
+                                 (unsigned long long)stage.counters.stores);
   };
   for (const rt::CacheStats::Stage &stage : stats->stages) {
     printRow(stage, stage.name.c_str());

@@ -125,8 +125,7 @@ TEST_F(PipelineCacheTest, WarmCompileHitsEveryStageWithEqualArtifacts) {
   }
   for (size_t i = 0; i < warm.timings.size(); ++i)
     EXPECT_EQ(warm.timings[i].cacheKey, cold.timings[i].cacheKey);
-  EXPECT_NE(warm.metadataJson().find("\"result\": \"hit\""),
-            std::string::npos);
+  EXPECT_NE(warm.metadataJson().find("\"result\": \"hit\""), std::string::npos);
   EXPECT_EQ(cache->counters("ttir").hits, 1u);
   EXPECT_EQ(cache->counters("ttir").stores, 1u);
 }
@@ -185,7 +184,8 @@ TEST_F(PipelineCacheTest, UnusableMetaIsAMiss) {
   cache = makeCache();
   CompiledKernel first = compile(cachedOptions());
   cache->store("llir", first.timings[2].cacheKey, first.llir, "not json");
-  EXPECT_EQ(results(compile(cachedOptions())), expect("hit hit miss hit", "hit"));
+  EXPECT_EQ(results(compile(cachedOptions())),
+            expect("hit hit miss hit", "hit"));
 }
 
 // A flipped byte in the cached cubin is caught and the cubin rebuilt.
@@ -252,9 +252,9 @@ TEST(Sha256, MatchesLLVM) {
     std::string data(size, '\0');
     for (char &c : data)
       c = char(random());
-    std::array<uint8_t, 32> expected = llvm::SHA256::hash(
-        llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(data.data()),
-                                data.size()));
+    std::array<uint8_t, 32> expected =
+        llvm::SHA256::hash(llvm::ArrayRef<uint8_t>(
+            reinterpret_cast<const uint8_t *>(data.data()), data.size()));
     EXPECT_EQ(rt::Sha256::hash(data), expected) << size << " bytes";
     EXPECT_EQ(hashText(data), rt::toHex(expected));
   }

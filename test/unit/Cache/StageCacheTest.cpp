@@ -96,17 +96,16 @@ protected:
     dir = root + "/cache";
   }
   void TearDown() override {
-    std::string command = "chmod -R u+w '" + root + "' && rm -rf '" + root +
-                          "'";
+    std::string command =
+        "chmod -R u+w '" + root + "' && rm -rf '" + root + "'";
     ASSERT_EQ(std::system(command.c_str()), 0);
   }
 
   // A cache whose warnings are collected instead of printed.
   std::unique_ptr<StageCache> open(const std::string &path) {
     return std::make_unique<StageCache>(
-        path, [this](const std::string &message) {
-          warnings.push_back(message);
-        });
+        path,
+        [this](const std::string &message) { warnings.push_back(message); });
   }
   std::string entryFile(const std::string &stage, const std::string &key) {
     return dir + "/" + StageCache::entryPath(stage, key);
@@ -120,7 +119,9 @@ TEST_F(StageCacheTest, StoreThenLookup) {
   auto cache = open(dir);
   std::string key = keyOf("a");
   EXPECT_FALSE(cache->lookup("cubin", key));
-  std::string payload("\x7f" "ELF\0\0binary\xff", 13);
+  std::string payload("\x7f"
+                      "ELF\0\0binary\xff",
+                      13);
   ASSERT_TRUE(cache->store("cubin", key, payload, R"({"registers":32})"));
   auto artifact = cache->lookup("cubin", key);
   ASSERT_TRUE(artifact);
@@ -208,8 +209,8 @@ TEST_F(StageCacheTest, TruncatedOrPaddedEntriesAreDiscarded) {
     EXPECT_FALSE(exists(path));
   }
   EXPECT_EQ(cache->counters("llir").corrupt, 5u);
-  auto truncated = StageCache::decodeEntry(good.substr(0, good.size() - 1),
-                                           "llir", key);
+  auto truncated =
+      StageCache::decodeEntry(good.substr(0, good.size() - 1), "llir", key);
   ASSERT_FALSE(truncated);
   EXPECT_NE(truncated.message().find("truncated"), std::string::npos)
       << truncated.message();
@@ -280,8 +281,8 @@ TEST_F(StageCacheTest, LiveTemporaryFilesAreLeftAlone) {
   ASSERT_TRUE(cache->store("ttir", keyOf("other"), "x"));
   std::string temp = entryFile("ttir", key) + ".tmp." +
                      std::to_string(::getpid()) + ".0123456789abcdef";
-  ASSERT_EQ(std::system(("mkdir -p '" + temp.substr(0, temp.rfind('/')) + "'")
-                            .c_str()),
+  ASSERT_EQ(std::system(
+                ("mkdir -p '" + temp.substr(0, temp.rfind('/')) + "'").c_str()),
             0);
   writeFile(temp, StageCache::encodeEntry("ttir", key, "x", ""));
   EXPECT_FALSE(cache->lookup("ttir", key));
@@ -311,8 +312,7 @@ TEST_F(StageCacheTest, UnwritableDirectoryWarnsOnce) {
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find(root + "/file/cache"), std::string::npos)
       << warnings[0];
-  EXPECT_NE(warnings[0].find("not writable"), std::string::npos)
-      << warnings[0];
+  EXPECT_NE(warnings[0].find("not writable"), std::string::npos) << warnings[0];
   cache->flushCounters(); // no directory, no statistics, no crash
 }
 
@@ -369,8 +369,8 @@ TEST_F(StageCacheTest, ConcurrentProcessesLeaveOneValidEntryPerKey) {
               failures += !cache.store("ptx", keyOf(name), payloadOf(name));
           }
         for (int i = 0; i < kOwn; ++i) {
-          std::string name = "own" + std::to_string(p) + "." +
-                             std::to_string(i);
+          std::string name =
+              "own" + std::to_string(p) + "." + std::to_string(i);
           failures += !cache.store("cubin", keyOf(name), payloadOf(name));
         }
         for (int i = 0; i < kShared; ++i) {
@@ -486,7 +486,8 @@ TEST_F(StageCacheTest, VerifyFindsAndRemovesCorruptEntries) {
             std::string::npos);
   EXPECT_NE(report->corrupt[0].find("truncated"), std::string::npos);
   EXPECT_FALSE(exists(bad));
-  EXPECT_EQ(report->unknownFiles, std::vector<std::string>{"llir/zz/notes.txt"});
+  EXPECT_EQ(report->unknownFiles,
+            std::vector<std::string>{"llir/zz/notes.txt"});
   report = cache->verify();
   ASSERT_TRUE(report);
   EXPECT_TRUE(report->corrupt.empty());

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/CSE.h"
@@ -397,6 +398,50 @@ bool removeDeadLoopValues(Operation *root) {
   return changed;
 }
 
+/// Whether `value` equals convert_layout(`source`) on every path: it is that
+/// convert, or both are splat constants of the same value.
+bool isConversionOf(Value value, Value source) {
+  if (auto convert = value.getDefiningOp<ConvertLayoutOp>())
+    return convert.getSrc() == source;
+  SplatElementsAttr valueSplat, sourceSplat;
+  return matchPattern(value, m_Constant(&valueSplat)) &&
+         matchPattern(source, m_Constant(&sourceSplat)) &&
+         valueSplat.getSplatValue<Attribute>() ==
+             sourceSplat.getSplatValue<Attribute>();
+}
+
+/// A loop that carries x and, in another argument nobody reads inside the
+/// loop, convert_layout(x) converts on every iteration only to have the
+/// converted copy at the end. Convert the loop's result once after the loop
+/// instead; the argument then carries itself and canonicalization drops it.
+bool sinkLoopCarriedConversions(ModuleOp module) {
+  bool changed = false;
+  module.walk([&](scf::ForOp forOp) {
+    auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+    for (auto [index, arg] : llvm::enumerate(forOp.getRegionIterArgs())) {
+      auto convert = yield.getOperand(index).getDefiningOp<ConvertLayoutOp>();
+      if (!arg.use_empty() || !convert)
+        continue;
+      auto sourceIt = llvm::find(yield.getOperands(), convert.getSrc());
+      if (sourceIt == yield.getOperands().end())
+        continue;
+      unsigned sourceIndex = sourceIt - yield.getOperands().begin();
+      if (!isConversionOf(forOp.getInitArgs()[index],
+                          forOp.getInitArgs()[sourceIndex]))
+        continue;
+      OpBuilder builder(forOp->getContext());
+      builder.setInsertionPointAfter(forOp);
+      Value converted = ConvertLayoutOp::create(
+          builder, convert.getLoc(), convert.getType(),
+          forOp.getResult(sourceIndex));
+      forOp.getResult(index).replaceAllUsesWith(converted);
+      yield->setOperand(index, arg);
+      changed = true;
+    }
+  });
+  return changed;
+}
+
 struct RemoveLayoutConversionsPass
     : tilec::tilegpu::impl::TileGPURemoveLayoutConversionsBase<
           RemoveLayoutConversionsPass> {
@@ -430,6 +475,8 @@ struct RemoveLayoutConversionsPass
     }
 
     canonicalize();
+    if (sinkLoopCarriedConversions(module))
+      canonicalize();
     if (removeDeadLoopValues(module))
       canonicalize();
     IRRewriter rewriter(context);

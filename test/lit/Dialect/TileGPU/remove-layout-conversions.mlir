@@ -243,3 +243,33 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return
   }
 }
+
+// -----
+
+// A loop that carries an accumulator in one layout and, in an argument the
+// body never reads, its conversion to another: the conversion moves after
+// the loop and runs once.
+// CHECK-DAG: #[[DEF:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[ACC:.+]] = #tilegpu.blocked<{sizePerThread = [2, 2], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-LABEL: func.func @sink_carried_conversion
+// CHECK: %[[LOOP:.*]] = scf.for {{.*}} -> (tensor<32x16xf32, #[[ACC]]>)
+// CHECK-NOT: tilegpu.convert_layout
+// CHECK: scf.yield
+// CHECK: %[[OUT:.*]] = tilegpu.convert_layout %[[LOOP]] : tensor<32x16xf32, #[[ACC]]> -> tensor<32x16xf32, #[[DEF]]>
+// CHECK: return %[[OUT]]
+#def = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#acc = #tilegpu.blocked<{sizePerThread = [2, 2], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90"} {
+  func.func @sink_carried_conversion(%x: tensor<32x16xf32, #acc>, %n: index) -> tensor<32x16xf32, #def> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %zacc = arith.constant dense<0.0> : tensor<32x16xf32, #acc>
+    %zdef = arith.constant dense<0.0> : tensor<32x16xf32, #def>
+    %r:2 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %zacc, %unused = %zdef) -> (tensor<32x16xf32, #acc>, tensor<32x16xf32, #def>) {
+      %s = arith.addf %a, %x : tensor<32x16xf32, #acc>
+      %c = tilegpu.convert_layout %s : tensor<32x16xf32, #acc> -> tensor<32x16xf32, #def>
+      scf.yield %s, %c : tensor<32x16xf32, #acc>, tensor<32x16xf32, #def>
+    }
+    return %r#1 : tensor<32x16xf32, #def>
+  }
+}

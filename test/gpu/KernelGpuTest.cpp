@@ -24,6 +24,12 @@ struct GpuCase {
   bool tailSizes;
 };
 
+// Readable case descriptions in test logs instead of raw bytes.
+void PrintTo(const GpuCase &gpuCase, std::ostream *os) {
+  *os << gpuCase.kernel << " " << gpuCase.config
+      << (gpuCase.tailSizes ? " (tail sizes)" : " (even sizes)");
+}
+
 std::string caseName(const testing::TestParamInfo<GpuCase> &info) {
   std::string name = info.param.kernel + "_" + info.param.config +
                      (info.param.tailSizes ? "_tail" : "_even");

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Regenerates docs/pipeline.md from the tools' real output.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${TILEC_BUILD_DIR:-build}/bin
+dump=$(mktemp -d)
+trap 'rm -rf "$dump"' EXIT
+"$bin/tilec" compile --no-cache --kernel vector_add --config BLOCK=1024 \
+  --dump-dir "$dump" --timings > "$dump/summary.txt"
+"$bin/tilec" compile --no-cache --kernel matmul \
+  --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 --dump-dir "$dump" \
+  --timings > "$dump/matmul-summary.txt"
+{
+cat <<'EOF'
+# The pipeline, stage by stage
+
+`tilec compile` takes one kernel through five stages and can write each
+stage's artifact into a dump directory:
+
+| stage | file | what it holds | made by |
+| --- | --- | --- | --- |
+| ttir | `.ttir` | the `tile` dialect, canonical | kernel builder (`kernels/*.cpp`) or a `.ttir` file; `canonicalize`, `cse`, `symbol-dce` |
+| ttgir | `.ttgir` | `tile` ops on tensors with `tilegpu` layouts | `convert-tile-to-tilegpu`, `tilegpu-coalesce`, `tilegpu-remove-layout-conversions`, `canonicalize`, `cse` |
+| llir | `.llir` | optimized LLVM IR (libdevice linked when used) | `convert-tilegpu-to-llvm`, translation to LLVM IR, LLVM O3 for `nvptx64-nvidia-cuda` |
+| ptx | `.ptx` | PTX 9.0 for the target (sm_90 by default) | LLVM's NVPTX backend in process, fp-contraction to fma |
+| cubin | `.cubin` | ELF for the target | `ptxas -v` (path from `TILEC_PTXAS` or the toolkit); the `-v` report is parsed into the json |
+
+Each stage's artifact is cached by hash (see [cache.md](cache.md));
+`--no-cache` below shows the cold times. Every pass can be run alone with
+`tilec-opt` (e.g. `build/bin/tilec-opt kernels/vector_add.ttir -convert-tile-to-tilegpu`).
+
+```
+build/bin/tilec compile --kernel vector_add --config BLOCK=1024 --dump-dir out --timings
+build/bin/tilec compile kernels/matmul.ttir --dump-dir out      # a hand-written .ttir
+build/bin/tilec compile --list                                  # kernels and their configs
+```
+
+Shared memory serves layout conversions, `reshape`/`trans` and cross-warp
+reductions. `convert-tilegpu-to-llvm` places each use at offset 0 of one
+dynamic buffer, between a barrier before the writes and one before the reads,
+and records the largest use in `tilegpu.shared` (the `shared_bytes` of the
+json, passed at launch). A separate allocation pass with per-buffer offsets
+comes with software pipelining, which needs several live buffers.
+
+Below is `vector_add` (`kernels/vector_add.cpp`, BLOCK=1024, 4 warps) at each
+stage, as the command above wrote it.
+
+## Timings
+
+EOF
+echo '```'
+echo '$ build/bin/tilec compile --no-cache --kernel vector_add --config BLOCK=1024 --dump-dir out --timings'
+cat "$dump/summary.txt"
+echo '$ build/bin/tilec compile --no-cache --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 --dump-dir out --timings'
+cat "$dump/matmul-summary.txt"
+echo '```'
+cat <<'EOF'
+
+The matmul's `dot` still runs on CUDA cores (FMA): each thread does 1024
+fused multiply-adds per K step, which is what its llir and ptx stages spend
+their time on. Tensor-core lowering is the next step.
+
+## ttir
+
+One program instance computes 1024 elements: a range, pointer arithmetic, two
+masked loads, an add, a masked store. No threads yet.
+
+```mlir
+EOF
+cat "$dump/vector_add.ttir"
+echo '```'
+cat <<'EOF'
+
+## ttgir
+
+Every tensor now has a layout. `convert-tile-to-tilegpu` first gave them the
+default (one element per thread); `tilegpu-coalesce` saw that the pointers are
+contiguous and 16-byte aligned (`tile.divisibility = 16`), and chose
+`sizePerThread = [4]`: each thread moves 4 consecutive f32 (16 bytes) per
+access, a warp 512 contiguous bytes.
+
+```mlir
+EOF
+cat "$dump/vector_add.ttgir"
+echo '```'
+cat <<'EOF'
+
+## llir
+
+`convert-tilegpu-to-llvm` turns each tensor into the registers one thread
+holds (here 8: two groups of 4), with coordinates from the layout's
+(register, lane, warp) map; loads and stores become predicated PTX accesses.
+After LLVM O3 (excerpt):
+
+```llvm
+EOF
+sed -n '/^define/,/^}/p' "$dump/vector_add.llir" | head -40
+echo '  ...'
+echo '```'
+cat <<'EOF'
+
+The mask here is `offs < n_elements`, and `n_elements` carries no divisibility
+hint, so the mask may change between any two elements and each access moves one
+f32 (`ld.global.b32`). With `tile.divisibility = 16` on `n_elements` the same
+kernel gets `ld.global.v4.b32` (see `test/lit/Conversion/tilegpu-to-llvm.mlir`).
+
+## ptx (excerpt)
+
+```
+EOF
+grep -E "\.version|\.target|\.entry|\.maxntid|\.minnctapersm|ld.global|st.global|add.f32" "$dump/vector_add.ptx" | head -14
+echo '```'
+cat <<'EOF'
+
+## json
+
+```json
+EOF
+cat "$dump/vector_add.json"
+echo '```'
+} > docs/pipeline.md

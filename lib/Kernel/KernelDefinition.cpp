@@ -321,8 +321,30 @@ static Type parseArgumentType(MLIRContext &context, StringRef type) {
   return parseScalarType(context, type);
 }
 
+ArgumentFacts
+ArgumentFacts::derive(const std::map<std::string, int64_t> &values) {
+  ArgumentFacts facts;
+  for (const auto &[name, value] : values) {
+    if (value == 1)
+      facts.equalToOne.insert(name);
+    else if (value % 16 == 0)
+      facts.divisibility[name] = 16;
+  }
+  return facts;
+}
+
+std::string ArgumentFacts::str() const {
+  std::vector<std::string> parts;
+  for (const auto &[name, divisor] : divisibility)
+    parts.push_back(name + "%" + std::to_string(divisor));
+  for (const std::string &name : equalToOne)
+    parts.push_back(name + "=1");
+  return llvm::join(parts, ",");
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
-KernelDefinition::specialize(MLIRContext &context, const Config &config) const {
+KernelDefinition::specialize(MLIRContext &context, const Config &config,
+                             const ArgumentFacts &facts) const {
   loadDialects(context);
   // Unnamed ops and diagnostics point at the definition; let() names ops.
   Location kernelLoc = FileLineColLoc::get(&context, sourceFile, line, 1);
@@ -353,15 +375,57 @@ KernelDefinition::specialize(MLIRContext &context, const Config &config) const {
   func->setAttr(tile::TileDialect::getKernelAttrName(), builder.getUnitAttr());
   Block *entry = func.addEntryBlock();
 
+  for (const auto &[name, divisor] : facts.divisibility)
+    if (divisor <= 0 || !llvm::isPowerOf2_64(divisor)) {
+      emitError(kernelLoc) << "argument '" << name
+                           << "': divisibility must be a power of two, got "
+                           << divisor;
+      return failure();
+    }
+  auto known = [&](const std::string &name) {
+    return llvm::any_of(signature, [&](const ArgumentDecl &argument) {
+      return argument.name == name;
+    });
+  };
+  for (const auto &[name, divisor] : facts.divisibility)
+    if (!known(name)) {
+      emitError(kernelLoc) << "a fact names '" << name
+                           << "', which is not an argument of " << this->name;
+      return failure();
+    }
+  for (const std::string &name : facts.equalToOne)
+    if (!known(name)) {
+      emitError(kernelLoc) << "a fact names '" << name
+                           << "', which is not an argument of " << this->name;
+      return failure();
+    }
+
   KernelBuilder kernelBuilder(entry, kernelLoc);
+  builder.setInsertionPointToStart(entry);
   for (auto [index, argument] : llvm::enumerate(signature)) {
-    if (argument.divisibilityHint != 0)
+    int64_t divisor = argument.divisibilityHint;
+    auto fact = facts.divisibility.find(argument.name);
+    if (fact != facts.divisibility.end())
+      divisor = std::max(divisor, fact->second);
+    if (divisor != 0)
       func.setArgAttr(index, tile::TileDialect::getDivisibilityAttrName(),
-                      builder.getI32IntegerAttr(argument.divisibilityHint));
+                      builder.getI32IntegerAttr(divisor));
     BlockArgument value = entry->getArgument(index);
     // Named locations make the dumps and diagnostics use the argument names.
     value.setLoc(
         NameLoc::get(StringAttr::get(&context, argument.name), kernelLoc));
+    if (facts.equalToOne.count(argument.name)) {
+      if (!value.getType().isSignlessInteger()) {
+        emitError(kernelLoc) << "argument '" << argument.name
+                             << "' is not an integer and cannot equal 1";
+        return failure();
+      }
+      kernelBuilder.bindArg(
+          argument.name,
+          arith::ConstantOp::create(builder, value.getLoc(),
+                                    builder.getIntegerAttr(value.getType(), 1)));
+      continue;
+    }
     kernelBuilder.bindArg(argument.name, value);
   }
   for (const auto &[paramName, value] : resolved->params)

@@ -9,6 +9,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -34,6 +35,12 @@ static cl::opt<std::string> configText(
     "config",
     cl::desc("Meta-parameters, num_warps, num_stages: "
              "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4"),
+    cl::init(""), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string> argValues(
+    "arg-values",
+    cl::desc("Integer argument values the launch will pass "
+             "(n_elements=1048576,...): values divisible by 16 or equal to 1 "
+             "specialize the kernel, as Triton's JIT does"),
     cl::init(""), cl::sub(compileCommand), cl::cat(category));
 static cl::opt<bool> listKernels("list", cl::desc("List the kernels"),
                                  cl::sub(compileCommand), cl::cat(category));
@@ -129,7 +136,24 @@ int runCompile() {
     if (!config)
       return fail("bad --config for " + kernelName + ": " +
                   llvm::toString(config.takeError()));
-    auto specialized = definition->specialize(context, *config);
+    std::map<std::string, int64_t> values;
+    for (llvm::StringRef item : llvm::split(argValues.getValue(), ',')) {
+      if (item.empty())
+        continue;
+      auto [name, text] = item.split('=');
+      int64_t value;
+      if (name.empty() || text.getAsInteger(10, value))
+        return fail("--arg-values entry '" + item + "' is not NAME=INTEGER");
+      bool isArgument = llvm::any_of(
+          definition->getSignature(),
+          [&](const kernel::ArgumentDecl &arg) { return arg.name == name; });
+      if (!isArgument)
+        return fail("--arg-values names '" + name + "', which is not an "
+                    "argument of " + kernelName);
+      values[name.str()] = value;
+    }
+    auto specialized = definition->specialize(
+        context, *config, kernel::ArgumentFacts::derive(values));
     if (mlir::failed(specialized))
       return fail("cannot specialize " + kernelName + " to " + config->str());
     module = std::move(*specialized);
@@ -139,6 +163,9 @@ int runCompile() {
   } else {
     if (inputFile.empty())
       return fail("no input: give a .ttir file or --kernel <name>");
+    if (!argValues.empty())
+      return fail("--arg-values applies to --kernel; a .ttir file is "
+                  "already specialized");
     if (!configText.empty())
       return fail("--config applies to --kernel; a .ttir file is already "
                   "specialized");

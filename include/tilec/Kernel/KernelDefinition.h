@@ -25,6 +25,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,23 @@ struct AutotuneKeyEntry {
   std::string derivation;
 };
 
+/// What a launch promises about its integer arguments' values, derived the way
+/// Triton's JIT derives it: a value divisible by 16 lets loads and stores
+/// vectorize, a value equal to 1 (a unit stride) folds away. Facts change the
+/// ttir, so they are part of the kernel's identity (its hash and cache keys).
+struct ArgumentFacts {
+  /// Argument name -> a power of two the value is a multiple of.
+  std::map<std::string, int64_t> divisibility;
+  /// Arguments whose value is 1.
+  std::set<std::string> equalToOne;
+
+  /// Facts about `values` (argument name -> value): divisible by 16, or 1.
+  static ArgumentFacts derive(const std::map<std::string, int64_t> &values);
+  /// Canonical text, e.g. "K%16,N%16,stride=1"; empty without facts.
+  std::string str() const;
+  bool empty() const { return divisibility.empty() && equalToOne.empty(); }
+};
+
 class KernelDefinition {
 public:
   using BodyFn = std::function<void(KernelBuilder &)>;
@@ -222,8 +240,11 @@ public:
   /// Builds the kernel for `config`, verifies it and runs canonicalize and
   /// cse. Errors (a bad config, a mistake in the body) are emitted as
   /// diagnostics on `context` at the kernel's location.
+  /// `facts` about argument values add divisibility hints and turn arguments
+  /// equal to 1 into constants (the argument stays in the signature).
   mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
-  specialize(mlir::MLIRContext &context, const Config &config) const;
+  specialize(mlir::MLIRContext &context, const Config &config,
+             const ArgumentFacts &facts = {}) const;
 
 private:
   std::string name;

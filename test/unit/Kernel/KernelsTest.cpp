@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 
@@ -173,6 +174,61 @@ TEST(KernelsTest, SpecializationIsDeterministic) {
             print(getMatmulKernel(), "BLOCK_M=32,BLOCK_N=32,BLOCK_K=16"));
   EXPECT_NE(first,
             print(getMatmulKernel(), "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32"));
+}
+
+} // namespace
+
+namespace {
+
+TEST(ArgumentFactsTest, DeriveDivisibilityAndUnitValues) {
+  ArgumentFacts facts =
+      ArgumentFacts::derive({{"M", 4096}, {"N", 1000}, {"stride", 1}});
+  EXPECT_EQ(facts.divisibility, (std::map<std::string, int64_t>{{"M", 16}}));
+  EXPECT_EQ(facts.equalToOne, (std::set<std::string>{"stride"}));
+  EXPECT_EQ(facts.str(), "M%16,stride=1");
+  EXPECT_TRUE(ArgumentFacts::derive({{"N", 1000}}).empty());
+}
+
+TEST(ArgumentFactsTest, FactsSpecializeTheKernel) {
+  mlir::MLIRContext context;
+  const KernelDefinition &softmax = getSoftmaxKernel();
+  auto config = softmax.parseConfig("BLOCK_N=256");
+  ASSERT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
+  ArgumentFacts facts = ArgumentFacts::derive(
+      {{"input_row_stride", 1}, {"n_cols", 256}});
+  auto module = softmax.specialize(context, *config, facts);
+  ASSERT_TRUE(mlir::succeeded(module));
+  mlir::func::FuncOp func = *module->get().getOps<mlir::func::FuncOp>().begin();
+  unsigned strideIndex = 0, colsIndex = 0;
+  for (auto [index, arg] : llvm::enumerate(softmax.getSignature())) {
+    if (arg.name == "input_row_stride")
+      strideIndex = index;
+    if (arg.name == "n_cols")
+      colsIndex = index;
+  }
+  // A unit stride is a constant: the argument stays, unused.
+  EXPECT_TRUE(func.getArgument(strideIndex).use_empty());
+  auto divisibility = func.getArgAttrOfType<mlir::IntegerAttr>(
+      colsIndex, tile::TileDialect::getDivisibilityAttrName());
+  ASSERT_TRUE(divisibility);
+  EXPECT_EQ(divisibility.getInt(), 16);
+}
+
+TEST(ArgumentFactsTest, UnknownArgumentIsAnError) {
+  mlir::MLIRContext context;
+  std::string message;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    message = d.str();
+    return mlir::success();
+  });
+  const KernelDefinition &kernel = getVectorAddKernel();
+  auto config = kernel.parseConfig("BLOCK=1024");
+  ASSERT_TRUE(static_cast<bool>(config));
+  ArgumentFacts facts;
+  facts.divisibility["nope"] = 16;
+  EXPECT_TRUE(mlir::failed(kernel.specialize(context, *config, facts)));
+  EXPECT_EQ(message, "a fact names 'nope', which is not an argument of "
+                     "vector_add");
 }
 
 } // namespace

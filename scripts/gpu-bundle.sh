@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
-targets=(tilec KernelGpuTest tilec_runtime_gpu_tests tilec-rt-launchbench)
+targets=(tilec tilec-startup KernelGpuTest AutotuneGpuTest tilec_runtime_gpu_tests tilec-rt-launchbench)
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build_dir" -G Ninja -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
@@ -15,6 +15,6 @@ rm -rf dist/gpu-bundle && mkdir -p dist/gpu-bundle/bin
 for target in "${targets[@]}"; do
   cp "$build_dir/bin/$target" dist/gpu-bundle/bin/
 done
-cp scripts/gpu-check.sh dist/gpu-bundle/
+cp scripts/gpu-check.sh scripts/tune-bench.sh dist/gpu-bundle/
 tar -C dist -cJf dist/gpu-bundle.tar.xz gpu-bundle
 ls -la dist/gpu-bundle.tar.xz

@@ -71,8 +71,7 @@ public:
     while (::flock(fd, LOCK_EX) != 0) {
       if (errno == EINTR)
         continue;
-      Status status =
-          Status::error("cannot lock " + path + ": " + errnoText());
+      Status status = Status::error("cannot lock " + path + ": " + errnoText());
       ::close(fd);
       return status;
     }
@@ -148,8 +147,7 @@ double getNumber(const Json &object, const char *name, double fallback = 0) {
 
 int64_t getInteger(const Json &object, const char *name, int64_t fallback) {
   const Json *value = member(object, name);
-  return value && value->is_number_integer() ? value->get<int64_t>()
-                                              : fallback;
+  return value && value->is_number_integer() ? value->get<int64_t>() : fallback;
 }
 
 Json encodeDeclaration(const KernelDescription &declaration) {
@@ -322,6 +320,359 @@ Result<Json> readCacheFile(const std::string &path, bool &exists) {
   return json;
 }
 
+//===----------------------------------------------------------------------===//
+// Streaming load
+//===----------------------------------------------------------------------===//
+
+// Builds the entries straight from the parser's events, without a DOM: a
+// program's first kernel waits for this load, and nlohmann's DOM costs about
+// four times what the tokenizer alone does (allocating every value). The
+// compile json of an entry is re-serialized as it streams by, since the
+// runtime parses it as text anyway.
+class StreamingLoader : public nlohmann::json_sax<nlohmann::json> {
+public:
+  StreamingLoader(std::map<std::string, AutotuneCache::KernelMap> &entries,
+                  std::vector<std::string> &warnings, const std::string &path)
+      : entries_(entries), warnings_(warnings), path_(path) {}
+
+  bool null() override {
+    if (capturing())
+      return captureRaw("null");
+    return scalar(Kind::Other);
+  }
+  bool boolean(bool value) override {
+    if (capturing())
+      return captureRaw(value ? "true" : "false");
+    return scalar(Kind::Other);
+  }
+  bool number_integer(number_integer_t value) override {
+    if (capturing())
+      return captureRaw(std::to_string(value));
+    number_ = static_cast<double>(value);
+    integer_ = value;
+    return scalar(Kind::Integer);
+  }
+  bool number_unsigned(number_unsigned_t value) override {
+    if (capturing())
+      return captureRaw(std::to_string(value));
+    number_ = static_cast<double>(value);
+    integer_ = static_cast<int64_t>(value);
+    return scalar(Kind::Integer);
+  }
+  bool number_float(number_float_t value, const string_t &text) override {
+    if (capturing())
+      return captureRaw(text);
+    number_ = value;
+    return scalar(Kind::Real);
+  }
+  bool string(string_t &value) override {
+    if (capturing())
+      return captureRaw(quote(value));
+    string_ = std::move(value);
+    return scalar(Kind::String);
+  }
+  bool binary(binary_t &) override { return scalar(Kind::Other); }
+
+  bool start_object(std::size_t) override { return open(false); }
+  bool start_array(std::size_t) override { return open(true); }
+  bool key(string_t &key) override {
+    Frame &frame = frames_.back();
+    if (capturing()) {
+      separate(frame);
+      capture_ += quote(key) + ":";
+      frame.afterKey = true;
+    }
+    frame.key = std::move(key);
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool parse_error(std::size_t, const std::string &,
+                   const nlohmann::detail::exception &error) override {
+    parseError_ = error.what();
+    return false;
+  }
+
+  const std::string &parseError() const { return parseError_; }
+  bool rootIsObject() const { return rootIsObject_; }
+
+private:
+  enum class Kind { Integer, Real, String, Other, Object, Array };
+  struct Frame {
+    bool isArray = false;
+    // The key of the value being read (objects).
+    std::string key;
+    // Values seen so far, for commas while capturing.
+    size_t count = 0;
+    bool afterKey = false;
+  };
+
+  // The keys of the open containers plus the current key: where a value
+  // lands. Arrays contribute "[]".
+  size_t depth() const { return frames_.size(); }
+  const std::string &keyAt(size_t level) const {
+    static const std::string array = "[]";
+    return frames_[level].isArray ? array : frames_[level].key;
+  }
+  // device/kernel/key of the entry at frames_[3] (or about to open there).
+  std::string entryName() const {
+    return frames_[0].key + "/" + frames_[1].key + "/" + frames_[2].key;
+  }
+
+  bool capturing() const { return captureDepth_ > 0; }
+  bool skipping() const { return skipDepth_ > 0; }
+  // Ignores the container being opened, whatever it holds.
+  void skipContainer(bool isArray) {
+    frames_.push_back(Frame{isArray, {}, 0, false});
+    skipDepth_ = depth();
+  }
+  void separate(Frame &frame) {
+    if (frame.afterKey) {
+      frame.afterKey = false;
+      return;
+    }
+    if (frame.count++ > 0)
+      capture_ += ",";
+  }
+  bool captureRaw(const std::string &text) {
+    separate(frames_.back());
+    capture_ += text;
+    return true;
+  }
+  static std::string quote(const std::string &text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += static_cast<char>(c);
+      } else if (c < 0x20) {
+        char buffer[8];
+        std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+        out += buffer;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    return out + "\"";
+  }
+
+  bool open(bool isArray) {
+    Frame frame{isArray, {}, 0, false};
+    if (skipping()) {
+      frames_.push_back(frame);
+      return true;
+    }
+    if (capturing()) {
+      separate(frames_.back());
+      capture_ += isArray ? "[" : "{";
+      frames_.push_back(frame);
+      return true;
+    }
+    if (depth() == 0) {
+      rootIsObject_ = !isArray;
+      frames_.push_back(frame);
+      return !isArray;
+    }
+    // Where this container sits decides what it is.
+    if ((depth() == 1 || depth() == 2) && isArray) {
+      notAnObject();
+      skipContainer(isArray);
+      return true;
+    }
+    if (depth() == 3) {
+      if (isArray) {
+        warnings_.push_back(path_ + ": entry " + entryName() +
+                            ": an entry must be an object; ignored");
+        skipContainer(isArray);
+        return true;
+      }
+      entry_ = AutotuneEntry();
+      inEntry_ = true;
+    }
+    if (inEntry_ && !isArray && depth() == 5 && keyAt(3) == "kernel" &&
+        frames_[4].key == "metadata") {
+      frames_.push_back(frame);
+      captureDepth_ = depth();
+      capture_ = "{";
+      return true;
+    }
+    if (inEntry_ && !isArray && depth() == 5 && keyAt(3) == "timings" &&
+        frames_[4].isArray)
+      entry_.timings.emplace_back();
+    if (inEntry_ && !isArray && depth() == 6 && keyAt(3) == "declaration" &&
+        keyAt(4) == "key" && frames_[5].isArray)
+      entry_.declaration.key.emplace_back();
+    frames_.push_back(frame);
+    return true;
+  }
+
+  bool close() {
+    bool wasArray = frames_.back().isArray;
+    frames_.pop_back();
+    if (skipping()) {
+      if (depth() + 1 == skipDepth_)
+        skipDepth_ = 0;
+      return true;
+    }
+    if (capturing()) {
+      capture_ += wasArray ? "]" : "}";
+      if (depth() + 1 == captureDepth_) {
+        captureDepth_ = 0;
+        entry_.metadataJson = std::move(capture_);
+        capture_.clear();
+      }
+      return true;
+    }
+    if (inEntry_ && depth() == 3) {
+      inEntry_ = false;
+      if (entry_.config.empty()) {
+        warnings_.push_back(path_ + ": entry " + entryName() +
+                            ": the entry has no \"config\" string; ignored");
+      } else {
+        // Entries without a usable declaration key nothing; drop half ones.
+        auto &declaration = entry_.declaration;
+        declaration.key.erase(std::remove_if(declaration.key.begin(),
+                                             declaration.key.end(),
+                                             [](const AutotuneKeyDecl &decl) {
+                                               return decl.name.empty();
+                                             }),
+                              declaration.key.end());
+        entries_[frames_[0].key][frames_[1].key][frames_[2].key] =
+            std::move(entry_);
+      }
+    }
+    return true;
+  }
+
+  void notAnObject() {
+    if (depth() == 1)
+      warnings_.push_back(path_ + ": device '" + frames_[0].key +
+                          "' is not an object; ignored");
+    else
+      warnings_.push_back(path_ + ": " + frames_[0].key + "/" + frames_[1].key +
+                          " is not an object; ignored");
+  }
+
+  // A scalar at the current position.
+  bool scalar(Kind kind) {
+    if (depth() == 0 || skipping())
+      return true; // a scalar root: rootIsObject stays false
+    if (depth() <= 2) {
+      notAnObject();
+      return true;
+    }
+    if (depth() == 3) {
+      warnings_.push_back(path_ + ": entry " + entryName() +
+                          ": an entry must be an object; ignored");
+      return true;
+    }
+    if (!inEntry_)
+      return true;
+    const std::string &field = keyAt(3);
+    if (depth() == 4) {
+      if (kind == Kind::String && field == "config")
+        entry_.config = std::move(string_);
+      else if (kind == Kind::String && field == "tuned_at")
+        entry_.tunedAt = std::move(string_);
+      else if (kind == Kind::String && field == "compiler_id")
+        entry_.compilerId = std::move(string_);
+      else if ((kind == Kind::Integer || kind == Kind::Real) &&
+               field == "budget_ms")
+        entry_.budgetMs = number_;
+      return true;
+    }
+    if (depth() == 5 && field == "kernel" && kind == Kind::String) {
+      const std::string &name = keyAt(4);
+      if (name == "target")
+        entry_.target = std::move(string_);
+      else if (name == "cubin_key")
+        entry_.cubinKey = std::move(string_);
+      else if (name == "metadata")
+        entry_.metadataJson = std::move(string_);
+      return true;
+    }
+    if (depth() == 6 && field == "timings" && frames_[4].isArray &&
+        !entry_.timings.empty()) {
+      readTiming(entry_.timings.back(), keyAt(5), kind);
+      return true;
+    }
+    if (field == "declaration")
+      readDeclaration(kind);
+    return true;
+  }
+
+  void readTiming(ConfigTiming &timing, const std::string &name, Kind kind) {
+    bool isNumber = kind == Kind::Integer || kind == Kind::Real;
+    if (kind == Kind::String) {
+      if (name == "config")
+        timing.config = std::move(string_);
+      else if (name == "status")
+        timing.status = string_.empty() ? "ok" : std::move(string_);
+      else if (name == "reason")
+        timing.reason = std::move(string_);
+    } else if (isNumber) {
+      if (name == "median_us")
+        timing.medianUs = number_;
+      else if (name == "p20_us")
+        timing.p20Us = number_;
+      else if (name == "p80_us")
+        timing.p80Us = number_;
+      else if (name == "min_us")
+        timing.minUs = number_;
+      else if (name == "compile_ms")
+        timing.compileMs = number_;
+      else if (kind == Kind::Integer && name == "reps")
+        timing.repetitions = static_cast<int>(integer_);
+      else if (kind == Kind::Integer && name == "registers")
+        timing.registers = static_cast<int>(integer_);
+      else if (kind == Kind::Integer && name == "shared_bytes")
+        timing.sharedBytes = integer_;
+      else if (kind == Kind::Integer && name == "spill_bytes")
+        timing.spillBytes = integer_;
+    }
+  }
+
+  void readDeclaration(Kind kind) {
+    KernelDescription &declaration = entry_.declaration;
+    const std::string &section = keyAt(4);
+    if (depth() == 6 && section == "grid" && frames_[5].isArray &&
+        kind == Kind::String) {
+      declaration.grid.push_back(std::move(string_));
+    } else if (depth() == 6 && kind == Kind::Integer &&
+               section == "param_defaults") {
+      declaration.paramDefaults[keyAt(5)] = integer_;
+    } else if (depth() == 6 && kind == Kind::String &&
+               section == "type_defaults") {
+      declaration.typeDefaults[keyAt(5)] = std::move(string_);
+    } else if (depth() == 6 && kind == Kind::String &&
+               section == "derived_params") {
+      declaration.derivedParams[keyAt(5)] = std::move(string_);
+    } else if (depth() == 7 && section == "key" && frames_[5].isArray &&
+               kind == Kind::String && !declaration.key.empty()) {
+      if (keyAt(6) == "name")
+        declaration.key.back().name = std::move(string_);
+      else if (keyAt(6) == "derivation")
+        declaration.key.back().derivation = std::move(string_);
+    }
+  }
+
+  std::map<std::string, AutotuneCache::KernelMap> &entries_;
+  std::vector<std::string> &warnings_;
+  const std::string &path_;
+  std::vector<Frame> frames_;
+  bool rootIsObject_ = false;
+  bool inEntry_ = false;
+  AutotuneEntry entry_;
+  // The depth of the container being captured or skipped (0: none).
+  size_t captureDepth_ = 0;
+  size_t skipDepth_ = 0;
+  std::string capture_;
+  std::string string_;
+  double number_ = 0;
+  int64_t integer_ = 0;
+  std::string parseError_;
+};
 } // namespace
 
 AutotuneCache::AutotuneCache(std::string path) : path_(std::move(path)) {}
@@ -331,8 +682,7 @@ std::string AutotuneCache::defaultPath() {
     return path;
   std::string home = homeDirectory();
   if (home.empty())
-    return "/tmp/tilec-" + std::to_string(::getuid()) +
-           "/autotune_cache.json";
+    return "/tmp/tilec-" + std::to_string(::getuid()) + "/autotune_cache.json";
   return home + "/.tilec/autotune_cache.json";
 }
 
@@ -384,11 +734,31 @@ void decodeAll(const Json &root,
 
 Status AutotuneCache::load() {
   warnings_.clear();
-  bool exists = false;
-  Result<Json> root = readCacheFile(path_, exists);
-  if (!root)
-    return root.status().withContext("autotune cache");
-  decodeAll(*root, entries_, warnings_, path_);
+  entries_.clear();
+  if (!detail::fileExists(path_))
+    return Status::success();
+  Result<std::string> text = detail::readFile(path_);
+  if (!text)
+    return text.status().withContext("autotune cache");
+  if (text->empty())
+    return Status::success();
+  std::map<std::string, KernelMap> entries;
+  std::vector<std::string> warnings;
+  StreamingLoader loader(entries, warnings, path_);
+  bool parsed = nlohmann::json::sax_parse(*text, &loader);
+  if (!parsed && !loader.rootIsObject() && loader.parseError().empty())
+    return Status::error("autotune cache: " + path_ +
+                         " must hold a JSON object (device -> kernel -> key "
+                         "-> entry)");
+  if (!parsed)
+    return Status::error("autotune cache: " + path_ + " is not valid JSON (" +
+                         loader.parseError() + ")");
+  if (!loader.rootIsObject())
+    return Status::error("autotune cache: " + path_ +
+                         " must hold a JSON object (device -> kernel -> key "
+                         "-> entry)");
+  entries_ = std::move(entries);
+  warnings_ = std::move(warnings);
   return Status::success();
 }
 
@@ -439,8 +809,8 @@ Status AutotuneCache::store(const std::string &device,
     // Never overwrite a file we cannot read: keep it for a human to look at.
     std::string aside = path_ + ".corrupt";
     if (::rename(path_.c_str(), aside.c_str()) != 0)
-      return fail(Status::error(root.message() + ", and moving it to " +
-                                aside + " failed: " + errnoText()));
+      return fail(Status::error(root.message() + ", and moving it to " + aside +
+                                " failed: " + errnoText()));
     warnings_.push_back(root.message() + "; moved to " + aside +
                         " and started a new cache");
     root = Json::object();

@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cstdlib>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <deque>
 #include <set>
@@ -78,9 +78,9 @@ std::optional<std::string> pruneReason(const KernelMetadata &metadata,
     int64_t warps = (threads + 31) / 32;
     int64_t perWarp = (int64_t(*metadata.registers) * 32 + 255) / 256 * 256;
     if (perWarp * warps > device.maxRegistersPerBlock)
-      return "needs " + std::to_string(*metadata.registers) +
-             " registers x " + std::to_string(threads) + " threads = " +
-             std::to_string(perWarp * warps) +
+      return "needs " + std::to_string(*metadata.registers) + " registers x " +
+             std::to_string(threads) +
+             " threads = " + std::to_string(perWarp * warps) +
              " registers per block, the device has " +
              std::to_string(device.maxRegistersPerBlock);
   }
@@ -129,7 +129,8 @@ Result<PinnedConfigs> PinnedConfigs::parseSpec(std::string_view spec) {
     start = end + 1;
     while (!item.empty() && std::isspace(static_cast<unsigned char>(item[0])))
       item.erase(0, 1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+    while (!item.empty() &&
+           std::isspace(static_cast<unsigned char>(item.back())))
       item.pop_back();
     if (item.empty())
       continue;
@@ -228,7 +229,8 @@ std::optional<std::string> PinnedConfigs::find(const std::string &kernel,
 Result<Benchmarker> Benchmarker::create(const Context &context,
                                         size_t flushBytes) {
   if (flushBytes == 0) {
-    size_t l2 = static_cast<size_t>(std::max(0, context.properties().l2CacheBytes));
+    size_t l2 =
+        static_cast<size_t>(std::max(0, context.properties().l2CacheBytes));
     // Twice the L2, so that nothing of the previous repetition survives;
     // Triton's 256 MB where the driver does not say.
     flushBytes = l2 > 0 ? 2 * l2 : size_t(256) << 20;
@@ -277,6 +279,15 @@ Result<BenchmarkResult> Benchmarker::run(const Kernel &kernel, Dim3 grid,
   Result<float> first = elapsed(0, 1);
   if (!first)
     return first.status();
+  if (options.stopAboveUs > 0 &&
+      double(*first) * 1000.0 > options.stopAboveUs) {
+    BenchmarkResult result;
+    result.medianUs = result.p20Us = result.p80Us = result.minUs =
+        double(*first) * 1000.0;
+    result.repetitions = 1;
+    result.stoppedEarly = true;
+    return result;
+  }
 
   // Warm-up for about warmupMs, timed as a whole (flushes included) to
   // estimate the cost of one repetition.
@@ -414,9 +425,9 @@ Autotuner::Autotuner(KernelProvider &provider, AutotuneCache &cache,
     : provider_(provider), cache_(cache), pins_(std::move(pins)),
       options_(std::move(options)) {}
 
-Result<std::unique_ptr<Autotuner>>
-Autotuner::create(KernelProvider &provider, AutotuneCache &cache,
-                  AutotuneOptions options) {
+Result<std::unique_ptr<Autotuner>> Autotuner::create(KernelProvider &provider,
+                                                     AutotuneCache &cache,
+                                                     AutotuneOptions options) {
   if (Status status = cache.load(); !status.ok())
     return status;
   Result<PinnedConfigs> pins = PinnedConfigs::fromEnvironment();
@@ -467,7 +478,8 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   auto step = [&](const char *name) {
     Clock::time_point now = Clock::now();
     steps.emplace_back(
-        name, std::chrono::duration<double, std::micro>(now - stepStart).count());
+        name,
+        std::chrono::duration<double, std::micro>(now - stepStart).count());
     stepStart = now;
   };
   auto finish = [&](TuneResult result) -> Result<TuneResult> {
@@ -503,15 +515,24 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     }
   }
 
-  auto chooseLoaded = [&](ConfigSource source, KernelConfig config,
-                          const std::string &cubinKey,
-                          const std::string &metadataJson)
-      -> Result<TuneResult> {
+  auto chooseLoaded =
+      [&](ConfigSource source, KernelConfig config, const std::string &cubinKey,
+          const std::string &metadataJson) -> Result<TuneResult> {
+    KernelProvider::LoadStats stats;
     Result<std::shared_ptr<const Kernel>> loaded =
-        provider_.getCached(kernel, config, cubinKey, metadataJson);
+        provider_.getCached(kernel, config, cubinKey, metadataJson, &stats);
     if (!loaded)
       return loaded.status();
-    step("load");
+    // The provider's own breakdown, then whatever else the step took.
+    double accounted = stats.cacheReadUs + stats.compileUs + stats.moduleLoadUs;
+    if (stats.cacheReadUs > 0)
+      steps.emplace_back("read cubin (stage cache)", stats.cacheReadUs);
+    if (stats.compiled)
+      steps.emplace_back("compile", stats.compileUs);
+    if (stats.moduleLoadUs > 0)
+      steps.emplace_back("load module", stats.moduleLoadUs);
+    step("provider");
+    steps.back().second -= accounted;
     Result<Dim3> grid = evaluateGrid(*description, config, call);
     if (!grid)
       return grid.status();
@@ -552,13 +573,12 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   }
 
   if (!provider_.compiler())
-    return Status::error("no tuned config for " + kernel + " " + *key +
-                         " on " + deviceName() + " in " + cache_.path() +
+    return Status::error("no tuned config for " + kernel + " " + *key + " on " +
+                         deviceName() + " in " + cache_.path() +
                          ", and no compiler to tune with");
   if (!inputs)
-    return Status::error("no tuned config for " + kernel + " " + *key +
-                         " on " + deviceName() +
-                         ", and no inputs to tune with");
+    return Status::error("no tuned config for " + kernel + " " + *key + " on " +
+                         deviceName() + ", and no inputs to tune with");
   Result<TuneResult> tuned = tune(*description, call, *key, inputs);
   if (!tuned)
     return tuned.status();
@@ -603,8 +623,7 @@ std::string compilerIdOf(const std::string &metadataJson) {
 } // namespace
 
 Result<TuneResult> Autotuner::tune(const KernelDescription &description,
-                                   const CallSpec &call,
-                                   const std::string &key,
+                                   const CallSpec &call, const std::string &key,
                                    const InputsFactory &inputs) {
   const std::string &kernel = description.name;
   Clock::time_point start = Clock::now();
@@ -616,7 +635,8 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   const std::vector<KernelConfig> &declared =
       options_.configs.empty() ? description.configs : options_.configs;
   for (const KernelConfig &candidate : declared) {
-    Result<KernelConfig> config = specializeConfig(description, candidate, call);
+    Result<KernelConfig> config =
+        specializeConfig(description, candidate, call);
     if (!config)
       return config.status();
     std::string text = config->str();
@@ -649,7 +669,8 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   std::atomic<size_t> next{0};
   std::atomic<bool> cancelled{false};
   unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  size_t jobs = options_.jobs ? options_.jobs : std::min<size_t>(total, hardware);
+  size_t jobs =
+      options_.jobs ? options_.jobs : std::min<size_t>(total, hardware);
   jobs = std::max<size_t>(1, std::min(jobs, total));
   Clock::time_point compileStart = Clock::now();
   std::atomic<int64_t> compileEndNs{0};
@@ -677,8 +698,8 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
         } else {
           candidate.timing.registers = metadata->registers.value_or(-1);
           candidate.timing.sharedBytes = metadata->sharedBytes;
-          candidate.timing.spillBytes =
-              metadata->spillStores.value_or(0) + metadata->spillLoads.value_or(0);
+          candidate.timing.spillBytes = metadata->spillStores.value_or(0) +
+                                        metadata->spillLoads.value_or(0);
           if (std::optional<std::string> reason =
                   pruneReason(*metadata, device)) {
             candidate.timing.status = "pruned";
@@ -733,6 +754,7 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
 
   // Benchmark in completion order, one at a time.
   std::vector<std::shared_ptr<const Kernel>> loaded(total);
+  std::vector<ConfigTiming> measured;
   double benchmarkMs = 0;
   for (size_t handled = 0; handled < total; ++handled) {
     size_t index;
@@ -769,10 +791,16 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
       if (!bound.ok()) {
         fail(bound, "arguments");
       } else {
-        Result<BenchmarkResult> measured = benchmarker_->run(
-            **kernelResult, *grid, *pack, options_.benchmark);
-        if (!measured) {
-          fail(measured.status(), "benchmark");
+        BenchmarkOptions benchmarkOptions = options_.benchmark;
+        if (int best = selectWinner(measured, 0.0);
+            best >= 0 && options_.stopFactor > 0)
+          benchmarkOptions.stopAboveUs =
+              std::max(options_.stopFactor * measured[best].medianUs,
+                       options_.stopMinUs);
+        Result<BenchmarkResult> result =
+            benchmarker_->run(**kernelResult, *grid, *pack, benchmarkOptions);
+        if (!result) {
+          fail(result.status(), "benchmark");
           // A kernel fault poisons the context: nothing after it would run.
           if (Status sync = provider_.context().synchronize(); !sync.ok()) {
             cancelled = true;
@@ -782,22 +810,31 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
                                  " broke the CUDA context: " + sync.message());
           }
         } else {
-          timing.medianUs = measured->medianUs;
-          timing.p20Us = measured->p20Us;
-          timing.p80Us = measured->p80Us;
-          timing.minUs = measured->minUs;
-          timing.repetitions = measured->repetitions;
+          timing.medianUs = result->medianUs;
+          timing.p20Us = result->p20Us;
+          timing.p80Us = result->p80Us;
+          timing.minUs = result->minUs;
+          timing.repetitions = result->repetitions;
+          if (result->stoppedEarly) {
+            char note[96];
+            std::snprintf(note, sizeof(note),
+                          "one launch: over %gx the best median so far",
+                          options_.stopFactor);
+            timing.reason = note;
+          }
           loaded[index] = std::move(*kernelResult);
           ++benchmarked;
         }
       }
     }
     benchmarkMs += msSince(benchStart);
-    std::vector<ConfigTiming> sofar;
-    for (const Candidate &c : candidates)
-      sofar.push_back(c.timing.repetitions > 0 ? c.timing : ConfigTiming{});
-    if (int best = selectWinner(sofar, options_.tieTolerance); best >= 0)
-      bestText = formatUs(sofar[best].medianUs) + " " + sofar[best].config;
+    // Only the main thread's copies: workers may still write to candidates
+    // that are not handed over yet.
+    if (timing.status == "ok")
+      measured.push_back(timing);
+    if (int best = selectWinner(measured, options_.tieTolerance); best >= 0)
+      bestText =
+          formatUs(measured[best].medianUs) + " " + measured[best].config;
     report();
   }
   joinAll();

@@ -24,8 +24,8 @@ KernelCompiler::~KernelCompiler() = default;
 namespace {
 
 bool isIdentifier(std::string_view text) {
-  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) ||
-                        text[0] == '_'))
+  if (text.empty() ||
+      !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_'))
     return false;
   return std::all_of(text.begin(), text.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -33,7 +33,8 @@ bool isIdentifier(std::string_view text) {
 }
 
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+  while (!text.empty() &&
+         std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
     text.remove_suffix(1);
@@ -84,10 +85,9 @@ Result<KernelConfig> KernelConfig::parse(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);
-    std::string_view entry =
-        trim(text.substr(start, comma == std::string_view::npos
-                                    ? std::string_view::npos
-                                    : comma - start));
+    std::string_view entry = trim(text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos
+                                               : comma - start));
     start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
     if (entry.empty())
       return fail("empty entry (stray ',')");
@@ -138,9 +138,13 @@ struct Value {
   int64_t integer = 0;
   double real = 0;
 
-  static Value ofInteger(int64_t v) { return {true, v, static_cast<double>(v)}; }
+  static Value ofInteger(int64_t v) {
+    return {true, v, static_cast<double>(v)};
+  }
   static Value ofReal(double v) { return {false, 0, v}; }
-  double asReal() const { return isInteger ? static_cast<double>(integer) : real; }
+  double asReal() const {
+    return isInteger ? static_cast<double>(integer) : real;
+  }
 };
 
 // Recursive descent over the text, evaluating as it parses: the expressions
@@ -161,10 +165,9 @@ public:
                            "': " + error_);
     if (!value.isInteger) {
       if (value.real != std::floor(value.real) || !std::isfinite(value.real))
-        return Status::error("expression '" + std::string(text_) +
-                             "' is not an integer (" +
-                             std::to_string(value.real) +
-                             "); wrap it in ceil() or floor()");
+        return Status::error(
+            "expression '" + std::string(text_) + "' is not an integer (" +
+            std::to_string(value.real) + "); wrap it in ceil() or floor()");
       return static_cast<int64_t>(value.real);
     }
     return value.integer;
@@ -241,9 +244,8 @@ private:
           fail("modulo by zero");
           return value;
         }
-        value = Value::ofInteger(value.integer -
-                                 floorDiv(value.integer, rhs.integer) *
-                                     rhs.integer);
+        value = Value::ofInteger(
+            value.integer - floorDiv(value.integer, rhs.integer) * rhs.integer);
       } else {
         break;
       }
@@ -299,8 +301,8 @@ private:
         for (const auto &[candidate, value] : names_)
           known += (known.empty() ? "" : ", ") + candidate;
         pos_ = start;
-        fail("no value for '" + name + "' (known: " +
-             (known.empty() ? "none" : known) + ")");
+        fail("no value for '" + name +
+             "' (known: " + (known.empty() ? "none" : known) + ")");
         return {};
       }
       return Value::ofInteger(it->second);
@@ -324,8 +326,8 @@ private:
     }
     auto arity = [&](size_t count) {
       if (args.size() != count)
-        fail(function + " takes " + std::to_string(count) + " argument(s), got " +
-             std::to_string(args.size()));
+        fail(function + " takes " + std::to_string(count) +
+             " argument(s), got " + std::to_string(args.size()));
       return args.size() == count;
     };
     if (function == "cdiv") {
@@ -403,9 +405,10 @@ private:
     if (lhs.isInteger && rhs.isInteger) {
       int64_t result = 0;
       bool overflow =
-          op == '+'   ? __builtin_add_overflow(lhs.integer, rhs.integer, &result)
-          : op == '-' ? __builtin_sub_overflow(lhs.integer, rhs.integer, &result)
-                      : __builtin_mul_overflow(lhs.integer, rhs.integer, &result);
+          op == '+' ? __builtin_add_overflow(lhs.integer, rhs.integer, &result)
+          : op == '-'
+              ? __builtin_sub_overflow(lhs.integer, rhs.integer, &result)
+              : __builtin_mul_overflow(lhs.integer, rhs.integer, &result);
       if (overflow)
         fail("integer overflow");
       return Value::ofInteger(result);

@@ -5,7 +5,18 @@
 #include "tilec/runtime/KernelMetadata.h"
 #include "tilec/runtime/StageCache.h"
 
+#include <chrono>
+
 namespace tilec::rt {
+namespace {
+
+double usSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+} // namespace
 
 KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
                                std::shared_ptr<StageCache> cache)
@@ -39,7 +50,8 @@ KernelProvider::compile(const std::string &kernel,
 
 Result<std::shared_ptr<const Kernel>>
 KernelProvider::load(const CompiledArtifact &artifact) const {
-  Result<KernelMetadata> metadata = KernelMetadata::parse(artifact.metadataJson);
+  Result<KernelMetadata> metadata =
+      KernelMetadata::parse(artifact.metadataJson);
   if (!metadata)
     return metadata.status().withContext("compile json");
   if (metadata->target != target_)
@@ -63,24 +75,34 @@ KernelProvider::get(const std::string &kernel, const KernelConfig &config) {
 }
 
 Result<std::shared_ptr<const Kernel>>
-KernelProvider::getCached(const std::string &kernel,
-                          const KernelConfig &config,
+KernelProvider::getCached(const std::string &kernel, const KernelConfig &config,
                           const std::string &cubinKey,
-                          const std::string &metadataJson) {
+                          const std::string &metadataJson, LoadStats *stats) {
+  LoadStats local;
+  LoadStats &times = stats ? *stats : local;
+  times = LoadStats();
   std::shared_ptr<Slot> entry = slot(kernel, config);
   // Held while loading or compiling: a second caller of the same config
   // waits for the first instead of compiling it again.
   std::lock_guard<std::mutex> lock(entry->mutex);
-  if (entry->kernel)
+  if (entry->kernel) {
+    times.memoized = true;
     return entry->kernel;
+  }
 
   std::string cacheProblem;
   if (cache_ && !cubinKey.empty() && !metadataJson.empty()) {
-    if (std::optional<CacheArtifact> cubin = cache_->lookup("cubin", cubinKey)) {
+    auto start = std::chrono::steady_clock::now();
+    std::optional<CacheArtifact> cubin = cache_->lookup("cubin", cubinKey);
+    times.cacheReadUs = usSince(start);
+    if (cubin) {
+      start = std::chrono::steady_clock::now();
       Result<std::shared_ptr<const Kernel>> loaded =
           load({std::move(cubin->payload), metadataJson});
+      times.moduleLoadUs = usSince(start);
       if (loaded) {
         entry->kernel = *loaded;
+        times.fromStageCache = true;
         std::lock_guard<std::mutex> countLock(mutex_);
         ++cachedLoads_;
         return entry->kernel;
@@ -95,15 +117,20 @@ KernelProvider::getCached(const std::string &kernel,
     }
   }
 
+  auto start = std::chrono::steady_clock::now();
   Result<CompiledArtifact> artifact = compile(kernel, config);
+  times.compileUs = usSince(start);
   if (!artifact)
     return cacheProblem.empty()
                ? artifact.status()
                : Status::error(artifact.message() + " (" + cacheProblem + ")");
+  start = std::chrono::steady_clock::now();
   Result<std::shared_ptr<const Kernel>> loaded = load(*artifact);
+  times.moduleLoadUs = usSince(start);
   if (!loaded)
     return loaded.status().withContext(kernel + " " + config.str());
   entry->kernel = *loaded;
+  times.compiled = true;
   std::lock_guard<std::mutex> countLock(mutex_);
   ++compiles_;
   return entry->kernel;

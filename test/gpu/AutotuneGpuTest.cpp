@@ -63,12 +63,14 @@ protected:
   }
 
   rt::InputsFactory inputsFor(const harness::RunRequest &request) {
-    return [request]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
-      auto problem = harness::buildProblem(*context, request, false);
-      if (!problem)
-        return problem.status();
-      return std::shared_ptr<const rt::BenchmarkInputs>(std::move(*problem));
-    };
+    return
+        [request]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+          auto problem = harness::buildProblem(*context, request, false);
+          if (!problem)
+            return problem.status();
+          return std::shared_ptr<const rt::BenchmarkInputs>(
+              std::move(*problem));
+        };
   }
 
   // Runs the selected kernel on a fresh problem with a reference.
@@ -134,7 +136,8 @@ TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
     rt::AutotuneCache cache(cachePath);
     ASSERT_TRUE(cache.load().ok());
     rt::Autotuner tuner(provider, cache, {}, fastOptions());
-    auto result = tuner.select("vector_add", callOf(request), inputsFor(request));
+    auto result =
+        tuner.select("vector_add", callOf(request), inputsFor(request));
     ASSERT_TRUE(result.ok()) << result.message();
     EXPECT_EQ(result->source, rt::ConfigSource::Tuned);
     EXPECT_EQ(result->key, "LOG2_N=20");

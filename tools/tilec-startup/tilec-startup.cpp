@@ -10,7 +10,8 @@
 // separately in the same run, and the inputs are built before the window (a
 // program has its tensors before it calls a kernel).
 //
-//   tilec-startup --kernel matmul --sizes M=4096,N=4096,K=4096 --types DTYPE=f16
+//   tilec-startup --kernel matmul --sizes M=4096,N=4096,K=4096 --types
+//   DTYPE=f16
 //                 [--params ALLOW_TF32=1] [--device 0] [--json out.json]
 //
 // Uses $TILEC_AUTOTUNE_CACHE and $TILEC_CACHE_DIR like tilec tune.
@@ -72,7 +73,7 @@ bool parseOptions(int argc, char **argv, Options &options) {
       return true;
     };
     std::string device;
-    if (arg == "--kernel" ? !value(options.kernel)
+    if (arg == "--kernel"   ? !value(options.kernel)
         : arg == "--sizes"  ? !value(options.sizes)
         : arg == "--types"  ? !value(options.types)
         : arg == "--params" ? !value(options.params)

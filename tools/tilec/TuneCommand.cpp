@@ -39,18 +39,18 @@ static cl::opt<std::string> kernelName("kernel",
                                        cl::desc("A kernel from kernels/"),
                                        cl::init(""), cl::sub(tuneCommand),
                                        cl::cat(category));
-static cl::opt<std::string> sizesText(
-    "sizes",
-    cl::desc("Problem sizes, e.g. M=4096,N=4096,K=4096 (default: the "
-             "harness's sizes of the kernel)"),
-    cl::init(""), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<std::string>
+    sizesText("sizes",
+              cl::desc("Problem sizes, e.g. M=4096,N=4096,K=4096 (default: the "
+                       "harness's sizes of the kernel)"),
+              cl::init(""), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<std::string>
     typesText("types", cl::desc("Type parameters of the call, e.g. DTYPE=f16"),
               cl::init(""), cl::sub(tuneCommand), cl::cat(category));
-static cl::opt<std::string> paramsText(
-    "params",
-    cl::desc("Meta-parameters fixed by the call, e.g. ALLOW_TF32=1"),
-    cl::init(""), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<std::string>
+    paramsText("params",
+               cl::desc("Meta-parameters fixed by the call, e.g. ALLOW_TF32=1"),
+               cl::init(""), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<std::string> configsText(
     "configs",
     cl::desc("Candidates to try instead of the kernel's, separated by ';'"),
@@ -59,27 +59,35 @@ static cl::opt<double> budgetMs(
     "budget-ms",
     cl::desc("Time of the timed repetitions per config, ms (default 20)"),
     cl::init(20), cl::sub(tuneCommand), cl::cat(category));
-static cl::opt<double>
-    warmupMs("warmup-ms", cl::desc("Warm-up per config, ms (default 5)"),
-             cl::init(5), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double> warmupMs("warmup-ms",
+                                cl::desc("Warm-up per config, ms (default 5)"),
+                                cl::init(5), cl::sub(tuneCommand),
+                                cl::cat(category));
 static cl::opt<double> tieTolerance(
     "tie-tolerance",
     cl::desc("Medians within this fraction of the best tie (default 0.01); "
              "ties go to the first config in text order"),
     cl::init(0.01), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double> stopFactor(
+    "stop-factor",
+    cl::desc("Stop measuring a config after one launch when it takes more "
+             "than this many times the best median so far (and over 1 ms); "
+             "0 measures every config fully (default 3)"),
+    cl::init(3), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<unsigned>
-    jobs("jobs", cl::desc("Parallel compiles (default: one per config, at "
-                          "most the hardware threads)"),
+    jobs("jobs",
+         cl::desc("Parallel compiles (default: one per config, at "
+                  "most the hardware threads)"),
          cl::init(0), cl::sub(tuneCommand), cl::cat(category));
-static cl::opt<bool> showProgress(
-    "progress",
-    cl::desc("Progress on stderr even when it is not a terminal"),
-    cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool>
+    showProgress("progress",
+                 cl::desc("Progress on stderr even when it is not a terminal"),
+                 cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress output"),
                            cl::sub(tuneCommand), cl::cat(category));
-static cl::opt<bool> force(
-    "force", cl::desc("Tune even when the autotune cache has the key"),
-    cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<bool>
+    force("force", cl::desc("Tune even when the autotune cache has the key"),
+          cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<bool> noCache(
     "no-cache",
     cl::desc("Compile every stage without the stage cache (TILEC_CACHE_DIR)"),
@@ -137,9 +145,10 @@ static int runShow() {
       llvm::outs() << "  " << kernel << "\n";
       for (const auto &[key, entry] : keys) {
         llvm::outs() << "    " << key << "\n      winner " << entry.config;
-        auto winner = std::find_if(
-            entry.timings.begin(), entry.timings.end(),
-            [&](const rt::ConfigTiming &t) { return t.config == entry.config; });
+        auto winner = std::find_if(entry.timings.begin(), entry.timings.end(),
+                                   [&](const rt::ConfigTiming &t) {
+                                     return t.config == entry.config;
+                                   });
         if (winner != entry.timings.end() && winner->medianUs > 0)
           llvm::outs() << llvm::format("  %.1f us", winner->medianUs);
         size_t ran = std::count_if(
@@ -268,6 +277,7 @@ int runTune() {
   options.benchmark.budgetMs = budgetMs;
   options.benchmark.warmupMs = warmupMs;
   options.tieTolerance = tieTolerance;
+  options.stopFactor = stopFactor;
   options.jobs = jobs;
   options.force = force;
   options.persist = !noPersist;
@@ -332,23 +342,36 @@ int runTune() {
     if (tflops != "-")
       llvm::outs() << "  " << tflops << " TFLOP/s";
     llvm::outs() << "\n"
-                 << llvm::format("time: %.0f ms (compile %.0f ms, %zu configs, "
-                                 "inputs %.0f ms overlapped, benchmark %.0f ms)",
-                                 result->totalMs, result->compileMs,
-                                 result->timings.size(), result->inputsMs,
-                                 result->benchmarkMs)
+                 << llvm::format(
+                        "time: %.0f ms (compile %.0f ms, %zu configs, "
+                        "inputs %.0f ms overlapped, benchmark %.0f ms)",
+                        result->totalMs, result->compileMs,
+                        result->timings.size(), result->inputsMs,
+                        result->benchmarkMs)
                  << "\n";
     if (!result->persistWarning.empty())
       llvm::errs() << "tilec tune: warning: " << result->persistWarning << "\n";
     else if (!noPersist)
       llvm::outs() << "persisted to " << cache.path() << "\n";
   } else {
+    // A cached winner: show the timings it was chosen by.
+    if (const rt::AutotuneEntry *entry =
+            cache.find(context->properties().name, kernelName, result->key);
+        entry && result->source == rt::ConfigSource::Cached &&
+        !entry->timings.empty()) {
+      rt::TuneResult stored;
+      stored.timings = entry->timings;
+      stored.flops = harness::problemFlops(kernelName, request.sizes);
+      for (size_t i = 0; i < entry->timings.size(); ++i)
+        if (entry->timings[i].config == entry->config)
+          stored.winnerIndex = static_cast<int>(i);
+      printTable(stored);
+    }
     llvm::outs() << rt::getConfigSourceName(result->source) << ": "
                  << result->config.str()
                  << (result->source == rt::ConfigSource::Pinned
                          ? " (TILEC_PIN_CONFIG / TILEC_PIN_FILE)"
-                         : " (from " + cache.path() +
-                               "; --force tunes again)")
+                         : " (from " + cache.path() + "; --force tunes again)")
                  << llvm::format("\ntime: %.3f ms", result->totalMs) << "\n";
   }
   if (!jsonPath.empty() && !writeJson(*result, *context, cache.path()))

@@ -29,7 +29,7 @@ int main(int argc, char **argv) {
     return tilec::tool::runTune();
   if (tilec::tool::cacheCommand)
     return tilec::tool::runCache();
-  llvm::errs() << "tilec: a subcommand is required (compile, run, cache); see "
+  llvm::errs() << "tilec: a subcommand is required (compile, run, cache, tune); see "
                   "tilec --help\n";
   return 2;
 }

@@ -51,9 +51,9 @@ public:
 
   /// compile() with everything the pipeline produced (stage timings and
   /// cache results, every artifact), for tools.
-  llvm::Expected<CompiledKernel> compileKernelByName(
-      const std::string &kernel, const rt::KernelConfig &config,
-      const std::string &target);
+  llvm::Expected<CompiledKernel>
+  compileKernelByName(const std::string &kernel, const rt::KernelConfig &config,
+                      const std::string &target);
 
   const JITOptions &options() const { return options_; }
 

@@ -58,11 +58,15 @@ protected:
     entry.timings = {winner, pruned};
     entry.target = "sm_90";
     entry.cubinKey = std::string(64, 'a');
-    entry.metadataJson = R"({"name": "matmul", "num_warps": 4})";
+    entry.metadataJson =
+        R"({"name": "matmul", "num_warps": 4, "ratio": 0.125, "ok": true,)"
+        R"( "none": null, "signature": [{"name": "a\"\\b", "type": "ptr<f16>"}],)"
+        R"( "nested": {"list": [1, -2, [3.5e-7, {}], []], "empty": {}}})";
     entry.declaration.key = {{"LOG2_M", "ceil(log2(M))"}, {"N", ""}};
     entry.declaration.grid = {"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"};
     entry.declaration.paramDefaults = {{"GROUP_M", 8}};
     entry.declaration.typeDefaults = {{"DTYPE", "f16"}};
+    entry.declaration.derivedParams = {{"BLOCK_N", "next_power_of_2(n_cols)"}};
     entry.tunedAt = "2026-11-29T12:00:00Z";
     entry.budgetMs = 20;
     return entry;
@@ -101,8 +105,12 @@ TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {
   EXPECT_EQ(found->timings[1].sharedBytes, 300000);
   EXPECT_EQ(found->cubinKey, std::string(64, 'a'));
   EXPECT_EQ(found->target, "sm_90");
-  auto metadata = nlohmann::json::parse(found->metadataJson);
-  EXPECT_EQ(metadata["name"], "matmul");
+  // The compile json comes back as the same JSON value (the loader
+  // re-serializes it while streaming).
+  auto metadata = nlohmann::json::parse(found->metadataJson, nullptr, false);
+  ASSERT_FALSE(metadata.is_discarded()) << found->metadataJson;
+  EXPECT_EQ(metadata, nlohmann::json::parse(entry("A=1", 1).metadataJson));
+  EXPECT_EQ(metadata["signature"][0]["name"], "a\"\\b");
   const rt::KernelDescription *declaration =
       cache.findDeclaration("NVIDIA H200", "matmul");
   ASSERT_NE(declaration, nullptr);
@@ -111,6 +119,12 @@ TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {
   EXPECT_EQ(declaration->grid[0], "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)");
   EXPECT_EQ(declaration->paramDefaults.at("GROUP_M"), 8);
   EXPECT_EQ(declaration->typeDefaults.at("DTYPE"), "f16");
+  EXPECT_EQ(declaration->derivedParams.at("BLOCK_N"),
+            "next_power_of_2(n_cols)");
+  EXPECT_EQ(found->tunedAt, "2026-11-29T12:00:00Z");
+  EXPECT_DOUBLE_EQ(found->budgetMs, 20);
+  EXPECT_EQ(found->timings[1].reason,
+            "needs 300000 B of shared memory per block");
   EXPECT_EQ(cache.findDeclaration("NVIDIA H100", "matmul"), nullptr);
 
   // The shape the design asks for: device -> kernel -> key -> {config, ...}.
@@ -163,9 +177,10 @@ TEST_F(AutotuneCacheTest, ConcurrentProcessesKeepEachOthersEntries) {
       for (int k = 0; k < kKeysPerProcess; ++k) {
         std::string key = "M=" + std::to_string(p) + ",K=" + std::to_string(k);
         std::string kernel = p % 2 ? "matmul" : "softmax";
-        if (!cache.store("NVIDIA H200", kernel, key,
-                         entry("BLOCK_M=" + std::to_string(16 << (k % 4)),
-                               100 + p * 10 + k))
+        if (!cache
+                 .store("NVIDIA H200", kernel, key,
+                        entry("BLOCK_M=" + std::to_string(16 << (k % 4)),
+                              100 + p * 10 + k))
                  .ok())
           ++failures;
         // Readers take no lock: a read at any moment must parse.
@@ -250,6 +265,30 @@ TEST_F(AutotuneCacheTest, MalformedEntriesAreSkippedWithAWarning) {
   EXPECT_EQ(cache.find("dev", "matmul", "bad"), nullptr);
   ASSERT_EQ(cache.warnings().size(), 2u);
   EXPECT_NE(cache.warnings()[0].find("dev/matmul/bad"), std::string::npos);
+}
+
+TEST_F(AutotuneCacheTest, MisplacedValuesAreSkippedWhole) {
+  std::string dir = directory + "/sub/dir";
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  // A device that is an array of objects, an entry that is an array: their
+  // contents must not be read as kernels or entries.
+  std::ofstream(path) << R"({"old": [{"matmul": {"k": {"config": "A=1"}}}],
+                             "dev": {"matmul": {"k": [{"config": "A=2"}],
+                                                "ok": {"config": "A=3"}}}})";
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  EXPECT_EQ(cache.entries().count("old"), 0u);
+  EXPECT_EQ(cache.find("dev", "matmul", "k"), nullptr);
+  ASSERT_NE(cache.find("dev", "matmul", "ok"), nullptr);
+  EXPECT_EQ(cache.find("dev", "matmul", "ok")->config, "A=3");
+  ASSERT_EQ(cache.warnings().size(), 2u);
+  EXPECT_NE(cache.warnings()[0].find("device 'old' is not an object"),
+            std::string::npos)
+      << cache.warnings()[0];
+  EXPECT_NE(cache.warnings()[1].find("entry dev/matmul/k: an entry must be an "
+                                     "object"),
+            std::string::npos)
+      << cache.warnings()[1];
 }
 
 TEST_F(AutotuneCacheTest, StoreIntoAnUnwritableDirectoryNamesIt) {

@@ -84,8 +84,8 @@ TEST(Expression, Errors) {
 rt::KernelDescription matmulLike() {
   rt::KernelDescription kernel;
   kernel.name = "matmul";
-  kernel.key = {{"M", ""}, {"N", ""}, {"K", ""}, {"DTYPE", ""},
-                {"ALLOW_TF32", ""}};
+  kernel.key = {
+      {"M", ""}, {"N", ""}, {"K", ""}, {"DTYPE", ""}, {"ALLOW_TF32", ""}};
   kernel.grid = {"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"};
   kernel.paramDefaults = {{"GROUP_M", 8}, {"ALLOW_TF32", 0}};
   kernel.typeDefaults = {{"DTYPE", "f16"}};
@@ -118,8 +118,8 @@ TEST(AutotuneKey, PlainEntriesTakeCallValuesThenDefaults) {
 
 TEST(AutotuneKey, DerivedEntries) {
   rt::KernelDescription gather = matmulLike();
-  gather.key = {{"LOG2_M", "ceil(log2(M))"}, {"N", ""}, {"K", ""},
-                {"DTYPE", ""}};
+  gather.key = {
+      {"LOG2_M", "ceil(log2(M))"}, {"N", ""}, {"K", ""}, {"DTYPE", ""}};
   rt::CallSpec call;
   call.sizes = {{"M", 3000}, {"N", 128}, {"K", 256}};
   auto key = rt::computeAutotuneKey(gather, call);
@@ -169,7 +169,8 @@ TEST(SpecializeConfig, CallTypesParamsAndDerivedParameters) {
   rt::CallSpec rows;
   rows.sizes = {{"n_rows", 4}, {"n_cols", 3000}};
   auto softmax = rt::specializeConfig(
-      softmaxLike(), *rt::KernelConfig::parse("BLOCK_N=1024,num_warps=8"), rows);
+      softmaxLike(), *rt::KernelConfig::parse("BLOCK_N=1024,num_warps=8"),
+      rows);
   ASSERT_TRUE(softmax.ok()) << softmax.message();
   EXPECT_EQ(softmax->params.at("BLOCK_N"), 4096);
 }
@@ -211,11 +212,13 @@ TEST(KernelConfig, CanonicalTextRoundTrips) {
 }
 
 TEST(KernelConfig, Errors) {
-  EXPECT_NE(rt::KernelConfig::parse("num_warps=3").message().find(
-                "num_warps must be a power of two"),
+  EXPECT_NE(rt::KernelConfig::parse("num_warps=3")
+                .message()
+                .find("num_warps must be a power of two"),
             std::string::npos);
-  EXPECT_NE(rt::KernelConfig::parse("num_stages=0").message().find(
-                "num_stages must be"),
+  EXPECT_NE(rt::KernelConfig::parse("num_stages=0")
+                .message()
+                .find("num_stages must be"),
             std::string::npos);
   EXPECT_NE(rt::KernelConfig::parse("A=1,,B=2").message().find("stray ','"),
             std::string::npos);

@@ -37,8 +37,8 @@ TEST(Describe, Matmul) {
   std::vector<std::string> keyNames;
   for (const rt::AutotuneKeyDecl &entry : description->key)
     keyNames.push_back(entry.name);
-  EXPECT_EQ(keyNames, (std::vector<std::string>{"M", "N", "K", "DTYPE",
-                                                "ALLOW_TF32"}));
+  EXPECT_EQ(keyNames,
+            (std::vector<std::string>{"M", "N", "K", "DTYPE", "ALLOW_TF32"}));
   EXPECT_EQ(description->grid,
             std::vector<std::string>{"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"});
   EXPECT_EQ(description->paramDefaults.at("GROUP_M"), 8);

@@ -89,8 +89,8 @@ rt::ConfigTiming timing(const std::string &config, double medianUs,
 }
 
 TEST(Winner, LowestMedian) {
-  std::vector<rt::ConfigTiming> timings = {
-      timing("b", 120), timing("a", 100), timing("c", 150)};
+  std::vector<rt::ConfigTiming> timings = {timing("b", 120), timing("a", 100),
+                                           timing("c", 150)};
   EXPECT_EQ(rt::selectWinner(timings, 0.01), 1);
 }
 
@@ -133,8 +133,9 @@ TEST(Winner, NothingRan) {
 }
 
 TEST(Pins, Spec) {
-  auto pins = rt::PinnedConfigs::parseSpec(
-      "matmul=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4; softmax=num_warps=8");
+  auto pins =
+      rt::PinnedConfigs::parseSpec("matmul=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,"
+                                   "num_warps=4; softmax=num_warps=8");
   ASSERT_TRUE(pins.ok()) << pins.message();
   EXPECT_EQ(pins->find("matmul", "M=1,N=2"),
             "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4");
@@ -185,7 +186,8 @@ TEST(Pins, FileWithKeysAndWildcard) {
   std::remove(bad.c_str());
   auto missing = rt::PinnedConfigs::parseFile("/nonexistent/pins.json");
   ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.message().find("/nonexistent/pins.json"), std::string::npos);
+  EXPECT_NE(missing.message().find("/nonexistent/pins.json"),
+            std::string::npos);
 }
 
 TEST(Pins, EnvironmentWinsOverTheFile) {

@@ -165,6 +165,10 @@ struct BenchmarkOptions {
   // Write a buffer of twice the L2 size before each repetition, so that
   // every repetition starts with a cold L2 as a call in a real workload does.
   bool flushL2 = true;
+  // Stop after the first launch when it took longer than this (0: never):
+  // the autotuner sets it from the best median so far, so that a config
+  // that cannot win costs one launch instead of a full measurement.
+  double stopAboveUs = 0;
 };
 
 struct BenchmarkResult {
@@ -173,6 +177,8 @@ struct BenchmarkResult {
   double p80Us = 0;
   double minUs = 0;
   int repetitions = 0;
+  // The first launch was above stopAboveUs: its time is all there is.
+  bool stoppedEarly = false;
 };
 
 // Times launches with CUDA events on the legacy default stream. Owns the L2
@@ -221,6 +227,14 @@ struct AutotuneOptions {
   BenchmarkOptions benchmark;
   // Relative difference of medians that counts as a tie (0.01 = 1%).
   double tieTolerance = 0.01;
+  // A candidate whose first launch takes more than stopFactor times the best
+  // median so far, and more than stopMinUs, is not measured further: it
+  // cannot win (nor tie: stopFactor is far above the tie tolerance), and a
+  // slow config is exactly the one whose full measurement costs most. The
+  // floor keeps short kernels, whose first launch varies most, measured in
+  // full. stopFactor 0 measures everything.
+  double stopFactor = 3;
+  double stopMinUs = 1000;
   // Compile threads; 0: one per candidate, at most the hardware threads.
   unsigned jobs = 0;
   ProgressMode progress = ProgressMode::Auto;
@@ -269,8 +283,8 @@ class Autotuner {
 public:
   // `provider`, `cache` must outlive the autotuner. The autotune cache is
   // used as loaded: call cache.load() first (Autotuner::create does).
-  Autotuner(KernelProvider &provider, AutotuneCache &cache,
-            PinnedConfigs pins, AutotuneOptions options = {});
+  Autotuner(KernelProvider &provider, AutotuneCache &cache, PinnedConfigs pins,
+            AutotuneOptions options = {});
 
   // Loads the autotune cache from its default path and the pins from the
   // environment; the usual way to start.

@@ -48,12 +48,27 @@ public:
   Result<std::shared_ptr<const Kernel>> get(const std::string &kernel,
                                             const KernelConfig &config);
 
+  // Where the time of a get went, for start-up measurements.
+  struct LoadStats {
+    // Reading (and checksumming) the cubin from the stage cache.
+    double cacheReadUs = 0;
+    // Compiling (when the cache could not serve it).
+    double compileUs = 0;
+    // cuModuleLoadData and Kernel::create.
+    double moduleLoadUs = 0;
+    bool memoized = false;
+    bool fromStageCache = false;
+    bool compiled = false;
+  };
+
   // Like get(), but a miss first tries the stage cache's cubin entry
   // `cubinKey` with `metadataJson` (both from an autotune cache entry), and
-  // compiles only if that entry is gone.
+  // compiles only if that entry is gone. `stats`, when given, says where the
+  // time went.
   Result<std::shared_ptr<const Kernel>>
   getCached(const std::string &kernel, const KernelConfig &config,
-            const std::string &cubinKey, const std::string &metadataJson);
+            const std::string &cubinKey, const std::string &metadataJson,
+            LoadStats *stats = nullptr);
 
   // Compiles without loading or memoizing (the autotuner compiles candidates
   // in parallel, then loads them one at a time). Errors name the kernel and

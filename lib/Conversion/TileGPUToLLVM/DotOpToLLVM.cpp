@@ -11,6 +11,7 @@
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 
 using namespace mlir;
@@ -123,10 +124,109 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   }
 };
 
+/// Tensor cores: mma.sync.m16n8k16 with a, b as the PTX fragments (the
+/// dot_op<mma, kWidth = 2> layouts hold them in fragment order: registers
+/// a0..a7 / b0..b3 of one instruction are consecutive, then repeats) and the
+/// accumulator as its C/D fragment. Each instruction tile is found by
+/// coordinates, so any repeat order works.
+struct MmaDotOpConversion : OpConversionPattern<tile::DotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(tile::DotOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    auto bType = cast<RankedTensorType>(op.getB().getType());
+    auto cType = cast<RankedTensorType>(op.getC().getType());
+    auto mma = dyn_cast<MmaEncodingAttr>(cType.getEncoding());
+    if (!mma)
+      return rewriter.notifyMatchFailure(op, "not an mma accumulator");
+    if (mma.getVersionMajor() != 2 || !cType.getElementType().isF32() ||
+        !(aType.getElementType().isF16() || aType.getElementType().isBF16()))
+      return op.emitError("tensor-core dot lowers mma v2 with f16/bf16 "
+                          "inputs and an f32 accumulator only");
+    Location loc = op.getLoc();
+    LinearLayout a = getLinearLayout(aType), b = getLinearLayout(bType);
+    LinearLayout c = getLinearLayout(cType);
+    if (a.getNumRegisters() != adaptor.getA().size() ||
+        b.getNumRegisters() != adaptor.getB().size() ||
+        c.getNumRegisters() != adaptor.getC().size())
+      return op.emitError("register counts do not match the layouts");
+    auto aIndex = indexRegisters(a), bIndex = indexRegisters(b),
+         cIndex = indexRegisters(c);
+    unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
+    int64_t m = cType.getDimSize(0), n = cType.getDimSize(1),
+            k = aType.getDimSize(1);
+    int64_t stepM = 16 * wm, stepN = 8 * wn;
+    Type elem = aType.getElementType();
+    auto pairType = VectorType::get({2}, elem);
+    auto packPair = [&](Value lo, Value hi) -> Value {
+      Value vec = LLVM::UndefOp::create(rewriter, loc, pairType);
+      vec = LLVM::InsertElementOp::create(rewriter, loc, vec, lo,
+                                          i32Const(rewriter, loc, 0));
+      return LLVM::InsertElementOp::create(rewriter, loc, vec, hi,
+                                           i32Const(rewriter, loc, 1));
+    };
+    // The registers of one instruction's fragment at a tile origin.
+    auto fragment = [&](const LinearLayout &layout, const auto &index,
+                        unsigned count, int64_t row0, int64_t col0,
+                        SmallVectorImpl<unsigned> &regs) -> LogicalResult {
+      for (unsigned i = 0; i < count; ++i) {
+        LinearLayout::Basis coords = layout.registerCoords(i);
+        auto it = index.find({coords[0] + row0, coords[1] + col0});
+        if (it == index.end())
+          return failure();
+        regs.push_back(it->second);
+      }
+      return success();
+    };
+    ValueRange aRegs = adaptor.getA(), bRegs = adaptor.getB();
+    Registers acc(adaptor.getC().begin(), adaptor.getC().end());
+    Type f32 = rewriter.getF32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        getContext(), SmallVector<Type>(4, f32));
+    // Tiles beyond the tensor (small shapes) wrap onto the same registers:
+    // only tiles inside it are issued.
+    for (int64_t m0 = 0; m0 < std::max<int64_t>(m, 16); m0 += stepM)
+      for (int64_t n0 = 0; n0 < std::max<int64_t>(n, 8); n0 += stepN) {
+        SmallVector<unsigned> cFrag;
+        if (failed(fragment(c, cIndex, 4, m0, n0, cFrag)))
+          return op.emitError("accumulator fragment not found at (")
+                 << m0 << ", " << n0 << ")";
+        SmallVector<Value> cVals;
+        for (unsigned reg : cFrag)
+          cVals.push_back(acc[reg]);
+        for (int64_t k0 = 0; k0 < k; k0 += 16) {
+          SmallVector<unsigned> aFrag, bFrag;
+          if (failed(fragment(a, aIndex, 8, m0, k0, aFrag)) ||
+              failed(fragment(b, bIndex, 4, k0, n0, bFrag)))
+            return op.emitError("operand fragment not found at k = ") << k0;
+          SmallVector<Value> aOps, bOps;
+          for (unsigned i = 0; i < 8; i += 2)
+            aOps.push_back(packPair(aRegs[aFrag[i]], aRegs[aFrag[i + 1]]));
+          for (unsigned i = 0; i < 4; i += 2)
+            bOps.push_back(packPair(bRegs[bFrag[i]], bRegs[bFrag[i + 1]]));
+          Value result = NVVM::MmaOp::create(
+              rewriter, loc, resultType, aOps, bOps, cVals,
+              ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+              std::nullopt,
+              std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                             NVVM::MMALayout::col});
+          for (unsigned i = 0; i < 4; ++i)
+            cVals[i] = LLVM::ExtractValueOp::create(rewriter, loc, result, i);
+        }
+        for (auto [i, reg] : llvm::enumerate(cFrag))
+          acc[reg] = cVals[i];
+      }
+    rewriter.replaceOpWithMultiple(op, {acc});
+    return success();
+  }
+};
+
 } // namespace
 
 void tilec::lowering::populateDotOpToLLVMPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<DotOpConversion>(converter, patterns.getContext(),
-                                /*benefit=*/2);
+  patterns.add<DotOpConversion, MmaDotOpConversion>(
+      converter, patterns.getContext(), /*benefit=*/2);
 }

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace tilec {
 #define GEN_PASS_DEF_CONVERTTILETOTILEGPU
@@ -209,24 +210,44 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
-/// dot: the FMA path. The accumulator takes a blocked layout with a 4x4
-/// block per thread (where the shape allows), so that each thread's rows of a
-/// and columns of b are reused across 4 columns and 4 rows; a and b take the
-/// dot_op layouts of it. Converts around the dot are removed by
-/// remove-layout-conversions (the accumulator is usually loop-carried).
-/// accelerate-dot later swaps in tensor-core layouts.
+/// dot: on sm_80+ with 16-bit inputs and an f32 accumulator, tensor cores
+/// (mma.sync m16n8k16): the accumulator takes an mma layout, the operands the
+/// matching dot_op fragments. Otherwise the FMA path: the accumulator takes a
+/// blocked layout with a 4x4 block per thread (where the shape allows), so
+/// that each thread's rows of a and columns of b are reused across 4 columns
+/// and 4 rows; a and b take the dot_op layouts of it. Converts around the dot
+/// are removed by remove-layout-conversions (the accumulator is usually
+/// loop-carried).
 struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   DotOpConversion(const TileGPUTypeConverter &converter, MLIRContext *context,
-                  PatternBenefit benefit)
+                  PatternBenefit benefit, unsigned computeCapability)
       : OpConversionPattern(converter, context, benefit),
-        numWarps(converter.getNumWarps()) {}
+        numWarps(converter.getNumWarps()),
+        computeCapability(computeCapability) {}
 
-  LogicalResult
-  matchAndRewrite(tile::DotOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    auto defaultType = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
-    ArrayRef<int64_t> shape = defaultType.getShape();
+  /// The mma layout for an MxN accumulator, or null when tensor cores do not
+  /// apply. Warps go where the shape has more 16x8 tiles (M on ties).
+  Attribute getMmaLayout(tile::DotOp op, ArrayRef<int64_t> shape) const {
+    Type aElem = cast<RankedTensorType>(op.getA().getType()).getElementType();
+    Type cElem = cast<RankedTensorType>(op.getC().getType()).getElementType();
+    int64_t k = cast<RankedTensorType>(op.getA().getType()).getDimSize(1);
+    if (computeCapability < 80 || !(aElem.isF16() || aElem.isBF16()) ||
+        !cElem.isF32() || shape[0] < 16 || shape[1] < 8 || k < 16)
+      return {};
+    unsigned wm = 1, wn = 1;
+    while (wm * wn < numWarps) {
+      int64_t tilesM = shape[0] / (16 * wm), tilesN = shape[1] / (8 * wn);
+      if (tilesM >= tilesN && tilesM > 1)
+        wm *= 2;
+      else if (tilesN > 1)
+        wn *= 2;
+      else
+        wm *= 2;
+    }
+    return MmaEncodingAttr::get(getContext(), 2, {wm, wn}, {16, 8});
+  }
+
+  Attribute getFmaLayout(ArrayRef<int64_t> shape) const {
     unsigned threads = 32 * numWarps;
     SmallVector<unsigned> perThread = {1, 1};
     // Grow the per-thread block while every thread still has work.
@@ -234,17 +255,29 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
       if (shape[0] * shape[1] / (perThread[0] * perThread[1] * 2) >= threads &&
           shape[dim] / (perThread[dim] * 2) >= 1)
         perThread[dim] *= 2;
-    Attribute parent = getBlockedEncoding(getContext(), shape, perThread,
-                                          {1, 0}, numWarps, 32);
+    return getBlockedEncoding(getContext(), shape, perThread, {1, 0},
+                              numWarps, 32);
+  }
+
+  LogicalResult
+  matchAndRewrite(tile::DotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto defaultType = cast<RankedTensorType>(
+        getTypeConverter()->convertType(op.getType()));
+    ArrayRef<int64_t> shape = defaultType.getShape();
+    Attribute parent = getMmaLayout(op, shape);
+    unsigned kWidth = parent ? 2 : 0;
+    if (!parent)
+      parent = getFmaLayout(shape);
     auto accType = RankedTensorType::get(shape, defaultType.getElementType(),
                                          parent);
     Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), parent);
     Value a = convertTo(rewriter, op.getLoc(), adaptor.getA(),
                         DotOperandEncodingAttr::get(getContext(), 0, parent,
-                                                    /*kWidth=*/0));
+                                                    kWidth));
     Value b = convertTo(rewriter, op.getLoc(), adaptor.getB(),
                         DotOperandEncodingAttr::get(getContext(), 1, parent,
-                                                    /*kWidth=*/0));
+                                                    kWidth));
     Value d = tile::DotOp::create(rewriter, op.getLoc(), accType, a, b, c,
                                   op.getInputPrecision(),
                                   op.getMaxNumImpreciseAcc());
@@ -254,6 +287,7 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   }
 
   unsigned numWarps;
+  unsigned computeCapability;
 };
 
 struct ConvertTileToTileGPUPass
@@ -315,8 +349,13 @@ struct ConvertTileToTileGPUPass
     RewritePatternSet patterns(context);
     patterns.add<GenericOpConversion>(converter, context);
     patterns.add<ConstantOpConversion, BroadcastOpConversion,
-                 ExpandDimsOpConversion, ReduceOpConversion, DotOpConversion>(
+                 ExpandDimsOpConversion, ReduceOpConversion>(
         converter, context, /*benefit=*/2);
+    unsigned computeCapability = 0;
+    (void)StringRef(target).drop_front(3).take_while(llvm::isDigit).getAsInteger(
+        10, computeCapability);
+    patterns.add<DotOpConversion>(converter, context, /*benefit=*/2,
+                                  computeCapability);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          conversionTarget);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -69,12 +69,12 @@ func.func @row_max(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %q: !tile.
 
 // -----
 
-// The FMA dot: operands reach their dot_op layouts through shared memory,
-// then each accumulator register is a chain of fused multiply-adds.
+// f16 dots on sm_80+ run on tensor cores: operands reach their mma fragments
+// through shared memory, then one mma.sync.m16n8k16 per 16x8x16 tile.
 // CHECK-LABEL: llvm.func @dot
 // CHECK: nvvm.barrier0
-// CHECK: llvm.fpext {{.*}} : f16 to f32
-// CHECK: llvm.intr.fma
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-NOT: llvm.intr.fma
 func.func @dot(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
   %r16 = tile.make_range {start = 0 : i32, end = 16 : i32} : tensor<16xi32>
   %row = tile.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
@@ -89,6 +89,34 @@ func.func @dot(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<
   %av = tile.load %ap : tensor<16x16x!tile.ptr<f16>>
   %zero = arith.constant dense<0.0> : tensor<16x16xf32>
   %d = tile.dot %av, %av, %zero : tensor<16x16xf16> * tensor<16x16xf16> -> tensor<16x16xf32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
+  tile.store %cp, %d : tensor<16x16x!tile.ptr<f32>>
+  return
+}
+
+// -----
+
+// f32 (ieee) dots run on CUDA cores: each accumulator register is a chain of
+// fused multiply-adds over registers the thread holds.
+// CHECK-LABEL: llvm.func @dot_f32
+// CHECK: nvvm.barrier0
+// CHECK: llvm.intr.fma
+// CHECK-NOT: nvvm.mma.sync
+func.func @dot_f32(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r16 = tile.make_range {start = 0 : i32, end = 16 : i32} : tensor<16xi32>
+  %row = tile.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tile.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %rows = arith.muli %row, %c16 : tensor<16x1xi32>
+  %rb = tile.broadcast %rows : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tile.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tile.splat %a : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
+  %ap = tile.addptr %as, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
+  %av = tile.load %ap : tensor<16x16x!tile.ptr<f32>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %d = tile.dot %av, %av, %zero : tensor<16x16xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
   %cs = tile.splat %c : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
   %cp = tile.addptr %cs, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
   tile.store %cp, %d : tensor<16x16x!tile.ptr<f32>>

@@ -398,6 +398,41 @@ bool removeDeadLoopValues(Operation *root) {
   return changed;
 }
 
+/// A loop-carried value converted to another layout on entry to the body
+/// and back on exit (a tensor-core accumulator between two converts) is
+/// carried in the inner layout instead: one conversion before the loop and
+/// one after it replace two per iteration.
+bool carryInConvertedLayout(ModuleOp module) {
+  bool changed = false;
+  module.walk([&](scf::ForOp forOp) {
+    auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+    for (auto [index, arg] : llvm::enumerate(forOp.getRegionIterArgs())) {
+      if (!arg.hasOneUse())
+        continue;
+      auto enter = dyn_cast<ConvertLayoutOp>(*arg.getUsers().begin());
+      auto leave = yield.getOperand(index).getDefiningOp<ConvertLayoutOp>();
+      if (!enter || !leave || leave.getSrc().getType() != enter.getType())
+        continue;
+      Type outer = arg.getType(), inner = enter.getType();
+      OpBuilder builder(forOp);
+      OpOperand &init = forOp.getInitArgsMutable()[index];
+      init.set(ConvertLayoutOp::create(builder, enter.getLoc(), inner,
+                                       init.get()));
+      arg.setType(inner);
+      enter.getResult().replaceAllUsesWith(arg);
+      enter.erase();
+      yield->setOperand(index, leave.getSrc());
+      Value result = forOp.getResult(index);
+      result.setType(inner);
+      builder.setInsertionPointAfter(forOp);
+      auto exit = ConvertLayoutOp::create(builder, leave.getLoc(), outer, result);
+      result.replaceAllUsesExcept(exit, exit);
+      changed = true;
+    }
+  });
+  return changed;
+}
+
 /// Whether `value` equals convert_layout(`source`) on every path: it is that
 /// convert, or both are splat constants of the same value.
 bool isConversionOf(Value value, Value source) {
@@ -475,6 +510,8 @@ struct RemoveLayoutConversionsPass
     }
 
     canonicalize();
+    if (carryInConvertedLayout(module))
+      canonicalize();
     if (sinkLoopCarriedConversions(module))
       canonicalize();
     if (removeDeadLoopValues(module))

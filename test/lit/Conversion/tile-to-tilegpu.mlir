@@ -84,3 +84,17 @@ func.func @dot_loop(%a: tensor<32x8xf16>, %b: tensor<8x16xf16>, %n: index) -> te
   }
   return %acc : tensor<32x16xf32>
 }
+
+// -----
+
+// f16 inputs with an f32 accumulator on sm_80+: tensor cores. Warps go where
+// the shape has more 16x8 tiles; operands take the mma fragments (kWidth 2).
+// CHECK-DAG: #[[MMA:.+]] = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+// CHECK-DAG: #[[MA:.+]] = #tilegpu.dot_op<{opIdx = 0, parent = #[[MMA]], kWidth = 2}>
+// CHECK-DAG: #[[MB:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #[[MMA]], kWidth = 2}>
+// CHECK-LABEL: func.func @dot_mma
+// CHECK: tile.dot %{{.*}} : tensor<64x32xf16, #[[MA]]> * tensor<32x64xf16, #[[MB]]> -> tensor<64x64xf32, #[[MMA]]>
+func.func @dot_mma(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %d = tile.dot %a, %b, %c : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32>
+  return %d : tensor<64x64xf32>
+}

@@ -79,6 +79,36 @@ SmallVector<Value> registerAddresses(OpBuilder &builder, Location loc,
   return addresses;
 }
 
+/// How many consecutive registers of `layout` sit at consecutive, aligned
+/// shared-memory elements (at most 16 bytes): every group of that many
+/// registers is then one vector access. 1 when nothing lines up.
+unsigned sharedVectorWidth(const LinearLayout &layout,
+                           ArrayRef<int64_t> strides, unsigned elementBytes) {
+  auto offsetOf = [&](const LinearLayout::Basis &coords) {
+    int64_t offset = 0;
+    for (auto [coord, stride] : llvm::zip(coords, strides))
+      offset += coord * stride;
+    return offset;
+  };
+  unsigned numRegs = layout.getNumRegisters();
+  for (unsigned vec = std::min<unsigned>(16 / elementBytes, numRegs); vec > 1;
+       vec /= 2) {
+    bool fits = true;
+    for (auto bases : {layout.getLaneBases(), layout.getWarpBases()})
+      for (const LinearLayout::Basis &basis : bases)
+        fits &= offsetOf(basis) % vec == 0;
+    for (unsigned reg = 0; fits && reg < numRegs; reg += vec) {
+      int64_t first = offsetOf(layout.registerCoords(reg));
+      fits &= first % vec == 0;
+      for (unsigned i = 1; fits && i < vec; ++i)
+        fits &= offsetOf(layout.registerCoords(reg + i)) == first + i;
+    }
+    if (fits)
+      return vec;
+  }
+  return 1;
+}
+
 /// Writes `srcRegs` (layout `src`, element at sum(coords * srcStrides)) and
 /// reads the registers of `dst` (at sum(coords * dstStrides)).
 Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
@@ -94,18 +124,46 @@ Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
   usage.require(numElements * storageBytes(element));
   Value base = getSharedMemoryBase(rewriter, loc, op);
 
+  unsigned bytes = storageBytes(element);
   emitBarrier(rewriter, loc);
   SmallVector<Value> srcAddresses = registerAddresses(
       rewriter, loc, base, storage, src, srcStrides, thread);
-  for (auto [value, address] : llvm::zip(srcRegs, srcAddresses))
-    LLVM::StoreOp::create(rewriter, loc, toSharedStorage(rewriter, loc, value),
-                          address);
+  unsigned storeVec = sharedVectorWidth(src, srcStrides, bytes);
+  auto storeType = VectorType::get({storeVec}, storage);
+  for (unsigned first = 0; first < srcRegs.size(); first += storeVec) {
+    Value stored = toSharedStorage(rewriter, loc, srcRegs[first]);
+    if (storeVec > 1) {
+      stored = LLVM::UndefOp::create(rewriter, loc, storeType);
+      for (unsigned i = 0; i < storeVec; ++i)
+        stored = LLVM::InsertElementOp::create(
+            rewriter, loc, stored,
+            toSharedStorage(rewriter, loc, srcRegs[first + i]),
+            i32Const(rewriter, loc, i));
+    }
+    LLVM::StoreOp::create(rewriter, loc, stored, srcAddresses[first],
+                          storeVec * bytes);
+  }
   emitBarrier(rewriter, loc);
   Registers results;
-  for (Value address : registerAddresses(rewriter, loc, base, storage, dst,
-                                         dstStrides, thread)) {
-    Value loaded = LLVM::LoadOp::create(rewriter, loc, storage, address);
-    results.push_back(fromSharedStorage(rewriter, loc, loaded, element));
+  SmallVector<Value> dstAddresses = registerAddresses(
+      rewriter, loc, base, storage, dst, dstStrides, thread);
+  unsigned loadVec = sharedVectorWidth(dst, dstStrides, bytes);
+  auto loadType = VectorType::get({loadVec}, storage);
+  for (unsigned first = 0; first < dst.getNumRegisters(); first += loadVec) {
+    if (loadVec == 1) {
+      Value loaded =
+          LLVM::LoadOp::create(rewriter, loc, storage, dstAddresses[first]);
+      results.push_back(fromSharedStorage(rewriter, loc, loaded, element));
+      continue;
+    }
+    Value loaded = LLVM::LoadOp::create(rewriter, loc, loadType,
+                                        dstAddresses[first], loadVec * bytes);
+    for (unsigned i = 0; i < loadVec; ++i)
+      results.push_back(fromSharedStorage(
+          rewriter, loc,
+          LLVM::ExtractElementOp::create(rewriter, loc, loaded,
+                                         i32Const(rewriter, loc, i)),
+          element));
   }
   return results;
 }

@@ -20,10 +20,10 @@ using namespace tilec::lowering;
 
 namespace {
 
-/// How `vec` elements of `elementBits` travel: as `words` registers of
-/// `wordBits` each.
+/// How one access moves `vec` elements: as `words` registers of `wordBits`
+/// each, `perWord` elements per register.
 struct AccessShape {
-  unsigned wordBits, words;
+  unsigned vec, wordBits, words, perWord;
   StringRef constraint() const {
     switch (wordBits) {
     case 64:
@@ -43,18 +43,26 @@ struct AccessShape {
   }
 };
 
-AccessShape getAccessShape(unsigned elementBits, unsigned vec) {
-  unsigned totalBits = elementBits * vec;
-  unsigned wordBits = elementBits >= 32 ? elementBits : std::min(32u, totalBits);
-  return {wordBits, totalBits / wordBits};
-}
-
 unsigned storageBits(Type type) {
   if (isa<LLVM::LLVMPointerType>(type))
     return 64;
   if (type.isInteger(1))
     return 8;
   return type.getIntOrFloatBitWidth();
+}
+
+/// The access for `requested` consecutive elements of `element`, at most
+/// 128 bits (the widest PTX global access).
+AccessShape getAccessShape(Type element, unsigned requested) {
+  unsigned elementBits = storageBits(element);
+  unsigned vec = std::max(1u, requested);
+  while (vec > 1 && elementBits * vec > 128)
+    vec /= 2;
+  unsigned totalBits = elementBits * vec;
+  unsigned wordBits =
+      elementBits >= 32 ? elementBits : std::min(32u, totalBits);
+  unsigned words = totalBits / wordBits;
+  return {vec, wordBits, words, vec / words};
 }
 
 Type wordType(OpBuilder &builder, unsigned wordBits) {
@@ -200,16 +208,16 @@ Value ownerPredicate(OpBuilder &builder, Location loc, Type type,
   ThreadId thread = getThreadId(builder, loc, threadsPerWarp);
   Value zero = i32Const(builder, loc, 0);
   Value result;
-  for (auto [id, mask] : {std::pair(thread.lane, laneMask),
-                          std::pair(thread.warp, warpMask)}) {
+  for (auto [id, mask] :
+       {std::pair(thread.lane, laneMask), std::pair(thread.warp, warpMask)}) {
     if (!mask)
       continue;
     Value bits = arith::AndIOp::create(
         builder, loc, id, i32Const(builder, loc, static_cast<int32_t>(mask)));
     Value isOwner = arith::CmpIOp::create(builder, loc,
                                           arith::CmpIPredicate::eq, bits, zero);
-    result = result ? arith::AndIOp::create(builder, loc, result, isOwner)
-                    : isOwner;
+    result =
+        result ? arith::AndIOp::create(builder, loc, result, isOwner) : isOwner;
   }
   return result;
 }
@@ -231,12 +239,9 @@ struct LoadOpConversion : OpConversionPattern<tile::LoadOp> {
     SmallVector<Value> ptrs = registersOf(adaptor.getPtr());
     SmallVector<Value> masks = registersOf(adaptor.getMask());
     SmallVector<Value> others = registersOf(adaptor.getOther());
-    unsigned vec = std::min(vectorWidth(op), contiguousRegisters(op.getType()));
-    unsigned bits = storageBits(element);
-    while (vec > 1 && bits * vec > 128)
-      vec /= 2;
-    AccessShape shape = getAccessShape(bits, vec);
-    unsigned perWord = vec / shape.words;
+    AccessShape shape = getAccessShape(
+        element, std::min(vectorWidth(op), contiguousRegisters(op.getType())));
+    unsigned vec = shape.vec, perWord = shape.perWord;
     Type reg = wordType(rewriter, shape.wordBits);
 
     Registers results;
@@ -253,16 +258,16 @@ struct LoadOpConversion : OpConversionPattern<tile::LoadOp> {
         for (unsigned w = 0; w < shape.words; ++w) {
           Value fill;
           if (!others.empty())
-            fill = packWord(rewriter, loc,
-                            ArrayRef<Value>(others).slice(first + w * perWord,
-                                                          perWord),
-                            shape.wordBits);
+            fill = packWord(
+                rewriter, loc,
+                ArrayRef<Value>(others).slice(first + w * perWord, perWord),
+                shape.wordBits);
           else
             fill = arith::ConstantIntOp::create(rewriter, loc, reg, 0);
           operands.push_back(fill);
           constraints += "," + shape.constraint().str();
-          asmText << llvm::formatv("mov.{0} ${1}, ${2};\n\t", shape.registerType(),
-                                   w, nextOperand++);
+          asmText << llvm::formatv("mov.{0} ${1}, ${2};\n\t",
+                                   shape.registerType(), w, nextOperand++);
         }
         operands.push_back(masks[first]);
         constraints += ",b";
@@ -296,12 +301,11 @@ struct LoadOpConversion : OpConversionPattern<tile::LoadOp> {
           LLVM::AsmDialectAttr::get(getContext(), LLVM::AsmDialect::AD_ATT),
           /*operand_attrs=*/ArrayAttr());
       for (unsigned w = 0; w < shape.words; ++w) {
-        Value word =
-            shape.words == 1
-                ? inlineAsm.getResult(0)
-                : LLVM::ExtractValueOp::create(rewriter, loc,
-                                               inlineAsm.getResult(0), w)
-                      .getResult();
+        Value word = shape.words == 1
+                         ? inlineAsm.getResult(0)
+                         : LLVM::ExtractValueOp::create(
+                               rewriter, loc, inlineAsm.getResult(0), w)
+                               .getResult();
         unpackWord(rewriter, loc, word, shape.wordBits, element, perWord,
                    results);
       }
@@ -327,13 +331,10 @@ struct StoreOpConversion : OpConversionPattern<tile::StoreOp> {
     SmallVector<Value> values = registersOf(adaptor.getValue());
     SmallVector<Value> masks = registersOf(adaptor.getMask());
     Type element = values.front().getType();
-    unsigned vec =
-        std::min(vectorWidth(op), contiguousRegisters(op.getValue().getType()));
-    unsigned bits = storageBits(element);
-    while (vec > 1 && bits * vec > 128)
-      vec /= 2;
-    AccessShape shape = getAccessShape(bits, vec);
-    unsigned perWord = vec / shape.words;
+    AccessShape shape = getAccessShape(
+        element, std::min(vectorWidth(op),
+                          contiguousRegisters(op.getValue().getType())));
+    unsigned vec = shape.vec, perWord = shape.perWord;
     auto module = op->getParentOfType<ModuleOp>();
     Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType(),
                                  TileGPUDialect::getThreadsPerWarp(module));

@@ -436,11 +436,14 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   PTXOptions ptxOptions = options.ptx;
   ptxOptions.chip = options.target;
   // Everything in PTXOptions reaches the target machine that the llir
-  // stage's O3 pipeline queries, so all of it keys the llir.
+  // stage's pass pipeline queries, so all of it keys the llir.
   auto addCodegenOptions = [&](rt::CacheKey &key) {
     key.add("chip", ptxOptions.chip)
         .add("features", ptxOptions.features)
         .add("opt_level", int64_t(ptxOptions.optLevel))
+        .add("llvm_passes", ptxOptions.llvmPasses.empty()
+                                ? std::string(kKernelPassPipeline)
+                                : ptxOptions.llvmPasses)
         .add("fast_fp_contraction", int64_t(ptxOptions.fastFPContraction));
   };
   llvm::LLVMContext llvmContext;

@@ -266,6 +266,11 @@ static llvm::Error linkLibdevice(llvm::Module &module,
   return llvm::Error::success();
 }
 
+const char tilec::kKernelPassPipeline[] =
+    "nvvm-reflect,cgscc(inline),globaldce,"
+    "function(sroa,early-cse<memssa>,instcombine,simplifycfg,"
+    "loop-mssa(licm),gvn,instcombine,adce,simplifycfg)";
+
 llvm::Error tilec::optimizeLLVMModule(llvm::Module &module,
                                       const PTXOptions &options) {
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
@@ -305,24 +310,15 @@ llvm::Error tilec::optimizeLLVMModule(llvm::Module &module,
   passBuilder.registerLoopAnalyses(lam);
   passBuilder.crossRegisterProxies(lam, fam, cgam, mam);
 
-  llvm::OptimizationLevel level = llvm::OptimizationLevel::O3;
-  switch (options.optLevel) {
-  case 0:
-    level = llvm::OptimizationLevel::O0;
-    break;
-  case 1:
-    level = llvm::OptimizationLevel::O1;
-    break;
-  case 2:
-    level = llvm::OptimizationLevel::O2;
-    break;
-  default:
-    break;
-  }
-  llvm::ModulePassManager passes =
-      level == llvm::OptimizationLevel::O0
-          ? passBuilder.buildO0DefaultPipeline(level)
-          : passBuilder.buildPerModuleDefaultPipeline(level);
+  if (options.optLevel == 0)
+    return llvm::Error::success();
+  llvm::StringRef pipeline = options.llvmPasses.empty()
+                                 ? llvm::StringRef(kKernelPassPipeline)
+                                 : llvm::StringRef(options.llvmPasses);
+  llvm::ModulePassManager passes;
+  if (llvm::Error error = passBuilder.parsePassPipeline(passes, pipeline))
+    return makeError("bad LLVM pass pipeline '" + pipeline +
+                     "': " + llvm::toString(std::move(error)));
   passes.run(module, mam);
   return llvm::Error::success();
 }

@@ -17,6 +17,10 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
+#include <map>
+#include <vector>
+
 namespace cl = llvm::cl;
 
 namespace tilec::tool {
@@ -44,6 +48,12 @@ static cl::opt<std::string> argValues(
     cl::init(""), cl::sub(compileCommand), cl::cat(category));
 static cl::opt<bool> listKernels("list", cl::desc("List the kernels"),
                                  cl::sub(compileCommand), cl::cat(category));
+static cl::opt<bool> allConfigs(
+    "all-configs",
+    cl::desc("Compile every config the kernel declares (its tuning space), "
+             "one after another in this process, and print each stage's "
+             "time per config and the median"),
+    cl::sub(compileCommand), cl::cat(category));
 static cl::opt<std::string>
     dumpDir("dump-dir", cl::desc("Write <name>.{ttir,ttgir,llir,ptx,cubin,json}"),
             cl::init(""), cl::sub(compileCommand), cl::cat(category));
@@ -56,6 +66,12 @@ static cl::opt<std::string> target("target", cl::desc("GPU architecture"),
 static cl::opt<unsigned>
     numWarps("num-warps", cl::desc("Warps per CTA for a .ttir input"),
              cl::init(4), cl::sub(compileCommand), cl::cat(category));
+static cl::opt<std::string> llvmPasses(
+    "llvm-passes",
+    cl::desc("LLVM IR pass pipeline of the llir stage, in opt -passes= "
+             "syntax (default: tilec's kernel pipeline; 'default<O3>' is "
+             "Triton's)"),
+    cl::init(""), cl::sub(compileCommand), cl::cat(category));
 static cl::opt<bool> noCubin("no-cubin", cl::desc("Stop after PTX"),
                              cl::sub(compileCommand), cl::cat(category));
 static cl::opt<bool> noCache("no-cache",
@@ -96,6 +112,57 @@ static bool writeArtifact(llvm::StringRef path, llvm::StringRef contents) {
   return true;
 }
 
+/// Compiles each declared config of `definition` in turn and prints a table
+/// of stage times: the same measurement as a tuner's compile phase, run
+/// serially so that the times do not share the cores.
+static int compileAllConfigs(mlir::MLIRContext &context,
+                             const kernel::KernelDefinition &definition,
+                             const kernel::ArgumentFacts &facts,
+                             CompileOptions options) {
+  static const char *const kStages[] = {"ttir", "ttgir", "llir", "ptx",
+                                        "cubin"};
+  std::map<std::string, std::vector<double>> times;
+  std::vector<double> withoutPtxas;
+  for (const char *stage : kStages)
+    llvm::outs() << llvm::format("%8s", stage);
+  llvm::outs() << "  no-ptxas  config (ms)\n";
+  for (const kernel::Config &config : definition.getConfigs()) {
+    auto specialized = definition.specialize(context, config, facts);
+    if (mlir::failed(specialized))
+      return fail("cannot specialize " + definition.getName() + " to " +
+                  config.str());
+    options.numWarps = config.numWarps;
+    options.numStages = config.numStages;
+    options.config = config.params;
+    auto compiled = compileKernel(**specialized, options);
+    if (!compiled)
+      return fail(config.str() + ": " + llvm::toString(compiled.takeError()));
+    double sum = 0;
+    for (const char *stage : kStages) {
+      double ms = 0;
+      for (const StageTiming &timing : compiled->timings)
+        if (timing.stage == stage)
+          ms = timing.milliseconds;
+      times[stage].push_back(ms);
+      if (llvm::StringRef(stage) != "cubin")
+        sum += ms;
+      llvm::outs() << llvm::format("%8.2f", ms);
+    }
+    withoutPtxas.push_back(sum);
+    llvm::outs() << llvm::format("  %8.2f  ", sum) << config.str() << "\n";
+  }
+  auto median = [](std::vector<double> values) {
+    std::sort(values.begin(), values.end());
+    size_t n = values.size();
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+  };
+  for (const char *stage : kStages)
+    llvm::outs() << llvm::format("%8.2f", median(times[stage]));
+  llvm::outs() << llvm::format("  %8.2f  median of %zu\n",
+                               median(withoutPtxas), withoutPtxas.size());
+  return 0;
+}
+
 int runCompile() {
   mlir::DialectRegistry registry;
   registerPipelineDialects(registry);
@@ -118,6 +185,7 @@ int runCompile() {
   options.target = target;
   options.numWarps = numWarps;
   options.skipCubin = noCubin;
+  options.ptx.llvmPasses = llvmPasses;
   if (!noCache)
     options.cache = std::make_shared<rt::StageCache>(
         cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir,
@@ -132,7 +200,11 @@ int runCompile() {
         kernel::lookupKernel(kernelName);
     if (!definition)
       return fail("unknown kernel '" + kernelName + "' (see --list)");
-    auto config = definition->parseConfig(configText);
+    if (allConfigs && !configText.empty())
+      return fail("--all-configs compiles the declared configs; drop --config");
+    auto config = allConfigs ? llvm::Expected<kernel::Config>(
+                                   definition->getConfigs().front())
+                             : definition->parseConfig(configText);
     if (!config)
       return fail("bad --config for " + kernelName + ": " +
                   llvm::toString(config.takeError()));
@@ -152,8 +224,10 @@ int runCompile() {
                     "argument of " + kernelName);
       values[name.str()] = value;
     }
-    auto specialized = definition->specialize(
-        context, *config, kernel::ArgumentFacts::derive(values));
+    kernel::ArgumentFacts facts = kernel::ArgumentFacts::derive(values);
+    if (allConfigs)
+      return compileAllConfigs(context, *definition, facts, options);
+    auto specialized = definition->specialize(context, *config, facts);
     if (mlir::failed(specialized))
       return fail("cannot specialize " + kernelName + " to " + config->str());
     module = std::move(*specialized);
@@ -161,6 +235,8 @@ int runCompile() {
     options.numStages = config->numStages;
     options.config = config->params;
   } else {
+    if (allConfigs)
+      return fail("--all-configs needs --kernel");
     if (inputFile.empty())
       return fail("no input: give a .ttir file or --kernel <name>");
     if (!argValues.empty())

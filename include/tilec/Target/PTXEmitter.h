@@ -37,8 +37,11 @@ struct PTXOptions {
   /// NVPTX subtarget features. PTX ISA 9.0 is the newest that both LLVM 22's
   /// NVPTX backend and CUDA 13.0's ptxas accept.
   std::string features = "+ptx90";
-  /// 0..3; selects both the LLVM IR pipeline and the codegen level.
+  /// 0..3: the codegen level; 0 also skips the LLVM IR pipeline.
   unsigned optLevel = 3;
+  /// The LLVM IR pass pipeline, in `opt -passes=` syntax ("default<O3>" is
+  /// what Triton runs). Empty: kKernelPassPipeline.
+  std::string llvmPasses;
   /// Contract mul+add into fma (AllowFPOpFusion = Fast). LLVM's default is
   /// Standard, which keeps separate mul.rn/add.rn.
   bool fastFPContraction = true;
@@ -50,6 +53,14 @@ struct PTXOptions {
   /// configure time (CMake variable TILEC_LIBDEVICE).
   std::string libdevicePath;
 };
+
+/// The LLVM IR pipeline tilec runs by default. The input is one kernel with
+/// one loop nest, already free of allocas and calls (libdevice aside), and
+/// ptxas optimizes its output again: what is left for LLVM is to fold the
+/// per-register index arithmetic (instcombine, CSE, GVN), hoist loop-invariant
+/// addresses (LICM), drop dead registers and inline libdevice. default<O3>
+/// does that too, for about three times the time (docs/target.md).
+extern const char kKernelPassPipeline[];
 
 /// The artifacts of the llir and ptx stages.
 struct PTXArtifacts {
@@ -76,7 +87,8 @@ translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmCtx);
 /// Prepares `module` for PTX emission: sets the nvptx64-nvidia-cuda triple and
 /// data layout, links libdevice (only when a `__nv_*` function is called) and
 /// internalizes what came from it, verifies the result, then runs the LLVM
-/// pipeline of level `options.optLevel` (O3 by default).
+/// pipeline `options.llvmPasses` (kKernelPassPipeline by default; none at
+/// optLevel 0). A pipeline that does not parse is an error.
 llvm::Error optimizeLLVMModule(llvm::Module &module, const PTXOptions &options);
 
 /// Runs NVPTX code generation on `module` and returns the PTX text. It does

@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Matchers.h"
 
 
 using namespace mlir;
@@ -161,6 +162,18 @@ struct MmaDotOpConversion : OpConversionPattern<tile::DotOp> {
     Type elem = aType.getElementType();
     auto pairType = VectorType::get({2}, elem);
     auto packPair = [&](Value lo, Value hi) -> Value {
+      // Operands that ldmatrix loaded arrive as the two halves of one
+      // register: reuse it rather than rebuild it.
+      auto loExtract = lo.getDefiningOp<LLVM::ExtractElementOp>();
+      auto hiExtract = hi.getDefiningOp<LLVM::ExtractElementOp>();
+      APInt loIndex, hiIndex;
+      if (loExtract && hiExtract &&
+          loExtract.getVector() == hiExtract.getVector() &&
+          loExtract.getVector().getType() == pairType &&
+          matchPattern(loExtract.getPosition(), m_ConstantInt(&loIndex)) &&
+          matchPattern(hiExtract.getPosition(), m_ConstantInt(&hiIndex)) &&
+          loIndex == 0 && hiIndex == 1)
+        return loExtract.getVector();
       Value vec = LLVM::UndefOp::create(rewriter, loc, pairType);
       vec = LLVM::InsertElementOp::create(rewriter, loc, vec, lo,
                                           i32Const(rewriter, loc, 0));

@@ -95,6 +95,11 @@ void populateMemoryOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
 void populateSharedMemoryOpToLLVMPatterns(
     const mlir::LLVMTypeConverter &converter,
     mlir::RewritePatternSet &patterns, SharedMemoryUsage &usage);
+/// blocked -> dot_op<mma v2> conversions through swizzled shared memory and
+/// ldmatrix; takes precedence over the generic convert_layout pattern.
+void populateDotOperandToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
+                                      mlir::RewritePatternSet &patterns,
+                                      SharedMemoryUsage &usage);
 void populateDotOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 

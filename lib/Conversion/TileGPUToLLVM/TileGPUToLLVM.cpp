@@ -14,6 +14,7 @@
 
 #include "tilec/Conversion/Passes.h"
 #include "tilec/Conversion/TileGPUToLLVM/AccessVectorWidth.h"
+#include "tilec/Dialect/TileGPU/Transforms/DeadLoopValues.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -32,6 +33,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 namespace tilec {
 #define GEN_PASS_DEF_CONVERTTILEGPUTOLLVM
@@ -94,8 +96,10 @@ struct ConvertTileGPUToLLVMPass
     declareSharedMemory(module);
 
     SharedMemoryUsage usage;
-    if (failed(distributeTensors(module, usage, vectorWidths)) ||
-        failed(lowerStructuredControlFlow(module)) ||
+    if (failed(distributeTensors(module, usage, vectorWidths)))
+      return signalPassFailure();
+    pruneRegisters(module);
+    if (failed(lowerStructuredControlFlow(module)) ||
         failed(lowerScalarsToLLVM(module, numWarps * threadsPerWarp)))
       return signalPassFailure();
 
@@ -171,6 +175,7 @@ struct ConvertTileGPUToLLVMPass
       return it == widths.end() ? 1u : it->second;
     });
     populateSharedMemoryOpToLLVMPatterns(converter, patterns, usage);
+    populateDotOperandToLLVMPatterns(converter, patterns, usage);
     populateDotOpToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
@@ -178,6 +183,21 @@ struct ConvertTileGPUToLLVMPass
                                                                    converter);
     populateReturnOpTypeConversionPattern(patterns, converter);
     return applyPartialConversion(module, target, std::move(patterns));
+  }
+
+  /// A tensor op computes every register of its result, and a loop carries
+  /// them all, but a vector load or store reads one pointer and one mask
+  /// bit per vector: the rest is dead, kept alive only through the back
+  /// edge. Dropping it here spares translation and LLVM's optimizer a large
+  /// part of a matmul's IR.
+  void pruneRegisters(ModuleOp module) {
+    if (!removeDeadLoopValues(module))
+      return;
+    // The dead iter_args now yield themselves; their updates and everything
+    // else without uses go. (A greedy canonicalization would also drop the
+    // iter_args, for several times the cost; LLVM folds those phis.)
+    IRRewriter rewriter(&getContext());
+    (void)runRegionDCE(rewriter, module->getRegions());
   }
 
   LogicalResult lowerStructuredControlFlow(ModuleOp module) {

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+#include "tilec/Dialect/TileGPU/Transforms/DeadLoopValues.h"
 
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
@@ -313,90 +314,39 @@ struct ConvertDenseConstant : OpRewritePattern<ConvertLayoutOp> {
   }
 };
 
-/// Drops the loop-carried values nothing needs. Rematerialization leaves the
-/// old copies of carried values behind, and their updates keep them alive
-/// through the back edge, also across nested loops, so use-based dead code
-/// elimination never removes them. A liveness fixed point from the ops with
-/// effects finds them; each dead iter_arg is then yielded unchanged, which
-/// breaks the cycle: the scf.for canonicalization drops it and the update
-/// becomes plain dead code.
-bool removeDeadLoopValues(Operation *root) {
-  DenseSet<Value> liveValues;
-  DenseSet<Operation *> liveOps;
-  SmallVector<Value> worklist;
-  auto markValue = [&](Value value) {
-    if (liveValues.insert(value).second)
-      worklist.push_back(value);
-  };
-  // Only the loops' own dataflow is followed precisely: everything else an op
-  // needs (bounds, conditions, all operands) is live with it.
-  std::function<void(Operation *)> markOp = [&](Operation *op) {
-    if (!op || op == root || !liveOps.insert(op).second)
-      return;
-    if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-      markValue(forOp.getLowerBound());
-      markValue(forOp.getUpperBound());
-      markValue(forOp.getStep());
-    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-      markValue(ifOp.getCondition());
-    } else if (!isa<scf::YieldOp>(op) ||
-               !isa<scf::ForOp, scf::IfOp>(op->getParentOp())) {
-      for (Value operand : op->getOperands())
-        markValue(operand);
-    }
-    markOp(op->getParentOp());
-  };
-  root->walk([&](Operation *op) {
-    if (isa<scf::ForOp, scf::IfOp>(op) ||
-        (isa<scf::YieldOp>(op) &&
-         isa<scf::ForOp, scf::IfOp>(op->getParentOp())))
-      return;
-    // Effects, unknown regions and returns are needed whatever their uses.
-    if (!isMemoryEffectFree(op) || op->getNumRegions() != 0 ||
-        op->hasTrait<OpTrait::IsTerminator>())
-      markOp(op);
-  });
-  while (!worklist.empty()) {
-    Value value = worklist.pop_back_val();
-    if (auto arg = dyn_cast<BlockArgument>(value)) {
-      auto forOp = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
-      if (!forOp)
-        continue;
-      markOp(forOp);
-      if (arg.getArgNumber() == 0)
-        continue;
-      unsigned index = arg.getArgNumber() - 1;
-      markValue(forOp.getInitArgs()[index]);
-      markValue(forOp.getYieldedValues()[index]);
-      continue;
-    }
-    auto result = cast<OpResult>(value);
-    Operation *op = result.getOwner();
-    markOp(op);
-    unsigned index = result.getResultNumber();
-    if (auto forOp = dyn_cast<scf::ForOp>(op)) {
-      markValue(forOp.getInitArgs()[index]);
-      markValue(forOp.getYieldedValues()[index]);
-    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-      markValue(ifOp.thenYield().getOperand(index));
-      markValue(ifOp.elseYield().getOperand(index));
-    }
+/// narrow(convert(x)) -> convert(narrow(x)) for an elementwise op whose
+/// result elements are smaller than its operand's (truncf, trunci, fptosi to
+/// a narrower type, ...): the conversion that stays moves fewer bytes through
+/// shared memory. A tensor-core epilogue truncating f32 to f16 halves it.
+struct NarrowBeforeConversion : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertLayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op->hasOneUse())
+      return failure();
+    Operation *user = *op->getUsers().begin();
+    if (!user->hasTrait<OpTrait::Elementwise>() || user->getNumOperands() != 1 ||
+        user->getNumResults() != 1 || user->getNumRegions() != 0 ||
+        !isPure(user))
+      return failure();
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto resultType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
+    if (!resultType || !resultType.getElementType().isIntOrFloat() ||
+        !srcType.getElementType().isIntOrFloat() ||
+        resultType.getElementTypeBitWidth() >=
+            srcType.getElementTypeBitWidth())
+      return failure();
+    rewriter.setInsertionPoint(user);
+    auto narrowType = resultType.cloneWithEncoding(srcType.getEncoding());
+    Operation *narrow = rewriter.create(
+        user->getLoc(), user->getName().getIdentifier(), {op.getSrc()},
+        {narrowType}, user->getAttrs());
+    rewriter.replaceOpWithNewOp<ConvertLayoutOp>(user, resultType,
+                                                 narrow->getResult(0));
+    rewriter.eraseOp(op);
+    return success();
   }
-
-  bool changed = false;
-  root->walk([&](scf::ForOp forOp) {
-    auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
-    for (auto [index, arg] : llvm::enumerate(forOp.getRegionIterArgs())) {
-      if (liveValues.contains(arg) ||
-          liveValues.contains(forOp.getResult(index)) ||
-          yield.getOperand(index) == arg)
-        continue;
-      yield->setOperand(index, arg);
-      changed = true;
-    }
-  });
-  return changed;
-}
+};
 
 /// A loop-carried value converted to another layout on entry to the body
 /// and back on exit (a tensor-core accumulator between two converts) is
@@ -488,7 +438,7 @@ struct RemoveLayoutConversionsPass
     RewritePatternSet patternList(context);
     ConvertLayoutOp::getCanonicalizationPatterns(patternList, context);
     scf::ForOp::getCanonicalizationPatterns(patternList, context);
-    patternList.add<ConvertDenseConstant>(context);
+    patternList.add<ConvertDenseConstant, NarrowBeforeConversion>(context);
     FrozenRewritePatternSet patterns(std::move(patternList));
     // Not converging within the driver's iteration limit leaves valid IR;
     // like -canonicalize, that is not an error.

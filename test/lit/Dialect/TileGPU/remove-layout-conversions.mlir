@@ -273,3 +273,34 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return %r#1 : tensor<32x16xf32, #def>
   }
 }
+
+// -----
+
+// A tensor-core epilogue: the f32 -> f16 truncation moves before the
+// conversion, which then moves half the bytes. A widening op does not move.
+
+// CHECK-DAG: #[[MMA:.+]] = #tilegpu.mma
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, "tilegpu.target" = "sm_90"} {
+  // CHECK-LABEL: func.func @narrow_first
+  func.func @narrow_first(%acc: tensor<64x64xf32, #mma>, %p: tensor<64x64x!tile.ptr<f16>, #blocked>) {
+    // CHECK: %[[T:.+]] = arith.truncf %{{.+}} : tensor<64x64xf32, #[[MMA]]> to tensor<64x64xf16, #[[MMA]]>
+    // CHECK: %[[C:.+]] = tilegpu.convert_layout %[[T]] : tensor<64x64xf16, #[[MMA]]> -> tensor<64x64xf16, #{{.+}}>
+    // CHECK: tile.store %{{.+}}, %[[C]]
+    %c = tilegpu.convert_layout %acc : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
+    %h = arith.truncf %c : tensor<64x64xf32, #blocked> to tensor<64x64xf16, #blocked>
+    tile.store %p, %h : tensor<64x64x!tile.ptr<f16>, #blocked>
+    return
+  }
+
+  // CHECK-LABEL: func.func @widen_after
+  func.func @widen_after(%x: tensor<64x64xf16, #mma>, %p: tensor<64x64x!tile.ptr<f32>, #blocked>) {
+    // CHECK: %[[C:.+]] = tilegpu.convert_layout %{{.+}} : tensor<64x64xf16, #[[MMA]]> -> tensor<64x64xf16, #{{.+}}>
+    // CHECK: arith.extf %[[C]]
+    %c = tilegpu.convert_layout %x : tensor<64x64xf16, #mma> -> tensor<64x64xf16, #blocked>
+    %w = arith.extf %c : tensor<64x64xf16, #blocked> to tensor<64x64xf32, #blocked>
+    tile.store %p, %w : tensor<64x64x!tile.ptr<f32>, #blocked>
+    return
+  }
+}

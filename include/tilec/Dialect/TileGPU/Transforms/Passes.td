@@ -33,7 +33,9 @@ def TileGPURemoveLayoutConversions
     other conversions, or at scalars. Values carried by `scf.for` are carried
     in the new layout too, which removes per-iteration conversions of
     pointer tensors. Loads, dots, reductions and function arguments stop the
-    slice: their conversions stay. Finally dead loop-carried values are
+    slice: their conversions stay. A conversion feeding a narrowing
+    elementwise op (truncf f32 -> f16) moves after it, so that it moves fewer
+    bytes. Finally dead loop-carried values are
     dropped and common subexpressions merged.
   }];
   let dependentDialects = ["::tilec::tilegpu::TileGPUDialect",

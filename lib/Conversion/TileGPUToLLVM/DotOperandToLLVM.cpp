@@ -1,0 +1,275 @@
+//===- DotOperandToLLVM.cpp - tensor-core operands through ldmatrix ------===//
+//
+// convert_layout from a blocked layout to a dot_op<mma v2> operand of 16-bit
+// elements. The generic lowering (SharedMemoryOpToLLVM.cpp) writes and reads
+// element by element; here the tile goes to shared memory in 16-byte vectors
+// with an XOR swizzle and comes back with ldmatrix, one instruction per four
+// 8x8 matrices, the way the tensor-core fragments expect it. The swizzle
+// spreads the eight rows one ldmatrix reads over all 32 banks.
+//
+// Nothing about the operand order is assumed: the dot_op layout is checked
+// against the lane pattern ldmatrix produces, and the register order comes
+// from the layout's own bases. When a check fails the generic pattern runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+using namespace tilec::lowering;
+
+namespace {
+
+/// A 2-D tile in shared memory: `rowDim` strided, `colDim` contiguous, with
+/// 16-byte chunks of a row XOR-swizzled by the row's phase (the
+/// #tilegpu.swizzled_shared formula, vec = 8 16-bit elements).
+struct SwizzledTile {
+  unsigned rowDim, colDim;
+  int64_t cols;
+  unsigned perPhase, maxPhase;
+
+  static constexpr unsigned kVec = 8;
+
+  /// The parameters Triton's builder picks for mma operands: one phase per
+  /// 128 bytes of rows, as many phases as fit both 8 and the row's chunks.
+  static SwizzledTile get(ArrayRef<int64_t> shape, unsigned colDim) {
+    SwizzledTile tile;
+    tile.colDim = colDim;
+    tile.rowDim = 1 - colDim;
+    tile.cols = shape[colDim];
+    int64_t rowBytes = tile.cols * 2;
+    tile.perPhase = static_cast<unsigned>(std::max<int64_t>(1, 128 / rowBytes));
+    tile.maxPhase = static_cast<unsigned>(
+        std::min<int64_t>(8 / tile.perPhase, tile.cols / kVec));
+    return tile;
+  }
+
+  /// Element offset of (row, col).
+  Value offset(OpBuilder &builder, Location loc, Value row, Value col) const {
+    auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
+    Value chunk = arith::ShRUIOp::create(builder, loc, col, c(3));
+    if (maxPhase > 1) {
+      Value phase = row;
+      if (perPhase > 1)
+        phase = arith::ShRUIOp::create(builder, loc, phase,
+                                       c(llvm::Log2_32(perPhase)));
+      phase = arith::AndIOp::create(builder, loc, phase, c(maxPhase - 1));
+      chunk = arith::XOrIOp::create(builder, loc, chunk, phase);
+    }
+    Value rowStart = arith::MulIOp::create(builder, loc, row, c(cols));
+    Value within = arith::AndIOp::create(builder, loc, col, c(kVec - 1));
+    Value chunkStart = arith::ShLIOp::create(builder, loc, chunk, c(3));
+    return arith::AddIOp::create(
+        builder, loc, rowStart,
+        arith::OrIOp::create(builder, loc, chunkStart, within));
+  }
+};
+
+bool isUnit(const LinearLayout::Basis &basis, unsigned dim, int64_t value) {
+  for (unsigned d = 0; d < basis.size(); ++d)
+    if (basis[d] != (d == dim ? value : 0))
+      return false;
+  return true;
+}
+
+/// The lane pattern of ldmatrix on matrices whose stored rows run along
+/// `rowDim`: lane l holds stored (row l/4, cols 2(l%4), 2(l%4)+1), or with
+/// .trans stored (rows 2(l%4), 2(l%4)+1, col l/4). Register bit 0 is the
+/// second element of the pair.
+bool matchesLdmatrixLanes(const LinearLayout &layout, const SwizzledTile &tile,
+                          bool trans) {
+  ArrayRef<LinearLayout::Basis> lanes = layout.getLaneBases();
+  ArrayRef<LinearLayout::Basis> regs = layout.getRegisterBases();
+  if (lanes.size() != 5 || regs.empty())
+    return false;
+  unsigned pairDim = trans ? tile.rowDim : tile.colDim;
+  unsigned groupDim = trans ? tile.colDim : tile.rowDim;
+  if (!isUnit(regs[0], pairDim, 1) || !isUnit(lanes[0], pairDim, 2) ||
+      !isUnit(lanes[1], pairDim, 4))
+    return false;
+  for (unsigned bit = 2; bit < 5; ++bit)
+    if (!isUnit(lanes[bit], groupDim, 1 << (bit - 2)))
+      return false;
+  // Every other basis moves by whole 8x8 matrices along the contiguous dim,
+  // so each matrix row is one aligned 16-byte chunk.
+  for (ArrayRef<LinearLayout::Basis> bases : {regs.drop_front(),
+                                              layout.getWarpBases()})
+    for (const LinearLayout::Basis &basis : bases)
+      if (basis[tile.colDim] % SwizzledTile::kVec != 0)
+        return false;
+  return true;
+}
+
+/// How many consecutive registers of `layout` are consecutive along `colDim`
+/// and start 16-byte aligned chunks' sub-vectors: one vector store each.
+unsigned contiguousRegisters(const LinearLayout &layout, unsigned colDim) {
+  ArrayRef<LinearLayout::Basis> regs = layout.getRegisterBases();
+  unsigned log = 0;
+  while (log < regs.size() && (1u << log) < SwizzledTile::kVec &&
+         isUnit(regs[log], colDim, 1 << log))
+    ++log;
+  for (; log > 0; --log) {
+    int64_t vec = 1 << log;
+    bool aligned = true;
+    for (ArrayRef<LinearLayout::Basis> bases :
+         {regs.drop_front(log), layout.getLaneBases(), layout.getWarpBases()})
+      for (const LinearLayout::Basis &basis : bases)
+        aligned &= basis[colDim] % vec == 0;
+    if (aligned)
+      break;
+  }
+  return 1u << log;
+}
+
+struct ConvertLayoutToDotOperand
+    : OpConversionPattern<tilegpu::ConvertLayoutOp> {
+  ConvertLayoutToDotOperand(const LLVMTypeConverter &converter,
+                            MLIRContext *context, SharedMemoryUsage &usage)
+      : OpConversionPattern(converter, context, /*benefit=*/3), usage(usage) {}
+
+  LogicalResult
+  matchAndRewrite(tilegpu::ConvertLayoutOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto dstType = cast<RankedTensorType>(op.getType());
+    auto blocked = dyn_cast<BlockedEncodingAttr>(srcType.getEncoding());
+    auto operand = dyn_cast<DotOperandEncodingAttr>(dstType.getEncoding());
+    if (!blocked || !operand || srcType.getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "not blocked -> dot_op (2-D)");
+    auto mma = dyn_cast<MmaEncodingAttr>(operand.getParent());
+    Type element = dstType.getElementType();
+    if (!mma || mma.getVersionMajor() != 2 || operand.getKWidth() != 2 ||
+        !(element.isF16() || element.isBF16()))
+      return rewriter.notifyMatchFailure(op, "not a 16-bit mma v2 operand");
+
+    SwizzledTile tile =
+        SwizzledTile::get(dstType.getShape(), blocked.getOrder()[0]);
+    if (tile.cols % SwizzledTile::kVec != 0)
+      return rewriter.notifyMatchFailure(op, "rows narrower than 16 bytes");
+    // K is dim 1 of A and dim 0 of B; ldmatrix reads pairs along K, which is
+    // the stored row unless K is the strided dim (then .trans).
+    unsigned kDim = operand.getOpIdx() == 0 ? 1 : 0;
+    bool trans = kDim != tile.colDim;
+    LinearLayout src = getLinearLayout(srcType);
+    LinearLayout dst = getLinearLayout(dstType);
+    if (!matchesLdmatrixLanes(dst, tile, trans))
+      return rewriter.notifyMatchFailure(op, "layout is not ldmatrix's");
+
+    Location loc = op.getLoc();
+    auto module = op->getParentOfType<ModuleOp>();
+    unsigned threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
+    if (threadsPerWarp != 32)
+      return rewriter.notifyMatchFailure(op, "ldmatrix needs 32 lanes");
+    usage.require(dstType.getNumElements() * 2);
+    Value base = getSharedMemoryBase(rewriter, loc, op);
+    ThreadId thread = getThreadId(rewriter, loc, threadsPerWarp);
+    auto c = [&](int64_t v) { return i32Const(rewriter, loc, v); };
+    auto add = [&](Value a, int64_t b) -> Value {
+      return b == 0 ? a : arith::AddIOp::create(rewriter, loc, a, c(b));
+    };
+    auto address = [&](Value row, Value col) -> Value {
+      return LLVM::GEPOp::create(
+          rewriter, loc, base.getType(), element, base,
+          ValueRange{tile.offset(rewriter, loc, row, col)});
+    };
+
+    // Store: each thread writes its runs of contiguous elements as vectors.
+    emitBarrier(rewriter, loc);
+    ValueRange srcRegs = adaptor.getSrc();
+    SmallVector<Value> srcThread = emitThreadCoords(rewriter, loc, src, thread);
+    unsigned vec = contiguousRegisters(src, tile.colDim);
+    auto vecType = VectorType::get({vec}, element);
+    for (unsigned first = 0; first < srcRegs.size(); first += vec) {
+      LinearLayout::Basis coords = src.registerCoords(first);
+      Value row = add(srcThread[tile.rowDim] ? srcThread[tile.rowDim] : c(0),
+                      coords[tile.rowDim]);
+      Value col = add(srcThread[tile.colDim] ? srcThread[tile.colDim] : c(0),
+                      coords[tile.colDim]);
+      Value stored = LLVM::UndefOp::create(rewriter, loc, vecType);
+      for (unsigned i = 0; i < vec; ++i)
+        stored = LLVM::InsertElementOp::create(rewriter, loc, stored,
+                                               srcRegs[first + i], c(i));
+      LLVM::StoreOp::create(rewriter, loc, stored, address(row, col), vec * 2);
+    }
+    emitBarrier(rewriter, loc);
+
+    // Load: lane l addresses row l%8 of matrix l/8; matrix j holds the
+    // registers whose index has bits 1 and 2 equal to j.
+    ArrayRef<LinearLayout::Basis> regBases = dst.getRegisterBases();
+    unsigned numMatrices =
+        std::min<unsigned>(4, dst.getNumRegisters() / 2);
+    SmallVector<Value> warpCoords =
+        emitThreadCoords(rewriter, loc, dst, ThreadId{c(0), thread.warp});
+    Value laneRow = arith::AndIOp::create(rewriter, loc, thread.lane, c(7));
+    SmallVector<Value> laneCoords(2, c(0));
+    laneCoords[tile.rowDim] = laneRow;
+    for (unsigned bit = 0; bit < llvm::Log2_32(numMatrices); ++bit) {
+      Value selected = arith::AndIOp::create(
+          rewriter, loc,
+          arith::ShRUIOp::create(rewriter, loc, thread.lane, c(3 + bit)),
+          c(1));
+      for (unsigned d = 0; d < 2; ++d)
+        if (int64_t step = regBases[bit + 1][d])
+          laneCoords[d] = arith::AddIOp::create(
+              rewriter, loc, laneCoords[d],
+              arith::MulIOp::create(rewriter, loc, selected, c(step)));
+    }
+    SmallVector<Value> threadCoords(2);
+    for (unsigned d = 0; d < 2; ++d)
+      threadCoords[d] =
+          warpCoords[d] ? arith::AddIOp::create(rewriter, loc, warpCoords[d],
+                                                laneCoords[d])
+                              .getResult()
+                        : laneCoords[d];
+
+    Type i32 = rewriter.getI32Type();
+    Type resultType =
+        numMatrices == 1
+            ? i32
+            : LLVM::LLVMStructType::getLiteral(
+                  getContext(), SmallVector<Type>(numMatrices, i32));
+    auto pairType = VectorType::get({2}, element);
+    Registers results(dst.getNumRegisters());
+    for (unsigned first = 0; first < dst.getNumRegisters();
+         first += 2 * numMatrices) {
+      LinearLayout::Basis origin = dst.registerCoords(first);
+      Value ptr = address(add(threadCoords[tile.rowDim], origin[tile.rowDim]),
+                          add(threadCoords[tile.colDim], origin[tile.colDim]));
+      Value loaded = NVVM::LdMatrixOp::create(
+          rewriter, loc, resultType, ptr, numMatrices,
+          trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+          NVVM::LdStMatrixShapeAttr::get(getContext(), 8, 8),
+          NVVM::LdStMatrixEltType::B16);
+      for (unsigned j = 0; j < numMatrices; ++j) {
+        Value word = numMatrices == 1
+                         ? loaded
+                         : LLVM::ExtractValueOp::create(rewriter, loc, loaded,
+                                                        j)
+                               .getResult();
+        Value pair = LLVM::BitcastOp::create(rewriter, loc, pairType, word);
+        for (unsigned i = 0; i < 2; ++i)
+          results[first + 2 * j + i] =
+              LLVM::ExtractElementOp::create(rewriter, loc, pair, c(i));
+      }
+    }
+    rewriter.replaceOpWithMultiple(op, {results});
+    return success();
+  }
+
+  SharedMemoryUsage &usage;
+};
+
+} // namespace
+
+void tilec::lowering::populateDotOperandToLLVMPatterns(
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns,
+    SharedMemoryUsage &usage) {
+  patterns.add<ConvertLayoutToDotOperand>(converter, patterns.getContext(),
+                                          usage);
+}

@@ -150,6 +150,16 @@ TEST_F(PipelineCacheTest, OptionChangesRecomputeOnlyLaterStages) {
   contraction.ptx.fastFPContraction = false;
   EXPECT_EQ(results(compile(contraction)), expect("hit hit miss miss", "miss"));
 
+  // The LLVM pass pipeline keys the llir; naming the default explicitly is
+  // the same pipeline, so the same key.
+  CompileOptions explicitDefault = cachedOptions();
+  explicitDefault.ptx.llvmPasses = kKernelPassPipeline;
+  EXPECT_EQ(results(compile(explicitDefault)), expect("hit hit hit hit", "hit"));
+  CompileOptions o3 = cachedOptions();
+  o3.ptx.llvmPasses = "default<O3>";
+  CompiledKernel withO3 = compile(o3);
+  EXPECT_EQ(results(withO3).substr(0, 13), "hit hit miss ");
+
   if (!hasPtxas)
     return;
   CompileOptions flags = cachedOptions();

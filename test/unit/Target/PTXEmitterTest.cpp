@@ -210,3 +210,37 @@ TEST(PTXEmitter, UntranslatableOpIsAnError) {
 }
 
 } // namespace
+
+// The default pipeline and Triton's default<O3> both inline libdevice and
+// contract to fma; any `opt -passes=` text is accepted.
+TEST(PTXEmitter, ChosenLLVMPipelines) {
+  for (const char *passes : {"", "default<O3>", "default<O1>",
+                             "nvvm-reflect,cgscc(inline),globaldce"}) {
+    mlir::MLIRContext ctx;
+    auto module = test::parse(ctx, test::kExpKernel);
+    ASSERT_TRUE(module);
+    PTXOptions options;
+    options.llvmPasses = passes;
+    auto result = compileToPTX(*module, options);
+    ASSERT_TRUE(!!result) << passes << ": " << errorText(result.takeError());
+    EXPECT_EQ(result->llir.find("call float @__nv_expf"), std::string::npos)
+        << passes;
+    EXPECT_NE(result->ptx.find(".visible .entry k("), std::string::npos)
+        << passes;
+  }
+}
+
+TEST(PTXEmitter, BadLLVMPipelineIsAnError) {
+  mlir::MLIRContext ctx;
+  auto module = test::parse(ctx, test::kMadKernel);
+  ASSERT_TRUE(module);
+  PTXOptions options;
+  options.llvmPasses = "function(no-such-pass)";
+  auto result = compileToPTX(*module, options);
+  ASSERT_FALSE(!!result);
+  std::string message = errorText(result.takeError());
+  EXPECT_NE(message.find("bad LLVM pass pipeline 'function(no-such-pass)'"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("no-such-pass"), std::string::npos) << message;
+}

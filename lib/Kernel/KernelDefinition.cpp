@@ -415,11 +415,20 @@ KernelDefinition::specialize(MLIRContext &context, const Config &config,
     value.setLoc(
         NameLoc::get(StringAttr::get(&context, argument.name), kernelLoc));
     if (facts.equalToOne.count(argument.name)) {
+      if (argument.divisibilityHint > 1) {
+        emitError(kernelLoc) << "argument '" << argument.name
+                             << "' is declared divisible by "
+                             << argument.divisibilityHint
+                             << " and cannot equal 1";
+        return failure();
+      }
       if (!value.getType().isSignlessInteger()) {
         emitError(kernelLoc) << "argument '" << argument.name
                              << "' is not an integer and cannot equal 1";
         return failure();
       }
+      func.setArgAttr(index, tile::TileDialect::getEqualToOneAttrName(),
+                      builder.getUnitAttr());
       kernelBuilder.bindArg(
           argument.name,
           arith::ConstantOp::create(builder, value.getLoc(),

@@ -311,7 +311,13 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
     std::string name = "arg" + std::to_string(index);
     if (auto loc = dyn_cast<NameLoc>(kernel.getArgument(index).getLoc()))
       name = loc.getName().str();
-    result.signature.push_back({name, typeSpelling(type)});
+    KernelArgument argument{name, typeSpelling(type)};
+    if (auto divisibility = kernel.getArgAttrOfType<IntegerAttr>(
+            index, tile::TileDialect::getDivisibilityAttrName()))
+      argument.divisibility = divisibility.getInt();
+    argument.equalToOne = static_cast<bool>(
+        kernel.getArgAttr(index, tile::TileDialect::getEqualToOneAttrName()));
+    result.signature.push_back(std::move(argument));
   }
 
   rt::StageCache *cache = options.cache.get();
@@ -613,8 +619,14 @@ std::string CompiledKernel::metadataJson() const {
   for (const auto &[key, value] : options.config)
     json["config"][key] = value;
   json["signature"] = nlohmann::ordered_json::array();
-  for (const KernelArgument &arg : signature)
-    json["signature"].push_back({{"name", arg.name}, {"type", arg.type}});
+  for (const KernelArgument &arg : signature) {
+    nlohmann::ordered_json entry = {{"name", arg.name}, {"type", arg.type}};
+    if (arg.divisibility > 1)
+      entry["divisibility"] = arg.divisibility;
+    if (arg.equalToOne)
+      entry["equal_to_one"] = true;
+    json["signature"].push_back(std::move(entry));
+  }
   nlohmann::ordered_json hashes;
   hashes["ttir"] = hashText(ttir);
   hashes["ttgir"] = hashText(ttgir);

@@ -172,6 +172,29 @@ Status ArgPack::checkIndex(size_t index) const {
                        std::to_string(size()) + " argument(s)");
 }
 
+Status ArgPack::checkSpecialization(size_t index, uint64_t bits,
+                                    bool negative) const {
+  const KernelArg &arg = signature_[index];
+  // A power of two divides a two's complement value iff it divides its
+  // magnitude, so the low bits decide for negative values too.
+  bool divisible = (bits & static_cast<uint64_t>(arg.divisibility - 1)) == 0;
+  bool one = !negative && bits == 1;
+  if ((arg.divisibility <= 1 || divisible) && (!arg.equalToOne || one))
+    return Status::success();
+  std::string value = negative ? std::to_string(static_cast<int64_t>(bits))
+                               : std::to_string(bits);
+  if (arg.type == ArgType::Ptr)
+    value = "address " + value;
+  std::string broken = arg.equalToOne && !one
+                           ? "is not 1"
+                           : "is not a multiple of " +
+                                 std::to_string(arg.divisibility);
+  return Status::error("argument " + std::to_string(index) + " '" + arg.name +
+                       "' (" + arg.spelling + "): " + value + " " + broken +
+                       ", which this kernel was specialized for; use a "
+                       "kernel compiled without that specialization");
+}
+
 Status ArgPack::typeError(size_t index, const char *given) const {
   const KernelArg &arg = signature_[index];
   const char *expected = arg.type == ArgType::Ptr   ? "a device pointer"
@@ -188,6 +211,9 @@ Status ArgPack::setPointer(size_t index, DevicePtr value) {
   if (signature_[index].type != ArgType::Ptr)
     return typeError(index, "a device pointer");
   uint64_t address = value.address;
+  if (Status status = checkSpecialization(index, address, false);
+      !status.ok())
+    return status;
   store(index, &address);
   return Status::success();
 }
@@ -207,6 +233,10 @@ Status ArgPack::setInt(size_t index, int64_t value) {
         "' (" + signature_[index].spelling + "): " + std::to_string(value) +
         " is out of range [" + std::to_string(range.min) + ", " +
         std::to_string(range.max) + "]");
+  if (Status status =
+          checkSpecialization(index, static_cast<uint64_t>(value), true);
+      !status.ok())
+    return status;
   // Two's complement truncation of an in-range value keeps its meaning.
   store(index, &value);
   return Status::success();
@@ -225,6 +255,8 @@ Status ArgPack::setUInt(size_t index, uint64_t value) {
         "' (" + signature_[index].spelling + "): " + std::to_string(value) +
         " is out of range [" + std::to_string(range.min) + ", " +
         std::to_string(range.max) + "]");
+  if (Status status = checkSpecialization(index, value, false); !status.ok())
+    return status;
   // Little-endian: the low bytes of the 64-bit value are the narrow value.
   store(index, &value);
   return Status::success();

@@ -169,6 +169,25 @@ Status readSignature(const Json &object, std::vector<KernelArg> &out) {
     if (!type)
       return fieldError(field + ".type", type.message());
     arg.type = *type;
+    if (const Json *divisibility = find(entry, "divisibility")) {
+      int64_t parsed = 0;
+      if (!divisibility->is_number_integer() ||
+          (parsed = divisibility->get<int64_t>()) <= 0 ||
+          (parsed & (parsed - 1)) != 0)
+        return fieldError(field + ".divisibility",
+                          "must be a positive power of two, got " +
+                              describe(*divisibility));
+      arg.divisibility = parsed;
+    }
+    if (const Json *equalToOne = find(entry, "equal_to_one")) {
+      if (!equalToOne->is_boolean())
+        return fieldError(field + ".equal_to_one",
+                          "must be a boolean, got " + describe(*equalToOne));
+      arg.equalToOne = equalToOne->get<bool>();
+      if (arg.equalToOne && !isIntegerArgType(arg.type))
+        return fieldError(field + ".equal_to_one",
+                          "is set on a non-integer argument");
+    }
     out.push_back(std::move(arg));
   }
   return Status::success();

@@ -78,6 +78,10 @@ struct KernelArgument {
   std::string name;
   /// "ptr<f16>", "i32", ...
   std::string type;
+  /// What the kernel was specialized for (tile.divisibility, in bytes for a
+  /// pointer; tile.equal_to_one): the runtime refuses values that break it.
+  int64_t divisibility = 1;
+  bool equalToOne = false;
 };
 
 /// Everything a compile produced.

@@ -218,6 +218,7 @@ struct ConvertTileGPUToLLVMPass
       if (func->removeAttr(tile::TileDialect::getKernelAttrName()))
         kernels.push_back(func.getSymNameAttr());
       for (unsigned arg = 0; arg < func.getNumArguments(); ++arg) {
+        func.removeArgAttr(arg, tile::TileDialect::getEqualToOneAttrName());
         Attribute divisibility = func.removeArgAttr(
             arg, tile::TileDialect::getDivisibilityAttrName());
         if (divisibility &&

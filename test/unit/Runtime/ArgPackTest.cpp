@@ -314,3 +314,48 @@ TEST(ArgPackTest, SignatureHashDistinguishesTypeSequences) {
 }
 
 } // namespace
+
+// A value that breaks the kernel's specialization would run code compiled for
+// other values (wider vectors, folded masks, a constant 1): refused, with the
+// argument and the reason.
+TEST(ArgPackTest, RefusesValuesThatBreakTheSpecialization) {
+  KernelArg pointer = arg("a", "ptr<f16>");
+  pointer.divisibility = 16;
+  KernelArg stride = arg("stride_am", "i32");
+  stride.divisibility = 16;
+  KernelArg one = arg("stride_k", "i64");
+  one.equalToOne = true;
+  ArgPack pack = makePack({pointer, stride, one});
+
+  EXPECT_TRUE(pack.setPointer(0, DevicePtr{0x7f0000001000}).ok());
+  EXPECT_TRUE(pack.setPointer(0, DevicePtr{0}).ok());
+  Status misaligned = pack.setPointer(0, DevicePtr{0x7f0000001008});
+  ASSERT_FALSE(misaligned.ok());
+  EXPECT_EQ(misaligned.message(),
+            "argument 0 'a' (ptr<f16>): address " +
+                std::to_string(0x7f0000001008ull) +
+                " is not a multiple of 16, which this kernel was specialized "
+                "for; use a kernel compiled without that specialization");
+
+  EXPECT_TRUE(pack.setInt(1, 4096).ok());
+  EXPECT_TRUE(pack.setInt(1, -32).ok());
+  EXPECT_TRUE(pack.setUInt(1, 0).ok());
+  Status odd = pack.setInt(1, 100);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.message().find("argument 1 'stride_am' (i32): 100 is not a "
+                               "multiple of 16"),
+            std::string::npos)
+      << odd.message();
+  EXPECT_FALSE(pack.setInt(1, -33).ok());
+  EXPECT_EQ(readArg<int32_t>(pack, 1), 0) << "a refused value is not stored";
+
+  EXPECT_TRUE(pack.setInt(2, 1).ok());
+  Status two = pack.setInt(2, 2);
+  ASSERT_FALSE(two.ok());
+  EXPECT_NE(two.message().find("'stride_k' (i64): 2 is not 1"),
+            std::string::npos)
+      << two.message();
+  EXPECT_FALSE(pack.setInt(2, -1).ok());
+  EXPECT_TRUE(pack.bind(DevicePtr{0x1000}, 16, 1).ok());
+  EXPECT_FALSE(pack.bind(DevicePtr{0x1000}, 16, 3).ok());
+}

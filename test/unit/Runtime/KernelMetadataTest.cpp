@@ -18,10 +18,10 @@ const char *const kMatmulJson = R"({
   "num_warps": 4, "threads_per_warp": 32, "num_stages": 3,
   "shared_bytes": 16384, "registers": 96, "spill_stores": 0, "spill_loads": 0,
   "config": {"BLOCK_M": 128, "BLOCK_N": 64, "ALLOW_TF32": true},
-  "signature": [{"name": "a", "type": "ptr<f16>"},
+  "signature": [{"name": "a", "type": "ptr<f16>", "divisibility": 16},
                 {"name": "b", "type": "ptr<f16>"},
                 {"name": "c", "type": "ptr<f32>"},
-                {"name": "M", "type": "i32"},
+                {"name": "M", "type": "i32", "equal_to_one": true},
                 {"name": "alpha", "type": "f32"}],
   "hashes": {"ttir": "1f2e", "ptx": "9a0b"},
   "compiler_id": "tilec 0.1 llvm 22"
@@ -56,7 +56,11 @@ TEST(KernelMetadataTest, ParsesTheCompilerOutput) {
   EXPECT_EQ(md->signature[0].name, "a");
   EXPECT_EQ(md->signature[0].spelling, "ptr<f16>");
   EXPECT_EQ(md->signature[0].type, ArgType::Ptr);
+  EXPECT_EQ(md->signature[0].divisibility, 16);
+  EXPECT_FALSE(md->signature[0].equalToOne);
+  EXPECT_EQ(md->signature[1].divisibility, 1);
   EXPECT_EQ(md->signature[3].type, ArgType::I32);
+  EXPECT_TRUE(md->signature[3].equalToOne);
   EXPECT_EQ(md->signature[4].type, ArgType::F32);
   EXPECT_EQ(md->hashes.at("ttir"), "1f2e");
   EXPECT_EQ(md->compilerId, "tilec 0.1 llvm 22");
@@ -124,6 +128,16 @@ TEST(KernelMetadataTest, NamesWronglyTypedFields) {
        "field 'signature[1].type' unknown argument type 'q32' (expected "
        "ptr<...>, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32 or "
        "f64)"},
+      {"/signature/0/divisibility", 12,
+       "field 'signature[0].divisibility' must be a positive power of two, "
+       "got integer 12"},
+      {"/signature/0/divisibility", "16",
+       "field 'signature[0].divisibility' must be a positive power of two, "
+       "got string \"16\""},
+      {"/signature/3/equal_to_one", 1,
+       "field 'signature[3].equal_to_one' must be a boolean, got integer 1"},
+      {"/signature/2/equal_to_one", true,
+       "field 'signature[2].equal_to_one' is set on a non-integer argument"},
       {"/signature/2/name", nullptr,
        "field 'signature[2].name' must be a string, got null"},
       {"/config/BLOCK_M", "128",

@@ -102,6 +102,18 @@ LogicalResult TileDialect::verifyRegionArgAttribute(Operation *op,
              << ": only integers and pointers have a divisibility";
     return success();
   }
+  if (attr.getName() == getEqualToOneAttrName()) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << getEqualToOneAttrName()
+                             << "' of argument #" << argIndex
+                             << " must be a unit attribute";
+    Type argType = op->getRegion(regionIndex).getArgument(argIndex).getType();
+    if (!argType.isSignlessInteger())
+      return op->emitError()
+             << "'" << getEqualToOneAttrName() << "' on argument #" << argIndex
+             << " of type " << argType << ": only integers can equal 1";
+    return success();
+  }
   return op->emitError() << "unknown tile dialect argument attribute '"
                          << attr.getName().getValue() << "'";
 }

@@ -33,7 +33,9 @@ public:
 
   // Each setter checks the index, that the value's kind matches the declared
   // type (a pointer for ptr, an integer for i*/u*, a floating-point value for
-  // f*), and that an integer fits the declared width. Floating-point values
+  // f*), that an integer fits the declared width, and that the value keeps
+  // the kernel's specialization (a multiple of the argument's divisibility,
+  // 1 where the kernel assumed 1). Floating-point values
   // are rounded to the declared format (to nearest, ties to even).
   Status setPointer(size_t index, DevicePtr value);
   Status setInt(size_t index, int64_t value);
@@ -105,6 +107,9 @@ private:
   Status arityError(size_t given) const;
   Status checkIndex(size_t index) const;
   Status typeError(size_t index, const char *given) const;
+  // The value (its 64 bits; `negative` for a negative integer) against the
+  // argument's divisibility and equal-to-one specialization.
+  Status checkSpecialization(size_t index, uint64_t bits, bool negative) const;
   void store(size_t index, const void *bytes);
   void rebuildPointers();
 

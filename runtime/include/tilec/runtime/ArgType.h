@@ -53,6 +53,11 @@ struct KernelArg {
   std::string name;
   std::string spelling; // as written, e.g. "ptr<f16>"
   ArgType type = ArgType::Ptr;
+  // The kernel's specialization (the json's "divisibility", in bytes for a
+  // pointer, and "equal_to_one"): ArgPack refuses a value that breaks it,
+  // since the compiled code relies on it (vector widths, masks, constants).
+  int64_t divisibility = 1;
+  bool equalToOne = false;
 };
 
 } // namespace tilec::rt

@@ -340,6 +340,20 @@ func.func @divisibility_float(%x: f32 {tile.divisibility = 16 : i32}) attributes
 
 // -----
 
+// expected-error @+1 {{'tile.equal_to_one' on argument #0 of type '!tile.ptr<f32>': only integers can equal 1}}
+func.func @equal_to_one_pointer(%p: !tile.ptr<f32> {tile.equal_to_one}) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.equal_to_one' of argument #0 must be a unit attribute}}
+func.func @equal_to_one_value(%n: i32 {tile.equal_to_one = 1 : i32}) attributes {tile.kernel} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown tile dialect attribute 'tile.kernal'}}
 func.func @typo() attributes {tile.kernal} {
   return

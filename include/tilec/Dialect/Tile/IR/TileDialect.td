@@ -38,6 +38,12 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getDivisibilityAttrName() {
       return ::llvm::StringLiteral("tile.divisibility");
     }
+    /// Unit attribute on an integer kernel argument: the kernel was
+    /// specialized for the value 1 (the body uses the constant); launching
+    /// it with another value is refused.
+    static constexpr ::llvm::StringLiteral getEqualToOneAttrName() {
+      return ::llvm::StringLiteral("tile.equal_to_one");
+    }
   }];
 }
 

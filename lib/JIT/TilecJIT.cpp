@@ -64,7 +64,8 @@ TilecJIT::~TilecJIT() = default;
 llvm::Expected<CompiledKernel>
 TilecJIT::compileKernelByName(const std::string &name,
                               const rt::KernelConfig &config,
-                              const std::string &target) {
+                              const std::string &target,
+                              const rt::Specialization &specialization) {
   const kernel::KernelDefinition *definition = kernel::lookupKernel(name);
   if (!definition)
     return llvm::createStringError("unknown kernel '" + name +
@@ -87,7 +88,11 @@ TilecJIT::compileKernelByName(const std::string &name,
       os << "  note: " << note.str() << "\n";
     return mlir::success();
   });
-  auto module = definition->specialize(context, *resolved);
+  kernel::ArgumentFacts facts;
+  facts.divisibility = specialization.divisibility;
+  facts.equalToOne = specialization.equalToOne;
+  auto module = definition->specialize(context, *resolved,
+                                       definition->applicableFacts(facts));
   if (mlir::failed(module))
     return llvm::createStringError("cannot specialize " + name + " to " +
                                    resolved->str() + ":\n" + diagnostics);
@@ -110,9 +115,10 @@ TilecJIT::compileKernelByName(const std::string &name,
 
 rt::Result<rt::CompiledArtifact>
 TilecJIT::compile(const std::string &kernel, const rt::KernelConfig &config,
-                  const std::string &target) {
+                  const std::string &target,
+                  const rt::Specialization &specialization) {
   llvm::Expected<CompiledKernel> compiled =
-      compileKernelByName(kernel, config, target);
+      compileKernelByName(kernel, config, target, specialization);
   if (!compiled)
     return rt::Status::error(llvm::toString(compiled.takeError()));
   if (compiled->cubin.empty())

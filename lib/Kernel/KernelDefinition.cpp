@@ -342,6 +342,22 @@ std::string ArgumentFacts::str() const {
   return llvm::join(parts, ",");
 }
 
+ArgumentFacts
+KernelDefinition::applicableFacts(const ArgumentFacts &facts) const {
+  ArgumentFacts result;
+  for (const ArgumentDecl &argument : signature) {
+    if (llvm::StringRef(argument.type).starts_with("ptr") ||
+        argument.type.empty() || argument.type[0] != 'i')
+      continue;
+    if (auto it = facts.divisibility.find(argument.name);
+        it != facts.divisibility.end())
+      result.divisibility[argument.name] = it->second;
+    if (facts.equalToOne.count(argument.name) && argument.divisibilityHint <= 1)
+      result.equalToOne.insert(argument.name);
+  }
+  return result;
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 KernelDefinition::specialize(MLIRContext &context, const Config &config,
                              const ArgumentFacts &facts) const {

@@ -495,6 +495,12 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   Result<std::string> key = computeAutotuneKey(*description, call);
   if (!key)
     return key.status();
+  // Pins name the declared key; results are kept per specialization too,
+  // since the winner's cubin was compiled for it.
+  const std::string declaredKey = *key;
+  const Specialization specialization = Specialization::derive(call.sizes);
+  if (!specialization.empty())
+    *key += "|" + specialization.str();
   step("key");
 
   std::string memoKey = kernel + "\n" + *key;
@@ -520,7 +526,8 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
           const std::string &metadataJson) -> Result<TuneResult> {
     KernelProvider::LoadStats stats;
     Result<std::shared_ptr<const Kernel>> loaded =
-        provider_.getCached(kernel, config, cubinKey, metadataJson, &stats);
+        provider_.getCached(kernel, config, specialization, cubinKey,
+                            metadataJson, &stats);
     if (!loaded)
       return loaded.status();
     // The provider's own breakdown, then whatever else the step took.
@@ -548,7 +555,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     return finish(std::move(result));
   };
 
-  if (std::optional<std::string> pinned = pins_.find(kernel, *key)) {
+  if (std::optional<std::string> pinned = pins_.find(kernel, declaredKey)) {
     Result<KernelConfig> parsed = KernelConfig::parse(*pinned);
     if (!parsed)
       return parsed.status().withContext("pinned config of " + kernel);
@@ -579,7 +586,8 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   if (!inputs)
     return Status::error("no tuned config for " + kernel + " " + *key + " on " +
                          deviceName() + ", and no inputs to tune with");
-  Result<TuneResult> tuned = tune(*description, call, *key, inputs);
+  Result<TuneResult> tuned =
+      tune(*description, call, *key, specialization, inputs);
   if (!tuned)
     return tuned.status();
   step("tune");
@@ -624,6 +632,7 @@ std::string compilerIdOf(const std::string &metadataJson) {
 
 Result<TuneResult> Autotuner::tune(const KernelDescription &description,
                                    const CallSpec &call, const std::string &key,
+                                   const Specialization &specialization,
                                    const InputsFactory &inputs) {
   const std::string &kernel = description.name;
   Clock::time_point start = Clock::now();
@@ -683,7 +692,7 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
       Candidate &candidate = candidates[index];
       Clock::time_point begin = Clock::now();
       Result<CompiledArtifact> artifact =
-          provider_.compile(kernel, candidate.config);
+          provider_.compile(kernel, candidate.config, specialization);
       candidate.timing.compileMs = msSince(begin);
       if (!artifact) {
         candidate.timing.status = "failed";
@@ -866,7 +875,7 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   if (!grid)
     return grid.status();
   result.grid = *grid;
-  provider_.insert(kernel, winner.config, result.kernel);
+  provider_.insert(kernel, winner.config, specialization, result.kernel);
 
   if (options_.persist) {
     AutotuneEntry entry;

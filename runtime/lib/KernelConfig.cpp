@@ -532,4 +532,28 @@ Result<Dim3> evaluateGrid(const KernelDescription &kernel,
   return Dim3{axes[0], axes[1], axes[2]};
 }
 
+Specialization
+Specialization::derive(const std::map<std::string, int64_t> &values) {
+  Specialization result;
+  for (const auto &[name, value] : values) {
+    if (value == 1)
+      result.equalToOne.insert(name);
+    else if (value % 16 == 0)
+      result.divisibility[name] = 16;
+  }
+  return result;
+}
+
+std::string Specialization::str() const {
+  std::string text;
+  auto append = [&](const std::string &part) {
+    text += (text.empty() ? "" : ",") + part;
+  };
+  for (const auto &[name, divisor] : divisibility)
+    append(name + "%" + std::to_string(divisor));
+  for (const std::string &name : equalToOne)
+    append(name + "=1");
+  return text;
+}
+
 } // namespace tilec::rt

@@ -24,27 +24,30 @@ KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
       target_(context.properties().smName()) {}
 
 std::shared_ptr<KernelProvider::Slot>
-KernelProvider::slot(const std::string &kernel, const KernelConfig &config) {
+KernelProvider::slot(const std::string &kernel, const KernelConfig &config,
+                     const Specialization &specialization) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::shared_ptr<Slot> &slot = slots_[kernel + "\n" + config.str()];
+  std::shared_ptr<Slot> &slot =
+      slots_[kernel + "\n" + config.str() + "\n" + specialization.str()];
   if (!slot)
     slot = std::make_shared<Slot>();
   return slot;
 }
 
 Result<CompiledArtifact>
-KernelProvider::compile(const std::string &kernel,
-                        const KernelConfig &config) const {
+KernelProvider::compile(const std::string &kernel, const KernelConfig &config,
+                        const Specialization &specialization) const {
   if (!compiler_)
     return Status::error("no compiler: " + kernel + " " + config.str() +
                          " is neither loaded nor cached, and this program "
                          "links no KernelCompiler (link tilec's JIT, or "
                          "tune/pack the kernel ahead of time)");
   Result<CompiledArtifact> artifact =
-      compiler_->compile(kernel, config, target_);
+      compiler_->compile(kernel, config, target_, specialization);
   if (!artifact)
-    return artifact.status().withContext("compiling " + kernel + " " +
-                                         config.str());
+    return artifact.status().withContext(
+        "compiling " + kernel + " " + config.str() +
+        (specialization.empty() ? "" : " [" + specialization.str() + "]"));
   return artifact;
 }
 
@@ -70,18 +73,20 @@ KernelProvider::load(const CompiledArtifact &artifact) const {
 }
 
 Result<std::shared_ptr<const Kernel>>
-KernelProvider::get(const std::string &kernel, const KernelConfig &config) {
-  return getCached(kernel, config, "", "");
+KernelProvider::get(const std::string &kernel, const KernelConfig &config,
+                    const Specialization &specialization) {
+  return getCached(kernel, config, specialization, "", "");
 }
 
 Result<std::shared_ptr<const Kernel>>
 KernelProvider::getCached(const std::string &kernel, const KernelConfig &config,
+                          const Specialization &specialization,
                           const std::string &cubinKey,
                           const std::string &metadataJson, LoadStats *stats) {
   LoadStats local;
   LoadStats &times = stats ? *stats : local;
   times = LoadStats();
-  std::shared_ptr<Slot> entry = slot(kernel, config);
+  std::shared_ptr<Slot> entry = slot(kernel, config, specialization);
   // Held while loading or compiling: a second caller of the same config
   // waits for the first instead of compiling it again.
   std::lock_guard<std::mutex> lock(entry->mutex);
@@ -118,7 +123,7 @@ KernelProvider::getCached(const std::string &kernel, const KernelConfig &config,
   }
 
   auto start = std::chrono::steady_clock::now();
-  Result<CompiledArtifact> artifact = compile(kernel, config);
+  Result<CompiledArtifact> artifact = compile(kernel, config, specialization);
   times.compileUs = usSince(start);
   if (!artifact)
     return cacheProblem.empty()
@@ -138,8 +143,9 @@ KernelProvider::getCached(const std::string &kernel, const KernelConfig &config,
 
 void KernelProvider::insert(const std::string &kernel,
                             const KernelConfig &config,
+                            const Specialization &specialization,
                             std::shared_ptr<const Kernel> loaded) {
-  std::shared_ptr<Slot> entry = slot(kernel, config);
+  std::shared_ptr<Slot> entry = slot(kernel, config, specialization);
   std::lock_guard<std::mutex> lock(entry->mutex);
   entry->kernel = std::move(loaded);
 }

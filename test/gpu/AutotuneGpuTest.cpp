@@ -196,6 +196,12 @@ TEST_F(AutotuneGpuTest, MatmulWinnersAreCorrect) {
     ASSERT_TRUE(result.ok()) << result.message();
     EXPECT_EQ(result->source, rt::ConfigSource::Tuned);
     EXPECT_EQ(result->config.types.at("DTYPE"), dtype);
+    // The sizes are multiples of 16: the key and the kernel say so.
+    EXPECT_EQ(result->key.substr(result->key.find('|')), "|K%16,M%16,N%16")
+        << result->key;
+    for (const rt::KernelArg &arg : result->kernel->metadata().signature)
+      if (arg.name == "K")
+        EXPECT_EQ(arg.divisibility, 16);
     EXPECT_GT(result->flops, 0);
     int ran = 0;
     for (const rt::ConfigTiming &timing : result->timings)

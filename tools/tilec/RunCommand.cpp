@@ -72,7 +72,10 @@ int runRun() {
   mlir::MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  auto module = definition->specialize(context, *config);
+  // Specialized for the sizes, as the runtime's JIT does.
+  auto module = definition->specialize(
+      context, *config,
+      definition->applicableFacts(kernel::ArgumentFacts::derive(request.sizes)));
   if (mlir::failed(module))
     return fail("cannot specialize " + kernelName + " to " + config->str());
   CompileOptions options;

@@ -43,9 +43,10 @@ public:
   explicit TilecJIT(JITOptions options = {});
   ~TilecJIT() override;
 
-  rt::Result<rt::CompiledArtifact> compile(const std::string &kernel,
-                                           const rt::KernelConfig &config,
-                                           const std::string &target) override;
+  rt::Result<rt::CompiledArtifact>
+  compile(const std::string &kernel, const rt::KernelConfig &config,
+          const std::string &target,
+          const rt::Specialization &specialization) override;
   rt::Result<rt::KernelDescription>
   describe(const std::string &kernel) override;
 
@@ -53,7 +54,8 @@ public:
   /// cache results, every artifact), for tools.
   llvm::Expected<CompiledKernel>
   compileKernelByName(const std::string &kernel, const rt::KernelConfig &config,
-                      const std::string &target);
+                      const std::string &target,
+                      const rt::Specialization &specialization = {});
 
   const JITOptions &options() const { return options_; }
 

@@ -246,6 +246,12 @@ public:
   specialize(mlir::MLIRContext &context, const Config &config,
              const ArgumentFacts &facts = {}) const;
 
+  /// The part of `facts` that applies to this kernel, for facts derived from
+  /// a call's named values (which may name sizes that are not arguments):
+  /// facts about integer arguments only, and no "equal to 1" for an argument
+  /// declared divisible (the launch then refuses the value 1 for it).
+  ArgumentFacts applicableFacts(const ArgumentFacts &facts) const;
+
 private:
   std::string name;
   std::string sourceFile;

@@ -2,8 +2,8 @@
 //
 // The llir and ptx stages of tilec: translate an MLIR module made of LLVM and
 // NVVM dialect ops into an llvm::Module, link libdevice when it is needed, run
-// LLVM's O3 pipeline for nvptx64-nvidia-cuda and print PTX with the NVPTX
-// backend, all in process.
+// an LLVM pass pipeline (kKernelPassPipeline unless told otherwise) for
+// nvptx64-nvidia-cuda and print PTX with the NVPTX backend, all in process.
 //
 //===----------------------------------------------------------------------===//
 

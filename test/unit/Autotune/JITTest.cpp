@@ -139,11 +139,11 @@ nlohmann::json metadataOf(const rt::CompiledArtifact &artifact) {
 
 TEST(Compile, ErrorsNameTheKernelAndConfig) {
   jit::TilecJIT compiler;
-  auto unknown = compiler.compile("nope", {}, "sm_90");
+  auto unknown = compiler.compile("nope", {}, "sm_90", {});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.message().find("unknown kernel 'nope'"), std::string::npos);
   auto badConfig = rt::KernelConfig::parse("BLOCK_M=48,BLOCK_N=64,BLOCK_K=32");
-  auto bad = compiler.compile("matmul", *badConfig, "sm_90");
+  auto bad = compiler.compile("matmul", *badConfig, "sm_90", {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("BLOCK_M"), std::string::npos) << bad.message();
 }
@@ -166,14 +166,14 @@ TEST(Compile, ParallelCompilesMatchSequentialOnes) {
   for (size_t i = 0; i < jobs.size(); ++i)
     threads.emplace_back([&, i] {
       parallel[i] = compiler.compile(
-          jobs[i].first, *rt::KernelConfig::parse(jobs[i].second), "sm_90");
+          jobs[i].first, *rt::KernelConfig::parse(jobs[i].second), "sm_90", {});
     });
   for (std::thread &thread : threads)
     thread.join();
   for (size_t i = 0; i < jobs.size(); ++i) {
     ASSERT_TRUE(parallel[i].ok()) << parallel[i].message();
     auto sequential = compiler.compile(
-        jobs[i].first, *rt::KernelConfig::parse(jobs[i].second), "sm_90");
+        jobs[i].first, *rt::KernelConfig::parse(jobs[i].second), "sm_90", {});
     ASSERT_TRUE(sequential.ok()) << sequential.message();
     auto a = metadataOf(*parallel[i]), b = metadataOf(*sequential);
     EXPECT_EQ(a["hashes"]["ptx"], b["hashes"]["ptx"]) << jobs[i].second;
@@ -196,7 +196,7 @@ TEST(Compile, CompileJsonNamesTheCachedCubin) {
   options.cache = std::make_shared<rt::StageCache>(dir);
   jit::TilecJIT compiler(options);
   auto config = rt::KernelConfig::parse("BLOCK=1024,num_warps=4");
-  auto first = compiler.compile("vector_add", *config, "sm_90");
+  auto first = compiler.compile("vector_add", *config, "sm_90", {});
   ASSERT_TRUE(first.ok()) << first.message();
   auto json = metadataOf(*first);
   ASSERT_TRUE(json["cache"]["cubin"]["key"].is_string()) << json.dump(2);
@@ -206,11 +206,44 @@ TEST(Compile, CompileJsonNamesTheCachedCubin) {
   ASSERT_TRUE(cached.has_value());
   EXPECT_EQ(cached->payload, first->cubin);
 
-  auto second = compiler.compile("vector_add", *config, "sm_90");
+  auto second = compiler.compile("vector_add", *config, "sm_90", {});
   ASSERT_TRUE(second.ok()) << second.message();
   EXPECT_EQ(metadataOf(*second)["cache"]["cubin"]["result"], "hit");
   EXPECT_EQ(second->cubin, first->cubin);
   ASSERT_EQ(std::system(("rm -rf '" + std::string(dir) + "'").c_str()), 0);
+}
+
+// A call's specialization reaches the compiled kernel: its json records the
+// facts that apply (integer arguments; no "equal to 1" for an argument the
+// kernel declares divisible), names that are not arguments are ignored.
+TEST(Compile, SpecializationReachesTheKernel) {
+  std::string why;
+  if (!havePtxas(why))
+    GTEST_SKIP() << why;
+  jit::TilecJIT compiler;
+  auto config = rt::KernelConfig::parse("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32");
+  ASSERT_TRUE(config.ok()) << config.message();
+  rt::Specialization specialization = rt::Specialization::derive(
+      {{"M", 1}, {"N", 100}, {"K", 4096}, {"stride_bk", 1}, {"R", 32}});
+  EXPECT_EQ(specialization.str(), "K%16,R%16,M=1,stride_bk=1");
+  auto artifact = compiler.compile("matmul", *config, "sm_90", specialization);
+  ASSERT_TRUE(artifact.ok()) << artifact.message();
+  std::map<std::string, nlohmann::json> signature;
+  nlohmann::json json = metadataOf(*artifact);
+  for (const nlohmann::json &arg : json["signature"])
+    signature[arg["name"].get<std::string>()] = arg;
+  ASSERT_EQ(signature.size(), 9u) << json.dump(2);
+  EXPECT_EQ(signature["K"].value("divisibility", 1), 16);
+  EXPECT_TRUE(signature["M"].value("equal_to_one", false));
+  EXPECT_EQ(signature["N"].value("divisibility", 1), 1);
+  EXPECT_FALSE(signature["N"].contains("equal_to_one"));
+  // Declared divisible by 16: the fact "= 1" does not apply.
+  EXPECT_EQ(signature["stride_bk"].value("divisibility", 1), 16);
+  EXPECT_FALSE(signature["stride_bk"].contains("equal_to_one"));
+
+  auto plain = compiler.compile("matmul", *config, "sm_90", {});
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  EXPECT_NE(plain->cubin, artifact->cubin);
 }
 
 } // namespace

@@ -432,9 +432,9 @@ TEST(CubinAssembler, DISABLED_Timing) {
       },
       &nvJitLinkFirst);
   std::cout << "median of " << kRuns << " runs, ms:\n"
-            << "  MLIR -> LLVM IR -> O3 -> PTX, with libdevice expf: "
+            << "  MLIR -> LLVM IR -> passes -> PTX, with libdevice expf: "
             << toPtxExp << " (first call " << toPtxFirst << ")\n"
-            << "  MLIR -> LLVM IR -> O3 -> PTX, no libdevice:        "
+            << "  MLIR -> LLVM IR -> passes -> PTX, no libdevice:        "
             << toPtxMad << "\n"
             << "  PTX -> cubin, ptxas subprocess:                    " << ptxas
             << "\n"

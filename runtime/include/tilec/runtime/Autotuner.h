@@ -309,6 +309,7 @@ private:
   Result<KernelDescription> describeLocked(const std::string &kernel);
   Result<TuneResult> tune(const KernelDescription &description,
                           const CallSpec &call, const std::string &key,
+                          const Specialization &specialization,
                           const InputsFactory &inputs);
 
   KernelProvider &provider_;

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,23 @@ struct KernelConfig {
   friend bool operator!=(const KernelConfig &lhs, const KernelConfig &rhs) {
     return !(lhs == rhs);
   }
+};
+
+// What a kernel may assume about a call's integer arguments: those divisible
+// by 16 and those equal to 1, derived from the call's values the way
+// Triton's JIT specializes (mirrors kernel::ArgumentFacts). Part of a compiled
+// kernel's identity: the provider keeps one kernel per specialization, the
+// autotuner keys its results on it, and ArgPack refuses values that break the
+// one a kernel was compiled for. Names that are not integer arguments of the
+// kernel are ignored by the compiler.
+struct Specialization {
+  std::map<std::string, int64_t> divisibility;
+  std::set<std::string> equalToOne;
+
+  static Specialization derive(const std::map<std::string, int64_t> &values);
+  // "K%16,M%16,N%16,stride=1"; empty without facts.
+  std::string str() const;
+  bool empty() const { return divisibility.empty() && equalToOne.empty(); }
 };
 
 // One component of a kernel's autotune key.
@@ -96,12 +114,13 @@ public:
   virtual ~KernelCompiler();
 
   // Compiles `kernel` for `config` (resolved by the compiler: missing
-  // parameters take their defaults) for `target` ("sm_90"). Must be safe to
-  // call from several threads at once: the autotuner compiles its candidates
-  // in parallel.
-  virtual Result<CompiledArtifact> compile(const std::string &kernel,
-                                           const KernelConfig &config,
-                                           const std::string &target) = 0;
+  // parameters take their defaults) for `target` ("sm_90"), specialized for
+  // `specialization`. Must be safe to call from several threads at once: the
+  // autotuner compiles its candidates in parallel.
+  virtual Result<CompiledArtifact>
+  compile(const std::string &kernel, const KernelConfig &config,
+          const std::string &target,
+          const Specialization &specialization) = 0;
 
   // The kernel's candidate configs, autotune key and grid.
   virtual Result<KernelDescription> describe(const std::string &kernel) = 0;

@@ -43,10 +43,11 @@ public:
   // The device's "sm_XX".
   const std::string &target() const { return target_; }
 
-  // The loaded kernel for (kernel, config): memoized, else compiled and
-  // loaded.
-  Result<std::shared_ptr<const Kernel>> get(const std::string &kernel,
-                                            const KernelConfig &config);
+  // The loaded kernel for (kernel, config, specialization): memoized, else
+  // compiled and loaded.
+  Result<std::shared_ptr<const Kernel>>
+  get(const std::string &kernel, const KernelConfig &config,
+      const Specialization &specialization = {});
 
   // Where the time of a get went, for start-up measurements.
   struct LoadStats {
@@ -67,14 +68,15 @@ public:
   // time went.
   Result<std::shared_ptr<const Kernel>>
   getCached(const std::string &kernel, const KernelConfig &config,
-            const std::string &cubinKey, const std::string &metadataJson,
-            LoadStats *stats = nullptr);
+            const Specialization &specialization, const std::string &cubinKey,
+            const std::string &metadataJson, LoadStats *stats = nullptr);
 
   // Compiles without loading or memoizing (the autotuner compiles candidates
   // in parallel, then loads them one at a time). Errors name the kernel and
   // config.
   Result<CompiledArtifact> compile(const std::string &kernel,
-                                   const KernelConfig &config) const;
+                                   const KernelConfig &config,
+                                   const Specialization &specialization) const;
 
   // Loads `artifact` on the provider's context (the calling thread must have
   // it current) without memoizing.
@@ -83,6 +85,7 @@ public:
 
   // Memoizes an already loaded kernel (the autotuner's winner).
   void insert(const std::string &kernel, const KernelConfig &config,
+              const Specialization &specialization,
               std::shared_ptr<const Kernel> loaded);
 
   // How many kernels get() compiled and how many it loaded from the stage
@@ -96,7 +99,8 @@ private:
     std::shared_ptr<const Kernel> kernel;
   };
   std::shared_ptr<Slot> slot(const std::string &kernel,
-                             const KernelConfig &config);
+                             const KernelConfig &config,
+                             const Specialization &specialization);
 
   const Context *context_;
   KernelCompiler *compiler_;

@@ -1,6 +1,6 @@
 //===- gather_matmul.cpp - C = A[idx] * B, rows of A gathered -------------===//
 //
-// C[m, :] = A[idx[m], :] * B for m < M, with f16 or f32 inputs (DTYPE),
+// C[m, :] = A[idx[m], :] * B for m < M, with f16, bf16 or f32 inputs (DTYPE),
 // accumulated in f32 and stored as DTYPE. idx is an i32 vector; the value -1
 // (0xFFFFFFFF read as unsigned) means "no row": that row of A reads zeros and
 // its row of C is zero. This is the access pattern of the implicit GEMM of
@@ -74,7 +74,7 @@ const KernelDefinition &tilec::kernel::getGatherMatmulKernel() {
           .param(MetaParameter("BLOCK_K").powerOfTwo().atLeast(
               16, "tile.dot operands are at least 16x16"))
           .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
-          .typeParam(TypeParameter("DTYPE", {"f16", "f32"}).byDefault("f16"))
+          .typeParam(TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))
           .arg(pointer("a_ptr", "DTYPE").divisibility(16))
           .arg(pointer("b_ptr", "DTYPE").divisibility(16))
           .arg(pointer("c_ptr", "DTYPE").divisibility(16))

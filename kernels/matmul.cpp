@@ -1,6 +1,6 @@
 //===- matmul.cpp - C = A * B, tiled, f32 accumulation --------------------===//
 //
-// C[M, N] = A[M, K] * B[K, N] with f16 or f32 inputs (DTYPE), accumulated in
+// C[M, N] = A[M, K] * B[K, N] with f16, bf16 or f32 inputs (DTYPE), accumulated in
 // f32 and stored as DTYPE. Row-major with unit inner strides: like Triton's
 // specialization of contiguous tensors, the unit strides are not arguments,
 // and the others carry divisibility hints. M, N and K need not divide the
@@ -72,7 +72,7 @@ const KernelDefinition &tilec::kernel::getMatmulKernel() {
               16, "tile.dot operands are at least 16x16"))
           .param(MetaParameter("GROUP_M").atLeast(1).byDefault(8))
           .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
-          .typeParam(TypeParameter("DTYPE", {"f16", "f32"}).byDefault("f16"))
+          .typeParam(TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))
           .arg(pointer("a_ptr", "DTYPE").divisibility(16))
           .arg(pointer("b_ptr", "DTYPE").divisibility(16))
           .arg(pointer("c_ptr", "DTYPE").divisibility(16))

@@ -42,17 +42,20 @@ runs=(
   "softmax BLOCK_N=1024 n_rows=37,n_cols=1000"
   "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=1024,N=1024,K=1024"
   "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=203,N=176,K=208"
+  "matmul BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=bf16 M=1024,N=1024,K=1024"
+  "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16 M=203,N=176,K=208"
   "matmul BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32 M=1024,N=1024,K=1024"
   "gather_matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=4096,N=128,K=256,R=8192"
   "gather_matmul BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32 M=203,N=176,K=208,R=301"
 )
 for run in "${runs[@]}"; do
   read -r kernel config sizes <<< "$run"
-  log="$logs/run-$kernel-${sizes//[,=]/_}.log"
+  dtype=$(grep -o 'DTYPE=[a-z0-9]*' <<< "$config" | sed 's/DTYPE=/ /' || true)
+  log="$logs/run-$kernel-${sizes//[,=]/_}${dtype// /_}.log"
   if "$bin/tilec" run --kernel "$kernel" --config "$config" --sizes "$sizes" > "$log" 2>&1; then
-    record "run $kernel $sizes" ok "$(tail -1 "$log" | sed 's/^ *//' | cut -c1-90)"
+    record "run $kernel $sizes$dtype" ok "$(tail -1 "$log" | sed 's/^ *//' | cut -c1-90)"
   else
-    record "run $kernel $sizes" FAIL "$(tail -1 "$log" | cut -c1-90)"
+    record "run $kernel $sizes$dtype" FAIL "$(tail -1 "$log" | cut -c1-90)"
   fi
 done
 

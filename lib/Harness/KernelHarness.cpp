@@ -59,33 +59,54 @@ double halfToDouble(uint16_t half) {
   return sign * std::ldexp(1024 + mantissa, exponent - 25);
 }
 
-/// A host tensor of f16 or f32 elements, kept in the device format; values()
-/// gives the exact stored values as doubles.
+/// bf16 keeps the upper half of an f32: rounded to nearest even, NaN kept
+/// quiet.
+uint16_t floatToBFloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if (std::isnan(value))
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+double bfloat16ToDouble(uint16_t value) {
+  uint32_t bits = static_cast<uint32_t>(value) << 16;
+  float result;
+  std::memcpy(&result, &bits, 4);
+  return result;
+}
+
+/// A host tensor of f32, f16 or bf16 elements, kept in the device format;
+/// get() gives the exact stored values as doubles.
 struct HostTensor {
-  bool isHalf = false;
+  ElementFormat format = ElementFormat::F32;
   std::vector<uint8_t> bytes;
 
-  HostTensor(bool isHalf, size_t count)
-      : isHalf(isHalf), bytes(count * (isHalf ? 2 : 4)) {}
-  size_t size() const { return bytes.size() / (isHalf ? 2 : 4); }
+  HostTensor(ElementFormat format, size_t count)
+      : format(format), bytes(count * elementBytes()) {}
+  size_t elementBytes() const { return format == ElementFormat::F32 ? 4 : 2; }
+  size_t size() const { return bytes.size() / elementBytes(); }
   void set(size_t index, double value) {
-    if (isHalf) {
-      uint16_t h = floatToHalf(static_cast<float>(value));
-      std::memcpy(&bytes[index * 2], &h, 2);
-    } else {
-      float f = static_cast<float>(value);
+    float f = static_cast<float>(value);
+    if (format == ElementFormat::F32) {
       std::memcpy(&bytes[index * 4], &f, 4);
+      return;
     }
+    uint16_t h =
+        format == ElementFormat::F16 ? floatToHalf(f) : floatToBFloat16(f);
+    std::memcpy(&bytes[index * 2], &h, 2);
   }
   double get(size_t index) const {
-    if (isHalf) {
-      uint16_t h;
-      std::memcpy(&h, &bytes[index * 2], 2);
-      return halfToDouble(h);
+    if (format == ElementFormat::F32) {
+      float f;
+      std::memcpy(&f, &bytes[index * 4], 4);
+      return f;
     }
-    float f;
-    std::memcpy(&f, &bytes[index * 4], 4);
-    return f;
+    uint16_t h;
+    std::memcpy(&h, &bytes[index * 2], 2);
+    return format == ElementFormat::F16 ? halfToDouble(h)
+                                        : bfloat16ToDouble(h);
   }
 };
 
@@ -93,8 +114,11 @@ struct Tolerance {
   double rtol, atol;
 };
 
-Tolerance toleranceFor(bool isHalf, bool tf32, double accumulationScale) {
-  if (isHalf)
+Tolerance toleranceFor(ElementFormat format, bool tf32,
+                       double accumulationScale) {
+  // The output is rounded to its format: at most 2^-11 relative for f16 and
+  // 2^-8 for bf16, with the f32 accumulation well inside.
+  if (format != ElementFormat::F32)
     return {1e-2, 1e-2 * accumulationScale};
   if (tf32)
     return {1e-3, 1e-3 * accumulationScale};
@@ -156,7 +180,7 @@ void fillUniform(HostTensor &tensor, Random &rng, double lo, double hi,
   size_t drawn = withReference ? count : std::min(count, kTile);
   for (size_t i = 0; i < drawn; ++i)
     tensor.set(i, rng.uniform(lo, hi));
-  size_t elementBytes = tensor.isHalf ? 2 : 4;
+  size_t elementBytes = tensor.elementBytes();
   size_t filled = drawn * elementBytes, total = count * elementBytes;
   while (filled < total && filled > 0) {
     size_t chunk = std::min(filled, total - filled);
@@ -221,7 +245,8 @@ rt::Status requirePositive(const std::map<std::string, int64_t> &sizes) {
 rt::Status buildVectorAdd(const rt::Context &context, const RunRequest &request,
                           Random &rng, Problem &problem, bool withReference) {
   TILEC_TRY_ASSIGN(n, lookup(request.sizes, "n_elements", "size"));
-  HostTensor x(false, n), y(false, n), out(false, n);
+  HostTensor x(ElementFormat::F32, n), y(ElementFormat::F32, n),
+      out(ElementFormat::F32, n);
   fillUniform(x, rng, -1, 1, withReference);
   fillUniform(y, rng, -1, 1, withReference);
   for (const HostTensor *tensor : {&x, &y, &out})
@@ -245,7 +270,8 @@ rt::Status buildSoftmax(const rt::Context &context, const RunRequest &request,
                         Random &rng, Problem &problem, bool withReference) {
   TILEC_TRY_ASSIGN(rows, lookup(request.sizes, "n_rows", "size"));
   TILEC_TRY_ASSIGN(cols, lookup(request.sizes, "n_cols", "size"));
-  HostTensor in(false, rows * cols), out(false, rows * cols);
+  HostTensor in(ElementFormat::F32, rows * cols),
+      out(ElementFormat::F32, rows * cols);
   fillUniform(in, rng, -4, 4, withReference);
   for (const HostTensor *tensor : {&out, &in})
     if (rt::Status status =
@@ -289,19 +315,22 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
       return status;
   }
   auto dtype = request.types.find("DTYPE");
-  if (dtype != request.types.end() && dtype->second != "f16" &&
-      dtype->second != "f32")
-    return rt::Status::error("the harness has f16 and f32 inputs for " +
-                             request.kernel + ", not DTYPE=" + dtype->second);
-  bool isHalf = dtype == request.types.end() || dtype->second == "f16";
+  std::string dtypeName = dtype == request.types.end() ? "f16" : dtype->second;
+  if (dtypeName != "f16" && dtypeName != "bf16" && dtypeName != "f32")
+    return rt::Status::error("the harness has f16, bf16 and f32 inputs for " +
+                             request.kernel + ", not DTYPE=" + dtypeName);
+  ElementFormat format = dtypeName == "f16"    ? ElementFormat::F16
+                         : dtypeName == "bf16" ? ElementFormat::BF16
+                                               : ElementFormat::F32;
   auto tf32 = request.params.find("ALLOW_TF32");
-  bool allowTF32 = !isHalf && tf32 != request.params.end() && tf32->second;
+  bool allowTF32 = format == ElementFormat::F32 &&
+                   tf32 != request.params.end() && tf32->second;
   int64_t sourceRows = m;
   if (gather) {
     auto rows = request.sizes.find("R");
     sourceRows = rows == request.sizes.end() ? 2 * m : rows->second;
   }
-  HostTensor a(isHalf, sourceRows * k), b(isHalf, k * n), c(isHalf, m * n);
+  HostTensor a(format, sourceRows * k), b(format, k * n), c(format, m * n);
   fillUniform(a, rng, -1, 1, withReference);
   fillUniform(b, rng, -1, 1, withReference);
   // Which row of A feeds row m of C; -1 (0xFFFFFFFF) reads zeros.
@@ -331,7 +360,7 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
   for (int64_t value : {m, n, k, k, n, n})
     addInt(problem, value);
   problem.outputBuffer = 2;
-  problem.outputIsHalf = isHalf;
+  problem.outputFormat = format;
   if (withReference) {
     std::vector<double> bValues(b.size());
     for (size_t i = 0; i < b.size(); ++i)
@@ -349,7 +378,7 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
       problem.expected.insert(problem.expected.end(), row.begin(), row.end());
     }
   }
-  Tolerance tolerance = toleranceFor(isHalf, allowTF32, std::sqrt(double(k)));
+  Tolerance tolerance = toleranceFor(format, allowTF32, std::sqrt(double(k)));
   problem.rtol = tolerance.rtol;
   problem.atol = tolerance.atol;
   return rt::Status::success();
@@ -536,7 +565,7 @@ rt::Result<RunReport> Problem::check() const {
     return rt::Status::error("the " + kernel +
                              " problem was built without a reference");
   const rt::DeviceBuffer &output = buffers[outputBuffer];
-  HostTensor result(outputIsHalf, expected.size());
+  HostTensor result(outputFormat, expected.size());
   if (rt::Status status =
           output.copyToHost(result.bytes.data(), result.bytes.size());
       !status.ok())

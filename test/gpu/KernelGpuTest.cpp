@@ -127,6 +127,9 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true},
         GpuCase{"matmul", "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32", true},
+        GpuCase{"matmul", "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16",
+                false},
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16", true},
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,DTYPE=f32,num_warps=8",
                 false},
@@ -135,6 +138,8 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",
                 true},
         GpuCase{"gather_matmul", "BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32",
+                true},
+        GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16",
                 true}),
     caseName);
 

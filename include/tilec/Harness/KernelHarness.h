@@ -58,6 +58,9 @@ struct RunReport {
 /// One problem on the device: inputs, the (poisoned) output, the scalar
 /// arguments in signature order and, when built with one, the float64
 /// reference of the output. Usable as the autotuner's benchmark inputs.
+/// How a host tensor's elements are stored (the kernel's DTYPE).
+enum class ElementFormat { F32, F16, BF16 };
+
 struct Problem : rt::BenchmarkInputs {
   struct Argument {
     /// A pointer to buffers[buffer], else the integer `value`.
@@ -70,7 +73,7 @@ struct Problem : rt::BenchmarkInputs {
   std::vector<rt::DeviceBuffer> buffers;
   std::vector<Argument> arguments;
   size_t outputBuffer = 0;
-  bool outputIsHalf = false;
+  ElementFormat outputFormat = ElementFormat::F32;
   /// Empty without a reference.
   std::vector<double> expected;
   double rtol = 0, atol = 0;

@@ -180,6 +180,18 @@ struct MmaDotOpConversion : OpConversionPattern<tile::DotOp> {
       return LLVM::InsertElementOp::create(rewriter, loc, vec, hi,
                                            i32Const(rewriter, loc, 1));
     };
+    // f16 pairs go in as vector<2xf16>; bf16 pairs as the i32 that holds
+    // them, with the PTX type named (NVVM cannot infer bf16 from i32).
+    bool isBF16 = elem.isBF16();
+    std::optional<std::array<NVVM::MMATypes, 2>> multiplicandTypes;
+    if (isBF16)
+      multiplicandTypes = {NVVM::MMATypes::bf16, NVVM::MMATypes::bf16};
+    auto asOperand = [&](Value pair) -> Value {
+      if (!isBF16)
+        return pair;
+      return LLVM::BitcastOp::create(rewriter, loc, rewriter.getI32Type(),
+                                     pair);
+    };
     // The registers of one instruction's fragment at a tile origin.
     auto fragment = [&](const LinearLayout &layout, const auto &index,
                         unsigned count, int64_t row0, int64_t col0,
@@ -216,13 +228,15 @@ struct MmaDotOpConversion : OpConversionPattern<tile::DotOp> {
             return op.emitError("operand fragment not found at k = ") << k0;
           SmallVector<Value> aOps, bOps;
           for (unsigned i = 0; i < 8; i += 2)
-            aOps.push_back(packPair(aRegs[aFrag[i]], aRegs[aFrag[i + 1]]));
+            aOps.push_back(
+                asOperand(packPair(aRegs[aFrag[i]], aRegs[aFrag[i + 1]])));
           for (unsigned i = 0; i < 4; i += 2)
-            bOps.push_back(packPair(bRegs[bFrag[i]], bRegs[bFrag[i + 1]]));
+            bOps.push_back(
+                asOperand(packPair(bRegs[bFrag[i]], bRegs[bFrag[i + 1]])));
           Value result = NVVM::MmaOp::create(
               rewriter, loc, resultType, aOps, bOps, cVals,
               ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-              std::nullopt,
+              multiplicandTypes,
               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                              NVVM::MMALayout::col});
           for (unsigned i = 0; i < 4; ++i)

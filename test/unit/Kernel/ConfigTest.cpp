@@ -99,8 +99,8 @@ TEST(ConfigTest, ResolvesAgainstAKernel) {
                 .find("'BLOCK_K' must be at least 16"),
             std::string::npos);
   EXPECT_NE(
-      errorOf(matmul.parseConfig("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16"))
-          .find("'DTYPE' must be one of f16, f32, got 'bf16'"),
+      errorOf(matmul.parseConfig("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f64"))
+          .find("'DTYPE' must be one of f16, bf16, f32, got 'f64'"),
       std::string::npos);
   EXPECT_NE(
       errorOf(matmul.parseConfig("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=16"))

@@ -59,16 +59,23 @@ for run in "${runs[@]}"; do
   fi
 done
 
-# Each kernel once under memcheck, on the sizes with masked tails.
+# Each kernel (and each matmul input type) once under memcheck, on the sizes
+# with masked tails: the runs whose sizes are not multiples of 16.
 if command -v compute-sanitizer > /dev/null; then
-  for index in 1 3 5 8; do
-    read -r kernel config sizes <<< "${runs[$index]}"
-    log="$logs/memcheck-$kernel.log"
+  for run in "${runs[@]}"; do
+    read -r kernel config sizes <<< "$run"
+    has_tail=0
+    for value in $(tr ',' '\n' <<< "$sizes" | cut -d= -f2); do
+      (( value % 16 != 0 )) && has_tail=1
+    done
+    (( has_tail )) || continue
+    dtype=$(grep -o 'DTYPE=[a-z0-9]*' <<< "$config" | sed 's/DTYPE=/ /' || true)
+    log="$logs/memcheck-$kernel${dtype// /_}.log"
     if compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/tilec" run \
         --kernel "$kernel" --config "$config" --sizes "$sizes" --reps 0 > "$log" 2>&1; then
-      record "memcheck $kernel $sizes" ok "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log")"
+      record "memcheck $kernel $sizes$dtype" ok "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log")"
     else
-      record "memcheck $kernel $sizes" FAIL "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log" || tail -1 "$log")"
+      record "memcheck $kernel $sizes$dtype" FAIL "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log" || tail -1 "$log")"
     fi
   done
 else

@@ -88,11 +88,8 @@ TilecJIT::compileKernelByName(const std::string &name,
       os << "  note: " << note.str() << "\n";
     return mlir::success();
   });
-  kernel::ArgumentFacts facts;
-  facts.divisibility = specialization.divisibility;
-  facts.equalToOne = specialization.equalToOne;
-  auto module = definition->specialize(context, *resolved,
-                                       definition->applicableFacts(facts));
+  auto module = definition->specialize(
+      context, *resolved, definition->applicableFacts(specialization));
   if (mlir::failed(module))
     return llvm::createStringError("cannot specialize " + name + " to " +
                                    resolved->str() + ":\n" + diagnostics);

@@ -322,27 +322,6 @@ static Type parseArgumentType(MLIRContext &context, StringRef type) {
 }
 
 ArgumentFacts
-ArgumentFacts::derive(const std::map<std::string, int64_t> &values) {
-  ArgumentFacts facts;
-  for (const auto &[name, value] : values) {
-    if (value == 1)
-      facts.equalToOne.insert(name);
-    else if (value % 16 == 0)
-      facts.divisibility[name] = 16;
-  }
-  return facts;
-}
-
-std::string ArgumentFacts::str() const {
-  std::vector<std::string> parts;
-  for (const auto &[name, divisor] : divisibility)
-    parts.push_back(name + "%" + std::to_string(divisor));
-  for (const std::string &name : equalToOne)
-    parts.push_back(name + "=1");
-  return llvm::join(parts, ",");
-}
-
-ArgumentFacts
 KernelDefinition::applicableFacts(const ArgumentFacts &facts) const {
   ArgumentFacts result;
   for (const ArgumentDecl &argument : signature) {

@@ -12,6 +12,7 @@
 #ifndef TILEC_KERNEL_KERNELDEFINITION_H
 #define TILEC_KERNEL_KERNELDEFINITION_H
 
+#include "tilec/runtime/KernelCompiler.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -163,18 +164,9 @@ struct AutotuneKeyEntry {
 /// Triton's JIT derives it: a value divisible by 16 lets loads and stores
 /// vectorize, a value equal to 1 (a unit stride) folds away. Facts change the
 /// ttir, so they are part of the kernel's identity (its hash and cache keys).
-struct ArgumentFacts {
-  /// Argument name -> a power of two the value is a multiple of.
-  std::map<std::string, int64_t> divisibility;
-  /// Arguments whose value is 1.
-  std::set<std::string> equalToOne;
-
-  /// Facts about `values` (argument name -> value): divisible by 16, or 1.
-  static ArgumentFacts derive(const std::map<std::string, int64_t> &values);
-  /// Canonical text, e.g. "K%16,N%16,stride=1"; empty without facts.
-  std::string str() const;
-  bool empty() const { return divisibility.empty() && equalToOne.empty(); }
-};
+/// The runtime's type, so that a call's specialization reaches the compiler
+/// as it is.
+using ArgumentFacts = rt::Specialization;
 
 class KernelDefinition {
 public:

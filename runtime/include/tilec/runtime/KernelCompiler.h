@@ -62,13 +62,14 @@ struct KernelConfig {
 // kernel's identity: the provider keeps one kernel per specialization, the
 // autotuner keys its results on it, and ArgPack refuses values that break the
 // one a kernel was compiled for. Names that are not integer arguments of the
-// kernel are ignored by the compiler.
+// kernel are ignored by the compiler, whose kernel::ArgumentFacts is this type.
 struct Specialization {
   std::map<std::string, int64_t> divisibility;
   std::set<std::string> equalToOne;
 
+  // Facts about `values` (name -> value): divisible by 16, or 1.
   static Specialization derive(const std::map<std::string, int64_t> &values);
-  // "K%16,M%16,N%16,stride=1"; empty without facts.
+  // Canonical text, "K%16,M%16,N%16,stride=1"; empty without facts.
   std::string str() const;
   bool empty() const { return divisibility.empty() && equalToOne.empty(); }
 };

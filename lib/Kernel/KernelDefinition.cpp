@@ -321,12 +321,15 @@ static Type parseArgumentType(MLIRContext &context, StringRef type) {
   return parseScalarType(context, type);
 }
 
+bool tilec::kernel::isIntegerArgumentType(llvm::StringRef type) {
+  return llvm::is_contained({"i1", "i8", "i16", "i32", "i64"}, type);
+}
+
 ArgumentFacts
 KernelDefinition::applicableFacts(const ArgumentFacts &facts) const {
   ArgumentFacts result;
   for (const ArgumentDecl &argument : signature) {
-    if (llvm::StringRef(argument.type).starts_with("ptr") ||
-        argument.type.empty() || argument.type[0] != 'i')
+    if (!isIntegerArgumentType(argument.type))
       continue;
     if (auto it = facts.divisibility.find(argument.name);
         it != facts.divisibility.end())

@@ -267,7 +267,7 @@ static llvm::Error linkLibdevice(llvm::Module &module,
 }
 
 const char tilec::kKernelPassPipeline[] =
-    "nvvm-reflect,cgscc(inline),globaldce,"
+    "cgscc(inline),globaldce,"
     "function(sroa,early-cse<memssa>,instcombine,simplifycfg,"
     "loop-mssa(licm),gvn,instcombine,adce,simplifycfg)";
 
@@ -315,7 +315,12 @@ llvm::Error tilec::optimizeLLVMModule(llvm::Module &module,
   llvm::StringRef pipeline = options.llvmPasses.empty()
                                  ? llvm::StringRef(kKernelPassPipeline)
                                  : llvm::StringRef(options.llvmPasses);
+  // The NVPTX target's pipeline-start passes first (NVVMReflect with the
+  // target's SM version, so that libdevice picks the code for this chip;
+  // intrinsic ranges), as default<O3> runs them; then the chosen passes.
   llvm::ModulePassManager passes;
+  passBuilder.invokePipelineStartEPCallbacks(passes,
+                                             llvm::OptimizationLevel::O3);
   if (llvm::Error error = passBuilder.parsePassPipeline(passes, pipeline))
     return makeError("bad LLVM pass pipeline '" + pipeline +
                      "': " + llvm::toString(std::move(error)));

@@ -169,6 +169,9 @@ Json encodeDeclaration(const KernelDescription &declaration) {
   json["derived_params"] = Json::object();
   for (const auto &[name, value] : declaration.derivedParams)
     json["derived_params"][name] = value;
+  json["integer_arguments"] = Json::object();
+  for (const auto &[name, divisibility] : declaration.integerArguments)
+    json["integer_arguments"][name] = divisibility;
   return json;
 }
 
@@ -198,6 +201,11 @@ KernelDescription decodeDeclaration(const Json &json) {
     for (auto it = derived->begin(); it != derived->end(); ++it)
       if (it->is_string())
         declaration.derivedParams[it.key()] = it->get<std::string>();
+  if (const Json *arguments = member(json, "integer_arguments");
+      arguments && arguments->is_object())
+    for (auto it = arguments->begin(); it != arguments->end(); ++it)
+      if (it->is_number_integer())
+        declaration.integerArguments[it.key()] = it->get<int64_t>();
   return declaration;
 }
 
@@ -648,6 +656,9 @@ private:
     } else if (depth() == 6 && kind == Kind::String &&
                section == "derived_params") {
       declaration.derivedParams[keyAt(5)] = std::move(string_);
+    } else if (depth() == 6 && kind == Kind::Integer &&
+               section == "integer_arguments") {
+      declaration.integerArguments[keyAt(5)] = integer_;
     } else if (depth() == 7 && section == "key" && frames_[5].isArray &&
                kind == Kind::String && !declaration.key.empty()) {
       if (keyAt(6) == "name")

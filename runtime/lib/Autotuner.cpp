@@ -498,7 +498,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   // Pins name the declared key; results are kept per specialization too,
   // since the winner's cubin was compiled for it.
   const std::string declaredKey = *key;
-  const Specialization specialization = Specialization::derive(call.sizes);
+  const Specialization specialization = specializeCall(*description, call);
   if (!specialization.empty())
     *key += "|" + specialization.str();
   step("key");

@@ -443,6 +443,19 @@ evaluateExpression(std::string_view expression,
   return ExpressionEvaluator(expression, names).run();
 }
 
+Specialization specializeCall(const KernelDescription &kernel,
+                              const CallSpec &call) {
+  std::map<std::string, int64_t> arguments;
+  for (const auto &[name, value] : call.sizes)
+    if (kernel.integerArguments.count(name))
+      arguments[name] = value;
+  Specialization result = Specialization::derive(arguments);
+  for (auto it = result.equalToOne.begin(); it != result.equalToOne.end();)
+    it = kernel.integerArguments.at(*it) > 1 ? result.equalToOne.erase(it)
+                                             : std::next(it);
+  return result;
+}
+
 Result<std::string> computeAutotuneKey(const KernelDescription &kernel,
                                        const CallSpec &call) {
   std::map<std::string, int64_t> names = callNames(kernel, call);

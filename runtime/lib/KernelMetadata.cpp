@@ -177,6 +177,9 @@ Status readSignature(const Json &object, std::vector<KernelArg> &out) {
         return fieldError(field + ".divisibility",
                           "must be a positive power of two, got " +
                               describe(*divisibility));
+      if (isFloatArgType(arg.type))
+        return fieldError(field + ".divisibility",
+                          "is set on a floating-point argument");
       arg.divisibility = parsed;
     }
     if (const Json *equalToOne = find(entry, "equal_to_one")) {
@@ -187,6 +190,10 @@ Status readSignature(const Json &object, std::vector<KernelArg> &out) {
       if (arg.equalToOne && !isIntegerArgType(arg.type))
         return fieldError(field + ".equal_to_one",
                           "is set on a non-integer argument");
+      if (arg.equalToOne && arg.divisibility > 1)
+        return fieldError(field + ".equal_to_one",
+                          "contradicts the divisibility " +
+                              std::to_string(arg.divisibility));
     }
     out.push_back(std::move(arg));
   }

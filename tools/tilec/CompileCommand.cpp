@@ -202,6 +202,8 @@ int runCompile() {
       return fail("unknown kernel '" + kernelName + "' (see --list)");
     if (allConfigs && !configText.empty())
       return fail("--all-configs compiles the declared configs; drop --config");
+    if (allConfigs && definition->getConfigs().empty())
+      return fail(kernelName + " declares no configs to compile");
     auto config = allConfigs ? llvm::Expected<kernel::Config>(
                                    definition->getConfigs().front())
                              : definition->parseConfig(configText);

@@ -140,6 +140,9 @@ struct ArgumentDecl {
   int64_t divisibilityHint = 0;
 };
 
+/// Whether an argument type spelling ("i32", "ptr<f16>", ...) is an integer.
+bool isIntegerArgumentType(llvm::StringRef type);
+
 /// A pointer argument: pointer("a_ptr", "f16") or pointer("a_ptr", "DTYPE").
 inline ArgumentDecl pointer(llvm::StringRef name, llvm::StringRef pointee) {
   return ArgumentDecl(name, ("ptr<" + pointee + ">").str());

@@ -54,7 +54,9 @@ struct PTXOptions {
   std::string libdevicePath;
 };
 
-/// The LLVM IR pipeline tilec runs by default. The input is one kernel with
+/// The LLVM IR pipeline tilec runs by default, after the NVPTX target's
+/// pipeline-start passes (NVVMReflect for the target SM), which every
+/// pipeline gets. The input is one kernel with
 /// one loop nest, already free of allocas and calls (libdevice aside), and
 /// ptxas optimizes its output again: what is left for LLVM is to fold the
 /// per-register index arithmetic (instcombine, CSE, GVN), hoist loop-invariant

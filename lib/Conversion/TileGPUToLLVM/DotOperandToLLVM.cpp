@@ -158,6 +158,11 @@ struct ConvertLayoutToDotOperand
     bool trans = kDim != tile.colDim;
     LinearLayout src = getLinearLayout(srcType);
     LinearLayout dst = getLinearLayout(dstType);
+    // When every thread already holds its elements, the generic pattern
+    // renames registers: no shared memory at all.
+    if (succeeded(mapRegisters(
+            src, dst, [](const LinearLayout::Basis &coords) { return coords; })))
+      return rewriter.notifyMatchFailure(op, "a register renaming suffices");
     if (!matchesLdmatrixLanes(dst, tile, trans))
       return rewriter.notifyMatchFailure(op, "layout is not ldmatrix's");
 

@@ -294,9 +294,13 @@ struct LoadOpConversion : OpConversionPattern<tile::LoadOp> {
               ? reg
               : LLVM::LLVMStructType::getLiteral(
                     getContext(), SmallVector<Type>(shape.words, reg));
+      // Without side effects the asm would read no memory as far as MLIR and
+      // LLVM know: CSE would merge a load with one before an intervening
+      // store to the same address, and code motion could move it across the
+      // store. Inline asm cannot say "reads memory only".
       auto inlineAsm = LLVM::InlineAsmOp::create(
           rewriter, loc, asmResult, operands, body, constraints,
-          /*has_side_effects=*/op.getIsVolatile(), /*is_align_stack=*/false,
+          /*has_side_effects=*/true, /*is_align_stack=*/false,
           LLVM::tailcallkind::TailCallKind::None,
           LLVM::AsmDialectAttr::get(getContext(), LLVM::AsmDialect::AD_ATT),
           /*operand_attrs=*/ArrayAttr());

@@ -1,4 +1,5 @@
 // RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu -tilegpu-coalesce -tilegpu-remove-layout-conversions -canonicalize -convert-tilegpu-to-llvm | FileCheck %s
+// RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu -tilegpu-coalesce -tilegpu-remove-layout-conversions -canonicalize -convert-tilegpu-to-llvm -cse | FileCheck %s --check-prefix=CSE
 
 // A kernel becomes an llvm.func marked for NVVM with its block size (and
 // .minnctapersm 1, so ptxas does not cap registers at 32); pointer
@@ -120,5 +121,33 @@ func.func @dot_f32(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: !tile.
   %cs = tile.splat %c : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
   %cp = tile.addptr %cs, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
   tile.store %cp, %d : tensor<16x16x!tile.ptr<f32>>
+  return
+}
+
+// -----
+
+// A load after a store to the same address reads memory again: loads are
+// inline asm with side effects, which CSE does not merge.
+// CHECK-LABEL: llvm.func @load_store_load
+// CHECK: ld.global.v4.b32
+// CHECK: st.global.v4.b32
+// CHECK: ld.global.v4.b32
+// CHECK: st.global.v4.b32
+// CSE-LABEL: llvm.func @load_store_load
+// CSE: ld.global.v4.b32
+// CSE: st.global.v4.b32
+// CSE: ld.global.v4.b32
+// CSE: st.global.v4.b32
+func.func @load_store_load(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %out: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %range = tile.make_range {start = 0 : i32, end = 512 : i32} : tensor<512xi32>
+  %xs = tile.splat %x : !tile.ptr<f32> -> tensor<512x!tile.ptr<f32>>
+  %xp = tile.addptr %xs, %range : tensor<512x!tile.ptr<f32>>, tensor<512xi32>
+  %a = tile.load %xp : tensor<512x!tile.ptr<f32>>
+  %two = arith.addf %a, %a : tensor<512xf32>
+  tile.store %xp, %two : tensor<512x!tile.ptr<f32>>
+  %b = tile.load %xp : tensor<512x!tile.ptr<f32>>
+  %os = tile.splat %out : !tile.ptr<f32> -> tensor<512x!tile.ptr<f32>>
+  %op = tile.addptr %os, %range : tensor<512x!tile.ptr<f32>>, tensor<512xi32>
+  tile.store %op, %b : tensor<512x!tile.ptr<f32>>
   return
 }

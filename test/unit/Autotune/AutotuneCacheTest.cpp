@@ -67,6 +67,7 @@ protected:
     entry.declaration.paramDefaults = {{"GROUP_M", 8}};
     entry.declaration.typeDefaults = {{"DTYPE", "f16"}};
     entry.declaration.derivedParams = {{"BLOCK_N", "next_power_of_2(n_cols)"}};
+    entry.declaration.integerArguments = {{"M", 1}, {"stride_am", 16}};
     entry.tunedAt = "2026-11-29T12:00:00Z";
     entry.budgetMs = 20;
     return entry;
@@ -121,6 +122,8 @@ TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {
   EXPECT_EQ(declaration->typeDefaults.at("DTYPE"), "f16");
   EXPECT_EQ(declaration->derivedParams.at("BLOCK_N"),
             "next_power_of_2(n_cols)");
+  EXPECT_EQ(declaration->integerArguments,
+            (std::map<std::string, int64_t>{{"M", 1}, {"stride_am", 16}}));
   EXPECT_EQ(found->tunedAt, "2026-11-29T12:00:00Z");
   EXPECT_DOUBLE_EQ(found->budgetMs, 20);
   EXPECT_EQ(found->timings[1].reason,

@@ -116,6 +116,24 @@ TEST(AutotuneKey, PlainEntriesTakeCallValuesThenDefaults) {
   EXPECT_EQ(*key, "M=4096,N=4096,K=4096,DTYPE=f32,ALLOW_TF32=1");
 }
 
+// Only integer arguments specialize; "= 1" does not apply to an argument
+// declared divisible; the text is canonical.
+TEST(Specialization, OfACall) {
+  rt::KernelDescription kernel = matmulLike();
+  kernel.integerArguments = {
+      {"M", 1}, {"N", 1}, {"K", 1}, {"stride_am", 16}, {"stride_bk", 16}};
+  rt::CallSpec call;
+  call.sizes = {{"M", 4096}, {"N", 1},         {"K", 100},
+                {"R", 32},   {"stride_am", 1}, {"stride_bk", 64}};
+  rt::Specialization specialization = rt::specializeCall(kernel, call);
+  EXPECT_EQ(specialization.str(), "M%16,stride_bk%16,N=1");
+  // A kernel described without its arguments (an older autotune cache)
+  // specializes nothing.
+  EXPECT_TRUE(rt::specializeCall(matmulLike(), call).empty());
+  EXPECT_EQ(rt::Specialization::derive({{"a", 32}, {"b", 1}, {"c", 7}}).str(),
+            "a%16,b=1");
+}
+
 TEST(AutotuneKey, DerivedEntries) {
   rt::KernelDescription gather = matmulLike();
   gather.key = {

@@ -89,6 +89,28 @@ TEST(Describe, KeysOfTheRealKernels) {
             "LOG2_N=17");
 }
 
+// The description names the integer arguments with their declared
+// divisibility: what a call's specialization may speak of.
+TEST(Describe, IntegerArguments) {
+  jit::TilecJIT compiler;
+  auto matmul = compiler.describe("matmul");
+  ASSERT_TRUE(matmul.ok()) << matmul.message();
+  EXPECT_EQ(matmul->integerArguments,
+            (std::map<std::string, int64_t>{{"K", 1},
+                                            {"M", 1},
+                                            {"N", 1},
+                                            {"stride_am", 16},
+                                            {"stride_bk", 16},
+                                            {"stride_cm", 16}}));
+  rt::CallSpec call;
+  call.sizes = {{"n_rows", 4096}, {"n_cols", 1024}};
+  auto softmax = compiler.describe("softmax");
+  ASSERT_TRUE(softmax.ok()) << softmax.message();
+  // n_rows sizes the grid only; it is not an argument of the kernel.
+  std::string facts = rt::specializeCall(*softmax, call).str();
+  EXPECT_EQ(facts.find("n_rows"), std::string::npos) << facts;
+}
+
 // The autotuner launches on the declared grid, `tilec run` on the harness's:
 // they must agree for every candidate and every problem shape.
 TEST(Describe, DeclaredGridsMatchTheHarness) {

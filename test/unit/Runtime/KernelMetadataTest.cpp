@@ -138,6 +138,11 @@ TEST(KernelMetadataTest, NamesWronglyTypedFields) {
        "field 'signature[3].equal_to_one' must be a boolean, got integer 1"},
       {"/signature/2/equal_to_one", true,
        "field 'signature[2].equal_to_one' is set on a non-integer argument"},
+      {"/signature/4/divisibility", 16,
+       "field 'signature[4].divisibility' is set on a floating-point "
+       "argument"},
+      {"/signature/3/divisibility", 16,
+       "field 'signature[3].equal_to_one' contradicts the divisibility 16"},
       {"/signature/2/name", nullptr,
        "field 'signature[2].name' must be a string, got null"},
       {"/config/BLOCK_M", "128",

@@ -3,9 +3,11 @@
 #include "tilec/Target/PTXEmitter.h"
 #include "TestKernels.h"
 
+#include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/SourceMgr.h"
 
 #include "gtest/gtest.h"
 
@@ -243,4 +245,31 @@ TEST(PTXEmitter, BadLLVMPipelineIsAnError) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("no-such-pass"), std::string::npos) << message;
+}
+
+// libdevice branches on __nvvm_reflect("__CUDA_ARCH"): every pipeline resolves
+// it to the target's SM version (the NVPTX pipeline-start passes), not 0.
+TEST(PTXEmitter, ReflectSeesTheTargetArchitecture) {
+  static constexpr const char *kReflect = R"(
+@arch = private constant [12 x i8] c"__CUDA_ARCH\00"
+declare i32 @__nvvm_reflect(ptr)
+define ptx_kernel void @k(ptr addrspace(1) %out) {
+  %v = call i32 @__nvvm_reflect(ptr @arch)
+  store i32 %v, ptr addrspace(1) %out
+  ret void
+}
+)";
+  for (const char *passes : {"", "default<O3>"}) {
+    llvm::LLVMContext llvmCtx;
+    llvm::SMDiagnostic diagnostic;
+    std::unique_ptr<llvm::Module> module =
+        llvm::parseAssemblyString(kReflect, diagnostic, llvmCtx);
+    ASSERT_TRUE(module) << diagnostic.getMessage().str();
+    PTXOptions options;
+    options.llvmPasses = passes;
+    ASSERT_FALSE(!!optimizeLLVMModule(*module, options));
+    std::string llir = printLLVMIR(*module);
+    EXPECT_NE(llir.find("store i32 900"), std::string::npos)
+        << passes << ":\n" << llir;
+  }
 }

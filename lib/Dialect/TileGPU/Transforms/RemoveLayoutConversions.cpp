@@ -336,7 +336,9 @@ struct NarrowBeforeConversion : OpRewritePattern<ConvertLayoutOp> {
         resultType.getElementTypeBitWidth() >=
             srcType.getElementTypeBitWidth())
       return failure();
-    rewriter.setInsertionPoint(user);
+    // Next to the conversion, not the user: a user inside a loop must not
+    // pull a one-time conversion into the loop.
+    rewriter.setInsertionPointAfter(op);
     auto narrowType = resultType.cloneWithEncoding(srcType.getEncoding());
     Operation *narrow = rewriter.create(
         user->getLoc(), user->getName().getIdentifier(), {op.getSrc()},

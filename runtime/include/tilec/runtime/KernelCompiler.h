@@ -100,6 +100,9 @@ struct KernelDescription {
   // Meta-parameters the launcher derives from the call instead of tuning
   // them (softmax: BLOCK_N = "next_power_of_2(n_cols)").
   std::map<std::string, std::string> derivedParams;
+  // The integer arguments, with the divisibility each is declared with (1:
+  // none): the names a call's specialization may speak of.
+  std::map<std::string, int64_t> integerArguments;
 };
 
 // What a compile hands to the runtime: the image to load and the compile

@@ -304,3 +304,29 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return
   }
 }
+
+// -----
+
+// The narrowed conversion stays where the conversion was: a user inside a
+// loop does not pull a one-time conversion into it.
+
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, "tilegpu.target" = "sm_90"} {
+  // CHECK-LABEL: func.func @narrow_outside_loop
+  func.func @narrow_outside_loop(%acc: tensor<64x64xf32, #mma>, %p: tensor<64x64x!tile.ptr<f16>, #blocked>, %n: i32) {
+    // CHECK: arith.truncf %{{.+}} : tensor<64x64xf32, #{{.+}}> to tensor<64x64xf16, #{{.+}}>
+    // CHECK-NEXT: %[[C:.+]] = tilegpu.convert_layout
+    // CHECK-NEXT: scf.for
+    // CHECK-NEXT: tile.store %{{.+}}, %[[C]]
+    // CHECK-NEXT: }
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c = tilegpu.convert_layout %acc : tensor<64x64xf32, #mma> -> tensor<64x64xf32, #blocked>
+    scf.for %i = %c0 to %n step %c1 : i32 {
+      %h = arith.truncf %c : tensor<64x64xf32, #blocked> to tensor<64x64xf16, #blocked>
+      tile.store %p, %h : tensor<64x64x!tile.ptr<f16>, #blocked>
+    }
+    return
+  }
+}

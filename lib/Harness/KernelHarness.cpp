@@ -210,10 +210,18 @@ void addPointer(Problem &problem, size_t buffer) {
   problem.arguments.push_back(argument);
 }
 
-void addInt(Problem &problem, int64_t value) {
-  Problem::Argument argument;
-  argument.value = value;
-  problem.arguments.push_back(argument);
+/// Binds the integer arguments, which follow the pointers in every kernel's
+/// signature.
+rt::Status addIntegerArguments(const RunRequest &request, Problem &problem) {
+  auto values = integerArguments(request);
+  if (!values)
+    return values.status();
+  for (const auto &[name, value] : *values) {
+    Problem::Argument argument;
+    argument.value = value;
+    problem.arguments.push_back(argument);
+  }
+  return rt::Status::success();
 }
 
 rt::Status addBuffer(const rt::Context &context, Problem &problem,
@@ -256,7 +264,8 @@ rt::Status buildVectorAdd(const rt::Context &context, const RunRequest &request,
       return status;
   for (size_t b = 0; b < 3; ++b)
     addPointer(problem, b);
-  addInt(problem, n);
+  if (rt::Status status = addIntegerArguments(request, problem); !status.ok())
+    return status;
   problem.outputBuffer = 2;
   if (withReference)
     for (int64_t i = 0; i < n; ++i)
@@ -280,9 +289,8 @@ rt::Status buildSoftmax(const rt::Context &context, const RunRequest &request,
       return status;
   addPointer(problem, 0);
   addPointer(problem, 1);
-  addInt(problem, cols);
-  addInt(problem, cols);
-  addInt(problem, cols);
+  if (rt::Status status = addIntegerArguments(request, problem); !status.ok())
+    return status;
   problem.outputBuffer = 0;
   if (withReference) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -357,8 +365,8 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
       return status;
     addPointer(problem, 3);
   }
-  for (int64_t value : {m, n, k, k, n, n})
-    addInt(problem, value);
+  if (rt::Status status = addIntegerArguments(request, problem); !status.ok())
+    return status;
   problem.outputBuffer = 2;
   problem.outputFormat = format;
   if (withReference) {
@@ -385,6 +393,44 @@ rt::Status buildMatmul(const rt::Context &context, const RunRequest &request,
 }
 
 } // namespace
+
+rt::Result<std::vector<std::pair<std::string, int64_t>>>
+integerArguments(const RunRequest &request) {
+  auto size = [&](const char *name) { return lookup(request.sizes, name, "size"); };
+  using Values = std::vector<std::pair<std::string, int64_t>>;
+  if (request.kernel == "vector_add") {
+    TILEC_TRY_ASSIGN(n, size("n_elements"));
+    return Values{{"n_elements", n}};
+  }
+  if (request.kernel == "softmax") {
+    // Rows are dense: both row strides are n_cols.
+    TILEC_TRY_ASSIGN(cols, size("n_cols"));
+    return Values{{"input_row_stride", cols},
+                  {"output_row_stride", cols},
+                  {"n_cols", cols}};
+  }
+  if (request.kernel == "matmul" || request.kernel == "gather_matmul") {
+    // Row-major A (M x K), B (K x N), C (M x N).
+    TILEC_TRY_ASSIGN(m, size("M"));
+    TILEC_TRY_ASSIGN(n, size("N"));
+    TILEC_TRY_ASSIGN(k, size("K"));
+    return Values{{"M", m},         {"N", n},         {"K", k},
+                  {"stride_am", k}, {"stride_bk", n}, {"stride_cm", n}};
+  }
+  return rt::Status::error("the harness has no reference for kernel '" +
+                           request.kernel + "'");
+}
+
+rt::Result<std::map<std::string, int64_t>>
+callValues(const RunRequest &request) {
+  auto arguments = integerArguments(request);
+  if (!arguments)
+    return arguments.status();
+  std::map<std::string, int64_t> values = request.sizes;
+  for (const auto &[name, value] : *arguments)
+    values[name] = value;
+  return values;
+}
 
 std::string RunReport::describe() const {
   std::ostringstream os;

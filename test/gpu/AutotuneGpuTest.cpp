@@ -118,7 +118,9 @@ harness::RunRequest requestOf(const std::string &kernel,
 
 rt::CallSpec callOf(const harness::RunRequest &request) {
   rt::CallSpec call;
-  call.sizes = request.sizes;
+  auto values = harness::callValues(request);
+  EXPECT_TRUE(values.ok()) << values.message();
+  call.sizes = values.ok() ? *values : request.sizes;
   call.types = request.types;
   call.params = request.params;
   return call;

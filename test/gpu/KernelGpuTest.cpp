@@ -85,12 +85,15 @@ TEST_P(KernelGpuTest, MatchesFloat64Reference) {
   if (param.kernel == "softmax")
     request.sizes["n_cols"] = std::min<int64_t>(request.sizes["n_cols"],
                                                 config->params.at("BLOCK_N"));
-  // Specialized for the sizes, as the runtime's JIT does: the default sizes
-  // are multiples of 16 (vector loads, masks per vector), the tails are not.
+  // Specialized for the values the launch passes, as the runtime's JIT does:
+  // the default sizes are multiples of 16 (vector loads, masks per vector),
+  // the tails are not.
+  auto values = tilec::harness::integerArguments(request);
+  ASSERT_TRUE(values.ok()) << values.message();
   auto module = definition->specialize(
       mlirContext, *config,
-      definition->applicableFacts(
-          tilec::kernel::ArgumentFacts::derive(request.sizes)));
+      definition->applicableFacts(tilec::kernel::ArgumentFacts::derive(
+          std::map<std::string, int64_t>(values->begin(), values->end()))));
   ASSERT_TRUE(mlir::succeeded(module)) << diagnostics;
   tilec::CompileOptions options;
   options.numWarps = config->numWarps;

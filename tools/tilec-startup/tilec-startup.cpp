@@ -165,7 +165,12 @@ int main(int argc, char **argv) {
     return fail(autotuner.message());
   step("load autotune cache + pins");
   rt::CallSpec call;
-  call.sizes = request.sizes;
+  // Every integer the launch passes (strides too), so that the key carries
+  // the specialization the tuning run had.
+  auto values = harness::callValues(request);
+  if (!values)
+    return fail(values.message());
+  call.sizes = *values;
   call.types = request.types;
   call.params = request.params;
   auto selected = (*autotuner)->select(options.kernel, call);

@@ -72,10 +72,14 @@ int runRun() {
   mlir::MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  // Specialized for the sizes, as the runtime's JIT does.
+  // Specialized for the values the launch passes, as the runtime's JIT does.
+  auto values = harness::integerArguments(request);
+  if (!values)
+    return fail(values.message());
   auto module = definition->specialize(
       context, *config,
-      definition->applicableFacts(kernel::ArgumentFacts::derive(request.sizes)));
+      definition->applicableFacts(kernel::ArgumentFacts::derive(
+          std::map<std::string, int64_t>(values->begin(), values->end()))));
   if (mlir::failed(module))
     return fail("cannot specialize " + kernelName + " to " + config->str());
   CompileOptions options;

@@ -316,7 +316,12 @@ int runTune() {
     llvm::errs() << "tilec tune: warning: " << warning << "\n";
 
   rt::CallSpec call;
-  call.sizes = request.sizes;
+  // Every integer the launch passes (strides too): the kernel specializes
+  // on them.
+  auto values = harness::callValues(request);
+  if (!values)
+    return fail(values.message());
+  call.sizes = *values;
   call.types = request.types;
   call.params = request.params;
   rt::InputsFactory inputs =

@@ -91,6 +91,16 @@ std::map<std::string, int64_t> defaultSizes(const std::string &kernel);
 /// Sizes that are not multiples of any block (masked tails).
 std::map<std::string, int64_t> tailSizes(const std::string &kernel);
 
+/// The values the harness passes for the kernel's integer arguments (sizes
+/// and strides, by argument name), in signature order: what a launch of
+/// `request` specializes on.
+rt::Result<std::vector<std::pair<std::string, int64_t>>>
+integerArguments(const RunRequest &request);
+/// The same as a map, merged with the request's sizes (sizes that are not
+/// arguments, like n_rows, stay: the autotune key and grid read them).
+rt::Result<std::map<std::string, int64_t>>
+callValues(const RunRequest &request);
+
 /// Builds the problem of `request` (kernel, types, sizes, seed; the block
 /// sizes are not needed). The reference is computed only when asked for.
 rt::Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,

@@ -450,6 +450,12 @@ Specialization specializeCall(const KernelDescription &kernel,
     if (kernel.integerArguments.count(name))
       arguments[name] = value;
   Specialization result = Specialization::derive(arguments);
+  // What the declaration already promises is no news (and keeps the key
+  // short); "= 1" cannot hold where it promises more.
+  for (auto it = result.divisibility.begin(); it != result.divisibility.end();)
+    it = kernel.integerArguments.at(it->first) >= it->second
+             ? result.divisibility.erase(it)
+             : std::next(it);
   for (auto it = result.equalToOne.begin(); it != result.equalToOne.end();)
     it = kernel.integerArguments.at(*it) > 1 ? result.equalToOne.erase(it)
                                              : std::next(it);

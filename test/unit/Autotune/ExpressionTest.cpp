@@ -126,7 +126,8 @@ TEST(Specialization, OfACall) {
   call.sizes = {{"M", 4096}, {"N", 1},         {"K", 100},
                 {"R", 32},   {"stride_am", 1}, {"stride_bk", 64}};
   rt::Specialization specialization = rt::specializeCall(kernel, call);
-  EXPECT_EQ(specialization.str(), "M%16,stride_bk%16,N=1");
+  // stride_bk%16 is what the declaration promises already.
+  EXPECT_EQ(specialization.str(), "M%16,N=1");
   // A kernel described without its arguments (an older autotune cache)
   // specializes nothing.
   EXPECT_TRUE(rt::specializeCall(matmulLike(), call).empty());

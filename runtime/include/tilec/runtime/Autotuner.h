@@ -86,10 +86,11 @@ Result<KernelConfig> specializeConfig(const KernelDescription &kernel,
                                       const KernelConfig &candidate,
                                       const CallSpec &call);
 
-// What the kernel may assume about the call: Specialization::derive of the
-// call's sizes that are integer arguments of the kernel, without "= 1" for an
-// argument declared divisible (the launch refuses 1 there). Sizes that only
-// feed the grid or the key do not specialize.
+// What the kernel may assume about the call beyond its declaration:
+// Specialization::derive of the call's sizes that are integer arguments of
+// the kernel, without the divisibility the declaration already promises and
+// without "= 1" for an argument declared divisible (the launch refuses 1
+// there). Sizes that only feed the grid or the key do not specialize.
 Specialization specializeCall(const KernelDescription &kernel,
                               const CallSpec &call);
 

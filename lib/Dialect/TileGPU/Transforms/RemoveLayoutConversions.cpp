@@ -350,6 +350,87 @@ struct NarrowBeforeConversion : OpRewritePattern<ConvertLayoutOp> {
   }
 };
 
+/// reduce(convert(x)) -> reduce(x) when the reduction leaves a scalar: which
+/// thread holds which element does not change a reduction of all of them.
+struct ReduceThroughConversion : OpRewritePattern<tile::ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tile::ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto convert = op.getSrc().getDefiningOp<ConvertLayoutOp>();
+    if (!convert || isa<RankedTensorType>(op.getType()))
+      return failure();
+    rewriter.modifyOpInPlace(
+        op, [&] { op.getSrcMutable().assign(convert.getSrc()); });
+    return success();
+  }
+};
+
+/// elementwise(convert(x), splat or constant...) ->
+/// convert(elementwise(x, ...)): a conversion whose only user is an
+/// elementwise op moves past it, towards a use that may not need it (a full
+/// reduction, a store in x's layout). A load's layout chosen by coalescing
+/// then carries through a row's computation (softmax) instead of a round
+/// trip through shared memory and the elementwise work done in both layouts.
+struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvertLayoutOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op->hasOneUse())
+      return failure();
+    Operation *user = *op->getUsers().begin();
+    if (!user->hasTrait<OpTrait::Elementwise>() || user->getNumResults() != 1 ||
+        user->getNumRegions() != 0 || !isPure(user) ||
+        user->getBlock() != op->getBlock())
+      return failure();
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    auto resultType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
+    // Not past a widening op (extf): the conversion would move more bytes.
+    if (!resultType || !resultType.getElementType().isIntOrFloat() ||
+        !srcType.getElementType().isIntOrFloat() ||
+        resultType.getElementTypeBitWidth() >
+            srcType.getElementTypeBitWidth())
+      return failure();
+    Attribute layout = srcType.getEncoding();
+    // Every other operand must be as cheap in the source layout: a splat of
+    // a scalar or a splat constant.
+    for (Value operand : user->getOperands()) {
+      if (operand == op.getResult())
+        continue;
+      DenseElementsAttr dense;
+      bool cheap = operand.getDefiningOp<tile::SplatOp>() ||
+                   (matchPattern(operand, m_Constant(&dense)) &&
+                    dense.isSplat());
+      if (!cheap || !isa<RankedTensorType>(operand.getType()))
+        return failure();
+    }
+    rewriter.setInsertionPoint(user);
+    SmallVector<Value> operands;
+    for (Value operand : user->getOperands()) {
+      if (operand == op.getResult()) {
+        operands.push_back(op.getSrc());
+        continue;
+      }
+      auto inLayout =
+          cast<RankedTensorType>(operand.getType()).cloneWithEncoding(layout);
+      if (auto splat = operand.getDefiningOp<tile::SplatOp>()) {
+        operands.push_back(tile::SplatOp::create(rewriter, splat.getLoc(),
+                                                 inLayout, splat.getSrc()));
+        continue;
+      }
+      DenseElementsAttr dense;
+      (void)matchPattern(operand, m_Constant(&dense));
+      operands.push_back(arith::ConstantOp::create(
+          rewriter, operand.getLoc(), inLayout, dense.reshape(inLayout)));
+    }
+    Operation *moved = rewriter.create(
+        user->getLoc(), user->getName().getIdentifier(), operands,
+        {resultType.cloneWithEncoding(layout)}, user->getAttrs());
+    rewriter.replaceOpWithNewOp<ConvertLayoutOp>(user, resultType,
+                                                 moved->getResult(0));
+    return success();
+  }
+};
+
 /// A loop-carried value converted to another layout on entry to the body
 /// and back on exit (a tensor-core accumulator between two converts) is
 /// carried in the inner layout instead: one conversion before the loop and
@@ -440,7 +521,9 @@ struct RemoveLayoutConversionsPass
     RewritePatternSet patternList(context);
     ConvertLayoutOp::getCanonicalizationPatterns(patternList, context);
     scf::ForOp::getCanonicalizationPatterns(patternList, context);
-    patternList.add<ConvertDenseConstant, NarrowBeforeConversion>(context);
+    patternList.add<ConvertDenseConstant, NarrowBeforeConversion,
+                    ReduceThroughConversion, SinkConversionThroughElementwise>(
+        context);
     FrozenRewritePatternSet patterns(std::move(patternList));
     // Not converging within the driver's iteration limit leaves valid IR;
     // like -canonicalize, that is not an error.

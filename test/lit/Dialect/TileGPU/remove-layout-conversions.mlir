@@ -330,3 +330,51 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return
   }
 }
+
+// -----
+
+// A row computation after a vectorized load (softmax): the conversion to
+// the computation's layout sinks through the elementwise ops and vanishes at
+// the full reductions, so everything runs in the load's layout, once.
+
+// CHECK-DAG: #[[VEC:.+]] = #tilegpu.blocked<{sizePerThread = [4]
+#vec4 = #tilegpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, "tilegpu.target" = "sm_90"} {
+  // CHECK-LABEL: func.func @row_softmax
+  func.func @row_softmax(%p: tensor<1024x!tile.ptr<f32>, #vec4>, %q: tensor<1024x!tile.ptr<f32>, #vec4>) {
+    // CHECK-NOT: tilegpu.convert_layout
+    // CHECK: %[[X:.+]] = tile.load
+    // CHECK: tile.reduce max %[[X]] {axis = 0 : i32} : tensor<1024xf32, #[[VEC]]> -> f32
+    // CHECK: %[[E:.+]] = math.exp %{{.+}} : tensor<1024xf32, #[[VEC]]>
+    // CHECK: tile.reduce add %[[E]] {axis = 0 : i32} : tensor<1024xf32, #[[VEC]]> -> f32
+    // CHECK-NOT: math.exp
+    // CHECK-NOT: tilegpu.convert_layout
+    %x4 = tile.load %p : tensor<1024x!tile.ptr<f32>, #vec4>
+    %x = tilegpu.convert_layout %x4 : tensor<1024xf32, #vec4> -> tensor<1024xf32, #blocked>
+    %m = tile.reduce max %x {axis = 0 : i32} : tensor<1024xf32, #blocked> -> f32
+    %ms = tile.splat %m : f32 -> tensor<1024xf32, #blocked>
+    %d = arith.subf %x, %ms : tensor<1024xf32, #blocked>
+    %e = math.exp %d : tensor<1024xf32, #blocked>
+    %s = tile.reduce add %e {axis = 0 : i32} : tensor<1024xf32, #blocked> -> f32
+    %ss = tile.splat %s : f32 -> tensor<1024xf32, #blocked>
+    %y = arith.divf %e, %ss : tensor<1024xf32, #blocked>
+    %y4 = tilegpu.convert_layout %y : tensor<1024xf32, #blocked> -> tensor<1024xf32, #vec4>
+    tile.store %q, %y4 : tensor<1024x!tile.ptr<f32>, #vec4>
+    return
+  }
+
+  // A conversion with two elementwise users stays: sinking it would make two.
+  // CHECK-LABEL: func.func @two_users
+  // CHECK-COUNT-1: tilegpu.convert_layout
+  // CHECK-NOT: tilegpu.convert_layout
+  func.func @two_users(%p: tensor<1024x!tile.ptr<f32>, #vec4>, %q: tensor<1024x!tile.ptr<f32>, #blocked>, %r: tensor<1024x!tile.ptr<f32>, #blocked>) {
+    %x4 = tile.load %p : tensor<1024x!tile.ptr<f32>, #vec4>
+    %x = tilegpu.convert_layout %x4 : tensor<1024xf32, #vec4> -> tensor<1024xf32, #blocked>
+    %a = math.exp %x : tensor<1024xf32, #blocked>
+    %b = math.log %x : tensor<1024xf32, #blocked>
+    tile.store %q, %a : tensor<1024x!tile.ptr<f32>, #blocked>
+    tile.store %r, %b : tensor<1024x!tile.ptr<f32>, #blocked>
+    return
+  }
+}

@@ -35,7 +35,9 @@ def TileGPURemoveLayoutConversions
     pointer tensors. Loads, dots, reductions and function arguments stop the
     slice: their conversions stay. A conversion feeding a narrowing
     elementwise op (truncf f32 -> f16) moves after it, so that it moves fewer
-    bytes. Finally dead loop-carried values are
+    bytes; a full reduction reads through a conversion, and a conversion
+    whose one user is an elementwise op with splat operands moves past it,
+    so a row stays in its load's layout. Finally dead loop-carried values are
     dropped and common subexpressions merged.
   }];
   let dependentDialects = ["::tilec::tilegpu::TileGPUDialect",

@@ -314,42 +314,6 @@ struct ConvertDenseConstant : OpRewritePattern<ConvertLayoutOp> {
   }
 };
 
-/// narrow(convert(x)) -> convert(narrow(x)) for an elementwise op whose
-/// result elements are smaller than its operand's (truncf, trunci, fptosi to
-/// a narrower type, ...): the conversion that stays moves fewer bytes through
-/// shared memory. A tensor-core epilogue truncating f32 to f16 halves it.
-struct NarrowBeforeConversion : OpRewritePattern<ConvertLayoutOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ConvertLayoutOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!op->hasOneUse())
-      return failure();
-    Operation *user = *op->getUsers().begin();
-    if (!user->hasTrait<OpTrait::Elementwise>() || user->getNumOperands() != 1 ||
-        user->getNumResults() != 1 || user->getNumRegions() != 0 ||
-        !isPure(user))
-      return failure();
-    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
-    auto resultType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
-    if (!resultType || !resultType.getElementType().isIntOrFloat() ||
-        !srcType.getElementType().isIntOrFloat() ||
-        resultType.getElementTypeBitWidth() >=
-            srcType.getElementTypeBitWidth())
-      return failure();
-    // Next to the conversion, not the user: a user inside a loop must not
-    // pull a one-time conversion into the loop.
-    rewriter.setInsertionPointAfter(op);
-    auto narrowType = resultType.cloneWithEncoding(srcType.getEncoding());
-    Operation *narrow = rewriter.create(
-        user->getLoc(), user->getName().getIdentifier(), {op.getSrc()},
-        {narrowType}, user->getAttrs());
-    rewriter.replaceOpWithNewOp<ConvertLayoutOp>(user, resultType,
-                                                 narrow->getResult(0));
-    rewriter.eraseOp(op);
-    return success();
-  }
-};
-
 /// reduce(convert(x)) -> reduce(x) when the reduction leaves a scalar: which
 /// thread holds which element does not change a reduction of all of them.
 struct ReduceThroughConversion : OpRewritePattern<tile::ReduceOp> {
@@ -367,10 +331,16 @@ struct ReduceThroughConversion : OpRewritePattern<tile::ReduceOp> {
 
 /// elementwise(convert(x), splat or constant...) ->
 /// convert(elementwise(x, ...)): a conversion whose only user is an
-/// elementwise op moves past it, towards a use that may not need it (a full
-/// reduction, a store in x's layout). A load's layout chosen by coalescing
-/// then carries through a row's computation (softmax) instead of a round
-/// trip through shared memory and the elementwise work done in both layouts.
+/// elementwise op that does not widen the elements moves past it, towards a
+/// use that may not need it (a full reduction, a store in x's layout).
+/// - A load's layout chosen by coalescing then carries through a row's
+///   computation (softmax) instead of a round trip through shared memory and
+///   the elementwise work done in both layouts.
+/// - Past a narrowing op (truncf f32 -> f16) the conversion moves fewer
+///   bytes: a tensor-core epilogue converts f16, half the shared memory.
+///   With no other operand, the narrowed op goes right after the conversion,
+///   also out of a loop the user is in, so that a one-time conversion stays
+///   out of the loop.
 struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvertLayoutOp op,
@@ -379,8 +349,7 @@ struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
       return failure();
     Operation *user = *op->getUsers().begin();
     if (!user->hasTrait<OpTrait::Elementwise>() || user->getNumResults() != 1 ||
-        user->getNumRegions() != 0 || !isPure(user) ||
-        user->getBlock() != op->getBlock())
+        user->getNumRegions() != 0 || !isPure(user))
       return failure();
     auto srcType = cast<RankedTensorType>(op.getSrc().getType());
     auto resultType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
@@ -389,6 +358,14 @@ struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
         !srcType.getElementType().isIntOrFloat() ||
         resultType.getElementTypeBitWidth() >
             srcType.getElementTypeBitWidth())
+      return failure();
+    // Other operands are rebuilt at the user, so it must be in the
+    // conversion's block; a unary op goes next to the conversion, which only
+    // pays across blocks when it narrows.
+    bool unary = user->getNumOperands() == 1;
+    bool narrows = resultType.getElementTypeBitWidth() <
+                   srcType.getElementTypeBitWidth();
+    if (user->getBlock() != op->getBlock() && !(unary && narrows))
       return failure();
     Attribute layout = srcType.getEncoding();
     // Every other operand must be as cheap in the source layout: a splat of
@@ -403,7 +380,10 @@ struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
       if (!cheap || !isa<RankedTensorType>(operand.getType()))
         return failure();
     }
-    rewriter.setInsertionPoint(user);
+    if (unary)
+      rewriter.setInsertionPointAfter(op);
+    else
+      rewriter.setInsertionPoint(user);
     SmallVector<Value> operands;
     for (Value operand : user->getOperands()) {
       if (operand == op.getResult()) {
@@ -521,9 +501,8 @@ struct RemoveLayoutConversionsPass
     RewritePatternSet patternList(context);
     ConvertLayoutOp::getCanonicalizationPatterns(patternList, context);
     scf::ForOp::getCanonicalizationPatterns(patternList, context);
-    patternList.add<ConvertDenseConstant, NarrowBeforeConversion,
-                    ReduceThroughConversion, SinkConversionThroughElementwise>(
-        context);
+    patternList.add<ConvertDenseConstant, ReduceThroughConversion,
+                    SinkConversionThroughElementwise>(context);
     FrozenRewritePatternSet patterns(std::move(patternList));
     // Not converging within the driver's iteration limit leaves valid IR;
     // like -canonicalize, that is not an error.

@@ -45,10 +45,7 @@ rt::KernelDescription describeKernel(const kernel::KernelDefinition &kernel) {
   for (const kernel::TypeParameter &param : kernel.getTypeParameters())
     if (param.defaultValue)
       description.typeDefaults[param.name] = *param.defaultValue;
-  for (const kernel::ArgumentDecl &argument : kernel.getSignature())
-    if (kernel::isIntegerArgumentType(argument.type))
-      description.integerArguments[argument.name] =
-          std::max<int64_t>(1, argument.divisibilityHint);
+  description.integerArguments = kernel.getIntegerArguments();
   return description;
 }
 

@@ -321,23 +321,12 @@ static Type parseArgumentType(MLIRContext &context, StringRef type) {
   return parseScalarType(context, type);
 }
 
-bool tilec::kernel::isIntegerArgumentType(llvm::StringRef type) {
-  return llvm::is_contained({"i1", "i8", "i16", "i32", "i64"}, type);
-}
-
-ArgumentFacts
-KernelDefinition::applicableFacts(const ArgumentFacts &facts) const {
-  ArgumentFacts result;
-  for (const ArgumentDecl &argument : signature) {
-    if (!isIntegerArgumentType(argument.type))
-      continue;
-    if (auto it = facts.divisibility.find(argument.name);
-        it != facts.divisibility.end())
-      result.divisibility[argument.name] = it->second;
-    if (facts.equalToOne.count(argument.name) && argument.divisibilityHint <= 1)
-      result.equalToOne.insert(argument.name);
-  }
-  return result;
+std::map<std::string, int64_t> KernelDefinition::getIntegerArguments() const {
+  std::map<std::string, int64_t> arguments;
+  for (const ArgumentDecl &argument : signature)
+    if (llvm::is_contained({"i1", "i8", "i16", "i32", "i64"}, argument.type))
+      arguments[argument.name] = std::max<int64_t>(1, argument.divisibilityHint);
+  return arguments;
 }
 
 FailureOr<OwningOpRef<ModuleOp>>

@@ -445,21 +445,8 @@ evaluateExpression(std::string_view expression,
 
 Specialization specializeCall(const KernelDescription &kernel,
                               const CallSpec &call) {
-  std::map<std::string, int64_t> arguments;
-  for (const auto &[name, value] : call.sizes)
-    if (kernel.integerArguments.count(name))
-      arguments[name] = value;
-  Specialization result = Specialization::derive(arguments);
-  // What the declaration already promises is no news (and keeps the key
-  // short); "= 1" cannot hold where it promises more.
-  for (auto it = result.divisibility.begin(); it != result.divisibility.end();)
-    it = kernel.integerArguments.at(it->first) >= it->second
-             ? result.divisibility.erase(it)
-             : std::next(it);
-  for (auto it = result.equalToOne.begin(); it != result.equalToOne.end();)
-    it = kernel.integerArguments.at(*it) > 1 ? result.equalToOne.erase(it)
-                                             : std::next(it);
-  return result;
+  return Specialization::derive(call.sizes)
+      .restrictedTo(kernel.integerArguments);
 }
 
 Result<std::string> computeAutotuneKey(const KernelDescription &kernel,
@@ -560,6 +547,20 @@ Specialization::derive(const std::map<std::string, int64_t> &values) {
     else if (value % 16 == 0)
       result.divisibility[name] = 16;
   }
+  return result;
+}
+
+Specialization Specialization::restrictedTo(
+    const std::map<std::string, int64_t> &integerArguments) const {
+  Specialization result;
+  for (const auto &[name, divisor] : divisibility)
+    if (auto it = integerArguments.find(name);
+        it != integerArguments.end() && it->second < divisor)
+      result.divisibility[name] = divisor;
+  for (const std::string &name : equalToOne)
+    if (auto it = integerArguments.find(name);
+        it != integerArguments.end() && it->second <= 1)
+      result.equalToOne.insert(name);
   return result;
 }
 

@@ -140,9 +140,6 @@ struct ArgumentDecl {
   int64_t divisibilityHint = 0;
 };
 
-/// Whether an argument type spelling ("i32", "ptr<f16>", ...) is an integer.
-bool isIntegerArgumentType(llvm::StringRef type);
-
 /// A pointer argument: pointer("a_ptr", "f16") or pointer("a_ptr", "DTYPE").
 inline ArgumentDecl pointer(llvm::StringRef name, llvm::StringRef pointee) {
   return ArgumentDecl(name, ("ptr<" + pointee + ">").str());
@@ -241,11 +238,15 @@ public:
   specialize(mlir::MLIRContext &context, const Config &config,
              const ArgumentFacts &facts = {}) const;
 
+  /// The integer arguments, name -> declared divisibility (1 for none).
+  std::map<std::string, int64_t> getIntegerArguments() const;
+
   /// The part of `facts` that applies to this kernel, for facts derived from
   /// a call's named values (which may name sizes that are not arguments):
-  /// facts about integer arguments only, and no "equal to 1" for an argument
-  /// declared divisible (the launch then refuses the value 1 for it).
-  ArgumentFacts applicableFacts(const ArgumentFacts &facts) const;
+  /// `facts.restrictedTo(getIntegerArguments())`.
+  ArgumentFacts applicableFacts(const ArgumentFacts &facts) const {
+    return facts.restrictedTo(getIntegerArguments());
+  }
 
 private:
   std::string name;

@@ -69,6 +69,12 @@ struct Specialization {
 
   // Facts about `values` (name -> value): divisible by 16, or 1.
   static Specialization derive(const std::map<std::string, int64_t> &values);
+  // The facts a kernel whose integer arguments are `integerArguments` (name
+  // -> declared divisibility, 1 for none) can use: about those arguments
+  // only, without divisibility the declaration already promises, and without
+  // "= 1" where it promises more (the launch refuses 1 there).
+  Specialization
+  restrictedTo(const std::map<std::string, int64_t> &integerArguments) const;
   // Canonical text, "K%16,M%16,N%16,stride=1"; empty without facts.
   std::string str() const;
   bool empty() const { return divisibility.empty() && equalToOne.empty(); }

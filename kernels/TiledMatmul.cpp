@@ -24,7 +24,7 @@ Tensor accumulateOverK(KernelBuilder &kb, const KLoopOperands &operands,
         "b", kb.load(carried[1], (operands.kCol < kLeft) & operands.colMask,
                      0.0));
     Tensor acc = kb.let("acc", kb.dot(aTile, bTile, carried[2], precision));
-    Tensor nextA = kb.let("a_ptrs", carried[0] + blockK);
+    Tensor nextA = kb.let("a_ptrs", carried[0] + operands.strideAK * blockK);
     Tensor nextB = kb.let("b_ptrs", carried[1] + operands.strideBK * blockK);
     return {nextA, nextB, acc};
   };

@@ -15,13 +15,14 @@ namespace tilec::kernel {
 /// The operands of a K loop over BLOCK_M x BLOCK_K tiles of A and
 /// BLOCK_K x BLOCK_N tiles of B.
 struct KLoopOperands {
-  Tensor aPtrs;    // [BLOCK_M, BLOCK_K], advancing by BLOCK_K along K
+  Tensor aPtrs;    // [BLOCK_M, BLOCK_K], advancing by BLOCK_K columns
   Tensor bPtrs;    // [BLOCK_K, BLOCK_N], advancing by BLOCK_K rows
   Tensor aRowMask; // [BLOCK_M, 1]: rows of A that exist
   Tensor colMask;  // [1, BLOCK_N]: columns of B that exist
   Tensor kRow;     // [1, BLOCK_K]: 0..BLOCK_K
   Tensor kCol;     // [BLOCK_K, 1]: 0..BLOCK_K
   Tensor k;        // K
+  Tensor strideAK; // elements between columns of A
   Tensor strideBK; // elements between rows of B
 };
 

@@ -18,6 +18,7 @@
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
 
+using namespace tilec;
 using namespace tilec::kernel;
 
 static void buildGatherMatmul(KernelBuilder &kb) {
@@ -27,8 +28,9 @@ static void buildGatherMatmul(KernelBuilder &kb) {
   Tensor a = kb.arg("a_ptr"), b = kb.arg("b_ptr"), c = kb.arg("c_ptr");
   Tensor idx = kb.arg("idx_ptr");
   Tensor m = kb.arg("M"), n = kb.arg("N"), k = kb.arg("K");
-  Tensor strideAM = kb.arg("stride_am"), strideBK = kb.arg("stride_bk");
-  Tensor strideCM = kb.arg("stride_cm");
+  Tensor strideAM = kb.arg("stride_am"), strideAK = kb.arg("stride_ak");
+  Tensor strideBK = kb.arg("stride_bk"), strideBN = kb.arg("stride_bn");
+  Tensor strideCM = kb.arg("stride_cm"), strideCN = kb.arg("stride_cn");
 
   Tensor pidM = kb.let("pid_m", kb.programId(0));
   Tensor pidN = kb.let("pid_n", kb.programId(1));
@@ -48,25 +50,24 @@ static void buildGatherMatmul(KernelBuilder &kb) {
   Tensor kRow = kb.let("k_row", kb.expandDims(offsK, 0)); // [None, :]
   Tensor kCol = kb.let("k_col", kb.expandDims(offsK, 1)); // [:, None]
   Tensor cols = kb.let("cols", kb.expandDims(offsN, 0));  // [None, :]
-  Tensor aPtrs = kb.let("a_ptrs", a + aRows * strideAM + kRow);
-  Tensor bPtrs = kb.let("b_ptrs", b + kCol * strideBK + cols);
+  Tensor aPtrs = kb.let("a_ptrs", a + aRows * strideAM + kRow * strideAK);
+  Tensor bPtrs = kb.let("b_ptrs", b + kCol * strideBK + cols * strideBN);
   Tensor colMask = kb.let("col_mask", cols < n);
 
   Tensor acc = accumulateOverK(
-      kb, {aPtrs, bPtrs, aRowMask, colMask, kRow, kCol, k, strideBK}, blockM,
-      blockN, blockK, dotPrecision(kb, dtype));
+      kb, {aPtrs, bPtrs, aRowMask, colMask, kRow, kCol, k, strideAK, strideBK},
+      blockM, blockN, blockK, dotPrecision(kb, dtype));
 
   // C keeps the order of idx: row m of C is output row m.
   Tensor out = kb.let("out", kb.cast(acc, dtype));
   Tensor rows = kb.let("rows", kb.expandDims(offsM, 1));
-  Tensor cPtrs = kb.let("c_ptrs", c + rows * strideCM + cols);
+  Tensor cPtrs = kb.let("c_ptrs", c + rows * strideCM + cols * strideCN);
   kb.store(cPtrs, out, kb.expandDims(inRange, 1) & colMask);
 }
 
-const KernelDefinition &tilec::kernel::getGatherMatmulKernel() {
-  static const KernelDefinition kernel =
-      KernelDefinition("gather_matmul", "kernels/gather_matmul.cpp",
-                       buildGatherMatmul)
+TILEC_KERNEL(gather_matmul) {
+  static const KernelDefinition kernel(
+      KernelDescription("gather_matmul", "kernels/gather_matmul.cpp", __LINE__)
           .param(MetaParameter("BLOCK_M").powerOfTwo().atLeast(
               16, "tile.dot operands are at least 16x16"))
           .param(MetaParameter("BLOCK_N").powerOfTwo().atLeast(
@@ -82,9 +83,14 @@ const KernelDefinition &tilec::kernel::getGatherMatmulKernel() {
           .arg(scalar("M", "i32"))
           .arg(scalar("N", "i32"))
           .arg(scalar("K", "i32"))
-          .arg(scalar("stride_am", "i32").divisibility(16))
-          .arg(scalar("stride_bk", "i32").divisibility(16))
-          .arg(scalar("stride_cm", "i32").divisibility(16))
+          // A has K-wide rows, B and C N-wide rows, unless the call says
+          // otherwise.
+          .arg(scalar("stride_am", "i32").byDefault("K"))
+          .arg(scalar("stride_ak", "i32").byDefault("1"))
+          .arg(scalar("stride_bk", "i32").byDefault("N"))
+          .arg(scalar("stride_bn", "i32").byDefault("1"))
+          .arg(scalar("stride_cm", "i32").byDefault("N"))
+          .arg(scalar("stride_cn", "i32").byDefault("1"))
           .candidate("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,"
                      "num_stages=3")
           .candidate("BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,"
@@ -106,6 +112,11 @@ const KernelDefinition &tilec::kernel::getGatherMatmulKernel() {
           .key("K")
           .key("DTYPE")
           .key("ALLOW_TF32")
-          .grid({"cdiv(M, BLOCK_M)", "cdiv(N, BLOCK_N)"});
+          .grid({"cdiv(M, BLOCK_M)", "cdiv(N, BLOCK_N)"})
+          .flops("2 * M * N * K")
+          // R: the rows of A that idx_ptr picks from.
+          .testSizes({{"M", 512}, {"N", 256}, {"K", 256}, {"R", 1024}},
+                     {{"M", 203}, {"N", 176}, {"K", 208}, {"R", 301}}),
+      buildGatherMatmul);
   return kernel;
 }

@@ -1,10 +1,12 @@
 //===- matmul.cpp - C = A * B, tiled, f32 accumulation --------------------===//
 //
 // C[M, N] = A[M, K] * B[K, N] with f16, bf16 or f32 inputs (DTYPE), accumulated in
-// f32 and stored as DTYPE. Row-major with unit inner strides: like Triton's
-// specialization of contiguous tensors, the unit strides are not arguments,
-// and the others carry divisibility hints. M, N and K need not divide the
-// blocks: loads and stores are masked at the edges.
+// f32 and stored as DTYPE. Every matrix has two strides, as in Triton's matmul
+// tutorial, and none is declared divisible: each call's values specialize the
+// kernel (a stride of 1 folds away, a multiple of 16 vectorizes), so a dense
+// row-major call compiles to the code of a kernel with unit inner strides,
+// and a transposed B or an odd row stride runs correctly. M, N and K need not
+// divide the blocks: loads and stores are masked at the edges.
 //
 // Grid: cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs along x. Program ids are
 // swizzled in groups of GROUP_M block rows (as in Triton's matmul tutorial),
@@ -17,6 +19,7 @@
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
 
+using namespace tilec;
 using namespace tilec::kernel;
 
 static void buildMatmul(KernelBuilder &kb) {
@@ -25,8 +28,9 @@ static void buildMatmul(KernelBuilder &kb) {
   mlir::Type dtype = kb.dtype("DTYPE");
   Tensor a = kb.arg("a_ptr"), b = kb.arg("b_ptr"), c = kb.arg("c_ptr");
   Tensor m = kb.arg("M"), n = kb.arg("N"), k = kb.arg("K");
-  Tensor strideAM = kb.arg("stride_am"), strideBK = kb.arg("stride_bk");
-  Tensor strideCM = kb.arg("stride_cm");
+  Tensor strideAM = kb.arg("stride_am"), strideAK = kb.arg("stride_ak");
+  Tensor strideBK = kb.arg("stride_bk"), strideBN = kb.arg("stride_bn");
+  Tensor strideCM = kb.arg("stride_cm"), strideCN = kb.arg("stride_cn");
 
   Tensor pid = kb.let("pid", kb.programId(0));
   Tensor numPidM = kb.let("num_pid_m", kb.cdiv(m, blockM));
@@ -47,23 +51,23 @@ static void buildMatmul(KernelBuilder &kb) {
   Tensor cols = kb.let("cols", kb.expandDims(offsN, 0));  // [None, :]
   Tensor kRow = kb.let("k_row", kb.expandDims(offsK, 0)); // [None, :]
   Tensor kCol = kb.let("k_col", kb.expandDims(offsK, 1)); // [:, None]
-  Tensor aPtrs = kb.let("a_ptrs", a + rows * strideAM + kRow);
-  Tensor bPtrs = kb.let("b_ptrs", b + kCol * strideBK + cols);
+  Tensor aPtrs = kb.let("a_ptrs", a + rows * strideAM + kRow * strideAK);
+  Tensor bPtrs = kb.let("b_ptrs", b + kCol * strideBK + cols * strideBN);
   Tensor rowMask = kb.let("row_mask", rows < m);
   Tensor colMask = kb.let("col_mask", cols < n);
 
   Tensor acc = accumulateOverK(
-      kb, {aPtrs, bPtrs, rowMask, colMask, kRow, kCol, k, strideBK}, blockM,
-      blockN, blockK, dotPrecision(kb, dtype));
+      kb, {aPtrs, bPtrs, rowMask, colMask, kRow, kCol, k, strideAK, strideBK},
+      blockM, blockN, blockK, dotPrecision(kb, dtype));
 
   Tensor out = kb.let("out", kb.cast(acc, dtype));
-  Tensor cPtrs = kb.let("c_ptrs", c + rows * strideCM + cols);
+  Tensor cPtrs = kb.let("c_ptrs", c + rows * strideCM + cols * strideCN);
   kb.store(cPtrs, out, rowMask & colMask);
 }
 
-const KernelDefinition &tilec::kernel::getMatmulKernel() {
-  static const KernelDefinition kernel =
-      KernelDefinition("matmul", "kernels/matmul.cpp", buildMatmul)
+TILEC_KERNEL(matmul) {
+  static const KernelDefinition kernel(
+      KernelDescription("matmul", "kernels/matmul.cpp", __LINE__)
           .param(MetaParameter("BLOCK_M").powerOfTwo().atLeast(
               16, "tile.dot operands are at least 16x16"))
           .param(MetaParameter("BLOCK_N").powerOfTwo().atLeast(
@@ -79,9 +83,13 @@ const KernelDefinition &tilec::kernel::getMatmulKernel() {
           .arg(scalar("M", "i32"))
           .arg(scalar("N", "i32"))
           .arg(scalar("K", "i32"))
-          .arg(scalar("stride_am", "i32").divisibility(16))
-          .arg(scalar("stride_bk", "i32").divisibility(16))
-          .arg(scalar("stride_cm", "i32").divisibility(16))
+          // Dense row-major matrices unless the call says otherwise.
+          .arg(scalar("stride_am", "i32").byDefault("K"))
+          .arg(scalar("stride_ak", "i32").byDefault("1"))
+          .arg(scalar("stride_bk", "i32").byDefault("N"))
+          .arg(scalar("stride_bn", "i32").byDefault("1"))
+          .arg(scalar("stride_cm", "i32").byDefault("N"))
+          .arg(scalar("stride_cn", "i32").byDefault("1"))
           // Triton's matmul tutorial set for CUDA (f16).
           .candidate("BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=8,"
                      "num_warps=8,num_stages=3")
@@ -104,6 +112,10 @@ const KernelDefinition &tilec::kernel::getMatmulKernel() {
           .key("K")
           .key("DTYPE")
           .key("ALLOW_TF32")
-          .grid({"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"});
+          .grid({"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"})
+          .flops("2 * M * N * K")
+          .testSizes({{"M", 512}, {"N", 512}, {"K", 512}},
+                     {{"M", 203}, {"N", 176}, {"K", 208}}),
+      buildMatmul);
   return kernel;
 }

@@ -12,6 +12,7 @@
 
 #include <cmath>
 
+using namespace tilec;
 using namespace tilec::kernel;
 
 static void buildSoftmax(KernelBuilder &kb) {
@@ -33,9 +34,9 @@ static void buildSoftmax(KernelBuilder &kb) {
   kb.store(output + row * outputRowStride + cols, y, mask);
 }
 
-const KernelDefinition &tilec::kernel::getSoftmaxKernel() {
-  static const KernelDefinition kernel =
-      KernelDefinition("softmax", "kernels/softmax.cpp", buildSoftmax)
+TILEC_KERNEL(softmax) {
+  static const KernelDefinition kernel(
+      KernelDescription("softmax", "kernels/softmax.cpp", __LINE__)
           .param(MetaParameter("BLOCK_N")
                      .powerOfTwo()
                      .atMost(32768, "a row must fit one program's registers")
@@ -43,13 +44,18 @@ const KernelDefinition &tilec::kernel::getSoftmaxKernel() {
                      .derivedAs("next_power_of_2(n_cols)"))
           .arg(pointer("output_ptr", "f32").divisibility(16))
           .arg(pointer("input_ptr", "f32").divisibility(16))
-          .arg(scalar("input_row_stride", "i32"))
-          .arg(scalar("output_row_stride", "i32"))
+          // Dense rows unless the call says otherwise.
+          .arg(scalar("input_row_stride", "i32").byDefault("n_cols"))
+          .arg(scalar("output_row_stride", "i32").byDefault("n_cols"))
           .arg(scalar("n_cols", "i32"))
           .candidate("num_warps=4")
           .candidate("num_warps=8")
           .candidate("num_warps=16")
           .key("BLOCK_N", "next_power_of_2(n_cols)")
-          .grid({"n_rows"});
+          .grid({"n_rows"})
+          .require("BLOCK_N >= n_cols", "one program holds a whole row")
+          .testSizes({{"n_rows", 1024}, {"n_cols", 1024}},
+                     {{"n_rows", 37}, {"n_cols", 1000}}),
+      buildSoftmax);
   return kernel;
 }

@@ -9,6 +9,7 @@
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
 
+using namespace tilec;
 using namespace tilec::kernel;
 
 static void buildVectorAdd(KernelBuilder &kb) {
@@ -24,9 +25,9 @@ static void buildVectorAdd(KernelBuilder &kb) {
   kb.store(out + offsets, xs + ys, mask);
 }
 
-const KernelDefinition &tilec::kernel::getVectorAddKernel() {
-  static const KernelDefinition kernel =
-      KernelDefinition("vector_add", "kernels/vector_add.cpp", buildVectorAdd)
+TILEC_KERNEL(vector_add) {
+  static const KernelDefinition kernel(
+      KernelDescription("vector_add", "kernels/vector_add.cpp", __LINE__)
           .param(MetaParameter("BLOCK").powerOfTwo().atMost(
               65536, "one program's registers"))
           .arg(pointer("x_ptr", "f32").divisibility(16))
@@ -38,6 +39,8 @@ const KernelDefinition &tilec::kernel::getVectorAddKernel() {
           .candidate("BLOCK=4096,num_warps=8")
           .candidate("BLOCK=512,num_warps=4")
           .key("LOG2_N", "ceil(log2(n_elements))")
-          .grid({"cdiv(n_elements, BLOCK)"});
+          .grid({"cdiv(n_elements, BLOCK)"})
+          .testSizes({{"n_elements", 1 << 20}}, {{"n_elements", 100003}}),
+      buildVectorAdd);
   return kernel;
 }

@@ -10,52 +10,6 @@
 
 namespace tilec::jit {
 
-rt::KernelConfig toRuntimeConfig(const kernel::Config &config) {
-  rt::KernelConfig result;
-  result.params = config.params;
-  result.types = config.types;
-  result.numWarps = config.numWarps;
-  result.numStages = config.numStages;
-  return result;
-}
-
-kernel::Config fromRuntimeConfig(const rt::KernelConfig &config) {
-  kernel::Config result;
-  result.params = config.params;
-  result.types = config.types;
-  result.numWarps = config.numWarps;
-  result.numStages = config.numStages;
-  return result;
-}
-
-rt::KernelDescription describeKernel(const kernel::KernelDefinition &kernel) {
-  rt::KernelDescription description;
-  description.name = kernel.getName().str();
-  for (const kernel::Config &config : kernel.getConfigs())
-    description.configs.push_back(toRuntimeConfig(config));
-  for (const kernel::AutotuneKeyEntry &entry : kernel.getAutotuneKey())
-    description.key.push_back({entry.name, entry.derivation});
-  description.grid.assign(kernel.getGrid().begin(), kernel.getGrid().end());
-  for (const kernel::MetaParameter &param : kernel.getMetaParameters()) {
-    if (param.defaultValue)
-      description.paramDefaults[param.name] = *param.defaultValue;
-    if (!param.derivation.empty())
-      description.derivedParams[param.name] = param.derivation;
-  }
-  for (const kernel::TypeParameter &param : kernel.getTypeParameters())
-    if (param.defaultValue)
-      description.typeDefaults[param.name] = *param.defaultValue;
-  description.integerArguments = kernel.getIntegerArguments();
-  return description;
-}
-
-static std::string knownKernels() {
-  std::string names;
-  for (const kernel::KernelDefinition *definition : kernel::listKernels())
-    names += (names.empty() ? "" : ", ") + definition->getName().str();
-  return names;
-}
-
 TilecJIT::TilecJIT(JITOptions options) : options_(std::move(options)) {
   registerPipelineDialects(registry_);
 }
@@ -64,17 +18,17 @@ TilecJIT::~TilecJIT() = default;
 
 llvm::Expected<CompiledKernel>
 TilecJIT::compileKernelByName(const std::string &name,
-                              const rt::KernelConfig &config,
+                              const tilec::Config &config,
                               const std::string &target,
-                              const rt::Specialization &specialization) {
+                              const tilec::Specialization &specialization) {
   const kernel::KernelDefinition *definition = kernel::lookupKernel(name);
   if (!definition)
-    return llvm::createStringError("unknown kernel '" + name +
-                                   "' (known: " + knownKernels() + ")");
-  llvm::Expected<kernel::Config> resolved =
-      definition->resolveConfig(fromRuntimeConfig(config));
+    return llvm::createStringError("unknown kernel '" + name + "' (known: " +
+                                   kernel::knownKernelNames() + ")");
+  const KernelDescription &description = definition->getDescription();
+  Result<Config> resolved = description.resolveConfig(config);
   if (!resolved)
-    return resolved.takeError();
+    return llvm::createStringError(resolved.message());
 
   // One context per compile: contexts are not shared between threads here,
   // and MLIR's own thread pool is off because the autotuner already runs one
@@ -90,7 +44,8 @@ TilecJIT::compileKernelByName(const std::string &name,
     return mlir::success();
   });
   auto module = definition->specialize(
-      context, *resolved, definition->applicableFacts(specialization));
+      context, *resolved,
+      specialization.restrictedTo(description.getIntegerArguments()));
   if (mlir::failed(module))
     return llvm::createStringError("cannot specialize " + name + " to " +
                                    resolved->str() + ":\n" + diagnostics);
@@ -111,16 +66,16 @@ TilecJIT::compileKernelByName(const std::string &name,
   return compiled;
 }
 
-rt::Result<rt::CompiledArtifact>
-TilecJIT::compile(const std::string &kernel, const rt::KernelConfig &config,
+tilec::Result<rt::CompiledArtifact>
+TilecJIT::compile(const std::string &kernel, const tilec::Config &config,
                   const std::string &target,
-                  const rt::Specialization &specialization) {
+                  const tilec::Specialization &specialization) {
   llvm::Expected<CompiledKernel> compiled =
       compileKernelByName(kernel, config, target, specialization);
   if (!compiled)
-    return rt::Status::error(llvm::toString(compiled.takeError()));
+    return tilec::Status::error(llvm::toString(compiled.takeError()));
   if (compiled->cubin.empty())
-    return rt::Status::error("the compile of " + kernel + " produced no cubin");
+    return tilec::Status::error("the compile of " + kernel + " produced no cubin");
   rt::CompiledArtifact artifact;
   // The json hashes the cubin: write it before the cubin moves out.
   artifact.metadataJson = compiled->metadataJson();
@@ -128,13 +83,13 @@ TilecJIT::compile(const std::string &kernel, const rt::KernelConfig &config,
   return artifact;
 }
 
-rt::Result<rt::KernelDescription>
+tilec::Result<tilec::KernelDescription>
 TilecJIT::describe(const std::string &kernel) {
   const kernel::KernelDefinition *definition = kernel::lookupKernel(kernel);
   if (!definition)
-    return rt::Status::error("unknown kernel '" + kernel +
-                             "' (known: " + knownKernels() + ")");
-  return describeKernel(*definition);
+    return Status::error("unknown kernel '" + kernel + "' (known: " +
+                         kernel::knownKernelNames() + ")");
+  return definition->getDescription();
 }
 
 } // namespace tilec::jit

@@ -602,54 +602,46 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   return result;
 }
 
-std::string CompiledKernel::metadataJson() const {
-  nlohmann::ordered_json json;
-  json["name"] = name;
-  json["kernel_name"] = name;
-  json["target"] = options.target;
-  json["num_warps"] = options.numWarps;
-  json["threads_per_warp"] = options.threadsPerWarp;
-  json["num_stages"] = options.numStages;
-  json["shared_bytes"] = sharedBytes;
-  json["registers"] = cubinInfo.registers;
-  json["spill_stores"] = cubinInfo.spillStoreBytes;
-  json["spill_loads"] = cubinInfo.spillLoadBytes;
-  json["stack_frame_bytes"] = cubinInfo.stackFrameBytes;
-  json["config"] = nlohmann::ordered_json::object();
-  for (const auto &[key, value] : options.config)
-    json["config"][key] = value;
-  json["signature"] = nlohmann::ordered_json::array();
-  for (const KernelArgument &arg : signature) {
-    nlohmann::ordered_json entry = {{"name", arg.name}, {"type", arg.type}};
-    if (arg.divisibility > 1)
-      entry["divisibility"] = arg.divisibility;
-    if (arg.equalToOne)
-      entry["equal_to_one"] = true;
-    json["signature"].push_back(std::move(entry));
+CompileMetadata CompiledKernel::metadata() const {
+  CompileMetadata md;
+  md.name = name;
+  md.kernelName = name;
+  md.target = options.target;
+  md.numWarps = options.numWarps;
+  md.threadsPerWarp = options.threadsPerWarp;
+  md.numStages = options.numStages;
+  md.sharedBytes = sharedBytes;
+  if (!cubin.empty()) {
+    md.registers = cubinInfo.registers;
+    md.spillStores = cubinInfo.spillStoreBytes;
+    md.spillLoads = cubinInfo.spillLoadBytes;
+    md.stackFrameBytes = cubinInfo.stackFrameBytes;
   }
-  nlohmann::ordered_json hashes;
-  hashes["ttir"] = hashText(ttir);
-  hashes["ttgir"] = hashText(ttgir);
-  hashes["llir"] = hashText(llir);
-  hashes["ptx"] = hashText(ptx);
-  if (!cubin.empty())
-    hashes["cubin"] = hashText(cubin);
-  json["hashes"] = hashes;
-  json["compiler_id"] = getCompilerId();
-  nlohmann::ordered_json stageTimes;
-  for (const StageTiming &timing : timings)
-    stageTimes[timing.stage] = timing.milliseconds;
-  json["compile_ms"] = stageTimes;
-  // Each stage's cache key (what `tilec pack` looks cubins up by) and
-  // whether this compile found it.
-  nlohmann::ordered_json cacheJson = nlohmann::ordered_json::object();
-  for (const StageTiming &timing : timings)
+  md.config = options.config;
+  for (const KernelArgument &arg : signature) {
+    KernelArg entry;
+    entry.name = arg.name;
+    entry.spelling = arg.type;
+    entry.divisibility = arg.divisibility;
+    entry.equalToOne = arg.equalToOne;
+    md.signature.push_back(std::move(entry));
+  }
+  for (auto [stage, text] : {std::pair("ttir", &ttir), std::pair("ttgir", &ttgir),
+                             std::pair("llir", &llir), std::pair("ptx", &ptx),
+                             std::pair("cubin", &cubin)})
+    if (!text->empty())
+      md.hashes[stage] = hashText(*text);
+  md.compilerId = getCompilerId();
+  for (const StageTiming &timing : timings) {
+    md.compileMs[timing.stage] = timing.milliseconds;
+    // Each stage's cache key: what `tilec pack` looks cubins up by.
     if (timing.cache != CacheResult::NotCached)
-      cacheJson[timing.stage] = {{"key", timing.cacheKey},
-                                 {"result", getCacheResultName(timing.cache)}};
-  if (!cacheJson.empty())
-    json["cache"] = cacheJson;
-  return json.dump(2) + "\n";
+      md.cache[timing.stage] = {timing.cacheKey,
+                                getCacheResultName(timing.cache)};
+  }
+  return md;
 }
+
+std::string CompiledKernel::metadataJson() const { return metadata().toJson(); }
 
 } // namespace tilec

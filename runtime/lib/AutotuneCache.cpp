@@ -150,63 +150,13 @@ int64_t getInteger(const Json &object, const char *name, int64_t fallback) {
   return value && value->is_number_integer() ? value->get<int64_t>() : fallback;
 }
 
-Json encodeDeclaration(const KernelDescription &declaration) {
-  Json json = Json::object();
-  json["key"] = Json::array();
-  for (const AutotuneKeyDecl &entry : declaration.key) {
-    Json item = {{"name", entry.name}};
-    if (!entry.derivation.empty())
-      item["derivation"] = entry.derivation;
-    json["key"].push_back(item);
-  }
-  json["grid"] = declaration.grid;
-  json["param_defaults"] = Json::object();
-  for (const auto &[name, value] : declaration.paramDefaults)
-    json["param_defaults"][name] = value;
-  json["type_defaults"] = Json::object();
-  for (const auto &[name, value] : declaration.typeDefaults)
-    json["type_defaults"][name] = value;
-  json["derived_params"] = Json::object();
-  for (const auto &[name, value] : declaration.derivedParams)
-    json["derived_params"][name] = value;
-  json["integer_arguments"] = Json::object();
-  for (const auto &[name, divisibility] : declaration.integerArguments)
-    json["integer_arguments"][name] = divisibility;
-  return json;
-}
-
-KernelDescription decodeDeclaration(const Json &json) {
-  KernelDescription declaration;
-  if (const Json *key = member(json, "key"); key && key->is_array())
-    for (const Json &item : *key)
-      if (item.is_object() && !getString(item, "name").empty())
-        declaration.key.push_back(
-            {getString(item, "name"), getString(item, "derivation")});
-  if (const Json *grid = member(json, "grid"); grid && grid->is_array())
-    for (const Json &axis : *grid)
-      if (axis.is_string())
-        declaration.grid.push_back(axis.get<std::string>());
-  if (const Json *defaults = member(json, "param_defaults");
-      defaults && defaults->is_object())
-    for (auto it = defaults->begin(); it != defaults->end(); ++it)
-      if (it->is_number_integer())
-        declaration.paramDefaults[it.key()] = it->get<int64_t>();
-  if (const Json *defaults = member(json, "type_defaults");
-      defaults && defaults->is_object())
-    for (auto it = defaults->begin(); it != defaults->end(); ++it)
-      if (it->is_string())
-        declaration.typeDefaults[it.key()] = it->get<std::string>();
-  if (const Json *derived = member(json, "derived_params");
-      derived && derived->is_object())
-    for (auto it = derived->begin(); it != derived->end(); ++it)
-      if (it->is_string())
-        declaration.derivedParams[it.key()] = it->get<std::string>();
-  if (const Json *arguments = member(json, "integer_arguments");
-      arguments && arguments->is_object())
-    for (auto it = arguments->begin(); it != arguments->end(); ++it)
-      if (it->is_number_integer())
-        declaration.integerArguments[it.key()] = it->get<int64_t>();
-  return declaration;
+// A stored description that does not parse is dropped: the entry still gives
+// its config, and a process with a compiler describes the kernel itself.
+std::optional<KernelDescription> decodeDescription(const std::string &text) {
+  Result<KernelDescription> description = KernelDescription::fromJson(text);
+  if (!description)
+    return std::nullopt;
+  return std::move(*description);
 }
 
 Json encodeTiming(const ConfigTiming &timing) {
@@ -274,7 +224,9 @@ Json encodeEntryJson(const AutotuneEntry &entry) {
       kernel["metadata"] = std::move(metadata);
   }
   json["kernel"] = std::move(kernel);
-  json["declaration"] = encodeDeclaration(entry.declaration);
+  if (entry.description)
+    json["description"] = Json::parse(entry.description->toJson(), nullptr,
+                                      /*allow_exceptions=*/false);
   return json;
 }
 
@@ -303,8 +255,9 @@ Result<AutotuneEntry> decodeEntryJson(const Json &json) {
         entry.metadataJson = metadata->dump();
     }
   }
-  if (const Json *declaration = member(json, "declaration"))
-    entry.declaration = decodeDeclaration(*declaration);
+  if (const Json *description = member(json, "description");
+      description && description->is_object())
+    entry.description = decodeDescription(description->dump());
   return entry;
 }
 
@@ -498,8 +451,10 @@ private:
       entry_ = AutotuneEntry();
       inEntry_ = true;
     }
-    if (inEntry_ && !isArray && depth() == 5 && keyAt(3) == "kernel" &&
-        frames_[4].key == "metadata") {
+    if (inEntry_ && !isArray &&
+        ((depth() == 5 && keyAt(3) == "kernel" && frames_[4].key == "metadata") ||
+         (depth() == 4 && frames_[3].key == "description"))) {
+      captureIsDescription_ = depth() == 4;
       frames_.push_back(frame);
       captureDepth_ = depth();
       capture_ = "{";
@@ -508,9 +463,6 @@ private:
     if (inEntry_ && !isArray && depth() == 5 && keyAt(3) == "timings" &&
         frames_[4].isArray)
       entry_.timings.emplace_back();
-    if (inEntry_ && !isArray && depth() == 6 && keyAt(3) == "declaration" &&
-        keyAt(4) == "key" && frames_[5].isArray)
-      entry_.declaration.key.emplace_back();
     frames_.push_back(frame);
     return true;
   }
@@ -527,7 +479,10 @@ private:
       capture_ += wasArray ? "]" : "}";
       if (depth() + 1 == captureDepth_) {
         captureDepth_ = 0;
-        entry_.metadataJson = std::move(capture_);
+        if (captureIsDescription_)
+          entry_.description = decodeDescription(capture_);
+        else
+          entry_.metadataJson = std::move(capture_);
         capture_.clear();
       }
       return true;
@@ -538,14 +493,6 @@ private:
         warnings_.push_back(path_ + ": entry " + entryName() +
                             ": the entry has no \"config\" string; ignored");
       } else {
-        // Entries without a usable declaration key nothing; drop half ones.
-        auto &declaration = entry_.declaration;
-        declaration.key.erase(std::remove_if(declaration.key.begin(),
-                                             declaration.key.end(),
-                                             [](const AutotuneKeyDecl &decl) {
-                                               return decl.name.empty();
-                                             }),
-                              declaration.key.end());
         entries_[frames_[0].key][frames_[1].key][frames_[2].key] =
             std::move(entry_);
       }
@@ -605,8 +552,6 @@ private:
       readTiming(entry_.timings.back(), keyAt(5), kind);
       return true;
     }
-    if (field == "declaration")
-      readDeclaration(kind);
     return true;
   }
 
@@ -641,33 +586,6 @@ private:
     }
   }
 
-  void readDeclaration(Kind kind) {
-    KernelDescription &declaration = entry_.declaration;
-    const std::string &section = keyAt(4);
-    if (depth() == 6 && section == "grid" && frames_[5].isArray &&
-        kind == Kind::String) {
-      declaration.grid.push_back(std::move(string_));
-    } else if (depth() == 6 && kind == Kind::Integer &&
-               section == "param_defaults") {
-      declaration.paramDefaults[keyAt(5)] = integer_;
-    } else if (depth() == 6 && kind == Kind::String &&
-               section == "type_defaults") {
-      declaration.typeDefaults[keyAt(5)] = std::move(string_);
-    } else if (depth() == 6 && kind == Kind::String &&
-               section == "derived_params") {
-      declaration.derivedParams[keyAt(5)] = std::move(string_);
-    } else if (depth() == 6 && kind == Kind::Integer &&
-               section == "integer_arguments") {
-      declaration.integerArguments[keyAt(5)] = integer_;
-    } else if (depth() == 7 && section == "key" && frames_[5].isArray &&
-               kind == Kind::String && !declaration.key.empty()) {
-      if (keyAt(6) == "name")
-        declaration.key.back().name = std::move(string_);
-      else if (keyAt(6) == "derivation")
-        declaration.key.back().derivation = std::move(string_);
-    }
-  }
-
   std::map<std::string, AutotuneCache::KernelMap> &entries_;
   std::vector<std::string> &warnings_;
   const std::string &path_;
@@ -677,6 +595,9 @@ private:
   AutotuneEntry entry_;
   // The depth of the container being captured or skipped (0: none).
   size_t captureDepth_ = 0;
+  // Whether the container being captured is the entry's description (else
+  // its compile json).
+  bool captureIsDescription_ = false;
   size_t skipDepth_ = 0;
   std::string capture_;
   std::string string_;
@@ -787,7 +708,7 @@ const AutotuneEntry *AutotuneCache::find(const std::string &device,
 }
 
 const KernelDescription *
-AutotuneCache::findDeclaration(const std::string &device,
+AutotuneCache::findDescription(const std::string &device,
                                const std::string &kernel) const {
   auto d = entries_.find(device);
   if (d == entries_.end())
@@ -796,8 +717,8 @@ AutotuneCache::findDeclaration(const std::string &device,
   if (k == d->second.end())
     return nullptr;
   for (const auto &[key, entry] : k->second)
-    if (!entry.declaration.key.empty() && !entry.declaration.grid.empty())
-      return &entry.declaration;
+    if (entry.description)
+      return &*entry.description;
   return nullptr;
 }
 

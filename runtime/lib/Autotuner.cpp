@@ -57,7 +57,7 @@ std::string formatUs(double us) {
 // Pruning and the winner
 //===----------------------------------------------------------------------===//
 
-std::optional<std::string> pruneReason(const KernelMetadata &metadata,
+std::optional<std::string> pruneReason(const CompileMetadata &metadata,
                                        const DeviceProperties &device) {
   uint32_t threads = metadata.blockThreads();
   if (device.maxThreadsPerBlock > 0 &&
@@ -141,7 +141,7 @@ Result<PinnedConfigs> PinnedConfigs::parseSpec(std::string_view spec) {
                            "matmul=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32)");
     std::string kernel = item.substr(0, equals);
     std::string config = item.substr(equals + 1);
-    Result<KernelConfig> parsed = KernelConfig::parse(config);
+    Result<Config> parsed = Config::parse(config);
     if (!parsed)
       return parsed.status().withContext("pinned config for " + kernel);
     pins.pins_[kernel]["*"] = config;
@@ -167,7 +167,7 @@ Result<PinnedConfigs> PinnedConfigs::parseFile(const std::string &path) {
                            (key == "*" ? "" : " for key " + key) +
                            " must be a config string");
     std::string config = value.get<std::string>();
-    Result<KernelConfig> parsed = KernelConfig::parse(config);
+    Result<Config> parsed = Config::parse(config);
     if (!parsed)
       return parsed.status().withContext("pin file " + path + ", " + kernel);
     pins.pins_[kernel][key] = config;
@@ -453,15 +453,13 @@ Result<KernelDescription> Autotuner::describeLocked(const std::string &kernel) {
     Result<KernelDescription> description = compiler->describe(kernel);
     if (!description)
       return description.status();
-    descriptions_[kernel] = *description;
+    descriptions_.insert_or_assign(kernel, *description);
     return description;
   }
   if (const KernelDescription *stored =
-          cache_.findDeclaration(deviceName(), kernel)) {
-    KernelDescription description = *stored;
-    description.name = kernel;
-    descriptions_[kernel] = description;
-    return description;
+          cache_.findDescription(deviceName(), kernel)) {
+    descriptions_.emplace(kernel, *stored);
+    return *stored;
   }
   return Status::error("no compiler, and the autotune cache " + cache_.path() +
                        " has no entry of kernel '" + kernel + "' for " +
@@ -469,7 +467,7 @@ Result<KernelDescription> Autotuner::describeLocked(const std::string &kernel) {
 }
 
 Result<TuneResult> Autotuner::select(const std::string &kernel,
-                                     const CallSpec &call,
+                                     const Call &call,
                                      const InputsFactory &inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   Clock::time_point start = Clock::now();
@@ -492,13 +490,13 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   if (!description)
     return description.status();
   step("describe");
-  Result<std::string> key = computeAutotuneKey(*description, call);
+  Result<std::string> key = description->evaluateAutotuneKey(call);
   if (!key)
     return key.status();
   // Pins name the declared key; results are kept per specialization too,
   // since the winner's cubin was compiled for it.
   const std::string declaredKey = *key;
-  const Specialization specialization = specializeCall(*description, call);
+  const Specialization specialization = description->specializationOf(call);
   if (!specialization.empty())
     *key += "|" + specialization.str();
   step("key");
@@ -512,7 +510,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
                           : ConfigSource::Cached;
       result.timings.clear();
       result.steps.clear();
-      Result<Dim3> grid = evaluateGrid(*description, result.config, call);
+      Result<Dim3> grid = description->evaluateGrid(result.config, call);
       if (!grid)
         return grid.status();
       result.grid = *grid;
@@ -522,7 +520,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   }
 
   auto chooseLoaded =
-      [&](ConfigSource source, KernelConfig config, const std::string &cubinKey,
+      [&](ConfigSource source, Config config, const std::string &cubinKey,
           const std::string &metadataJson) -> Result<TuneResult> {
     KernelProvider::LoadStats stats;
     Result<std::shared_ptr<const Kernel>> loaded =
@@ -540,7 +538,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
       steps.emplace_back("load module", stats.moduleLoadUs);
     step("provider");
     steps.back().second -= accounted;
-    Result<Dim3> grid = evaluateGrid(*description, config, call);
+    Result<Dim3> grid = description->evaluateGrid(config, call);
     if (!grid)
       return grid.status();
     step("grid");
@@ -556,10 +554,10 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   };
 
   if (std::optional<std::string> pinned = pins_.find(kernel, declaredKey)) {
-    Result<KernelConfig> parsed = KernelConfig::parse(*pinned);
+    Result<Config> parsed = Config::parse(*pinned);
     if (!parsed)
       return parsed.status().withContext("pinned config of " + kernel);
-    Result<KernelConfig> config = specializeConfig(*description, *parsed, call);
+    Result<Config> config = description->configForCall(*parsed, call);
     if (!config)
       return config.status().withContext("pinned config of " + kernel);
     step("pin");
@@ -568,7 +566,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
 
   if (!options_.force) {
     if (const AutotuneEntry *entry = cache_.find(deviceName(), kernel, *key)) {
-      Result<KernelConfig> config = KernelConfig::parse(entry->config);
+      Result<Config> config = Config::parse(entry->config);
       if (!config)
         return config.status().withContext("autotune cache " + cache_.path() +
                                            ", " + kernel + " " + *key);
@@ -599,53 +597,32 @@ namespace {
 
 // One candidate as it moves through compile -> prune -> benchmark.
 struct Candidate {
-  KernelConfig config;
+  Config config;
   std::string text;
   CompiledArtifact artifact;
-  std::optional<KernelMetadata> metadata;
+  std::optional<CompileMetadata> metadata;
   ConfigTiming timing;
   bool compiled = false;
 };
 
-std::string cubinKeyOf(const std::string &metadataJson) {
-  nlohmann::json json =
-      nlohmann::json::parse(metadataJson, nullptr, /*allow_exceptions=*/false);
-  if (!json.is_object() || !json.contains("cache") ||
-      !json["cache"].is_object() || !json["cache"].contains("cubin") ||
-      !json["cache"]["cubin"].is_object() ||
-      !json["cache"]["cubin"].contains("key") ||
-      !json["cache"]["cubin"]["key"].is_string())
-    return "";
-  return json["cache"]["cubin"]["key"].get<std::string>();
-}
-
-std::string compilerIdOf(const std::string &metadataJson) {
-  nlohmann::json json =
-      nlohmann::json::parse(metadataJson, nullptr, /*allow_exceptions=*/false);
-  if (json.is_object() && json.contains("compiler_id") &&
-      json["compiler_id"].is_string())
-    return json["compiler_id"].get<std::string>();
-  return "";
-}
-
 } // namespace
 
 Result<TuneResult> Autotuner::tune(const KernelDescription &description,
-                                   const CallSpec &call, const std::string &key,
+                                   const Call &call, const std::string &key,
                                    const Specialization &specialization,
                                    const InputsFactory &inputs) {
-  const std::string &kernel = description.name;
+  const std::string &kernel = description.getName();
   Clock::time_point start = Clock::now();
 
   // The candidates, completed for the call; configs that the call makes
   // equal (e.g. differing only in a derived parameter) are tried once.
   std::vector<Candidate> candidates;
   std::set<std::string> seen;
-  const std::vector<KernelConfig> &declared =
-      options_.configs.empty() ? description.configs : options_.configs;
-  for (const KernelConfig &candidate : declared) {
-    Result<KernelConfig> config =
-        specializeConfig(description, candidate, call);
+  const std::vector<Config> &declared =
+      options_.configs.empty() ? description.getConfigs() : options_.configs;
+  for (const Config &candidate : declared) {
+    Result<Config> config =
+        description.configForCall(candidate, call);
     if (!config)
       return config.status();
     std::string text = config->str();
@@ -699,8 +676,8 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
         candidate.timing.reason = artifact.message();
       } else {
         candidate.artifact = std::move(*artifact);
-        Result<KernelMetadata> metadata =
-            KernelMetadata::parse(candidate.artifact.metadataJson);
+        Result<CompileMetadata> metadata =
+            CompileMetadata::parse(candidate.artifact.metadataJson);
         if (!metadata) {
           candidate.timing.status = "failed";
           candidate.timing.reason = "compile json: " + metadata.message();
@@ -789,7 +766,7 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
     };
     Result<std::shared_ptr<const Kernel>> kernelResult =
         provider_.load(candidate.artifact);
-    Result<Dim3> grid = evaluateGrid(description, candidate.config, call);
+    Result<Dim3> grid = description.evaluateGrid(candidate.config, call);
     if (!kernelResult) {
       fail(kernelResult.status(), "load");
     } else if (!grid) {
@@ -871,7 +848,7 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   Candidate &winner = candidates[result.winnerIndex];
   result.config = winner.config;
   result.kernel = loaded[result.winnerIndex];
-  Result<Dim3> grid = evaluateGrid(description, winner.config, call);
+  Result<Dim3> grid = description.evaluateGrid(winner.config, call);
   if (!grid)
     return grid.status();
   result.grid = *grid;
@@ -885,12 +862,12 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
       entry.timings.push_back(std::move(timing));
     }
     entry.target = provider_.target();
-    entry.cubinKey = cubinKeyOf(winner.artifact.metadataJson);
+    // The winner was benchmarked, so its compile json parsed.
+    entry.cubinKey = winner.metadata->cubinKey();
     entry.metadataJson = winner.artifact.metadataJson;
-    entry.declaration = description;
-    entry.declaration.configs.clear();
+    entry.description = description;
     entry.tunedAt = utcNow();
-    entry.compilerId = compilerIdOf(winner.artifact.metadataJson);
+    entry.compilerId = winner.metadata->compilerId;
     entry.budgetMs = options_.benchmark.budgetMs;
     if (Status status = cache_.store(deviceName(), kernel, key, entry);
         !status.ok())

@@ -10,9 +10,12 @@ Result<Kernel> loadKernelFromDirectory(const Context &context,
                                        const std::string &directory,
                                        const std::string &stem) {
   const std::string base = directory + "/" + stem;
-  Result<KernelMetadata> metadata = KernelMetadata::readFile(base + ".json");
+  Result<std::string> json = detail::readFile(base + ".json");
+  if (!json)
+    return json.status();
+  Result<CompileMetadata> metadata = CompileMetadata::parse(*json);
   if (!metadata)
-    return metadata.status();
+    return metadata.status().withContext(base + ".json");
 
   std::string imagePath = base + ".cubin";
   bool isCubin = detail::fileExists(imagePath);

@@ -2,7 +2,7 @@
 
 #include "tilec/runtime/KernelProvider.h"
 
-#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/StageCache.h"
 
 #include <chrono>
@@ -24,7 +24,7 @@ KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
       target_(context.properties().smName()) {}
 
 std::shared_ptr<KernelProvider::Slot>
-KernelProvider::slot(const std::string &kernel, const KernelConfig &config,
+KernelProvider::slot(const std::string &kernel, const Config &config,
                      const Specialization &specialization) {
   std::lock_guard<std::mutex> lock(mutex_);
   std::shared_ptr<Slot> &slot =
@@ -35,7 +35,7 @@ KernelProvider::slot(const std::string &kernel, const KernelConfig &config,
 }
 
 Result<CompiledArtifact>
-KernelProvider::compile(const std::string &kernel, const KernelConfig &config,
+KernelProvider::compile(const std::string &kernel, const Config &config,
                         const Specialization &specialization) const {
   if (!compiler_)
     return Status::error("no compiler: " + kernel + " " + config.str() +
@@ -53,8 +53,8 @@ KernelProvider::compile(const std::string &kernel, const KernelConfig &config,
 
 Result<std::shared_ptr<const Kernel>>
 KernelProvider::load(const CompiledArtifact &artifact) const {
-  Result<KernelMetadata> metadata =
-      KernelMetadata::parse(artifact.metadataJson);
+  Result<CompileMetadata> metadata =
+      CompileMetadata::parse(artifact.metadataJson);
   if (!metadata)
     return metadata.status().withContext("compile json");
   if (metadata->target != target_)
@@ -73,13 +73,13 @@ KernelProvider::load(const CompiledArtifact &artifact) const {
 }
 
 Result<std::shared_ptr<const Kernel>>
-KernelProvider::get(const std::string &kernel, const KernelConfig &config,
+KernelProvider::get(const std::string &kernel, const Config &config,
                     const Specialization &specialization) {
   return getCached(kernel, config, specialization, "", "");
 }
 
 Result<std::shared_ptr<const Kernel>>
-KernelProvider::getCached(const std::string &kernel, const KernelConfig &config,
+KernelProvider::getCached(const std::string &kernel, const Config &config,
                           const Specialization &specialization,
                           const std::string &cubinKey,
                           const std::string &metadataJson, LoadStats *stats) {
@@ -142,7 +142,7 @@ KernelProvider::getCached(const std::string &kernel, const KernelConfig &config,
 }
 
 void KernelProvider::insert(const std::string &kernel,
-                            const KernelConfig &config,
+                            const Config &config,
                             const Specialization &specialization,
                             std::shared_ptr<const Kernel> loaded) {
   std::shared_ptr<Slot> entry = slot(kernel, config, specialization);

@@ -90,7 +90,7 @@ Result<CUfunction> Module::function(const std::string &name) const {
 
 Result<Kernel> Kernel::create(const Context &context,
                               std::shared_ptr<const Module> module,
-                              KernelMetadata metadata) {
+                              CompileMetadata metadata) {
   const Driver &driver = context.driver();
   const DriverApi &api = driver.api();
   const DeviceProperties &device = context.properties();

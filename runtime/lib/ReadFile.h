@@ -3,7 +3,7 @@
 #ifndef TILEC_RUNTIME_LIB_READFILE_H
 #define TILEC_RUNTIME_LIB_READFILE_H
 
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <string>
 

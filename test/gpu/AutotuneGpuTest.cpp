@@ -10,6 +10,7 @@
 
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/JIT/TilecJIT.h"
+#include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/KernelProvider.h"
@@ -64,7 +65,7 @@ protected:
 
   rt::InputsFactory inputsFor(const harness::RunRequest &request) {
     return
-        [request]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+        [request]() -> tilec::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
           auto problem = harness::buildProblem(*context, request, false);
           if (!problem)
             return problem.status();
@@ -110,20 +111,15 @@ harness::RunRequest requestOf(const std::string &kernel,
                               std::map<std::string, int64_t> sizes,
                               std::map<std::string, std::string> types = {}) {
   harness::RunRequest request;
-  request.kernel = kernel;
-  request.sizes = std::move(sizes);
-  request.types = std::move(types);
+  request.kernel = &tilec::kernel::lookupKernel(kernel)->getDescription();
+  request.call.sizes = std::move(sizes);
+  request.call.types = std::move(types);
   return request;
 }
 
-rt::CallSpec callOf(const harness::RunRequest &request) {
-  rt::CallSpec call;
-  auto values = harness::callValues(request);
-  EXPECT_TRUE(values.ok()) << values.message();
-  call.sizes = values.ok() ? *values : request.sizes;
-  call.types = request.types;
-  call.params = request.params;
-  return call;
+// The autotuner derives the strides the call leaves out, as the harness does.
+const tilec::Call &callOf(const harness::RunRequest &request) {
+  return request.call;
 }
 
 TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
@@ -198,10 +194,13 @@ TEST_F(AutotuneGpuTest, MatmulWinnersAreCorrect) {
     ASSERT_TRUE(result.ok()) << result.message();
     EXPECT_EQ(result->source, rt::ConfigSource::Tuned);
     EXPECT_EQ(result->config.types.at("DTYPE"), dtype);
-    // The sizes are multiples of 16: the key and the kernel say so.
-    EXPECT_EQ(result->key.substr(result->key.find('|')), "|K%16,M%16,N%16")
+    // The sizes and row strides are multiples of 16, the inner strides 1:
+    // the key and the kernel say so.
+    EXPECT_EQ(result->key.substr(result->key.find('|')),
+              "|K%16,M%16,N%16,stride_am%16,stride_bk%16,stride_cm%16,"
+              "stride_ak=1,stride_bn=1,stride_cn=1")
         << result->key;
-    for (const rt::KernelArg &arg : result->kernel->metadata().signature)
+    for (const tilec::KernelArg &arg : result->kernel->metadata().signature)
       if (arg.name == "K")
         EXPECT_EQ(arg.divisibility, 16);
     EXPECT_GT(result->flops, 0);
@@ -244,9 +243,9 @@ TEST_F(AutotuneGpuTest, PinnedConfigSkipsTuningAndPersistsNothing) {
   bool inputsBuilt = false;
   auto result = tuner.select(
       "matmul", callOf(request),
-      [&]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+      [&]() -> tilec::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
         inputsBuilt = true;
-        return rt::Status::error("a pinned config must not benchmark");
+        return tilec::Status::error("a pinned config must not benchmark");
       });
   ASSERT_TRUE(result.ok()) << result.message();
   EXPECT_EQ(result->source, rt::ConfigSource::Pinned);

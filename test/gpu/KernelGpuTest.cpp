@@ -1,15 +1,17 @@
 //===- KernelGpuTest.cpp - every kernel, compiled and run on the GPU ------===//
 //
 // For each kernel in kernels/: several configs, sizes that do and do not
-// divide the blocks, f16 and f32 where the kernel has a dtype. Outputs are
-// poisoned before each run and compared with a float64 reference.
+// divide the blocks, every dtype, and for the matmuls odd shapes, padded and
+// odd row strides and transposed operands (a transposed B is K-contiguous:
+// the ldmatrix path without .trans). Outputs are poisoned before each run and
+// compared with a float64 reference.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
-#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/contract/CompileMetadata.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -22,17 +24,21 @@ struct GpuCase {
   std::string kernel;
   std::string config;
   bool tailSizes;
+  /// Sizes and strides over the default or tail sizes ("stride_bk=1,...").
+  std::string sizes = "";
 };
 
 // Readable case descriptions in test logs instead of raw bytes.
 void PrintTo(const GpuCase &gpuCase, std::ostream *os) {
   *os << gpuCase.kernel << " " << gpuCase.config
-      << (gpuCase.tailSizes ? " (tail sizes)" : " (even sizes)");
+      << (gpuCase.tailSizes ? " (tail sizes)" : " (even sizes)") << " "
+      << gpuCase.sizes;
 }
 
 std::string caseName(const testing::TestParamInfo<GpuCase> &info) {
   std::string name = info.param.kernel + "_" + info.param.config +
-                     (info.param.tailSizes ? "_tail" : "_even");
+                     (info.param.tailSizes ? "_tail" : "_even") +
+                     (info.param.sizes.empty() ? "" : "_" + info.param.sizes);
   for (char &c : name)
     if (!isalnum(static_cast<unsigned char>(c)))
       c = '_';
@@ -65,8 +71,9 @@ TEST_P(KernelGpuTest, MatchesFloat64Reference) {
   const GpuCase &param = GetParam();
   const auto *definition = tilec::kernel::lookupKernel(param.kernel);
   ASSERT_NE(definition, nullptr);
-  auto config = definition->parseConfig(param.config);
-  ASSERT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
+  const tilec::KernelDescription &description = definition->getDescription();
+  auto config = description.parseConfig(param.config);
+  ASSERT_TRUE(config.ok()) << config.message();
 
   mlir::DialectRegistry registry;
   tilec::registerPipelineDialects(registry);
@@ -76,33 +83,30 @@ TEST_P(KernelGpuTest, MatchesFloat64Reference) {
     diagnostics += d.str() + "\n";
     return mlir::success();
   });
-  tilec::harness::RunRequest request;
-  request.kernel = param.kernel;
-  request.params = config->params;
-  request.types = config->types;
-  request.sizes = param.tailSizes ? tilec::harness::tailSizes(param.kernel)
-                                  : tilec::harness::defaultSizes(param.kernel);
-  if (param.kernel == "softmax")
-    request.sizes["n_cols"] = std::min<int64_t>(request.sizes["n_cols"],
-                                                config->params.at("BLOCK_N"));
+  tilec::harness::RunRequest request =
+      tilec::harness::requestFor(description, param.tailSizes);
+  request.call.types = config->types;
+  request.call.params = config->params;
+  request.config = *config;
+  auto sizes = tilec::parseNamedIntegers(param.sizes);
+  ASSERT_TRUE(sizes.ok()) << sizes.message();
+  for (const auto &[name, value] : *sizes)
+    request.call.sizes[name] = value;
   // Specialized for the values the launch passes, as the runtime's JIT does:
   // the default sizes are multiples of 16 (vector loads, masks per vector),
-  // the tails are not.
-  auto values = tilec::harness::integerArguments(request);
-  ASSERT_TRUE(values.ok()) << values.message();
+  // the tails and odd strides are not.
   auto module = definition->specialize(
-      mlirContext, *config,
-      definition->applicableFacts(tilec::kernel::ArgumentFacts::derive(
-          std::map<std::string, int64_t>(values->begin(), values->end()))));
+      mlirContext, *config, description.specializationOf(request.call));
   ASSERT_TRUE(mlir::succeeded(module)) << diagnostics;
   tilec::CompileOptions options;
   options.numWarps = config->numWarps;
+  options.numStages = config->numStages;
   options.config = config->params;
   auto compiled = tilec::compileKernel(**module, options);
   ASSERT_TRUE(static_cast<bool>(compiled))
       << llvm::toString(compiled.takeError()) << diagnostics;
 
-  auto metadata = tilec::rt::KernelMetadata::parse(compiled->metadataJson());
+  auto metadata = tilec::CompileMetadata::parse(compiled->metadataJson());
   ASSERT_TRUE(metadata.ok()) << metadata.message();
   auto loaded = tilec::rt::Module::loadCubin(*context, compiled->cubin.data(),
                                              compiled->cubin.size());
@@ -126,7 +130,11 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"vector_add", "BLOCK=256,num_warps=2", true},
         GpuCase{"softmax", "BLOCK_N=1024", false},
         GpuCase{"softmax", "BLOCK_N=1024", true},
-        GpuCase{"softmax", "BLOCK_N=128,num_warps=1", true},
+        GpuCase{"softmax", "BLOCK_N=128,num_warps=1", true,
+                "n_cols=100"},
+        // Rows padded apart: the gaps must stay poisoned.
+        GpuCase{"softmax", "BLOCK_N=1024", true,
+                "input_row_stride=1003,output_row_stride=1017"},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true},
         GpuCase{"matmul", "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32", true},
@@ -143,7 +151,39 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"gather_matmul", "BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32",
                 true},
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16",
-                true}),
+                true},
+        // General strides. Odd shapes whose row strides are not multiples
+        // of 16 (refused before the strides were arguments).
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false,
+                "M=1000,N=1000,K=1000"},
+        GpuCase{"matmul", "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16",
+                false, "M=1000,N=1000,K=1000"},
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32", true,
+                "K=211"},
+        GpuCase{"matmul",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
+                false, "M=1000,N=1000,K=1000"},
+        // Padded rows: A's and C's row strides larger than the row.
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true,
+                "stride_am=221,stride_cm=183"},
+        // A transposed B (K-contiguous) and a transposed A (M-contiguous),
+        // aligned and odd, every dtype.
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false,
+                "stride_bk=1,stride_bn=512"},
+        GpuCase{"matmul", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f16",
+                false, "stride_bk=1,stride_bn=512"},
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true,
+                "stride_bk=1,stride_bn=208"},
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16",
+                false, "stride_bk=1,stride_bn=512"},
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false,
+                "M=1000,N=1000,K=1000,stride_bk=1,stride_bn=1000"},
+        GpuCase{"matmul", "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32", true,
+                "stride_bk=1,stride_bn=208"},
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true,
+                "stride_am=1,stride_ak=203"},
+        GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",
+                true, "stride_bk=1,stride_bn=208,stride_am=221"}),
     caseName);
 
 } // namespace

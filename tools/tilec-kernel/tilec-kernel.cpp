@@ -24,6 +24,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+using namespace tilec;
 using namespace tilec::kernel;
 
 static llvm::cl::OptionCategory toolCategory("tilec-kernel options");
@@ -50,6 +51,13 @@ static llvm::cl::opt<std::string>
                    llvm::cl::value_desc("file"), llvm::cl::init("-"),
                    llvm::cl::cat(toolCategory));
 
+static llvm::cl::opt<std::string> argValues(
+    "arg-values",
+    llvm::cl::desc("Integer argument values of a call (M=4096,N=4096,K=4096) "
+                   "to specialize for, as tilec compile --arg-values"),
+    llvm::cl::value_desc("values"), llvm::cl::init(""),
+    llvm::cl::cat(toolCategory));
+
 static llvm::cl::opt<bool> numberedValues(
     "numbered-values",
     llvm::cl::desc("Print %0, %1, ... instead of the kernel's variable names"),
@@ -75,13 +83,16 @@ static void printParameter(llvm::raw_ostream &os,
 }
 
 static void printKernelList(llvm::raw_ostream &os) {
-  for (const KernelDefinition *kernel : listKernels()) {
+  for (const KernelDefinition *definition : listKernels()) {
+    const KernelDescription *kernel = &definition->getDescription();
     os << kernel->getName() << "(";
     llvm::interleaveComma(kernel->getSignature(), os,
                           [&](const ArgumentDecl &argument) {
                             os << argument.name << ": " << argument.type;
                             if (argument.divisibilityHint)
                               os << " %" << argument.divisibilityHint;
+                            if (!argument.defaultValue.empty())
+                              os << " = " << argument.defaultValue;
                           });
     os << ")  [" << kernel->getSourceFile() << "]\n";
     os << "  meta-parameters:\n";
@@ -134,10 +145,20 @@ int main(int argc, char **argv) {
     llvm::errs() << "\n";
     return 1;
   }
-  llvm::Expected<Config> config = Config::parse(configText);
+  tilec::Result<Config> config = Config::parse(configText);
   if (!config) {
-    llvm::errs() << "tilec-kernel: error: "
-                 << llvm::toString(config.takeError()) << "\n";
+    llvm::errs() << "tilec-kernel: error: " << config.message() << "\n";
+    return 1;
+  }
+
+  tilec::Result<std::map<std::string, int64_t>> values =
+      tilec::parseNamedIntegers(argValues.getValue());
+  tilec::Result<Specialization> facts =
+      values ? kernel->getDescription().specializationOfArguments(*values)
+             : tilec::Result<Specialization>(values.status());
+  if (!facts) {
+    llvm::errs() << "tilec-kernel: error: --arg-values " << facts.message()
+                 << "\n";
     return 1;
   }
 
@@ -146,7 +167,7 @@ int main(int argc, char **argv) {
   // the kernel's file is found from the working directory.
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  auto module = kernel->specialize(context, *config);
+  auto module = kernel->specialize(context, *config, *facts);
   if (mlir::failed(module))
     return 1;
 

@@ -99,27 +99,26 @@ int main(int argc, char **argv) {
   if (!parseOptions(argc, argv, options))
     return 2;
 
-  harness::RunRequest request;
-  request.kernel = options.kernel;
-  request.sizes = harness::defaultSizes(options.kernel);
+  tilec::Call call;
   if (!options.sizes.empty()) {
-    auto sizes = harness::parseSizes(options.sizes);
+    auto sizes = tilec::parseNamedIntegers(options.sizes);
     if (!sizes)
       return fail("--sizes: " + sizes.message());
-    for (const auto &[name, value] : *sizes)
-      request.sizes[name] = value;
+    if (tilec::Status status = harness::requirePositive(*sizes); !status.ok())
+      return fail("--sizes: " + status.message());
+    call.sizes = *sizes;
   }
   if (!options.types.empty()) {
-    auto types = harness::parseTypes(options.types);
+    auto types = tilec::parseNamedTypes(options.types);
     if (!types)
       return fail("--types: " + types.message());
-    request.types = *types;
+    call.types = *types;
   }
   if (!options.params.empty()) {
-    auto params = harness::parseIntegers(options.params);
+    auto params = tilec::parseNamedIntegers(options.params);
     if (!params)
       return fail("--params: " + params.message());
-    request.params = *params;
+    call.params = *params;
   }
 
   // Driver start-up, each step timed.
@@ -129,7 +128,7 @@ int main(int argc, char **argv) {
     return fail(driver.message());
   double dlopenUs = usSince(start);
   start = Clock::now();
-  if (rt::Status status = (*driver)->initialize(); !status.ok())
+  if (tilec::Status status = (*driver)->initialize(); !status.ok())
     return fail(status.message());
   double cuInitUs = usSince(start);
   start = Clock::now();
@@ -138,13 +137,29 @@ int main(int argc, char **argv) {
     return fail(context.message());
   double contextUs = usSince(start);
 
-  // The program's tensors, before its first call.
+  // The program's tensors, before its first call. Without a compiler the
+  // kernel's description comes from the autotune cache that tuned it.
+  rt::AutotuneCache descriptions(rt::AutotuneCache::defaultPath());
+  if (tilec::Status status = descriptions.load(); !status.ok())
+    return fail(status.message());
+  const tilec::KernelDescription *description =
+      descriptions.findDescription(context->properties().name, options.kernel);
+  if (!description)
+    return fail("the autotune cache " + descriptions.path() +
+                " has no entry of " + options.kernel + " for " +
+                context->properties().name + ": run tilec tune first");
+  harness::RunRequest request = harness::requestFor(*description);
+  for (const auto &[name, value] : call.sizes)
+    request.call.sizes[name] = value;
+  request.call.types = call.types;
+  request.call.params = call.params;
+  call = request.call;
   start = Clock::now();
   auto problem = harness::buildProblem(*context, request,
                                        /*withReference=*/false);
   if (!problem)
     return fail(problem.message());
-  if (rt::Status status = context->synchronize(); !status.ok())
+  if (tilec::Status status = context->synchronize(); !status.ok())
     return fail(status.message());
   double inputsUs = usSince(start);
 
@@ -164,15 +179,6 @@ int main(int argc, char **argv) {
   if (!autotuner)
     return fail(autotuner.message());
   step("load autotune cache + pins");
-  rt::CallSpec call;
-  // Every integer the launch passes (strides too), so that the key carries
-  // the specialization the tuning run had.
-  auto values = harness::callValues(request);
-  if (!values)
-    return fail(values.message());
-  call.sizes = *values;
-  call.types = request.types;
-  call.params = request.params;
   auto selected = (*autotuner)->select(options.kernel, call);
   if (!selected)
     return fail(selected.message());
@@ -182,14 +188,14 @@ int main(int argc, char **argv) {
   auto pack = selected->kernel->makeArgPack();
   if (!pack)
     return fail(pack.message());
-  if (rt::Status status = (*problem)->bind(*pack); !status.ok())
+  if (tilec::Status status = (*problem)->bind(*pack); !status.ok())
     return fail(status.message());
   step("bind arguments");
-  if (rt::Status status = rt::launch(*selected->kernel, selected->grid, *pack);
+  if (tilec::Status status = rt::launch(*selected->kernel, selected->grid, *pack);
       !status.ok())
     return fail(status.message());
   step("launch");
-  if (rt::Status status = context->synchronize(); !status.ok())
+  if (tilec::Status status = context->synchronize(); !status.ok())
     return fail(status.message());
   step("synchronize (kernel runs)");
   double firstCallUs = usSince(windowStart);
@@ -201,7 +207,7 @@ int main(int argc, char **argv) {
     return fail(!startEvent ? startEvent.message() : stopEvent.message());
   std::vector<double> kernelUs;
   for (int i = 0; i < 20; ++i) {
-    rt::Status status = startEvent->record();
+    tilec::Status status = startEvent->record();
     if (status.ok())
       status = rt::launch(*selected->kernel, selected->grid, *pack);
     if (status.ok())

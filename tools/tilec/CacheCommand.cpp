@@ -161,7 +161,7 @@ int runCache() {
   if (action == "prune")
     return pruneEntries(cache);
   if (action == "clear") {
-    if (rt::Status cleared = cache.clear(); !cleared.ok())
+    if (tilec::Status cleared = cache.clear(); !cleared.ok())
       return fail(cleared.message());
     llvm::outs() << "cleared " << directory << "\n";
     return 0;

@@ -43,8 +43,10 @@ static cl::opt<std::string> configText(
 static cl::opt<std::string> argValues(
     "arg-values",
     cl::desc("Integer argument values the launch will pass "
-             "(n_elements=1048576,...): values divisible by 16 or equal to 1 "
-             "specialize the kernel, as Triton's JIT does"),
+             "(M=4096,N=4096,K=4096): values divisible by 16 or equal to 1 "
+             "specialize the kernel, as Triton's JIT does; arguments left "
+             "out take their declared defaults where those are determined "
+             "(the strides of dense matrices)"),
     cl::init(""), cl::sub(compileCommand), cl::cat(category));
 static cl::opt<bool> listKernels("list", cl::desc("List the kernels"),
                                  cl::sub(compileCommand), cl::cat(category));
@@ -117,7 +119,7 @@ static bool writeArtifact(llvm::StringRef path, llvm::StringRef contents) {
 /// serially so that the times do not share the cores.
 static int compileAllConfigs(mlir::MLIRContext &context,
                              const kernel::KernelDefinition &definition,
-                             const kernel::ArgumentFacts &facts,
+                             const Specialization &facts,
                              CompileOptions options) {
   static const char *const kStages[] = {"ttir", "ttgir", "llir", "ptx",
                                         "cubin"};
@@ -126,7 +128,8 @@ static int compileAllConfigs(mlir::MLIRContext &context,
   for (const char *stage : kStages)
     llvm::outs() << llvm::format("%8s", stage);
   llvm::outs() << "  no-ptxas  config (ms)\n";
-  for (const kernel::Config &config : definition.getConfigs()) {
+  for (const tilec::Config &config :
+       definition.getDescription().getConfigs()) {
     auto specialized = definition.specialize(context, config, facts);
     if (mlir::failed(specialized))
       return fail("cannot specialize " + definition.getName() + " to " +
@@ -173,9 +176,10 @@ int runCompile() {
 
   if (listKernels) {
     for (const kernel::KernelDefinition *definition : kernel::listKernels()) {
-      llvm::outs() << definition->getName() << "  (" << definition->getSourceFile()
-                   << ")\n";
-      for (const kernel::Config &config : definition->getConfigs())
+      const KernelDescription &description = definition->getDescription();
+      llvm::outs() << description.getName() << "  ("
+                   << description.getSourceFile() << ")\n";
+      for (const tilec::Config &config : description.getConfigs())
         llvm::outs() << "    " << config.str() << "\n";
     }
     return 0;
@@ -202,34 +206,24 @@ int runCompile() {
       return fail("unknown kernel '" + kernelName + "' (see --list)");
     if (allConfigs && !configText.empty())
       return fail("--all-configs compiles the declared configs; drop --config");
-    if (allConfigs && definition->getConfigs().empty())
+    const KernelDescription &description = definition->getDescription();
+    if (allConfigs && description.getConfigs().empty())
       return fail(kernelName + " declares no configs to compile");
-    auto config = allConfigs ? llvm::Expected<kernel::Config>(
-                                   definition->getConfigs().front())
-                             : definition->parseConfig(configText);
+    auto config = allConfigs
+                      ? tilec::Result<tilec::Config>(
+                            description.getConfigs().front())
+                      : description.parseConfig(configText);
     if (!config)
-      return fail("bad --config for " + kernelName + ": " +
-                  llvm::toString(config.takeError()));
-    std::map<std::string, int64_t> values;
-    for (llvm::StringRef item : llvm::split(argValues.getValue(), ',')) {
-      if (item.empty())
-        continue;
-      auto [name, text] = item.split('=');
-      int64_t value;
-      if (name.empty() || text.getAsInteger(10, value))
-        return fail("--arg-values entry '" + item + "' is not NAME=INTEGER");
-      bool isArgument = llvm::any_of(
-          definition->getSignature(),
-          [&](const kernel::ArgumentDecl &arg) { return arg.name == name; });
-      if (!isArgument)
-        return fail("--arg-values names '" + name + "', which is not an "
-                    "argument of " + kernelName);
-      values[name.str()] = value;
-    }
-    kernel::ArgumentFacts facts = kernel::ArgumentFacts::derive(values);
+      return fail("bad --config for " + kernelName + ": " + config.message());
+    auto values = parseNamedIntegers(argValues.getValue());
+    if (!values)
+      return fail("--arg-values: " + values.message());
+    auto facts = description.specializationOfArguments(*values);
+    if (!facts)
+      return fail("--arg-values " + facts.message());
     if (allConfigs)
-      return compileAllConfigs(context, *definition, facts, options);
-    auto specialized = definition->specialize(context, *config, facts);
+      return compileAllConfigs(context, *definition, *facts, options);
+    auto specialized = definition->specialize(context, *config, *facts);
     if (mlir::failed(specialized))
       return fail("cannot specialize " + kernelName + " to " + config->str());
     module = std::move(*specialized);

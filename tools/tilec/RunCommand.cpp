@@ -10,7 +10,7 @@
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
-#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/contract/CompileMetadata.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -48,23 +48,27 @@ int runRun() {
   const kernel::KernelDefinition *definition =
       kernel::lookupKernel(kernelName);
   if (!definition)
-    return fail("unknown kernel '" + kernelName + "'");
-  auto config = definition->parseConfig(configText);
+    return fail("unknown kernel '" + kernelName + "' (known: " +
+                kernel::knownKernelNames() + ")");
+  const KernelDescription &description = definition->getDescription();
+  auto config = description.parseConfig(configText);
   if (!config)
-    return fail(llvm::toString(config.takeError()));
-  harness::RunRequest request;
-  request.kernel = kernelName;
-  request.params = config->params;
-  request.types = config->types;
+    return fail(config.message());
+  harness::RunRequest request = harness::requestFor(description);
+  // The config's types and parameters are the call's (DTYPE, ALLOW_TF32).
+  request.call.types = config->types;
+  request.call.params = config->params;
+  request.config = *config;
   request.seed = seed;
   request.timingRepetitions = repetitions;
-  request.sizes = harness::defaultSizes(kernelName);
   if (!sizesText.empty()) {
-    auto sizes = harness::parseSizes(sizesText);
+    auto sizes = parseNamedIntegers(sizesText);
     if (!sizes)
       return fail(sizes.message());
+    if (tilec::Status status = harness::requirePositive(*sizes); !status.ok())
+      return fail(status.message());
     for (const auto &[name, value] : *sizes)
-      request.sizes[name] = value;
+      request.call.sizes[name] = value;
   }
 
   mlir::DialectRegistry registry;
@@ -73,13 +77,8 @@ int runRun() {
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   // Specialized for the values the launch passes, as the runtime's JIT does.
-  auto values = harness::integerArguments(request);
-  if (!values)
-    return fail(values.message());
   auto module = definition->specialize(
-      context, *config,
-      definition->applicableFacts(kernel::ArgumentFacts::derive(
-          std::map<std::string, int64_t>(values->begin(), values->end()))));
+      context, *config, description.specializationOf(request.call));
   if (mlir::failed(module))
     return fail("cannot specialize " + kernelName + " to " + config->str());
   CompileOptions options;
@@ -93,7 +92,7 @@ int runRun() {
   auto gpu = rt::Context::create();
   if (!gpu)
     return fail(gpu.message());
-  auto metadata = rt::KernelMetadata::parse(compiled->metadataJson());
+  auto metadata = tilec::CompileMetadata::parse(compiled->metadataJson());
   if (!metadata)
     return fail(metadata.message());
   auto loaded = rt::Module::loadCubin(*gpu, compiled->cubin.data(),
@@ -107,7 +106,7 @@ int runRun() {
   if (!report)
     return fail(report.message());
   llvm::outs() << kernelName << " " << config->str() << " ";
-  for (const auto &[name, value] : request.sizes)
+  for (const auto &[name, value] : request.call.sizes)
     llvm::outs() << name << "=" << value << " ";
   llvm::outs() << "(" << compiled->cubinInfo.registers << " regs, "
                << compiled->sharedBytes << " B smem)\n  "

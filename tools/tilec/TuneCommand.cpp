@@ -12,6 +12,7 @@
 
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/JIT/TilecJIT.h"
+#include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
@@ -125,7 +126,7 @@ static std::string formatTflops(double flops, double us) {
 
 static int runShow() {
   rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
-  if (rt::Status status = cache.load(); !status.ok())
+  if (tilec::Status status = cache.load(); !status.ok())
     return fail(status.message());
   for (const std::string &warning : cache.warnings())
     llvm::errs() << "tilec tune: warning: " << warning << "\n";
@@ -250,28 +251,34 @@ int runTune() {
   if (showProgress && quiet)
     return fail("--progress and --quiet exclude each other");
 
-  harness::RunRequest request;
-  request.kernel = kernelName;
+  const kernel::KernelDefinition *definition =
+      kernel::lookupKernel(kernelName);
+  if (!definition)
+    return fail("unknown kernel '" + kernelName + "' (known: " +
+                kernel::knownKernelNames() + ")");
+  harness::RunRequest request =
+      harness::requestFor(definition->getDescription());
   request.seed = seed;
-  request.sizes = harness::defaultSizes(kernelName);
   if (!sizesText.empty()) {
-    auto sizes = harness::parseSizes(sizesText);
+    auto sizes = parseNamedIntegers(sizesText);
     if (!sizes)
       return fail("--sizes: " + sizes.message());
+    if (tilec::Status status = harness::requirePositive(*sizes); !status.ok())
+      return fail("--sizes: " + status.message());
     for (const auto &[name, value] : *sizes)
-      request.sizes[name] = value;
+      request.call.sizes[name] = value;
   }
   if (!typesText.empty()) {
-    auto types = harness::parseTypes(typesText);
+    auto types = parseNamedTypes(typesText);
     if (!types)
       return fail("--types: " + types.message());
-    request.types = *types;
+    request.call.types = *types;
   }
   if (!paramsText.empty()) {
-    auto params = harness::parseIntegers(paramsText);
+    auto params = parseNamedIntegers(paramsText);
     if (!params)
       return fail("--params: " + params.message());
-    request.params = *params;
+    request.call.params = *params;
   }
   rt::AutotuneOptions options;
   options.benchmark.budgetMs = budgetMs;
@@ -288,7 +295,7 @@ int runTune() {
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(configsText).split(items, ';', -1, /*KeepEmpty=*/false);
     for (llvm::StringRef item : items) {
-      auto config = rt::KernelConfig::parse(item.trim());
+      auto config = tilec::Config::parse(item.trim());
       if (!config)
         return fail("--configs: " + config.message());
       options.configs.push_back(*config);
@@ -315,17 +322,11 @@ int runTune() {
   for (const std::string &warning : cache.warnings())
     llvm::errs() << "tilec tune: warning: " << warning << "\n";
 
-  rt::CallSpec call;
-  // Every integer the launch passes (strides too): the kernel specializes
-  // on them.
-  auto values = harness::callValues(request);
-  if (!values)
-    return fail(values.message());
-  call.sizes = *values;
-  call.types = request.types;
-  call.params = request.params;
+  // The autotuner derives the strides the call leaves out from the
+  // description, and specializes on them too.
+  const tilec::Call &call = request.call;
   rt::InputsFactory inputs =
-      [&]() -> rt::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+      [&]() -> tilec::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
     auto problem = harness::buildProblem(*context, request,
                                          /*withReference=*/false);
     if (!problem)
@@ -366,7 +367,9 @@ int runTune() {
         !entry->timings.empty()) {
       rt::TuneResult stored;
       stored.timings = entry->timings;
-      stored.flops = harness::problemFlops(kernelName, request.sizes);
+      if (auto flops =
+              definition->getDescription().evaluateFlops(request.call))
+        stored.flops = *flops;
       for (size_t i = 0; i < entry->timings.size(); ++i)
         if (entry->timings[i].config == entry->config)
           stored.winnerIndex = static_cast<int>(i);

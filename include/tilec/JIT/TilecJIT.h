@@ -43,19 +43,19 @@ public:
   explicit TilecJIT(JITOptions options = {});
   ~TilecJIT() override;
 
-  rt::Result<rt::CompiledArtifact>
-  compile(const std::string &kernel, const rt::KernelConfig &config,
+  tilec::Result<rt::CompiledArtifact>
+  compile(const std::string &kernel, const tilec::Config &config,
           const std::string &target,
-          const rt::Specialization &specialization) override;
-  rt::Result<rt::KernelDescription>
+          const tilec::Specialization &specialization) override;
+  tilec::Result<tilec::KernelDescription>
   describe(const std::string &kernel) override;
 
   /// compile() with everything the pipeline produced (stage timings and
   /// cache results, every artifact), for tools.
   llvm::Expected<CompiledKernel>
-  compileKernelByName(const std::string &kernel, const rt::KernelConfig &config,
+  compileKernelByName(const std::string &kernel, const tilec::Config &config,
                       const std::string &target,
-                      const rt::Specialization &specialization = {});
+                      const tilec::Specialization &specialization = {});
 
   const JITOptions &options() const { return options_; }
 
@@ -63,13 +63,6 @@ private:
   JITOptions options_;
   mlir::DialectRegistry registry_;
 };
-
-/// The two spellings of a config; the canonical texts are equal.
-rt::KernelConfig toRuntimeConfig(const kernel::Config &config);
-kernel::Config fromRuntimeConfig(const rt::KernelConfig &config);
-
-/// What the autotuner needs of a kernel definition.
-rt::KernelDescription describeKernel(const kernel::KernelDefinition &kernel);
 
 } // namespace tilec::jit
 

@@ -1,6 +1,8 @@
-//===- KernelRegistry.h - the kernels tilec ships ---------------*- C++ -*-===//
+//===- KernelRegistry.h - the kernels of kernels/ ---------------*- C++ -*-===//
 //
-// The kernel definitions under kernels/ (library TilecKernels), by name.
+// Every file of kernels/ that defines a kernel with TILEC_KERNEL is in the
+// registry: kernels/CMakeLists.txt finds them and generates the list, so that
+// adding a kernel is adding its file (docs/kernels.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,17 +16,25 @@
 
 namespace tilec::kernel {
 
-/// The kernel called `name`, or null.
+/// The kernel named `name`, or null.
 const KernelDefinition *lookupKernel(llvm::StringRef name);
-/// Every kernel, sorted by name.
+/// All kernels, sorted by name.
 llvm::ArrayRef<const KernelDefinition *> listKernels();
-
-// Each kernel's definition (one per file in kernels/).
-const KernelDefinition &getVectorAddKernel();
-const KernelDefinition &getSoftmaxKernel();
-const KernelDefinition &getMatmulKernel();
-const KernelDefinition &getGatherMatmulKernel();
+/// "gather_matmul, matmul, ...", for messages.
+std::string knownKernelNames();
 
 } // namespace tilec::kernel
+
+/// Defines the kernel NAME (its file's one definition):
+///   TILEC_KERNEL(matmul) {
+///     static const KernelDefinition kernel(KernelDescription(...), body);
+///     return kernel;
+///   }
+#define TILEC_KERNEL(NAME)                                                     \
+  namespace tilec::kernel {                                                    \
+  const KernelDefinition &registeredKernel_##NAME();                           \
+  }                                                                            \
+  const tilec::kernel::KernelDefinition &                                      \
+      tilec::kernel::registeredKernel_##NAME()
 
 #endif // TILEC_KERNEL_KERNELREGISTRY_H

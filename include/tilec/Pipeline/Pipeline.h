@@ -11,6 +11,7 @@
 #ifndef TILEC_PIPELINE_PIPELINE_H
 #define TILEC_PIPELINE_PIPELINE_H
 
+#include "tilec/contract/CompileMetadata.h"
 #include "tilec/Target/CubinAssembler.h"
 #include "tilec/Target/PTXEmitter.h"
 
@@ -95,7 +96,10 @@ struct CompiledKernel {
   std::vector<StageTiming> timings;
   CompileOptions options;
 
-  /// The metadata written next to the artifacts (<name>.json).
+  /// The metadata written next to the artifacts (<name>.json), in the
+  /// contract's schema.
+  CompileMetadata metadata() const;
+  /// metadata().toJson().
   std::string metadataJson() const;
 };
 

@@ -97,17 +97,17 @@ int main(int argc, char **argv) {
 
   // Start-up, step by step, as a fresh process pays it.
   Clock::time_point start = Clock::now();
-  rt::Result<std::unique_ptr<rt::Driver>> driver =
+  tilec::Result<std::unique_ptr<rt::Driver>> driver =
       rt::Driver::load("libcuda.so.1");
   if (!driver)
     return fail(driver.message());
   double dlopenUs = microsecondsSince(start);
   start = Clock::now();
-  if (rt::Status status = (*driver)->initialize(); !status.ok())
+  if (tilec::Status status = (*driver)->initialize(); !status.ok())
     return fail(status.message());
   double cuInitUs = microsecondsSince(start);
   start = Clock::now();
-  rt::Result<rt::Context> context = rt::Context::create(**driver, 0);
+  tilec::Result<rt::Context> context = rt::Context::create(**driver, 0);
   if (!context)
     return fail(context.message());
   double contextUs = microsecondsSince(start);
@@ -119,35 +119,35 @@ int main(int argc, char **argv) {
   std::vector<double> moduleLoadUs;
   for (int i = 0; i < options.moduleLoads; ++i) {
     start = Clock::now();
-    rt::Result<std::shared_ptr<rt::Module>> module =
+    tilec::Result<std::shared_ptr<rt::Module>> module =
         rt::Module::loadCubin(*context, cubin.data(), cubin.size());
     moduleLoadUs.push_back(microsecondsSince(start));
     if (!module)
       return fail(module.message());
   }
 
-  rt::Result<std::shared_ptr<rt::Module>> module =
+  tilec::Result<std::shared_ptr<rt::Module>> module =
       rt::Module::loadCubin(*context, cubin.data(), cubin.size());
   if (!module)
     return fail(module.message());
-  rt::Result<rt::KernelMetadata> metadata =
-      rt::KernelMetadata::parse(kNoopMetadata);
+  tilec::Result<tilec::CompileMetadata> metadata =
+      tilec::CompileMetadata::parse(kNoopMetadata);
   if (!metadata)
     return fail(metadata.message());
-  rt::Result<rt::Kernel> kernel =
+  tilec::Result<rt::Kernel> kernel =
       rt::Kernel::create(*context, *module, std::move(*metadata));
   if (!kernel)
     return fail(kernel.message());
-  rt::Result<rt::DeviceBuffer> buffer =
+  tilec::Result<rt::DeviceBuffer> buffer =
       rt::DeviceBuffer::allocate(*context, 256);
   if (!buffer)
     return fail(buffer.message());
-  rt::Result<rt::ArgPack> args = kernel->makeArgPack();
+  tilec::Result<rt::ArgPack> args = kernel->makeArgPack();
   if (!args)
     return fail(args.message());
-  if (rt::Status status = args->bind(*buffer, 0); !status.ok())
+  if (tilec::Status status = args->bind(*buffer, 0); !status.ok())
     return fail(status.message());
-  rt::Result<rt::Stream> stream = rt::Stream::create(*context);
+  tilec::Result<rt::Stream> stream = rt::Stream::create(*context);
   if (!stream)
     return fail(stream.message());
 
@@ -179,16 +179,16 @@ int main(int argc, char **argv) {
   // Warm-up: first launches pay for lazy loading and queue set-up.
   if (bareBatch(1000) < 0 || tilecBatch(1000) < 0)
     return fail(rt::launch(*kernel, {1, 1, 1}, *args, cuStream).message());
-  if (rt::Status status = stream->synchronize(); !status.ok())
+  if (tilec::Status status = stream->synchronize(); !status.ok())
     return fail(status.message());
 
   std::vector<double> bareUs, tilecUs;
   for (int b = 0; b < options.batches; ++b) {
     double bare = bareBatch(options.launchesPerBatch);
-    if (rt::Status status = stream->synchronize(); !status.ok() || bare < 0)
+    if (tilec::Status status = stream->synchronize(); !status.ok() || bare < 0)
       return fail("bare cuLaunchKernel batch failed: " + status.message());
     double ours = tilecBatch(options.launchesPerBatch);
-    if (rt::Status status = stream->synchronize(); !status.ok() || ours < 0)
+    if (tilec::Status status = stream->synchronize(); !status.ok() || ours < 0)
       return fail("tilec launch batch failed: " + status.message());
     bareUs.push_back(bare);
     tilecUs.push_back(ours);

@@ -1,20 +1,21 @@
 // The kernel definitions specialize to the ttir their sources describe.
-// RUN: tilec-kernel --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4 | FileCheck %s --check-prefix=MATMUL
+// RUN: tilec-kernel --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4 --arg-values M=512,N=512,K=512 | FileCheck %s --check-prefix=MATMUL
+// RUN: tilec-kernel --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4 | FileCheck %s --check-prefix=GENERIC
 // RUN: tilec-kernel --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1 | FileCheck %s --check-prefix=MATMUL-F32
 // RUN: tilec-kernel --kernel vector_add --config BLOCK=1024 | FileCheck %s --check-prefix=VADD
 // RUN: tilec-kernel --kernel softmax --config BLOCK_N=256,num_warps=8 | FileCheck %s --check-prefix=SOFTMAX
 // RUN: tilec-kernel --kernel gather_matmul --config BLOCK_M=64,BLOCK_N=32,BLOCK_K=32 | FileCheck %s --check-prefix=GATHER
 
-// Contiguous operands as Triton specializes them: unit strides are gone, the
-// pointers and the other strides are divisible by 16, the sizes are not.
+// A dense call as Triton specializes it: unit strides are constants, the
+// pointers, sizes and row strides are divisible by 16.
 // MATMUL-LABEL: func.func @matmul(
 // MATMUL-SAME: %a_ptr: !tile.ptr<f16> {tile.divisibility = 16 : i32}
 // MATMUL-SAME: %b_ptr: !tile.ptr<f16> {tile.divisibility = 16 : i32}
 // MATMUL-SAME: %c_ptr: !tile.ptr<f16> {tile.divisibility = 16 : i32}
-// MATMUL-SAME: %M: i32, %N: i32, %K: i32,
-// MATMUL-SAME: %stride_am: i32 {tile.divisibility = 16 : i32}
-// MATMUL-SAME: %stride_bk: i32 {tile.divisibility = 16 : i32}
-// MATMUL-SAME: %stride_cm: i32 {tile.divisibility = 16 : i32})
+// MATMUL-SAME: %M: i32 {tile.divisibility = 16 : i32}
+// MATMUL-SAME: %stride_am: i32 {tile.divisibility = 16 : i32}, %stride_ak: i32 {tile.equal_to_one}
+// MATMUL-SAME: %stride_bk: i32 {tile.divisibility = 16 : i32}, %stride_bn: i32 {tile.equal_to_one}
+// MATMUL-SAME: %stride_cm: i32 {tile.divisibility = 16 : i32}, %stride_cn: i32 {tile.equal_to_one})
 // MATMUL-SAME: attributes {tile.kernel}
 // MATMUL-DAG: %[[ACC0:.+]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
 // MATMUL-DAG: %[[ZERO_A:.+]] = arith.constant dense<0.000000e+00> : tensor<64x32xf16>
@@ -46,6 +47,14 @@
 // MATMUL-NEXT: return
 // MATMUL-NOT: scf.for
 // MATMUL-NOT: tile.dot
+
+// Without sizes only the defaults that need none apply (unit inner strides);
+// the sizes and row strides are unknown and scale the offsets.
+// GENERIC-LABEL: func.func @matmul(
+// GENERIC-SAME: %M: i32, %N: i32, %K: i32, %stride_am: i32, %stride_ak: i32 {tile.equal_to_one}, %stride_bk: i32, %stride_bn: i32 {tile.equal_to_one}, %stride_cm: i32, %stride_cn: i32 {tile.equal_to_one})
+// GENERIC-DAG: tile.splat %stride_am
+// GENERIC-DAG: tile.splat %stride_bk
+// GENERIC-DAG: tile.splat %stride_cm
 
 // MATMUL-F32: func.func @matmul(%a_ptr: !tile.ptr<f32>
 // MATMUL-F32: tile.dot %{{.+}} {inputPrecision = #tile.precision<tf32>} : tensor<64x32xf32> * tensor<32x64xf32> -> tensor<64x64xf32>

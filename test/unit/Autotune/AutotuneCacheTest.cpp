@@ -62,12 +62,18 @@ protected:
         R"({"name": "matmul", "num_warps": 4, "ratio": 0.125, "ok": true,)"
         R"( "none": null, "signature": [{"name": "a\"\\b", "type": "ptr<f16>"}],)"
         R"( "nested": {"list": [1, -2, [3.5e-7, {}], []], "empty": {}}})";
-    entry.declaration.key = {{"LOG2_M", "ceil(log2(M))"}, {"N", ""}};
-    entry.declaration.grid = {"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"};
-    entry.declaration.paramDefaults = {{"GROUP_M", 8}};
-    entry.declaration.typeDefaults = {{"DTYPE", "f16"}};
-    entry.declaration.derivedParams = {{"BLOCK_N", "next_power_of_2(n_cols)"}};
-    entry.declaration.integerArguments = {{"M", 1}, {"stride_am", 16}};
+    entry.description =
+        tilec::KernelDescription("matmul", "kernels/matmul.cpp", 7)
+            .param(tilec::MetaParameter("BLOCK_M").powerOfTwo())
+            .param(tilec::MetaParameter("GROUP_M").byDefault(8))
+            .param(tilec::MetaParameter("BLOCK_N").derivedAs(
+                "next_power_of_2(n_cols)"))
+            .typeParam(tilec::TypeParameter("DTYPE", {"f16"}).byDefault("f16"))
+            .arg(tilec::scalar("M", "i32"))
+            .arg(tilec::scalar("stride_am", "i32").divisibility(16))
+            .key("LOG2_M", "ceil(log2(M))")
+            .key("N")
+            .grid({"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"});
     entry.tunedAt = "2026-11-29T12:00:00Z";
     entry.budgetMs = 20;
     return entry;
@@ -88,7 +94,7 @@ TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {
   {
     rt::AutotuneCache cache(path);
     ASSERT_TRUE(cache.load().ok());
-    rt::Status status =
+    tilec::Status status =
         cache.store("NVIDIA H200", "matmul", "LOG2_M=12,N=4096",
                     entry("BLOCK_M=128,num_warps=4,num_stages=3", 812.5));
     ASSERT_TRUE(status.ok()) << status.message();
@@ -112,23 +118,21 @@ TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {
   ASSERT_FALSE(metadata.is_discarded()) << found->metadataJson;
   EXPECT_EQ(metadata, nlohmann::json::parse(entry("A=1", 1).metadataJson));
   EXPECT_EQ(metadata["signature"][0]["name"], "a\"\\b");
-  const rt::KernelDescription *declaration =
-      cache.findDeclaration("NVIDIA H200", "matmul");
-  ASSERT_NE(declaration, nullptr);
-  ASSERT_EQ(declaration->key.size(), 2u);
-  EXPECT_EQ(declaration->key[0].derivation, "ceil(log2(M))");
-  EXPECT_EQ(declaration->grid[0], "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)");
-  EXPECT_EQ(declaration->paramDefaults.at("GROUP_M"), 8);
-  EXPECT_EQ(declaration->typeDefaults.at("DTYPE"), "f16");
-  EXPECT_EQ(declaration->derivedParams.at("BLOCK_N"),
-            "next_power_of_2(n_cols)");
-  EXPECT_EQ(declaration->integerArguments,
+  // The description comes back whole, through the contract's json.
+  const tilec::KernelDescription *description =
+      cache.findDescription("NVIDIA H200", "matmul");
+  ASSERT_NE(description, nullptr);
+  EXPECT_EQ(description->toJson(), entry("A=1", 1).description->toJson());
+  ASSERT_EQ(description->getAutotuneKey().size(), 2u);
+  EXPECT_EQ(description->getAutotuneKey()[0].derivation, "ceil(log2(M))");
+  EXPECT_EQ(description->getGrid()[0], "cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)");
+  EXPECT_EQ(description->getIntegerArguments(),
             (std::map<std::string, int64_t>{{"M", 1}, {"stride_am", 16}}));
   EXPECT_EQ(found->tunedAt, "2026-11-29T12:00:00Z");
   EXPECT_DOUBLE_EQ(found->budgetMs, 20);
   EXPECT_EQ(found->timings[1].reason,
             "needs 300000 B of shared memory per block");
-  EXPECT_EQ(cache.findDeclaration("NVIDIA H100", "matmul"), nullptr);
+  EXPECT_EQ(cache.findDescription("NVIDIA H100", "matmul"), nullptr);
 
   // The shape the design asks for: device -> kernel -> key -> {config, ...}.
   auto json = nlohmann::json::parse(read(path));
@@ -237,7 +241,7 @@ TEST_F(AutotuneCacheTest, UnreadableFileIsAnErrorOnLoadAndMovedAsideOnStore) {
                   .ok());
   std::ofstream(path) << "{ not json";
   rt::AutotuneCache cache(path);
-  rt::Status status = cache.load();
+  tilec::Status status = cache.load();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find(path + " is not valid JSON"),
             std::string::npos)
@@ -296,7 +300,7 @@ TEST_F(AutotuneCacheTest, MisplacedValuesAreSkippedWhole) {
 
 TEST_F(AutotuneCacheTest, StoreIntoAnUnwritableDirectoryNamesIt) {
   rt::AutotuneCache cache("/proc/tilec-no/autotune.json");
-  rt::Status status = cache.store("dev", "matmul", "k", entry("A=1", 1));
+  tilec::Status status = cache.store("dev", "matmul", "k", entry("A=1", 1));
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("/proc/tilec-no"), std::string::npos)
       << status.message();

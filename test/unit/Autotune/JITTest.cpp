@@ -32,22 +32,15 @@ TEST(Describe, Matmul) {
   jit::TilecJIT compiler;
   auto description = compiler.describe("matmul");
   ASSERT_TRUE(description.ok()) << description.message();
-  EXPECT_EQ(description->name, "matmul");
-  EXPECT_EQ(description->configs.size(), 8u);
+  EXPECT_EQ(description->getName(), "matmul");
+  EXPECT_EQ(description->getConfigs().size(), 8u);
   std::vector<std::string> keyNames;
-  for (const rt::AutotuneKeyDecl &entry : description->key)
+  for (const tilec::AutotuneKeyEntry &entry : description->getAutotuneKey())
     keyNames.push_back(entry.name);
   EXPECT_EQ(keyNames,
             (std::vector<std::string>{"M", "N", "K", "DTYPE", "ALLOW_TF32"}));
-  EXPECT_EQ(description->grid,
+  EXPECT_EQ(description->getGrid(),
             std::vector<std::string>{"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"});
-  EXPECT_EQ(description->paramDefaults.at("GROUP_M"), 8);
-  EXPECT_EQ(description->paramDefaults.at("ALLOW_TF32"), 0);
-  EXPECT_EQ(description->typeDefaults.at("DTYPE"), "f16");
-
-  auto softmax = compiler.describe("softmax");
-  ASSERT_TRUE(softmax.ok());
-  EXPECT_EQ(softmax->derivedParams.at("BLOCK_N"), "next_power_of_2(n_cols)");
 
   auto unknown = compiler.describe("matmull");
   ASSERT_FALSE(unknown.ok());
@@ -55,95 +48,105 @@ TEST(Describe, Matmul) {
             std::string::npos);
 }
 
-TEST(Describe, ConfigTextsAgreeWithTheCompiler) {
+// The runtime gets the kernel's own description: nothing is converted.
+TEST(Describe, IsTheKernelsOwnDescription) {
+  jit::TilecJIT compiler;
   for (const tilec::kernel::KernelDefinition *kernel :
-       tilec::kernel::listKernels())
-    for (const tilec::kernel::Config &config : kernel->getConfigs()) {
-      rt::KernelConfig converted = jit::toRuntimeConfig(config);
-      EXPECT_EQ(converted.str(), config.str());
-      auto parsed = rt::KernelConfig::parse(config.str());
-      ASSERT_TRUE(parsed.ok()) << parsed.message();
-      EXPECT_EQ(*parsed, converted);
-      EXPECT_EQ(jit::fromRuntimeConfig(*parsed), config);
-    }
+       tilec::kernel::listKernels()) {
+    auto description = compiler.describe(kernel->getName());
+    ASSERT_TRUE(description.ok()) << description.message();
+    EXPECT_EQ(description->toJson(), kernel->getDescription().toJson());
+  }
 }
 
 TEST(Describe, KeysOfTheRealKernels) {
   jit::TilecJIT compiler;
-  rt::CallSpec call;
+  tilec::Call call;
   call.sizes = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
-  EXPECT_EQ(*rt::computeAutotuneKey(*compiler.describe("matmul"), call),
+  EXPECT_EQ(*compiler.describe("matmul")->evaluateAutotuneKey(call),
             "M=4096,N=4096,K=4096,DTYPE=f16,ALLOW_TF32=0");
   call.sizes["M"] = 3000;
   call.types = {{"DTYPE", "f32"}};
   call.params = {{"ALLOW_TF32", 1}};
-  EXPECT_EQ(*rt::computeAutotuneKey(*compiler.describe("gather_matmul"), call),
+  EXPECT_EQ(*compiler.describe("gather_matmul")->evaluateAutotuneKey(call),
             "LOG2_M=12,N=4096,K=4096,DTYPE=f32,ALLOW_TF32=1");
-  rt::CallSpec rows;
+  tilec::Call rows;
   rows.sizes = {{"n_rows", 37}, {"n_cols", 1000}};
-  EXPECT_EQ(*rt::computeAutotuneKey(*compiler.describe("softmax"), rows),
+  EXPECT_EQ(*compiler.describe("softmax")->evaluateAutotuneKey(rows),
             "BLOCK_N=1024");
-  rt::CallSpec elements;
+  tilec::Call elements;
   elements.sizes = {{"n_elements", 100003}};
-  EXPECT_EQ(*rt::computeAutotuneKey(*compiler.describe("vector_add"), elements),
+  EXPECT_EQ(*compiler.describe("vector_add")->evaluateAutotuneKey(elements),
             "LOG2_N=17");
 }
 
-// The description names the integer arguments with their declared
-// divisibility: what a call's specialization may speak of.
-TEST(Describe, IntegerArguments) {
+// The matmuls take all six strides with no declared divisibility: a call's
+// values specialize them, so a dense call gets the facts a kernel with unit
+// inner strides was once declared with.
+TEST(Describe, StridesAreSpecializedByTheCall) {
   jit::TilecJIT compiler;
   auto matmul = compiler.describe("matmul");
   ASSERT_TRUE(matmul.ok()) << matmul.message();
-  EXPECT_EQ(matmul->integerArguments,
-            (std::map<std::string, int64_t>{{"K", 1},
-                                            {"M", 1},
-                                            {"N", 1},
-                                            {"stride_am", 16},
-                                            {"stride_bk", 16},
-                                            {"stride_cm", 16}}));
-  rt::CallSpec call;
-  call.sizes = {{"n_rows", 4096}, {"n_cols", 1024}};
+  for (const char *stride : {"stride_am", "stride_ak", "stride_bk",
+                             "stride_bn", "stride_cm", "stride_cn"})
+    EXPECT_EQ(matmul->getIntegerArguments().at(stride), 1) << stride;
+  tilec::Call call;
+  call.sizes = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
+  EXPECT_EQ(matmul->specializationOf(call).str(),
+            "K%16,M%16,N%16,stride_am%16,stride_bk%16,stride_cm%16,"
+            "stride_ak=1,stride_bn=1,stride_cn=1");
+  // Odd sizes and a transposed B: no %16 where the values have none.
+  call.sizes = {{"M", 1000}, {"N", 1000}, {"K", 1000},
+                {"stride_bk", 1}, {"stride_bn", 1000}};
+  EXPECT_EQ(matmul->specializationOf(call).str(),
+            "stride_ak=1,stride_bk=1,stride_cn=1");
+
+  tilec::Call rows;
+  rows.sizes = {{"n_rows", 4096}, {"n_cols", 1024}};
   auto softmax = compiler.describe("softmax");
   ASSERT_TRUE(softmax.ok()) << softmax.message();
   // n_rows sizes the grid only; it is not an argument of the kernel.
-  std::string facts = rt::specializeCall(*softmax, call).str();
+  std::string facts = softmax->specializationOf(rows).str();
   EXPECT_EQ(facts.find("n_rows"), std::string::npos) << facts;
 }
 
-// The autotuner launches on the declared grid, `tilec run` on the harness's:
-// they must agree for every candidate and every problem shape.
-TEST(Describe, DeclaredGridsMatchTheHarness) {
-  jit::TilecJIT compiler;
-  for (const std::string &kernel : tilec::harness::listHarnessKernels()) {
-    auto description = compiler.describe(kernel);
-    ASSERT_TRUE(description.ok()) << description.message();
-    for (const auto &sizes : {tilec::harness::defaultSizes(kernel),
-                              tilec::harness::tailSizes(kernel)}) {
-      rt::CallSpec call;
-      call.sizes = sizes;
-      for (const rt::KernelConfig &candidate : description->configs) {
-        auto config = rt::specializeConfig(*description, candidate, call);
+// Adding a kernel is its file plus its reference: every kernel has both,
+// test sizes, and arguments and a grid for every candidate on them.
+TEST(Describe, EveryKernelHasAReferenceAndRunsOnItsTestSizes) {
+  std::vector<std::string> kernels;
+  for (const tilec::kernel::KernelDefinition *kernel :
+       tilec::kernel::listKernels())
+    kernels.push_back(kernel->getName());
+  EXPECT_EQ(tilec::harness::listReferenceKernels(), kernels);
+  for (const tilec::kernel::KernelDefinition *kernel :
+       tilec::kernel::listKernels()) {
+    const tilec::KernelDescription &description = kernel->getDescription();
+    EXPECT_NE(tilec::harness::findReference(kernel->getName()), nullptr);
+    for (bool tails : {false, true}) {
+      tilec::harness::RunRequest request =
+          tilec::harness::requestFor(description, tails);
+      EXPECT_FALSE(request.call.sizes.empty()) << kernel->getName();
+      ASSERT_TRUE(description.evaluateIntegerArguments(request.call).ok());
+      for (const tilec::Config &candidate : description.getConfigs()) {
+        auto config = description.configForCall(candidate, request.call);
         ASSERT_TRUE(config.ok()) << config.message();
-        auto declared = rt::evaluateGrid(*description, *config, call);
-        ASSERT_TRUE(declared.ok()) << declared.message();
-        auto harness =
-            tilec::harness::harnessGrid(kernel, config->params, sizes);
-        ASSERT_TRUE(harness.ok()) << harness.message();
-        EXPECT_EQ(declared->x, harness->x) << kernel << " " << config->str();
-        EXPECT_EQ(declared->y, harness->y) << kernel << " " << config->str();
-        EXPECT_EQ(declared->z, harness->z) << kernel << " " << config->str();
+        auto grid = description.evaluateGrid(*config, request.call);
+        ASSERT_TRUE(grid.ok()) << grid.message();
+        EXPECT_GT(grid->x, 0u) << kernel->getName() << " " << config->str();
       }
     }
   }
 }
 
-TEST(Harness, ProblemFlops) {
-  EXPECT_DOUBLE_EQ(tilec::harness::problemFlops(
-                       "matmul", {{"M", 4096}, {"N", 4096}, {"K", 4096}}),
+TEST(Describe, Flops) {
+  jit::TilecJIT compiler;
+  tilec::Call call;
+  call.sizes = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
+  EXPECT_DOUBLE_EQ(*compiler.describe("matmul")->evaluateFlops(call),
                    2.0 * 4096 * 4096 * 4096);
-  EXPECT_EQ(tilec::harness::problemFlops("vector_add", {{"n_elements", 10}}),
-            0);
+  tilec::Call elements;
+  elements.sizes = {{"n_elements", 10}};
+  EXPECT_EQ(*compiler.describe("vector_add")->evaluateFlops(elements), 0);
 }
 
 bool havePtxas(std::string &why) {
@@ -164,7 +167,7 @@ TEST(Compile, ErrorsNameTheKernelAndConfig) {
   auto unknown = compiler.compile("nope", {}, "sm_90", {});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.message().find("unknown kernel 'nope'"), std::string::npos);
-  auto badConfig = rt::KernelConfig::parse("BLOCK_M=48,BLOCK_N=64,BLOCK_K=32");
+  auto badConfig = tilec::Config::parse("BLOCK_M=48,BLOCK_N=64,BLOCK_K=32");
   auto bad = compiler.compile("matmul", *badConfig, "sm_90", {});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.message().find("BLOCK_M"), std::string::npos) << bad.message();
@@ -182,25 +185,25 @@ TEST(Compile, ParallelCompilesMatchSequentialOnes) {
       {"vector_add", "BLOCK=2048,num_warps=8"},
       {"softmax", "BLOCK_N=1024,num_warps=4"},
       {"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=2"}};
-  std::vector<rt::Result<rt::CompiledArtifact>> parallel(
-      jobs.size(), rt::Status::error("not run"));
+  std::vector<tilec::Result<rt::CompiledArtifact>> parallel(
+      jobs.size(), tilec::Status::error("not run"));
   std::vector<std::thread> threads;
   for (size_t i = 0; i < jobs.size(); ++i)
     threads.emplace_back([&, i] {
       parallel[i] = compiler.compile(
-          jobs[i].first, *rt::KernelConfig::parse(jobs[i].second), "sm_90", {});
+          jobs[i].first, *tilec::Config::parse(jobs[i].second), "sm_90", {});
     });
   for (std::thread &thread : threads)
     thread.join();
   for (size_t i = 0; i < jobs.size(); ++i) {
     ASSERT_TRUE(parallel[i].ok()) << parallel[i].message();
     auto sequential = compiler.compile(
-        jobs[i].first, *rt::KernelConfig::parse(jobs[i].second), "sm_90", {});
+        jobs[i].first, *tilec::Config::parse(jobs[i].second), "sm_90", {});
     ASSERT_TRUE(sequential.ok()) << sequential.message();
     auto a = metadataOf(*parallel[i]), b = metadataOf(*sequential);
     EXPECT_EQ(a["hashes"]["ptx"], b["hashes"]["ptx"]) << jobs[i].second;
     EXPECT_EQ(parallel[i]->cubin, sequential->cubin) << jobs[i].second;
-    auto metadata = rt::KernelMetadata::parse(parallel[i]->metadataJson);
+    auto metadata = tilec::CompileMetadata::parse(parallel[i]->metadataJson);
     ASSERT_TRUE(metadata.ok()) << metadata.message();
     EXPECT_EQ(metadata->name, jobs[i].first);
   }
@@ -217,7 +220,7 @@ TEST(Compile, CompileJsonNamesTheCachedCubin) {
   jit::JITOptions options;
   options.cache = std::make_shared<rt::StageCache>(dir);
   jit::TilecJIT compiler(options);
-  auto config = rt::KernelConfig::parse("BLOCK=1024,num_warps=4");
+  auto config = tilec::Config::parse("BLOCK=1024,num_warps=4");
   auto first = compiler.compile("vector_add", *config, "sm_90", {});
   ASSERT_TRUE(first.ok()) << first.message();
   auto json = metadataOf(*first);
@@ -236,16 +239,16 @@ TEST(Compile, CompileJsonNamesTheCachedCubin) {
 }
 
 // A call's specialization reaches the compiled kernel: its json records the
-// facts that apply (integer arguments; no "equal to 1" for an argument the
-// kernel declares divisible), names that are not arguments are ignored.
+// facts that apply (integer arguments, strides included: a unit stride is a
+// constant), names that are not arguments are ignored.
 TEST(Compile, SpecializationReachesTheKernel) {
   std::string why;
   if (!havePtxas(why))
     GTEST_SKIP() << why;
   jit::TilecJIT compiler;
-  auto config = rt::KernelConfig::parse("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32");
+  auto config = tilec::Config::parse("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32");
   ASSERT_TRUE(config.ok()) << config.message();
-  rt::Specialization specialization = rt::Specialization::derive(
+  tilec::Specialization specialization = tilec::Specialization::derive(
       {{"M", 1}, {"N", 100}, {"K", 4096}, {"stride_bk", 1}, {"R", 32}});
   EXPECT_EQ(specialization.str(), "K%16,R%16,M=1,stride_bk=1");
   auto artifact = compiler.compile("matmul", *config, "sm_90", specialization);
@@ -254,14 +257,17 @@ TEST(Compile, SpecializationReachesTheKernel) {
   nlohmann::json json = metadataOf(*artifact);
   for (const nlohmann::json &arg : json["signature"])
     signature[arg["name"].get<std::string>()] = arg;
-  ASSERT_EQ(signature.size(), 9u) << json.dump(2);
+  ASSERT_EQ(signature.size(), 12u) << json.dump(2);
   EXPECT_EQ(signature["K"].value("divisibility", 1), 16);
   EXPECT_TRUE(signature["M"].value("equal_to_one", false));
   EXPECT_EQ(signature["N"].value("divisibility", 1), 1);
   EXPECT_FALSE(signature["N"].contains("equal_to_one"));
-  // Declared divisible by 16: the fact "= 1" does not apply.
-  EXPECT_EQ(signature["stride_bk"].value("divisibility", 1), 16);
-  EXPECT_FALSE(signature["stride_bk"].contains("equal_to_one"));
+  // No divisibility is declared on the strides: the call's "= 1" applies.
+  EXPECT_TRUE(signature["stride_bk"].value("equal_to_one", false));
+  EXPECT_EQ(signature["stride_am"].value("divisibility", 1), 1);
+  EXPECT_FALSE(signature["stride_am"].contains("equal_to_one"));
+  // A pointer keeps its declared alignment.
+  EXPECT_EQ(signature["a_ptr"].value("divisibility", 1), 16);
 
   auto plain = compiler.compile("matmul", *config, "sm_90", {});
   ASSERT_TRUE(plain.ok()) << plain.message();

@@ -28,8 +28,8 @@ rt::DeviceProperties h200() {
   return device;
 }
 
-rt::KernelMetadata kernel(int numWarps, uint32_t sharedBytes, int registers) {
-  rt::KernelMetadata metadata;
+tilec::CompileMetadata kernel(int numWarps, uint32_t sharedBytes, int registers) {
+  tilec::CompileMetadata metadata;
   metadata.name = metadata.kernelName = "matmul";
   metadata.target = "sm_90";
   metadata.numWarps = numWarps;
@@ -45,7 +45,7 @@ TEST(Prune, FittingKernelsRun) {
   // 255 registers x 256 threads: 8 warps x roundup(255 x 32, 256) = 65536.
   EXPECT_FALSE(rt::pruneReason(kernel(8, 0, 255), h200()));
   // Unknown registers (no ptxas report) are not held against a kernel.
-  rt::KernelMetadata unknown = kernel(4, 0, 0);
+  tilec::CompileMetadata unknown = kernel(4, 0, 0);
   unknown.registers.reset();
   EXPECT_FALSE(rt::pruneReason(unknown, h200()));
 }

@@ -209,13 +209,15 @@ TEST_F(KernelBuilderTest, UnknownNamesAreDiagnosed) {
   EXPECT_NE(diagnostics[3].find("power of two"), std::string::npos);
 }
 
-TEST(KernelDefinitionTest, AMistakeInTheBodyFailsSpecialization) {
-  KernelDefinition broken("broken", "test/broken.cpp", [](KernelBuilder &kb) {
-    Tensor rows = kb.expandDims(kb.arange(0, 16), 1);
-    Tensor ptrs = kb.arg("p") + rows;
-    kb.store(ptrs, kb.load(ptrs) + kb.zeros({32, 1}, kb.f32Type()));
-  });
-  broken.arg(pointer("p", "f32"));
+TEST(KernelBodyTest, AMistakeInTheBodyFailsSpecialization) {
+  KernelDefinition broken(
+      tilec::KernelDescription("broken", "test/broken.cpp")
+          .arg(tilec::pointer("p", "f32")),
+      [](KernelBuilder &kb) {
+        Tensor rows = kb.expandDims(kb.arange(0, 16), 1);
+        Tensor ptrs = kb.arg("p") + rows;
+        kb.store(ptrs, kb.load(ptrs) + kb.zeros({32, 1}, kb.f32Type()));
+      });
   mlir::MLIRContext context;
   std::vector<std::string> messages;
   std::string location;
@@ -225,7 +227,7 @@ TEST(KernelDefinitionTest, AMistakeInTheBodyFailsSpecialization) {
     os << diag.getLocation();
     return mlir::success();
   });
-  auto module = broken.specialize(context, Config());
+  auto module = broken.specialize(context, tilec::Config());
   EXPECT_TRUE(mlir::failed(module));
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(messages[0],

@@ -28,14 +28,14 @@ void operator delete(void *p, size_t) noexcept { std::free(p); }
 namespace {
 
 using tilec::rt::ArgPack;
-using tilec::rt::ArgType;
+using tilec::ArgType;
 using tilec::rt::DevicePtr;
-using tilec::rt::KernelArg;
-using tilec::rt::Result;
-using tilec::rt::Status;
+using tilec::KernelArg;
+using tilec::Result;
+using tilec::Status;
 
 KernelArg arg(const char *name, const char *spelling) {
-  Result<ArgType> type = tilec::rt::parseArgType(spelling);
+  Result<ArgType> type = tilec::parseArgType(spelling);
   EXPECT_TRUE(type.ok()) << type.message();
   return KernelArg{name, spelling, type.ok() ? *type : ArgType::Ptr};
 }
@@ -69,17 +69,17 @@ TEST(ArgTypeTest, ParsesEverySpelling) {
       {"f64", ArgType::F64, 8},
   };
   for (const Case &c : cases) {
-    Result<ArgType> type = tilec::rt::parseArgType(c.spelling);
+    Result<ArgType> type = tilec::parseArgType(c.spelling);
     ASSERT_TRUE(type.ok()) << c.spelling << ": " << type.message();
     EXPECT_EQ(*type, c.type) << c.spelling;
-    EXPECT_EQ(tilec::rt::argTypeSize(*type), c.size) << c.spelling;
+    EXPECT_EQ(tilec::argTypeSize(*type), c.size) << c.spelling;
   }
-  EXPECT_STREQ(tilec::rt::argTypeName(ArgType::BF16), "bf16");
+  EXPECT_STREQ(tilec::argTypeName(ArgType::BF16), "bf16");
 }
 
 TEST(ArgTypeTest, RejectsUnknownSpellings) {
   for (const char *bad : {"", "q32", "ptr<", "ptr<>", "int", "I32", "f8"}) {
-    Result<ArgType> type = tilec::rt::parseArgType(bad);
+    Result<ArgType> type = tilec::parseArgType(bad);
     ASSERT_FALSE(type.ok()) << "'" << bad << "' was accepted";
     EXPECT_NE(
         type.message().find("unknown argument type '" + std::string(bad) + "'"),
@@ -100,7 +100,7 @@ TEST(ArgPackTest, LaysArgumentsOutAtTheirNaturalAlignment) {
   for (size_t i = 0; i < pack.size(); ++i) {
     EXPECT_EQ(pack.offset(i), expected[i]) << "argument " << i;
     EXPECT_EQ(pack.kernelParams()[i], base + expected[i]) << "argument " << i;
-    size_t size = tilec::rt::argTypeSize(pack.signature()[i].type);
+    size_t size = tilec::argTypeSize(pack.signature()[i].type);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(pack.kernelParams()[i]) % size, 0u)
         << "argument " << i << " is misaligned";
   }

@@ -17,7 +17,7 @@
 namespace {
 
 using tilec::rt::Driver;
-using tilec::rt::Result;
+using tilec::Result;
 
 TEST(DriverTest, MissingLibraryIsACleanError) {
   Result<std::unique_ptr<Driver>> driver =
@@ -66,7 +66,7 @@ TEST(DriverTest, TheToolkitStubIsReportedAsAStub) {
     GTEST_SKIP() << stub << " does not exist on this machine";
   Result<std::unique_ptr<Driver>> driver = Driver::load(stub);
   ASSERT_TRUE(driver.ok()) << driver.message();
-  tilec::rt::Status status = (*driver)->initialize();
+  tilec::Status status = (*driver)->initialize();
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(),
             "cuInit failed: CUDA_ERROR_STUB_LIBRARY (CUDA driver is a stub "

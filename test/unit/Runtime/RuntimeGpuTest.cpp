@@ -38,7 +38,7 @@ struct GpuState {
 GpuState &gpu() {
   static GpuState state = [] {
     GpuState s;
-    rt::Result<rt::Context> context = rt::Context::create(0);
+    tilec::Result<rt::Context> context = rt::Context::create(0);
     if (context)
       s.context.emplace(std::move(*context));
     else
@@ -61,10 +61,10 @@ std::string metadataJson(
   return document.dump();
 }
 
-rt::KernelMetadata parseMetadata(const std::string &json) {
-  rt::Result<rt::KernelMetadata> md = rt::KernelMetadata::parse(json);
+tilec::CompileMetadata parseMetadata(const std::string &json) {
+  tilec::Result<tilec::CompileMetadata> md = tilec::CompileMetadata::parse(json);
   EXPECT_TRUE(md.ok()) << md.message();
-  return md.ok() ? std::move(*md) : rt::KernelMetadata();
+  return md.ok() ? std::move(*md) : tilec::CompileMetadata();
 }
 
 std::vector<float> randomFloats(size_t n, unsigned seed) {
@@ -101,7 +101,7 @@ protected:
 
   std::shared_ptr<rt::Module> loadCubin() {
     std::string_view cubin = fixtures::testKernelsCubin();
-    rt::Result<std::shared_ptr<rt::Module>> module =
+    tilec::Result<std::shared_ptr<rt::Module>> module =
         rt::Module::loadCubin(*context, cubin.data(), cubin.size());
     EXPECT_TRUE(module.ok()) << module.message();
     return module.ok() ? *module : nullptr;
@@ -109,7 +109,7 @@ protected:
 
   std::optional<rt::Kernel> makeKernel(std::shared_ptr<rt::Module> module,
                                        const std::string &json) {
-    rt::Result<rt::Kernel> kernel =
+    tilec::Result<rt::Kernel> kernel =
         rt::Kernel::create(*context, std::move(module), parseMetadata(json));
     EXPECT_TRUE(kernel.ok()) << kernel.message();
     if (!kernel)
@@ -118,7 +118,7 @@ protected:
   }
 
   rt::DeviceBuffer allocate(size_t bytes) {
-    rt::Result<rt::DeviceBuffer> buffer =
+    tilec::Result<rt::DeviceBuffer> buffer =
         rt::DeviceBuffer::allocate(*context, bytes);
     EXPECT_TRUE(buffer.ok()) << buffer.message();
     if (!buffer)
@@ -138,9 +138,9 @@ protected:
     ASSERT_TRUE(db.copyFromHost(b).ok());
     ASSERT_TRUE(dc.memset32(kPoison).ok());
 
-    rt::Result<rt::ArgPack> args = kernel.makeArgPack();
+    tilec::Result<rt::ArgPack> args = kernel.makeArgPack();
     ASSERT_TRUE(args.ok()) << args.message();
-    rt::Status status = args->bind(da, db, dc, static_cast<int32_t>(n));
+    tilec::Status status = args->bind(da, db, dc, static_cast<int32_t>(n));
     ASSERT_TRUE(status.ok()) << status.message();
     uint32_t blocks = static_cast<uint32_t>((n + kernel.blockThreads() - 1) /
                                             kernel.blockThreads());
@@ -210,7 +210,7 @@ TEST_F(RuntimeGpuTest, BuffersCopyAndFill) {
   EXPECT_EQ(words[0], 0xA5A5A5A5u);
   EXPECT_EQ(words[n - 1], 0xA5A5A5A5u);
 
-  rt::Status status = buffer.copyToHost(back.data(), 8, n * 4 - 4);
+  tilec::Status status = buffer.copyToHost(back.data(), 8, n * 4 - 4);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(), "copyToHost: 8 bytes at offset 4194300 do not "
                               "fit in a buffer of 4194304 bytes");
@@ -244,7 +244,7 @@ TEST_F(RuntimeGpuTest, VectorAddFromTheCubin) {
 
 TEST_F(RuntimeGpuTest, VectorAddThroughThePtxJit) {
   // Module::load tells PTX from a cubin by content.
-  rt::Result<std::shared_ptr<rt::Module>> module =
+  tilec::Result<std::shared_ptr<rt::Module>> module =
       rt::Module::load(*context, fixtures::testKernelsPtx());
   ASSERT_TRUE(module.ok()) << module.message();
   std::string_view json = fixtures::vectorAddJson();
@@ -257,22 +257,22 @@ TEST_F(RuntimeGpuTest, VectorAddThroughThePtxJit) {
 TEST_F(RuntimeGpuTest, LaunchesOnAStreamAndTimesWithEvents) {
   if (skipUnlessCubinRuns())
     GTEST_SKIP() << "the test cubin is sm_90";
-  rt::Result<std::shared_ptr<rt::Module>> module =
+  tilec::Result<std::shared_ptr<rt::Module>> module =
       rt::Module::load(*context, fixtures::testKernelsCubin());
   ASSERT_TRUE(module.ok()) << module.message();
   std::string_view json = fixtures::vectorAddJson();
   std::optional<rt::Kernel> kernel =
       makeKernel(*module, std::string(json.data(), json.size()));
   ASSERT_TRUE(kernel);
-  rt::Result<rt::Stream> stream = rt::Stream::create(*context);
+  tilec::Result<rt::Stream> stream = rt::Stream::create(*context);
   ASSERT_TRUE(stream.ok()) << stream.message();
-  rt::Result<rt::Event> start = rt::Event::create(*context);
-  rt::Result<rt::Event> stop = rt::Event::create(*context);
+  tilec::Result<rt::Event> start = rt::Event::create(*context);
+  tilec::Result<rt::Event> stop = rt::Event::create(*context);
   ASSERT_TRUE(start.ok() && stop.ok());
   ASSERT_TRUE(start->record(*stream).ok());
   checkVectorAdd(*kernel, 1 << 22, stream->handle());
   ASSERT_TRUE(stop->record(*stream).ok());
-  rt::Result<float> ms = rt::Event::elapsedMs(*start, *stop);
+  tilec::Result<float> ms = rt::Event::elapsedMs(*start, *stop);
   ASSERT_TRUE(ms.ok()) << ms.message();
   EXPECT_GT(*ms, 0.0f);
   EXPECT_TRUE(stream->synchronize().ok());
@@ -309,9 +309,9 @@ TEST_F(RuntimeGpuTest, PacksEveryArgumentTypeAsTheKernelReadsIt) {
                                             {"l", "f64"}}));
   ASSERT_TRUE(kernel);
   rt::DeviceBuffer out = allocate(12 * 8);
-  rt::Result<rt::ArgPack> args = kernel->makeArgPack();
+  tilec::Result<rt::ArgPack> args = kernel->makeArgPack();
   ASSERT_TRUE(args.ok());
-  rt::Status status = args->bind(
+  tilec::Status status = args->bind(
       out, -7, -30000, -2000000000, int64_t(-5000000000000), 200u, 60000u,
       4000000000u, uint64_t(0xFEDCBA9876543210ull), 1.5, -2.5, 0.1f, 1e300);
   ASSERT_TRUE(status.ok()) << status.message();
@@ -371,10 +371,10 @@ TEST_F(RuntimeGpuTest, OptsIntoLargeSharedMemoryAndRefusesTooMuch) {
                    out = allocate(input.size() * 4);
   ASSERT_TRUE(in.copyFromHost(input).ok());
   ASSERT_TRUE(out.memset32(kPoison).ok());
-  rt::Result<rt::ArgPack> args = kernel->makeArgPack();
+  tilec::Result<rt::ArgPack> args = kernel->makeArgPack();
   ASSERT_TRUE(args.ok());
   ASSERT_TRUE(args->bind(in, out, n).ok());
-  rt::Status status = rt::launch(*kernel, {blocks, 1, 1}, *args);
+  tilec::Status status = rt::launch(*kernel, {blocks, 1, 1}, *args);
   ASSERT_TRUE(status.ok()) << status.message();
   std::vector<float> result(input.size());
   ASSERT_TRUE(out.copyToHost(result).ok());
@@ -385,7 +385,7 @@ TEST_F(RuntimeGpuTest, OptsIntoLargeSharedMemoryAndRefusesTooMuch) {
 
   const rt::DeviceProperties &device = context->properties();
   uint32_t tooMuch = uint32_t(device.maxSharedBytesPerBlockOptin) + 4;
-  rt::Result<rt::Kernel> refused = rt::Kernel::create(
+  tilec::Result<rt::Kernel> refused = rt::Kernel::create(
       *context, loadCubin(),
       parseMetadata(metadataJson(
           "shared_reverse", 8, tooMuch,
@@ -405,7 +405,7 @@ TEST_F(RuntimeGpuTest, ReportsLoadErrorsWithTheDriversWords) {
   std::string broken = "\x7f"
                        "ELF";
   broken.append(1000, '\x01');
-  rt::Result<std::shared_ptr<rt::Module>> module =
+  tilec::Result<std::shared_ptr<rt::Module>> module =
       rt::Module::loadCubin(*context, broken.data(), broken.size());
   ASSERT_FALSE(module.ok());
   std::cout << module.message() << "\n";
@@ -433,7 +433,7 @@ TEST_F(RuntimeGpuTest, ReportsLoadErrorsWithTheDriversWords) {
 
   if (skipUnlessCubinRuns())
     return;
-  rt::Result<rt::Kernel> kernel = rt::Kernel::create(
+  tilec::Result<rt::Kernel> kernel = rt::Kernel::create(
       *context, loadCubin(),
       parseMetadata(metadataJson("no_such_kernel", 4, 0, {})));
   ASSERT_FALSE(kernel.ok());
@@ -449,18 +449,18 @@ TEST_F(RuntimeGpuTest, RefusesArgPacksThatDoNotFitTheKernel) {
   std::optional<rt::Kernel> kernel =
       makeKernel(loadCubin(), std::string(json.data(), json.size()));
   ASSERT_TRUE(kernel);
-  rt::Result<rt::ArgPack> args = kernel->makeArgPack();
+  tilec::Result<rt::ArgPack> args = kernel->makeArgPack();
   ASSERT_TRUE(args.ok());
   rt::DeviceBuffer buffer = allocate(16);
   ASSERT_TRUE(args->setPointer(0, buffer.ptr()).ok());
   ASSERT_TRUE(args->setPointer(1, buffer.ptr()).ok());
-  rt::Status status = rt::launch(*kernel, {1, 1, 1}, *args);
+  tilec::Status status = rt::launch(*kernel, {1, 1, 1}, *args);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.message(),
             "launch of 'vector_add': argument(s) never set: c, n");
 
-  rt::Result<rt::ArgPack> other = rt::ArgPack::create(
-      {{"x", "ptr<f32>", rt::ArgType::Ptr}, {"n", "i64", rt::ArgType::I64}});
+  tilec::Result<rt::ArgPack> other = rt::ArgPack::create(
+      {{"x", "ptr<f32>", tilec::ArgType::Ptr}, {"n", "i64", tilec::ArgType::I64}});
   ASSERT_TRUE(other.ok());
   ASSERT_TRUE(other->bind(buffer, 4).ok());
   status = rt::launch(*kernel, {1, 1, 1}, *other);
@@ -506,7 +506,7 @@ TEST_F(RuntimeGpuTest, LoadsKernelDirectories) {
   dir.write("vector_add.ptx", fixtures::testKernelsPtx());
 
   // Only PTX: the driver JIT compiles it.
-  rt::Result<rt::Kernel> kernel =
+  tilec::Result<rt::Kernel> kernel =
       rt::loadKernelFromDirectory(*context, dir.path(), "vector_add");
   ASSERT_TRUE(kernel.ok()) << kernel.message();
   checkVectorAdd(*kernel, 4097);

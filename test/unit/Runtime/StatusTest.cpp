@@ -1,6 +1,6 @@
 //===- StatusTest.cpp - Status and Result ---------------------------------===//
 
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 
 namespace {
 
-using tilec::rt::Result;
-using tilec::rt::Status;
+using tilec::Result;
+using tilec::Status;
 
 TEST(StatusTest, SuccessAndError) {
   EXPECT_TRUE(Status().ok());

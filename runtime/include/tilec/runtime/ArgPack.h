@@ -10,9 +10,9 @@
 #ifndef TILEC_RUNTIME_ARGPACK_H
 #define TILEC_RUNTIME_ARGPACK_H
 
-#include "tilec/runtime/ArgType.h"
+#include "tilec/contract/ArgType.h"
 #include "tilec/runtime/DevicePtr.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -11,8 +11,8 @@
 // ("M=4096,N=4096,K=4096,DTYPE=f16,ALLOW_TF32=0"). Besides the winner and the
 // timings an entry carries what a process without a compiler needs to run
 // the winner: the stage-cache key of its cubin, its compile json, and the
-// kernel's declaration (key derivations, grid), so that the key of a new call
-// can be computed from the file alone.
+// kernel's description (key derivations, grid, arguments), so that a new call
+// can be keyed and launched from the file alone.
 //
 // Writes merge: store() takes an exclusive flock on <path>.lock, re-reads the
 // file, replaces only its own entry (other entries stay byte for byte what
@@ -28,9 +28,10 @@
 #define TILEC_RUNTIME_AUTOTUNECACHE_H
 
 #include "tilec/runtime/KernelCompiler.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,9 @@ struct AutotuneEntry {
   std::string target;
   std::string cubinKey;
   std::string metadataJson;
-  // The kernel's key derivations and grid (configs are not stored).
-  KernelDescription declaration;
+  // The kernel's description (tilec/contract/KernelDescription.h): how a
+  // process without a compiler derives keys, configs, arguments and grids.
+  std::optional<KernelDescription> description;
   // Provenance: UTC time of tuning ("2026-11-29T12:00:00Z"), the compiler
   // identity from the compile json, the per-config time budget.
   std::string tunedAt;
@@ -97,9 +99,9 @@ public:
   const AutotuneEntry *find(const std::string &device,
                             const std::string &kernel,
                             const std::string &key) const;
-  // The declaration stored with any entry of `kernel` on `device`, or null:
+  // The description stored with any entry of `kernel` on `device`, or null:
   // how a process without a compiler computes keys.
-  const KernelDescription *findDeclaration(const std::string &device,
+  const KernelDescription *findDescription(const std::string &device,
                                            const std::string &kernel) const;
 
   // Merges `entry` into the file under the lock (see above) and into memory.

@@ -31,10 +31,10 @@
 #include "tilec/runtime/DeviceBuffer.h"
 #include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelCompiler.h"
-#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cstdint>
 #include <functional>
@@ -50,55 +50,6 @@
 namespace tilec::rt {
 
 //===----------------------------------------------------------------------===//
-// Keys, grids and derived parameters
-//===----------------------------------------------------------------------===//
-
-// What one call of a kernel is about, beyond its buffers.
-struct CallSpec {
-  // Sizes and integer arguments by name: M, N, K; n_rows, n_cols; ...
-  std::map<std::string, int64_t> sizes;
-  // Type parameters: DTYPE=f16. Unset ones take the kernel's default.
-  std::map<std::string, std::string> types;
-  // Meta-parameters fixed by the caller rather than tuned: ALLOW_TF32=1.
-  std::map<std::string, int64_t> params;
-};
-
-// Evaluates an integer expression over `names`:
-//   integers, names, ( ), unary -, + - * (integer), // and % (floor
-//   division and modulo), / (real division), and the functions cdiv(a, b),
-//   ceil(x), floor(x), log2(x), next_power_of_2(x), min(a, b), max(a, b).
-// log2 and / may produce a real; the result must be an integer (wrap it in
-// ceil or floor). Errors quote the expression and say what was wrong.
-Result<int64_t> evaluateExpression(std::string_view expression,
-                                   const std::map<std::string, int64_t> &names);
-
-// The call's autotune key: "NAME=VALUE" per key entry, in declaration order,
-// joined by ','. A derived entry evaluates its expression over the call's
-// sizes and parameters (defaults included); a plain entry takes the call's
-// type, size or parameter of that name, else the kernel's default. A name
-// with no value is an error that says how to give it.
-Result<std::string> computeAutotuneKey(const KernelDescription &kernel,
-                                       const CallSpec &call);
-
-// `candidate` completed for the call: its types and fixed parameters set
-// from the call (else the kernel's defaults), derived parameters evaluated.
-Result<KernelConfig> specializeConfig(const KernelDescription &kernel,
-                                      const KernelConfig &candidate,
-                                      const CallSpec &call);
-
-// What the kernel may assume about the call beyond its declaration:
-// Specialization::derive of the call's sizes that are integer arguments of
-// the kernel, without the divisibility the declaration already promises and
-// without "= 1" for an argument declared divisible (the launch refuses 1
-// there). Sizes that only feed the grid or the key do not specialize.
-Specialization specializeCall(const KernelDescription &kernel,
-                              const CallSpec &call);
-
-// The kernel's grid for `config` and the call.
-Result<Dim3> evaluateGrid(const KernelDescription &kernel,
-                          const KernelConfig &config, const CallSpec &call);
-
-//===----------------------------------------------------------------------===//
 // Pruning and picking the winner
 //===----------------------------------------------------------------------===//
 
@@ -106,7 +57,7 @@ Result<Dim3> evaluateGrid(const KernelDescription &kernel,
 // dynamic shared memory above the opt-in maximum per block, registers x
 // threads above the registers per block, threads above the threads per
 // block.
-std::optional<std::string> pruneReason(const KernelMetadata &metadata,
+std::optional<std::string> pruneReason(const CompileMetadata &metadata,
                                        const DeviceProperties &device);
 
 // The index of the winner among `timings` (only status "ok" entries with a
@@ -251,7 +202,7 @@ struct AutotuneOptions {
   // Write the result to the autotune cache.
   bool persist = true;
   // Candidates to try instead of the kernel's declared ones.
-  std::vector<KernelConfig> configs;
+  std::vector<Config> configs;
 };
 
 // Where a TuneResult's config came from.
@@ -267,7 +218,7 @@ struct TuneResult {
   std::string kernelName;
   std::string key;
   ConfigSource source = ConfigSource::Tuned;
-  KernelConfig config;
+  Config config;
   std::shared_ptr<const Kernel> kernel;
   Dim3 grid;
   // Tuned only: every candidate, in declaration order.
@@ -303,7 +254,7 @@ public:
   // The loaded kernel and grid for a call of `kernel` (see the file
   // comment). `inputs` is only needed to tune; without it a key that is not
   // pinned or cached is an error.
-  Result<TuneResult> select(const std::string &kernel, const CallSpec &call,
+  Result<TuneResult> select(const std::string &kernel, const Call &call,
                             const InputsFactory &inputs = {});
 
   // The kernel's description: the compiler's, else the one stored in the
@@ -316,7 +267,7 @@ public:
 private:
   Result<KernelDescription> describeLocked(const std::string &kernel);
   Result<TuneResult> tune(const KernelDescription &description,
-                          const CallSpec &call, const std::string &key,
+                          const Call &call, const std::string &key,
                           const Specialization &specialization,
                           const InputsFactory &inputs);
 

@@ -11,7 +11,7 @@
 
 #include "tilec/runtime/Device.h"
 #include "tilec/runtime/Driver.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cuda.h>
 

@@ -4,7 +4,7 @@
 #define TILEC_RUNTIME_DEVICE_H
 
 #include "tilec/runtime/Driver.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cuda.h>
 

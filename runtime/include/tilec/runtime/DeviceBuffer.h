@@ -5,7 +5,7 @@
 
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/DevicePtr.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cuda.h>
 

@@ -9,7 +9,7 @@
 #ifndef TILEC_RUNTIME_DRIVER_H
 #define TILEC_RUNTIME_DRIVER_H
 
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cuda.h>
 

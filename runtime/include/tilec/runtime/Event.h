@@ -4,7 +4,7 @@
 #define TILEC_RUNTIME_EVENT_H
 
 #include "tilec/runtime/Context.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cuda.h>
 

@@ -10,7 +10,7 @@
 
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Module.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <string>
 

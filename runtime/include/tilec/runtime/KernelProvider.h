@@ -18,7 +18,7 @@
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelCompiler.h"
 #include "tilec/runtime/Module.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <map>
 #include <memory>
@@ -46,7 +46,7 @@ public:
   // The loaded kernel for (kernel, config, specialization): memoized, else
   // compiled and loaded.
   Result<std::shared_ptr<const Kernel>>
-  get(const std::string &kernel, const KernelConfig &config,
+  get(const std::string &kernel, const Config &config,
       const Specialization &specialization = {});
 
   // Where the time of a get went, for start-up measurements.
@@ -67,7 +67,7 @@ public:
   // compiles only if that entry is gone. `stats`, when given, says where the
   // time went.
   Result<std::shared_ptr<const Kernel>>
-  getCached(const std::string &kernel, const KernelConfig &config,
+  getCached(const std::string &kernel, const Config &config,
             const Specialization &specialization, const std::string &cubinKey,
             const std::string &metadataJson, LoadStats *stats = nullptr);
 
@@ -75,7 +75,7 @@ public:
   // in parallel, then loads them one at a time). Errors name the kernel and
   // config.
   Result<CompiledArtifact> compile(const std::string &kernel,
-                                   const KernelConfig &config,
+                                   const Config &config,
                                    const Specialization &specialization) const;
 
   // Loads `artifact` on the provider's context (the calling thread must have
@@ -84,7 +84,7 @@ public:
   load(const CompiledArtifact &artifact) const;
 
   // Memoizes an already loaded kernel (the autotuner's winner).
-  void insert(const std::string &kernel, const KernelConfig &config,
+  void insert(const std::string &kernel, const Config &config,
               const Specialization &specialization,
               std::shared_ptr<const Kernel> loaded);
 
@@ -99,7 +99,7 @@ private:
     std::shared_ptr<const Kernel> kernel;
   };
   std::shared_ptr<Slot> slot(const std::string &kernel,
-                             const KernelConfig &config,
+                             const Config &config,
                              const Specialization &specialization);
 
   const Context *context_;

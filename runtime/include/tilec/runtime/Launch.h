@@ -11,7 +11,8 @@
 
 #include "tilec/runtime/ArgPack.h"
 #include "tilec/runtime/Module.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/KernelDescription.h"
+#include "tilec/contract/Status.h"
 
 #include <cuda.h>
 
@@ -21,11 +22,8 @@ namespace tilec::rt {
 
 class Stream;
 
-struct Dim3 {
-  uint32_t x = 1;
-  uint32_t y = 1;
-  uint32_t z = 1;
-};
+// The contract's grid type: a description evaluates it, the launch takes it.
+using Dim3 = GridSize;
 
 // Launches `kernel` on `grid` blocks of num_warps * 32 threads with the
 // metadata's shared_bytes of dynamic shared memory. `args` must have been

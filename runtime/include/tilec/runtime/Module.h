@@ -5,8 +5,8 @@
 
 #include "tilec/runtime/ArgPack.h"
 #include "tilec/runtime/Context.h"
-#include "tilec/runtime/KernelMetadata.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/CompileMetadata.h"
+#include "tilec/contract/Status.h"
 
 #include <cuda.h>
 
@@ -59,12 +59,12 @@ public:
   // function in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
   static Result<Kernel> create(const Context &context,
                                std::shared_ptr<const Module> module,
-                               KernelMetadata metadata);
+                               CompileMetadata metadata);
 
   // An ArgPack for this kernel's signature.
   Result<ArgPack> makeArgPack() const;
 
-  const KernelMetadata &metadata() const { return metadata_; }
+  const CompileMetadata &metadata() const { return metadata_; }
   CUfunction function() const { return function_; }
   const Driver &driver() const { return *driver_; }
   uint32_t blockThreads() const { return blockThreads_; }
@@ -82,7 +82,7 @@ private:
 
   const Driver *driver_ = nullptr;
   std::shared_ptr<const Module> module_;
-  KernelMetadata metadata_;
+  CompileMetadata metadata_;
   CUfunction function_ = nullptr;
   uint32_t blockThreads_ = 0;
   uint64_t signatureHash_ = 0;

@@ -4,7 +4,7 @@
 #define TILEC_RUNTIME_RUNTIME_H
 
 #include "tilec/runtime/ArgPack.h"
-#include "tilec/runtime/ArgType.h"
+#include "tilec/contract/ArgType.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Device.h"
 #include "tilec/runtime/DeviceBuffer.h"
@@ -12,10 +12,10 @@
 #include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelLoader.h"
-#include "tilec/runtime/KernelMetadata.h"
+#include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/Module.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 #include "tilec/runtime/Stream.h"
 
 #endif // TILEC_RUNTIME_RUNTIME_H

@@ -42,7 +42,7 @@
 #define TILEC_RUNTIME_STAGECACHE_H
 
 #include "tilec/runtime/Sha256.h"
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <array>
 #include <cstdint>

@@ -1,8 +1,8 @@
 //===- ArgType.cpp - Types of kernel arguments ----------------------------===//
 
-#include "tilec/runtime/ArgType.h"
+#include "tilec/contract/ArgType.h"
 
-namespace tilec::rt {
+namespace tilec {
 namespace {
 
 struct ArgTypeInfo {
@@ -67,4 +67,4 @@ bool isFloatArgType(ArgType type) {
          type == ArgType::F32 || type == ArgType::F64;
 }
 
-} // namespace tilec::rt
+} // namespace tilec

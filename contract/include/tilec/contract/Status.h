@@ -7,15 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TILEC_RUNTIME_STATUS_H
-#define TILEC_RUNTIME_STATUS_H
+#ifndef TILEC_CONTRACT_STATUS_H
+#define TILEC_CONTRACT_STATUS_H
 
 #include <cassert>
 #include <optional>
 #include <string>
 #include <utility>
 
-namespace tilec::rt {
+namespace tilec {
 
 class [[nodiscard]] Status {
 public:
@@ -83,6 +83,6 @@ private:
   Status status_;
 };
 
-} // namespace tilec::rt
+} // namespace tilec
 
-#endif // TILEC_RUNTIME_STATUS_H
+#endif // TILEC_CONTRACT_STATUS_H

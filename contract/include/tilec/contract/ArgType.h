@@ -6,17 +6,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TILEC_RUNTIME_ARGTYPE_H
-#define TILEC_RUNTIME_ARGTYPE_H
+#ifndef TILEC_CONTRACT_ARGTYPE_H
+#define TILEC_CONTRACT_ARGTYPE_H
 
-#include "tilec/runtime/Status.h"
+#include "tilec/contract/Status.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace tilec::rt {
+namespace tilec {
 
 enum class ArgType : uint8_t {
   Ptr, // a 64-bit device address, whatever it points to
@@ -60,6 +60,6 @@ struct KernelArg {
   bool equalToOne = false;
 };
 
-} // namespace tilec::rt
+} // namespace tilec
 
-#endif // TILEC_RUNTIME_ARGTYPE_H
+#endif // TILEC_CONTRACT_ARGTYPE_H

@@ -1,0 +1,396 @@
+//===- KernelDescription.cpp - Everything about a kernel but its body -----===//
+
+#include "tilec/contract/KernelDescription.h"
+
+#include "tilec/contract/Expression.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace tilec {
+namespace {
+
+std::string join(const std::vector<std::string> &items) {
+  std::string text;
+  for (const std::string &item : items)
+    text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+bool isPowerOfTwo(int64_t value) {
+  return value > 0 && (value & (value - 1)) == 0;
+}
+
+/// `type` with a type parameter name replaced by its value: "ptr<DTYPE>" ->
+/// "ptr<f16>".
+std::string substituteTypeParams(const std::string &type,
+                                 const Config &config) {
+  std::string_view inner = type;
+  bool isPointer = inner.size() > 5 && inner.substr(0, 4) == "ptr<" &&
+                   inner.back() == '>';
+  if (isPointer)
+    inner = inner.substr(4, inner.size() - 5);
+  auto it = config.types.find(std::string(inner));
+  std::string resolved = it == config.types.end() ? std::string(inner)
+                                                  : it->second;
+  return isPointer ? "ptr<" + resolved + ">" : resolved;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Declaration
+//===----------------------------------------------------------------------===//
+
+KernelDescription::KernelDescription(std::string name, std::string sourceFile,
+                                     unsigned line)
+    : name(std::move(name)), sourceFile(std::move(sourceFile)), line(line) {}
+
+KernelDescription &KernelDescription::param(MetaParameter parameter) {
+  params.push_back(std::move(parameter));
+  return *this;
+}
+
+KernelDescription &KernelDescription::typeParam(TypeParameter parameter) {
+  typeParams.push_back(std::move(parameter));
+  return *this;
+}
+
+KernelDescription &KernelDescription::arg(ArgumentDecl argument) {
+  signature.push_back(std::move(argument));
+  return *this;
+}
+
+KernelDescription &KernelDescription::candidate(std::string_view configText) {
+  Result<Config> config = parseConfig(configText);
+  if (!config) {
+    // A kernel's own literal is wrong: nothing sensible can run with it.
+    std::fprintf(stderr, "kernel description '%s' (%s): bad candidate: %s\n",
+                 name.c_str(), sourceFile.c_str(), config.message().c_str());
+    std::abort();
+  }
+  configs.push_back(std::move(*config));
+  return *this;
+}
+
+KernelDescription &KernelDescription::key(std::string keyName,
+                                          std::string derivation) {
+  autotuneKey.push_back({std::move(keyName), std::move(derivation)});
+  return *this;
+}
+
+KernelDescription &KernelDescription::grid(std::vector<std::string> axes) {
+  gridAxes = std::move(axes);
+  return *this;
+}
+
+KernelDescription &KernelDescription::require(std::string condition,
+                                              std::string why) {
+  requirements.emplace_back(std::move(condition), std::move(why));
+  return *this;
+}
+
+KernelDescription &KernelDescription::flops(std::string expression) {
+  flopsExpression = std::move(expression);
+  return *this;
+}
+
+KernelDescription &
+KernelDescription::testSizes(std::map<std::string, int64_t> defaults,
+                             std::map<std::string, int64_t> tails) {
+  defaultSizes = std::move(defaults);
+  tailSizes = std::move(tails);
+  return *this;
+}
+
+//===----------------------------------------------------------------------===//
+// Configs and signature
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> KernelDescription::getMetaParameterNames() const {
+  std::vector<std::string> names;
+  for (const MetaParameter &parameter : params)
+    names.push_back(parameter.name);
+  for (const TypeParameter &parameter : typeParams)
+    names.push_back(parameter.name);
+  return names;
+}
+
+std::map<std::string, int64_t> KernelDescription::getIntegerArguments() const {
+  std::map<std::string, int64_t> arguments;
+  for (const ArgumentDecl &argument : signature)
+    if (isIntegerTypeName(argument.type))
+      arguments[argument.name] = std::max<int64_t>(1, argument.divisibilityHint);
+  return arguments;
+}
+
+/// Checks one integer meta-parameter's value against its declaration.
+static Status checkParameter(const MetaParameter &parameter, int64_t value) {
+  auto bound = [&](const char *which, int64_t limit, const std::string &why) {
+    return Status::error("'" + parameter.name + "' must be " + which + " " +
+                         std::to_string(limit) +
+                         (why.empty() ? "" : " (" + why + ")") + ", got " +
+                         std::to_string(value));
+  };
+  if (parameter.mustBePowerOfTwo && !isPowerOfTwo(value))
+    return Status::error("'" + parameter.name +
+                         "' must be a power of two, got " +
+                         std::to_string(value));
+  if (value < parameter.minValue)
+    return bound("at least", parameter.minValue, parameter.minReason);
+  if (value > parameter.maxValue)
+    return bound("at most", parameter.maxValue, parameter.maxReason);
+  return Status::success();
+}
+
+Result<Config> KernelDescription::resolveConfig(const Config &config) const {
+  auto fail = [&](const std::string &message) {
+    return Status::error("kernel '" + name + "': " + message);
+  };
+  auto findParam = [&](const std::string &key) {
+    return std::find_if(params.begin(), params.end(),
+                        [&](const MetaParameter &p) { return p.name == key; });
+  };
+  auto findTypeParam = [&](const std::string &key) {
+    return std::find_if(typeParams.begin(), typeParams.end(),
+                        [&](const TypeParameter &p) { return p.name == key; });
+  };
+  std::string known = join(getMetaParameterNames());
+  for (const auto &[key, value] : config.params) {
+    if (findParam(key) != params.end())
+      continue;
+    if (findTypeParam(key) != typeParams.end())
+      return fail("'" + key + "' is a type parameter, got the number " +
+                  std::to_string(value));
+    return fail("unknown meta-parameter '" + key + "' (known: " + known + ")");
+  }
+  for (const auto &[key, value] : config.types) {
+    if (findTypeParam(key) != typeParams.end())
+      continue;
+    if (findParam(key) != params.end())
+      return fail("'" + key + "' takes an integer, got '" + value + "'");
+    return fail("unknown meta-parameter '" + key + "' (known: " + known + ")");
+  }
+
+  Config resolved;
+  resolved.numWarps = config.numWarps;
+  resolved.numStages = config.numStages;
+  for (const MetaParameter &parameter : params) {
+    auto given = config.params.find(parameter.name);
+    std::optional<int64_t> value = parameter.defaultValue;
+    if (given != config.params.end())
+      value = given->second;
+    if (!value)
+      return fail("missing meta-parameter '" + parameter.name + "'" +
+                  (parameter.derivation.empty()
+                       ? ""
+                       : " (" + parameter.derivation + ")"));
+    if (Status status = checkParameter(parameter, *value); !status.ok())
+      return fail(status.message());
+    resolved.params[parameter.name] = *value;
+  }
+  for (const TypeParameter &parameter : typeParams) {
+    auto given = config.types.find(parameter.name);
+    std::optional<std::string> value = parameter.defaultValue;
+    if (given != config.types.end())
+      value = given->second;
+    std::string allowed = join(parameter.allowed);
+    if (!value)
+      return fail("missing type parameter '" + parameter.name + "' (one of " +
+                  allowed + ")");
+    if (std::find(parameter.allowed.begin(), parameter.allowed.end(),
+                  *value) == parameter.allowed.end())
+      return fail("'" + parameter.name + "' must be one of " + allowed +
+                  ", got '" + *value + "'");
+    resolved.types[parameter.name] = *value;
+  }
+  return resolved;
+}
+
+Result<Config> KernelDescription::parseConfig(std::string_view text) const {
+  Result<Config> config = Config::parse(text);
+  if (!config)
+    return config.status();
+  return resolveConfig(*config);
+}
+
+Result<std::vector<ArgumentDecl>>
+KernelDescription::getSignature(const Config &config) const {
+  Result<Config> resolved = resolveConfig(config);
+  if (!resolved)
+    return resolved.status();
+  std::vector<ArgumentDecl> result = signature;
+  for (ArgumentDecl &argument : result)
+    argument.type = substituteTypeParams(argument.type, *resolved);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// A call
+//===----------------------------------------------------------------------===//
+
+std::map<std::string, int64_t>
+KernelDescription::callNames(const Call &call) const {
+  std::map<std::string, int64_t> names = call.sizes;
+  for (const MetaParameter &parameter : params)
+    if (parameter.defaultValue)
+      names.insert({parameter.name, *parameter.defaultValue});
+  for (const auto &[key, value] : call.params)
+    names[key] = value;
+  return names;
+}
+
+Result<int64_t>
+KernelDescription::argumentValue(const ArgumentDecl &argument,
+                                 const Call &call,
+                                 const std::map<std::string, int64_t> &names)
+    const {
+  if (auto given = call.sizes.find(argument.name); given != call.sizes.end())
+    return given->second;
+  if (argument.defaultValue.empty())
+    return Status::error("a call of " + name + " gives no value for '" +
+                         argument.name + "' (pass " + argument.name + "=...)");
+  Result<int64_t> value = evaluateExpression(argument.defaultValue, names);
+  if (!value)
+    return value.status().withContext("argument '" + argument.name + "' of " +
+                                      name);
+  return value;
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>>
+KernelDescription::evaluateIntegerArguments(const Call &call) const {
+  std::map<std::string, int64_t> names = callNames(call);
+  std::vector<std::pair<std::string, int64_t>> values;
+  for (const ArgumentDecl &argument : signature) {
+    if (!isIntegerTypeName(argument.type))
+      continue;
+    Result<int64_t> value = argumentValue(argument, call, names);
+    if (!value)
+      return value.status();
+    values.emplace_back(argument.name, *value);
+  }
+  return values;
+}
+
+Specialization KernelDescription::specializationOf(const Call &call) const {
+  std::map<std::string, int64_t> names = callNames(call);
+  std::map<std::string, int64_t> values;
+  for (const ArgumentDecl &argument : signature)
+    if (isIntegerTypeName(argument.type))
+      if (Result<int64_t> value = argumentValue(argument, call, names))
+        values[argument.name] = *value;
+  return Specialization::derive(values).restrictedTo(getIntegerArguments());
+}
+
+Result<Specialization> KernelDescription::specializationOfArguments(
+    const std::map<std::string, int64_t> &values) const {
+  std::map<std::string, int64_t> arguments = getIntegerArguments();
+  for (const auto &[key, value] : values)
+    if (!arguments.count(key))
+      return Status::error("names '" + key +
+                           "', which is not an integer argument of " + name);
+  Call call;
+  call.sizes = values;
+  return specializationOf(call);
+}
+
+Result<std::string>
+KernelDescription::evaluateAutotuneKey(const Call &call) const {
+  std::map<std::string, int64_t> names = callNames(call);
+  std::string text;
+  for (const AutotuneKeyEntry &entry : autotuneKey) {
+    std::string value;
+    auto typeParam = std::find_if(
+        typeParams.begin(), typeParams.end(),
+        [&](const TypeParameter &p) { return p.name == entry.name; });
+    if (!entry.derivation.empty()) {
+      Result<int64_t> derived = evaluateExpression(entry.derivation, names);
+      if (!derived)
+        return derived.status().withContext("autotune key '" + entry.name +
+                                            "' of " + name);
+      value = std::to_string(*derived);
+    } else if (auto type = call.types.find(entry.name);
+               type != call.types.end()) {
+      value = type->second;
+    } else if (auto size = names.find(entry.name); size != names.end()) {
+      value = std::to_string(size->second);
+    } else if (typeParam != typeParams.end() && typeParam->defaultValue) {
+      value = *typeParam->defaultValue;
+    } else {
+      return Status::error("autotune key '" + entry.name + "' of " + name +
+                           " has no value: give it as a size (M=...), a type "
+                           "(DTYPE=...) or a parameter of the call");
+    }
+    text += (text.empty() ? "" : ",") + entry.name + "=" + value;
+  }
+  return text;
+}
+
+Result<Config> KernelDescription::configForCall(const Config &candidate,
+                                                const Call &call) const {
+  Config config = candidate;
+  for (const auto &[key, value] : call.types)
+    config.types[key] = value;
+  std::map<std::string, int64_t> names = callNames(call);
+  for (const MetaParameter &parameter : params) {
+    if (auto given = call.params.find(parameter.name);
+        given != call.params.end()) {
+      config.params[parameter.name] = given->second;
+    } else if (!parameter.derivation.empty()) {
+      Result<int64_t> value = evaluateExpression(parameter.derivation, names);
+      if (!value)
+        return value.status().withContext("meta-parameter '" +
+                                          parameter.name + "' of " + name);
+      config.params[parameter.name] = *value;
+    }
+  }
+  for (const auto &[key, value] : call.params)
+    if (!config.params.count(key))
+      return Status::error(name + " has no meta-parameter '" + key +
+                           "' that a call can set");
+  return resolveConfig(config);
+}
+
+Result<GridSize> KernelDescription::evaluateGrid(const Config &config,
+                                                 const Call &call) const {
+  if (gridAxes.empty() || gridAxes.size() > 3)
+    return Status::error(name + " declares " +
+                         std::to_string(gridAxes.size()) +
+                         " grid axes; a grid has 1 to 3");
+  std::map<std::string, int64_t> names = callNames(call);
+  for (const auto &[key, value] : config.params)
+    names[key] = value;
+  for (const auto &[condition, why] : requirements) {
+    Result<int64_t> holds = evaluateExpression(condition, names);
+    if (!holds)
+      return holds.status().withContext("requirement of " + name);
+    if (!*holds)
+      return Status::error(name + " requires " + condition + " (" + why +
+                           ") for config " + config.str());
+  }
+  uint32_t axes[3] = {1, 1, 1};
+  for (size_t i = 0; i < gridAxes.size(); ++i) {
+    Result<int64_t> value = evaluateExpression(gridAxes[i], names);
+    if (!value)
+      return value.status().withContext("grid of " + name);
+    int64_t limit = i == 0 ? 2147483647 : 65535;
+    if (*value < 0 || *value > limit)
+      return Status::error("grid of " + name + ": axis " + std::to_string(i) +
+                           " = " + std::to_string(*value) +
+                           " is outside [0, " + std::to_string(limit) + "]");
+    axes[i] = static_cast<uint32_t>(*value);
+  }
+  return GridSize{axes[0], axes[1], axes[2]};
+}
+
+Result<double> KernelDescription::evaluateFlops(const Call &call) const {
+  if (flopsExpression.empty())
+    return 0.0;
+  Result<int64_t> value = evaluateExpression(flopsExpression, callNames(call));
+  if (!value)
+    return value.status().withContext("flops of " + name);
+  return static_cast<double>(*value);
+}
+
+} // namespace tilec

@@ -1,0 +1,243 @@
+//===- KernelDescriptionJson.cpp - A description's one writer and reader -===//
+//
+// Parsed with nlohmann::json without exceptions (the runtime is linked into
+// -fno-exceptions tools): every access checks the type first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/contract/KernelDescription.h"
+
+#include "JsonReader.h"
+
+namespace tilec {
+
+using Json = nlohmann::ordered_json;
+using contract_detail::JsonReader;
+
+static Json encodeParameter(const MetaParameter &parameter) {
+  Json json = {{"name", parameter.name}};
+  if (parameter.defaultValue)
+    json["default"] = *parameter.defaultValue;
+  if (parameter.mustBePowerOfTwo)
+    json["power_of_two"] = true;
+  if (parameter.minValue != std::numeric_limits<int64_t>::min())
+    json["min"] = {{"value", parameter.minValue},
+                   {"reason", parameter.minReason}};
+  if (parameter.maxValue != std::numeric_limits<int64_t>::max())
+    json["max"] = {{"value", parameter.maxValue},
+                   {"reason", parameter.maxReason}};
+  if (!parameter.derivation.empty())
+    json["derivation"] = parameter.derivation;
+  return json;
+}
+
+std::string KernelDescription::toJson() const {
+  Json json;
+  json["name"] = name;
+  json["source_file"] = sourceFile;
+  json["line"] = line;
+  json["params"] = Json::array();
+  for (const MetaParameter &parameter : params)
+    json["params"].push_back(encodeParameter(parameter));
+  json["type_params"] = Json::array();
+  for (const TypeParameter &parameter : typeParams) {
+    Json entry = {{"name", parameter.name}, {"allowed", parameter.allowed}};
+    if (parameter.defaultValue)
+      entry["default"] = *parameter.defaultValue;
+    json["type_params"].push_back(std::move(entry));
+  }
+  json["signature"] = Json::array();
+  for (const ArgumentDecl &argument : signature) {
+    Json entry = {{"name", argument.name}, {"type", argument.type}};
+    if (argument.divisibilityHint)
+      entry["divisibility"] = argument.divisibilityHint;
+    if (!argument.defaultValue.empty())
+      entry["default"] = argument.defaultValue;
+    json["signature"].push_back(std::move(entry));
+  }
+  json["configs"] = Json::array();
+  for (const Config &config : configs)
+    json["configs"].push_back(config.str());
+  json["key"] = Json::array();
+  for (const AutotuneKeyEntry &entry : autotuneKey) {
+    Json item = {{"name", entry.name}};
+    if (!entry.derivation.empty())
+      item["derivation"] = entry.derivation;
+    json["key"].push_back(std::move(item));
+  }
+  json["grid"] = gridAxes;
+  if (!flopsExpression.empty())
+    json["flops"] = flopsExpression;
+  json["requirements"] = Json::array();
+  for (const auto &[condition, why] : requirements)
+    json["requirements"].push_back({{"condition", condition}, {"why", why}});
+  json["default_sizes"] = defaultSizes;
+  json["tail_sizes"] = tailSizes;
+  return json.dump();
+}
+
+static Status readParameter(JsonReader &reader, const Json &json,
+                            const std::string &field,
+                            std::vector<MetaParameter> &out) {
+  std::string name;
+  if (Status s = reader.string(json, "name", field, name); !s.ok())
+    return s;
+  MetaParameter parameter(name);
+  int64_t value = 0;
+  if (reader.has(json, "default")) {
+    if (Status s = reader.integer(json, "default", field, value); !s.ok())
+      return s;
+    parameter.defaultValue = value;
+  }
+  if (Status s = reader.optionalBoolean(json, "power_of_two", field,
+                                        parameter.mustBePowerOfTwo);
+      !s.ok())
+    return s;
+  for (auto [key, bound, reason] :
+       {std::tuple("min", &parameter.minValue, &parameter.minReason),
+        std::tuple("max", &parameter.maxValue, &parameter.maxReason)}) {
+    if (!reader.has(json, key))
+      continue;
+    const Json &limit = json[key];
+    std::string at = field + "." + key;
+    if (Status s = reader.integer(limit, "value", at, *bound); !s.ok())
+      return s;
+    if (Status s = reader.optionalString(limit, "reason", at, *reason); !s.ok())
+      return s;
+  }
+  if (Status s = reader.optionalString(json, "derivation", field,
+                                       parameter.derivation);
+      !s.ok())
+    return s;
+  out.push_back(std::move(parameter));
+  return Status::success();
+}
+
+static Status readTypeParameter(JsonReader &reader, const Json &json,
+                                const std::string &field,
+                                std::vector<TypeParameter> &out) {
+  std::string name;
+  std::vector<std::string> allowed;
+  if (Status s = reader.string(json, "name", field, name); !s.ok())
+    return s;
+  if (Status s = reader.strings(json, "allowed", field, allowed); !s.ok())
+    return s;
+  TypeParameter parameter(name, allowed);
+  if (reader.has(json, "default")) {
+    std::string value;
+    if (Status s = reader.string(json, "default", field, value); !s.ok())
+      return s;
+    parameter.defaultValue = value;
+  }
+  out.push_back(std::move(parameter));
+  return Status::success();
+}
+
+static Status readArgument(JsonReader &reader, const Json &json,
+                           const std::string &field,
+                           std::vector<ArgumentDecl> &out) {
+  std::string name, type;
+  if (Status s = reader.string(json, "name", field, name); !s.ok())
+    return s;
+  if (Status s = reader.string(json, "type", field, type); !s.ok())
+    return s;
+  ArgumentDecl argument(name, type);
+  if (reader.has(json, "divisibility"))
+    if (Status s = reader.integer(json, "divisibility", field,
+                                  argument.divisibilityHint);
+        !s.ok())
+      return s;
+  if (Status s =
+          reader.optionalString(json, "default", field, argument.defaultValue);
+      !s.ok())
+    return s;
+  out.push_back(std::move(argument));
+  return Status::success();
+}
+
+static Status readKeyEntry(JsonReader &reader, const Json &json,
+                           const std::string &field,
+                           std::vector<AutotuneKeyEntry> &out) {
+  AutotuneKeyEntry entry;
+  if (Status s = reader.string(json, "name", field, entry.name); !s.ok())
+    return s;
+  if (Status s =
+          reader.optionalString(json, "derivation", field, entry.derivation);
+      !s.ok())
+    return s;
+  out.push_back(std::move(entry));
+  return Status::success();
+}
+
+Result<KernelDescription> KernelDescription::fromJson(std::string_view text) {
+  JsonReader reader;
+  Result<Json> root = reader.parse(text);
+  if (!root)
+    return root.status().withContext("kernel description");
+  const Json &json = *root;
+  std::string name, sourceFile;
+  int64_t line = 0;
+  Status status = reader.string(json, "name", "", name);
+  if (status.ok())
+    status = reader.optionalString(json, "source_file", "", sourceFile);
+  if (status.ok() && reader.has(json, "line"))
+    status = reader.integer(json, "line", "", line);
+  KernelDescription description(name, sourceFile,
+                                static_cast<unsigned>(line));
+  if (status.ok())
+    status = reader.objects(json, "params", [&](const Json &item,
+                                                const std::string &field) {
+      return readParameter(reader, item, field, description.params);
+    });
+  if (status.ok())
+    status = reader.objects(json, "type_params", [&](const Json &item,
+                                                     const std::string &field) {
+      return readTypeParameter(reader, item, field, description.typeParams);
+    });
+  if (status.ok())
+    status = reader.objects(json, "signature", [&](const Json &item,
+                                                   const std::string &field) {
+      return readArgument(reader, item, field, description.signature);
+    });
+  if (status.ok())
+    status = reader.objects(json, "key", [&](const Json &item,
+                                             const std::string &field) {
+      return readKeyEntry(reader, item, field, description.autotuneKey);
+    });
+  std::vector<std::string> configs;
+  if (status.ok())
+    status = reader.strings(json, "configs", "", configs);
+  for (size_t i = 0; status.ok() && i < configs.size(); ++i) {
+    Result<Config> config = description.parseConfig(configs[i]);
+    if (!config)
+      status = Status::error("field 'configs[" + std::to_string(i) + "]' " +
+                             config.message());
+    else
+      description.configs.push_back(std::move(*config));
+  }
+  if (status.ok())
+    status = reader.strings(json, "grid", "", description.gridAxes);
+  if (status.ok())
+    status = reader.optionalString(json, "flops", "",
+                                   description.flopsExpression);
+  if (status.ok() && reader.has(json, "requirements"))
+    status = reader.objects(json, "requirements", [&](const Json &item,
+                                                      const std::string &field) {
+      std::string condition, why;
+      Status s = reader.string(item, "condition", field, condition);
+      if (s.ok())
+        s = reader.optionalString(item, "why", field, why);
+      if (s.ok())
+        description.requirements.emplace_back(condition, why);
+      return s;
+    });
+  if (status.ok())
+    status = reader.integerMap(json, "default_sizes", description.defaultSizes);
+  if (status.ok())
+    status = reader.integerMap(json, "tail_sizes", description.tailSizes);
+  if (!status.ok())
+    return status.withContext("kernel description");
+  return description;
+}
+
+} // namespace tilec

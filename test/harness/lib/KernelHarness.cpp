@@ -1,0 +1,242 @@
+//===- KernelHarness.cpp - run kernels on the GPU against a reference ----===//
+
+#include "tilec/Harness/KernelHarness.h"
+
+#include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/Event.h"
+#include "tilec/runtime/Launch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace tilec::harness {
+namespace {
+
+/// A device buffer holding `host`, or poisoned (all bits set: NaN) when
+/// `poison` is set so an element the kernel misses cannot pass.
+Result<rt::DeviceBuffer> upload(const rt::Context &context,
+                                const std::vector<uint8_t> &host,
+                                bool poison) {
+  auto buffer = rt::DeviceBuffer::allocate(context, host.size());
+  if (!buffer)
+    return buffer.status();
+  Status status = poison ? buffer->memset8(0xff)
+                         : buffer->copyFromHost(host.data(), host.size());
+  if (!status.ok())
+    return status;
+  return std::move(*buffer);
+}
+
+bool isPointerType(const std::string &type) {
+  return type.compare(0, 4, "ptr<") == 0;
+}
+
+/// Binds every argument of the signature: pointers to the reference's
+/// tensors (uploaded; the output poisoned), integers to the call's values.
+Status bindArguments(const rt::Context &context, const KernelDescription &kernel,
+                     const ReferenceProblem &host,
+                     const std::map<std::string, int64_t> &integers,
+                     Problem &problem) {
+  for (const ArgumentDecl &argument : kernel.getSignature()) {
+    Problem::Argument bound;
+    if (isPointerType(argument.type)) {
+      auto tensor = host.tensors.find(argument.name);
+      if (tensor == host.tensors.end())
+        return Status::error("the reference of " + kernel.getName() +
+                             " has no tensor for '" + argument.name + "'");
+      bool isOutput = argument.name == host.output;
+      auto buffer = upload(context, tensor->second.bytes, isOutput);
+      if (!buffer)
+        return buffer.status();
+      if (isOutput) {
+        problem.outputBuffer = problem.buffers.size();
+        problem.outputFormat = tensor->second.format;
+      }
+      bound.isPointer = true;
+      bound.buffer = problem.buffers.size();
+      problem.buffers.push_back(std::move(*buffer));
+    } else if (auto value = integers.find(argument.name);
+               value != integers.end()) {
+      bound.value = value->second;
+    } else {
+      return Status::error("the harness cannot pass " + kernel.getName() +
+                           "'s argument '" + argument.name + "' of type " +
+                           argument.type);
+    }
+    problem.arguments.push_back(bound);
+  }
+  return Status::success();
+}
+
+} // namespace
+
+Status requirePositive(const std::map<std::string, int64_t> &sizes) {
+  for (const auto &[name, value] : sizes)
+    if (value <= 0)
+      return Status::error("size '" + name + "=" + std::to_string(value) +
+                           "' must be positive");
+  return Status::success();
+}
+
+RunRequest requestFor(const KernelDescription &kernel, bool tails) {
+  RunRequest request;
+  request.kernel = &kernel;
+  request.call.sizes = tails ? kernel.getTailSizes() : kernel.getDefaultSizes();
+  return request;
+}
+
+std::string RunReport::describe() const {
+  std::ostringstream os;
+  os << (passed ? "PASS" : "FAIL");
+  if (medianMs > 0)
+    os << " " << medianMs * 1000 << " us (median)";
+  os << ": " << checkedElements << " elements, worst err/tol "
+     << worstErrorRatio << ", max |err| " << maxAbsError << " (rtol " << rtol
+     << ", atol " << atol << ")";
+  return os.str();
+}
+
+Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
+                                              const RunRequest &request,
+                                              bool withReference) {
+  if (!request.kernel)
+    return Status::error("a run request without a kernel description");
+  const KernelDescription &kernel = *request.kernel;
+  ReferenceFn reference = findReference(kernel.getName());
+  if (!reference)
+    return Status::error("the harness has no reference for kernel '" +
+                         kernel.getName() + "' (test/reference/)");
+  if (Status status = requirePositive(request.call.sizes); !status.ok())
+    return status;
+  auto values = kernel.evaluateIntegerArguments(request.call);
+  if (!values)
+    return values.status();
+  std::map<std::string, int64_t> integers(values->begin(), values->end());
+  auto flops = kernel.evaluateFlops(request.call);
+  if (!flops)
+    return flops.status();
+
+  Random rng(request.seed);
+  ReferenceRequest inputs{kernel, request.call, integers, withReference, rng};
+  auto host = reference(inputs);
+  if (!host)
+    return host.status().withContext("reference of " + kernel.getName());
+  auto problem = std::make_unique<Problem>();
+  problem->kernel = kernel.getName();
+  if (Status status = bindArguments(context, kernel, *host, integers, *problem);
+      !status.ok())
+    return status;
+  problem->expected = std::move(host->expected);
+  problem->tolerance = host->tolerance;
+  problem->flopCount = *flops;
+  return problem;
+}
+
+Status Problem::bind(rt::ArgPack &pack) const {
+  if (pack.size() != arguments.size())
+    return Status::error(kernel + " takes " + std::to_string(pack.size()) +
+                             " arguments, the harness built " +
+                             std::to_string(arguments.size()));
+  for (size_t index = 0; index < arguments.size(); ++index) {
+    const Argument &argument = arguments[index];
+    Status status =
+        argument.isPointer
+            ? pack.setPointer(index, buffers[argument.buffer].ptr())
+            : pack.setInt(index, argument.value);
+    if (!status.ok())
+      return status;
+  }
+  return Status::success();
+}
+
+Result<RunReport> Problem::check() const {
+  if (expected.empty())
+    return Status::error("the " + kernel +
+                             " problem was built without a reference");
+  const rt::DeviceBuffer &output = buffers[outputBuffer];
+  HostTensor result(outputFormat, expected.size());
+  if (Status status =
+          output.copyToHost(result.bytes.data(), result.bytes.size());
+      !status.ok())
+    return status;
+  RunReport report;
+  report.rtol = tolerance.rtol;
+  report.atol = tolerance.atol;
+  report.checkedElements = static_cast<int64_t>(expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    double got = result.get(i), want = expected[i];
+    // An element the kernel must not write: it stays poisoned (NaN).
+    if (std::isnan(want)) {
+      if (!std::isnan(got))
+        report.worstErrorRatio = report.maxAbsError = INFINITY;
+      continue;
+    }
+    double error = std::fabs(got - want);
+    double ratio = error / (report.atol + report.rtol * std::fabs(want));
+    if (!std::isfinite(got))
+      ratio = error = INFINITY;
+    report.maxAbsError = std::max(report.maxAbsError, error);
+    report.worstErrorRatio = std::max(report.worstErrorRatio, ratio);
+  }
+  report.passed = report.worstErrorRatio <= 1.0;
+  return report;
+}
+
+
+Result<RunReport> runAndCheck(const rt::Context &context,
+                              const rt::Kernel &kernel,
+                              const RunRequest &request) {
+  if (!request.kernel)
+    return Status::error("a run request without a kernel description");
+  auto grid = request.kernel->evaluateGrid(request.config, request.call);
+  if (!grid)
+    return grid.status();
+  auto problem = buildProblem(context, request, /*withReference=*/true);
+  if (!problem)
+    return problem.status();
+  auto pack = kernel.makeArgPack();
+  if (!pack)
+    return pack.status();
+  Status status = (*problem)->bind(*pack);
+  if (!status.ok())
+    return status;
+  status = rt::launch(kernel, *grid, *pack);
+  if (!status.ok())
+    return status;
+  status = context.synchronize();
+  if (!status.ok())
+    return status.withContext("running " + request.kernel->getName());
+
+  auto checked = (*problem)->check();
+  if (!checked)
+    return checked.status();
+  RunReport report = *checked;
+
+  if (request.timingRepetitions > 0) {
+    auto start = rt::Event::create(context);
+    auto stop = rt::Event::create(context);
+    if (!start || !stop)
+      return !start ? start.status() : stop.status();
+    for (int warmup = 0; warmup < 3; ++warmup)
+      if (!(status = rt::launch(kernel, *grid, *pack)).ok())
+        return status;
+    std::vector<double> times;
+    for (int rep = 0; rep < request.timingRepetitions; ++rep) {
+      if (!(status = start->record()).ok() ||
+          !(status = rt::launch(kernel, *grid, *pack)).ok() ||
+          !(status = stop->record()).ok() ||
+          !(status = stop->synchronize()).ok())
+        return status;
+      auto elapsed = rt::Event::elapsedMs(*start, *stop);
+      if (!elapsed)
+        return elapsed.status();
+      times.push_back(*elapsed);
+    }
+    std::sort(times.begin(), times.end());
+    report.medianMs = times[times.size() / 2];
+  }
+  return report;
+}
+
+} // namespace tilec::harness

@@ -1,0 +1,79 @@
+//===- MatmulReference.cpp - C = A[rows] @ B with any strides -------------===//
+
+#include "MatmulReference.h"
+
+#include <cmath>
+#include <tuple>
+
+namespace tilec::harness {
+
+namespace {
+/// Elements a [rows x cols] matrix with these strides spans.
+int64_t span(int64_t rows, int64_t cols, int64_t rowStride,
+             int64_t colStride) {
+  return (rows - 1) * rowStride + (cols - 1) * colStride + 1;
+}
+} // namespace
+
+Result<ReferenceProblem>
+buildStridedMatmul(const ReferenceRequest &request, int64_t sourceRows,
+                   const std::function<int64_t(int64_t)> &rowOf) {
+  int64_t v[9];
+  const char *names[9] = {"M",         "N",         "K",
+                          "stride_am", "stride_ak", "stride_bk",
+                          "stride_bn", "stride_cm", "stride_cn"};
+  for (int i = 0; i < 9; ++i) {
+    auto value = request.value(names[i]);
+    if (!value)
+      return value.status();
+    v[i] = *value;
+  }
+  auto [m, n, k, sam, sak, sbk, sbn, scm, scn] =
+      std::tuple(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]);
+  for (int i = 3; i < 9; ++i)
+    if (v[i] <= 0)
+      return Status::error(std::string(names[i]) + " = " +
+                           std::to_string(v[i]) + ": strides must be positive");
+  auto dtype = request.type("DTYPE");
+  if (!dtype)
+    return dtype.status();
+  auto format = formatOf(*dtype);
+  if (!format)
+    return format.status();
+  bool tf32 = *format == ElementFormat::F32 && request.param("ALLOW_TF32", 0);
+
+  ReferenceProblem problem;
+  HostTensor a(*format, span(sourceRows, k, sam, sak));
+  HostTensor b(*format, span(k, n, sbk, sbn));
+  int64_t cElements = span(m, n, scm, scn);
+  fillUniform(a, request.rng, -1, 1, request.withReference);
+  fillUniform(b, request.rng, -1, 1, request.withReference);
+  if (request.withReference) {
+    // Elements of C's buffer outside the matrix must stay poisoned.
+    problem.expected.assign(cElements, NAN);
+    std::vector<double> bValues(b.size());
+    for (size_t i = 0; i < bValues.size(); ++i)
+      bValues[i] = b.get(i);
+    std::vector<double> row(n);
+    for (int64_t i = 0; i < m; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      if (int64_t source = rowOf(i); source >= 0)
+        for (int64_t kk = 0; kk < k; ++kk) {
+          double av = a.get(source * sam + kk * sak);
+          const double *bRow = &bValues[kk * sbk];
+          for (int64_t j = 0; j < n; ++j)
+            row[j] += av * bRow[j * sbn];
+        }
+      for (int64_t j = 0; j < n; ++j)
+        problem.expected[i * scm + j * scn] = row[j];
+    }
+  }
+  problem.tensors["a_ptr"] = std::move(a);
+  problem.tensors["b_ptr"] = std::move(b);
+  problem.tensors["c_ptr"] = HostTensor(*format, cElements);
+  problem.output = "c_ptr";
+  problem.tolerance = toleranceFor(*format, tf32, std::sqrt(double(k)));
+  return problem;
+}
+
+} // namespace tilec::harness

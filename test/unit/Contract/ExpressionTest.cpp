@@ -1,0 +1,91 @@
+//===- ExpressionTest.cpp - The expression language of descriptions ------===//
+
+#include "tilec/contract/Expression.h"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+int64_t eval(const std::string &expression,
+             const std::map<std::string, int64_t> &names = {}) {
+  tilec::Result<int64_t> value = tilec::evaluateExpression(expression, names);
+  EXPECT_TRUE(value.ok()) << expression << ": " << value.message();
+  return value.ok() ? *value : -1;
+}
+
+std::string evalError(const std::string &expression,
+                      const std::map<std::string, int64_t> &names = {}) {
+  tilec::Result<int64_t> value = tilec::evaluateExpression(expression, names);
+  EXPECT_FALSE(value.ok()) << expression << " evaluated to " << *value;
+  return value.ok() ? "" : value.message();
+}
+
+TEST(Expression, Arithmetic) {
+  EXPECT_EQ(eval("1 + 2 * 3"), 7);
+  EXPECT_EQ(eval("(1 + 2) * 3"), 9);
+  EXPECT_EQ(eval("-7 // 2"), -4); // floor division, as in Python
+  EXPECT_EQ(eval("7 // 2"), 3);
+  EXPECT_EQ(eval("-7 % 3"), 2);
+  EXPECT_EQ(eval("10 / 4 * 2"), 5); // real division, integral result
+  EXPECT_EQ(eval("M - N", {{"M", 3}, {"N", 5}}), -2);
+}
+
+TEST(Expression, Functions) {
+  EXPECT_EQ(eval("cdiv(1000, 64)"), 16);
+  EXPECT_EQ(eval("cdiv(1024, 64)"), 16);
+  EXPECT_EQ(eval("cdiv(1025, 64)"), 17);
+  EXPECT_EQ(eval("min(3, 9) + max(3, 9)"), 12);
+  EXPECT_EQ(eval("next_power_of_2(1000)"), 1024);
+  EXPECT_EQ(eval("next_power_of_2(1024)"), 1024);
+  EXPECT_EQ(eval("next_power_of_2(1)"), 1);
+  EXPECT_EQ(eval("floor(log2(1000))"), 9);
+}
+
+TEST(Expression, CeilLog2IsExactForPowersOfTwo) {
+  for (int64_t shift = 0; shift < 40; ++shift) {
+    int64_t m = int64_t(1) << shift;
+    EXPECT_EQ(eval("ceil(log2(M))", {{"M", m}}), shift) << m;
+    if (m > 2) {
+      EXPECT_EQ(eval("ceil(log2(M))", {{"M", m + 1}}), shift + 1) << m + 1;
+      EXPECT_EQ(eval("ceil(log2(M))", {{"M", m - 1}}), shift) << m - 1;
+    }
+  }
+}
+
+TEST(Expression, GridOfMatmul) {
+  std::map<std::string, int64_t> names = {
+      {"M", 203}, {"N", 176}, {"BLOCK_M", 64}, {"BLOCK_N", 32}};
+  EXPECT_EQ(eval("cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)", names), 4 * 6);
+}
+
+TEST(Expression, Errors) {
+  EXPECT_NE(evalError("cdiv(M, 4)").find("no value for 'M'"),
+            std::string::npos);
+  EXPECT_NE(evalError("frob(3)").find("unknown function 'frob'"),
+            std::string::npos);
+  EXPECT_NE(evalError("log2(1000)").find("not an integer"), std::string::npos);
+  EXPECT_NE(evalError("4 // 0").find("division by zero"), std::string::npos);
+  EXPECT_NE(evalError("cdiv(4)").find("takes 2 argument"), std::string::npos);
+  EXPECT_NE(evalError("(1 + 2").find("missing ')'"), std::string::npos);
+  EXPECT_NE(evalError("1 +").find("unexpected end"), std::string::npos);
+  EXPECT_NE(evalError("1 2").find("unexpected '2'"), std::string::npos);
+  EXPECT_NE(evalError("log2(0)").find("positive"), std::string::npos);
+  EXPECT_NE(evalError("9223372036854775807 + 1").find("overflow"),
+            std::string::npos);
+  // Every error quotes the expression.
+  EXPECT_NE(evalError("1 +").find("'1 +'"), std::string::npos);
+}
+
+TEST(Expression, Comparisons) {
+  EXPECT_EQ(eval("BLOCK_N >= n_cols", {{"BLOCK_N", 1024}, {"n_cols", 1000}}),
+            1);
+  EXPECT_EQ(eval("BLOCK_N >= n_cols", {{"BLOCK_N", 512}, {"n_cols", 1000}}),
+            0);
+  EXPECT_EQ(eval("1 + 1 == 2"), 1);
+  EXPECT_EQ(eval("3 != 3"), 0);
+  EXPECT_EQ(eval("2 < 3"), 1);
+  EXPECT_EQ(eval("3 <= 2"), 0);
+  EXPECT_EQ(eval("4 > 3 * 2"), 0);
+}
+
+} // namespace

@@ -1,0 +1,311 @@
+//===- KernelDescriptionTest.cpp - Configs, calls and json of a kernel ----===//
+//
+// Descriptions written out here like the ones in kernels/ (the JIT test and
+// the kernel tests check the real ones).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/contract/KernelDescription.h"
+
+#include <gtest/gtest.h>
+
+using namespace tilec;
+
+namespace {
+
+KernelDescription matmulLike() {
+  return KernelDescription("matmul", "kernels/matmul.cpp", 80)
+      .param(MetaParameter("BLOCK_M").powerOfTwo().atLeast(16, "dot operands"))
+      .param(MetaParameter("BLOCK_N").powerOfTwo().atLeast(16))
+      .param(MetaParameter("BLOCK_K").powerOfTwo().atLeast(16))
+      .param(MetaParameter("GROUP_M").atLeast(1).byDefault(8))
+      .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
+      .typeParam(TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))
+      .arg(pointer("a_ptr", "DTYPE").divisibility(16))
+      .arg(pointer("b_ptr", "DTYPE").divisibility(16))
+      .arg(pointer("c_ptr", "DTYPE").divisibility(16))
+      .arg(scalar("M", "i32"))
+      .arg(scalar("N", "i32"))
+      .arg(scalar("K", "i32"))
+      .arg(scalar("stride_am", "i32").byDefault("K"))
+      .arg(scalar("stride_ak", "i32").byDefault("1"))
+      .arg(scalar("stride_bk", "i32").byDefault("N"))
+      .arg(scalar("stride_bn", "i32").byDefault("1"))
+      .candidate("BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=4")
+      .candidate("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,num_warps=2,num_stages=5")
+      .key("M")
+      .key("N")
+      .key("K")
+      .key("DTYPE")
+      .key("ALLOW_TF32")
+      .grid({"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"})
+      .flops("2 * M * N * K")
+      .testSizes({{"M", 512}, {"N", 512}, {"K", 512}},
+                 {{"M", 203}, {"N", 176}, {"K", 208}});
+}
+
+KernelDescription softmaxLike() {
+  return KernelDescription("softmax")
+      .param(MetaParameter("BLOCK_N")
+                 .powerOfTwo()
+                 .byDefault(1024)
+                 .derivedAs("next_power_of_2(n_cols)"))
+      .arg(pointer("out", "f32"))
+      .arg(scalar("row_stride", "i32").byDefault("n_cols"))
+      .arg(scalar("n_cols", "i32"))
+      .candidate("num_warps=4")
+      .key("BLOCK_N", "next_power_of_2(n_cols)")
+      .grid({"n_rows"})
+      .require("BLOCK_N >= n_cols", "one program holds a row");
+}
+
+Call matmulCall(int64_t m, int64_t n, int64_t k) {
+  Call call;
+  call.sizes = {{"M", m}, {"N", n}, {"K", k}};
+  return call;
+}
+
+std::string errorOf(const Result<Config> &config) {
+  return config.ok() ? "" : config.message();
+}
+
+TEST(KernelDescription, ResolvesConfigs) {
+  KernelDescription matmul = matmulLike();
+  auto config =
+      matmul.parseConfig("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4");
+  ASSERT_TRUE(config.ok()) << config.message();
+  // Defaults are filled in, so equal kernels have equal configs.
+  EXPECT_EQ(config->str(), "ALLOW_TF32=0,BLOCK_K=32,BLOCK_M=64,BLOCK_N=64,"
+                           "DTYPE=f16,GROUP_M=8,num_warps=4,num_stages=1");
+  EXPECT_EQ(matmul.getConfigs().size(), 2u);
+  EXPECT_EQ(matmul.getConfigs()[0].params.at("GROUP_M"), 8);
+
+  auto check = [&](const std::string &text, const std::string &expected) {
+    std::string message = errorOf(matmul.parseConfig(text));
+    EXPECT_NE(message.find(expected), std::string::npos)
+        << text << " -> " << message;
+  };
+  check("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,BLOCK_Q=4",
+        "kernel 'matmul': unknown meta-parameter 'BLOCK_Q'");
+  check("BLOCK_M=64,BLOCK_N=64", "missing meta-parameter 'BLOCK_K'");
+  check("BLOCK_M=48,BLOCK_N=64,BLOCK_K=32",
+        "'BLOCK_M' must be a power of two, got 48");
+  check("BLOCK_M=8,BLOCK_N=64,BLOCK_K=32",
+        "'BLOCK_M' must be at least 16 (dot operands), got 8");
+  check("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f64",
+        "'DTYPE' must be one of f16, bf16, f32, got 'f64'");
+  check("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=16",
+        "'DTYPE' is a type parameter");
+  check("BLOCK_M=f16,BLOCK_N=64,BLOCK_K=32", "'BLOCK_M' takes an integer");
+  check("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,ALLOW_TF32=2", "at most 1");
+}
+
+TEST(KernelDescription, SignatureTakesTheConfigTypes) {
+  KernelDescription matmul = matmulLike();
+  Config config;
+  config.types["DTYPE"] = "f32";
+  config.params = {{"BLOCK_M", 64}, {"BLOCK_N", 64}, {"BLOCK_K", 32}};
+  auto signature = matmul.getSignature(config);
+  ASSERT_TRUE(signature.ok()) << signature.message();
+  EXPECT_EQ((*signature)[0].type, "ptr<f32>");
+  EXPECT_EQ((*signature)[0].divisibilityHint, 16);
+  EXPECT_EQ((*signature)[3].type, "i32");
+  EXPECT_EQ(matmul.getSignature()[0].type, "ptr<DTYPE>");
+  EXPECT_EQ(matmul.getIntegerArguments(),
+            (std::map<std::string, int64_t>{{"K", 1},
+                                            {"M", 1},
+                                            {"N", 1},
+                                            {"stride_ak", 1},
+                                            {"stride_am", 1},
+                                            {"stride_bk", 1},
+                                            {"stride_bn", 1}}));
+}
+
+// Which call sizes feed which integer arguments: the call's own value, else
+// the argument's default expression.
+TEST(KernelDescription, IntegerArgumentsOfACall) {
+  KernelDescription matmul = matmulLike();
+  Call call = matmulCall(1000, 300, 40);
+  auto values = matmul.evaluateIntegerArguments(call);
+  ASSERT_TRUE(values.ok()) << values.message();
+  using Values = std::vector<std::pair<std::string, int64_t>>;
+  EXPECT_EQ(*values, (Values{{"M", 1000},
+                             {"N", 300},
+                             {"K", 40},
+                             {"stride_am", 40},
+                             {"stride_ak", 1},
+                             {"stride_bk", 300},
+                             {"stride_bn", 1}}));
+  // A transposed B: the call gives its strides.
+  call.sizes["stride_bk"] = 1;
+  call.sizes["stride_bn"] = 40;
+  values = matmul.evaluateIntegerArguments(call);
+  ASSERT_TRUE(values.ok());
+  EXPECT_EQ((*values)[5], (std::pair<std::string, int64_t>("stride_bk", 1)));
+  EXPECT_EQ((*values)[6], (std::pair<std::string, int64_t>("stride_bn", 40)));
+
+  Call missing;
+  missing.sizes = {{"M", 4}, {"N", 4}};
+  auto error = matmul.evaluateIntegerArguments(missing);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.message().find("gives no value for 'K'"), std::string::npos)
+      << error.message();
+}
+
+// Only integer arguments specialize, with the values the launch passes
+// (defaults included); the text is canonical.
+TEST(KernelDescription, SpecializationOfACall) {
+  KernelDescription matmul = matmulLike();
+  Call call = matmulCall(4096, 1, 100);
+  call.sizes["R"] = 32; // not an argument: no fact
+  Specialization facts = matmul.specializationOf(call);
+  // stride_am = K = 100 (no fact), stride_bk = N = 1, unit inner strides.
+  EXPECT_EQ(facts.str(), "M%16,N=1,stride_ak=1,stride_bk=1,stride_bn=1");
+  EXPECT_EQ(matmul.specializationOf(matmulCall(64, 64, 64)).str(),
+            "K%16,M%16,N%16,stride_am%16,stride_bk%16,stride_ak=1,"
+            "stride_bn=1");
+  EXPECT_EQ(Specialization::derive({{"a", 32}, {"b", 1}, {"c", 7}}).str(),
+            "a%16,b=1");
+  // What the call does not determine gets no fact: N is missing, so neither
+  // N nor stride_bk = N is known.
+  Call partial;
+  partial.sizes = {{"M", 64}, {"K", 64}};
+  EXPECT_EQ(matmul.specializationOf(partial).str(),
+            "K%16,M%16,stride_am%16,stride_ak=1,stride_bn=1");
+  // What the declaration promises is not a fact of the call, and "= 1" does
+  // not apply where the declaration promises divisibility.
+  EXPECT_EQ(Specialization::derive({{"s", 1}, {"t", 32}})
+                .restrictedTo({{"s", 16}, {"t", 16}})
+                .str(),
+            "");
+}
+
+TEST(KernelDescription, AutotuneKeys) {
+  KernelDescription matmul = matmulLike();
+  Call call = matmulCall(4096, 4096, 4096);
+  EXPECT_EQ(*matmul.evaluateAutotuneKey(call),
+            "M=4096,N=4096,K=4096,DTYPE=f16,ALLOW_TF32=0");
+  call.types = {{"DTYPE", "f32"}};
+  call.params = {{"ALLOW_TF32", 1}};
+  EXPECT_EQ(*matmul.evaluateAutotuneKey(call),
+            "M=4096,N=4096,K=4096,DTYPE=f32,ALLOW_TF32=1");
+
+  Call rows;
+  rows.sizes = {{"n_rows", 37}, {"n_cols", 1000}};
+  EXPECT_EQ(*softmaxLike().evaluateAutotuneKey(rows), "BLOCK_N=1024");
+
+  Call partial;
+  partial.sizes = {{"M", 4096}, {"N", 4096}};
+  auto key = matmul.evaluateAutotuneKey(partial);
+  ASSERT_FALSE(key.ok());
+  EXPECT_NE(key.message().find("autotune key 'K' of matmul has no value"),
+            std::string::npos)
+      << key.message();
+}
+
+TEST(KernelDescription, ConfigForACall) {
+  KernelDescription matmul = matmulLike();
+  auto candidate = Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,num_warps=2");
+  ASSERT_TRUE(candidate.ok());
+  Call call;
+  call.types = {{"DTYPE", "f32"}};
+  call.params = {{"ALLOW_TF32", 1}};
+  auto config = matmul.configForCall(*candidate, call);
+  ASSERT_TRUE(config.ok()) << config.message();
+  EXPECT_EQ(config->str(), "ALLOW_TF32=1,BLOCK_K=32,BLOCK_M=64,BLOCK_N=32,"
+                           "DTYPE=f32,GROUP_M=8,num_warps=2,num_stages=1");
+
+  call.params = {{"BLOCK_Q", 1}};
+  auto unknown = matmul.configForCall(*candidate, call);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.message().find("no meta-parameter 'BLOCK_Q'"),
+            std::string::npos)
+      << unknown.message();
+
+  Call rows;
+  rows.sizes = {{"n_rows", 4}, {"n_cols", 3000}};
+  auto softmax =
+      softmaxLike().configForCall(*Config::parse("num_warps=8"), rows);
+  ASSERT_TRUE(softmax.ok()) << softmax.message();
+  EXPECT_EQ(softmax->params.at("BLOCK_N"), 4096);
+}
+
+TEST(KernelDescription, GridsAndRequirements) {
+  KernelDescription matmul = matmulLike();
+  auto config = Config::parse("BLOCK_M=64,BLOCK_N=32");
+  auto grid = matmul.evaluateGrid(*config, matmulCall(203, 176, 208));
+  ASSERT_TRUE(grid.ok()) << grid.message();
+  EXPECT_EQ(grid->x, 24u);
+  EXPECT_EQ(grid->y, 1u);
+  EXPECT_EQ(grid->z, 1u);
+
+  auto bad = matmulLike().grid({"cdiv(M, BLOCK_Q)"});
+  grid = bad.evaluateGrid(*config, matmulCall(203, 176, 208));
+  ASSERT_FALSE(grid.ok());
+  EXPECT_NE(grid.message().find("grid of matmul"), std::string::npos);
+  EXPECT_NE(grid.message().find("no value for 'BLOCK_Q'"), std::string::npos);
+
+  // A config that would compute a wrong answer is refused before launch.
+  Call rows;
+  rows.sizes = {{"n_rows", 37}, {"n_cols", 1000}};
+  auto small = Config::parse("BLOCK_N=512");
+  grid = softmaxLike().evaluateGrid(*small, rows);
+  ASSERT_FALSE(grid.ok());
+  EXPECT_NE(grid.message().find("softmax requires BLOCK_N >= n_cols (one "
+                                "program holds a row)"),
+            std::string::npos)
+      << grid.message();
+  EXPECT_TRUE(
+      softmaxLike().evaluateGrid(*Config::parse("BLOCK_N=1024"), rows).ok());
+}
+
+TEST(KernelDescription, Flops) {
+  EXPECT_DOUBLE_EQ(*matmulLike().evaluateFlops(matmulCall(8192, 8192, 8192)),
+                   2.0 * 8192 * 8192 * 8192);
+  Call rows;
+  rows.sizes = {{"n_rows", 1}, {"n_cols", 1}};
+  EXPECT_EQ(*softmaxLike().evaluateFlops(rows), 0.0);
+}
+
+// The autotune cache stores descriptions: what is written reads back to the
+// same description, and it answers a call the same way.
+TEST(KernelDescription, JsonRoundTrip) {
+  for (const KernelDescription &kernel : {matmulLike(), softmaxLike()}) {
+    std::string json = kernel.toJson();
+    auto back = KernelDescription::fromJson(json);
+    ASSERT_TRUE(back.ok()) << back.message() << "\n" << json;
+    EXPECT_EQ(back->toJson(), json);
+    EXPECT_EQ(back->getName(), kernel.getName());
+    EXPECT_EQ(back->getConfigs().size(), kernel.getConfigs().size());
+  }
+  auto back = *KernelDescription::fromJson(matmulLike().toJson());
+  Call call = matmulCall(1000, 1000, 1000);
+  EXPECT_EQ(back.specializationOf(call).str(),
+            matmulLike().specializationOf(call).str());
+  EXPECT_EQ(back.getMetaParameters()[0].minReason, "dot operands");
+  EXPECT_EQ(back.getTailSizes().at("M"), 203);
+  EXPECT_EQ(back.getSourceFile(), "kernels/matmul.cpp");
+  EXPECT_EQ(back.getLine(), 80u);
+}
+
+TEST(KernelDescription, JsonErrorsNameTheField) {
+  auto error = [](const std::string &json) {
+    auto description = KernelDescription::fromJson(json);
+    EXPECT_FALSE(description.ok()) << json;
+    return description.ok() ? "" : description.message();
+  };
+  EXPECT_NE(error("[1]").find("expected a json object"), std::string::npos);
+  EXPECT_NE(error("{").find("invalid json"), std::string::npos);
+  EXPECT_NE(error(R"({"params": []})").find("field 'name' is missing"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"name": "k", "params": [{"name": 3}]})")
+                .find("field 'params[0].name' must be a string"),
+            std::string::npos);
+  std::string json = matmulLike().toJson();
+  std::string broken = json;
+  broken.replace(broken.find("num_warps=4"), 11, "num_warps=3");
+  EXPECT_NE(error(broken).find("configs[0]"), std::string::npos)
+      << error(broken);
+}
+
+} // namespace

@@ -2,7 +2,7 @@
 
 #include "tilec/runtime/Autotuner.h"
 
-#include "ReadFile.h"
+#include "tilec/runtime/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
@@ -150,7 +150,7 @@ Result<PinnedConfigs> PinnedConfigs::parseSpec(std::string_view spec) {
 }
 
 Result<PinnedConfigs> PinnedConfigs::parseFile(const std::string &path) {
-  Result<std::string> text = detail::readFile(path);
+  Result<std::string> text = readFile(path);
   if (!text)
     return text.status().withContext("pin file");
   nlohmann::json json =

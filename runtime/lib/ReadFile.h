@@ -1,18 +1,18 @@
-//===- ReadFile.h - Whole-file reads for the runtime's loaders --*- C++ -*-===//
+//===- ReadFile.h - The file layer's read under its older name --*- C++ -*-===//
+//
+// KernelMetadata.cpp still reads through detail::readFile; everything else
+// includes tilec/runtime/FileIO.h. This goes once that file does too.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_LIB_READFILE_H
 #define TILEC_RUNTIME_LIB_READFILE_H
 
-#include "tilec/runtime/Status.h"
-
-#include <string>
+#include "tilec/runtime/FileIO.h"
 
 namespace tilec::rt::detail {
 
-// The file's bytes; errors name the path and the OS reason.
-Result<std::string> readFile(const std::string &path);
-
-bool fileExists(const std::string &path);
+using rt::readFile;
 
 } // namespace tilec::rt::detail
 

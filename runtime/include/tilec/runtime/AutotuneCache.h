@@ -1,5 +1,7 @@
 //===- AutotuneCache.h - Persistent autotuning results ----------*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library (on top of tilec_runtime).
+//
 // The winners of autotuning and every candidate's timing, in one JSON file
 // shared by all processes of a user:
 //

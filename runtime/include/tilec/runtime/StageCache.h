@@ -1,9 +1,11 @@
 //===- StageCache.h - The on-disk cache of stage artifacts ------*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library (on top of tilec_runtime).
+//
 // Every stage of a compile (ttir, ttgir, llir, ptx, cubin) stores its artifact
 // under a key that hashes everything the artifact depends on (see
-// docs/cache.md). The store lives in the runtime, without LLVM, so that a
-// program can load cached cubins with no compiler present.
+// docs/cache.md). The store has no LLVM in it, so that a program can load
+// cached cubins with no compiler present.
 //
 // On disk, one file per artifact:
 //

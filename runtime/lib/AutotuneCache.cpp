@@ -8,26 +8,21 @@
 
 #include "tilec/runtime/AutotuneCache.h"
 
-#include "ReadFile.h"
+#include "tilec/runtime/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
-#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <pwd.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace tilec::rt {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string errnoText() { return std::strerror(errno); }
 
 std::string homeDirectory() {
   if (const char *env = std::getenv("HOME"); env && *env)
@@ -39,89 +34,6 @@ std::string homeDirectory() {
       found && found->pw_dir && *found->pw_dir)
     return found->pw_dir;
   return "";
-}
-
-// mkdir -p of the directory part of `path`.
-Status makeParentDirectories(const std::string &path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos || slash == 0)
-    return Status::success();
-  std::string directory = path.substr(0, slash);
-  for (size_t pos = 1; pos <= directory.size(); ++pos) {
-    if (pos != directory.size() && directory[pos] != '/')
-      continue;
-    std::string prefix = directory.substr(0, pos);
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-      return Status::error("cannot create directory " + prefix + ": " +
-                           errnoText());
-  }
-  return Status::success();
-}
-
-// An exclusive flock on a sidecar file, held for the object's lifetime. The
-// lock file is never removed: removing it would let a second writer lock a
-// new file while a first still holds the old one.
-class FileLock {
-public:
-  static Result<std::unique_ptr<FileLock>> acquire(const std::string &path) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-      return Status::error("cannot open lock file " + path + ": " +
-                           errnoText());
-    while (::flock(fd, LOCK_EX) != 0) {
-      if (errno == EINTR)
-        continue;
-      Status status = Status::error("cannot lock " + path + ": " + errnoText());
-      ::close(fd);
-      return status;
-    }
-    return std::unique_ptr<FileLock>(new FileLock(fd));
-  }
-  ~FileLock() {
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
-  }
-
-private:
-  explicit FileLock(int fd) : fd_(fd) {}
-  int fd_;
-};
-
-Status writeAll(int fd, const std::string &data, const std::string &path) {
-  size_t written = 0;
-  while (written < data.size()) {
-    ssize_t n = ::write(fd, data.data() + written, data.size() - written);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return Status::error("cannot write " + path + ": " + errnoText());
-    }
-    written += static_cast<size_t>(n);
-  }
-  return Status::success();
-}
-
-// Writes `contents` to a temporary file next to `path`, fsyncs it and renames
-// it over `path`.
-Status replaceFile(const std::string &path, const std::string &contents) {
-  static std::atomic<unsigned> counter{0};
-  std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
-                     std::to_string(counter++);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return Status::error("cannot create " + temp + ": " + errnoText());
-  Status status = writeAll(fd, contents, temp);
-  // fsync before the rename: after a crash the name then points at the whole
-  // new file or the old one.
-  if (status.ok() && ::fsync(fd) != 0)
-    status = Status::error("cannot fsync " + temp + ": " + errnoText());
-  ::close(fd);
-  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0)
-    status = Status::error("cannot rename " + temp + " to " + path + ": " +
-                           errnoText());
-  if (!status.ok())
-    ::unlink(temp.c_str());
-  return status;
 }
 
 //===----------------------------------------------------------------------===//
@@ -264,10 +176,10 @@ Result<AutotuneEntry> decodeEntryJson(const Json &json) {
 // Reads `path` into a JSON object; a missing file is an empty object. The
 // error says what is wrong with the file.
 Result<Json> readCacheFile(const std::string &path, bool &exists) {
-  exists = detail::fileExists(path);
+  exists = isRegularFile(path);
   if (!exists)
     return Json::object();
-  Result<std::string> text = detail::readFile(path);
+  Result<std::string> text = readFile(path);
   if (!text)
     return text.status();
   if (text->empty())
@@ -667,9 +579,9 @@ void decodeAll(const Json &root,
 Status AutotuneCache::load() {
   warnings_.clear();
   entries_.clear();
-  if (!detail::fileExists(path_))
+  if (!isRegularFile(path_))
     return Status::success();
-  Result<std::string> text = detail::readFile(path_);
+  Result<std::string> text = readFile(path_);
   if (!text)
     return text.status().withContext("autotune cache");
   if (text->empty())
@@ -728,9 +640,9 @@ Status AutotuneCache::store(const std::string &device,
   auto fail = [&](const Status &status) {
     return status.withContext("cannot store into the autotune cache " + path_);
   };
-  if (Status status = makeParentDirectories(path_); !status.ok())
+  if (Status status = makeDirectories(parentDirectory(path_)); !status.ok())
     return fail(status);
-  Result<std::unique_ptr<FileLock>> lock = FileLock::acquire(path_ + ".lock");
+  Result<FileLock> lock = FileLock::acquire(path_ + ".lock");
   if (!lock)
     return fail(lock.status());
 
@@ -742,7 +654,7 @@ Status AutotuneCache::store(const std::string &device,
     std::string aside = path_ + ".corrupt";
     if (::rename(path_.c_str(), aside.c_str()) != 0)
       return fail(Status::error(root.message() + ", and moving it to " + aside +
-                                " failed: " + errnoText()));
+                                " failed: " + std::strerror(errno)));
     warnings_.push_back(root.message() + "; moved to " + aside +
                         " and started a new cache");
     root = Json::object();
@@ -755,7 +667,8 @@ Status AutotuneCache::store(const std::string &device,
     kernelJson = Json::object();
   kernelJson[key] = encodeEntryJson(entry);
 
-  if (Status status = replaceFile(path_, root->dump(2) + "\n"); !status.ok())
+  if (Status status = writeFileAtomically(path_, root->dump(2) + "\n");
+      !status.ok())
     return fail(status);
   decodeAll(*root, entries_, warnings_, path_);
   return Status::success();

@@ -2,7 +2,7 @@
 
 #include "tilec/runtime/Autotuner.h"
 
-#include "ReadFile.h"
+#include "tilec/runtime/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
@@ -150,7 +150,7 @@ Result<PinnedConfigs> PinnedConfigs::parseSpec(std::string_view spec) {
 }
 
 Result<PinnedConfigs> PinnedConfigs::parseFile(const std::string &path) {
-  Result<std::string> text = detail::readFile(path);
+  Result<std::string> text = readFile(path);
   if (!text)
     return text.status().withContext("pin file");
   nlohmann::json json =
@@ -603,23 +603,18 @@ struct Candidate {
   std::optional<CompileMetadata> metadata;
   ConfigTiming timing;
   bool compiled = false;
+  // Set by the benchmarking phase once the candidate ran.
+  std::shared_ptr<const Kernel> kernel;
 };
 
-} // namespace
-
-Result<TuneResult> Autotuner::tune(const KernelDescription &description,
-                                   const Call &call, const std::string &key,
-                                   const Specialization &specialization,
-                                   const InputsFactory &inputs) {
-  const std::string &kernel = description.getName();
-  Clock::time_point start = Clock::now();
-
-  // The candidates, completed for the call; configs that the call makes
-  // equal (e.g. differing only in a derived parameter) are tried once.
+// The candidates, completed for the call; configs that the call makes equal
+// (e.g. differing only in a derived parameter) are tried once.
+Result<std::vector<Candidate>>
+collectCandidates(const KernelDescription &description,
+                  const std::vector<Config> &declared,
+                  const Call &call) {
   std::vector<Candidate> candidates;
   std::set<std::string> seen;
-  const std::vector<Config> &declared =
-      options_.configs.empty() ? description.getConfigs() : options_.configs;
   for (const Config &candidate : declared) {
     Result<Config> config =
         description.configForCall(candidate, call);
@@ -635,245 +630,402 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
     candidates.push_back(std::move(entry));
   }
   if (candidates.empty())
-    return Status::error(kernel + " declares no candidate configs to tune");
+    return Status::error(description.getName() +
+                         " declares no candidate configs to tune");
+  return candidates;
+}
 
-  Progress progress(options_.progress, "tune " + kernel + " [" + key + "]");
-  const size_t total = candidates.size();
-  std::atomic<size_t> compiled{0};
-  std::atomic<int> benchmarked{0};
-  std::string bestText = "-";
-  auto report = [&]() {
-    progress.update("compiled " + std::to_string(compiled.load()) + "/" +
-                    std::to_string(total) + ", benchmarked " +
-                    std::to_string(benchmarked.load()) + ", best " + bestText);
-  };
+// The progress line of one tuning run.
+struct TuneProgress {
+  TuneProgress(ProgressMode mode, const std::string &title, size_t total)
+      : line(mode, title), total(total) {}
+  void report(size_t compiled) {
+    line.update("compiled " + std::to_string(compiled) + "/" +
+                std::to_string(total) + ", benchmarked " +
+                std::to_string(benchmarked) + ", best " + best);
+  }
 
-  // Compile on a pool; finished candidates go to `ready` in completion order.
-  std::mutex readyMutex;
-  std::condition_variable readyChanged;
-  std::deque<size_t> ready;
-  std::atomic<size_t> next{0};
-  std::atomic<bool> cancelled{false};
+  Progress line;
+  size_t total;
+  int benchmarked = 0;
+  std::string best = "-";
+};
+
+//===----------------------------------------------------------------------===//
+// Compile pool
+//===----------------------------------------------------------------------===//
+
+// min(candidates, hardware threads) unless the options say how many.
+size_t compileJobs(unsigned requested, size_t candidates) {
   unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
-  size_t jobs =
-      options_.jobs ? options_.jobs : std::min<size_t>(total, hardware);
-  jobs = std::max<size_t>(1, std::min(jobs, total));
-  Clock::time_point compileStart = Clock::now();
-  std::atomic<int64_t> compileEndNs{0};
-  const DeviceProperties &device = provider_.context().properties();
-  auto worker = [&]() {
-    while (!cancelled.load()) {
-      size_t index = next.fetch_add(1);
-      if (index >= total)
-        return;
-      Candidate &candidate = candidates[index];
-      Clock::time_point begin = Clock::now();
-      Result<CompiledArtifact> artifact =
-          provider_.compile(kernel, candidate.config, specialization);
-      candidate.timing.compileMs = msSince(begin);
-      if (!artifact) {
-        candidate.timing.status = "failed";
-        candidate.timing.reason = artifact.message();
-      } else {
-        candidate.artifact = std::move(*artifact);
-        Result<CompileMetadata> metadata =
-            CompileMetadata::parse(candidate.artifact.metadataJson);
-        if (!metadata) {
-          candidate.timing.status = "failed";
-          candidate.timing.reason = "compile json: " + metadata.message();
-        } else {
-          candidate.timing.registers = metadata->registers.value_or(-1);
-          candidate.timing.sharedBytes = metadata->sharedBytes;
-          candidate.timing.spillBytes = metadata->spillStores.value_or(0) +
-                                        metadata->spillLoads.value_or(0);
-          if (std::optional<std::string> reason =
-                  pruneReason(*metadata, device)) {
-            candidate.timing.status = "pruned";
-            candidate.timing.reason = *reason;
-          }
-          candidate.metadata = std::move(*metadata);
-          candidate.compiled = true;
-        }
-      }
-      int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       Clock::now() - compileStart)
-                       .count();
-      int64_t previous = compileEndNs.load();
-      while (ns > previous && !compileEndNs.compare_exchange_weak(previous, ns))
-        ;
-      ++compiled;
-      {
-        std::lock_guard<std::mutex> lock(readyMutex);
-        ready.push_back(index);
-      }
-      readyChanged.notify_one();
-    }
-  };
-  std::vector<std::thread> workers;
-  for (size_t i = 0; i < jobs; ++i)
-    workers.emplace_back(worker);
-  auto joinAll = [&]() {
-    for (std::thread &thread : workers)
+  size_t jobs = requested ? requested : std::min<size_t>(candidates, hardware);
+  return std::max<size_t>(1, std::min(jobs, candidates));
+}
+
+// Runs `compile` on every candidate on `jobs` threads; next() hands the
+// candidates over in the order they finish, so that benchmarking starts with
+// the first compile done. Destroying the pool (an error on the way) stops
+// handing out compiles and waits for the running ones.
+class CompilePool {
+public:
+  using CompileFn = std::function<void(Candidate &)>;
+
+  CompilePool(std::vector<Candidate> &candidates, size_t jobs,
+              CompileFn compile)
+      : candidates_(candidates), compile_(std::move(compile)),
+        start_(Clock::now()) {
+    for (size_t i = 0; i < jobs; ++i)
+      threads_.emplace_back([this] { work(); });
+  }
+  ~CompilePool() {
+    cancelled_ = true;
+    join();
+  }
+
+  // Waits for the next compiled candidate; call it once per candidate.
+  Candidate &next() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait(lock, [&] { return !ready_.empty(); });
+    size_t index = ready_.front();
+    ready_.pop_front();
+    return candidates_[index];
+  }
+  void join() {
+    for (std::thread &thread : threads_)
       if (thread.joinable())
         thread.join();
-  };
-  report();
-
-  // The inputs are built while the candidates compile.
-  Clock::time_point inputsStart = Clock::now();
-  Result<std::shared_ptr<const BenchmarkInputs>> problem = inputs();
-  double inputsMs = msSince(inputsStart);
-  if (!problem) {
-    cancelled = true;
-    joinAll();
-    return problem.status().withContext("building the inputs of " + kernel);
   }
-  if (!benchmarker_) {
-    Result<Benchmarker> benchmarker = Benchmarker::create(provider_.context());
-    if (!benchmarker) {
-      cancelled = true;
-      joinAll();
-      return benchmarker.status();
+  size_t compiled() const { return compiled_.load(); }
+  // From the first compile submitted to the last finished.
+  double compileMs() const { return double(lastEndNs_.load()) / 1e6; }
+
+private:
+  void work() {
+    while (!cancelled_.load()) {
+      size_t index = nextIndex_.fetch_add(1);
+      if (index >= candidates_.size())
+        return;
+      compile_(candidates_[index]);
+      int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       Clock::now() - start_)
+                       .count();
+      int64_t previous = lastEndNs_.load();
+      while (ns > previous && !lastEndNs_.compare_exchange_weak(previous, ns))
+        ;
+      ++compiled_;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        ready_.push_back(index);
+      }
+      changed_.notify_one();
     }
-    benchmarker_ = std::make_unique<Benchmarker>(std::move(*benchmarker));
   }
 
-  // Benchmark in completion order, one at a time.
-  std::vector<std::shared_ptr<const Kernel>> loaded(total);
-  std::vector<ConfigTiming> measured;
-  double benchmarkMs = 0;
-  for (size_t handled = 0; handled < total; ++handled) {
-    size_t index;
-    {
-      std::unique_lock<std::mutex> lock(readyMutex);
-      readyChanged.wait(lock, [&] { return !ready.empty(); });
-      index = ready.front();
-      ready.pop_front();
+  std::vector<Candidate> &candidates_;
+  CompileFn compile_;
+  Clock::time_point start_;
+  std::atomic<size_t> nextIndex_{0};
+  std::atomic<size_t> compiled_{0};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> lastEndNs_{0};
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<size_t> ready_;
+  std::vector<std::thread> threads_;
+};
+
+// Compiles `candidate` and reads its compile json, whose ptxas report goes
+// into its timing; a failure is recorded there.
+void compileCandidate(KernelProvider &provider, const std::string &kernel,
+                      const Specialization &specialization,
+                      Candidate &candidate) {
+  Clock::time_point begin = Clock::now();
+  Result<CompiledArtifact> artifact =
+      provider.compile(kernel, candidate.config, specialization);
+  candidate.timing.compileMs = msSince(begin);
+  if (!artifact) {
+    candidate.timing.status = "failed";
+    candidate.timing.reason = artifact.message();
+    return;
+  }
+  candidate.artifact = std::move(*artifact);
+  Result<CompileMetadata> metadata =
+      CompileMetadata::parse(candidate.artifact.metadataJson);
+  if (!metadata) {
+    candidate.timing.status = "failed";
+    candidate.timing.reason = "compile json: " + metadata.message();
+    return;
+  }
+  candidate.timing.registers = metadata->registers.value_or(-1);
+  candidate.timing.sharedBytes = metadata->sharedBytes;
+  candidate.timing.spillBytes =
+      metadata->spillStores.value_or(0) + metadata->spillLoads.value_or(0);
+  candidate.metadata = std::move(*metadata);
+  candidate.compiled = true;
+}
+
+//===----------------------------------------------------------------------===//
+// Pruning
+//===----------------------------------------------------------------------===//
+
+// A compiled candidate that cannot run on `device` (pruneReason: shared
+// memory, registers, threads against the device's limits) is marked pruned
+// and never launched.
+void pruneCandidate(Candidate &candidate, const DeviceProperties &device) {
+  if (!candidate.compiled)
+    return;
+  if (std::optional<std::string> reason =
+          pruneReason(*candidate.metadata, device)) {
+    candidate.timing.status = "pruned";
+    candidate.timing.reason = *reason;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Benchmarking
+//===----------------------------------------------------------------------===//
+
+// Benchmarks the candidates one at a time, in the order the pool hands them
+// over, on the calling thread.
+class BenchmarkPhase {
+public:
+  BenchmarkPhase(KernelProvider &provider, Benchmarker &benchmarker,
+                 const BenchmarkInputs &inputs,
+                 const KernelDescription &description, const Call &call,
+                 const AutotuneOptions &options, TuneProgress &progress)
+      : provider_(provider), benchmarker_(benchmarker), inputs_(inputs),
+        description_(description), call_(call), options_(options),
+        progress_(progress) {}
+
+  // Every candidate of `pool`. A candidate that fails is recorded as failed;
+  // the error is only for one that broke the CUDA context, after which
+  // nothing would run.
+  Status run(CompilePool &pool, size_t total) {
+    for (size_t handled = 0; handled < total; ++handled) {
+      Candidate &candidate = pool.next();
+      ConfigTiming &timing = candidate.timing;
+      if (timing.status != "ok") {
+        progress_.line.note(timing.config + ": " + timing.status + ": " +
+                            firstLines(timing.reason, 300));
+        progress_.report(pool.compiled());
+        continue;
+      }
+      Clock::time_point start = Clock::now();
+      Status status = measure(candidate);
+      benchmarkMs_ += msSince(start);
+      if (!status.ok())
+        return status;
+      // Only the main thread's copies: workers may still write to
+      // candidates that are not handed over yet.
+      if (timing.status == "ok")
+        measured_.push_back(timing);
+      if (int best = selectWinner(measured_, options_.tieTolerance); best >= 0)
+        progress_.best =
+            formatUs(measured_[best].medianUs) + " " + measured_[best].config;
+      progress_.report(pool.compiled());
     }
-    Candidate &candidate = candidates[index];
+    return Status::success();
+  }
+  double benchmarkMs() const { return benchmarkMs_; }
+
+private:
+  // Loads, binds and times one candidate; see run() for the errors.
+  Status measure(Candidate &candidate) {
     ConfigTiming &timing = candidate.timing;
-    if (timing.status != "ok") {
-      progress.note(timing.config + ": " + timing.status + ": " +
-                    firstLines(timing.reason, 300));
-      report();
-      continue;
-    }
-    Clock::time_point benchStart = Clock::now();
     auto fail = [&](const Status &status, const char *what) {
       timing.status = "failed";
       timing.reason = std::string(what) + ": " + status.message();
-      progress.note(timing.config + ": " + timing.reason);
+      progress_.line.note(timing.config + ": " + timing.reason);
+      return Status::success();
     };
-    Result<std::shared_ptr<const Kernel>> kernelResult =
+    Result<std::shared_ptr<const Kernel>> kernel =
         provider_.load(candidate.artifact);
-    Result<Dim3> grid = description.evaluateGrid(candidate.config, call);
-    if (!kernelResult) {
-      fail(kernelResult.status(), "load");
-    } else if (!grid) {
-      fail(grid.status(), "grid");
-    } else {
-      Result<ArgPack> pack = (*kernelResult)->makeArgPack();
-      Status bound = pack ? (*problem)->bind(*pack) : pack.status();
-      if (!bound.ok()) {
-        fail(bound, "arguments");
-      } else {
-        BenchmarkOptions benchmarkOptions = options_.benchmark;
-        if (int best = selectWinner(measured, 0.0);
-            best >= 0 && options_.stopFactor > 0)
-          benchmarkOptions.stopAboveUs =
-              std::max(options_.stopFactor * measured[best].medianUs,
-                       options_.stopMinUs);
-        Result<BenchmarkResult> result =
-            benchmarker_->run(**kernelResult, *grid, *pack, benchmarkOptions);
-        if (!result) {
-          fail(result.status(), "benchmark");
-          // A kernel fault poisons the context: nothing after it would run.
-          if (Status sync = provider_.context().synchronize(); !sync.ok()) {
-            cancelled = true;
-            joinAll();
-            return Status::error("benchmarking " + kernel + " " +
-                                 timing.config +
-                                 " broke the CUDA context: " + sync.message());
-          }
-        } else {
-          timing.medianUs = result->medianUs;
-          timing.p20Us = result->p20Us;
-          timing.p80Us = result->p80Us;
-          timing.minUs = result->minUs;
-          timing.repetitions = result->repetitions;
-          if (result->stoppedEarly) {
-            char note[96];
-            std::snprintf(note, sizeof(note),
-                          "one launch: over %gx the best median so far",
-                          options_.stopFactor);
-            timing.reason = note;
-          }
-          loaded[index] = std::move(*kernelResult);
-          ++benchmarked;
-        }
-      }
+    if (!kernel)
+      return fail(kernel.status(), "load");
+    Result<Dim3> grid = description_.evaluateGrid(candidate.config, call_);
+    if (!grid)
+      return fail(grid.status(), "grid");
+    Result<ArgPack> pack = (*kernel)->makeArgPack();
+    Status bound = pack ? inputs_.bind(*pack) : pack.status();
+    if (!bound.ok())
+      return fail(bound, "arguments");
+    Result<BenchmarkResult> result =
+        benchmarker_.run(**kernel, *grid, *pack, nextOptions());
+    if (!result) {
+      Status recorded = fail(result.status(), "benchmark");
+      // A kernel fault poisons the context: nothing after it would run.
+      Status sync = provider_.context().synchronize();
+      if (sync.ok())
+        return recorded;
+      return Status::error("benchmarking " + description_.getName() + " " +
+                           timing.config +
+                           " broke the CUDA context: " + sync.message());
     }
-    benchmarkMs += msSince(benchStart);
-    // Only the main thread's copies: workers may still write to candidates
-    // that are not handed over yet.
-    if (timing.status == "ok")
-      measured.push_back(timing);
-    if (int best = selectWinner(measured, options_.tieTolerance); best >= 0)
-      bestText =
-          formatUs(measured[best].medianUs) + " " + measured[best].config;
-    report();
+    record(*result, timing);
+    candidate.kernel = std::move(*kernel);
+    ++progress_.benchmarked;
+    return Status::success();
   }
-  joinAll();
-  progress.finish();
 
+  // The benchmark options, with the early stop set from the best median so
+  // far.
+  BenchmarkOptions nextOptions() const {
+    BenchmarkOptions options = options_.benchmark;
+    if (int best = selectWinner(measured_, 0.0);
+        best >= 0 && options_.stopFactor > 0)
+      options.stopAboveUs = std::max(
+          options_.stopFactor * measured_[best].medianUs, options_.stopMinUs);
+    return options;
+  }
+
+  void record(const BenchmarkResult &result, ConfigTiming &timing) const {
+    timing.medianUs = result.medianUs;
+    timing.p20Us = result.p20Us;
+    timing.p80Us = result.p80Us;
+    timing.minUs = result.minUs;
+    timing.repetitions = result.repetitions;
+    if (result.stoppedEarly) {
+      char note[96];
+      std::snprintf(note, sizeof(note),
+                    "one launch: over %gx the best median so far",
+                    options_.stopFactor);
+      timing.reason = note;
+    }
+  }
+
+  KernelProvider &provider_;
+  Benchmarker &benchmarker_;
+  const BenchmarkInputs &inputs_;
+  const KernelDescription &description_;
+  const Call &call_;
+  const AutotuneOptions &options_;
+  TuneProgress &progress_;
+  std::vector<ConfigTiming> measured_;
+  double benchmarkMs_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// Persistence
+//===----------------------------------------------------------------------===//
+
+// The autotune cache's entry for `winner`: its config, every candidate's
+// timing (reasons shortened), its cubin's stage-cache key and compile json,
+// and the kernel's description.
+AutotuneEntry makeEntry(const KernelDescription &description,
+                        const Candidate &winner,
+                        const std::vector<ConfigTiming> &timings,
+                        const std::string &target, double budgetMs) {
+  AutotuneEntry entry;
+  entry.config = winner.text;
+  for (ConfigTiming timing : timings) {
+    timing.reason = firstLines(timing.reason, 500);
+    entry.timings.push_back(std::move(timing));
+  }
+  entry.target = target;
+  // The winner was benchmarked, so its compile json parsed.
+  entry.cubinKey = winner.metadata->cubinKey();
+  entry.metadataJson = winner.artifact.metadataJson;
+  entry.description = description;
+  entry.tunedAt = utcNow();
+  entry.compilerId = winner.metadata->compilerId;
+  entry.budgetMs = budgetMs;
+  return entry;
+}
+
+// The winner among the benchmarked candidates, with every candidate's
+// timing; an error listing why each failed when none ran.
+Result<TuneResult> pickWinner(const KernelDescription &description,
+                              const Call &call, const std::string &key,
+                              const std::vector<Candidate> &candidates,
+                              double tieTolerance) {
   TuneResult result;
-  result.kernelName = kernel;
+  result.kernelName = description.getName();
   result.key = key;
   result.source = ConfigSource::Tuned;
   for (const Candidate &candidate : candidates)
     result.timings.push_back(candidate.timing);
-  result.winnerIndex = selectWinner(result.timings, options_.tieTolerance);
-  result.flops = (*problem)->flops();
-  result.compileMs = compileEndNs.load() / 1e6;
-  result.inputsMs = inputsMs;
-  result.benchmarkMs = benchmarkMs;
+  result.winnerIndex = selectWinner(result.timings, tieTolerance);
   if (result.winnerIndex < 0) {
     std::string reasons;
     for (const ConfigTiming &timing : result.timings)
       reasons += "\n  " + timing.config + ": " + timing.status + ": " +
                  firstLines(timing.reason, 400);
-    return Status::error("no config of " + kernel + " ran for " + key + ":" +
-                         reasons);
+    return Status::error("no config of " + description.getName() + " ran for " +
+                         key + ":" + reasons);
   }
-  Candidate &winner = candidates[result.winnerIndex];
+  const Candidate &winner = candidates[result.winnerIndex];
   result.config = winner.config;
-  result.kernel = loaded[result.winnerIndex];
+  result.kernel = winner.kernel;
   Result<Dim3> grid = description.evaluateGrid(winner.config, call);
   if (!grid)
     return grid.status();
   result.grid = *grid;
-  provider_.insert(kernel, winner.config, specialization, result.kernel);
+  return result;
+}
 
+} // namespace
+
+Result<TuneResult> Autotuner::tune(const KernelDescription &description,
+                                   const Call &call, const std::string &key,
+                                   const Specialization &specialization,
+                                   const InputsFactory &inputs) {
+  const std::string &kernel = description.getName();
+  Clock::time_point start = Clock::now();
+  Result<std::vector<Candidate>> candidates = collectCandidates(
+      description,
+      options_.configs.empty() ? description.getConfigs() : options_.configs, call);
+  if (!candidates)
+    return candidates.status();
+  const size_t total = candidates->size();
+  TuneProgress progress(options_.progress, "tune " + kernel + " [" + key + "]",
+                        total);
+  const DeviceProperties &device = provider_.context().properties();
+  CompilePool pool(*candidates, compileJobs(options_.jobs, total),
+                   [&](Candidate &candidate) {
+                     compileCandidate(provider_, kernel, specialization,
+                                      candidate);
+                     pruneCandidate(candidate, device);
+                   });
+  progress.report(pool.compiled());
+
+  // The inputs are built while the candidates compile.
+  Clock::time_point inputsStart = Clock::now();
+  Result<std::shared_ptr<const BenchmarkInputs>> problem = inputs();
+  double inputsMs = msSince(inputsStart);
+  if (!problem)
+    return problem.status().withContext("building the inputs of " + kernel);
+  if (!benchmarker_) {
+    Result<Benchmarker> benchmarker = Benchmarker::create(provider_.context());
+    if (!benchmarker)
+      return benchmarker.status();
+    benchmarker_ = std::make_unique<Benchmarker>(std::move(*benchmarker));
+  }
+  BenchmarkPhase benchmarking(provider_, *benchmarker_, **problem, description,
+                              call, options_, progress);
+  if (Status status = benchmarking.run(pool, total); !status.ok())
+    return status;
+  pool.join();
+  progress.line.finish();
+
+  Result<TuneResult> result =
+      pickWinner(description, call, key, *candidates, options_.tieTolerance);
+  if (!result)
+    return result.status();
+  result->flops = (*problem)->flops();
+  result->compileMs = pool.compileMs();
+  result->inputsMs = inputsMs;
+  result->benchmarkMs = benchmarking.benchmarkMs();
+  const Candidate &winner = (*candidates)[result->winnerIndex];
+  provider_.insert(kernel, winner.config, specialization, result->kernel);
   if (options_.persist) {
-    AutotuneEntry entry;
-    entry.config = winner.text;
-    for (ConfigTiming timing : result.timings) {
-      timing.reason = firstLines(timing.reason, 500);
-      entry.timings.push_back(std::move(timing));
-    }
-    entry.target = provider_.target();
-    // The winner was benchmarked, so its compile json parsed.
-    entry.cubinKey = winner.metadata->cubinKey();
-    entry.metadataJson = winner.artifact.metadataJson;
-    entry.description = description;
-    entry.tunedAt = utcNow();
-    entry.compilerId = winner.metadata->compilerId;
-    entry.budgetMs = options_.benchmark.budgetMs;
+    AutotuneEntry entry =
+        makeEntry(description, winner, result->timings, provider_.target(),
+                  options_.benchmark.budgetMs);
     if (Status status = cache_.store(deviceName(), kernel, key, entry);
         !status.ok())
-      result.persistWarning = status.message();
+      result->persistWarning = status.message();
   }
-  result.totalMs = msSince(start);
+  result->totalMs = msSince(start);
   return result;
 }
 

@@ -2,7 +2,7 @@
 
 #include "tilec/runtime/KernelLoader.h"
 
-#include "ReadFile.h"
+#include "tilec/runtime/FileIO.h"
 
 namespace tilec::rt {
 
@@ -10,7 +10,7 @@ Result<Kernel> loadKernelFromDirectory(const Context &context,
                                        const std::string &directory,
                                        const std::string &stem) {
   const std::string base = directory + "/" + stem;
-  Result<std::string> json = detail::readFile(base + ".json");
+  Result<std::string> json = readFile(base + ".json");
   if (!json)
     return json.status();
   Result<CompileMetadata> metadata = CompileMetadata::parse(*json);
@@ -18,15 +18,15 @@ Result<Kernel> loadKernelFromDirectory(const Context &context,
     return metadata.status().withContext(base + ".json");
 
   std::string imagePath = base + ".cubin";
-  bool isCubin = detail::fileExists(imagePath);
+  bool isCubin = isRegularFile(imagePath);
   if (!isCubin) {
     imagePath = base + ".ptx";
-    if (!detail::fileExists(imagePath))
+    if (!isRegularFile(imagePath))
       return Status::error("no device code for kernel '" + stem + "' in " +
                            directory + ": neither " + stem + ".cubin nor " +
                            stem + ".ptx exists");
   }
-  Result<std::string> image = detail::readFile(imagePath);
+  Result<std::string> image = readFile(imagePath);
   if (!image)
     return image.status();
 

@@ -1,24 +1,25 @@
 //===- StageCache.cpp - The on-disk cache of stage artifacts --------------===//
 //
-// POSIX only (open/rename/fsync/flock/readdir): the runtime targets Linux, and
-// std::filesystem would drag exceptions into a -fno-exceptions library.
+// Entries, counters and locks are written, read and taken through the file
+// layer (FileIO.h); the maintenance walk is POSIX too (readdir, lstat,
+// unlink): std::filesystem would drag exceptions into a -fno-exceptions
+// library.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tilec/runtime/StageCache.h"
 
+#include "tilec/runtime/FileIO.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -38,91 +39,12 @@ constexpr size_t kMaxHeaderBytes = 256;
 // was reused (a write takes milliseconds), or was written on another host.
 constexpr int64_t kStaleTempSeconds = 3600;
 
-std::string errnoText(int error) { return std::strerror(error); }
-
 std::string joinPath(std::string_view a, std::string_view b) {
   std::string result(a);
   if (!result.empty() && result.back() != '/')
     result += '/';
   result += b;
   return result;
-}
-
-bool isDirectory(const std::string &path) {
-  struct stat info;
-  return ::stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
-}
-
-// mkdir -p. Concurrent creators are fine: EEXIST is success.
-Status makeDirectories(const std::string &path) {
-  std::string prefix;
-  size_t position = 0;
-  while (position <= path.size()) {
-    size_t slash = path.find('/', position);
-    if (slash == std::string::npos)
-      slash = path.size();
-    prefix = path.substr(0, slash);
-    position = slash + 1;
-    if (prefix.empty())
-      continue;
-    if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST)
-      return Status::error("cannot create directory " + prefix + ": " +
-                           errnoText(errno));
-  }
-  if (!isDirectory(path))
-    return Status::error(path + " is not a directory");
-  return Status::success();
-}
-
-Status writeAll(int fd, std::string_view data, const std::string &path) {
-  while (!data.empty()) {
-    ssize_t written = ::write(fd, data.data(), data.size());
-    if (written < 0) {
-      if (errno == EINTR)
-        continue;
-      return Status::error("cannot write " + path + ": " + errnoText(errno));
-    }
-    data.remove_prefix(size_t(written));
-  }
-  return Status::success();
-}
-
-// Reads a whole file and returns its identity, so that a reader that finds
-// it invalid removes this file and not one renamed over it meanwhile.
-struct FileContents {
-  std::string bytes;
-  dev_t device = 0;
-  ino_t inode = 0;
-};
-
-Result<FileContents> readWholeFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return Status::error("cannot open " + path + ": " + errnoText(errno));
-  FileContents contents;
-  struct stat info;
-  if (::fstat(fd, &info) == 0) {
-    contents.device = info.st_dev;
-    contents.inode = info.st_ino;
-    if (info.st_size > 0)
-      contents.bytes.reserve(size_t(info.st_size));
-  }
-  char chunk[65536];
-  while (true) {
-    ssize_t got = ::read(fd, chunk, sizeof(chunk));
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      int error = errno;
-      ::close(fd);
-      return Status::error("cannot read " + path + ": " + errnoText(error));
-    }
-    if (got == 0)
-      break;
-    contents.bytes.append(chunk, size_t(got));
-  }
-  ::close(fd);
-  return contents;
 }
 
 void removeIfSameFile(const std::string &path, dev_t device, ino_t inode) {
@@ -132,20 +54,6 @@ void removeIfSameFile(const std::string &path, dev_t device, ino_t inode) {
     ::unlink(path.c_str());
 }
 
-std::string randomHex() {
-  uint8_t bytes[8];
-  if (::getrandom(bytes, sizeof(bytes), GRND_NONBLOCK) !=
-      ssize_t(sizeof(bytes))) {
-    // Uniqueness only matters within one pid (O_EXCL catches the rest).
-    static uint64_t counter = 0;
-    uint64_t value =
-        uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-        (++counter << 48);
-    std::memcpy(bytes, &value, sizeof(bytes));
-  }
-  return toHex(bytes, sizeof(bytes));
-}
-
 // Names of the entries of a directory; a missing directory has none.
 Result<std::vector<std::string>> listDirectory(const std::string &path) {
   std::vector<std::string> names;
@@ -153,7 +61,7 @@ Result<std::vector<std::string>> listDirectory(const std::string &path) {
   if (!dir) {
     if (errno == ENOENT || errno == ENOTDIR)
       return names;
-    return Status::error("cannot list " + path + ": " + errnoText(errno));
+    return Status::error("cannot list " + path + ": " + std::strerror(errno));
   }
   while (struct dirent *entry = ::readdir(dir)) {
     std::string_view name = entry->d_name;
@@ -195,22 +103,14 @@ std::vector<std::string_view> splitSpaces(std::string_view text) {
   return parts;
 }
 
-bool isTempName(std::string_view name) {
-  return name.find(".tmp.") != std::string_view::npos;
-}
-
 // A temporary file is a leftover when its writer (the pid in its name) is
 // gone from this host, or when it is too old to belong to a running write.
 bool isStaleTemp(std::string_view name, int64_t mtimeSeconds) {
   int64_t now = int64_t(std::time(nullptr));
   if (now - mtimeSeconds > kStaleTempSeconds)
     return true;
-  size_t marker = name.rfind(".tmp.");
-  std::string_view rest = name.substr(marker + 5);
-  uint64_t pid = 0;
-  if (!parseDecimal(rest.substr(0, rest.find('.')), pid) || pid == 0)
-    return true;
-  return ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+  std::optional<pid_t> writer = temporaryFileWriter(name);
+  return !writer || (::kill(*writer, 0) != 0 && errno == ESRCH);
 }
 
 // One file under <dir>/<stage>/<shard>/.
@@ -316,78 +216,6 @@ std::string formatStats(const CounterMap &counters) {
     text += line;
   }
   return text;
-}
-
-// Holds an exclusive flock on <dir>/stats.lock. The lock file itself is never
-// removed: removing it would let two processes lock different files.
-class StatsLock {
-public:
-  explicit StatsLock(const std::string &root) {
-    std::string path = joinPath(root, "stats.lock");
-    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd_ < 0) {
-      error_ = Status::error("cannot open " + path + ": " + errnoText(errno));
-      return;
-    }
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR)
-        continue;
-      error_ = Status::error("cannot lock " + path + ": " + errnoText(errno));
-      ::close(fd_);
-      fd_ = -1;
-      return;
-    }
-  }
-  ~StatsLock() {
-    if (fd_ >= 0) {
-      ::flock(fd_, LOCK_UN);
-      ::close(fd_);
-    }
-  }
-  const Status &status() const { return error_; }
-
-private:
-  int fd_ = -1;
-  Status error_;
-};
-
-// Writes `contents` to `path` through a temporary file in the same directory,
-// renamed into place (fsynced first when `sync`). `crashHook` runs between
-// the write and the rename (tests kill the process there).
-Status writeFileAtomically(const std::string &path, std::string_view contents,
-                           bool sync,
-                           const std::function<void()> &crashHook = {}) {
-  std::string temp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 8 && fd < 0; ++attempt) {
-    temp = path + ".tmp." + std::to_string(::getpid()) + "." + randomHex();
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST)
-      break;
-  }
-  if (fd < 0)
-    return Status::error("cannot create " + temp + ": " + errnoText(errno));
-  Status written = writeAll(fd, contents, temp);
-  // fsync before the rename: after a crash the name then points at the
-  // whole contents, not at a file the kernel never wrote back. (The
-  // checksum would reject such a file anyway; this keeps the entry.)
-  if (sync && written.ok() && ::fsync(fd) != 0)
-    written = Status::error("cannot fsync " + temp + ": " + errnoText(errno));
-  if (::close(fd) != 0 && written.ok())
-    written = Status::error("cannot close " + temp + ": " + errnoText(errno));
-  if (!written.ok()) {
-    ::unlink(temp.c_str());
-    return written;
-  }
-  if (crashHook)
-    crashHook();
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    int error = errno;
-    ::unlink(temp.c_str());
-    return Status::error("cannot rename " + temp + " to " + path + ": " +
-                         errnoText(error));
-  }
-  return Status::success();
 }
 
 } // namespace
@@ -579,7 +407,7 @@ std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
     return std::nullopt;
   }
   std::string path = joinPath(directory_, entryPath(stage, key));
-  Result<FileContents> contents = readWholeFile(path);
+  Result<FileContents> contents = readFileContents(path);
   if (!contents) {
     // Absent is the ordinary miss; an unreadable entry is one too (the next
     // store replaces it).
@@ -609,31 +437,32 @@ Status StageCache::writeEntry(std::string_view stage, std::string_view key,
   if (Status made = makeDirectories(dir); !made.ok())
     return made;
   if (!rootExisted) {
-    // Tells backup tools (and `tar --exclude-caches`) to skip the tree.
-    std::string tag = joinPath(directory_, "CACHEDIR.TAG");
+    // Tells backup tools (and `tar --exclude-caches`) to skip the tree. No
+    // lookup depends on it, so it is not worth an fsync.
+    AtomicWriteOptions hint;
+    hint.durable = false;
     (void)writeFileAtomically(
-        tag,
+        joinPath(directory_, "CACHEDIR.TAG"),
         "Signature: 8a477f597d28d172789f06886806bc55\n"
         "# This directory is a tilec stage cache (see docs/cache.md).\n",
-        /*sync=*/false);
+        hint);
   }
+  AtomicWriteOptions options;
   std::string crashStage = crashAfterTempWrite_;
-  std::function<void()> crashHook;
   if (crashStage == "1" || crashStage == stage)
-    crashHook = [] {
+    options.beforeRename = [] {
       // The test hook of a writer killed between write and rename.
       std::fprintf(stderr, "tilec: TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE: "
                            "exiting before the rename\n");
       std::fflush(stderr);
       ::_exit(86);
     };
-  Status written =
-      writeFileAtomically(path, contents, /*sync=*/true, crashHook);
+  Status written = writeFileAtomically(path, contents, options);
   if (!written.ok() && !isDirectory(dir)) {
     // `tilec cache clear` removed the directory between mkdir and open.
     if (Status made = makeDirectories(dir); !made.ok())
       return made;
-    written = writeFileAtomically(path, contents, /*sync=*/true, crashHook);
+    written = writeFileAtomically(path, contents, options);
   }
   return written;
 }
@@ -673,17 +502,19 @@ void StageCache::flushCounters() {
   }
   if (pending.empty() || !isDirectory(directory_))
     return;
-  StatsLock lock(directory_);
-  if (!lock.status().ok())
+  Result<FileLock> lock = FileLock::acquire(joinPath(directory_, "stats.lock"));
+  if (!lock)
     return;
   std::string path = joinPath(directory_, "stats");
   CounterMap total;
-  if (Result<FileContents> old = readWholeFile(path))
+  if (Result<FileContents> old = readFileContents(path))
     total = parseStats(old->bytes);
   for (const auto &[stage, counters] : pending)
     total[stage] += counters;
   // Statistics are not worth an fsync: losing an update loses counts only.
-  (void)writeFileAtomically(path, formatStats(total), /*sync=*/false);
+  AtomicWriteOptions counts;
+  counts.durable = false;
+  (void)writeFileAtomically(path, formatStats(total), counts);
 }
 
 //===----------------------------------------------------------------------===//
@@ -716,7 +547,8 @@ Result<CacheStats> StageCache::stats() const {
     return files.status();
   CacheStats stats;
   CounterMap counters;
-  if (Result<FileContents> text = readWholeFile(joinPath(directory_, "stats")))
+  if (Result<FileContents> text =
+          readFileContents(joinPath(directory_, "stats")))
     counters = parseStats(text->bytes);
   for (std::string_view stage : kCacheStages) {
     CacheStats::Stage entry;
@@ -726,7 +558,7 @@ Result<CacheStats> StageCache::stats() const {
     stats.stages.push_back(entry);
   }
   for (const WalkedFile &file : *files) {
-    if (isTempName(file.name)) {
+    if (isTemporaryFileName(file.name)) {
       ++stats.tempFiles;
       stats.tempBytes += file.bytes;
       continue;
@@ -749,7 +581,7 @@ Result<CacheVerifyReport> StageCache::verify() {
     return files.status();
   CacheVerifyReport report;
   for (const WalkedFile &file : *files) {
-    if (isTempName(file.name)) {
+    if (isTemporaryFileName(file.name)) {
       if (isStaleTemp(file.name, file.mtimeSeconds) &&
           ::unlink(file.full.c_str()) == 0)
         ++report.removedTempFiles;
@@ -762,7 +594,7 @@ Result<CacheVerifyReport> StageCache::verify() {
       report.unknownFiles.push_back(file.relative);
       continue;
     }
-    Result<FileContents> contents = readWholeFile(file.full);
+    Result<FileContents> contents = readFileContents(file.full);
     if (!contents) {
       report.corrupt.push_back(file.relative + ": " + contents.message());
       continue;
@@ -794,7 +626,7 @@ Result<CachePruneReport> StageCache::prune(uint64_t maxBytes) {
   CachePruneReport report;
   std::vector<const WalkedFile *> entries;
   for (const WalkedFile &file : *files) {
-    if (isTempName(file.name)) {
+    if (isTemporaryFileName(file.name)) {
       if (isStaleTemp(file.name, file.mtimeSeconds) &&
           ::unlink(file.full.c_str()) == 0)
         ++report.removedTempFiles;
@@ -821,7 +653,7 @@ Result<CachePruneReport> StageCache::prune(uint64_t maxBytes) {
       if (errno == ENOENT)
         continue;
       return Status::error("cannot remove " + file->full + ": " +
-                           errnoText(errno));
+                           std::strerror(errno));
     }
     report.keptBytes -= file->bytes;
     --report.keptEntries;
@@ -836,11 +668,11 @@ Status StageCache::clear() {
   if (!files)
     return files.status();
   for (const WalkedFile &file : *files) {
-    if (!isTempName(file.name) && !entryKeyOf(file))
+    if (!isTemporaryFileName(file.name) && !entryKeyOf(file))
       continue; // not ours
     if (::unlink(file.full.c_str()) != 0 && errno != ENOENT)
       return Status::error("cannot remove " + file.full + ": " +
-                           errnoText(errno));
+                           std::strerror(errno));
   }
   // Empty directories go too; one still holding foreign files stays.
   for (std::string_view stage : kCacheStages) {
@@ -856,12 +688,14 @@ Status StageCache::clear() {
     unflushed_.clear();
   }
   if (isDirectory(directory_)) {
-    StatsLock lock(directory_);
-    if (!lock.status().ok())
+    Result<FileLock> lock =
+        FileLock::acquire(joinPath(directory_, "stats.lock"));
+    if (!lock)
       return lock.status();
     std::string stats = joinPath(directory_, "stats");
     if (::unlink(stats.c_str()) != 0 && errno != ENOENT)
-      return Status::error("cannot remove " + stats + ": " + errnoText(errno));
+      return Status::error("cannot remove " + stats + ": " +
+                           std::strerror(errno));
   }
   return Status::success();
 }

@@ -1,5 +1,7 @@
 //===- ArgType.h - Types of kernel arguments --------------------*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // The compile json spells each argument's type as a string ("ptr<f16>", "i32",
 // ...); the runtime reduces it to the few ABI classes that decide how many
 // bytes the argument occupies in the kernel's parameter space.

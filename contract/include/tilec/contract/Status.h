@@ -1,5 +1,7 @@
 //===- Status.h - Error reporting without exceptions ------------*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // The compiler tools that link the runtime are built with -fno-exceptions, so
 // every fallible runtime call returns a Status or a Result<T> that the caller
 // checks. An error is a human-readable message that already names the call and

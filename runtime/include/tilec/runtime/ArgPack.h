@@ -1,5 +1,7 @@
 //===- ArgPack.h - Typed kernel arguments for cuLaunchKernel ----*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // An ArgPack is built once per kernel signature: it lays the arguments out as
 // the kernel's parameter space does (each at an offset aligned to its size)
 // and precomputes the void** array cuLaunchKernel reads. Setting a value and

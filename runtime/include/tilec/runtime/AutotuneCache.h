@@ -1,5 +1,7 @@
 //===- AutotuneCache.h - Persistent autotuning results ----------*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library (on top of tilec_runtime).
+//
 // The winners of autotuning and every candidate's timing, in one JSON file
 // shared by all processes of a user:
 //
@@ -16,11 +18,12 @@
 //
 // Writes merge: store() takes an exclusive flock on <path>.lock, re-reads the
 // file, replaces only its own entry (other entries stay byte for byte what
-// their writers wrote, including fields this version does not know), writes
-// <path>.tmp.<pid>.<n>, fsyncs and renames it over <path>. Readers take no
-// lock: a rename is atomic, so they see the old or the new file, never half
-// of one. Two processes tuning different keys at once both keep their
-// entries.
+// their writers wrote, including fields this version does not know) and
+// writes the file back with writeFileAtomically (FileIO.h: a temporary file
+// created with O_EXCL, fsynced, renamed over <path>, the directory fsynced).
+// Readers take no lock: a rename is atomic, so they see the old or the new
+// file, never half of one. Two processes tuning different keys at once both
+// keep their entries.
 //
 //===----------------------------------------------------------------------===//
 

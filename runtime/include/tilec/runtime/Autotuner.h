@@ -1,5 +1,7 @@
 //===- Autotuner.h - Picking a kernel's config on the device ----*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library (on top of tilec_runtime).
+//
 // For a call of a kernel (its sizes and dtypes) the autotuner returns a loaded
 // kernel and its grid. The config comes from, in order:
 //

@@ -1,5 +1,7 @@
 //===- Context.h - The primary context of one device ------------*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // The runtime uses the device's primary context, the one the CUDA runtime and
 // frameworks (torch, Triton) also use, so that buffers and streams can be
 // shared with them within one process.

@@ -1,4 +1,8 @@
 //===- Device.h - A CUDA device and the limits kernels must fit -*- C++ -*-===//
+//
+// Part of tilec_runtime, the launch library.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_DEVICE_H
 #define TILEC_RUNTIME_DEVICE_H

@@ -1,4 +1,8 @@
 //===- DeviceBuffer.h - Owned device memory ---------------------*- C++ -*-===//
+//
+// Part of tilec_runtime, the launch library.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_DEVICEBUFFER_H
 #define TILEC_RUNTIME_DEVICEBUFFER_H

@@ -1,5 +1,7 @@
 //===- DevicePtr.h - A device address as a kernel argument ------*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // CUdeviceptr is an unsigned integer type, so a bare CUdeviceptr could not be
 // told apart from a u64 argument; wrapping it lets ArgPack reject an integer
 // where the kernel expects a pointer and vice versa.

@@ -1,5 +1,7 @@
 //===- Driver.h - The CUDA driver, loaded at run time -----------*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // libcuda is opened with dlopen instead of being linked: a program linked with
 // -lcuda is killed by the loader before main() on a machine without a driver,
 // while a dlopen failure is an ordinary error the caller can report or skip on.

@@ -1,4 +1,8 @@
 //===- Event.h - An owned CUDA event for timing -----------------*- C++ -*-===//
+//
+// Part of tilec_runtime, the launch library.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_EVENT_H
 #define TILEC_RUNTIME_EVENT_H

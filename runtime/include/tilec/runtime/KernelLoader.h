@@ -1,5 +1,7 @@
 //===- KernelLoader.h - Loading a compiled kernel from disk -----*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // The compiler writes <stem>.cubin, <stem>.ptx and <stem>.json into a kernel
 // directory; this loads the pair that can run here without a compiler.
 //

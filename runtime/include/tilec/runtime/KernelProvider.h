@@ -1,5 +1,7 @@
 //===- KernelProvider.h - Loaded kernels, compiled on first use -*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library (on top of tilec_runtime).
+//
 // The runtime's memo of loaded kernels: one rt::Kernel per (kernel, config)
 // for the provider's context, loaded at most once. A miss is served, in this
 // order, by the stage cache (when the caller knows the cubin's key, e.g. from

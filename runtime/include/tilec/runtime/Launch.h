@@ -1,5 +1,7 @@
 //===- Launch.h - Launching a kernel ----------------------------*- C++ -*-===//
 //
+// Part of tilec_runtime, the launch library.
+//
 // The host cost of a launch is the driver's cuLaunchKernel plus two compares:
 // everything else (block size, shared memory, the parameter array) was
 // computed when the Kernel and the ArgPack were built.

@@ -1,4 +1,8 @@
 //===- Module.h - Loaded device code and its launchable kernels -*- C++ -*-===//
+//
+// Part of tilec_runtime, the launch library.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_MODULE_H
 #define TILEC_RUNTIME_MODULE_H

@@ -1,4 +1,8 @@
 //===- Runtime.h - Everything a program needs to launch kernels -*- C++ -*-===//
+//
+// Part of tilec_runtime, the launch library.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_RUNTIME_H
 #define TILEC_RUNTIME_RUNTIME_H

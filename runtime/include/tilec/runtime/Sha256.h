@@ -1,5 +1,7 @@
 //===- Sha256.h - SHA-256 (FIPS 180-4) for the runtime ----------*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library (on top of tilec_runtime).
+//
 // The stage cache names and checks its entries by SHA-256. The runtime must
 // read the cache without LLVM (llvm::SHA256 exists only on the compiler side),
 // so it carries this small implementation; test/unit/Cache checks it against

@@ -1,9 +1,11 @@
 //===- StageCache.h - The on-disk cache of stage artifacts ------*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library (on top of tilec_runtime).
+//
 // Every stage of a compile (ttir, ttgir, llir, ptx, cubin) stores its artifact
 // under a key that hashes everything the artifact depends on (see
-// docs/cache.md). The store lives in the runtime, without LLVM, so that a
-// program can load cached cubins with no compiler present.
+// docs/cache.md). The store has no LLVM in it, so that a program can load
+// cached cubins with no compiler present.
 //
 // On disk, one file per artifact:
 //
@@ -22,8 +24,10 @@
 // misplaced file is never loaded. Names inside the cache are relative, so a
 // copied or moved tree still hits.
 //
-// Writers create <name>.tmp.<pid>.<random> in the entry's directory, write,
-// fsync and rename it over <name>: a reader sees the whole entry or none.
+// Writers go through writeFileAtomically (FileIO.h): <name>.tmp.<pid>.<random>
+// in the entry's directory, created with O_EXCL, written, fsynced and renamed
+// over <name>, then the directory fsynced: a reader sees the whole entry or
+// none, and a stored entry survives a power loss.
 // Concurrent writers of one key both rename complete, equal files; the last
 // one stays. Temporary files left by killed writers are never read and are
 // removed by verify() and prune().

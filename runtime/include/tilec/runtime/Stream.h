@@ -1,4 +1,8 @@
 //===- Stream.h - An owned CUDA stream --------------------------*- C++ -*-===//
+//
+// Part of tilec_runtime, the launch library.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_STREAM_H
 #define TILEC_RUNTIME_STREAM_H

@@ -21,10 +21,8 @@
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,7 +33,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <mutex>
 
 using namespace mlir;
 
@@ -185,57 +182,6 @@ const char *getCacheResultName(CacheResult result) {
     break;
   }
   return "-";
-}
-
-/// The output of `<ptxas> --version`, which names the toolkit build; empty
-/// when ptxas cannot be found or run (the cubin stage then runs uncached and
-/// reports the problem itself). Run once per ptxas per process.
-static std::string getPtxasVersion(const CubinOptions &options) {
-  if (options.backend != CubinBackend::Ptxas)
-    return "";
-  llvm::Expected<std::string> ptxas = findPtxas(options.ptxasPath);
-  if (!ptxas) {
-    llvm::consumeError(ptxas.takeError());
-    return "";
-  }
-  static std::mutex mutex;
-  static std::map<std::string, std::string> versions;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = versions.try_emplace(*ptxas);
-  if (!inserted)
-    return it->second;
-  llvm::SmallString<128> output;
-  if (llvm::sys::fs::createTemporaryFile("tilec-ptxas-version", "txt", output))
-    return "";
-  std::optional<llvm::StringRef> redirects[] = {
-      llvm::StringRef(""), llvm::StringRef(output), llvm::StringRef(output)};
-  int status = llvm::sys::ExecuteAndWait(*ptxas, {*ptxas, "--version"},
-                                         std::nullopt, redirects,
-                                         /*SecondsToWait=*/30);
-  auto text = llvm::MemoryBuffer::getFile(output);
-  llvm::sys::fs::remove(output);
-  if (status == 0 && text)
-    it->second = (*text)->getBuffer().trim().str();
-  return it->second;
-}
-
-/// SHA-256 of the libdevice file the llir stage would link, "none" when
-/// none is configured or it does not exist (a module that needs it then fails
-/// uncached, with the reason). Hashed once per path per process.
-static std::string getLibdeviceIdentity(const PTXOptions &options) {
-  std::string path = resolveLibdevicePath(options);
-  if (path.empty())
-    return "none";
-  static std::mutex mutex;
-  static std::map<std::string, std::string> identities;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = identities.try_emplace(path);
-  if (inserted) {
-    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-    it->second = file ? hashText((*file)->getBuffer()) : "none";
-  }
-  return it->second;
 }
 
 static std::string printModule(ModuleOp module) {
@@ -447,9 +393,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
     key.add("chip", ptxOptions.chip)
         .add("features", ptxOptions.features)
         .add("opt_level", int64_t(ptxOptions.optLevel))
-        .add("llvm_passes", ptxOptions.llvmPasses.empty()
-                                ? std::string(kKernelPassPipeline)
-                                : ptxOptions.llvmPasses)
+        .add("llvm_passes", getLLVMPassPipeline(ptxOptions))
         .add("fast_fp_contraction", int64_t(ptxOptions.fastFPContraction));
   };
   llvm::LLVMContext llvmContext;
@@ -544,7 +488,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
           "cubin",
           [&]() -> std::string {
             // Without a ptxas to identify, the cubin cannot be keyed.
-            std::string ptxasVersion = getPtxasVersion(cubinOptions);
+            std::string ptxasVersion = getPtxasIdentity(cubinOptions);
             if (ptxasVersion.empty())
               return "";
             rt::CacheKey key("cubin");

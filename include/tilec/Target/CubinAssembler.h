@@ -58,6 +58,12 @@ struct CubinOptions {
   unsigned timeoutSeconds = 0;
 };
 
+/// The output of `<ptxas> --version`, which names the toolkit build, for the
+/// ptxas that assembleCubin would run (see findPtxas); empty when that ptxas
+/// cannot be found or run, or the backend is nvJitLink, which has no version
+/// to identify it by. Run once per ptxas per process.
+std::string getPtxasIdentity(const CubinOptions &options);
+
 struct CubinResult {
   /// The ELF image.
   std::string cubin;

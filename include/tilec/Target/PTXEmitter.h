@@ -54,6 +54,15 @@ struct PTXOptions {
   std::string libdevicePath;
 };
 
+/// The LLVM IR pass pipeline optimizeLLVMModule runs: `options.llvmPasses`,
+/// else kKernelPassPipeline.
+std::string getLLVMPassPipeline(const PTXOptions &options);
+
+/// SHA-256 of the libdevice file optimizeLLVMModule would link (see
+/// resolveLibdevicePath), "none" when there is none (a module that needs it
+/// then fails with the reason). Hashed once per path per process.
+std::string getLibdeviceIdentity(const PTXOptions &options);
+
 /// The LLVM IR pipeline tilec runs by default, after the NVPTX target's
 /// pipeline-start passes (NVVMReflect for the target SM), which every
 /// pipeline gets. The input is one kernel with

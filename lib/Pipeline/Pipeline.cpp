@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - ttir -> ttgir -> llir -> ptx -> cubin ---------------===//
 
 #include "tilec/Pipeline/Pipeline.h"
+#include "tilec/Pipeline/StageKey.h"
 
 #include "tilec/Conversion/Passes.h"
 #include "tilec/Dialect/Tile/IR/Tile.h"
@@ -268,6 +269,7 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
 
   rt::StageCache *cache = options.cache.get();
   std::string compilerId = cache ? getCompilerId() : "";
+  StageOptions stageOptions = getStageOptions(options, result.name);
 
   // The module the next MLIR stage runs on and the stage whose output it
   // holds. After a hit the module is behind; a later miss parses the cached
@@ -349,10 +351,8 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   if (auto error = runStage(
           "ttir",
           [&] {
-            return rt::CacheKey("ttir")
-                .add("compiler", compilerId)
-                .add("input", hashText(printModule(module)))
-                .str();
+            return getStageKey(Stage::TTIR, compilerId,
+                               hashText(printModule(module)), stageOptions);
           },
           result.ttir, nullptr, nullptr,
           [&] {
@@ -365,14 +365,8 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   if (auto error = runStage(
           "ttgir",
           [&] {
-            return rt::CacheKey("ttgir")
-                .add("compiler", compilerId)
-                .add("ttir", hashOf("ttir", result.ttir))
-                .add("num_warps", int64_t(options.numWarps))
-                .add("threads_per_warp", int64_t(options.threadsPerWarp))
-                .add("target", options.target)
-                .add("num_stages", int64_t(options.numStages))
-                .str();
+            return getStageKey(Stage::TTGIR, compilerId,
+                               hashOf("ttir", result.ttir), stageOptions);
           },
           result.ttgir, nullptr, nullptr,
           [&]() -> llvm::Error {
@@ -385,30 +379,15 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
           }))
     return std::move(error);
 
-  PTXOptions ptxOptions = options.ptx;
-  ptxOptions.chip = options.target;
-  // Everything in PTXOptions reaches the target machine that the llir
-  // stage's pass pipeline queries, so all of it keys the llir.
-  auto addCodegenOptions = [&](rt::CacheKey &key) {
-    key.add("chip", ptxOptions.chip)
-        .add("features", ptxOptions.features)
-        .add("opt_level", int64_t(ptxOptions.optLevel))
-        .add("llvm_passes", getLLVMPassPipeline(ptxOptions))
-        .add("fast_fp_contraction", int64_t(ptxOptions.fastFPContraction));
-  };
+  const PTXOptions &ptxOptions = stageOptions.ptx;
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
   std::string llirMeta;
   if (auto error = runStage(
           "llir",
           [&] {
-            rt::CacheKey key("llir");
-            key.add("compiler", compilerId)
-                .add("ttgir", hashOf("ttgir", result.ttgir));
-            addCodegenOptions(key);
-            key.add("flush_denormals", int64_t(ptxOptions.flushDenormals))
-                .add("libdevice", getLibdeviceIdentity(ptxOptions));
-            return key.str();
+            return getStageKey(Stage::LLIR, compilerId,
+                               hashOf("ttgir", result.ttgir), stageOptions);
           },
           result.llir, &llirMeta,
           [&](const std::string &meta) {
@@ -448,11 +427,8 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   if (auto error = runStage(
           "ptx",
           [&] {
-            rt::CacheKey key("ptx");
-            key.add("compiler", compilerId)
-                .add("llir", hashOf("llir", result.llir));
-            addCodegenOptions(key);
-            return key.str();
+            return getStageKey(Stage::PTX, compilerId,
+                               hashOf("llir", result.llir), stageOptions);
           },
           result.ptx, nullptr, nullptr,
           [&]() -> llvm::Error {
@@ -480,28 +456,13 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   if (options.skipCubin)
     return result;
 
-  CubinOptions cubinOptions = options.cubin;
-  cubinOptions.chip = options.target;
-  cubinOptions.kernelName = result.name;
+  const CubinOptions &cubinOptions = stageOptions.cubin;
   std::string cubinMeta;
   if (auto error = runStage(
           "cubin",
-          [&]() -> std::string {
-            // Without a ptxas to identify, the cubin cannot be keyed.
-            std::string ptxasVersion = getPtxasIdentity(cubinOptions);
-            if (ptxasVersion.empty())
-              return "";
-            rt::CacheKey key("cubin");
-            key.add("compiler", compilerId)
-                .add("ptx", hashOf("ptx", result.ptx))
-                .add("chip", cubinOptions.chip)
-                .add("opt_level", int64_t(cubinOptions.optLevel))
-                .add("kernel", cubinOptions.kernelName)
-                .add("ptxas", ptxasVersion)
-                .add("flags", int64_t(cubinOptions.extraFlags.size()));
-            for (const std::string &flag : cubinOptions.extraFlags)
-              key.add("flag", flag);
-            return key.str();
+          [&] {
+            return getStageKey(Stage::Cubin, compilerId,
+                               hashOf("ptx", result.ptx), stageOptions);
           },
           result.cubin, &cubinMeta,
           [&](const std::string &meta) {

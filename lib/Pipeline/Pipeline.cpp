@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - ttir -> ttgir -> llir -> ptx -> cubin ---------------===//
 
 #include "tilec/Pipeline/Pipeline.h"
+#include "tilec/Pipeline/StageKey.h"
 
 #include "tilec/Conversion/Passes.h"
 #include "tilec/Dialect/Tile/IR/Tile.h"
@@ -21,10 +22,8 @@
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -35,7 +34,7 @@
 
 #include <chrono>
 #include <cstring>
-#include <mutex>
+#include <optional>
 
 using namespace mlir;
 
@@ -187,57 +186,6 @@ const char *getCacheResultName(CacheResult result) {
   return "-";
 }
 
-/// The output of `<ptxas> --version`, which names the toolkit build; empty
-/// when ptxas cannot be found or run (the cubin stage then runs uncached and
-/// reports the problem itself). Run once per ptxas per process.
-static std::string getPtxasVersion(const CubinOptions &options) {
-  if (options.backend != CubinBackend::Ptxas)
-    return "";
-  llvm::Expected<std::string> ptxas = findPtxas(options.ptxasPath);
-  if (!ptxas) {
-    llvm::consumeError(ptxas.takeError());
-    return "";
-  }
-  static std::mutex mutex;
-  static std::map<std::string, std::string> versions;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = versions.try_emplace(*ptxas);
-  if (!inserted)
-    return it->second;
-  llvm::SmallString<128> output;
-  if (llvm::sys::fs::createTemporaryFile("tilec-ptxas-version", "txt", output))
-    return "";
-  std::optional<llvm::StringRef> redirects[] = {
-      llvm::StringRef(""), llvm::StringRef(output), llvm::StringRef(output)};
-  int status = llvm::sys::ExecuteAndWait(*ptxas, {*ptxas, "--version"},
-                                         std::nullopt, redirects,
-                                         /*SecondsToWait=*/30);
-  auto text = llvm::MemoryBuffer::getFile(output);
-  llvm::sys::fs::remove(output);
-  if (status == 0 && text)
-    it->second = (*text)->getBuffer().trim().str();
-  return it->second;
-}
-
-/// SHA-256 of the libdevice file the llir stage would link, "none" when
-/// none is configured or it does not exist (a module that needs it then fails
-/// uncached, with the reason). Hashed once per path per process.
-static std::string getLibdeviceIdentity(const PTXOptions &options) {
-  std::string path = resolveLibdevicePath(options);
-  if (path.empty())
-    return "none";
-  static std::mutex mutex;
-  static std::map<std::string, std::string> identities;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto [it, inserted] = identities.try_emplace(path);
-  if (inserted) {
-    auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-    it->second = file ? hashText((*file)->getBuffer()) : "none";
-  }
-  return it->second;
-}
-
 static std::string printModule(ModuleOp module) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -258,52 +206,28 @@ static std::string typeSpelling(Type type) {
   return text;
 }
 
-namespace {
-/// Times one stage and records it.
-class StageTimer {
-public:
-  StageTimer(std::vector<StageTiming> &timings, std::string stage)
-      : timings(timings), stage(std::move(stage)),
-        start(std::chrono::steady_clock::now()) {}
-  ~StageTimer() {
-    std::chrono::duration<double, std::milli> elapsed =
-        std::chrono::steady_clock::now() - start;
-    timings.push_back({stage, elapsed.count(), cache, cacheKey});
-  }
-  void setCache(CacheResult result, std::string key) {
-    cache = result;
-    cacheKey = std::move(key);
-  }
-
-private:
-  std::vector<StageTiming> &timings;
-  std::string stage;
-  std::chrono::steady_clock::time_point start;
-  CacheResult cache = CacheResult::NotCached;
-  std::string cacheKey;
-};
-} // namespace
-
 static llvm::Error stageError(llvm::StringRef stage, llvm::StringRef detail) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "stage " + stage + " failed: " + detail);
 }
 
-llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
-                                             const CompileOptions &options) {
-  CompiledKernel result;
-  result.options = options;
-  MLIRContext *context = module.getContext();
+/// What went wrong inside a stage; the driver names the stage.
+static llvm::Error makeError(const llvm::Twine &detail) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), detail);
+}
 
+/// Finds the one kernel of `module` and records its name and signature.
+static llvm::Error readKernel(ModuleOp module, CompiledKernel &result) {
   SmallVector<func::FuncOp> kernels;
   module.walk([&](func::FuncOp func) {
     if (func->hasAttr(tile::TileDialect::getKernelAttrName()))
       kernels.push_back(func);
   });
   if (kernels.size() != 1)
-    return stageError("ttir", "the module must hold exactly one func.func "
-                              "with 'tile.kernel', found " +
-                                  std::to_string(kernels.size()));
+    return stageError(getStageName(Stage::TTIR),
+                      "the module must hold exactly one func.func with "
+                      "'tile.kernel', found " +
+                          std::to_string(kernels.size()));
   func::FuncOp kernel = kernels.front();
   result.name = kernel.getSymName().str();
   for (auto [index, type] :
@@ -319,286 +243,277 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
         kernel.getArgAttr(index, tile::TileDialect::getEqualToOneAttrName()));
     result.signature.push_back(std::move(argument));
   }
+  return llvm::Error::success();
+}
 
-  rt::StageCache *cache = options.cache.get();
-  std::string compilerId = cache ? getCompilerId() : "";
+namespace {
+/// What the stages of one compile share.
+struct CompileState {
+  CompileState(ModuleOp module, const CompileOptions &compileOptions,
+               CompiledKernel &result)
+      : context(module.getContext()), cache(compileOptions.cache.get()),
+        compilerId(cache ? getCompilerId() : ""),
+        options(getStageOptions(compileOptions, result.name)), result(result),
+        module(module) {}
 
-  // The module the next MLIR stage runs on and the stage whose output it
-  // holds. After a hit the module is behind; a later miss parses the cached
-  // text of the stage before it.
-  ModuleOp current = module;
-  std::string currentStage = "input";
+  MLIRContext *context;
+  rt::StageCache *cache;
+  std::string compilerId;
+  StageOptions options;
+  CompiledKernel &result;
+  /// The SHA-256 of the last artifact when it came from the cache, which
+  /// checked it on read: the next key needs no second pass over it.
+  std::optional<std::string> checkedHash;
+
+  /// The module the next MLIR stage runs on, and the stage whose output it
+  /// holds (none: the input, or the LLVM dialect the llir stage left). After
+  /// a hit it is behind, and a later miss parses the cached text instead.
+  ModuleOp module;
+  std::optional<Stage> moduleHolds;
   OwningOpRef<ModuleOp> reparsed;
-  auto moduleAfter = [&](llvm::StringRef stage,
-                         const std::string &text) -> llvm::Error {
-    if (currentStage == stage)
-      return llvm::Error::success();
-    ParserConfig config(context);
-    reparsed =
-        parseSourceString<ModuleOp>(text, config, ("cached-" + stage).str());
-    if (!reparsed)
-      return stageError(stage, ("cannot parse the cached " + stage +
-                                " artifact (see the diagnostics above); run "
-                                "`tilec cache clear` or use --no-cache")
-                                   .str());
-    current = *reparsed;
-    currentStage = stage.str();
-    return llvm::Error::success();
-  };
 
-  // SHA-256 of the artifacts that came from the cache, checked on read:
-  // the next key needs no second pass over them.
-  std::map<std::string, std::string> cachedHashes;
-  auto hashOf = [&](llvm::StringRef stage, const std::string &artifact) {
-    auto it = cachedHashes.find(stage.str());
-    return it != cachedHashes.end() ? it->second : hashText(artifact);
-  };
-
-  // Runs one stage: with a cache, `makeKey` names the artifact, and a hit
-  // fills `artifact` (and `meta`) unless `acceptHit` rejects the entry's
-  // meta; `compute` runs on a miss and its result is stored. An empty key
-  // runs the stage uncached.
-  auto runStage = [&](llvm::StringRef stage,
-                      function_ref<std::string()> makeKey,
-                      std::string &artifact, std::string *meta,
-                      function_ref<bool(const std::string &meta)> acceptHit,
-                      function_ref<llvm::Error()> compute) -> llvm::Error {
-    StageTimer timer(result.timings, stage.str());
-    std::string key = cache ? makeKey() : "";
-    if (!key.empty()) {
-      if (std::optional<rt::CacheArtifact> hit = cache->lookup(stage, key)) {
-        if (!acceptHit || acceptHit(hit->meta)) {
-          artifact = std::move(hit->payload);
-          if (meta)
-            *meta = std::move(hit->meta);
-          cachedHashes[stage.str()] = std::move(hit->payloadSha256);
-          timer.setCache(CacheResult::Hit, key);
-          return llvm::Error::success();
-        }
-      }
-    }
-    if (llvm::Error error = compute())
-      return error;
-    if (!key.empty()) {
-      cache->store(stage, key, artifact, meta ? *meta : "");
-      timer.setCache(CacheResult::Miss, key);
-    }
-    return llvm::Error::success();
-  };
-
-  auto runPasses = [&](llvm::StringRef stage,
-                       function_ref<void(OpPassManager &)> build,
-                       std::string &artifact) -> llvm::Error {
-    PassManager pm(context);
-    build(pm);
-    if (failed(pm.run(current)))
-      return stageError(stage, "see the diagnostics above");
-    artifact = printModule(current);
-    currentStage = stage.str();
-    return llvm::Error::success();
-  };
-
-  // ttir: keyed by the input as printed (without locations: moving a kernel
-  // within its file must not miss).
-  if (auto error = runStage(
-          "ttir",
-          [&] {
-            return rt::CacheKey("ttir")
-                .add("compiler", compilerId)
-                .add("input", hashText(printModule(module)))
-                .str();
-          },
-          result.ttir, nullptr, nullptr,
-          [&] {
-            return runPasses(
-                "ttir", [](OpPassManager &pm) { buildTTIRPipeline(pm); },
-                result.ttir);
-          }))
-    return std::move(error);
-
-  if (auto error = runStage(
-          "ttgir",
-          [&] {
-            return rt::CacheKey("ttgir")
-                .add("compiler", compilerId)
-                .add("ttir", hashOf("ttir", result.ttir))
-                .add("num_warps", int64_t(options.numWarps))
-                .add("threads_per_warp", int64_t(options.threadsPerWarp))
-                .add("target", options.target)
-                .add("num_stages", int64_t(options.numStages))
-                .str();
-          },
-          result.ttgir, nullptr, nullptr,
-          [&]() -> llvm::Error {
-            if (auto error = moduleAfter("ttir", result.ttir))
-              return error;
-            return runPasses(
-                "ttgir",
-                [&](OpPassManager &pm) { buildTTGIRPipeline(pm, options); },
-                result.ttgir);
-          }))
-    return std::move(error);
-
-  PTXOptions ptxOptions = options.ptx;
-  ptxOptions.chip = options.target;
-  // Everything in PTXOptions reaches the target machine that the llir
-  // stage's pass pipeline queries, so all of it keys the llir.
-  auto addCodegenOptions = [&](rt::CacheKey &key) {
-    key.add("chip", ptxOptions.chip)
-        .add("features", ptxOptions.features)
-        .add("opt_level", int64_t(ptxOptions.optLevel))
-        .add("llvm_passes", ptxOptions.llvmPasses.empty()
-                                ? std::string(kKernelPassPipeline)
-                                : ptxOptions.llvmPasses)
-        .add("fast_fp_contraction", int64_t(ptxOptions.fastFPContraction));
-  };
   llvm::LLVMContext llvmContext;
+  /// The llir stage's module; null when the llir came from the cache.
   std::unique_ptr<llvm::Module> llvmModule;
-  std::string llirMeta;
-  if (auto error = runStage(
-          "llir",
-          [&] {
-            rt::CacheKey key("llir");
-            key.add("compiler", compilerId)
-                .add("ttgir", hashOf("ttgir", result.ttgir));
-            addCodegenOptions(key);
-            key.add("flush_denormals", int64_t(ptxOptions.flushDenormals))
-                .add("libdevice", getLibdeviceIdentity(ptxOptions));
-            return key.str();
-          },
-          result.llir, &llirMeta,
-          [&](const std::string &meta) {
-            auto json = nlohmann::json::parse(meta, nullptr,
-                                              /*allow_exceptions=*/false);
-            if (!json.is_object() || !json.contains("shared_bytes") ||
-                !json["shared_bytes"].is_number_integer())
-              return false;
-            result.sharedBytes = json["shared_bytes"].get<int64_t>();
-            return true;
-          },
-          [&]() -> llvm::Error {
-            if (auto error = moduleAfter("ttgir", result.ttgir))
-              return error;
-            PassManager pm(context);
-            buildLLIRPipeline(pm);
-            if (failed(pm.run(current)))
-              return stageError("llir", "see the diagnostics above");
-            currentStage = "llvm-dialect";
-            if (auto shared = current->getAttrOfType<IntegerAttr>(
-                    tilegpu::TileGPUDialect::getSharedAttrName()))
-              result.sharedBytes = shared.getInt();
-            auto translated = translateToLLVMIR(current, llvmContext);
-            if (!translated)
-              return stageError("llir", llvm::toString(translated.takeError()));
-            llvmModule = std::move(*translated);
-            if (auto error = optimizeLLVMModule(*llvmModule, ptxOptions))
-              return stageError("llir", llvm::toString(std::move(error)));
-            result.llir = printLLVMIR(*llvmModule);
-            nlohmann::ordered_json meta;
-            meta["shared_bytes"] = result.sharedBytes;
-            llirMeta = meta.dump();
-            return llvm::Error::success();
-          }))
-    return std::move(error);
+};
 
-  if (auto error = runStage(
-          "ptx",
-          [&] {
-            rt::CacheKey key("ptx");
-            key.add("compiler", compilerId)
-                .add("llir", hashOf("llir", result.llir));
-            addCodegenOptions(key);
-            return key.str();
-          },
-          result.ptx, nullptr, nullptr,
-          [&]() -> llvm::Error {
-            if (!llvmModule) {
-              // The llir came from the cache.
-              llvm::SMDiagnostic diagnostic;
-              llvmModule = llvm::parseAssemblyString(result.llir, diagnostic,
-                                                     llvmContext);
-              if (!llvmModule) {
-                std::string message;
-                llvm::raw_string_ostream os(message);
-                diagnostic.print("cached-llir", os, /*ShowColors=*/false);
-                return stageError("ptx",
-                                  "cannot parse the cached llir: " + message);
-              }
-            }
-            auto ptx = emitPTX(*llvmModule, ptxOptions);
-            if (!ptx)
-              return stageError("ptx", llvm::toString(ptx.takeError()));
-            result.ptx = std::move(*ptx);
-            return llvm::Error::success();
-          }))
-    return std::move(error);
+/// One row of the stage table.
+struct StageDef {
+  Stage stage;
+  /// The artifact the stage reads; null for ttir, which reads the module
+  /// (its key hashes the module as printed, without locations: moving a
+  /// kernel within its file must not miss).
+  std::string CompiledKernel::*input;
+  std::string CompiledKernel::*output;
+  /// Makes `output` on a miss and returns the meta stored with it.
+  llvm::Expected<std::string> (*run)(CompileState &state);
+  /// On a hit, restores what the meta holds; false makes the hit a miss.
+  /// Null: the stage stores no meta.
+  bool (*readMeta)(const std::string &meta, CompiledKernel &result);
+};
+} // namespace
 
-  if (options.skipCubin)
-    return result;
+/// Makes `state.module` hold the output of `stage`, parsing its cached
+/// `text` when a hit left the module behind.
+static llvm::Error moduleAfter(CompileState &state, Stage stage,
+                               const std::string &text) {
+  if (state.moduleHolds == stage)
+    return llvm::Error::success();
+  llvm::StringRef name = getStageName(stage);
+  ParserConfig config(state.context);
+  state.reparsed =
+      parseSourceString<ModuleOp>(text, config, ("cached-" + name).str());
+  if (!state.reparsed)
+    return makeError("cannot parse the cached " + name +
+                     " artifact (see the diagnostics above); run `tilec "
+                     "cache clear` or use --no-cache");
+  state.module = *state.reparsed;
+  state.moduleHolds = stage;
+  return llvm::Error::success();
+}
 
-  CubinOptions cubinOptions = options.cubin;
-  cubinOptions.chip = options.target;
-  cubinOptions.kernelName = result.name;
-  std::string cubinMeta;
-  if (auto error = runStage(
-          "cubin",
-          [&]() -> std::string {
-            // Without a ptxas to identify, the cubin cannot be keyed.
-            std::string ptxasVersion = getPtxasVersion(cubinOptions);
-            if (ptxasVersion.empty())
-              return "";
-            rt::CacheKey key("cubin");
-            key.add("compiler", compilerId)
-                .add("ptx", hashOf("ptx", result.ptx))
-                .add("chip", cubinOptions.chip)
-                .add("opt_level", int64_t(cubinOptions.optLevel))
-                .add("kernel", cubinOptions.kernelName)
-                .add("ptxas", ptxasVersion)
-                .add("flags", int64_t(cubinOptions.extraFlags.size()));
-            for (const std::string &flag : cubinOptions.extraFlags)
-              key.add("flag", flag);
-            return key.str();
-          },
-          result.cubin, &cubinMeta,
-          [&](const std::string &meta) {
-            auto json = nlohmann::json::parse(meta, nullptr,
-                                              /*allow_exceptions=*/false);
-            if (!json.is_object())
-              return false;
-            CubinInfo &info = result.cubinInfo;
-            auto read = [&](const char *name, auto &field) {
-              if (!json.contains(name) || !json[name].is_number_unsigned())
-                return false;
-              field = json[name].get<std::decay_t<decltype(field)>>();
-              return true;
-            };
-            return read("registers", info.registers) &&
-                   read("barriers", info.barriers) &&
-                   read("shared_static_bytes", info.sharedStaticBytes) &&
-                   read("spill_store_bytes", info.spillStoreBytes) &&
-                   read("spill_load_bytes", info.spillLoadBytes) &&
-                   read("stack_frame_bytes", info.stackFrameBytes) &&
-                   read("const_bytes", info.constBytes);
-          },
-          [&]() -> llvm::Error {
-            auto cubin = assembleCubin(result.ptx, cubinOptions);
-            if (!cubin)
-              return stageError("cubin", llvm::toString(cubin.takeError()));
-            result.cubin = std::move(cubin->cubin);
-            result.cubinInfo = cubin->info;
-            const CubinInfo &info = result.cubinInfo;
-            nlohmann::ordered_json meta;
-            meta["registers"] = info.registers;
-            meta["barriers"] = info.barriers;
-            meta["shared_static_bytes"] = info.sharedStaticBytes;
-            meta["spill_store_bytes"] = info.spillStoreBytes;
-            meta["spill_load_bytes"] = info.spillLoadBytes;
-            meta["stack_frame_bytes"] = info.stackFrameBytes;
-            meta["const_bytes"] = info.constBytes;
-            cubinMeta = meta.dump();
-            return llvm::Error::success();
-          }))
+/// Runs the passes `build` adds on `state.module`, which then holds the
+/// output of `stage`, printed into `artifact`.
+static llvm::Error runPasses(CompileState &state, Stage stage,
+                             function_ref<void(OpPassManager &)> build,
+                             std::string &artifact) {
+  PassManager pm(state.context);
+  build(pm);
+  if (failed(pm.run(state.module)))
+    return makeError("see the diagnostics above");
+  artifact = printModule(state.module);
+  state.moduleHolds = stage;
+  return llvm::Error::success();
+}
+
+static llvm::Expected<std::string> runTTIR(CompileState &state) {
+  if (auto error = runPasses(
+          state, Stage::TTIR, [](OpPassManager &pm) { buildTTIRPipeline(pm); },
+          state.result.ttir))
     return std::move(error);
+  return "";
+}
+
+static llvm::Expected<std::string> runTTGIR(CompileState &state) {
+  if (auto error = moduleAfter(state, Stage::TTIR, state.result.ttir))
+    return std::move(error);
+  if (auto error = runPasses(
+          state, Stage::TTGIR,
+          [&](OpPassManager &pm) {
+            buildTTGIRPipeline(pm, state.options.compile);
+          },
+          state.result.ttgir))
+    return std::move(error);
+  return "";
+}
+
+static llvm::Expected<std::string> runLLIR(CompileState &state) {
+  CompiledKernel &result = state.result;
+  if (auto error = moduleAfter(state, Stage::TTGIR, result.ttgir))
+    return std::move(error);
+  PassManager pm(state.context);
+  buildLLIRPipeline(pm);
+  if (failed(pm.run(state.module)))
+    return makeError("see the diagnostics above");
+  state.moduleHolds = std::nullopt;
+  if (auto shared = state.module->getAttrOfType<IntegerAttr>(
+          tilegpu::TileGPUDialect::getSharedAttrName()))
+    result.sharedBytes = shared.getInt();
+  auto translated = translateToLLVMIR(state.module, state.llvmContext);
+  if (!translated)
+    return translated.takeError();
+  state.llvmModule = std::move(*translated);
+  if (auto error = optimizeLLVMModule(*state.llvmModule, state.options.ptx))
+    return std::move(error);
+  result.llir = printLLVMIR(*state.llvmModule);
+  nlohmann::ordered_json meta;
+  meta["shared_bytes"] = result.sharedBytes;
+  return meta.dump();
+}
+
+static bool readLLIRMeta(const std::string &meta, CompiledKernel &result) {
+  auto json = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("shared_bytes") ||
+      !json["shared_bytes"].is_number_integer())
+    return false;
+  result.sharedBytes = json["shared_bytes"].get<int64_t>();
+  return true;
+}
+
+static llvm::Expected<std::string> runPTX(CompileState &state) {
+  if (!state.llvmModule) {
+    llvm::SMDiagnostic diagnostic;
+    state.llvmModule = llvm::parseAssemblyString(state.result.llir, diagnostic,
+                                                 state.llvmContext);
+    if (!state.llvmModule) {
+      std::string message;
+      llvm::raw_string_ostream os(message);
+      diagnostic.print("cached-llir", os, /*ShowColors=*/false);
+      return makeError("cannot parse the cached llir: " + message);
+    }
+  }
+  auto ptx = emitPTX(*state.llvmModule, state.options.ptx);
+  if (!ptx)
+    return ptx.takeError();
+  state.result.ptx = std::move(*ptx);
+  return "";
+}
+
+/// The ptxas report in a cubin entry's meta, one list for writing and
+/// reading it.
+template <class Info, class Visit>
+static void visitCubinInfo(Info &info, Visit &&visit) {
+  visit("registers", info.registers);
+  visit("barriers", info.barriers);
+  visit("shared_static_bytes", info.sharedStaticBytes);
+  visit("spill_store_bytes", info.spillStoreBytes);
+  visit("spill_load_bytes", info.spillLoadBytes);
+  visit("stack_frame_bytes", info.stackFrameBytes);
+  visit("const_bytes", info.constBytes);
+}
+
+static llvm::Expected<std::string> runCubin(CompileState &state) {
+  CompiledKernel &result = state.result;
+  auto cubin = assembleCubin(result.ptx, state.options.cubin);
+  if (!cubin)
+    return cubin.takeError();
+  result.cubin = std::move(cubin->cubin);
+  result.cubinInfo = cubin->info;
+  nlohmann::ordered_json meta;
+  visitCubinInfo(result.cubinInfo, [&](const char *name, const auto &value) {
+    meta[name] = value;
+  });
+  return meta.dump();
+}
+
+static bool readCubinMeta(const std::string &meta, CompiledKernel &result) {
+  auto json = nlohmann::json::parse(meta, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object())
+    return false;
+  bool usable = true;
+  visitCubinInfo(result.cubinInfo, [&](const char *name, auto &field) {
+    usable = usable && json.contains(name) && json[name].is_number_unsigned();
+    if (usable)
+      field = json[name].get<std::decay_t<decltype(field)>>();
+  });
+  return usable;
+}
+
+// In pipeline order; each stage reads the artifact of the one before.
+static const StageDef kStages[] = {
+    {Stage::TTIR, nullptr, &CompiledKernel::ttir, runTTIR, nullptr},
+    {Stage::TTGIR, &CompiledKernel::ttir, &CompiledKernel::ttgir, runTTGIR,
+     nullptr},
+    {Stage::LLIR, &CompiledKernel::ttgir, &CompiledKernel::llir, runLLIR,
+     readLLIRMeta},
+    {Stage::PTX, &CompiledKernel::llir, &CompiledKernel::ptx, runPTX, nullptr},
+    {Stage::Cubin, &CompiledKernel::ptx, &CompiledKernel::cubin, runCubin,
+     readCubinMeta},
+};
+
+/// The SHA-256 of what `def` reads.
+static std::string hashInput(const StageDef &def, const CompileState &state) {
+  if (!def.input)
+    return hashText(printModule(state.module));
+  return state.checkedHash ? *state.checkedHash
+                           : hashText(state.result.*def.input);
+}
+
+/// Takes `def`'s artifact from the cache when `key` hits and the stage can
+/// use the entry's meta.
+static bool reuseCached(const StageDef &def, CompileState &state,
+                        const std::string &key) {
+  std::optional<rt::CacheArtifact> hit =
+      state.cache->lookup(getStageName(def.stage), key);
+  if (!hit || (def.readMeta && !def.readMeta(hit->meta, state.result)))
+    return false;
+  state.result.*def.output = std::move(hit->payload);
+  state.checkedHash = std::move(hit->payloadSha256);
+  return true;
+}
+
+/// Runs one stage: looks its artifact up when the cache can key it, else
+/// makes it and stores it; times both and names the stage in its errors.
+static llvm::Error runStage(const StageDef &def, CompileState &state) {
+  auto start = std::chrono::steady_clock::now();
+  llvm::StringRef name = getStageName(def.stage);
+  std::string key;
+  if (state.cache)
+    key = getStageKey(def.stage, state.compilerId, hashInput(def, state),
+                      state.options);
+  CacheResult cacheResult = CacheResult::NotCached;
+  if (!key.empty() && reuseCached(def, state, key)) {
+    cacheResult = CacheResult::Hit;
+  } else {
+    llvm::Expected<std::string> meta = def.run(state);
+    if (!meta)
+      return stageError(name, llvm::toString(meta.takeError()));
+    state.checkedHash.reset();
+    if (!key.empty()) {
+      state.cache->store(name, key, state.result.*def.output, *meta);
+      cacheResult = CacheResult::Miss;
+    }
+  }
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - start;
+  state.result.timings.push_back(
+      {name.str(), elapsed.count(), cacheResult, std::move(key)});
+  return llvm::Error::success();
+}
+
+llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
+                                             const CompileOptions &options) {
+  CompiledKernel result;
+  result.options = options;
+  if (auto error = readKernel(module, result))
+    return std::move(error);
+  CompileState state(module, options, result);
+  for (const StageDef &def : kStages) {
+    if (def.stage == Stage::Cubin && options.skipCubin)
+      break;
+    if (auto error = runStage(def, state))
+      return std::move(error);
+  }
   return result;
 }
 

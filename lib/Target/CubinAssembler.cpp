@@ -16,6 +16,7 @@
 
 #include <cstring>
 #include <dlfcn.h>
+#include <map>
 #include <mutex>
 #include <optional>
 
@@ -210,6 +211,35 @@ llvm::Expected<std::string> tilec::findPtxas(llvm::StringRef explicitPath) {
            ? std::string()
            : "the configure-time path '" + configured.str() + "' and ") +
       "PATH");
+}
+
+std::string tilec::getPtxasIdentity(const CubinOptions &options) {
+  if (options.backend != CubinBackend::Ptxas)
+    return "";
+  llvm::Expected<std::string> ptxas = findPtxas(options.ptxasPath);
+  if (!ptxas) {
+    llvm::consumeError(ptxas.takeError());
+    return "";
+  }
+  static std::mutex mutex;
+  static std::map<std::string, std::string> versions;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = versions.try_emplace(*ptxas);
+  if (!inserted)
+    return it->second;
+  llvm::SmallString<128> output;
+  if (llvm::sys::fs::createTemporaryFile("tilec-ptxas-version", "txt", output))
+    return "";
+  std::optional<llvm::StringRef> redirects[] = {
+      llvm::StringRef(""), llvm::StringRef(output), llvm::StringRef(output)};
+  int status = llvm::sys::ExecuteAndWait(*ptxas, {*ptxas, "--version"},
+                                         std::nullopt, redirects,
+                                         /*SecondsToWait=*/30);
+  auto text = llvm::MemoryBuffer::getFile(output);
+  llvm::sys::fs::remove(output);
+  if (status == 0 && text)
+    it->second = (*text)->getBuffer().trim().str();
+  return it->second;
 }
 
 std::string tilec::formatCommandLine(const std::vector<std::string> &args) {

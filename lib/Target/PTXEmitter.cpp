@@ -12,6 +12,7 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Analysis/CGSCCPassManager.h"
 #include "llvm/Analysis/LoopAnalysisManager.h"
@@ -27,7 +28,9 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
@@ -35,6 +38,8 @@
 #include "llvm/TargetParser/Triple.h"
 #include "llvm/Transforms/IPO/Internalize.h"
 
+#include <array>
+#include <map>
 #include <mutex>
 
 // Declared by the NVPTX target libraries. Only these four are called so that a
@@ -212,6 +217,25 @@ std::string tilec::resolveLibdevicePath(const PTXOptions &options) {
   return TILEC_LIBDEVICE_DEFAULT;
 }
 
+std::string tilec::getLibdeviceIdentity(const PTXOptions &options) {
+  std::string path = resolveLibdevicePath(options);
+  if (path.empty())
+    return "none";
+  static std::mutex mutex;
+  static std::map<std::string, std::string> identities;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto [it, inserted] = identities.try_emplace(path);
+  if (!inserted)
+    return it->second;
+  auto file = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                          /*RequiresNullTerminator=*/false);
+  if (!file)
+    return it->second = "none";
+  std::array<uint8_t, 32> digest =
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef((*file)->getBuffer()));
+  return it->second = llvm::toHex(digest, /*LowerCase=*/true);
+}
+
 /// True if `module` calls a libdevice function that it does not define.
 static bool needsLibdevice(const llvm::Module &module) {
   for (const llvm::Function &func : module)
@@ -271,6 +295,11 @@ const char tilec::kKernelPassPipeline[] =
     "function(sroa,early-cse<memssa>,instcombine,simplifycfg,"
     "loop-mssa(licm),gvn,instcombine,adce,simplifycfg)";
 
+std::string tilec::getLLVMPassPipeline(const PTXOptions &options) {
+  return options.llvmPasses.empty() ? std::string(kKernelPassPipeline)
+                                    : options.llvmPasses;
+}
+
 llvm::Error tilec::optimizeLLVMModule(llvm::Module &module,
                                       const PTXOptions &options) {
   llvm::Expected<std::unique_ptr<llvm::TargetMachine>> machine =
@@ -312,9 +341,7 @@ llvm::Error tilec::optimizeLLVMModule(llvm::Module &module,
 
   if (options.optLevel == 0)
     return llvm::Error::success();
-  llvm::StringRef pipeline = options.llvmPasses.empty()
-                                 ? llvm::StringRef(kKernelPassPipeline)
-                                 : llvm::StringRef(options.llvmPasses);
+  std::string pipeline = getLLVMPassPipeline(options);
   // The NVPTX target's pipeline-start passes first (NVVMReflect with the
   // target's SM version, so that libdevice picks the code for this chip;
   // intrinsic ranges), as default<O3> runs them; then the chosen passes.

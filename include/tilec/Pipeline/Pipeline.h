@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace mlir {
@@ -53,7 +54,39 @@ struct CompileOptions {
   /// stage and touches no disk, so that library users and tests are
   /// hermetic; `tilec compile` opens $TILEC_CACHE_DIR (~/.tilec/cache).
   std::shared_ptr<rt::StageCache> cache;
+
+  /// Every field: those the ttgir stage reads key it, the rest say why they
+  /// key nothing here.
+  static constexpr auto fields();
 };
+
+constexpr auto CompileOptions::fields() {
+  return std::make_tuple(
+      keyedField("num_warps", &CompileOptions::numWarps, Stage::TTGIR),
+      keyedField("threads_per_warp", &CompileOptions::threadsPerWarp,
+                 Stage::TTGIR),
+      // No pass reads it yet; software pipelining, a ttgir pass, will.
+      keyedField("num_stages", &CompileOptions::numStages, Stage::TTGIR),
+      // The later stages run with it as their chip (getStageOptions).
+      keyedField("target", &CompileOptions::target, Stage::TTGIR),
+      excludedField("ptx", &CompileOptions::ptx,
+                    "the llir and ptx stages are keyed field by field by the "
+                    "PTXOptions they run with (getStageOptions)"),
+      excludedField("cubin", &CompileOptions::cubin,
+                    "the cubin stage is keyed field by field by the "
+                    "CubinOptions it runs with (getStageOptions)"),
+      excludedField("skip_cubin", &CompileOptions::skipCubin,
+                    "decides whether the cubin stage runs, not what any stage "
+                    "makes"),
+      excludedField("config", &CompileOptions::config,
+                    "the input is already specialized to it, and its hash keys "
+                    "the ttir; only the json records it"),
+      excludedField("cache", &CompileOptions::cache,
+                    "where artifacts are kept, not what they are"));
+}
+static_assert(
+    listsEveryFieldOnce<CompileOptions>(),
+    "CompileOptions::fields() must name every field of CompileOptions once");
 
 /// Where a stage's artifact came from.
 enum class CacheResult {

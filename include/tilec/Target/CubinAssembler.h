@@ -9,11 +9,14 @@
 #ifndef TILEC_TARGET_CUBINASSEMBLER_H
 #define TILEC_TARGET_CUBINASSEMBLER_H
 
+#include "tilec/Support/OptionFields.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tilec {
@@ -56,7 +59,34 @@ struct CubinOptions {
   std::string ptxasPath;
   /// Kill ptxas after this many seconds; 0 waits forever.
   unsigned timeoutSeconds = 0;
+
+  /// Every field, with the stages whose cache keys hold it.
+  static constexpr auto fields();
 };
+
+/// The output of `<ptxas> --version`, which names the toolkit build, for the
+/// ptxas that assembleCubin would run (see findPtxas); empty when that ptxas
+/// cannot be found or run, or the backend is nvJitLink, which has no version
+/// to identify it by. Run once per ptxas per process.
+std::string getPtxasIdentity(const CubinOptions &options);
+
+constexpr auto CubinOptions::fields() {
+  return std::make_tuple(
+      keyedField("chip", &CubinOptions::chip, Stage::Cubin),
+      keyedField("opt_level", &CubinOptions::optLevel, Stage::Cubin),
+      keyedField("extra_flags", &CubinOptions::extraFlags, Stage::Cubin),
+      // Selects the kernel whose resource usage the entry's meta holds.
+      keyedField("kernel_name", &CubinOptions::kernelName, Stage::Cubin),
+      keyedField("backend", &CubinOptions::backend, Stage::Cubin),
+      derivedField("ptxas", &CubinOptions::ptxasPath, Stage::Cubin,
+                   &getPtxasIdentity),
+      excludedField("timeout_seconds", &CubinOptions::timeoutSeconds,
+                    "a ptxas that runs out of time fails the stage, one that "
+                    "finishes makes the same cubin"));
+}
+static_assert(
+    listsEveryFieldOnce<CubinOptions>(),
+    "CubinOptions::fields() must name every field of CubinOptions once");
 
 struct CubinResult {
   /// The ELF image.

@@ -10,12 +10,15 @@
 #ifndef TILEC_TARGET_PTXEMITTER_H
 #define TILEC_TARGET_PTXEMITTER_H
 
+#include "tilec/Support/OptionFields.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
 #include <string>
+#include <tuple>
 
 namespace llvm {
 class LLVMContext;
@@ -52,7 +55,39 @@ struct PTXOptions {
   /// Empty: the environment variable TILEC_LIBDEVICE, else the file found at
   /// configure time (CMake variable TILEC_LIBDEVICE).
   std::string libdevicePath;
+
+  /// Every field, with the stages whose cache keys hold it.
+  static constexpr auto fields();
 };
+
+/// The LLVM IR pass pipeline optimizeLLVMModule runs: `options.llvmPasses`,
+/// else kKernelPassPipeline.
+std::string getLLVMPassPipeline(const PTXOptions &options);
+
+/// SHA-256 of the libdevice file optimizeLLVMModule would link (see
+/// resolveLibdevicePath), "none" when there is none (a module that needs it
+/// then fails with the reason). Hashed once per path per process.
+std::string getLibdeviceIdentity(const PTXOptions &options);
+
+// The llir stage runs optimizeLLVMModule and the ptx stage emitPTX, and both
+// build their target machine from chip, features, optLevel and
+// fastFPContraction. What only the llir reads reaches the ptx through the
+// llir text, which the ptx key hashes.
+constexpr auto PTXOptions::fields() {
+  constexpr StageSet both = Stage::LLIR | Stage::PTX;
+  return std::make_tuple(
+      keyedField("chip", &PTXOptions::chip, both),
+      keyedField("features", &PTXOptions::features, both),
+      keyedField("opt_level", &PTXOptions::optLevel, both),
+      derivedField("llvm_passes", &PTXOptions::llvmPasses, Stage::LLIR,
+                   &getLLVMPassPipeline),
+      keyedField("fast_fp_contraction", &PTXOptions::fastFPContraction, both),
+      keyedField("flush_denormals", &PTXOptions::flushDenormals, Stage::LLIR),
+      derivedField("libdevice", &PTXOptions::libdevicePath, Stage::LLIR,
+                   &getLibdeviceIdentity));
+}
+static_assert(listsEveryFieldOnce<PTXOptions>(),
+              "PTXOptions::fields() must name every field of PTXOptions once");
 
 /// The LLVM IR pipeline tilec runs by default, after the NVPTX target's
 /// pipeline-start passes (NVVMReflect for the target SM), which every

@@ -27,7 +27,7 @@ record() { # name status detail
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
-for suite in KernelGpuTest AutotuneGpuTest tilec_runtime_gpu_tests; do
+for suite in KernelGpuTest AutotuneGpuTest ToyKernelTest tilec_runtime_gpu_tests; do
   if "$bin/$suite" --gtest_output=json:"$out/$suite.json" > "$logs/$suite.log" 2>&1; then
     record "$suite" ok "$(grep -c '^\[       OK \]' "$logs/$suite.log") passed"
   else
@@ -45,6 +45,10 @@ runs=(
   "matmul BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=bf16 M=1024,N=1024,K=1024"
   "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16 M=203,N=176,K=208"
   "matmul BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32 M=1024,N=1024,K=1024"
+  "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=1000,N=1000,K=1000"
+  "matmul BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=bf16 M=1111,N=2222,K=3333"
+  "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=1024,N=1024,K=1024,stride_bk=1,stride_bn=1024"
+  "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1 M=1000,N=1000,K=1000,stride_bk=1,stride_bn=1000"
   "gather_matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=4096,N=128,K=256,R=8192"
   "gather_matmul BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32 M=203,N=176,K=208,R=301"
 )
@@ -69,6 +73,13 @@ if command -v compute-sanitizer > /dev/null; then
       (( value % 16 != 0 )) && has_tail=1
     done
     (( has_tail )) || continue
+    # memcheck runs the kernel some hundred times slower: tails of at most
+    # 2^30 multiply-adds (the odd 1111 x 2222 x 3333 matmul runs unchecked).
+    work=1
+    for value in $(tr ',' '\n' <<< "$sizes" | grep -E '^(M|N|K|n_rows|n_cols|n_elements)=' | cut -d= -f2); do
+      work=$((work * value))
+    done
+    (( work <= 1 << 30 )) || continue
     dtype=$(grep -o 'DTYPE=[a-z0-9]*' <<< "$config" | sed 's/DTYPE=/ /' || true)
     log="$logs/memcheck-$kernel${dtype// /_}.log"
     if compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/tilec" run \

@@ -9,12 +9,13 @@ scripts/install-deps.sh
 scripts/build.sh
 config=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16,num_warps=4
 "$build_dir/bin/tilec" compile --kernel matmul --config "$config" \
-  --dump-dir out/matmul --timings
+  --arg-values M=4096,N=4096,K=4096 --dump-dir out/matmul --timings
 ls -l out/matmul
 if "$build_dir/bin/tilec" run --kernel vector_add --config BLOCK=1024 \
     --sizes n_elements=1024 --reps 0 > /dev/null 2>&1; then
   "$build_dir/bin/tilec" run --kernel matmul --config "$config" --sizes M=1024,N=1024,K=1024
   "$build_dir/bin/tilec" run --kernel matmul --config "$config" --sizes M=203,N=176,K=208
+  "$build_dir/bin/tilec" run --kernel matmul --config "$config" --sizes M=1000,N=1000,K=1000,stride_bk=1,stride_bn=1000
 else
   echo "no usable GPU here: skipped running the kernels ($("$build_dir/bin/tilec" run \
     --kernel vector_add --config BLOCK=1024 --reps 0 2>&1 | tail -1))"

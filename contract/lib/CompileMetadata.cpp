@@ -164,6 +164,8 @@ Status parseInto(std::string_view text, CompileMetadata &md) {
   if (status.ok())
     status = reader.integerMap(root, "config", md.config);
   if (status.ok())
+    status = reader.stringMap(root, "types", md.types);
+  if (status.ok())
     status = reader.stringMap(root, "hashes", md.hashes);
   if (status.ok())
     status = reader.optionalString(root, "compiler_id", "", md.compilerId);
@@ -214,6 +216,9 @@ std::string CompileMetadata::toJson() const {
   json["config"] = Json::object();
   for (const auto &[key, value] : config)
     json["config"][key] = value;
+  json["types"] = Json::object();
+  for (const auto &[key, value] : types)
+    json["types"][key] = value;
   json["signature"] = Json::array();
   for (const KernelArg &arg : signature) {
     Json entry = {{"name", arg.name}, {"type", arg.spelling}};

@@ -55,6 +55,7 @@ TilecJIT::compileKernelByName(const std::string &name,
   options.numStages = resolved->numStages;
   options.target = target;
   options.config = resolved->params;
+  options.configTypes = resolved->types;
   options.ptx = options_.ptx;
   options.cubin = options_.cubin;
   options.cache = options_.cache;

@@ -533,10 +533,14 @@ CompileMetadata CompiledKernel::metadata() const {
     md.stackFrameBytes = cubinInfo.stackFrameBytes;
   }
   md.config = options.config;
+  md.types = options.configTypes;
   for (const KernelArgument &arg : signature) {
     KernelArg entry;
     entry.name = arg.name;
     entry.spelling = arg.type;
+    // The signature came from the verified module: its spellings parse.
+    if (Result<ArgType> type = parseArgType(arg.type))
+      entry.type = *type;
     entry.divisibility = arg.divisibility;
     entry.equalToOne = arg.equalToOne;
     md.signature.push_back(std::move(entry));

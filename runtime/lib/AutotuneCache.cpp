@@ -62,12 +62,19 @@ int64_t getInteger(const Json &object, const char *name, int64_t fallback) {
   return value && value->is_number_integer() ? value->get<int64_t>() : fallback;
 }
 
-// A stored description that does not parse is dropped: the entry still gives
-// its config, and a process with a compiler describes the kernel itself.
-std::optional<KernelDescription> decodeDescription(const std::string &text) {
+// A stored description that does not parse is dropped with a warning: the
+// entry still gives its config, and a process with a compiler describes the
+// kernel itself.
+std::optional<KernelDescription>
+decodeDescription(const std::string &text, const std::string &entry,
+                  std::vector<std::string> *warnings) {
   Result<KernelDescription> description = KernelDescription::fromJson(text);
-  if (!description)
+  if (!description) {
+    if (warnings)
+      warnings->push_back(entry + ": " + description.message() +
+                          "; the description is ignored");
     return std::nullopt;
+  }
   return std::move(*description);
 }
 
@@ -169,7 +176,7 @@ Result<AutotuneEntry> decodeEntryJson(const Json &json) {
   }
   if (const Json *description = member(json, "description");
       description && description->is_object())
-    entry.description = decodeDescription(description->dump());
+    entry.description = decodeDescription(description->dump(), "", nullptr);
   return entry;
 }
 
@@ -392,7 +399,8 @@ private:
       if (depth() + 1 == captureDepth_) {
         captureDepth_ = 0;
         if (captureIsDescription_)
-          entry_.description = decodeDescription(capture_);
+          entry_.description = decodeDescription(
+              capture_, path_ + ": entry " + entryName(), &warnings_);
         else
           entry_.metadataJson = std::move(capture_);
         capture_.clear();

@@ -102,6 +102,7 @@ TEST_P(KernelGpuTest, MatchesFloat64Reference) {
   options.numWarps = config->numWarps;
   options.numStages = config->numStages;
   options.config = config->params;
+  options.configTypes = config->types;
   auto compiled = tilec::compileKernel(**module, options);
   ASSERT_TRUE(static_cast<bool>(compiled))
       << llvm::toString(compiled.takeError()) << diagnostics;

@@ -3,8 +3,8 @@
 // Measures what a deployed program pays for its first kernel when the
 // autotune cache and the stage cache are warm: from the moment its CUDA
 // context is ready until the first kernel has finished. In that window it
-// loads the autotune cache, computes the call's key from the declaration
-// stored there, picks the tuned config, reads the cubin from the stage cache,
+// loads the autotune cache, computes the call's key from the kernel
+// description stored there, picks the tuned config, reads the cubin from the stage cache,
 // loads it, launches and synchronizes; no compiler is linked (this binary has
 // no LLVM). The driver start-up (dlopen, cuInit, primary context) is timed
 // separately in the same run, and the inputs are built before the window (a

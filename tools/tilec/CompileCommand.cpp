@@ -137,6 +137,7 @@ static int compileAllConfigs(mlir::MLIRContext &context,
     options.numWarps = config.numWarps;
     options.numStages = config.numStages;
     options.config = config.params;
+    options.configTypes = config.types;
     auto compiled = compileKernel(**specialized, options);
     if (!compiled)
       return fail(config.str() + ": " + llvm::toString(compiled.takeError()));
@@ -230,6 +231,7 @@ int runCompile() {
     options.numWarps = config->numWarps;
     options.numStages = config->numStages;
     options.config = config->params;
+    options.configTypes = config->types;
   } else {
     if (allConfigs)
       return fail("--all-configs needs --kernel");

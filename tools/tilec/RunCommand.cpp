@@ -85,6 +85,7 @@ int runRun() {
   options.numWarps = config->numWarps;
   options.numStages = config->numStages;
   options.config = config->params;
+  options.configTypes = config->types;
   auto compiled = compileKernel(**module, options);
   if (!compiled)
     return fail(llvm::toString(compiled.takeError()));

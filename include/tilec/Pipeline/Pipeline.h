@@ -50,6 +50,9 @@ struct CompileOptions {
   bool skipCubin = false;
   /// Meta-parameters the ttir was specialized with; recorded in the json.
   std::map<std::string, int64_t> config;
+  /// Type parameters the ttir was specialized with (DTYPE=f16); recorded in
+  /// the json with `config`, so the json names the whole config.
+  std::map<std::string, std::string> configTypes;
   /// The stage cache (docs/cache.md). Null, the default, compiles every
   /// stage and touches no disk, so that library users and tests are
   /// hermetic; `tilec compile` opens $TILEC_CACHE_DIR (~/.tilec/cache).
@@ -81,6 +84,9 @@ constexpr auto CompileOptions::fields() {
       excludedField("config", &CompileOptions::config,
                     "the input is already specialized to it, and its hash keys "
                     "the ttir; only the json records it"),
+      excludedField("config_types", &CompileOptions::configTypes,
+                    "the input is already specialized to them, and its hash "
+                    "keys the ttir; only the json records them"),
       excludedField("cache", &CompileOptions::cache,
                     "where artifacts are kept, not what they are"));
 }

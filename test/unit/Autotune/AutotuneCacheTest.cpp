@@ -274,6 +274,25 @@ TEST_F(AutotuneCacheTest, MalformedEntriesAreSkippedWithAWarning) {
   EXPECT_NE(cache.warnings()[0].find("dev/matmul/bad"), std::string::npos);
 }
 
+// A description that does not parse keeps its entry's config but is dropped
+// with a warning that says why, instead of silently leaving a process
+// without a compiler with nothing to key calls by.
+TEST_F(AutotuneCacheTest, UnreadableDescriptionIsDroppedWithAWarning) {
+  std::string dir = directory + "/sub/dir";
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  std::ofstream(path) << R"({"dev": {"matmul": {"k": {"config": "A=1",
+      "description": {"name": "matmul", "params": [{"name": 7}]}}}}})";
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  ASSERT_NE(cache.find("dev", "matmul", "k"), nullptr);
+  EXPECT_EQ(cache.findDescription("dev", "matmul"), nullptr);
+  ASSERT_EQ(cache.warnings().size(), 1u);
+  EXPECT_NE(cache.warnings()[0].find("entry dev/matmul/k: kernel description: "
+                                     "field 'params[0].name' must be a string"),
+            std::string::npos)
+      << cache.warnings()[0];
+}
+
 TEST_F(AutotuneCacheTest, MisplacedValuesAreSkippedWhole) {
   std::string dir = directory + "/sub/dir";
   ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);

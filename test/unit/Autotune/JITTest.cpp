@@ -1,7 +1,7 @@
 //===- JITTest.cpp - TilecJIT against the real kernels --------------------===//
 //
-// No GPU needed: descriptions of the registry's kernels, their keys and
-// declared grids (against the harness's hand-written grids), and compiles
+// No GPU needed: the registry's kernels as the JIT describes them (their
+// keys, strides and grids, each with a reference), and compiles
 // through the runtime's KernelCompiler interface, in parallel and through the
 // stage cache (those need ptxas and skip without it).
 //

@@ -40,6 +40,7 @@ void change(CubinBackend &value) {
                                        : CubinBackend::Ptxas;
 }
 void change(std::map<std::string, int64_t> &value) { ++value["X"]; }
+void change(std::map<std::string, std::string> &value) { value["X"] += "x"; }
 void change(std::shared_ptr<rt::StageCache> &value) {
   value = std::make_shared<rt::StageCache>("/nonexistent/tilec-cache");
 }

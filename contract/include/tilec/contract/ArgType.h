@@ -1,6 +1,6 @@
 //===- ArgType.h - Types of kernel arguments --------------------*- C++ -*-===//
 //
-// Part of tilec_runtime, the launch library.
+// Part of tilec_contract, the kernel contract (no LLVM, no CUDA).
 //
 // The compile json spells each argument's type as a string ("ptr<f16>", "i32",
 // ...); the runtime reduces it to the few ABI classes that decide how many

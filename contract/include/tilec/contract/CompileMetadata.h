@@ -47,6 +47,7 @@ struct CompileMetadata {
   std::optional<int> spillLoads;
   std::optional<int> stackFrameBytes;
   std::map<std::string, int64_t> config; // integers; booleans read as 0/1
+  std::map<std::string, std::string> types; // type parameters: DTYPE=f16
   std::map<std::string, std::string> hashes;
   std::string compilerId;
   /// Wall time of each stage of the compile that wrote this, ms.

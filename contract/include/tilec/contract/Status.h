@@ -1,6 +1,6 @@
 //===- Status.h - Error reporting without exceptions ------------*- C++ -*-===//
 //
-// Part of tilec_runtime, the launch library.
+// Part of tilec_contract, the kernel contract (no LLVM, no CUDA).
 //
 // The compiler tools that link the runtime are built with -fno-exceptions, so
 // every fallible runtime call returns a Status or a Result<T> that the caller

@@ -1,5 +1,7 @@
 //===- KernelCompiler.h - The compiler behind the runtime -------*- C++ -*-===//
 //
+// Part of tilec_tuning, the tuning library.
+//
 // The runtime never links LLVM or MLIR. When a program needs a kernel for a
 // config that is not compiled yet, it asks a KernelCompiler: an interface the
 // runtime declares and the compiler library implements (tilec::jit::TilecJIT

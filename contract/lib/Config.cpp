@@ -43,13 +43,16 @@ std::string Config::str() const {
   return text;
 }
 
-Result<Config> Config::parse(std::string_view text) {
-  Config config;
+namespace {
+
+using Assignments = std::vector<std::pair<std::string, std::string>>;
+
+/// "A=1, B=f16" as (name, value) pairs in order: every entry NAME=VALUE with
+/// an identifier for a name, a value, no name twice.
+Result<Assignments> splitAssignments(std::string_view text) {
+  Assignments entries;
   if (trim(text).empty())
-    return config;
-  auto fail = [&](const std::string &message) {
-    return Status::error("config '" + std::string(text) + "': " + message);
-  };
+    return entries;
   std::set<std::string, std::less<>> seen;
   size_t start = 0;
   while (start <= text.size()) {
@@ -59,97 +62,89 @@ Result<Config> Config::parse(std::string_view text) {
                                                : comma - start));
     start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
     if (entry.empty())
-      return fail("empty entry (stray ',')");
+      return Status::error("empty entry (stray ',')");
     size_t equals = entry.find('=');
     if (equals == std::string_view::npos)
-      return fail("expected KEY=VALUE, got '" + std::string(entry) + "'");
-    std::string_view key = trim(entry.substr(0, equals));
+      return Status::error("expected KEY=VALUE, got '" + std::string(entry) +
+                           "'");
+    std::string key(trim(entry.substr(0, equals)));
     std::string_view value = trim(entry.substr(equals + 1));
     if (!isIdentifier(key))
-      return fail("malformed key '" + std::string(key) + "'");
+      return Status::error("malformed key '" + key + "'");
     if (value.empty())
-      return fail("'" + std::string(key) + "' has no value");
-    if (!seen.insert(std::string(key)).second)
-      return fail("'" + std::string(key) + "' is given twice");
+      return Status::error("'" + key + "' has no value");
+    if (!seen.insert(key).second)
+      return Status::error("'" + key + "' is given twice");
+    entries.emplace_back(key, std::string(value));
+  }
+  return entries;
+}
+
+} // namespace
+
+Result<Config> Config::parse(std::string_view text) {
+  auto fail = [&](const std::string &message) {
+    return Status::error("config '" + std::string(text) + "': " + message);
+  };
+  Result<Assignments> entries = splitAssignments(text);
+  if (!entries)
+    return fail(entries.message());
+  Config config;
+  for (const auto &[key, value] : *entries) {
     std::optional<int64_t> number = parseInteger(value);
     if (key == "num_warps") {
       if (!number || *number < 1 || *number > 32 || (*number & (*number - 1)))
         return fail("num_warps must be a power of two from 1 to 32, got '" +
-                    std::string(value) + "'");
+                    value + "'");
       config.numWarps = static_cast<int>(*number);
     } else if (key == "num_stages") {
       if (!number || *number < 1 || *number > 8)
         return fail("num_stages must be an integer from 1 to 8, got '" +
-                    std::string(value) + "'");
+                    value + "'");
       config.numStages = static_cast<int>(*number);
     } else if (number) {
-      config.params[std::string(key)] = *number;
+      config.params[key] = *number;
     } else if (isScalarTypeName(value)) {
-      config.types[std::string(key)] = std::string(value);
+      config.types[key] = value;
     } else {
-      return fail("the value of '" + std::string(key) +
+      return fail("the value of '" + key +
                   "' must be an integer or a type (f16, bf16, f32, ...), "
                   "got '" +
-                  std::string(value) + "'");
+                  value + "'");
     }
   }
   return config;
 }
 
-/// Splits "A=1,B=2" into its entries; `value` checks and stores one.
-template <typename Map, typename ValueFn>
-static Result<Map> parseNamed(std::string_view text, const char *what,
-                              ValueFn value) {
-  Map entries;
-  if (trim(text).empty())
-    return entries;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    std::string_view entry = trim(text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos
-                                               : comma - start));
-    start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
-    size_t equals = entry.find('=');
-    std::string name(trim(entry.substr(0, equals)));
-    if (equals == std::string_view::npos || !isIdentifier(name))
-      return Status::error("'" + std::string(entry) + "' is not NAME=" + what);
-    if (entries.count(name))
-      return Status::error("'" + name + "' is given twice");
-    std::string_view given = trim(entry.substr(equals + 1));
-    if (Status status = value(name, given, entries); !status.ok())
-      return status;
-  }
-  return entries;
-}
-
 Result<std::map<std::string, int64_t>>
 parseNamedIntegers(std::string_view text) {
-  using Map = std::map<std::string, int64_t>;
-  return parseNamed<Map>(
-      text, "INTEGER",
-      [](const std::string &name, std::string_view given, Map &out) {
-        std::optional<int64_t> number = parseInteger(given);
-        if (!number)
-          return Status::error("'" + name + "=" + std::string(given) +
-                               "' needs an integer value");
-        out[name] = *number;
-        return Status::success();
-      });
+  Result<Assignments> entries = splitAssignments(text);
+  if (!entries)
+    return entries.status();
+  std::map<std::string, int64_t> values;
+  for (const auto &[name, value] : *entries) {
+    std::optional<int64_t> number = parseInteger(value);
+    if (!number)
+      return Status::error("'" + name + "=" + value +
+                           "' needs an integer value");
+    values[name] = *number;
+  }
+  return values;
 }
 
 Result<std::map<std::string, std::string>>
 parseNamedTypes(std::string_view text) {
-  using Map = std::map<std::string, std::string>;
-  return parseNamed<Map>(
-      text, "TYPE",
-      [](const std::string &name, std::string_view given, Map &out) {
-        if (!isScalarTypeName(given))
-          return Status::error("'" + name + "=" + std::string(given) +
-                               "' needs a type (f16, bf16, f32, ...)");
-        out[name] = std::string(given);
-        return Status::success();
-      });
+  Result<Assignments> entries = splitAssignments(text);
+  if (!entries)
+    return entries.status();
+  std::map<std::string, std::string> types;
+  for (const auto &[name, value] : *entries) {
+    if (!isScalarTypeName(value))
+      return Status::error("'" + name + "=" + value +
+                           "' needs a type (f16, bf16, f32, ...)");
+    types[name] = value;
+  }
+  return types;
 }
 
 } // namespace tilec

@@ -25,7 +25,7 @@ namespace tilec {
 /// and needs 255 and a few spills). What grows with a tensor's registers is
 /// the lowering's code, an op per register: 4096 (16 x 256) admits that
 /// vector_add on one warp, which ptxas takes minutes for, and refuses more
-/// (docs/target.md#block-limits).
+/// (docs/pipeline.md#block-limits).
 constexpr int64_t kMaxTensorRegistersPerThread = 4096;
 
 /// The dynamic shared memory one block of `target` ("sm_90", "sm_90a", ...)

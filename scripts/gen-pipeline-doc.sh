@@ -16,6 +16,11 @@ sizes=M=4096,N=4096,K=4096
 # Every declared matmul config for that call: the compile phase of a tuner.
 "$bin/tilec" compile --kernel matmul --all-configs --no-cache \
   --arg-values "$sizes" > "$dump/all-configs.txt"
+# Kernels past a thread block's limits: the ttgir stage refuses them.
+for input in block-2p20 transpose-256; do
+  "$bin/tilec" compile --no-cache --no-cubin \
+    "test/lit/Tools/Inputs/$input.ttir" > "$dump/$input.txt" 2>&1 || true
+done
 cores=$(nproc)
 {
 cat <<'EOF'
@@ -27,7 +32,7 @@ stage's artifact into a dump directory:
 | stage | file | what it holds | made by |
 | --- | --- | --- | --- |
 | ttir | `.ttir` | the `tile` dialect, canonical | kernel builder (`kernels/*.cpp`) or a `.ttir` file; `canonicalize`, `cse`, `symbol-dce` |
-| ttgir | `.ttgir` | `tile` ops on tensors with `tilegpu` layouts | `convert-tile-to-tilegpu`, `tilegpu-coalesce`, `tilegpu-remove-layout-conversions`, `canonicalize`, `cse` |
+| ttgir | `.ttgir` | `tile` ops on tensors with `tilegpu` layouts | `convert-tile-to-tilegpu`, `tilegpu-coalesce`, `tilegpu-remove-layout-conversions`, `canonicalize`, `cse`, `tilegpu-check-block-resources` ([block limits](#block-limits)) |
 | llir | `.llir` | optimized LLVM IR (libdevice linked when used) | `convert-tilegpu-to-llvm`, translation to LLVM IR, tilec's kernel pass pipeline for `nvptx64-nvidia-cuda` (not LLVM's O3; see [target.md](target.md#the-llvm-pass-pipeline)) |
 | ptx | `.ptx` | PTX 9.0 for the target (sm_90 by default) | LLVM's NVPTX backend in process, fp-contraction to fma |
 | cubin | `.cubin` | ELF for the target | `ptxas -v` (path from `TILEC_PTXAS` or the toolkit); the `-v` report is parsed into the json |
@@ -100,6 +105,45 @@ cat <<'EOF'
 For comparison, Triton 3.6 takes 185 ms for the same four stages of one
 config (ttir 4, ttgir 35, llir 114, ptx 32 ms, median of its 8 configs,
 measured on the GPU machine's host; anchors.md), and 80 ms more for ptxas.
+
+## Block limits
+
+A block tensor has at most 2^20 elements, which the `tile` dialect checks
+when a kernel is verified ([tile-dialect.md](tile-dialect.md#limits)). What
+one thread block can be given is checked at the end of the ttgir stage, once
+tensors have layouts: `tilegpu-check-block-resources`
+(`lib/Conversion/TileGPUToLLVM/BlockResources.cpp`) fails at the first op
+past a limit, and `convert-tilegpu-to-llvm` checks the same before it writes
+any code.
+
+- Registers. A thread holds the registers of its tensors' layouts, elements
+  per thread times ceil(bits / 32) (a pointer takes two), and the lowering
+  writes every op once per register. One tensor may take at most 4096
+  registers per thread (`kMaxTensorRegistersPerThread`). The hardware's
+  numbers, 255 per thread and 65536 per SM, bound no single tensor:
+  `vector_add` with BLOCK=65536 on 4 warps has pointer tensors of 1024
+  registers per thread and compiles, in 4.5 s, to 255 registers and 4360 B of
+  spill stores, since no tensor is live whole. What grows is the code.
+  Measured before the check, to PTX: `vector_add` took 10 s at 4096
+  registers per thread (BLOCK=65536 on one warp; then 192 s in ptxas), 222 s
+  at 16384 (BLOCK=2^20, 4 warps), and more than 500 s and 1.2 GB at 65536
+  (BLOCK=2^20, one warp). 4096 admits the first and refuses the others.
+- Shared memory. The dynamic buffer (the size of its largest user,
+  `getSharedMemoryBytes`, which is also what `tilegpu.shared` records) may
+  not exceed what a block of `tilegpu.target` can opt in to: 64 KiB on
+  sm_75; 163 KiB on sm_80, sm_87; 99 KiB on sm_86, sm_89, sm_120, sm_121;
+  227 KiB on sm_90, sm_100, sm_103, sm_110. Another target is an error. A
+  conversion whose threads already hold their elements renames registers
+  and needs none.
+
+EOF
+echo '```'
+for input in block-2p20 transpose-256; do
+  echo "\$ build/bin/tilec compile --no-cache --no-cubin test/lit/Tools/Inputs/$input.ttir"
+  cat "$dump/$input.txt"
+done
+echo '```'
+cat <<'EOF'
 
 ## ttir
 

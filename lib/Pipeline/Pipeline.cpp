@@ -64,6 +64,7 @@ void buildTTGIRPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(tilegpu::createTileGPURemoveLayoutConversions());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addPass(createTileGPUCheckBlockResources());
 }
 
 void buildLLIRPipeline(OpPassManager &pm) {

@@ -17,6 +17,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -28,6 +29,7 @@ using namespace tilec;
 using namespace tilec::kernel;
 
 static llvm::cl::OptionCategory toolCategory("tilec-kernel options");
+static llvm::cl::OptionCategory mlirCategory("MLIR options");
 
 static llvm::cl::opt<bool> listKernelsOption(
     "list",
@@ -119,10 +121,27 @@ static void printKernelList(llvm::raw_ostream &os) {
   }
 }
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM initLLVM(argc, argv);
+/// Registers MLIR's printing and context options (--mlir-print-debuginfo,
+/// ...), which apply to the ttir printed here, in `category`: help lists
+/// whatever this MLIR declares there, and hides the LLVM options that nothing
+/// here reads.
+static void registerMLIROptions(llvm::cl::OptionCategory &category) {
+  llvm::DenseMap<llvm::StringRef, llvm::cl::Option *> &options =
+      llvm::cl::getRegisteredOptions();
+  llvm::DenseSet<llvm::cl::Option *> before;
+  for (const auto &[name, option] : options)
+    before.insert(option);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
+  for (const auto &[name, option] : options)
+    if (!before.contains(option))
+      option->addCategory(category);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerMLIROptions(mlirCategory);
+  llvm::cl::HideUnrelatedOptions({&toolCategory, &mlirCategory});
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "tilec-kernel: print the ttir of a kernel definition\n");
 

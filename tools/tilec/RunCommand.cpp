@@ -25,19 +25,22 @@ cl::SubCommand runCommand("run",
                           "Compile a kernel, run it on random inputs and "
                           "check it against a float64 CPU reference");
 
+static cl::OptionCategory category("tilec run options");
 static cl::opt<std::string> kernelName("kernel", cl::desc("Kernel name"),
-                                       cl::Required, cl::sub(runCommand));
+                                       cl::Required, cl::sub(runCommand),
+                                       cl::cat(category));
 static cl::opt<std::string>
     configText("config", cl::desc("Config (see tilec compile --list)"),
-               cl::init(""), cl::sub(runCommand));
+               cl::init(""), cl::sub(runCommand), cl::cat(category));
 static cl::opt<std::string>
     sizesText("sizes", cl::desc("Problem sizes, e.g. M=203,N=176,K=208"),
-              cl::init(""), cl::sub(runCommand));
+              cl::init(""), cl::sub(runCommand), cl::cat(category));
 static cl::opt<int> repetitions("reps",
                                 cl::desc("Timed repetitions (0: no timing)"),
-                                cl::init(20), cl::sub(runCommand));
+                                cl::init(20), cl::sub(runCommand),
+                                cl::cat(category));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed"), cl::init(1),
-                              cl::sub(runCommand));
+                              cl::sub(runCommand), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tilec run: error: " << message << "\n";

@@ -13,6 +13,11 @@
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // The LLVM libraries register hundreds of options at the top level, and
+  // tilec reads none of them: its options live in the subcommands, whose
+  // help lists only their own.
+  llvm::cl::HideUnrelatedOptions(
+      llvm::ArrayRef<const llvm::cl::OptionCategory *>());
   llvm::cl::ParseCommandLineOptions(
       argc, argv,
       "tilec: a tile compiler for NVIDIA GPUs\n\n"

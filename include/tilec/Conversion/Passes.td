@@ -33,13 +33,34 @@ def ConvertTileGPUToLLVM : Pass<"convert-tilegpu-to-llvm", "mlir::ModuleOp"> {
     that map (lane and warp ids, constant register offsets). Shared memory
     serves layout conversions and cross-warp reductions through one dynamic
     buffer whose size is recorded in `tilegpu.shared`. Kernels become
-    `llvm.func`s with `nvvm.kernel` and `nvvm.maxntid`.
+    `llvm.func`s with `nvvm.kernel` and `nvvm.maxntid`. Ttgir past the
+    limits of `tilegpu-check-block-resources` is refused before any code is
+    written.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::cf::ControlFlowDialect",
                            "::mlir::math::MathDialect"];
+}
+
+def TileGPUCheckBlockResources
+    : Pass<"tilegpu-check-block-resources", "mlir::ModuleOp"> {
+  let summary = "Reject ttgir that the lowering cannot give a thread block";
+  let description = [{
+    `convert-tilegpu-to-llvm` gives every thread the registers of its
+    tensors' layouts (one per element it holds, two for 64-bit elements),
+    writing each op once per register, and moves elements between threads
+    through shared memory (layout conversions that are not register
+    renamings, `reshape`, `trans`, reductions across warps). This pass fails
+    with an error at the first op with a tensor of more than 4096 registers
+    per thread (`kMaxTensorRegistersPerThread`: a bound on the code written,
+    not on the hardware, whose 255 per thread a tensor may exceed by
+    spilling), or that needs more shared memory than a block of the
+    module's `tilegpu.target` can opt in to (227 KB on sm_90, 163 KB on
+    sm_80, ...). The ttgir pipeline ends with it, and the lowering checks
+    the same before it writes any code.
+  }];
 }
 
 #endif // TILEC_CONVERSION_PASSES_TD

@@ -15,6 +15,8 @@
 
 #include "LoweringUtils.h"
 
+#include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/MathExtras.h"
@@ -171,7 +173,7 @@ struct ConvertLayoutToDotOperand
     unsigned threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
     if (threadsPerWarp != 32)
       return rewriter.notifyMatchFailure(op, "ldmatrix needs 32 lanes");
-    usage.require(dstType.getNumElements() * 2);
+    usage.require(getSharedMemoryBytes(op));
     Value base = getSharedMemoryBase(rewriter, loc, op);
     ThreadId thread = getThreadId(rewriter, loc, threadsPerWarp);
     auto c = [&](int64_t v) { return i32Const(rewriter, loc, v); };

@@ -13,6 +13,8 @@
 
 #include "LoweringUtils.h"
 
+#include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -115,13 +117,13 @@ Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
                     ValueRange srcRegs, const LinearLayout &src,
                     ArrayRef<int64_t> srcStrides, const LinearLayout &dst,
                     ArrayRef<int64_t> dstStrides, Type element,
-                    int64_t numElements, SharedMemoryUsage &usage) {
+                    SharedMemoryUsage &usage) {
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   ThreadId thread = getThreadId(rewriter, loc,
                                 TileGPUDialect::getThreadsPerWarp(module));
   Type storage = getSharedStorageType(element);
-  usage.require(numElements * storageBytes(element));
+  usage.require(getSharedMemoryBytes(op));
   Value base = getSharedMemoryBase(rewriter, loc, op);
 
   unsigned bytes = storageBytes(element);
@@ -198,7 +200,7 @@ struct ConvertLayoutOpConversion
       return failure();
     rewriter.replaceOpWithMultiple(
         op, {roundTrip(rewriter, op, srcRegs, src, strides, dst, strides,
-                       types.front(), dstType.getNumElements(), usage)});
+                       types.front(), usage)});
     return success();
   }
 
@@ -231,7 +233,7 @@ struct ShapeOpConversion : OpConversionPattern<SourceOp> {
     rewriter.replaceOpWithMultiple(
         op, {roundTrip(rewriter, op, adaptor.getSrc(), getLinearLayout(srcType),
                        srcStrides, getLinearLayout(dstType), dstStrides,
-                       types.front(), dstType.getNumElements(), usage)});
+                       types.front(), usage)});
     return success();
   }
 
@@ -381,7 +383,7 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
           resultTensor ? SmallVector<int64_t>(resultTensor.getShape())
                        : SmallVector<int64_t>();
       int64_t outElements = resultTensor ? resultTensor.getNumElements() : 1;
-      usage.require(numWarpGroups * outElements * storageBytes(element));
+      usage.require(getSharedMemoryBytes(op));
       // Which of the warps along axis this warp is.
       Value group = i32Const(rewriter, loc, 0);
       for (auto [index, bit] : llvm::enumerate(axisWarpBits)) {

@@ -14,6 +14,7 @@
 
 #include "tilec/Conversion/Passes.h"
 #include "tilec/Conversion/TileGPUToLLVM/AccessVectorWidth.h"
+#include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
 #include "tilec/Dialect/TileGPU/Transforms/DeadLoopValues.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -89,7 +90,7 @@ struct ConvertTileGPUToLLVMPass
                          << "': run convert-tile-to-tilegpu first";
       return signalPassFailure();
     }
-    if (failed(checkLayouts(module)))
+    if (failed(checkLayouts(module)) || failed(verifyBlockResources(module)))
       return signalPassFailure();
     llvm::DenseMap<Operation *, unsigned> vectorWidths =
         computeAccessVectorWidths(module);

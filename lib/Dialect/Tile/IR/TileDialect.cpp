@@ -6,6 +6,10 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace tilec::tile;
@@ -58,6 +62,53 @@ static bool isScalarOrPointer(Type type) {
   return type.isIntOrIndexOrFloat() || isa<PointerType>(type);
 }
 
+/// Fails, through `emitError`, when `type` is a static tensor of more
+/// elements than a block tensor may hold.
+static LogicalResult
+verifyBlockTensorSize(function_ref<InFlightDiagnostic()> emitError, Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return success();
+  constexpr int64_t limit = TileDialect::getMaxBlockTensorElements();
+  std::optional<int64_t> count = 1;
+  for (int64_t size : tensor.getShape())
+    count = count ? llvm::checkedMul(*count, size) : std::nullopt;
+  if (count && *count <= limit)
+    return success();
+  InFlightDiagnostic diagnostic = emitError();
+  diagnostic << tensor << " has ";
+  if (count)
+    diagnostic << *count;
+  else
+    diagnostic << "more than " << std::numeric_limits<int64_t>::max();
+  return diagnostic << " elements; a block tensor holds at most " << limit
+                    << " (2^" << llvm::Log2_64(limit) << ")";
+}
+
+/// Checks every tensor a kernel computes, whatever dialect computes it
+/// (tile, arith, math, scf, tilegpu), before any pass runs on it: a tensor
+/// past the limit would only make later passes materialize it element by
+/// element.
+static LogicalResult verifyKernelTensors(func::FuncOp kernel) {
+  WalkResult result = kernel.walk<WalkOrder::PreOrder>([](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (failed(verifyBlockTensorSize([&] { return op->emitError(); }, type)))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments()) {
+          auto emitError = [&] {
+            return op->emitError()
+                   << "block argument #" << argument.getArgNumber() << ": ";
+          };
+          if (failed(verifyBlockTensorSize(emitError, argument.getType())))
+            return WalkResult::interrupt();
+        }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   if (attr.getName() == getKernelAttrName()) {
@@ -77,7 +128,7 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
         return op->emitError()
                << "kernel argument #" << index
                << " must be a scalar or a !tile.ptr, got " << type;
-    return success();
+    return verifyKernelTensors(func);
   }
   return op->emitError() << "unknown tile dialect attribute '"
                          << attr.getName().getValue() << "'";

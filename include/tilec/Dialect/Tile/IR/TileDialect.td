@@ -44,6 +44,10 @@ def Tile_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getEqualToOneAttrName() {
       return ::llvm::StringLiteral("tile.equal_to_one");
     }
+    /// The most elements a tensor in a kernel may have (Triton's
+    /// TRITON_MAX_TENSOR_NUMEL): a block tensor is one program instance's
+    /// data, spread over the registers of its threads.
+    static constexpr int64_t getMaxBlockTensorElements() { return 1 << 20; }
   }];
 }
 

@@ -38,7 +38,17 @@ stage's artifact into a dump directory:
 | cubin | `.cubin` | ELF for the target | `ptxas -v` (path from `TILEC_PTXAS` or the toolkit); the `-v` report is parsed into the json |
 
 Each stage's artifact is cached by hash (see [cache.md](cache.md));
-`--no-cache` below shows the cold times. Every pass can be run alone with
+`--no-cache` below shows the cold times.
+
+In the library, `compileKernel` (`lib/Pipeline/Pipeline.cpp`) is a table with
+one row per stage, in the manner of Triton's backend, which lists its stages
+as functions from source to source. Each row names the artifact the stage
+reads, the artifact it makes, the function that makes it, and how a cached
+entry's meta is read back. One driver runs every row. It derives the stage's
+key from the options the stage runs with ([cache.md](cache.md#keys)), looks
+the key up, runs the stage on a miss and stores its artifact, times the
+stage, and names it in its errors. After a hit, a later stage that misses
+parses the cached text of the stage before it. Every pass can be run alone with
 `tilec-opt` (e.g. `build/bin/tilec-opt kernels/vector_add.ttir -convert-tile-to-tilegpu`).
 
 ```

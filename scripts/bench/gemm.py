@@ -20,9 +20,13 @@ import subprocess
 import sys
 import tempfile
 
-import torch
-import triton
-import triton.testing
+try:
+    import torch
+    import triton
+    import triton.testing
+except ImportError as error:
+    sys.exit(f"tilec bench gemm: needs python3 with torch and triton "
+             f"({error}); run it where they are, e.g. on the GPU machine")
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import triton_matmul  # noqa: E402

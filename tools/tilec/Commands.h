@@ -16,6 +16,9 @@ extern llvm::cl::SubCommand tuneCommand;
 int runTune();
 extern llvm::cl::SubCommand cacheCommand;
 int runCache();
+extern llvm::cl::SubCommand benchCommand;
+/// `argv0` locates this executable: the benchmark scripts run it.
+int runBench(const char *argv0);
 } // namespace tilec::tool
 
 #endif // TILEC_TOOLS_TILEC_COMMANDS_H

@@ -34,7 +34,9 @@ int main(int argc, char **argv) {
     return tilec::tool::runTune();
   if (tilec::tool::cacheCommand)
     return tilec::tool::runCache();
-  llvm::errs() << "tilec: a subcommand is required (compile, run, cache, tune); see "
-                  "tilec --help\n";
+  if (tilec::tool::benchCommand)
+    return tilec::tool::runBench(argv[0]);
+  llvm::errs() << "tilec: a subcommand is required (compile, run, cache, tune, "
+                  "bench); see tilec --help\n";
   return 2;
 }

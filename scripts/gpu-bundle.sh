@@ -16,6 +16,9 @@ for target in "${targets[@]}"; do
   cp "$build_dir/bin/$target" dist/gpu-bundle/bin/
 done
 cp scripts/gpu-check.sh scripts/tune-bench.sh dist/gpu-bundle/
+# `tilec bench` finds its scripts at bin/../share/tilec/bench.
+mkdir -p dist/gpu-bundle/share/tilec/bench
+cp scripts/bench/*.py dist/gpu-bundle/share/tilec/bench/
 # The static binaries each hold all of LLVM: a dictionary larger than one of
 # them lets xz store the copies once (50 MB -> 20 MB, within what travels to
 # the GPU machine).

@@ -8,7 +8,16 @@
 function(tilec_generate_registry output macro entry)
   set(list "")
   foreach(source ${ARGN})
+    # A definition the strict pattern below would miss is an error, not a
+    # kernel that silently never registers.
+    file(STRINGS ${source} loose REGEX "^[ \t]*${macro}[ \t]*\\(")
     file(STRINGS ${source} definitions REGEX "^${macro}\\([a-z_0-9]+\\)")
+    list(LENGTH loose loose_count)
+    list(LENGTH definitions count)
+    if(NOT loose_count EQUAL count)
+      message(FATAL_ERROR "${source}: write ${macro}(name) at the start of a "
+                          "line, name in lower case letters, digits and _")
+    endif()
     foreach(definition ${definitions})
       string(REGEX REPLACE "^${macro}\\(([a-z_0-9]+)\\).*" "\\1" name
              "${definition}")

@@ -5,7 +5,7 @@
 // (0xFFFFFFFF read as unsigned) means "no row": that row of A reads zeros and
 // its row of C is zero. This is the access pattern of the implicit GEMM of
 // sparse submanifold convolution, where idx is one column of the neighbour
-// map (see docs/kernels.md). Unit inner strides, as in matmul.
+// map (see docs/kernels.md). Six strides, as in matmul.
 //
 // Grid: (cdiv(M, BLOCK_M), cdiv(N, BLOCK_N)). N (the output channels) spans
 // few blocks, so the programs along x for one column block run together and
@@ -113,6 +113,12 @@ TILEC_KERNEL(gather_matmul) {
           .key("DTYPE")
           .key("ALLOW_TF32")
           .grid({"cdiv(M, BLOCK_M)", "cdiv(N, BLOCK_N)"})
+          // Offsets are i32. A's rows come from idx_ptr, whose values the
+          // launch cannot see: the caller keeps them below 2^31 / stride_am.
+          .require("(K - 1) * stride_bk + (N - 1) * stride_bn < 2147483648",
+                   "B's element offsets are 32-bit")
+          .require("(M - 1) * stride_cm + (N - 1) * stride_cn < 2147483648",
+                   "C's element offsets are 32-bit")
           .flops("2 * M * N * K")
           // R: the rows of A that idx_ptr picks from.
           .testSizes({{"M", 512}, {"N", 256}, {"K", 256}, {"R", 1024}},

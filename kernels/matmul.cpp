@@ -113,6 +113,13 @@ TILEC_KERNEL(matmul) {
           .key("DTYPE")
           .key("ALLOW_TF32")
           .grid({"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"})
+          // Offsets into a matrix are i32 (as in Triton's kernel).
+          .require("(M - 1) * stride_am + (K - 1) * stride_ak < 2147483648",
+                   "A's element offsets are 32-bit")
+          .require("(K - 1) * stride_bk + (N - 1) * stride_bn < 2147483648",
+                   "B's element offsets are 32-bit")
+          .require("(M - 1) * stride_cm + (N - 1) * stride_cn < 2147483648",
+                   "C's element offsets are 32-bit")
           .flops("2 * M * N * K")
           .testSizes({{"M", 512}, {"N", 512}, {"K", 512}},
                      {{"M", 203}, {"N", 176}, {"K", 208}}),

@@ -54,6 +54,10 @@ TILEC_KERNEL(softmax) {
           .key("BLOCK_N", "next_power_of_2(n_cols)")
           .grid({"n_rows"})
           .require("BLOCK_N >= n_cols", "one program holds a whole row")
+          .require("(n_rows - 1) * input_row_stride + n_cols < 2147483648",
+                   "element offsets are 32-bit")
+          .require("(n_rows - 1) * output_row_stride + n_cols < 2147483648",
+                   "element offsets are 32-bit")
           .testSizes({{"n_rows", 1024}, {"n_cols", 1024}},
                      {{"n_rows", 37}, {"n_cols", 1000}}),
       buildSoftmax);

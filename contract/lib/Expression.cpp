@@ -5,6 +5,7 @@
 #include "ContractUtils.h"
 
 #include <cctype>
+#include <cstdint>
 #include <cmath>
 #include <vector>
 
@@ -129,6 +130,8 @@ private:
           fail("division by zero");
           return value;
         }
+        if (overflowsDivision(value.integer, rhs.integer))
+          return value;
         value = Value::ofInteger(floorDiv(value.integer, rhs.integer));
       } else if (consume("*")) {
         Value rhs = unary();
@@ -148,6 +151,8 @@ private:
           fail("modulo by zero");
           return value;
         }
+        if (overflowsDivision(value.integer, rhs.integer))
+          return value;
         value = Value::ofInteger(
             value.integer - floorDiv(value.integer, rhs.integer) * rhs.integer);
       } else {
@@ -160,6 +165,10 @@ private:
   Value unary() {
     if (consume("-")) {
       Value value = unary();
+      if (value.isInteger && value.integer == INT64_MIN) {
+        fail("integer overflow");
+        return value;
+      }
       return value.isInteger ? Value::ofInteger(-value.integer)
                              : Value::ofReal(-value.real);
     }
@@ -174,7 +183,13 @@ private:
     }
     char c = text_[pos_];
     if (consume("(")) {
+      // Descriptions are a few tokens deep; a cached one could be anything.
+      if (++depth_ > kMaxDepth) {
+        fail("nested deeper than " + std::to_string(kMaxDepth));
+        return {};
+      }
       Value value = expression();
+      --depth_;
       if (!consume(")"))
         fail("missing ')'");
       return value;
@@ -242,6 +257,9 @@ private:
         fail("cdiv by zero");
         return {};
       }
+      if (args[0].integer == INT64_MIN ||
+          overflowsDivision(-args[0].integer, args[1].integer))
+        return {};
       return Value::ofInteger(-floorDiv(-args[0].integer, args[1].integer));
     }
     if (function == "ceil" || function == "floor") {
@@ -298,6 +316,15 @@ private:
     return {};
   }
 
+  /// INT64_MIN / -1 is the one quotient that does not fit.
+  bool overflowsDivision(int64_t a, int64_t b) {
+    if (a == INT64_MIN && b == -1) {
+      fail("integer overflow");
+      return true;
+    }
+    return false;
+  }
+
   static int64_t floorDiv(int64_t a, int64_t b) {
     int64_t q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0)))
@@ -325,6 +352,8 @@ private:
   const std::map<std::string, int64_t> &names_;
   size_t pos_ = 0;
   std::string error_;
+  static constexpr int kMaxDepth = 64;
+  int depth_ = 0;
 };
 
 } // namespace

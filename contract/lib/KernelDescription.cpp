@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 
 namespace tilec {
 namespace {
@@ -327,15 +328,56 @@ KernelDescription::evaluateAutotuneKey(const Call &call) const {
   return text;
 }
 
+/// What the call fixes a key-named value to: its own, else `fallback`; a
+/// candidate naming something else (other than the default every declared
+/// candidate carries) would be tuned and stored under the wrong key.
+template <typename T>
+static Status fixToCall(const std::string &kernel, const std::string &key,
+                        const std::map<std::string, T> &given,
+                        const std::optional<T> &fallback,
+                        std::map<std::string, T> &config) {
+  auto fromCall = given.find(key);
+  std::optional<T> want =
+      fromCall != given.end() ? std::optional<T>(fromCall->second) : fallback;
+  if (!want)
+    return Status::success();
+  auto candidate = config.find(key);
+  if (candidate != config.end() && candidate->second != *want &&
+      (!fallback || candidate->second != *fallback)) {
+    std::ostringstream os;
+    os << kernel << ": the candidate sets " << key << "=" << candidate->second
+       << " but the call's " << key << " is " << *want
+       << " (the autotune key would not describe the kernel); give it in the "
+          "call instead";
+    return Status::error(os.str());
+  }
+  config[key] = *want;
+  return Status::success();
+}
+
 Result<Config> KernelDescription::configForCall(const Config &candidate,
                                                 const Call &call) const {
   Config config = candidate;
-  for (const auto &[key, value] : call.types)
-    config.types[key] = value;
+  // Types and key-named parameters come from the call (else their defaults),
+  // so that the config always matches the autotune key it is stored under.
+  for (const TypeParameter &parameter : typeParams)
+    if (Status status = fixToCall(name, parameter.name, call.types,
+                                  parameter.defaultValue, config.types);
+        !status.ok())
+      return status;
   std::map<std::string, int64_t> names = callNames(call);
   for (const MetaParameter &parameter : params) {
-    if (auto given = call.params.find(parameter.name);
-        given != call.params.end()) {
+    bool keyed = std::any_of(
+        autotuneKey.begin(), autotuneKey.end(), [&](const AutotuneKeyEntry &e) {
+          return e.name == parameter.name && e.derivation.empty();
+        });
+    if (keyed) {
+      if (Status status = fixToCall(name, parameter.name, call.params,
+                                    parameter.defaultValue, config.params);
+          !status.ok())
+        return status;
+    } else if (auto given = call.params.find(parameter.name);
+               given != call.params.end()) {
       config.params[parameter.name] = given->second;
     } else if (!parameter.derivation.empty()) {
       Result<int64_t> value = evaluateExpression(parameter.derivation, names);
@@ -349,6 +391,9 @@ Result<Config> KernelDescription::configForCall(const Config &candidate,
     if (!config.params.count(key))
       return Status::error(name + " has no meta-parameter '" + key +
                            "' that a call can set");
+  for (const auto &[key, value] : call.types)
+    if (!config.types.count(key))
+      return Status::error(name + " has no type parameter '" + key + "'");
   return resolveConfig(config);
 }
 
@@ -361,6 +406,11 @@ Result<GridSize> KernelDescription::evaluateGrid(const Config &config,
   std::map<std::string, int64_t> names = callNames(call);
   for (const auto &[key, value] : config.params)
     names[key] = value;
+  // Requirements speak of arguments too (strides), defaults included.
+  for (const ArgumentDecl &argument : signature)
+    if (isIntegerTypeName(argument.type) && !names.count(argument.name))
+      if (Result<int64_t> value = argumentValue(argument, call, names))
+        names[argument.name] = *value;
   for (const auto &[condition, why] : requirements) {
     Result<int64_t> holds = evaluateExpression(condition, names);
     if (!holds)

@@ -411,6 +411,10 @@ std::string utcNow() {
 std::string firstLines(const std::string &text, size_t limit) {
   if (text.size() <= limit)
     return text;
+  // Cut on a character boundary: half a UTF-8 sequence would make the
+  // autotune cache's json invalid.
+  while (limit > 0 && (static_cast<unsigned char>(text[limit]) & 0xC0) == 0x80)
+    --limit;
   return text.substr(0, limit) + "...";
 }
 

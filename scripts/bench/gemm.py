@@ -86,8 +86,11 @@ def tune_tilec(tilec, m, n, k, dtype, work):
     """Tunes tilec's matmul for the call and compiles the winner into `work`."""
     sizes = f"M={m},N={n},K={k}"
     tune_json = os.path.join(work, "tune.json")
+    # --force: a winner already in the autotune cache would come back
+    # without the timings (and compile times) this table reports.
     command = [tilec, "tune", "--kernel", "matmul", "--sizes", sizes,
-               "--types", f"DTYPE={dtype}", "--quiet", "--json", tune_json]
+               "--types", f"DTYPE={dtype}", "--force", "--quiet",
+               "--json", tune_json]
     if dtype == "f32":
         command += ["--params", "ALLOW_TF32=1"]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)

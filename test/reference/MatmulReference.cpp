@@ -8,10 +8,29 @@
 namespace tilec::harness {
 
 namespace {
-/// Elements a [rows x cols] matrix with these strides spans.
-int64_t span(int64_t rows, int64_t cols, int64_t rowStride,
-             int64_t colStride) {
-  return (rows - 1) * rowStride + (cols - 1) * colStride + 1;
+/// Host tensors the harness builds at most (elements): a stride beyond what
+/// a test means is an error, not a machine-sized allocation.
+constexpr int64_t kMaxElements = int64_t(1) << 32;
+
+/// Elements a [rows x cols] matrix with these strides spans; an error when it
+/// exceeds kMaxElements (or overflows).
+Result<int64_t> span(const char *matrix, int64_t rows, int64_t cols,
+                     int64_t rowStride, int64_t colStride) {
+  int64_t a = 0, b = 0, total = 0;
+  if (__builtin_mul_overflow(rows - 1, rowStride, &a) ||
+      __builtin_mul_overflow(cols - 1, colStride, &b) ||
+      __builtin_add_overflow(a, b, &total) || total + 1 > kMaxElements)
+    return Status::error(std::string(matrix) + " would span more than 2^32 "
+                         "elements with these strides");
+  return total + 1;
+}
+
+/// Whether no two elements of a [rows x cols] matrix share an address: for
+/// positive strides, one index's whole range fits inside the other's step.
+bool isOneToOne(int64_t rows, int64_t cols, int64_t rowStride,
+                int64_t colStride) {
+  return rows == 1 || cols == 1 || rowStride > (cols - 1) * colStride ||
+         colStride > (rows - 1) * rowStride;
 }
 } // namespace
 
@@ -42,10 +61,22 @@ buildStridedMatmul(const ReferenceRequest &request, int64_t sourceRows,
     return format.status();
   bool tf32 = *format == ElementFormat::F32 && request.param("ALLOW_TF32", 0);
 
+  // Two elements of C at one address would leave the result to whichever
+  // store lands last.
+  if (!isOneToOne(m, n, scm, scn))
+    return Status::error("C's strides (" + std::to_string(scm) + ", " +
+                         std::to_string(scn) +
+                         ") map two elements to one address");
+  auto aElements = span("A", sourceRows, k, sam, sak);
+  auto bElements = span("B", k, n, sbk, sbn);
+  auto cSpan = span("C", m, n, scm, scn);
+  for (const auto *elements : {&aElements, &bElements, &cSpan})
+    if (!*elements)
+      return elements->status();
   ReferenceProblem problem;
-  HostTensor a(*format, span(sourceRows, k, sam, sak));
-  HostTensor b(*format, span(k, n, sbk, sbn));
-  int64_t cElements = span(m, n, scm, scn);
+  HostTensor a(*format, *aElements);
+  HostTensor b(*format, *bElements);
+  int64_t cElements = *cSpan;
   fillUniform(a, request.rng, -1, 1, request.withReference);
   fillUniform(b, request.rng, -1, 1, request.withReference);
   if (request.withReference) {

@@ -2,8 +2,6 @@
 
 #include "MatmulReference.h"
 
-#include <cstring>
-
 using namespace tilec;
 using namespace tilec::harness;
 

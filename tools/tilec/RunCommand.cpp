@@ -54,14 +54,13 @@ int runRun() {
     return fail("unknown kernel '" + kernelName + "' (known: " +
                 kernel::knownKernelNames() + ")");
   const KernelDescription &description = definition->getDescription();
-  auto config = description.parseConfig(configText);
-  if (!config)
-    return fail(config.message());
+  auto parsed = tilec::Config::parse(configText);
+  if (!parsed)
+    return fail(parsed.message());
   harness::RunRequest request = harness::requestFor(description);
   // The config's types and parameters are the call's (DTYPE, ALLOW_TF32).
-  request.call.types = config->types;
-  request.call.params = config->params;
-  request.config = *config;
+  request.call.types = parsed->types;
+  request.call.params = parsed->params;
   request.seed = seed;
   request.timingRepetitions = repetitions;
   if (!sizesText.empty()) {
@@ -73,6 +72,22 @@ int runRun() {
     for (const auto &[name, value] : *sizes)
       request.call.sizes[name] = value;
   }
+
+  // Parameters the kernel derives from the call (softmax's BLOCK_N) are
+  // derived, as the autotuner does, unless the config sets them.
+  for (const MetaParameter &parameter : description.getMetaParameters())
+    if (!parameter.derivation.empty())
+      request.call.params.erase(parameter.name);
+  auto config = description.configForCall(*parsed, request.call);
+  if (!config)
+    return fail(config.message());
+  for (const auto &[name, value] : parsed->params)
+    config->params[name] = value;
+  config = description.resolveConfig(*config);
+  if (!config)
+    return fail(config.message());
+  request.config = *config;
+  request.call.params = config->params;
 
   mlir::DialectRegistry registry;
   registerPipelineDialects(registry);

@@ -7,6 +7,7 @@
 #include "tilec/runtime/Launch.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <sstream>
 
@@ -38,6 +39,7 @@ Status bindArguments(const rt::Context &context, const KernelDescription &kernel
                      const ReferenceProblem &host,
                      const std::map<std::string, int64_t> &integers,
                      Problem &problem) {
+  bool outputBound = false;
   for (const ArgumentDecl &argument : kernel.getSignature()) {
     Problem::Argument bound;
     if (isPointerType(argument.type)) {
@@ -52,6 +54,7 @@ Status bindArguments(const rt::Context &context, const KernelDescription &kernel
       if (isOutput) {
         problem.outputBuffer = problem.buffers.size();
         problem.outputFormat = tensor->second.format;
+        outputBound = true;
       }
       bound.isPointer = true;
       bound.buffer = problem.buffers.size();
@@ -66,6 +69,10 @@ Status bindArguments(const rt::Context &context, const KernelDescription &kernel
     }
     problem.arguments.push_back(bound);
   }
+  if (!outputBound)
+    return Status::error("the reference of " + kernel.getName() +
+                         " names output '" + host.output +
+                         "', which is not a pointer argument");
   return Status::success();
 }
 
@@ -113,6 +120,15 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
   if (!values)
     return values.status();
   std::map<std::string, int64_t> integers(values->begin(), values->end());
+  // The arguments are i32: a value out of range is refused before the
+  // reference allocates for it (ArgPack would refuse it at the launch).
+  for (const ArgumentDecl &argument : kernel.getSignature())
+    if (argument.type == "i32")
+      if (int64_t value = integers.at(argument.name);
+          value < INT32_MIN || value > INT32_MAX)
+        return Status::error(kernel.getName() + "'s argument " +
+                             argument.name + " = " + std::to_string(value) +
+                             " does not fit in i32");
   auto flops = kernel.evaluateFlops(request.call);
   if (!flops)
     return flops.status();
@@ -127,6 +143,12 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
   if (Status status = bindArguments(context, kernel, *host, integers, *problem);
       !status.ok())
     return status;
+  size_t outputElements = host->tensors.at(host->output).size();
+  if (withReference && host->expected.size() != outputElements)
+    return Status::error("the reference of " + kernel.getName() + " expects " +
+                         std::to_string(host->expected.size()) +
+                         " elements of an output of " +
+                         std::to_string(outputElements));
   problem->expected = std::move(host->expected);
   problem->tolerance = host->tolerance;
   problem->flopCount = *flops;

@@ -72,6 +72,15 @@ TEST(Expression, Errors) {
   EXPECT_NE(evalError("log2(0)").find("positive"), std::string::npos);
   EXPECT_NE(evalError("9223372036854775807 + 1").find("overflow"),
             std::string::npos);
+  EXPECT_NE(evalError("(-9223372036854775807 - 1) // -1").find("overflow"),
+            std::string::npos);
+  EXPECT_NE(evalError("(-9223372036854775807 - 1) % -1").find("overflow"),
+            std::string::npos);
+  EXPECT_NE(evalError("-(-9223372036854775807 - 1)").find("overflow"),
+            std::string::npos);
+  EXPECT_NE(evalError(std::string(100, '(') + "1" + std::string(100, ')'))
+                .find("nested deeper than 64"),
+            std::string::npos);
   // Every error quotes the expression.
   EXPECT_NE(evalError("1 +").find("'1 +'"), std::string::npos);
 }

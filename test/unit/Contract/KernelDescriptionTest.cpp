@@ -222,6 +222,28 @@ TEST(KernelDescription, ConfigForACall) {
             std::string::npos)
       << unknown.message();
 
+  // A candidate naming a type or a key parameter the call does not have
+  // would be stored under a key that does not describe it: refused.
+  Call plain;
+  auto f32 = matmul.configForCall(
+      *Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,DTYPE=f32"), plain);
+  ASSERT_FALSE(f32.ok());
+  EXPECT_NE(f32.message().find("the candidate sets DTYPE=f32 but the call's "
+                               "DTYPE is f16"),
+            std::string::npos)
+      << f32.message();
+  auto tf32 = matmul.configForCall(
+      *Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,ALLOW_TF32=1"), plain);
+  ASSERT_FALSE(tf32.ok());
+  EXPECT_NE(tf32.message().find("ALLOW_TF32=1"), std::string::npos);
+  // The declared candidates carry the defaults; the call's values replace
+  // them.
+  Call f32Types;
+  f32Types.types = {{"DTYPE", "f32"}};
+  auto f32Call = matmul.configForCall(matmul.getConfigs()[0], f32Types);
+  ASSERT_TRUE(f32Call.ok()) << f32Call.message();
+  EXPECT_EQ(f32Call->types.at("DTYPE"), "f32");
+
   Call rows;
   rows.sizes = {{"n_rows", 4}, {"n_cols", 3000}};
   auto softmax =
@@ -257,6 +279,18 @@ TEST(KernelDescription, GridsAndRequirements) {
       << grid.message();
   EXPECT_TRUE(
       softmaxLike().evaluateGrid(*Config::parse("BLOCK_N=1024"), rows).ok());
+
+  // Requirements see the integer arguments, defaults included: 32-bit
+  // offsets of a matrix too large for them are refused.
+  auto offsets = matmulLike().require(
+      "(M - 1) * stride_am + (K - 1) * stride_ak < 2147483648",
+      "A's element offsets are 32-bit");
+  EXPECT_TRUE(offsets.evaluateGrid(*config, matmulCall(4096, 16, 4096)).ok());
+  grid = offsets.evaluateGrid(*config, matmulCall(65536, 16, 65536));
+  ASSERT_FALSE(grid.ok());
+  EXPECT_NE(grid.message().find("A's element offsets are 32-bit"),
+            std::string::npos)
+      << grid.message();
 }
 
 TEST(KernelDescription, Flops) {

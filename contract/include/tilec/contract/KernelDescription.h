@@ -246,8 +246,10 @@ public:
   /// Specialization::derive of its integer argument values, restricted to
   /// what the declaration does not already promise. Sizes that only feed the
   /// grid or the key do not specialize, and an argument the call does not
-  /// determine gets no fact (`tilec compile --arg-values K=4096` specializes
-  /// K alone; a launch needs every value, see evaluateIntegerArguments).
+  /// determine gets no fact (`tilec compile --arg-values K=4096` knows K and
+  /// the defaults it determines, stride_am = K and the unit strides, but not
+  /// N or stride_bk = N; a launch needs every value, see
+  /// evaluateIntegerArguments).
   Specialization specializationOf(const Call &call) const;
   /// specializationOf a call that names integer argument values only (a
   /// tool's --arg-values); a name that is not an integer argument is an

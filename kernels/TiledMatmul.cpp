@@ -4,6 +4,18 @@
 
 namespace tilec::kernel {
 
+std::vector<ArgumentDecl> matmulSizesAndStrides() {
+  return {scalar("M", "i32"),
+          scalar("N", "i32"),
+          scalar("K", "i32"),
+          scalar("stride_am", "i32").byDefault("K"),
+          scalar("stride_ak", "i32").byDefault("1"),
+          scalar("stride_bk", "i32").byDefault("N"),
+          scalar("stride_bn", "i32").byDefault("1"),
+          scalar("stride_cm", "i32").byDefault("N"),
+          scalar("stride_cn", "i32").byDefault("1")};
+}
+
 tile::InputPrecision dotPrecision(KernelBuilder &kb, mlir::Type dtype) {
   return kb.param("ALLOW_TF32") && dtype.isF32() ? tile::InputPrecision::TF32
                                                  : tile::InputPrecision::IEEE;

@@ -9,6 +9,9 @@
 #define TILEC_KERNELS_TILEDMATMUL_H
 
 #include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/contract/KernelDescription.h"
+
+#include <vector>
 
 namespace tilec::kernel {
 
@@ -25,6 +28,11 @@ struct KLoopOperands {
   Tensor strideAK; // elements between columns of A
   Tensor strideBK; // elements between rows of B
 };
+
+/// M, N, K and the six strides of A [M, K], B [K, N] and C [M, N], dense
+/// row-major unless the call says otherwise; no divisibility is declared, the
+/// call's values specialize them.
+std::vector<ArgumentDecl> matmulSizesAndStrides();
 
 /// ALLOW_TF32 selects tf32 tensor-core inputs for f32 dots.
 tile::InputPrecision dotPrecision(KernelBuilder &kb, mlir::Type dtype);

@@ -80,17 +80,7 @@ TILEC_KERNEL(gather_matmul) {
           .arg(pointer("b_ptr", "DTYPE").divisibility(16))
           .arg(pointer("c_ptr", "DTYPE").divisibility(16))
           .arg(pointer("idx_ptr", "i32").divisibility(16))
-          .arg(scalar("M", "i32"))
-          .arg(scalar("N", "i32"))
-          .arg(scalar("K", "i32"))
-          // A has K-wide rows, B and C N-wide rows, unless the call says
-          // otherwise.
-          .arg(scalar("stride_am", "i32").byDefault("K"))
-          .arg(scalar("stride_ak", "i32").byDefault("1"))
-          .arg(scalar("stride_bk", "i32").byDefault("N"))
-          .arg(scalar("stride_bn", "i32").byDefault("1"))
-          .arg(scalar("stride_cm", "i32").byDefault("N"))
-          .arg(scalar("stride_cn", "i32").byDefault("1"))
+          .args(matmulSizesAndStrides())
           .candidate("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,"
                      "num_stages=3")
           .candidate("BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,"

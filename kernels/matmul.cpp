@@ -80,16 +80,7 @@ TILEC_KERNEL(matmul) {
           .arg(pointer("a_ptr", "DTYPE").divisibility(16))
           .arg(pointer("b_ptr", "DTYPE").divisibility(16))
           .arg(pointer("c_ptr", "DTYPE").divisibility(16))
-          .arg(scalar("M", "i32"))
-          .arg(scalar("N", "i32"))
-          .arg(scalar("K", "i32"))
-          // Dense row-major matrices unless the call says otherwise.
-          .arg(scalar("stride_am", "i32").byDefault("K"))
-          .arg(scalar("stride_ak", "i32").byDefault("1"))
-          .arg(scalar("stride_bk", "i32").byDefault("N"))
-          .arg(scalar("stride_bn", "i32").byDefault("1"))
-          .arg(scalar("stride_cm", "i32").byDefault("N"))
-          .arg(scalar("stride_cn", "i32").byDefault("1"))
+          .args(matmulSizesAndStrides())
           // Triton's matmul tutorial set for CUDA (f16).
           .candidate("BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=8,"
                      "num_warps=8,num_stages=3")

@@ -63,6 +63,13 @@ KernelDescription &KernelDescription::arg(ArgumentDecl argument) {
   return *this;
 }
 
+KernelDescription &
+KernelDescription::args(std::vector<ArgumentDecl> arguments) {
+  for (ArgumentDecl &argument : arguments)
+    signature.push_back(std::move(argument));
+  return *this;
+}
+
 KernelDescription &KernelDescription::candidate(std::string_view configText) {
   Result<Config> config = parseConfig(configText);
   if (!config) {

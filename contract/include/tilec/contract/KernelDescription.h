@@ -166,6 +166,8 @@ public:
   KernelDescription &param(MetaParameter parameter);
   KernelDescription &typeParam(TypeParameter parameter);
   KernelDescription &arg(ArgumentDecl argument);
+  /// Several arguments in order, e.g. a set that kernels share.
+  KernelDescription &args(std::vector<ArgumentDecl> arguments);
   /// A candidate config for autotuning, in Config::parse syntax; parameters
   /// with defaults may be left out. A malformed literal is a bug in the
   /// kernel's file and aborts with a message.

@@ -281,14 +281,19 @@ KernelDescription::evaluateIntegerArguments(const Call &call) const {
   return values;
 }
 
-Specialization KernelDescription::specializationOf(const Call &call) const {
-  std::map<std::string, int64_t> names = callNames(call);
+std::map<std::string, int64_t> KernelDescription::determinedArguments(
+    const Call &call, const std::map<std::string, int64_t> &names) const {
   std::map<std::string, int64_t> values;
   for (const ArgumentDecl &argument : signature)
     if (isIntegerTypeName(argument.type))
       if (Result<int64_t> value = argumentValue(argument, call, names))
         values[argument.name] = *value;
-  return Specialization::derive(values).restrictedTo(getIntegerArguments());
+  return values;
+}
+
+Specialization KernelDescription::specializationOf(const Call &call) const {
+  return Specialization::derive(determinedArguments(call, callNames(call)))
+      .restrictedTo(getIntegerArguments());
 }
 
 Result<Specialization> KernelDescription::specializationOfArguments(
@@ -414,10 +419,8 @@ Result<GridSize> KernelDescription::evaluateGrid(const Config &config,
   for (const auto &[key, value] : config.params)
     names[key] = value;
   // Requirements speak of arguments too (strides), defaults included.
-  for (const ArgumentDecl &argument : signature)
-    if (isIntegerTypeName(argument.type) && !names.count(argument.name))
-      if (Result<int64_t> value = argumentValue(argument, call, names))
-        names[argument.name] = *value;
+  for (const auto &[argument, value] : determinedArguments(call, names))
+    names.insert({argument, value});
   for (const auto &[condition, why] : requirements) {
     Result<int64_t> holds = evaluateExpression(condition, names);
     if (!holds)

@@ -285,6 +285,11 @@ private:
   /// Sizes, then the kernel's parameter defaults, then the call's parameters:
   /// the names an expression of a call can use.
   std::map<std::string, int64_t> callNames(const Call &call) const;
+  /// The integer arguments the call determines: its own values, else the
+  /// defaults that evaluate over `names`.
+  std::map<std::string, int64_t>
+  determinedArguments(const Call &call,
+                      const std::map<std::string, int64_t> &names) const;
   /// The call's value of `argument`, else its default over `names`.
   Result<int64_t> argumentValue(const ArgumentDecl &argument, const Call &call,
                                 const std::map<std::string, int64_t> &names)

@@ -101,11 +101,9 @@ int main(int argc, char **argv) {
 
   tilec::Call call;
   if (!options.sizes.empty()) {
-    auto sizes = tilec::parseNamedIntegers(options.sizes);
+    auto sizes = harness::parseSizes(options.sizes);
     if (!sizes)
       return fail("--sizes: " + sizes.message());
-    if (tilec::Status status = harness::requirePositive(*sizes); !status.ok())
-      return fail("--sizes: " + status.message());
     call.sizes = *sizes;
   }
   if (!options.types.empty()) {

@@ -64,26 +64,16 @@ int runRun() {
   request.seed = seed;
   request.timingRepetitions = repetitions;
   if (!sizesText.empty()) {
-    auto sizes = parseNamedIntegers(sizesText);
+    auto sizes = harness::parseSizes(sizesText);
     if (!sizes)
       return fail(sizes.message());
-    if (tilec::Status status = harness::requirePositive(*sizes); !status.ok())
-      return fail(status.message());
     for (const auto &[name, value] : *sizes)
       request.call.sizes[name] = value;
   }
 
-  // Parameters the kernel derives from the call (softmax's BLOCK_N) are
-  // derived, as the autotuner does, unless the config sets them.
-  for (const MetaParameter &parameter : description.getMetaParameters())
-    if (!parameter.derivation.empty())
-      request.call.params.erase(parameter.name);
+  // As the autotuner does: parameters the kernel derives from the call
+  // (softmax's BLOCK_N) are derived unless the config sets them.
   auto config = description.configForCall(*parsed, request.call);
-  if (!config)
-    return fail(config.message());
-  for (const auto &[name, value] : parsed->params)
-    config->params[name] = value;
-  config = description.resolveConfig(*config);
   if (!config)
     return fail(config.message());
   request.config = *config;

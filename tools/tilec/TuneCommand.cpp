@@ -260,11 +260,9 @@ int runTune() {
       harness::requestFor(definition->getDescription());
   request.seed = seed;
   if (!sizesText.empty()) {
-    auto sizes = parseNamedIntegers(sizesText);
+    auto sizes = harness::parseSizes(sizesText);
     if (!sizes)
       return fail("--sizes: " + sizes.message());
-    if (tilec::Status status = harness::requirePositive(*sizes); !status.ok())
-      return fail("--sizes: " + status.message());
     for (const auto &[name, value] : *sizes)
       request.call.sizes[name] = value;
   }

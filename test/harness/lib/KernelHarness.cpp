@@ -86,6 +86,15 @@ Status requirePositive(const std::map<std::string, int64_t> &sizes) {
   return Status::success();
 }
 
+Result<std::map<std::string, int64_t>> parseSizes(const std::string &text) {
+  auto sizes = parseNamedIntegers(text);
+  if (!sizes)
+    return sizes.status();
+  if (Status status = requirePositive(*sizes); !status.ok())
+    return status;
+  return sizes;
+}
+
 RunRequest requestFor(const KernelDescription &kernel, bool tails) {
   RunRequest request;
   request.kernel = &kernel;

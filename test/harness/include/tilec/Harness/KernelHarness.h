@@ -91,6 +91,9 @@ struct Problem : rt::BenchmarkInputs {
 
 /// Every size is positive; the error names the first that is not.
 Status requirePositive(const std::map<std::string, int64_t> &sizes);
+/// A tool's --sizes ("M=203,N=176,stride_bk=1"): parseNamedIntegers, then
+/// requirePositive.
+Result<std::map<std::string, int64_t>> parseSizes(const std::string &text);
 
 /// Builds the problem of `request` (the config is not needed). The reference
 /// is computed only when asked for.

@@ -365,3 +365,16 @@ tilec::tilegpu::getDefaultBlockedEncoding(MLIRContext *context,
   return getBlockedEncoding(context, shape, sizePerThread, order, numWarps,
                             threadsPerWarp);
 }
+
+LogicalResult SwizzledSharedEncodingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, unsigned vec,
+    unsigned perPhase, unsigned maxPhase, ArrayRef<unsigned> order) {
+  if (order.size() != 2)
+    return emitError() << "a swizzled_shared encoding orders 2 dimensions, "
+                          "got "
+                       << order.size();
+  if (!((order[0] == 0 && order[1] == 1) || (order[0] == 1 && order[1] == 0)))
+    return emitError() << "order must be a permutation of [0, 2)";
+  unsigned values[] = {vec, perPhase, maxPhase};
+  return verifyPowersOfTwo(emitError, "vec, perPhase and maxPhase", values);
+}

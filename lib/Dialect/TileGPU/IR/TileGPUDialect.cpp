@@ -34,6 +34,7 @@ struct TileGPUOpAsmInterface : OpAsmDialectInterface {
 
 void TileGPUDialect::initialize() {
   registerAttributes();
+  registerTypes();
   addOperations<
 #define GET_OP_LIST
 #include "tilec/Dialect/TileGPU/IR/TileGPUOps.cpp.inc"

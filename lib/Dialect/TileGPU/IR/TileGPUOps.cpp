@@ -63,5 +63,74 @@ void ConvertLayoutOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<RematerializeCheapProducer>(context);
 }
 
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+/// A tensor and a memdesc that hold the same elements.
+static LogicalResult verifySameTile(Operation *op, RankedTensorType tensor,
+                                    MemDescType buffer, Type tensorElement) {
+  if (tensor.getShape() != buffer.getShape() ||
+      tensorElement != buffer.getElementType())
+    return op->emitOpError() << "tensor " << tensor << " and buffer "
+                             << buffer << " differ in shape or element type";
+  if (!getDistributedLayout(tensor))
+    return op->emitOpError() << "needs a tensor with a distributed layout, got "
+                             << tensor;
+  return success();
+}
+
+LogicalResult LocalAllocOp::verify() {
+  MemDescType buffer = getType();
+  if (!getSrc())
+    return buffer.getIsMutable()
+               ? success()
+               : emitOpError() << "without a source must give a mutable "
+                                  "buffer, got "
+                               << buffer;
+  if (buffer.getIsMutable())
+    return emitOpError() << "from a tensor gives an immutable buffer, got "
+                         << buffer;
+  auto tensor = cast<RankedTensorType>(getSrc().getType());
+  return verifySameTile(*this, tensor, buffer, tensor.getElementType());
+}
+
+LogicalResult MemDescIndexOp::verify() {
+  MemDescType src = getSrc().getType();
+  MemDescType result = getType();
+  if (src.getShape().size() <= src.getSharedEncoding().getOrder().size())
+    return emitOpError() << src << " has no leading copy dimension";
+  if (result.getShape() != src.getShape().drop_front() ||
+      result.getElementType() != src.getElementType() ||
+      result.getEncoding() != src.getEncoding() ||
+      result.getIsMutable() != src.getIsMutable())
+    return emitOpError() << "result must be " << src
+                         << " without its first dimension, got " << result;
+  return success();
+}
+
+LogicalResult LocalLoadOp::verify() {
+  auto tensor = cast<RankedTensorType>(getType());
+  return verifySameTile(*this, tensor, getSrc().getType(),
+                        tensor.getElementType());
+}
+
+LogicalResult LocalStoreOp::verify() {
+  MemDescType buffer = getDst().getType();
+  if (!buffer.getIsMutable())
+    return emitOpError() << "writes an immutable buffer " << buffer;
+  auto tensor = cast<RankedTensorType>(getSrc().getType());
+  return verifySameTile(*this, tensor, buffer, tensor.getElementType());
+}
+
+LogicalResult AsyncCopyGlobalToLocalOp::verify() {
+  MemDescType buffer = getDst().getType();
+  if (!buffer.getIsMutable())
+    return emitOpError() << "writes an immutable buffer " << buffer;
+  auto ptrs = cast<RankedTensorType>(getSrc().getType());
+  auto pointer = cast<tilec::tile::PointerType>(ptrs.getElementType());
+  return verifySameTile(*this, ptrs, buffer, pointer.getPointeeType());
+}
+
 #define GET_OP_CLASSES
 #include "tilec/Dialect/TileGPU/IR/TileGPUOps.cpp.inc"

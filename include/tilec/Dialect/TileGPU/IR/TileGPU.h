@@ -26,6 +26,16 @@ void printUnsignedList(mlir::AsmPrinter &printer,
 #define GET_ATTRDEF_CLASSES
 #include "tilec/Dialect/TileGPU/IR/TileGPUAttrs.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "tilec/Dialect/TileGPU/IR/TileGPUTypes.h.inc"
+
+namespace tilec::tilegpu {
+/// The CTA's shared memory as a side-effect resource.
+struct SharedMemory : mlir::SideEffects::Resource::Base<SharedMemory> {
+  llvm::StringRef getName() final { return "<SharedMemory>"; }
+};
+} // namespace tilec::tilegpu
+
 #define GET_OP_CLASSES
 #include "tilec/Dialect/TileGPU/IR/TileGPUOps.h.inc"
 

@@ -119,6 +119,7 @@ def TileGPU_SwizzledSharedEncodingAttr
   let parameters = (ins "unsigned":$vec, "unsigned":$perPhase,
                         "unsigned":$maxPhase, TileGPU_UnsignedList:$order);
   let assemblyFormat = "`<` `{` struct(params) `}` `>`";
+  let genVerifyDecl = 1;
 }
 
 #endif // TILEC_DIALECT_TILEGPU_IR_TILEGPUATTRS_TD

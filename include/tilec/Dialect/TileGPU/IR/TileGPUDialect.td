@@ -13,14 +13,18 @@ def TileGPU_Dialect : Dialect {
     In ttgir every tensor type carries a layout encoding that says which
     thread holds which element: distributed layouts (`blocked`, `slice`,
     `mma`, `dot_op`) for values in registers, and `swizzled_shared` for
-    shared memory. `tile` ops keep working on encoded tensors;
+    shared memory, where tensors live as `!tilegpu.memdesc` buffers
+    (`local_alloc`, `local_store`, `local_load`, `async_copy_global_to_local`).
+    `tile` ops keep working on encoded tensors;
     `tilegpu.convert_layout` is the only way to move data between layouts.
     The module carries the target: `tilegpu.num-warps`,
     `tilegpu.threads-per-warp`, `tilegpu.target` (e.g. "sm_90"), and after
-    shared memory allocation `tilegpu.shared` (bytes of dynamic shared memory).
+    `tilegpu-allocate-shared-memory` `tilegpu.shared` (bytes of dynamic shared
+    memory).
   }];
   let dependentDialects = ["::tilec::tile::TileDialect"];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral getNumWarpsAttrName() {
       return ::llvm::StringLiteral("tilegpu.num-warps");
@@ -40,6 +44,7 @@ def TileGPU_Dialect : Dialect {
 
   private:
     void registerAttributes();
+    void registerTypes();
   }];
 }
 

@@ -5,6 +5,8 @@
 
 include "tilec/Dialect/TileGPU/IR/TileGPUDialect.td"
 include "tilec/Dialect/TileGPU/IR/TileGPUAttrs.td"
+include "tilec/Dialect/TileGPU/IR/TileGPUTypes.td"
+include "tilec/Dialect/Tile/IR/TileTypes.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -28,6 +30,165 @@ def TileGPU_ConvertLayoutOp : TileGPU_Op<"convert_layout", [Pure,
   let hasFolder = 1;
   let hasCanonicalizer = 1;
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared memory
+//===----------------------------------------------------------------------===//
+
+// The CTA's shared memory, so that passes see which ops touch it.
+def TileGPU_SharedMemory : Resource<"::tilec::tilegpu::SharedMemory">;
+
+def TileGPU_MemDesc : Type<CPred<"::llvm::isa<::tilec::tilegpu::MemDescType>($_self)">,
+                           "shared memory descriptor",
+                           "::tilec::tilegpu::MemDescType">;
+
+def TileGPU_LocalAllocOp : TileGPU_Op<"local_alloc", [
+    MemoryEffects<[MemAlloc<TileGPU_SharedMemory>]>]> {
+  let summary = "A buffer in shared memory, optionally filled from a tensor";
+  let description = [{
+    Without `src` the buffer is mutable and its contents undefined; with
+    `src` every thread stores its elements of `src` and the result is
+    immutable. `tilegpu-allocate-shared-memory` gives each buffer its place,
+    recorded as `tilegpu.offset` (bytes from the start of the CTA's dynamic
+    shared memory); the buffer lives from here to its last use, or to its
+    `local_dealloc`.
+    ```mlir
+    %ring = tilegpu.local_alloc : () -> !tilegpu.memdesc<3x128x32xf16, #shared, mutable>
+    %tile = tilegpu.local_alloc %a : (tensor<128x32xf16, #blocked>) -> !tilegpu.memdesc<128x32xf16, #shared>
+    ```
+  }];
+  let arguments = (ins Optional<AnyRankedTensor>:$src);
+  let results = (outs TileGPU_MemDesc:$result);
+  let assemblyFormat = "($src^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    static constexpr ::llvm::StringLiteral getOffsetAttrName() {
+      return ::llvm::StringLiteral("tilegpu.offset");
+    }
+  }];
+}
+
+def TileGPU_LocalDeallocOp : TileGPU_Op<"local_dealloc", [
+    MemoryEffects<[MemFree<TileGPU_SharedMemory>]>]> {
+  let summary = "End of a shared buffer's life";
+  let description = [{
+    The buffer's place may be reused after this point. Optional: without it
+    a buffer lives to its last use. A software pipeline deallocates its ring
+    after the `async_wait` that drains it, since outstanding copies still
+    write the ring after its last read.
+  }];
+  let arguments = (ins TileGPU_MemDesc:$buffer);
+  let assemblyFormat = "$buffer attr-dict `:` qualified(type($buffer))";
+}
+
+def TileGPU_MemDescIndexOp : TileGPU_Op<"memdesc_index", [Pure]> {
+  let summary = "One copy of a shared buffer with a leading copy dimension";
+  let description = [{
+    ```mlir
+    %slot = tilegpu.memdesc_index %ring[%i] : !tilegpu.memdesc<3x128x32xf16, #shared, mutable> -> !tilegpu.memdesc<128x32xf16, #shared, mutable>
+    ```
+    `index` must be in [0, shape[0]).
+  }];
+  let arguments = (ins TileGPU_MemDesc:$src, I32:$index);
+  let results = (outs TileGPU_MemDesc:$result);
+  let assemblyFormat = [{
+    $src `[` $index `]` attr-dict `:` qualified(type($src)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_LocalLoadOp : TileGPU_Op<"local_load", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>]>]> {
+  let summary = "Read a shared buffer into a tensor of a distributed layout";
+  let description = [{
+    Each thread reads the elements its layout gives it. A `dot_op` operand of
+    an `mma` layout with 16-bit elements is read with `ldmatrix`.
+    ```mlir
+    %a = tilegpu.local_load %slot : !tilegpu.memdesc<128x32xf16, #shared, mutable> -> tensor<128x32xf16, #dot_op>
+    ```
+  }];
+  let arguments = (ins TileGPU_MemDesc:$src);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$src attr-dict `:` qualified(type($src)) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def TileGPU_LocalStoreOp : TileGPU_Op<"local_store", [
+    MemoryEffects<[MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Write a tensor into a mutable shared buffer";
+  let description = [{
+    ```mlir
+    tilegpu.local_store %a, %slot : tensor<128x32xf16, #blocked> -> !tilegpu.memdesc<128x32xf16, #shared, mutable>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$src, TileGPU_MemDesc:$dst);
+  let assemblyFormat = "$src `,` $dst attr-dict `:` type($src) `->` qualified(type($dst))";
+  let hasVerifier = 1;
+}
+
+def TileGPU_AsyncCopyGlobalToLocalOp
+    : TileGPU_Op<"async_copy_global_to_local", [
+        MemoryEffects<[MemRead, MemWrite<TileGPU_SharedMemory>]>,
+        OptionalTypesMatchWith<"mask is i1 with the shape and layout of src",
+                               "src", "mask",
+                               "::tilec::tile::getI1TypeWithShapeOf($_self)">]> {
+  let summary = "Start copying a tile from global to shared memory (cp.async)";
+  let description = [{
+    Each thread copies the elements its layout of `src` gives it, in vectors
+    of up to 16 bytes; where `mask` is false the destination is zero-filled
+    and global memory is not read. The copy joins this thread's current
+    group: `async_commit_group` closes the group and `async_wait` waits for
+    groups, after which a barrier makes the data visible to every thread.
+    Vectors must be 4, 8 or 16 bytes (`tilegpu-pipeline` only pipelines
+    loads whose pointers allow that).
+    ```mlir
+    tilegpu.async_copy_global_to_local %ptrs, %slot mask %m : tensor<128x32x!tile.ptr<f16>, #blocked> -> !tilegpu.memdesc<128x32xf16, #shared, mutable>
+    ```
+  }];
+  let arguments = (ins Tile_PtrTensor:$src, TileGPU_MemDesc:$dst,
+                       Optional<Tile_BoolTensor>:$mask);
+  let assemblyFormat = [{
+    $src `,` $dst (`mask` $mask^)? attr-dict `:` type($src) `->` qualified(type($dst))
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_AsyncCommitGroupOp : TileGPU_Op<"async_commit_group", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Close this thread's group of asynchronous copies";
+  let description = [{
+    An empty group is complete at once, so a pipeline commits once per step
+    whether or not it copied, and `async_wait`'s count stays exact.
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
+def TileGPU_AsyncWaitOp : TileGPU_Op<"async_wait", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Wait until at most `num` of this thread's groups are pending";
+  let description = [{
+    Completion is per thread: `tilegpu-insert-barriers` puts a barrier after
+    every wait before other threads read what it waited for.
+    ```mlir
+    tilegpu.async_wait {num = 2 : i32}
+    ```
+  }];
+  let arguments = (ins I32Attr:$num);
+  let assemblyFormat = "attr-dict";
+}
+
+def TileGPU_BarrierOp : TileGPU_Op<"barrier", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Synchronize the CTA's threads and their shared memory";
+  let description = [{
+    `bar.sync 0`. Inserted by `tilegpu-insert-barriers` where one thread may
+    read or overwrite what another wrote or reads.
+  }];
+  let assemblyFormat = "attr-dict";
 }
 
 #endif // TILEC_DIALECT_TILEGPU_IR_TILEGPUOPS_TD

@@ -1,0 +1,38 @@
+//===- TileGPUTypes.td - tilegpu types ---------------------*- tablegen -*-===//
+
+#ifndef TILEC_DIALECT_TILEGPU_IR_TILEGPUTYPES_TD
+#define TILEC_DIALECT_TILEGPU_IR_TILEGPUTYPES_TD
+
+include "tilec/Dialect/TileGPU/IR/TileGPUDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def TileGPU_MemDescType : TypeDef<TileGPU_Dialect, "MemDesc"> {
+  let mnemonic = "memdesc";
+  let summary = "A tensor that lives in shared memory";
+  let description = [{
+    A block of shared memory holding a tensor of `shape`, written by
+    `local_store` or `async_copy_global_to_local`, read by `local_load`.
+    The shared `encoding` (`#tilegpu.swizzled_shared`) places the trailing
+    `order.size()` dimensions; leading dimensions index whole copies laid
+    one after the other (the ring of a software pipeline), which
+    `memdesc_index` selects. `mutable` buffers may be written after they are
+    allocated; a `local_alloc` from a tensor gives an immutable one.
+    ```mlir
+    !tilegpu.memdesc<3x128x32xf16, #shared, mutable>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType,
+                        "::mlir::Attribute":$encoding,
+                        "bool":$isMutable);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of one whole descriptor (every leading copy included).
+    int64_t getSizeInBytes() const;
+    /// The shared encoding; verified to be one.
+    SwizzledSharedEncodingAttr getSharedEncoding() const;
+  }];
+}
+
+#endif // TILEC_DIALECT_TILEGPU_IR_TILEGPUTYPES_TD

@@ -1,0 +1,69 @@
+// RUN: tilec-opt -split-input-file -verify-diagnostics %s
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+// expected-error @+1 {{a memdesc needs a shared encoding}}
+func.func @not_shared(%m: !tilegpu.memdesc<64x32xf16, #blocked, mutable>) {
+  return
+}
+
+// -----
+
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+// expected-error @+1 {{the encoding orders 2 dimensions but the memdesc has 1}}
+func.func @rank(%m: !tilegpu.memdesc<64xf16, #shared, mutable>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{vec, perPhase and maxPhase entries must be powers of two, got 3}}
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 3, maxPhase = 4, order = [1, 0]}>
+
+// -----
+
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+func.func @alloc_immutable() {
+  // expected-error @+1 {{without a source must give a mutable buffer}}
+  %m = tilegpu.local_alloc : () -> !tilegpu.memdesc<64x32xf16, #shared>
+  return
+}
+
+// -----
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+func.func @store_immutable(%t: tensor<64x32xf16, #blocked>) {
+  %m = tilegpu.local_alloc %t : (tensor<64x32xf16, #blocked>) -> !tilegpu.memdesc<64x32xf16, #shared>
+  // expected-error @+1 {{writes an immutable buffer}}
+  tilegpu.local_store %t, %m : tensor<64x32xf16, #blocked> -> !tilegpu.memdesc<64x32xf16, #shared>
+  return
+}
+
+// -----
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+func.func @load_shape(%m: !tilegpu.memdesc<64x32xf16, #shared, mutable>) {
+  // expected-error @+1 {{differ in shape or element type}}
+  %t = tilegpu.local_load %m : !tilegpu.memdesc<64x32xf16, #shared, mutable> -> tensor<32x64xf16, #blocked>
+  return
+}
+
+// -----
+
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+func.func @index_no_copies(%m: !tilegpu.memdesc<64x32xf16, #shared, mutable>, %i: i32) {
+  // expected-error @+1 {{has no leading copy dimension}}
+  %s = tilegpu.memdesc_index %m[%i] : !tilegpu.memdesc<64x32xf16, #shared, mutable> -> !tilegpu.memdesc<64x32xf16, #shared, mutable>
+  return
+}
+
+// -----
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+func.func @copy_type(%p: tensor<64x32x!tile.ptr<f32>, #blocked>, %m: !tilegpu.memdesc<64x32xf16, #shared, mutable>) {
+  // expected-error @+1 {{differ in shape or element type}}
+  tilegpu.async_copy_global_to_local %p, %m : tensor<64x32x!tile.ptr<f32>, #blocked> -> !tilegpu.memdesc<64x32xf16, #shared, mutable>
+  return
+}

@@ -1,0 +1,36 @@
+// RUN: tilec-opt -split-input-file %s | tilec-opt -split-input-file | FileCheck %s
+
+// The shared-memory ops of a two-stage ring round-trip through the printer.
+
+// CHECK-DAG: #[[SHARED:.+]] = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+// CHECK-LABEL: func.func @ring
+// CHECK: %[[RING:.+]] = tilegpu.local_alloc : () -> !tilegpu.memdesc<2x64x32xf16, #[[SHARED]], mutable>
+// CHECK: %[[SLOT:.+]] = tilegpu.memdesc_index %[[RING]][%{{.+}}] : !tilegpu.memdesc<2x64x32xf16, #[[SHARED]], mutable> -> !tilegpu.memdesc<64x32xf16, #[[SHARED]], mutable>
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}}, %[[SLOT]] mask %{{.+}} : tensor<64x32x!tile.ptr<f16>, #{{.+}}> -> !tilegpu.memdesc<64x32xf16, #[[SHARED]], mutable>
+// CHECK: tilegpu.async_commit_group
+// CHECK: tilegpu.async_wait {num = 1 : i32}
+// CHECK: tilegpu.barrier
+// CHECK: tilegpu.local_load %[[SLOT]] : !tilegpu.memdesc<64x32xf16, #[[SHARED]], mutable> -> tensor<64x32xf16, #{{.+}}>
+// CHECK: tilegpu.local_store %{{.+}}, %[[SLOT]] : tensor<64x32xf16, #{{.+}}> -> !tilegpu.memdesc<64x32xf16, #[[SHARED]], mutable>
+// CHECK: tilegpu.local_alloc %{{.+}} : (tensor<64x32xf16, #{{.+}}>) -> !tilegpu.memdesc<64x32xf16, #[[SHARED]]>
+// CHECK: tilegpu.local_dealloc %[[RING]] : !tilegpu.memdesc<2x64x32xf16, #[[SHARED]], mutable>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @ring(%ptrs: tensor<64x32x!tile.ptr<f16>, #blocked>, %mask: tensor<64x32xi1, #blocked>, %i: i32) {
+    %ring = tilegpu.local_alloc : () -> !tilegpu.memdesc<2x64x32xf16, #shared, mutable>
+    %slot = tilegpu.memdesc_index %ring[%i] : !tilegpu.memdesc<2x64x32xf16, #shared, mutable> -> !tilegpu.memdesc<64x32xf16, #shared, mutable>
+    tilegpu.async_copy_global_to_local %ptrs, %slot mask %mask : tensor<64x32x!tile.ptr<f16>, #blocked> -> !tilegpu.memdesc<64x32xf16, #shared, mutable>
+    tilegpu.async_commit_group
+    tilegpu.async_wait {num = 1 : i32}
+    tilegpu.barrier
+    %a = tilegpu.local_load %slot : !tilegpu.memdesc<64x32xf16, #shared, mutable> -> tensor<64x32xf16, #dot_a>
+    %b = tilegpu.local_load %slot : !tilegpu.memdesc<64x32xf16, #shared, mutable> -> tensor<64x32xf16, #blocked>
+    tilegpu.local_store %b, %slot : tensor<64x32xf16, #blocked> -> !tilegpu.memdesc<64x32xf16, #shared, mutable>
+    %c = tilegpu.local_alloc %b : (tensor<64x32xf16, #blocked>) -> !tilegpu.memdesc<64x32xf16, #shared>
+    tilegpu.local_dealloc %ring : !tilegpu.memdesc<2x64x32xf16, #shared, mutable>
+    return
+  }
+}

@@ -48,4 +48,38 @@ def TileGPURemoveLayoutConversions
   ];
 }
 
+def TileGPUPipeline : Pass<"tilegpu-pipeline", "mlir::ModuleOp"> {
+  let summary = "Software-pipeline the loads that feed dots through shared memory";
+  let description = [{
+    For each `scf.for` whose body loads a tile that reaches a `tile.dot`
+    operand through one `tilegpu.convert_layout` to a `dot_op` layout, the
+    load becomes an asynchronous copy (`async_copy_global_to_local`, cp.async)
+    into a ring of `num-stages` shared buffers and the conversion a
+    `local_load` from it. The loop is then pipelined with a distance of
+    `num-stages - 1` steps (the upstream scf loop pipeliner, with predication
+    instead of a peeled epilogue): a prologue starts the copies of the first
+    `num-stages - 1` steps; step k waits until its own copy landed
+    (`async_wait {num = num-stages - 2}`), starts the copy of step
+    k + num-stages - 1 into the buffer step k - 1 read, commits it as one
+    group (also when predicated off, so that counts stay exact), and runs
+    its math; after the loop the remaining groups are drained and the rings
+    deallocated. The address, mask and index computations of a copy move
+    with it, so pointer tensors built from a gathered index vector (a row
+    of a neighbour map) pipeline like affine tiles, and masked tails become
+    zero-filled copies. A load is left alone when its vectors would move
+    fewer than 4 bytes (cp.async's minimum: e.g. f16 rows with odd strides),
+    when its `other` is not zero, or when what its address depends on cannot
+    run ahead (a store, or a value the dot produces). The ring's shared
+    layout is swizzled for the operand's reads (16-byte vectors, one phase per
+    128 bytes of row).
+  }];
+  let dependentDialects = ["::tilec::tilegpu::TileGPUDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let options = [
+    Option<"numStages", "num-stages", "unsigned", "1",
+           "Buffers per pipelined load; 1 or 0 leaves loops unchanged">,
+  ];
+}
+
 #endif // TILEC_DIALECT_TILEGPU_TRANSFORMS_PASSES_TD

@@ -1,0 +1,354 @@
+//===- SoftwarePipeline.cpp - cp.async rings for the loads of dots --------===//
+//
+// Without pipelining every K step of a matmul waits for its loads: the
+// global-memory latency is paid once per step and the tensor cores idle
+// meanwhile. Here the loads that feed a dot become asynchronous copies into
+// a ring of shared buffers issued `num-stages - 1` steps ahead, so that the
+// copies of later steps are in flight while step k computes.
+//
+// The loop transformation itself is MLIR's scf pipeliner, driven by a
+// two-stage schedule: stage 0 is the copies with everything their addresses
+// and masks depend on, stage `num-stages - 1` is the rest of the body. It
+// runs with predication instead of a peeled epilogue (so code size does not
+// grow with the stage count): in the last steps the copies run with their
+// masks off, which zero-fills a free buffer and reads nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+
+#include "tilec/Analysis/AxisInfo.h"
+#include "tilec/Dialect/Tile/IR/Tile.h"
+#include "tilec/Dialect/TileGPU/IR/TileGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <algorithm>
+
+namespace tilec::tilegpu {
+#define GEN_PASS_DEF_TILEGPUPIPELINE
+#include "tilec/Dialect/TileGPU/Transforms/Passes.h.inc"
+} // namespace tilec::tilegpu
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+
+namespace {
+
+/// cp.async moves 4, 8 or 16 bytes per instruction.
+constexpr int64_t kMinCopyBytes = 4;
+
+/// A load whose only use is a layout conversion into a dot operand.
+struct OperandLoad {
+  tile::LoadOp load;
+  ConvertLayoutOp convert;
+};
+
+bool isZeroConstant(Value value) {
+  return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
+}
+
+/// The shared layout of a ring for an operand tile stored with `order`:
+/// 16-byte vectors, one phase per 128 bytes of row, as many phases as fit
+/// both 8 and the row's vectors, so that the eight rows an ldmatrix (or a
+/// warp's 16-byte reads) touch fall in different banks.
+SwizzledSharedEncodingAttr getRingEncoding(RankedTensorType type,
+                                           ArrayRef<unsigned> order) {
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  int64_t cols = type.getDimSize(order[0]);
+  int64_t vec = std::min<int64_t>(16 / bytes, cols);
+  int64_t perPhase = std::max<int64_t>(1, 128 / (cols * bytes));
+  int64_t maxPhase = std::max<int64_t>(1, std::min(8 / perPhase, cols / vec));
+  return SwizzledSharedEncodingAttr::get(type.getContext(), vec, perPhase,
+                                         maxPhase, order);
+}
+
+/// Bytes one thread's cp.async would move for `load`: its contiguous run
+/// along the fastest dimension, bounded by what the pointers' alignment and
+/// the mask's uniformity allow (the lowering vectorizes the same way).
+int64_t getCopyBytes(tile::LoadOp load, BlockedEncodingAttr blocked,
+                     const ModuleAxisInfoAnalysis &axisInfo) {
+  auto type = cast<RankedTensorType>(load.getType());
+  unsigned dim = blocked.getOrder()[0];
+  int64_t width = blocked.getSizePerThread()[dim];
+  width = std::min<int64_t>(width, axisInfo.getPtrVectorWidth(load.getPtr(), dim));
+  width = std::min<int64_t>(width,
+                            axisInfo.getMaskVectorWidth(load.getMask(), dim));
+  return width * type.getElementTypeBitWidth() / 8;
+}
+
+std::optional<OperandLoad>
+matchOperandLoad(Value operand, Block *body,
+                 const ModuleAxisInfoAnalysis &axisInfo) {
+  auto convert = operand.getDefiningOp<ConvertLayoutOp>();
+  if (!convert || convert->getBlock() != body ||
+      !isa<DotOperandEncodingAttr>(convert.getType().getEncoding()))
+    return std::nullopt;
+  auto load = convert.getSrc().getDefiningOp<tile::LoadOp>();
+  if (!load || load->getBlock() != body || !load->hasOneUse() ||
+      load.getIsVolatile())
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(load.getType());
+  auto blocked = dyn_cast<BlockedEncodingAttr>(type.getEncoding());
+  if (!blocked || type.getRank() != 2 || type.getElementTypeBitWidth() < 8)
+    return std::nullopt;
+  if (load.getOther() && !isZeroConstant(load.getOther()))
+    return std::nullopt;
+  if (getCopyBytes(load, blocked, axisInfo) < kMinCopyBytes)
+    return std::nullopt;
+  return OperandLoad{load, convert};
+}
+
+/// The operand loads of the dots directly in `loop`'s body.
+SmallVector<OperandLoad>
+collectOperandLoads(scf::ForOp loop, const ModuleAxisInfoAnalysis &axisInfo) {
+  SmallVector<OperandLoad> loads;
+  for (auto dot : loop.getBody()->getOps<tile::DotOp>())
+    for (Value operand : {dot.getA(), dot.getB()})
+      if (std::optional<OperandLoad> match =
+              matchOperandLoad(operand, loop.getBody(), axisInfo))
+        loads.push_back(*match);
+  return loads;
+}
+
+/// Ops of `body` that `roots` need, transitively, through operands and
+/// through the values loop-carried arguments take from the yield. Fails
+/// when one of them cannot run a few steps ahead: it writes memory, holds a
+/// region, or is a dot.
+FailureOr<DenseSet<Operation *>> getRunAheadSlice(scf::ForOp loop,
+                                                  ArrayRef<Operation *> roots) {
+  Block *body = loop.getBody();
+  Operation *yield = body->getTerminator();
+  DenseSet<Operation *> slice(roots.begin(), roots.end());
+  SmallVector<Operation *> worklist(roots.begin(), roots.end());
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    for (Value operand : op->getOperands()) {
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == body && arg.getArgNumber() > 0)
+        operand = yield->getOperand(arg.getArgNumber() - 1);
+      Operation *def = operand.getDefiningOp();
+      if (!def || def->getBlock() != body || !slice.insert(def).second)
+        continue;
+      bool readsOnly = isPure(def) || isa<tile::LoadOp>(def);
+      if (!readsOnly || def->getNumRegions() > 0 || isa<tile::DotOp>(def))
+        return failure();
+      worklist.push_back(def);
+    }
+  }
+  return slice;
+}
+
+/// The slot step `iv` uses: ((iv - lb) / step) mod numStages, as i32.
+Value emitSlotIndex(OpBuilder &builder, Location loc, scf::ForOp loop,
+                    unsigned numStages) {
+  Value iv = loop.getInductionVar();
+  Value step = arith::DivSIOp::create(
+      builder, loc,
+      arith::SubIOp::create(builder, loc, iv, loop.getLowerBound()),
+      loop.getStep());
+  Value stages = arith::ConstantOp::create(
+      builder, loc, builder.getIntegerAttr(iv.getType(), numStages));
+  Value slot = arith::RemSIOp::create(builder, loc, step, stages);
+  if (!slot.getType().isInteger(32))
+    slot = arith::IndexCastOp::create(builder, loc, builder.getI32Type(), slot);
+  return slot;
+}
+
+Value getSlot(OpBuilder &builder, Location loc, Value ring, Value index) {
+  auto ringType = cast<MemDescType>(ring.getType());
+  auto slotType = MemDescType::get(
+      ring.getContext(), ringType.getShape().drop_front(),
+      ringType.getElementType(), ringType.getEncoding(), /*isMutable=*/true);
+  return MemDescIndexOp::create(builder, loc, slotType, ring, index);
+}
+
+/// `mask and pred` with the scalar `pred` splat to the shape of `ptr`.
+Value andPredicate(OpBuilder &builder, Location loc, Value mask, Value ptr,
+                   Value pred) {
+  Type maskType = tile::getI1TypeWithShapeOf(ptr.getType());
+  Value splat = pred;
+  if (isa<RankedTensorType>(maskType))
+    splat = tile::SplatOp::create(builder, loc, maskType, pred);
+  return mask ? arith::AndIOp::create(builder, loc, mask, splat).getResult()
+              : splat;
+}
+
+/// The scf pipeliner's predication: the copies and loads of a step past the
+/// end run with their masks off; pure ops and commits need nothing.
+Operation *predicateOp(RewriterBase &rewriter, Operation *op, Value pred) {
+  rewriter.setInsertionPoint(op);
+  if (auto copy = dyn_cast<AsyncCopyGlobalToLocalOp>(op)) {
+    Value mask = andPredicate(rewriter, op->getLoc(), copy.getMask(),
+                              copy.getSrc(), pred);
+    copy.getMaskMutable().assign(mask);
+    return op;
+  }
+  if (auto load = dyn_cast<tile::LoadOp>(op)) {
+    Value mask = andPredicate(rewriter, op->getLoc(), load.getMask(),
+                              load.getPtr(), pred);
+    load.getMaskMutable().assign(mask);
+    return op;
+  }
+  if (isPure(op) || isa<AsyncCommitGroupOp>(op))
+    return op;
+  return nullptr;
+}
+
+class LoopPipeliner {
+public:
+  LoopPipeliner(scf::ForOp loop, unsigned numStages)
+      : loop(loop), numStages(numStages) {}
+
+  /// Whether `loads` can become copies that run numStages - 1 steps ahead.
+  bool canPipeline(ArrayRef<OperandLoad> loads);
+  /// Rewrites `loads` into ring copies and pipelines the loop.
+  LogicalResult run(ArrayRef<OperandLoad> loads);
+
+private:
+  void rewriteLoads(ArrayRef<OperandLoad> loads);
+  void getSchedule(std::vector<std::pair<Operation *, unsigned>> &schedule);
+
+  scf::ForOp loop;
+  unsigned numStages;
+  SmallVector<Value> rings;
+  SmallVector<Operation *> copies;
+  AsyncCommitGroupOp commit;
+  AsyncWaitOp wait;
+  DenseSet<Operation *> runAhead;
+};
+
+bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
+  Block *body = loop.getBody();
+  // The scf pipeliner carries values a distance of one step: every yielded
+  // value must come from the body.
+  for (Value yielded : body->getTerminator()->getOperands())
+    if (!yielded.getDefiningOp() ||
+        yielded.getDefiningOp()->getBlock() != body)
+      return false;
+  SmallVector<Operation *> roots;
+  for (OperandLoad operand : loads)
+    roots.push_back(operand.load);
+  return succeeded(getRunAheadSlice(loop, roots));
+}
+
+LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
+  rewriteLoads(loads);
+  // The copies take the loads' operands, which canPipeline checked; the
+  // slot indices they add are pure.
+  SmallVector<Operation *> roots(copies);
+  roots.push_back(commit);
+  runAhead = *getRunAheadSlice(loop, roots);
+
+  scf::PipeliningOption options;
+  options.getScheduleFn = [this](scf::ForOp,
+                                 std::vector<std::pair<Operation *, unsigned>>
+                                     &schedule) { getSchedule(schedule); };
+  options.peelEpilogue = false;
+  options.supportDynamicLoops = true;
+  options.predicateFn = predicateOp;
+  IRRewriter rewriter(loop.getContext());
+  rewriter.setInsertionPoint(loop);
+  Location loc = loop.getLoc();
+  FailureOr<scf::ForOp> pipelined =
+      scf::pipelineForLoop(rewriter, loop, options);
+  if (failed(pipelined))
+    return emitError(loc, "software pipelining failed after the loads "
+                          "became copies");
+  // Outstanding groups (the predicated tail's) still write the rings.
+  rewriter.setInsertionPointAfter(*pipelined);
+  AsyncWaitOp::create(rewriter, loc, 0);
+  for (Value ring : rings)
+    LocalDeallocOp::create(rewriter, loc, ring);
+  return success();
+}
+
+void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
+  OpBuilder builder(loop);
+  Block *body = loop.getBody();
+  for (OperandLoad operand : loads) {
+    auto type = cast<RankedTensorType>(operand.load.getType());
+    auto blocked = cast<BlockedEncodingAttr>(type.getEncoding());
+    SmallVector<int64_t> ringShape = {numStages};
+    llvm::append_range(ringShape, type.getShape());
+    auto ringType = MemDescType::get(
+        loop.getContext(), ringShape, type.getElementType(),
+        getRingEncoding(type, blocked.getOrder()), /*isMutable=*/true);
+    builder.setInsertionPoint(loop);
+    rings.push_back(
+        LocalAllocOp::create(builder, loop.getLoc(), ringType, Value()));
+  }
+
+  builder.setInsertionPointToStart(body);
+  wait = AsyncWaitOp::create(builder, loop.getLoc(), numStages - 2);
+  for (auto [loaded, ring] : llvm::zip(loads, rings)) {
+    OperandLoad operand = loaded;
+    Location loc = operand.load.getLoc();
+    builder.setInsertionPoint(operand.load);
+    Value slot = getSlot(builder, loc, ring,
+                         emitSlotIndex(builder, loc, loop, numStages));
+    copies.push_back(AsyncCopyGlobalToLocalOp::create(
+        builder, loc, operand.load.getPtr(), slot, operand.load.getMask()));
+    // The read gets its own index: it runs numStages - 1 steps later.
+    builder.setInsertionPoint(operand.convert);
+    Value readSlot = getSlot(builder, loc, ring,
+                             emitSlotIndex(builder, loc, loop, numStages));
+    Value value = LocalLoadOp::create(builder, operand.convert.getLoc(),
+                                      operand.convert.getType(), readSlot);
+    operand.convert.replaceAllUsesWith(value);
+    operand.convert.erase();
+    operand.load.erase();
+  }
+  Operation *lastCopy = *llvm::max_element(
+      copies, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  builder.setInsertionPointAfter(lastCopy);
+  commit = AsyncCommitGroupOp::create(builder, loop.getLoc());
+}
+
+void LoopPipeliner::getSchedule(
+    std::vector<std::pair<Operation *, unsigned>> &schedule) {
+  unsigned last = numStages - 1;
+  // The wait first, so that the copies of step k + numStages - 1 go to the
+  // buffer step k - 1 read only after the barrier that follows the wait.
+  schedule.emplace_back(wait, last);
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (runAhead.contains(&op))
+      schedule.emplace_back(&op, 0);
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (!runAhead.contains(&op) && &op != wait.getOperation())
+      schedule.emplace_back(&op, last);
+}
+
+struct TileGPUPipelinePass
+    : tilec::tilegpu::impl::TileGPUPipelineBase<TileGPUPipelinePass> {
+  using TileGPUPipelineBase::TileGPUPipelineBase;
+
+  void runOnOperation() override {
+    if (numStages < 2)
+      return;
+    ModuleOp module = getOperation();
+    ModuleAxisInfoAnalysis axisInfo(module);
+    // Innermost loops only, collected first: pipelining replaces them.
+    SmallVector<std::pair<scf::ForOp, SmallVector<OperandLoad>>> work;
+    module.walk([&](scf::ForOp loop) {
+      if (!loop.getBody()->getOps<scf::ForOp>().empty())
+        return;
+      SmallVector<OperandLoad> loads = collectOperandLoads(loop, axisInfo);
+      if (!loads.empty())
+        work.emplace_back(loop, std::move(loads));
+    });
+    for (auto &[loop, loads] : work) {
+      LoopPipeliner pipeliner(loop, numStages);
+      // A loop whose copies cannot run ahead is left as it was.
+      if (pipeliner.canPipeline(loads) && failed(pipeliner.run(loads)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,263 @@
+// RUN: tilec-opt -tilegpu-pipeline=num-stages=3 -canonicalize -cse -split-input-file %s | FileCheck %s
+// RUN: tilec-opt -tilegpu-pipeline=num-stages=2 -split-input-file %s | FileCheck %s --check-prefix=TWO
+// RUN: tilec-opt -tilegpu-pipeline=num-stages=1 -split-input-file %s | FileCheck %s --check-prefix=ONE
+
+// A dense K loop: both operand loads become copies into 3-buffer rings
+// issued two steps ahead; the prologue starts steps 0 and 1 (predicated on
+// the trip count), step k waits for its own group, copies step k + 2 and
+// reads slot k mod 3; the tail is drained after the loop.
+
+// CHECK-DAG: #[[SA:.+]] = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+// CHECK-DAG: #[[SB:.+]] = #tilegpu.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+// CHECK-LABEL: func.func @dense
+// CHECK: %[[RA:.+]] = tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf16, #[[SA]], mutable>
+// CHECK: %[[RB:.+]] = tilegpu.local_alloc : () -> !tilegpu.memdesc<3x32x64xf16, #[[SB]], mutable>
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}}, %{{.+}} mask %{{.+}} : tensor<64x32x!tile.ptr<f16>, #{{.+}}> -> !tilegpu.memdesc<64x32xf16, #[[SA]], mutable>
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK-NOT: tile.load
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: tilegpu.async_wait {num = 1 : i32}
+// CHECK: %[[AHEAD:.+]] = arith.addi %[[K]], %c2_i32
+// CHECK: %[[SLOT:.+]] = arith.remsi %[[AHEAD]], %c3_i32
+// CHECK: tilegpu.memdesc_index %[[RA]][%[[SLOT]]]
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK: tilegpu.memdesc_index %[[RB]][%[[SLOT]]]
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK: %[[READ:.+]] = arith.remsi %[[K]], %c3_i32
+// CHECK: %[[A:.+]] = tilegpu.memdesc_index %[[RA]][%[[READ]]]
+// CHECK: tilegpu.local_load %[[A]] : !tilegpu.memdesc<64x32xf16, #[[SA]], mutable> -> tensor<64x32xf16, #{{.+}}>
+// CHECK: tilegpu.local_load
+// CHECK-NOT: tilegpu.convert_layout
+// CHECK: tile.dot
+// CHECK: scf.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tilegpu.async_wait {num = 0 : i32}
+// CHECK-NEXT: tilegpu.local_dealloc %[[RA]]
+// CHECK-NEXT: tilegpu.local_dealloc %[[RB]]
+
+// TWO-LABEL: func.func @dense
+// TWO: tilegpu.local_alloc : () -> !tilegpu.memdesc<2x64x32xf16
+// TWO: tilegpu.async_commit_group
+// TWO-NOT: tilegpu.async_commit_group
+// TWO: scf.for
+// TWO: tilegpu.async_wait {num = 0 : i32}
+
+// ONE-LABEL: func.func @dense
+// ONE-NOT: tilegpu.local_alloc
+// ONE: tile.load
+// ONE: tilegpu.convert_layout
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @dense(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %n: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %c32 = arith.constant dense<32> : tensor<64x1xi32, #blocked>
+    %c64 = arith.constant dense<64> : tensor<32x1xi32, #blocked1>
+    %stepa = arith.constant dense<32> : tensor<64x32xi32, #blocked>
+    %stepb = arith.constant dense<2048> : tensor<32x64xi32, #blocked1>
+    %m = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #blocked}>>
+    %m2 = tile.expand_dims %m {axis = 1 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #blocked}>> -> tensor<64x1xi32, #blocked>
+    %ka = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>>
+    %ka2 = tile.expand_dims %ka {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>> -> tensor<1x32xi32, #blocked>
+    %rowa = arith.muli %m2, %c32 : tensor<64x1xi32, #blocked>
+    %rowa2 = tile.broadcast %rowa : tensor<64x1xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %cola = tile.broadcast %ka2 : tensor<1x32xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %offa = arith.addi %rowa2, %cola : tensor<64x32xi32, #blocked>
+    %basea = tile.splat %a : !tile.ptr<f16> -> tensor<64x32x!tile.ptr<f16>, #blocked>
+    %pa = tile.addptr %basea, %offa : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+    %kb = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 1, parent = #blocked1}>>
+    %kb2 = tile.expand_dims %kb {axis = 1 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 1, parent = #blocked1}>> -> tensor<32x1xi32, #blocked1>
+    %nb = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #blocked1}>>
+    %nb2 = tile.expand_dims %nb {axis = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #blocked1}>> -> tensor<1x64xi32, #blocked1>
+    %rowb = arith.muli %kb2, %c64 : tensor<32x1xi32, #blocked1>
+    %rowb2 = tile.broadcast %rowb : tensor<32x1xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %colb = tile.broadcast %nb2 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %offb = arith.addi %rowb2, %colb : tensor<32x64xi32, #blocked1>
+    %baseb = tile.splat %b : !tile.ptr<f16> -> tensor<32x64x!tile.ptr<f16>, #blocked1>
+    %pb = tile.addptr %baseb, %offb : tensor<32x64x!tile.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %r:3 = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero, %pai = %pa, %pbi = %pb) -> (tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<32x64x!tile.ptr<f16>, #blocked1>) : i32 {
+      %x = tile.load %pai : tensor<64x32x!tile.ptr<f16>, #blocked>
+      %y = tile.load %pbi : tensor<32x64x!tile.ptr<f16>, #blocked1>
+      %xa = tilegpu.convert_layout %x : tensor<64x32xf16, #blocked> -> tensor<64x32xf16, #dot_a>
+      %yb = tilegpu.convert_layout %y : tensor<32x64xf16, #blocked1> -> tensor<32x64xf16, #dot_b>
+      %d = tile.dot %xa, %yb, %acc : tensor<64x32xf16, #dot_a> * tensor<32x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+      %pan = tile.addptr %pai, %stepa : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+      %pbn = tile.addptr %pbi, %stepb : tensor<32x64x!tile.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+      scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<32x64x!tile.ptr<f16>, #blocked1>
+    }
+    return %r#0 : tensor<64x64xf32, #mma>
+  }
+}
+
+// -----
+
+// B's rows have a stride with no known alignment: its vectors would move 2
+// bytes, below cp.async's 4, so B stays a register load and conversion while
+// A is pipelined.
+
+// CHECK-LABEL: func.func @unaligned_b
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf16
+// CHECK-NOT: tilegpu.local_alloc
+// CHECK: scf.for
+// CHECK: tilegpu.async_wait {num = 1 : i32}
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<64x32x!tile.ptr<f16>
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK: tile.load %{{.+}} : tensor<32x64x!tile.ptr<f16>
+// CHECK: tilegpu.local_load
+// CHECK: tilegpu.convert_layout %{{.+}} : tensor<32x64xf16, #{{.+}}> -> tensor<32x64xf16, #dot_op{{.*}}>
+// CHECK: tile.dot
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked1 = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @unaligned_b(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %ldb: i32, %n: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %c32 = arith.constant dense<32> : tensor<64x1xi32, #blocked>
+    %stepa = arith.constant dense<32> : tensor<64x32xi32, #blocked>
+    %m = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #blocked}>>
+    %m2 = tile.expand_dims %m {axis = 1 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #blocked}>> -> tensor<64x1xi32, #blocked>
+    %ka = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>>
+    %ka2 = tile.expand_dims %ka {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>> -> tensor<1x32xi32, #blocked>
+    %rowa = arith.muli %m2, %c32 : tensor<64x1xi32, #blocked>
+    %rowa2 = tile.broadcast %rowa : tensor<64x1xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %cola = tile.broadcast %ka2 : tensor<1x32xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %offa = arith.addi %rowa2, %cola : tensor<64x32xi32, #blocked>
+    %basea = tile.splat %a : !tile.ptr<f16> -> tensor<64x32x!tile.ptr<f16>, #blocked>
+    %pa = tile.addptr %basea, %offa : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+    %ldbs = tile.splat %ldb : i32 -> tensor<32x1xi32, #blocked1>
+    %kb = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 1, parent = #blocked1}>>
+    %kb2 = tile.expand_dims %kb {axis = 1 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 1, parent = #blocked1}>> -> tensor<32x1xi32, #blocked1>
+    %nb = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #blocked1}>>
+    %nb2 = tile.expand_dims %nb {axis = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #blocked1}>> -> tensor<1x64xi32, #blocked1>
+    %rowb = arith.muli %kb2, %ldbs : tensor<32x1xi32, #blocked1>
+    %rowb2 = tile.broadcast %rowb : tensor<32x1xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %colb = tile.broadcast %nb2 : tensor<1x64xi32, #blocked1> -> tensor<32x64xi32, #blocked1>
+    %offb = arith.addi %rowb2, %colb : tensor<32x64xi32, #blocked1>
+    %baseb = tile.splat %b : !tile.ptr<f16> -> tensor<32x64x!tile.ptr<f16>, #blocked1>
+    %pb = tile.addptr %baseb, %offb : tensor<32x64x!tile.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+    %r:3 = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero, %pai = %pa, %pbi = %pb) -> (tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<32x64x!tile.ptr<f16>, #blocked1>) : i32 {
+      %x = tile.load %pai : tensor<64x32x!tile.ptr<f16>, #blocked>
+      %y = tile.load %pbi : tensor<32x64x!tile.ptr<f16>, #blocked1>
+      %xa = tilegpu.convert_layout %x : tensor<64x32xf16, #blocked> -> tensor<64x32xf16, #dot_a>
+      %yb = tilegpu.convert_layout %y : tensor<32x64xf16, #blocked1> -> tensor<32x64xf16, #dot_b>
+      %d = tile.dot %xa, %yb, %acc : tensor<64x32xf16, #dot_a> * tensor<32x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+      %pan = tile.addptr %pai, %stepa : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+      %c32s = arith.constant 32 : i32
+      %s = arith.muli %ldb, %c32s : i32
+      %sb = tile.splat %s : i32 -> tensor<32x64xi32, #blocked1>
+      %pbn = tile.addptr %pbi, %sb : tensor<32x64x!tile.ptr<f16>, #blocked1>, tensor<32x64xi32, #blocked1>
+      scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<32x64x!tile.ptr<f16>, #blocked1>
+    }
+    return %r#0 : tensor<64x64xf32, #mma>
+  }
+}
+
+// -----
+
+// The step of A's pointers depends on the accumulator, so its copies could
+// not run ahead: the loop is left as it was.
+
+// CHECK-LABEL: func.func @depends_on_dot
+// CHECK-NOT: tilegpu.local_alloc
+// CHECK-NOT: tilegpu.async_copy_global_to_local
+// CHECK: tile.load
+// CHECK: tilegpu.convert_layout
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @depends_on_dot(%pa: tensor<64x32x!tile.ptr<f16>, #blocked> , %yb: tensor<32x64xf16, #dot_b>, %n: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %r:2 = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero, %pai = %pa) -> (tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f16>, #blocked>) : i32 {
+      %x = tile.load %pai : tensor<64x32x!tile.ptr<f16>, #blocked>
+      %xa = tilegpu.convert_layout %x : tensor<64x32xf16, #blocked> -> tensor<64x32xf16, #dot_a>
+      %d = tile.dot %xa, %yb, %acc : tensor<64x32xf16, #dot_a> * tensor<32x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+      %big = tile.reduce max %d {axis = 1 : i32} : tensor<64x64xf32, #mma> -> tensor<64xf32, #tilegpu.slice<{dim = 1, parent = #mma}>>
+      %all = tile.reduce max %big {axis = 0 : i32} : tensor<64xf32, #tilegpu.slice<{dim = 1, parent = #mma}>> -> f32
+      %i = arith.fptosi %all : f32 to i32
+      %is = tile.splat %i : i32 -> tensor<64x32xi32, #blocked>
+      %pan = tile.addptr %pai, %is : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+      scf.yield %d, %pan : tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f16>, #blocked>
+    }
+    return %r#0 : tensor<64x64xf32, #mma>
+  }
+}
+
+// -----
+
+// Gathered rows, as in a sparse convolution: each step loads a column of a
+// neighbour map (row indices) and gathers A's rows through it. The index
+// load runs ahead with the copy, its mask predicated like the copy's; the
+// gathered rows are 16-byte aligned (index * 32 elements) and contiguous
+// along K, so they pipeline like an affine tile.
+
+// CHECK-LABEL: func.func @gathered_rows
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf16
+// CHECK: %[[P0:.+]] = arith.cmpi sgt, %{{.+}}, %c0_i32 : i32
+// CHECK: %[[M0:.+]] = tile.splat %[[P0]] : i1 -> tensor<64xi1
+// CHECK: tile.load %{{.+}}, %[[M0]] : tensor<64x!tile.ptr<i32>
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK: scf.for
+// CHECK: tilegpu.async_wait {num = 1 : i32}
+// CHECK: tile.load %{{.+}}, %{{.+}} : tensor<64x!tile.ptr<i32>
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}}, %{{.+}} mask %{{.+}} : tensor<64x32x!tile.ptr<f16>
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK: tilegpu.local_load
+// CHECK: tile.dot
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>
+#rows = #tilegpu.slice<{dim = 1, parent = #blocked}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @gathered_rows(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %map: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %yb: tensor<32x64xf16, #dot_b>, %n: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %c32 = arith.constant dense<32> : tensor<64x1xi32, #blocked>
+    %c64 = arith.constant dense<64> : tensor<64xi32, #rows>
+    %m = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #rows>
+    %mapb = tile.splat %map : !tile.ptr<i32> -> tensor<64x!tile.ptr<i32>, #rows>
+    %pm = tile.addptr %mapb, %m : tensor<64x!tile.ptr<i32>, #rows>, tensor<64xi32, #rows>
+    %ka = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>>
+    %ka2 = tile.expand_dims %ka {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>> -> tensor<1x32xi32, #blocked>
+    %cola = tile.broadcast %ka2 : tensor<1x32xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %basea = tile.splat %x : !tile.ptr<f16> -> tensor<64x32x!tile.ptr<f16>, #blocked>
+    %r:2 = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero, %pmi = %pm) -> (tensor<64x64xf32, #mma>, tensor<64x!tile.ptr<i32>, #rows>) : i32 {
+      %idx = tile.load %pmi : tensor<64x!tile.ptr<i32>, #rows>
+      %idx2 = tile.expand_dims %idx {axis = 1 : i32} : tensor<64xi32, #rows> -> tensor<64x1xi32, #blocked>
+      %rowa = arith.muli %idx2, %c32 : tensor<64x1xi32, #blocked>
+      %rowa2 = tile.broadcast %rowa : tensor<64x1xi32, #blocked> -> tensor<64x32xi32, #blocked>
+      %offa = arith.addi %rowa2, %cola : tensor<64x32xi32, #blocked>
+      %pa = tile.addptr %basea, %offa : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+      %a = tile.load %pa : tensor<64x32x!tile.ptr<f16>, #blocked>
+      %xa = tilegpu.convert_layout %a : tensor<64x32xf16, #blocked> -> tensor<64x32xf16, #dot_a>
+      %d = tile.dot %xa, %yb, %acc : tensor<64x32xf16, #dot_a> * tensor<32x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+      %pmn = tile.addptr %pmi, %c64 : tensor<64x!tile.ptr<i32>, #rows>, tensor<64xi32, #rows>
+      scf.yield %d, %pmn : tensor<64x64xf32, #mma>, tensor<64x!tile.ptr<i32>, #rows>
+    }
+    return %r#0 : tensor<64x64xf32, #mma>
+  }
+}

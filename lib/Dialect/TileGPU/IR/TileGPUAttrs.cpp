@@ -378,3 +378,16 @@ LogicalResult SwizzledSharedEncodingAttr::verify(
   unsigned values[] = {vec, perPhase, maxPhase};
   return verifyPowersOfTwo(emitError, "vec, perPhase and maxPhase", values);
 }
+
+LogicalResult NvmmaSharedEncodingAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, unsigned swizzlingByteWidth,
+    ArrayRef<unsigned> order) {
+  if (swizzlingByteWidth != 32 && swizzlingByteWidth != 64 &&
+      swizzlingByteWidth != 128)
+    return emitError() << "swizzlingByteWidth must be 32, 64 or 128, got "
+                       << swizzlingByteWidth;
+  if (!((order.size() == 2 && order[0] == 0 && order[1] == 1) ||
+        (order.size() == 2 && order[0] == 1 && order[1] == 0)))
+    return emitError() << "order must be a permutation of [0, 2)";
+  return success();
+}

@@ -23,7 +23,7 @@ struct TileGPUOpAsmInterface : OpAsmDialectInterface {
       os << "mma";
     else if (isa<DotOperandEncodingAttr>(attr))
       os << "dot_op";
-    else if (isa<SwizzledSharedEncodingAttr>(attr))
+    else if (isa<SwizzledSharedEncodingAttr, NvmmaSharedEncodingAttr>(attr))
       os << "shared";
     else
       return AliasResult::NoAlias;

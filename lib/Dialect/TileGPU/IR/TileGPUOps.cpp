@@ -132,5 +132,26 @@ LogicalResult AsyncCopyGlobalToLocalOp::verify() {
   return verifySameTile(*this, ptrs, buffer, pointer.getPointeeType());
 }
 
+LogicalResult WarpGroupDotOp::verify() {
+  MemDescType a = getA().getType(), b = getB().getType();
+  auto d = cast<RankedTensorType>(getD().getType());
+  for (MemDescType operand : {a, b})
+    if (!isa<NvmmaSharedEncodingAttr>(operand.getEncoding()) ||
+        operand.getShape().size() != 2)
+      return emitOpError() << "operands must be 2-D nvmma_shared tiles, got "
+                           << operand;
+  auto mma = dyn_cast<MmaEncodingAttr>(d.getEncoding());
+  if (!mma || mma.getVersionMajor() != 3)
+    return emitOpError() << "the accumulator needs an mma v3 layout, got "
+                         << d;
+  if (a.getShape()[1] != b.getShape()[0] ||
+      a.getShape()[0] != d.getDimSize(0) || b.getShape()[1] != d.getDimSize(1))
+    return emitOpError() << "shapes do not make a product: " << a << " * "
+                         << b << " -> " << d;
+  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "operands differ in element type";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "tilec/Dialect/TileGPU/IR/TileGPUOps.cpp.inc"

@@ -53,7 +53,7 @@ LogicalResult
 MemDescType::verify(function_ref<InFlightDiagnostic()> emitError,
                     ArrayRef<int64_t> shape, Type elementType,
                     Attribute encoding, bool isMutable) {
-  auto shared = dyn_cast<SwizzledSharedEncodingAttr>(encoding);
+  auto shared = dyn_cast<SharedEncodingInterface>(encoding);
   if (!shared)
     return emitError() << "a memdesc needs a shared encoding, got "
                        << encoding;
@@ -76,6 +76,6 @@ int64_t MemDescType::getSizeInBytes() const {
   return elements * getElementType().getIntOrFloatBitWidth() / 8;
 }
 
-SwizzledSharedEncodingAttr MemDescType::getSharedEncoding() const {
-  return cast<SwizzledSharedEncodingAttr>(getEncoding());
+SharedEncodingInterface MemDescType::getSharedEncoding() const {
+  return cast<SharedEncodingInterface>(getEncoding());
 }

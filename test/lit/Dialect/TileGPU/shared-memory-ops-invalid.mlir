@@ -67,3 +67,28 @@ func.func @copy_type(%p: tensor<64x32x!tile.ptr<f32>, #blocked>, %m: !tilegpu.me
   tilegpu.async_copy_global_to_local %p, %m : tensor<64x32x!tile.ptr<f32>, #blocked> -> !tilegpu.memdesc<64x32xf16, #shared, mutable>
   return
 }
+
+// -----
+
+// expected-error @+1 {{swizzlingByteWidth must be 32, 64 or 128, got 16}}
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 16, order = [1, 0]}>
+
+// -----
+
+#mma2 = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+func.func @v2_accumulator(%a: !tilegpu.memdesc<64x64xf16, #nv>, %b: !tilegpu.memdesc<64x64xf16, #nv>, %c: tensor<64x64xf32, #mma2>) {
+  // expected-error @+1 {{the accumulator needs an mma v3 layout}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x64xf16, #nv> * !tilegpu.memdesc<64x64xf16, #nv> -> tensor<64x64xf32, #mma2>
+  return
+}
+
+// -----
+
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+func.func @shapes(%a: !tilegpu.memdesc<64x32xf16, #nv>, %b: !tilegpu.memdesc<64x64xf16, #nv>, %c: tensor<64x64xf32, #mma3>) {
+  // expected-error @+1 {{shapes do not make a product}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x32xf16, #nv> * !tilegpu.memdesc<64x64xf16, #nv> -> tensor<64x64xf32, #mma3>
+  return
+}

@@ -34,3 +34,24 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
     return
   }
 }
+
+// -----
+
+// A warpgroup dot reads both operands from nvmma_shared tiles; its
+// accumulator has an mma v3 layout.
+
+// CHECK-DAG: #[[NVA:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+// CHECK-DAG: #[[NVB:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 64, order = [0, 1]}>
+// CHECK-LABEL: func.func @warpgroup
+// CHECK: %[[D:.+]] = tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} {isAsync} : !tilegpu.memdesc<128x64xf16, #[[NVA]], mutable> * !tilegpu.memdesc<64x128xf16, #[[NVB]]> -> tensor<128x128xf32, #{{.+}}>
+// CHECK: tilegpu.warpgroup_dot_wait %[[D]] {pendings = 0 : i32} : tensor<128x128xf32
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 128, 16]}>
+#nva = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#nvb = #tilegpu.nvmma_shared<{swizzlingByteWidth = 64, order = [0, 1]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @warpgroup(%a: !tilegpu.memdesc<128x64xf16, #nva, mutable>, %b: !tilegpu.memdesc<64x128xf16, #nvb>, %c: tensor<128x128xf32, #mma3>) -> tensor<128x128xf32, #mma3> {
+    %d = tilegpu.warpgroup_dot %a, %b, %c {isAsync} : !tilegpu.memdesc<128x64xf16, #nva, mutable> * !tilegpu.memdesc<64x128xf16, #nvb> -> tensor<128x128xf32, #mma3>
+    %w = tilegpu.warpgroup_dot_wait %d {pendings = 0 : i32} : tensor<128x128xf32, #mma3>
+    return %w : tensor<128x128xf32, #mma3>
+  }
+}

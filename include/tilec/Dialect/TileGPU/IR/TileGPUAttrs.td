@@ -30,6 +30,19 @@ def TileGPU_DistributedLayoutInterface
   ];
 }
 
+def TileGPU_SharedEncodingInterface : AttrInterface<"SharedEncodingInterface"> {
+  let cppNamespace = "::tilec::tilegpu";
+  let description = [{
+    A layout of a tile in shared memory (a `!tilegpu.memdesc`'s encoding):
+    where element (row, col) of a 2-D tile sits, with col = dimension
+    order[0] (the contiguous one) and row = order[1].
+  }];
+  let methods = [
+    InterfaceMethod<"Dimensions, fastest first.",
+      "::llvm::ArrayRef<unsigned>", "getOrder">,
+  ];
+}
+
 // A list of unsigned integers printed as `[1, 2]`.
 def TileGPU_UnsignedList : ArrayRefParameter<"unsigned"> {
   let parser = "::tilec::tilegpu::parseUnsignedList($_parser)";
@@ -108,7 +121,8 @@ def TileGPU_DotOperandEncodingAttr : TileGPU_Attr<"DotOperandEncoding", "dot_op"
 }
 
 def TileGPU_SwizzledSharedEncodingAttr
-    : TileGPU_Attr<"SwizzledSharedEncoding", "swizzled_shared"> {
+    : TileGPU_Attr<"SwizzledSharedEncoding", "swizzled_shared",
+                   [TileGPU_SharedEncodingInterface]> {
   let summary = "A tensor in shared memory with XOR-swizzled vectors";
   let description = [{
     Row = dimension order[1], column = order[0]:
@@ -118,6 +132,28 @@ def TileGPU_SwizzledSharedEncodingAttr
   }];
   let parameters = (ins "unsigned":$vec, "unsigned":$perPhase,
                         "unsigned":$maxPhase, TileGPU_UnsignedList:$order);
+  let assemblyFormat = "`<` `{` struct(params) `}` `>`";
+  let genVerifyDecl = 1;
+}
+
+def TileGPU_NvmmaSharedEncodingAttr
+    : TileGPU_Attr<"NvmmaSharedEncoding", "nvmma_shared",
+                   [TileGPU_SharedEncodingInterface]> {
+  let summary = "A tile in the shared layout Hopper's wgmma reads";
+  let description = [{
+    The layout wgmma's matrix descriptors address with a 32-, 64- or
+    128-byte swizzle (`swizzlingByteWidth`). The contiguous dimension
+    (order[0], "col") is cut into blocks of `swizzlingByteWidth` bytes;
+    each block holds every row, one after the other, and blocks follow each
+    other. Within a block, 16-byte chunk c of row r is stored at chunk
+    c xor ((r / (128 / swizzlingByteWidth)) mod (swizzlingByteWidth / 16)),
+    so that eight consecutive rows of one chunk fall in different banks.
+    When a row fits one block this is `swizzled_shared` with 16-byte
+    vectors. The pattern repeats every 8 x 128 bytes: buffers are placed at
+    1024-byte boundaries.
+  }];
+  let parameters = (ins "unsigned":$swizzlingByteWidth,
+                        TileGPU_UnsignedList:$order);
   let assemblyFormat = "`<` `{` struct(params) `}` `>`";
   let genVerifyDecl = 1;
 }

@@ -12,7 +12,8 @@ def TileGPU_Dialect : Dialect {
   let description = [{
     In ttgir every tensor type carries a layout encoding that says which
     thread holds which element: distributed layouts (`blocked`, `slice`,
-    `mma`, `dot_op`) for values in registers, and `swizzled_shared` for
+    `mma`, `dot_op`) for values in registers, and `swizzled_shared` or
+    `nvmma_shared` (what wgmma reads) for
     shared memory, where tensors live as `!tilegpu.memdesc` buffers
     (`local_alloc`, `local_store`, `local_load`, `async_copy_global_to_local`).
     `tile` ops keep working on encoded tensors;

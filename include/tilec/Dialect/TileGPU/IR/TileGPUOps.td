@@ -191,4 +191,46 @@ def TileGPU_BarrierOp : TileGPU_Op<"barrier", [
   let assemblyFormat = "attr-dict";
 }
 
+//===----------------------------------------------------------------------===//
+// Hopper warpgroup MMA
+//===----------------------------------------------------------------------===//
+
+def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>]>,
+    AllTypesMatch<["c", "d"]>]> {
+  let summary = "d = a * b + c on Hopper tensor cores (wgmma), operands in shared memory";
+  let description = [{
+    `a` (MxK) and `b` (KxN) are `nvmma_shared` tiles; `c` and `d` have an
+    `mma` layout of version 3. Each warpgroup (four consecutive warps)
+    issues `wgmma.mma_async` instructions of `instrShape` [16, N, K] per
+    warp (m64nNk16 per warpgroup) over its rows and columns, as one group.
+    Without `isAsync` the group is waited for at once; with it the result
+    may only be read after a `warpgroup_dot_wait` that covers it, and the
+    operands may not be overwritten before that.
+    ```mlir
+    %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<128x64xf16, #nvmma, mutable> * !tilegpu.memdesc<64x128xf16, #nvmma1, mutable> -> tensor<128x128xf32, #mma>
+    ```
+  }];
+  let arguments = (ins TileGPU_MemDesc:$a, TileGPU_MemDesc:$b,
+                       AnyRankedTensor:$c, UnitAttr:$isAsync);
+  let results = (outs AnyRankedTensor:$d);
+  let assemblyFormat = [{
+    $a `,` $b `,` $c attr-dict `:` qualified(type($a)) `*` qualified(type($b)) `->` type($d)
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_WarpGroupDotWaitOp : TileGPU_Op<"warpgroup_dot_wait", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>]>,
+    AllTypesMatch<["inputs", "outputs"]>]> {
+  let summary = "Wait until at most `pendings` groups of warpgroup dots are in flight";
+  let description = [{
+    The results are the inputs, readable now; they are threaded through so
+    that nothing reads an accumulator before its wait.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I32Attr:$pendings);
+  let results = (outs Variadic<AnyRankedTensor>:$outputs);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs)";
+}
+
 #endif // TILEC_DIALECT_TILEGPU_IR_TILEGPUOPS_TD

@@ -12,8 +12,8 @@ def TileGPU_MemDescType : TypeDef<TileGPU_Dialect, "MemDesc"> {
   let description = [{
     A block of shared memory holding a tensor of `shape`, written by
     `local_store` or `async_copy_global_to_local`, read by `local_load`.
-    The shared `encoding` (`#tilegpu.swizzled_shared`) places the trailing
-    `order.size()` dimensions; leading dimensions index whole copies laid
+    The shared `encoding` (`#tilegpu.swizzled_shared` or
+    `#tilegpu.nvmma_shared`) places the trailing two dimensions; leading dimensions index whole copies laid
     one after the other (the ring of a software pipeline), which
     `memdesc_index` selects. `mutable` buffers may be written after they are
     allocated; a `local_alloc` from a tensor gives an immutable one.
@@ -31,7 +31,7 @@ def TileGPU_MemDescType : TypeDef<TileGPU_Dialect, "MemDesc"> {
     /// Bytes of one whole descriptor (every leading copy included).
     int64_t getSizeInBytes() const;
     /// The shared encoding; verified to be one.
-    SwizzledSharedEncodingAttr getSharedEncoding() const;
+    SharedEncodingInterface getSharedEncoding() const;
   }];
 }
 

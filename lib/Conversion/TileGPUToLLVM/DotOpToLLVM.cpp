@@ -154,11 +154,11 @@ struct MmaInstruction {
 
 /// An f32 operand rounded to tf32. mma.sync reads a .tf32 operand from the
 /// upper 19 bits of its register (sign, exponent, 10 mantissa bits) and does
-/// not round what lies below, so raw f32 bits would be truncated: a bias
-/// toward zero of up to 2^-10 relative, of one sign for every product, that
-/// grows with K. cvt.rna rounds to nearest (ties away from zero, as Triton
-/// does): the error is at most 2^-11 and unbiased, so it partly cancels
-/// along K.
+/// not round what lies below, so raw f32 bits would be truncated: every
+/// product shrinks in magnitude (by up to 2^-9 relative), and where products
+/// share a sign the error grows linearly with K. cvt.rna rounds to nearest
+/// (ties away from zero, as Triton does): at most 2^-11 per operand, of
+/// either sign, so errors partly cancel along K.
 Value roundToTf32(OpBuilder &builder, Location loc, Value value) {
   return NVVM::ConvertFloatToTF32Op::create(builder, loc, builder.getI32Type(),
                                             value, NVVM::FPRoundingMode::RNA);

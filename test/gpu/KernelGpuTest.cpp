@@ -164,6 +164,21 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
                 false, "M=1000,N=1000,K=1000"},
+        // tf32 on tensor cores (mma.sync m16n8k8, tf32 tolerance): the
+        // 128x128 tile at 4096^3 and at sizes odd in every dimension, tails,
+        // and a K-contiguous B.
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
+                false, "M=4096,N=4096,K=4096"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
+                false, "M=1111,N=2222,K=3333"},
+        GpuCase{"matmul",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
+                true},
+        GpuCase{"matmul",
+                "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32,ALLOW_TF32=1",
+                true, "stride_bk=1,stride_bn=208"},
         // Padded rows: A's and C's row strides larger than the row.
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true,
                 "stride_am=221,stride_cm=183"},

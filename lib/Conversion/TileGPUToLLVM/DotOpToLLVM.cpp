@@ -1,10 +1,11 @@
-//===- DotOpToLLVM.cpp - tile.dot on CUDA cores ---------------------------===//
+//===- DotOpToLLVM.cpp - tile.dot on CUDA cores and tensor cores ----------===//
 //
 // The FMA path: with a and b in dot_op layouts of the accumulator's blocked
 // layout, each thread already holds the rows of a and the columns of b its
 // accumulator elements need, so d[m, n] = c[m, n] + sum_k a[m, k] * b[k, n]
-// is a chain of fused multiply-adds in registers. Tensor-core layouts (mma)
-// lower elsewhere.
+// is a chain of fused multiply-adds in registers. With an mma accumulator,
+// the operands are the mma.sync fragments and each 16x8xk tile is one
+// instruction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,10 +126,93 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   }
 };
 
-/// Tensor cores: mma.sync.m16n8k16 with a, b as the PTX fragments (the
-/// dot_op<mma, kWidth = 2> layouts hold them in fragment order: registers
-/// a0..a7 / b0..b3 of one instruction are consecutive, then repeats) and the
-/// accumulator as its C/D fragment. Each instruction tile is found by
+/// The mma.sync an operand type runs on, and how its fragment registers
+/// become the instruction's 32-bit operands: m16n8k16 for f16/bf16 (two K
+/// elements per operand, the lower K in the low half), m16n8k8 for tf32 (one).
+struct MmaInstruction {
+  int64_t k;
+  unsigned elementsPerOperand;
+  std::optional<std::array<NVVM::MMATypes, 2>> multiplicandTypes;
+
+  static FailureOr<MmaInstruction> get(Type elem) {
+    if (elem.isF16())
+      return MmaInstruction{16, 2, std::nullopt};
+    if (elem.isBF16())
+      // bf16 pairs go in as the i32 that holds them, with the PTX type named
+      // (NVVM cannot infer bf16 from i32).
+      return MmaInstruction{
+          16, 2, {{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16}}};
+    if (elem.isF32())
+      return MmaInstruction{
+          8, 1, {{NVVM::MMATypes::tf32, NVVM::MMATypes::tf32}}};
+    return failure();
+  }
+  /// Per-lane elements of one instruction's A (16 x k) and B (k x 8).
+  unsigned aElements() const { return 16 * k / 32; }
+  unsigned bElements() const { return 8 * k / 32; }
+};
+
+/// An f32 operand rounded to tf32. mma.sync reads a .tf32 operand from the
+/// upper 19 bits of its register (sign, exponent, 10 mantissa bits) and does
+/// not round what lies below, so raw f32 bits would be truncated: every
+/// product shrinks in magnitude (by up to 2^-9 relative), and where products
+/// share a sign the error grows linearly with K. cvt.rna rounds to nearest
+/// (ties away from zero, as Triton does): at most 2^-11 per operand, of
+/// either sign, so errors partly cancel along K.
+Value roundToTf32(OpBuilder &builder, Location loc, Value value) {
+  return NVVM::ConvertFloatToTF32Op::create(builder, loc, builder.getI32Type(),
+                                            value, NVVM::FPRoundingMode::RNA);
+}
+
+/// The pair (lo, hi) of 16-bit elements as one mma.sync operand.
+Value packPair(OpBuilder &builder, Location loc, Value lo, Value hi) {
+  auto pairType = VectorType::get({2}, lo.getType());
+  // Operands that ldmatrix loaded arrive as the two halves of one register:
+  // reuse it rather than rebuild it.
+  auto loExtract = lo.getDefiningOp<LLVM::ExtractElementOp>();
+  auto hiExtract = hi.getDefiningOp<LLVM::ExtractElementOp>();
+  APInt loIndex, hiIndex;
+  Value pair;
+  if (loExtract && hiExtract &&
+      loExtract.getVector() == hiExtract.getVector() &&
+      loExtract.getVector().getType() == pairType &&
+      matchPattern(loExtract.getPosition(), m_ConstantInt(&loIndex)) &&
+      matchPattern(hiExtract.getPosition(), m_ConstantInt(&hiIndex)) &&
+      loIndex == 0 && hiIndex == 1) {
+    pair = loExtract.getVector();
+  } else {
+    pair = LLVM::UndefOp::create(builder, loc, pairType);
+    pair = LLVM::InsertElementOp::create(builder, loc, pair, lo,
+                                         i32Const(builder, loc, 0));
+    pair = LLVM::InsertElementOp::create(builder, loc, pair, hi,
+                                         i32Const(builder, loc, 1));
+  }
+  if (lo.getType().isBF16())
+    return LLVM::BitcastOp::create(builder, loc, builder.getI32Type(), pair);
+  return pair;
+}
+
+/// The registers of one instruction's fragment at tile origin (row0, col0):
+/// the instruction's i-th element is register i of the first tile, moved.
+LogicalResult
+findFragment(const LinearLayout &layout,
+             const llvm::DenseMap<std::pair<int64_t, int64_t>, unsigned> &index,
+             unsigned count, int64_t row0, int64_t col0,
+             SmallVectorImpl<unsigned> &regs) {
+  for (unsigned i = 0; i < count; ++i) {
+    LinearLayout::Basis coords = layout.registerCoords(i);
+    auto it = index.find({coords[0] + row0, coords[1] + col0});
+    if (it == index.end())
+      return failure();
+    regs.push_back(it->second);
+  }
+  return success();
+}
+
+/// Tensor cores: mma.sync m16n8k16 (f16/bf16) or m16n8k8 (tf32) with a, b as
+/// the PTX fragments (the dot_op<mma, kWidth> layouts hold them in fragment
+/// order: the registers of one instruction are consecutive, then repeats)
+/// and the accumulator as its C/D fragment. Each instruction tile is found by
 /// coordinates, so any repeat order works.
 struct MmaDotOpConversion : OpConversionPattern<tile::DotOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -142,109 +226,75 @@ struct MmaDotOpConversion : OpConversionPattern<tile::DotOp> {
     auto mma = dyn_cast<MmaEncodingAttr>(cType.getEncoding());
     if (!mma)
       return rewriter.notifyMatchFailure(op, "not an mma accumulator");
+    FailureOr<MmaInstruction> instr =
+        MmaInstruction::get(aType.getElementType());
+    bool tf32 = aType.getElementType().isF32();
     if (mma.getVersionMajor() != 2 || !cType.getElementType().isF32() ||
-        !(aType.getElementType().isF16() || aType.getElementType().isBF16()))
-      return op.emitError("tensor-core dot lowers mma v2 with f16/bf16 "
-                          "inputs and an f32 accumulator only");
-    Location loc = op.getLoc();
+        failed(instr) ||
+        (tf32 && op.getInputPrecision() != tile::InputPrecision::TF32))
+      return op.emitError("tensor-core dot lowers mma v2 with f16/bf16 or "
+                          "tf32 inputs and an f32 accumulator only");
     LinearLayout a = getLinearLayout(aType), b = getLinearLayout(bType);
     LinearLayout c = getLinearLayout(cType);
     if (a.getNumRegisters() != adaptor.getA().size() ||
         b.getNumRegisters() != adaptor.getB().size() ||
         c.getNumRegisters() != adaptor.getC().size())
       return op.emitError("register counts do not match the layouts");
+    Location loc = op.getLoc();
+    ValueRange aRegs = adaptor.getA(), bRegs = adaptor.getB();
+    // The operands of one fragment, in instruction order. tf32 registers are
+    // rounded where first used, once each: a register feeds several tiles.
+    llvm::DenseMap<Value, Value> rounded;
+    auto operands = [&](ValueRange regs, ArrayRef<unsigned> frag) {
+      SmallVector<Value> result;
+      for (unsigned i = 0; i < frag.size(); i += instr->elementsPerOperand) {
+        Value reg = regs[frag[i]];
+        if (!tf32) {
+          result.push_back(packPair(rewriter, loc, reg, regs[frag[i + 1]]));
+          continue;
+        }
+        Value &word = rounded[reg];
+        if (!word)
+          word = roundToTf32(rewriter, loc, reg);
+        result.push_back(word);
+      }
+      return result;
+    };
     auto aIndex = indexRegisters(a), bIndex = indexRegisters(b),
          cIndex = indexRegisters(c);
-    unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
     int64_t m = cType.getDimSize(0), n = cType.getDimSize(1),
             k = aType.getDimSize(1);
-    int64_t stepM = 16 * wm, stepN = 8 * wn;
-    Type elem = aType.getElementType();
-    auto pairType = VectorType::get({2}, elem);
-    auto packPair = [&](Value lo, Value hi) -> Value {
-      // Operands that ldmatrix loaded arrive as the two halves of one
-      // register: reuse it rather than rebuild it.
-      auto loExtract = lo.getDefiningOp<LLVM::ExtractElementOp>();
-      auto hiExtract = hi.getDefiningOp<LLVM::ExtractElementOp>();
-      APInt loIndex, hiIndex;
-      if (loExtract && hiExtract &&
-          loExtract.getVector() == hiExtract.getVector() &&
-          loExtract.getVector().getType() == pairType &&
-          matchPattern(loExtract.getPosition(), m_ConstantInt(&loIndex)) &&
-          matchPattern(hiExtract.getPosition(), m_ConstantInt(&hiIndex)) &&
-          loIndex == 0 && hiIndex == 1)
-        return loExtract.getVector();
-      Value vec = LLVM::UndefOp::create(rewriter, loc, pairType);
-      vec = LLVM::InsertElementOp::create(rewriter, loc, vec, lo,
-                                          i32Const(rewriter, loc, 0));
-      return LLVM::InsertElementOp::create(rewriter, loc, vec, hi,
-                                           i32Const(rewriter, loc, 1));
-    };
-    // f16 pairs go in as vector<2xf16>; bf16 pairs as the i32 that holds
-    // them, with the PTX type named (NVVM cannot infer bf16 from i32).
-    bool isBF16 = elem.isBF16();
-    std::optional<std::array<NVVM::MMATypes, 2>> multiplicandTypes;
-    if (isBF16)
-      multiplicandTypes = {NVVM::MMATypes::bf16, NVVM::MMATypes::bf16};
-    auto asOperand = [&](Value pair) -> Value {
-      if (!isBF16)
-        return pair;
-      return LLVM::BitcastOp::create(rewriter, loc, rewriter.getI32Type(),
-                                     pair);
-    };
-    // The registers of one instruction's fragment at a tile origin.
-    auto fragment = [&](const LinearLayout &layout, const auto &index,
-                        unsigned count, int64_t row0, int64_t col0,
-                        SmallVectorImpl<unsigned> &regs) -> LogicalResult {
-      for (unsigned i = 0; i < count; ++i) {
-        LinearLayout::Basis coords = layout.registerCoords(i);
-        auto it = index.find({coords[0] + row0, coords[1] + col0});
-        if (it == index.end())
-          return failure();
-        regs.push_back(it->second);
-      }
-      return success();
-    };
-    ValueRange aRegs = adaptor.getA(), bRegs = adaptor.getB();
+    int64_t stepM = 16 * mma.getWarpsPerCTA()[0],
+            stepN = 8 * mma.getWarpsPerCTA()[1];
     Registers acc(adaptor.getC().begin(), adaptor.getC().end());
-    Type f32 = rewriter.getF32Type();
     auto resultType = LLVM::LLVMStructType::getLiteral(
-        getContext(), SmallVector<Type>(4, f32));
+        getContext(), SmallVector<Type>(4, rewriter.getF32Type()));
     // Tiles beyond the tensor (small shapes) wrap onto the same registers:
     // only tiles inside it are issued.
     for (int64_t m0 = 0; m0 < std::max<int64_t>(m, 16); m0 += stepM)
-      for (int64_t n0 = 0; n0 < std::max<int64_t>(n, 8); n0 += stepN) {
-        SmallVector<unsigned> cFrag;
-        if (failed(fragment(c, cIndex, 4, m0, n0, cFrag)))
-          return op.emitError("accumulator fragment not found at (")
-                 << m0 << ", " << n0 << ")";
-        SmallVector<Value> cVals;
-        for (unsigned reg : cFrag)
-          cVals.push_back(acc[reg]);
-        for (int64_t k0 = 0; k0 < k; k0 += 16) {
-          SmallVector<unsigned> aFrag, bFrag;
-          if (failed(fragment(a, aIndex, 8, m0, k0, aFrag)) ||
-              failed(fragment(b, bIndex, 4, k0, n0, bFrag)))
+      for (int64_t n0 = 0; n0 < std::max<int64_t>(n, 8); n0 += stepN)
+        for (int64_t k0 = 0; k0 < k; k0 += instr->k) {
+          SmallVector<unsigned> aFrag, bFrag, cFrag;
+          if (failed(findFragment(c, cIndex, 4, m0, n0, cFrag)))
+            return op.emitError("accumulator fragment not found at (")
+                   << m0 << ", " << n0 << ")";
+          if (failed(
+                  findFragment(a, aIndex, instr->aElements(), m0, k0, aFrag)) ||
+              failed(
+                  findFragment(b, bIndex, instr->bElements(), k0, n0, bFrag)))
             return op.emitError("operand fragment not found at k = ") << k0;
-          SmallVector<Value> aOps, bOps;
-          for (unsigned i = 0; i < 8; i += 2)
-            aOps.push_back(
-                asOperand(packPair(aRegs[aFrag[i]], aRegs[aFrag[i + 1]])));
-          for (unsigned i = 0; i < 4; i += 2)
-            bOps.push_back(
-                asOperand(packPair(bRegs[bFrag[i]], bRegs[bFrag[i + 1]])));
+          SmallVector<Value> cVals;
+          for (unsigned reg : cFrag)
+            cVals.push_back(acc[reg]);
           Value result = NVVM::MmaOp::create(
-              rewriter, loc, resultType, aOps, bOps, cVals,
-              ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
-              multiplicandTypes,
+              rewriter, loc, resultType, operands(aRegs, aFrag),
+              operands(bRegs, bFrag), cVals, ArrayRef<int64_t>{16, 8, instr->k},
+              std::nullopt, std::nullopt, instr->multiplicandTypes,
               std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
                                              NVVM::MMALayout::col});
-          for (unsigned i = 0; i < 4; ++i)
-            cVals[i] = LLVM::ExtractValueOp::create(rewriter, loc, result, i);
+          for (auto [i, reg] : llvm::enumerate(cFrag))
+            acc[reg] = LLVM::ExtractValueOp::create(rewriter, loc, result, i);
         }
-        for (auto [i, reg] : llvm::enumerate(cFrag))
-          acc[reg] = cVals[i];
-      }
     rewriter.replaceOpWithMultiple(op, {acc});
     return success();
   }

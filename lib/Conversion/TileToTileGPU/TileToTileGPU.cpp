@@ -210,14 +210,15 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
-/// dot: on sm_80+ with 16-bit inputs and an f32 accumulator, tensor cores
-/// (mma.sync m16n8k16): the accumulator takes an mma layout, the operands the
-/// matching dot_op fragments. Otherwise the FMA path: the accumulator takes a
-/// blocked layout with a 4x4 block per thread (where the shape allows), so
-/// that each thread's rows of a and columns of b are reused across 4 columns
-/// and 4 rows; a and b take the dot_op layouts of it. Converts around the dot
-/// are removed by remove-layout-conversions (the accumulator is usually
-/// loop-carried).
+/// dot: on sm_80+ with an f32 accumulator and either 16-bit inputs
+/// (mma.sync m16n8k16) or f32 inputs the dot allows to round to tf32
+/// (m16n8k8), tensor cores: the accumulator takes an mma layout, the operands
+/// the matching dot_op fragments. Otherwise the FMA path: the accumulator
+/// takes a blocked layout with a 4x4 block per thread (where the shape
+/// allows), so that each thread's rows of a and columns of b are reused across
+/// 4 columns and 4 rows; a and b take the dot_op layouts of it. Converts
+/// around the dot are removed by remove-layout-conversions (the accumulator is
+/// usually loop-carried).
 struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   DotOpConversion(const TileGPUTypeConverter &converter, MLIRContext *context,
                   PatternBenefit benefit, unsigned computeCapability)
@@ -225,15 +226,35 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
         numWarps(converter.getNumWarps()),
         computeCapability(computeCapability) {}
 
-  /// The mma layout for an MxN accumulator, or null when tensor cores do not
-  /// apply. Warps go where the shape has more 16x8 tiles (M on ties).
-  Attribute getMmaLayout(tile::DotOp op, ArrayRef<int64_t> shape) const {
-    Type aElem = cast<RankedTensorType>(op.getA().getType()).getElementType();
+  /// The kWidth of the mma.sync operands of `op` (consecutive K elements per
+  /// thread: 2 for f16/bf16, 1 for tf32), or nullopt when tensor cores do not
+  /// apply. Other f32 dots (ieee, tf32x3) stay on FMA, whose products are
+  /// exact f32: tf32 keeps 10 of the 23 mantissa bits.
+  std::optional<unsigned> getMmaKWidth(tile::DotOp op,
+                                       ArrayRef<int64_t> shape) const {
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    Type aElem = aType.getElementType();
     Type cElem = cast<RankedTensorType>(op.getC().getType()).getElementType();
-    int64_t k = cast<RankedTensorType>(op.getA().getType()).getDimSize(1);
-    if (computeCapability < 80 || !(aElem.isF16() || aElem.isBF16()) ||
-        !cElem.isF32() || shape[0] < 16 || shape[1] < 8 || k < 16)
-      return {};
+    if (computeCapability < 80 || !cElem.isF32() || shape[0] < 16 ||
+        shape[1] < 8)
+      return std::nullopt;
+    unsigned kWidth;
+    if (aElem.isF16() || aElem.isBF16())
+      kWidth = 2;
+    else if (aElem.isF32() &&
+             op.getInputPrecision() == tile::InputPrecision::TF32)
+      kWidth = 1;
+    else
+      return std::nullopt;
+    // One instruction spans 16 (16-bit) or 8 (tf32) elements of K.
+    if (aType.getDimSize(1) < 8 * kWidth)
+      return std::nullopt;
+    return kWidth;
+  }
+
+  /// The mma layout for an MxN accumulator. Warps go where the shape has more
+  /// 16x8 tiles (M on ties).
+  Attribute getMmaLayout(ArrayRef<int64_t> shape) const {
     unsigned wm = 1, wn = 1;
     while (wm * wn < numWarps) {
       int64_t tilesM = shape[0] / (16 * wm), tilesN = shape[1] / (8 * wn);
@@ -265,10 +286,9 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
     auto defaultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
     ArrayRef<int64_t> shape = defaultType.getShape();
-    Attribute parent = getMmaLayout(op, shape);
-    unsigned kWidth = parent ? 2 : 0;
-    if (!parent)
-      parent = getFmaLayout(shape);
+    std::optional<unsigned> mmaKWidth = getMmaKWidth(op, shape);
+    Attribute parent = mmaKWidth ? getMmaLayout(shape) : getFmaLayout(shape);
+    unsigned kWidth = mmaKWidth.value_or(0);
     auto accType = RankedTensorType::get(shape, defaultType.getElementType(),
                                          parent);
     Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), parent);

@@ -1,5 +1,6 @@
 // RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu | FileCheck %s
 // RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu="num-warps=8 target=sm_80" | FileCheck %s --check-prefix=WARPS8
+// RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu="target=sm_75" | FileCheck %s --check-prefix=SM75
 
 // Elementwise code gets Triton's default layout: one element per thread,
 // lanes then warps along the fastest dimension.
@@ -96,5 +97,45 @@ func.func @dot_loop(%a: tensor<32x8xf16>, %b: tensor<8x16xf16>, %n: index) -> te
 // CHECK: tile.dot %{{.*}} : tensor<64x32xf16, #[[MA]]> * tensor<32x64xf16, #[[MB]]> -> tensor<64x64xf32, #[[MMA]]>
 func.func @dot_mma(%a: tensor<64x32xf16>, %b: tensor<32x64xf16>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %d = tile.dot %a, %b, %c : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32>
+  return %d : tensor<64x64xf32>
+}
+
+// -----
+
+// f32 inputs the dot allows to round to tf32: tensor cores (mma.sync
+// m16n8k8), with one K element per thread and register (kWidth 1).
+// CHECK-DAG: #[[TMMA:.+]] = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+// CHECK-DAG: #[[TA:.+]] = #tilegpu.dot_op<{opIdx = 0, parent = #[[TMMA]], kWidth = 1}>
+// CHECK-DAG: #[[TB:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #[[TMMA]], kWidth = 1}>
+// CHECK-LABEL: func.func @dot_tf32
+// CHECK: tile.dot %{{.*}} {inputPrecision = #tile.precision<tf32>} : tensor<64x32xf32, #[[TA]]> * tensor<32x64xf32, #[[TB]]> -> tensor<64x64xf32, #[[TMMA]]>
+// Before sm_80 there is no tf32 mma.sync: FMA.
+// SM75-LABEL: func.func @dot_tf32
+// SM75: tile.dot %{{.*}} {inputPrecision = #tile.precision<tf32>} : tensor<64x32xf32, #dot_op> * tensor<32x64xf32, #dot_op1> -> tensor<64x64xf32, #blocked{{[0-9]*}}>
+func.func @dot_tf32(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %d = tile.dot %a, %b, %c {inputPrecision = #tile.precision<tf32>} : tensor<64x32xf32> * tensor<32x64xf32> -> tensor<64x64xf32>
+  return %d : tensor<64x64xf32>
+}
+
+// -----
+
+// IEEE f32 dots keep exact f32 products: the FMA path (blocked accumulator,
+// dot_op operands without kWidth), as do tf32 dots too small for one m16n8k8
+// (K < 8).
+// CHECK-DAG: #[[FACC:.+]] = #tilegpu.blocked<{sizePerThread = [4, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[FA:.+]] = #tilegpu.dot_op<{opIdx = 0, parent = #[[FACC]]}>
+// CHECK-DAG: #[[FB:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #[[FACC]]}>
+// CHECK-LABEL: func.func @dot_f32_ieee
+// CHECK: tile.dot %{{.*}} : tensor<64x32xf32, #[[FA]]> * tensor<32x64xf32, #[[FB]]> -> tensor<64x64xf32, #[[FACC]]>
+// CHECK-NOT: tilegpu.mma
+// CHECK-LABEL: func.func @dot_tf32_short_k
+// CHECK-NOT: tilegpu.mma
+// CHECK: tile.dot %{{.*}} {inputPrecision = #tile.precision<tf32>} : tensor<64x4xf32, #{{.*}}> * tensor<4x64xf32, #{{.*}}> -> tensor<64x64xf32, #[[FACC]]>
+func.func @dot_f32_ieee(%a: tensor<64x32xf32>, %b: tensor<32x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %d = tile.dot %a, %b, %c : tensor<64x32xf32> * tensor<32x64xf32> -> tensor<64x64xf32>
+  return %d : tensor<64x64xf32>
+}
+func.func @dot_tf32_short_k(%a: tensor<64x4xf32>, %b: tensor<4x64xf32>, %c: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %d = tile.dot %a, %b, %c {inputPrecision = #tile.precision<tf32>} : tensor<64x4xf32> * tensor<4x64xf32> -> tensor<64x64xf32>
   return %d : tensor<64x64xf32>
 }

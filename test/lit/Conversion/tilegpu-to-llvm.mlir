@@ -98,6 +98,40 @@ func.func @dot(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %c: !tile.ptr<
 
 // -----
 
+// f32 dots that allow tf32 run on tensor cores too: each operand register is
+// rounded once (cvt.rna.tf32.f32), then one mma.sync.m16n8k8 per 16x8x8 tile,
+// K in steps of 8 (here two), each fragment register one i32 operand.
+// CHECK-LABEL: llvm.func @dot_tf32
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK-NOT: llvm.intr.fma
+// CHECK: nvvm.mma.sync A[%{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}] B[%{{[^,]*}}, %{{[^,]*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<tf32>, multiplicandBPtxType = #nvvm.mma_type<tf32>, shape = #nvvm.shape<m = 16, n = 8, k = 8>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 8>
+// CHECK-NOT: nvvm.mma.sync
+// CHECK-NOT: llvm.intr.fma
+// CHECK: llvm.return
+func.func @dot_tf32(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r16 = tile.make_range {start = 0 : i32, end = 16 : i32} : tensor<16xi32>
+  %row = tile.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tile.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %c16 = arith.constant dense<16> : tensor<16x1xi32>
+  %rows = arith.muli %row, %c16 : tensor<16x1xi32>
+  %rb = tile.broadcast %rows : tensor<16x1xi32> -> tensor<16x16xi32>
+  %cb = tile.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %off = arith.addi %rb, %cb : tensor<16x16xi32>
+  %as = tile.splat %a : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
+  %ap = tile.addptr %as, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
+  %av = tile.load %ap : tensor<16x16x!tile.ptr<f32>>
+  %zero = arith.constant dense<0.0> : tensor<16x16xf32>
+  %d = tile.dot %av, %av, %zero {inputPrecision = #tile.precision<tf32>} : tensor<16x16xf32> * tensor<16x16xf32> -> tensor<16x16xf32>
+  %cs = tile.splat %c : !tile.ptr<f32> -> tensor<16x16x!tile.ptr<f32>>
+  %cp = tile.addptr %cs, %off : tensor<16x16x!tile.ptr<f32>>, tensor<16x16xi32>
+  tile.store %cp, %d : tensor<16x16x!tile.ptr<f32>>
+  return
+}
+
+// -----
+
 // f32 (ieee) dots run on CUDA cores: each accumulator register is a chain of
 // fused multiply-adds over registers the thread holds.
 // CHECK-LABEL: llvm.func @dot_f32

@@ -130,6 +130,67 @@ TEST_F(LinearLayoutTest, DotOperandsMatchPtxM16N8K16Fragments) {
   }
 }
 
+TEST_F(LinearLayoutTest, DotOperandsMatchPtxM16N8K8Tf32Fragments) {
+  auto mma = tilec::tilegpu::MmaEncodingAttr::get(&context, 2, {1, 1}, {16, 8});
+  auto a = tilec::tilegpu::DotOperandEncodingAttr::get(&context, 0, mma, 1)
+               .toLinearLayout({16, 8});
+  auto b = tilec::tilegpu::DotOperandEncodingAttr::get(&context, 1, mma, 1)
+               .toLinearLayout({8, 8});
+  ASSERT_EQ(a.getNumRegisters(), 4u);
+  ASSERT_EQ(b.getNumRegisters(), 2u);
+  for (unsigned l = 0; l < 32; ++l) {
+    int64_t g = l / 4, t = l % 4;
+    // a0 = (g, t), a1 = (g + 8, t), a2 = (g, t + 4), a3 = (g + 8, t + 4).
+    const int64_t aRow[4] = {g, g + 8, g, g + 8};
+    const int64_t aCol[4] = {t, t, t + 4, t + 4};
+    for (unsigned r = 0; r < 4; ++r) {
+      auto coords = a.apply(r, l, 0);
+      EXPECT_EQ(coords[0], aRow[r]) << "a" << r << " lane " << l;
+      EXPECT_EQ(coords[1], aCol[r]) << "a" << r << " lane " << l;
+    }
+    // b0 = (k = t, n = g), b1 = (k = t + 4, n = g).
+    const int64_t bK[2] = {t, t + 4};
+    for (unsigned r = 0; r < 2; ++r) {
+      auto coords = b.apply(r, l, 0);
+      EXPECT_EQ(coords[0], bK[r]) << "b" << r << " lane " << l;
+      EXPECT_EQ(coords[1], g) << "b" << r << " lane " << l;
+    }
+  }
+  expectCovers(a);
+  expectCovers(b);
+}
+
+TEST_F(LinearLayoutTest, Tf32DotOperandsRepeatWholeFragments) {
+  // 2x2 warps, A 64x32 and B 32x32: K repeats (every 8) come before the
+  // repeats along M (every 16 * wm = 32) or N (every 8 * wn = 16); warps are
+  // ordered N fastest, and warps along the other operand's dim hold copies.
+  auto mma = tilec::tilegpu::MmaEncodingAttr::get(&context, 2, {2, 2}, {16, 8});
+  auto a = tilec::tilegpu::DotOperandEncodingAttr::get(&context, 0, mma, 1)
+               .toLinearLayout({64, 32});
+  auto b = tilec::tilegpu::DotOperandEncodingAttr::get(&context, 1, mma, 1)
+               .toLinearLayout({32, 32});
+  ASSERT_EQ(a.getNumRegisters(), 4u * 4 * 2);
+  ASSERT_EQ(b.getNumRegisters(), 2u * 4 * 2);
+  for (unsigned w = 0; w < 4; ++w)
+    for (unsigned l = 0; l < 32; ++l) {
+      int64_t g = l / 4, t = l % 4, wm = w / 2, wn = w % 2;
+      for (unsigned r = 0; r < a.getNumRegisters(); ++r) {
+        unsigned frag = r % 4, kRep = (r / 4) % 4, mRep = r / 16;
+        auto coords = a.apply(r, l, w);
+        EXPECT_EQ(coords[0], g + 8 * (frag % 2) + 16 * wm + 32 * mRep);
+        EXPECT_EQ(coords[1], t + 4 * (frag / 2) + 8 * kRep);
+      }
+      for (unsigned r = 0; r < b.getNumRegisters(); ++r) {
+        unsigned frag = r % 2, kRep = (r / 2) % 4, nRep = r / 8;
+        auto coords = b.apply(r, l, w);
+        EXPECT_EQ(coords[0], t + 4 * frag + 8 * kRep);
+        EXPECT_EQ(coords[1], g + 8 * wn + 16 * nRep);
+      }
+    }
+  expectCovers(a);
+  expectCovers(b);
+}
+
 TEST_F(LinearLayoutTest, FmaDotOperandHoldsWholeK) {
   auto parent = tilec::tilegpu::BlockedEncodingAttr::get(
       &context, {1, 1}, {2, 16}, {4, 1}, {1, 0});

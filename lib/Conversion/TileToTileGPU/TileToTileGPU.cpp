@@ -210,7 +210,10 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
-/// dot: on sm_80+ with an f32 accumulator and either 16-bit inputs
+/// dot: on sm_90a, a 16-bit dot with an f32 accumulator becomes a
+/// warpgroup_dot (wgmma) whose operands are stored to shared memory and whose
+/// accumulator takes an mma v3 layout. Else, on sm_80+ with an f32
+/// accumulator and either 16-bit inputs
 /// (mma.sync m16n8k16) or f32 inputs the dot allows to round to tf32
 /// (m16n8k8), tensor cores: the accumulator takes an mma layout, the operands
 /// the matching dot_op fragments. Otherwise the FMA path: the accumulator
@@ -221,10 +224,53 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
 /// usually loop-carried).
 struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   DotOpConversion(const TileGPUTypeConverter &converter, MLIRContext *context,
-                  PatternBenefit benefit, unsigned computeCapability)
+                  PatternBenefit benefit, unsigned computeCapability,
+                  bool hasWarpGroupMma)
       : OpConversionPattern(converter, context, benefit),
         numWarps(converter.getNumWarps()),
-        computeCapability(computeCapability) {}
+        computeCapability(computeCapability),
+        hasWarpGroupMma(hasWarpGroupMma) {}
+
+  /// The mma v3 (wgmma) layout for the MxN accumulator of a 16-bit dot, or
+  /// null. Warpgroups (4 warps, 64 rows per instruction) go along M while M
+  /// has rows for them, the rest along N; one instruction spans the columns
+  /// of the warpgroups along N, at most 256. Both operands are read from
+  /// shared memory, whose rows must fill a 32-byte swizzle (K, N >= 16).
+  Attribute getWarpGroupMmaLayout(tile::DotOp op,
+                                  ArrayRef<int64_t> shape) const {
+    auto aType = cast<RankedTensorType>(op.getA().getType());
+    Type aElem = aType.getElementType();
+    Type cElem = cast<RankedTensorType>(op.getC().getType()).getElementType();
+    if (!hasWarpGroupMma || numWarps % 4 != 0 ||
+        !(aElem.isF16() || aElem.isBF16()) || !cElem.isF32() ||
+        shape[0] < 64 || shape[1] < 16 || aType.getDimSize(1) < 16)
+      return {};
+    unsigned groups = numWarps / 4, groupsM = 1;
+    while (groupsM < groups && shape[0] >= 128 * groupsM)
+      groupsM *= 2;
+    unsigned groupsN = groups / groupsM;
+    int64_t instrN = std::min<int64_t>(256, shape[1] / groupsN);
+    if (instrN < 8)
+      return {};
+    return MmaEncodingAttr::get(getContext(), 3, {4 * groupsM, groupsN},
+                                {16, static_cast<unsigned>(instrN), 16});
+  }
+
+  /// `operand` stored to shared memory in the layout wgmma reads: row-major,
+  /// swizzled by as many bytes of a row as fit 128. (tilegpu-pipeline gives
+  /// a pipelined operand the order its loads have.)
+  Value allocateOperand(ConversionPatternRewriter &rewriter, Location loc,
+                        Value operand) const {
+    auto type = cast<RankedTensorType>(operand.getType());
+    int64_t rowBytes = type.getDimSize(1) * type.getElementTypeBitWidth() / 8;
+    auto encoding = NvmmaSharedEncodingAttr::get(
+        getContext(), static_cast<unsigned>(std::min<int64_t>(128, rowBytes)),
+        {1, 0});
+    auto memType =
+        MemDescType::get(getContext(), type.getShape(), type.getElementType(),
+                         encoding, /*isMutable=*/false);
+    return LocalAllocOp::create(rewriter, loc, memType, operand);
+  }
 
   /// The kWidth of the mma.sync operands of `op` (consecutive K elements per
   /// thread: 2 for f16/bf16, 1 for tf32), or nullopt when tensor cores do not
@@ -286,6 +332,18 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
     auto defaultType = cast<RankedTensorType>(
         getTypeConverter()->convertType(op.getType()));
     ArrayRef<int64_t> shape = defaultType.getShape();
+    if (Attribute warpGroup = getWarpGroupMmaLayout(op, shape)) {
+      auto accType = RankedTensorType::get(
+          shape, defaultType.getElementType(), warpGroup);
+      Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), warpGroup);
+      Value a = allocateOperand(rewriter, op.getLoc(), adaptor.getA());
+      Value b = allocateOperand(rewriter, op.getLoc(), adaptor.getB());
+      Value d = WarpGroupDotOp::create(rewriter, op.getLoc(), accType, a, b, c,
+                                       /*isAsync=*/false);
+      rewriter.replaceOp(op, convertTo(rewriter, op.getLoc(), d,
+                                       defaultType.getEncoding()));
+      return success();
+    }
     std::optional<unsigned> mmaKWidth = getMmaKWidth(op, shape);
     Attribute parent = mmaKWidth ? getMmaLayout(shape) : getFmaLayout(shape);
     unsigned kWidth = mmaKWidth.value_or(0);
@@ -308,6 +366,9 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
 
   unsigned numWarps;
   unsigned computeCapability;
+  /// wgmma exists on sm_90a only (the "a" features are not forward
+  /// compatible).
+  bool hasWarpGroupMma;
 };
 
 struct ConvertTileToTileGPUPass
@@ -375,7 +436,8 @@ struct ConvertTileToTileGPUPass
     (void)StringRef(target).drop_front(3).take_while(llvm::isDigit).getAsInteger(
         10, computeCapability);
     patterns.add<DotOpConversion>(converter, context, /*benefit=*/2,
-                                  computeCapability);
+                                  computeCapability,
+                                  /*hasWarpGroupMma=*/target == "sm_90a");
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          conversionTarget);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -95,6 +95,14 @@ LogicalResult LocalAllocOp::verify() {
   return verifySameTile(*this, tensor, buffer, tensor.getElementType());
 }
 
+OpFoldResult LocalAllocOp::fold(FoldAdaptor) {
+  auto convert = getSrc() ? getSrc().getDefiningOp<ConvertLayoutOp>() : nullptr;
+  if (!convert)
+    return {};
+  getSrcMutable().assign(convert.getSrc());
+  return getResult();
+}
+
 LogicalResult MemDescIndexOp::verify() {
   MemDescType src = getSrc().getType();
   MemDescType result = getType();

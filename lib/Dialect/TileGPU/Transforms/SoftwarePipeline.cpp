@@ -43,22 +43,23 @@ namespace {
 /// cp.async moves 4, 8 or 16 bytes per instruction.
 constexpr int64_t kMinCopyBytes = 4;
 
-/// A load whose only use is a layout conversion into a dot operand.
+/// A load whose only use makes a dot operand of it: a layout conversion to
+/// a dot_op layout (mma.sync, FMA), or a local_alloc a warpgroup dot reads.
 struct OperandLoad {
   tile::LoadOp load;
-  ConvertLayoutOp convert;
+  Operation *consumer;
 };
 
 bool isZeroConstant(Value value) {
   return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
 }
 
-/// The shared layout of a ring for an operand tile stored with `order`:
-/// 16-byte vectors, one phase per 128 bytes of row, as many phases as fit
-/// both 8 and the row's vectors, so that the eight rows an ldmatrix (or a
-/// warp's 16-byte reads) touch fall in different banks.
-SwizzledSharedEncodingAttr getRingEncoding(RankedTensorType type,
-                                           ArrayRef<unsigned> order) {
+/// The shared layout of a ring for an operand tile stored with `order`,
+/// read by registers: 16-byte vectors, one phase per 128 bytes of row, as
+/// many phases as fit both 8 and the row's vectors, so that the eight rows
+/// an ldmatrix (or a warp's 16-byte reads) touch fall in different banks.
+SwizzledSharedEncodingAttr getRegisterRingEncoding(RankedTensorType type,
+                                                   ArrayRef<unsigned> order) {
   int64_t bytes = type.getElementTypeBitWidth() / 8;
   int64_t cols = type.getDimSize(order[0]);
   int64_t vec = std::min<int64_t>(16 / bytes, cols);
@@ -66,6 +67,29 @@ SwizzledSharedEncodingAttr getRingEncoding(RankedTensorType type,
   int64_t maxPhase = std::max<int64_t>(1, std::min(8 / perPhase, cols / vec));
   return SwizzledSharedEncodingAttr::get(type.getContext(), vec, perPhase,
                                          maxPhase, order);
+}
+
+/// The shared layout of a ring a warpgroup dot reads: wgmma's swizzle of as
+/// many bytes of the contiguous dimension as fit 128; null below its
+/// 32-byte minimum.
+NvmmaSharedEncodingAttr getWarpGroupRingEncoding(RankedTensorType type,
+                                                 ArrayRef<unsigned> order) {
+  int64_t rowBytes =
+      type.getDimSize(order[0]) * type.getElementTypeBitWidth() / 8;
+  if (rowBytes < 32)
+    return {};
+  return NvmmaSharedEncodingAttr::get(
+      type.getContext(),
+      static_cast<unsigned>(std::min<int64_t>(128, rowBytes)), order);
+}
+
+Attribute getRingEncoding(const OperandLoad &operand) {
+  auto type = cast<RankedTensorType>(operand.load->getResult(0).getType());
+  ArrayRef<unsigned> order =
+      cast<BlockedEncodingAttr>(type.getEncoding()).getOrder();
+  if (isa<LocalAllocOp>(operand.consumer))
+    return getWarpGroupRingEncoding(type, order);
+  return getRegisterRingEncoding(type, order);
 }
 
 /// Bytes one thread's cp.async would move for `load`: its contiguous run
@@ -82,16 +106,38 @@ int64_t getCopyBytes(tile::LoadOp load, BlockedEncodingAttr blocked,
   return width * type.getElementTypeBitWidth() / 8;
 }
 
+/// The load behind a dot operand: through a conversion to a dot_op layout,
+/// or a local_alloc whose every user is a warpgroup dot.
+tile::LoadOp getOperandLoad(Value operand, Block *body,
+                            Operation *&consumer) {
+  consumer = operand.getDefiningOp();
+  Value loaded;
+  if (auto convert = dyn_cast_or_null<ConvertLayoutOp>(consumer)) {
+    if (!isa<DotOperandEncodingAttr>(convert.getType().getEncoding()))
+      return {};
+    loaded = convert.getSrc();
+  } else if (auto alloc = dyn_cast_or_null<LocalAllocOp>(consumer)) {
+    if (!alloc.getSrc() || !llvm::all_of(alloc->getUsers(), [](Operation *u) {
+          return isa<WarpGroupDotOp>(u);
+        }))
+      return {};
+    loaded = alloc.getSrc();
+  } else {
+    return {};
+  }
+  auto load = loaded.getDefiningOp<tile::LoadOp>();
+  if (!load || consumer->getBlock() != body || load->getBlock() != body ||
+      !load->hasOneUse() || load.getIsVolatile())
+    return {};
+  return load;
+}
+
 std::optional<OperandLoad>
 matchOperandLoad(Value operand, Block *body,
                  const ModuleAxisInfoAnalysis &axisInfo) {
-  auto convert = operand.getDefiningOp<ConvertLayoutOp>();
-  if (!convert || convert->getBlock() != body ||
-      !isa<DotOperandEncodingAttr>(convert.getType().getEncoding()))
-    return std::nullopt;
-  auto load = convert.getSrc().getDefiningOp<tile::LoadOp>();
-  if (!load || load->getBlock() != body || !load->hasOneUse() ||
-      load.getIsVolatile())
+  Operation *consumer;
+  tile::LoadOp load = getOperandLoad(operand, body, consumer);
+  if (!load)
     return std::nullopt;
   auto type = cast<RankedTensorType>(load.getType());
   auto blocked = dyn_cast<BlockedEncodingAttr>(type.getEncoding());
@@ -101,18 +147,26 @@ matchOperandLoad(Value operand, Block *body,
     return std::nullopt;
   if (getCopyBytes(load, blocked, axisInfo) < kMinCopyBytes)
     return std::nullopt;
-  return OperandLoad{load, convert};
+  OperandLoad match{load, consumer};
+  if (!getRingEncoding(match))
+    return std::nullopt;
+  return match;
 }
 
 /// The operand loads of the dots directly in `loop`'s body.
 SmallVector<OperandLoad>
 collectOperandLoads(scf::ForOp loop, const ModuleAxisInfoAnalysis &axisInfo) {
   SmallVector<OperandLoad> loads;
-  for (auto dot : loop.getBody()->getOps<tile::DotOp>())
-    for (Value operand : {dot.getA(), dot.getB()})
+  DenseSet<Operation *> seen;
+  for (Operation &op : *loop.getBody()) {
+    if (!isa<tile::DotOp, WarpGroupDotOp>(op))
+      continue;
+    for (Value operand : op.getOperands().take_front(2))
       if (std::optional<OperandLoad> match =
               matchOperandLoad(operand, loop.getBody(), axisInfo))
-        loads.push_back(*match);
+        if (seen.insert(match->consumer).second)
+          loads.push_back(*match);
+  }
   return loads;
 }
 
@@ -271,14 +325,13 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
 void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
   OpBuilder builder(loop);
   Block *body = loop.getBody();
-  for (OperandLoad operand : loads) {
-    auto type = cast<RankedTensorType>(operand.load.getType());
-    auto blocked = cast<BlockedEncodingAttr>(type.getEncoding());
+  for (const OperandLoad &operand : loads) {
+    auto type = cast<RankedTensorType>(operand.load->getResult(0).getType());
     SmallVector<int64_t> ringShape = {numStages};
     llvm::append_range(ringShape, type.getShape());
-    auto ringType = MemDescType::get(
-        loop.getContext(), ringShape, type.getElementType(),
-        getRingEncoding(type, blocked.getOrder()), /*isMutable=*/true);
+    auto ringType =
+        MemDescType::get(loop.getContext(), ringShape, type.getElementType(),
+                         getRingEncoding(operand), /*isMutable=*/true);
     builder.setInsertionPoint(loop);
     rings.push_back(
         LocalAllocOp::create(builder, loop.getLoc(), ringType, Value()));
@@ -295,13 +348,15 @@ void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
     copies.push_back(AsyncCopyGlobalToLocalOp::create(
         builder, loc, operand.load.getPtr(), slot, operand.load.getMask()));
     // The read gets its own index: it runs numStages - 1 steps later.
-    builder.setInsertionPoint(operand.convert);
+    builder.setInsertionPoint(operand.consumer);
     Value readSlot = getSlot(builder, loc, ring,
                              emitSlotIndex(builder, loc, loop, numStages));
-    Value value = LocalLoadOp::create(builder, operand.convert.getLoc(),
-                                      operand.convert.getType(), readSlot);
-    operand.convert.replaceAllUsesWith(value);
-    operand.convert.erase();
+    Value value = readSlot;
+    if (auto convert = dyn_cast<ConvertLayoutOp>(operand.consumer))
+      value = LocalLoadOp::create(builder, convert.getLoc(), convert.getType(),
+                                  readSlot);
+    operand.consumer->getResult(0).replaceAllUsesWith(value);
+    operand.consumer->erase();
     operand.load.erase();
   }
   Operation *lastCopy = *llvm::max_element(

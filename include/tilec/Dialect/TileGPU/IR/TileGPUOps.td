@@ -62,6 +62,9 @@ def TileGPU_LocalAllocOp : TileGPU_Op<"local_alloc", [
   let results = (outs TileGPU_MemDesc:$result);
   let assemblyFormat = "($src^)? attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  // A layout conversion of `src` is folded away: the buffer holds the same
+  // elements whichever threads store them.
+  let hasFolder = 1;
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral getOffsetAttrName() {
       return ::llvm::StringLiteral("tilegpu.offset");

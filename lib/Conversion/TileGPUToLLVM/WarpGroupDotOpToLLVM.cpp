@@ -1,0 +1,214 @@
+//===- WarpGroupDotOpToLLVM.cpp - warpgroup_dot as Hopper wgmma -----------===//
+//
+// A warpgroup (four consecutive warps) multiplies a 64xK strip of `a` by a
+// KxN strip of `b` with one `wgmma.mma_async` per 16 elements of K, reading
+// both from shared memory through 64-bit matrix descriptors: the start
+// address, the byte distances between 8-row groups (SBO) and between
+// swizzle-wide column blocks (LBO), and the swizzle mode. The accumulator
+// stays in the registers of the mma v3 layout, N/2 f32 per instruction.
+//
+// The descriptors' start addresses are logical: the hardware applies the
+// swizzle to the address bits, so advancing along K inside a swizzle block
+// (32 bytes per k16 step of a K-major tile) needs no recomputation, as long
+// as every strip starts on a row that is a multiple of 8 and buffers sit on
+// 1024-byte boundaries (tilegpu-allocate-shared-memory places them so).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace tilec;
+using namespace tilec::tilegpu;
+using namespace tilec::lowering;
+
+namespace {
+
+/// An operand tile in nvmma_shared memory, seen as rows x cols with cols
+/// the contiguous dimension.
+struct NvmmaTile {
+  unsigned rowDim, colDim;
+  int64_t rows;
+  int64_t swizzleBytes;
+  int64_t elementBytes;
+
+  static NvmmaTile get(MemDescType type) {
+    auto encoding = cast<NvmmaSharedEncodingAttr>(type.getEncoding());
+    NvmmaTile tile;
+    tile.colDim = encoding.getOrder()[0];
+    tile.rowDim = encoding.getOrder()[1];
+    tile.rows = type.getShape()[tile.rowDim];
+    tile.swizzleBytes = encoding.getSwizzlingByteWidth();
+    tile.elementBytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+    return tile;
+  }
+
+  int64_t colsPerBlock() const { return swizzleBytes / elementBytes; }
+
+  /// Logical byte offset of element (row, col), row a multiple of 8.
+  Value byteOffset(OpBuilder &builder, Location loc, Value row,
+                   Value col) const {
+    auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
+    Value block = arith::DivUIOp::create(builder, loc, col, c(colsPerBlock()));
+    Value within = arith::RemUIOp::create(builder, loc, col, c(colsPerBlock()));
+    Value offset = arith::MulIOp::create(builder, loc, block,
+                                         c(rows * swizzleBytes));
+    offset = arith::AddIOp::create(
+        builder, loc, offset,
+        arith::MulIOp::create(builder, loc, row, c(swizzleBytes)));
+    return arith::AddIOp::create(
+        builder, loc, offset,
+        arith::MulIOp::create(builder, loc, within, c(elementBytes)));
+  }
+
+  /// The descriptor bits other than the start address. SBO steps 8 rows;
+  /// LBO steps one column block, which an instruction crosses only when its
+  /// extent along the contiguous dimension is MN (PTX ignores it for K).
+  uint64_t descriptorBits(bool kContiguous) const {
+    uint64_t sbo = 8 * swizzleBytes >> 4;
+    uint64_t lbo = kContiguous ? 1 : (rows * swizzleBytes) >> 4;
+    uint64_t mode = swizzleBytes == 128 ? 1 : swizzleBytes == 64 ? 2 : 3;
+    return lbo << 16 | sbo << 32 | mode << 62;
+  }
+};
+
+/// The 64-bit descriptor of the strip of `tile` starting at (dim0, dim1).
+Value emitDescriptor(OpBuilder &builder, Location loc, Value base,
+                     const NvmmaTile &tile, bool kContiguous, Value dim0,
+                     Value dim1) {
+  SmallVector<Value> coords = {dim0, dim1};
+  Value offset = tile.byteOffset(builder, loc, coords[tile.rowDim],
+                                 coords[tile.colDim]);
+  Value address = arith::AddIOp::create(
+      builder, loc,
+      LLVM::PtrToIntOp::create(builder, loc, builder.getI32Type(), base),
+      offset);
+  // Bits 0-13: address bits 4-17.
+  Value start = arith::ShRUIOp::create(
+      builder, loc,
+      arith::AndIOp::create(builder, loc, address,
+                            i32Const(builder, loc, 0x3FFFF)),
+      i32Const(builder, loc, 4));
+  Value wide =
+      arith::ExtUIOp::create(builder, loc, builder.getI64Type(), start);
+  Value bits = arith::ConstantOp::create(
+      builder, loc,
+      builder.getI64IntegerAttr(
+          static_cast<int64_t>(tile.descriptorBits(kContiguous))));
+  return arith::OrIOp::create(builder, loc, wide, bits);
+}
+
+NVVM::WGMMATypes getWgmmaType(Type type) {
+  return type.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+}
+
+struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WarpGroupDotOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MemDescType aType = op.getA().getType(), bType = op.getB().getType();
+    auto dType = cast<RankedTensorType>(op.getD().getType());
+    auto mma = cast<MmaEncodingAttr>(dType.getEncoding());
+    Type element = aType.getElementType();
+    if (!element.isF16() && !element.isBF16())
+      return op.emitOpError("lowers 16-bit operands only, got ") << element;
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) { return i32Const(rewriter, loc, v); };
+
+    unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
+    int64_t instrN = mma.getInstrShape()[1];
+    int64_t tileM = 16 * wm, tileN = instrN * wn;
+    int64_t reps[2] = {dType.getDimSize(0) / tileM,
+                       dType.getDimSize(1) / tileN};
+    int64_t kSteps = aType.getShape()[1] / 16;
+    // Warp w covers rows 16 (w mod wm) and column strip w / wm; its
+    // warpgroup's strip starts at the row of its first warp.
+    ThreadId thread = getThreadId(rewriter, loc, 32);
+    Value warpM = arith::RemUIOp::create(rewriter, loc, thread.warp, c(wm));
+    Value groupRow = arith::MulIOp::create(
+        rewriter, loc, arith::DivUIOp::create(rewriter, loc, warpM, c(4)),
+        c(64));
+    Value groupCol = arith::MulIOp::create(
+        rewriter, loc,
+        arith::DivUIOp::create(rewriter, loc, thread.warp, c(wm)),
+        c(instrN));
+
+    NvmmaTile aTile = NvmmaTile::get(aType), bTile = NvmmaTile::get(bType);
+    bool aKContiguous = aTile.colDim == 1, bKContiguous = bTile.colDim == 0;
+    Value aBase = adaptor.getA().front(), bBase = adaptor.getB().front();
+    ValueRange acc = adaptor.getC();
+    auto f32 = rewriter.getF32Type();
+    auto structType = LLVM::LLVMStructType::getLiteral(
+        getContext(), SmallVector<Type>(instrN / 2, f32));
+    auto shape = NVVM::MMAShapeAttr::get(getContext(), 64, instrN, 16);
+
+    NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+    SmallVector<Value> results(acc.begin(), acc.end());
+    for (int64_t mr = 0; mr < reps[0]; ++mr) {
+      Value row = arith::AddIOp::create(rewriter, loc, groupRow, c(mr * tileM));
+      for (int64_t nr = 0; nr < reps[1]; ++nr) {
+        Value col =
+            arith::AddIOp::create(rewriter, loc, groupCol, c(nr * tileN));
+        // The instruction's registers: the layout orders them instruction
+        // first, then N repeats, then M repeats.
+        int64_t first = (mr * reps[1] + nr) * (instrN / 2);
+        Value inouts = LLVM::UndefOp::create(rewriter, loc, structType);
+        for (int64_t i = 0; i < instrN / 2; ++i)
+          inouts = LLVM::InsertValueOp::create(rewriter, loc, inouts,
+                                               results[first + i], i);
+        for (int64_t k = 0; k < kSteps; ++k) {
+          Value descA = emitDescriptor(rewriter, loc, aBase, aTile,
+                                       aKContiguous, row, c(16 * k));
+          Value descB = emitDescriptor(rewriter, loc, bBase, bTile,
+                                       bKContiguous, c(16 * k), col);
+          inouts = NVVM::WgmmaMmaAsyncOp::create(
+              rewriter, loc, structType, inouts, descA, descB, shape,
+              getWgmmaType(element), getWgmmaType(element),
+              NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+              aKContiguous ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+              bKContiguous ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+              /*satfinite=*/nullptr);
+        }
+        for (int64_t i = 0; i < instrN / 2; ++i)
+          results[first + i] =
+              LLVM::ExtractValueOp::create(rewriter, loc, inouts, i);
+      }
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+    if (!op.getIsAsync())
+      NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
+    rewriter.replaceOpWithMultiple(op, {results});
+    return success();
+  }
+};
+
+struct WarpGroupDotWaitOpConversion
+    : OpConversionPattern<WarpGroupDotWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(WarpGroupDotWaitOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, op.getLoc(),
+                                       op.getPendings());
+    SmallVector<SmallVector<Value>> results;
+    for (ValueRange registers : adaptor.getInputs())
+      results.emplace_back(registers.begin(), registers.end());
+    rewriter.replaceOpWithMultiple(op, results);
+    return success();
+  }
+};
+
+} // namespace
+
+void tilec::lowering::populateWarpGroupDotOpToLLVMPatterns(
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<WarpGroupDotOpConversion, WarpGroupDotWaitOpConversion>(
+      converter, patterns.getContext());
+}

@@ -124,6 +124,15 @@ Registers emitLdmatrixLoads(mlir::OpBuilder &builder, mlir::Location loc,
                             const tilegpu::LinearLayout &layout, bool trans,
                             mlir::Type element, ThreadId thread);
 
+/// Emits an error at the first shared-memory buffer op of `module` the
+/// lowering cannot take: a local_alloc without a (16-byte aligned)
+/// `tilegpu.offset`, a swizzle that moves chunks past a row's end, or a
+/// cp.async of less than 4 bytes per vector (`vectorWidth` as for global
+/// loads).
+mlir::LogicalResult
+verifySharedMemoryBuffers(mlir::ModuleOp module,
+                          const VectorWidthQuery &vectorWidth);
+
 /// Pattern population, one function per file.
 void populateElementwiseOpToLLVMPatterns(
     const mlir::LLVMTypeConverter &converter,
@@ -139,6 +148,11 @@ void populateSharedMemoryOpToLLVMPatterns(
 void populateDotOperandToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                       mlir::RewritePatternSet &patterns,
                                       SharedMemoryUsage &usage);
+/// local_alloc/dealloc, memdesc_index, local_load/store, cp.async and its
+/// groups, barrier: the explicit shared-memory buffers of ttgir.
+void populateSharedMemoryBufferOpToLLVMPatterns(
+    const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns,
+    SharedMemoryUsage &usage, VectorWidthQuery vectorWidth);
 void populateDotOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 

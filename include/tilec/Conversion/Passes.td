@@ -32,7 +32,13 @@ def ConvertTileGPUToLLVM : Pass<"convert-tilegpu-to-llvm", "mlir::ModuleOp"> {
     linear map says; each op becomes per-thread code whose indices come from
     that map (lane and warp ids, constant register offsets). Shared memory
     serves layout conversions and cross-warp reductions through one dynamic
-    buffer whose size is recorded in `tilegpu.shared`. Kernels become
+    buffer whose size is recorded in `tilegpu.shared`. A `!tilegpu.memdesc`
+    becomes the `!llvm.ptr<3>` of its buffer (`@global_smem` plus the
+    local_alloc's `tilegpu.offset`); local_load/local_store address elements
+    by the `#tilegpu.swizzled_shared` formula in vectors within a chunk,
+    16-bit mma v2 operands load with ldmatrix, async_copy_global_to_local
+    becomes cp.async (4, 8 or 16 bytes, masked elements zero-filled), and
+    these ops emit no barriers of their own. Kernels become
     `llvm.func`s with `nvvm.kernel` and `nvvm.maxntid`. Ttgir past the
     limits of `tilegpu-check-block-resources` is refused before any code is
     written.

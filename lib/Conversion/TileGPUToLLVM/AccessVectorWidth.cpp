@@ -43,6 +43,8 @@ tilec::computeAccessVectorWidths(ModuleOp module) {
       record(op, load.getPtr(), load.getMask());
     else if (auto store = dyn_cast<tile::StoreOp>(op))
       record(op, store.getPtr(), store.getMask());
+    else if (auto copy = dyn_cast<tilegpu::AsyncCopyGlobalToLocalOp>(op))
+      record(op, copy.getSrc(), copy.getMask());
   });
   return widths;
 }

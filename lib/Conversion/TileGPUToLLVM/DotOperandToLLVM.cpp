@@ -10,6 +10,8 @@
 // Nothing about the operand order is assumed: the dot_op layout is checked
 // against the lane pattern ldmatrix produces, and the register order comes
 // from the layout's own bases. When a check fails the generic pattern runs.
+// The read half, emitLdmatrixLoads, also serves local_load from a
+// #tilegpu.swizzled_shared buffer (SharedMemoryBufferOpToLLVM.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,54 +28,50 @@ using namespace tilec;
 using namespace tilec::tilegpu;
 using namespace tilec::lowering;
 
-namespace {
+/// ldmatrix reads rows of 8 16-bit elements (16 bytes).
+static constexpr unsigned kLdmatrixRow = 8;
 
-/// A 2-D tile in shared memory: `rowDim` strided, `colDim` contiguous, with
-/// 16-byte chunks of a row XOR-swizzled by the row's phase (the
-/// #tilegpu.swizzled_shared formula, vec = 8 16-bit elements).
-struct SwizzledTile {
-  unsigned rowDim, colDim;
-  int64_t cols;
-  unsigned perPhase, maxPhase;
+SwizzledTile SwizzledTile::get(SwizzledSharedEncodingAttr encoding,
+                               ArrayRef<int64_t> shape) {
+  unsigned leading = shape.size() - 2;
+  SwizzledTile tile;
+  tile.colDim = leading + encoding.getOrder()[0];
+  tile.rowDim = leading + encoding.getOrder()[1];
+  tile.rows = shape[tile.rowDim];
+  tile.cols = shape[tile.colDim];
+  tile.vec = encoding.getVec();
+  tile.perPhase = encoding.getPerPhase();
+  tile.maxPhase = encoding.getMaxPhase();
+  return tile;
+}
 
-  static constexpr unsigned kVec = 8;
-
-  /// The parameters Triton's builder picks for mma operands: one phase per
-  /// 128 bytes of rows, as many phases as fit both 8 and the row's chunks.
-  static SwizzledTile get(ArrayRef<int64_t> shape, unsigned colDim) {
-    SwizzledTile tile;
-    tile.colDim = colDim;
-    tile.rowDim = 1 - colDim;
-    tile.cols = shape[colDim];
-    int64_t rowBytes = tile.cols * 2;
-    tile.perPhase = static_cast<unsigned>(std::max<int64_t>(1, 128 / rowBytes));
-    tile.maxPhase = static_cast<unsigned>(
-        std::min<int64_t>(8 / tile.perPhase, tile.cols / kVec));
-    return tile;
+Value SwizzledTile::offset(OpBuilder &builder, Location loc, Value row,
+                           Value col) const {
+  auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
+  unsigned vecLog = llvm::Log2_32(vec);
+  Value chunk = arith::ShRUIOp::create(builder, loc, col, c(vecLog));
+  if (maxPhase > 1) {
+    Value phase = row;
+    if (perPhase > 1)
+      phase = arith::ShRUIOp::create(builder, loc, phase,
+                                     c(llvm::Log2_32(perPhase)));
+    phase = arith::AndIOp::create(builder, loc, phase, c(maxPhase - 1));
+    chunk = arith::XOrIOp::create(builder, loc, chunk, phase);
   }
+  Value rowStart = arith::MulIOp::create(builder, loc, row, c(cols));
+  Value within = arith::AndIOp::create(builder, loc, col, c(vec - 1));
+  Value chunkStart = arith::ShLIOp::create(builder, loc, chunk, c(vecLog));
+  return arith::AddIOp::create(
+      builder, loc, rowStart,
+      arith::OrIOp::create(builder, loc, chunkStart, within));
+}
 
-  /// Element offset of (row, col).
-  Value offset(OpBuilder &builder, Location loc, Value row, Value col) const {
-    auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
-    Value chunk = arith::ShRUIOp::create(builder, loc, col, c(3));
-    if (maxPhase > 1) {
-      Value phase = row;
-      if (perPhase > 1)
-        phase = arith::ShRUIOp::create(builder, loc, phase,
-                                       c(llvm::Log2_32(perPhase)));
-      phase = arith::AndIOp::create(builder, loc, phase, c(maxPhase - 1));
-      chunk = arith::XOrIOp::create(builder, loc, chunk, phase);
-    }
-    Value rowStart = arith::MulIOp::create(builder, loc, row, c(cols));
-    Value within = arith::AndIOp::create(builder, loc, col, c(kVec - 1));
-    Value chunkStart = arith::ShLIOp::create(builder, loc, chunk, c(3));
-    return arith::AddIOp::create(
-        builder, loc, rowStart,
-        arith::OrIOp::create(builder, loc, chunkStart, within));
-  }
-};
+int64_t SwizzledTile::contiguousElements() const {
+  return maxPhase > 1 ? vec : cols & -cols;
+}
 
-bool isUnit(const LinearLayout::Basis &basis, unsigned dim, int64_t value) {
+static bool isUnit(const LinearLayout::Basis &basis, unsigned dim,
+                   int64_t value) {
   for (unsigned d = 0; d < basis.size(); ++d)
     if (basis[d] != (d == dim ? value : 0))
       return false;
@@ -84,8 +82,14 @@ bool isUnit(const LinearLayout::Basis &basis, unsigned dim, int64_t value) {
 /// `rowDim`: lane l holds stored (row l/4, cols 2(l%4), 2(l%4)+1), or with
 /// .trans stored (rows 2(l%4), 2(l%4)+1, col l/4). Register bit 0 is the
 /// second element of the pair.
-bool matchesLdmatrixLanes(const LinearLayout &layout, const SwizzledTile &tile,
-                          bool trans) {
+bool tilec::lowering::matchesLdmatrixLanes(const LinearLayout &layout,
+                                           const SwizzledTile &tile,
+                                           bool trans) {
+  // Each matrix row must be one aligned, contiguous 16-byte piece of a
+  // stored row: whole chunks, or no swizzle at all.
+  if (tile.cols % kLdmatrixRow != 0 ||
+      (tile.vec % kLdmatrixRow != 0 && tile.maxPhase > 1))
+    return false;
   ArrayRef<LinearLayout::Basis> lanes = layout.getLaneBases();
   ArrayRef<LinearLayout::Basis> regs = layout.getRegisterBases();
   if (lanes.size() != 5 || regs.empty())
@@ -98,22 +102,21 @@ bool matchesLdmatrixLanes(const LinearLayout &layout, const SwizzledTile &tile,
   for (unsigned bit = 2; bit < 5; ++bit)
     if (!isUnit(lanes[bit], groupDim, 1 << (bit - 2)))
       return false;
-  // Every other basis moves by whole 8x8 matrices along the contiguous dim,
-  // so each matrix row is one aligned 16-byte chunk.
-  for (ArrayRef<LinearLayout::Basis> bases : {regs.drop_front(),
-                                              layout.getWarpBases()})
+  // Every other basis moves by whole 8x8 matrices along the contiguous dim.
+  for (ArrayRef<LinearLayout::Basis> bases :
+       {regs.drop_front(), layout.getWarpBases()})
     for (const LinearLayout::Basis &basis : bases)
-      if (basis[tile.colDim] % SwizzledTile::kVec != 0)
+      if (basis[tile.colDim] % kLdmatrixRow != 0)
         return false;
   return true;
 }
 
-/// How many consecutive registers of `layout` are consecutive along `colDim`
-/// and start 16-byte aligned chunks' sub-vectors: one vector store each.
-unsigned contiguousRegisters(const LinearLayout &layout, unsigned colDim) {
+unsigned tilec::lowering::contiguousRegisters(const LinearLayout &layout,
+                                              unsigned colDim,
+                                              unsigned maxVec) {
   ArrayRef<LinearLayout::Basis> regs = layout.getRegisterBases();
   unsigned log = 0;
-  while (log < regs.size() && (1u << log) < SwizzledTile::kVec &&
+  while (log < regs.size() && (2u << log) <= maxVec &&
          isUnit(regs[log], colDim, 1 << log))
     ++log;
   for (; log > 0; --log) {
@@ -128,6 +131,105 @@ unsigned contiguousRegisters(const LinearLayout &layout, unsigned colDim) {
   }
   return 1u << log;
 }
+
+/// The coordinates of the row start lane `thread.lane` gives ldmatrix: row
+/// l%8 of matrix l/8, where matrix j holds the registers whose index has bits
+/// 1 and 2 equal to j.
+static SmallVector<Value> ldmatrixLaneCoords(OpBuilder &builder, Location loc,
+                                             const SwizzledTile &tile,
+                                             const LinearLayout &layout,
+                                             unsigned numMatrices,
+                                             ThreadId thread) {
+  auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
+  ArrayRef<LinearLayout::Basis> regBases = layout.getRegisterBases();
+  SmallVector<Value> warpCoords =
+      emitThreadCoords(builder, loc, layout, ThreadId{c(0), thread.warp});
+  Value laneRow = arith::AndIOp::create(builder, loc, thread.lane, c(7));
+  SmallVector<Value> laneCoords(2, c(0));
+  laneCoords[tile.rowDim] = laneRow;
+  for (unsigned bit = 0; bit < llvm::Log2_32(numMatrices); ++bit) {
+    Value selected = arith::AndIOp::create(
+        builder, loc,
+        arith::ShRUIOp::create(builder, loc, thread.lane, c(3 + bit)), c(1));
+    for (unsigned d = 0; d < 2; ++d)
+      if (int64_t step = regBases[bit + 1][d])
+        laneCoords[d] = arith::AddIOp::create(
+            builder, loc, laneCoords[d],
+            arith::MulIOp::create(builder, loc, selected, c(step)));
+  }
+  SmallVector<Value> threadCoords(2);
+  for (unsigned d = 0; d < 2; ++d)
+    threadCoords[d] =
+        warpCoords[d]
+            ? arith::AddIOp::create(builder, loc, warpCoords[d], laneCoords[d])
+                  .getResult()
+            : laneCoords[d];
+  return threadCoords;
+}
+
+Registers tilec::lowering::emitLdmatrixLoads(
+    OpBuilder &builder, Location loc, Value base, const SwizzledTile &tile,
+    const LinearLayout &layout, bool trans, Type element, ThreadId thread) {
+  MLIRContext *context = builder.getContext();
+  auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
+  auto add = [&](Value a, int64_t b) -> Value {
+    return b == 0 ? a : arith::AddIOp::create(builder, loc, a, c(b));
+  };
+  unsigned numMatrices = std::min<unsigned>(4, layout.getNumRegisters() / 2);
+  SmallVector<Value> threadCoords =
+      ldmatrixLaneCoords(builder, loc, tile, layout, numMatrices, thread);
+  Type i32 = builder.getI32Type();
+  Type resultType = numMatrices == 1
+                        ? i32
+                        : LLVM::LLVMStructType::getLiteral(
+                              context, SmallVector<Type>(numMatrices, i32));
+  auto pairType = VectorType::get({2}, element);
+  Registers results(layout.getNumRegisters());
+  for (unsigned first = 0; first < layout.getNumRegisters();
+       first += 2 * numMatrices) {
+    LinearLayout::Basis origin = layout.registerCoords(first);
+    Value offset = tile.offset(
+        builder, loc, add(threadCoords[tile.rowDim], origin[tile.rowDim]),
+        add(threadCoords[tile.colDim], origin[tile.colDim]));
+    Value ptr = LLVM::GEPOp::create(builder, loc, base.getType(), element, base,
+                                    ValueRange{offset});
+    Value loaded = NVVM::LdMatrixOp::create(
+        builder, loc, resultType, ptr, numMatrices,
+        trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(context, 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+    for (unsigned j = 0; j < numMatrices; ++j) {
+      Value word = numMatrices == 1
+                       ? loaded
+                       : LLVM::ExtractValueOp::create(builder, loc, loaded, j)
+                             .getResult();
+      Value pair = LLVM::BitcastOp::create(builder, loc, pairType, word);
+      for (unsigned i = 0; i < 2; ++i)
+        results[first + 2 * j + i] =
+            LLVM::ExtractElementOp::create(builder, loc, pair, c(i));
+    }
+  }
+  return results;
+}
+
+/// The swizzle Triton's builder picks for mma operands: 16-byte chunks, one
+/// phase per 128 bytes of rows, as many phases as fit both 8 and the row's
+/// chunks.
+static SwizzledTile getOperandTile(ArrayRef<int64_t> shape, unsigned colDim) {
+  SwizzledTile tile;
+  tile.colDim = colDim;
+  tile.rowDim = 1 - colDim;
+  tile.rows = shape[tile.rowDim];
+  tile.cols = shape[colDim];
+  tile.vec = kLdmatrixRow;
+  int64_t rowBytes = tile.cols * 2;
+  tile.perPhase = static_cast<unsigned>(std::max<int64_t>(1, 128 / rowBytes));
+  tile.maxPhase = static_cast<unsigned>(
+      std::min<int64_t>(8 / tile.perPhase, tile.cols / tile.vec));
+  return tile;
+}
+
+namespace {
 
 struct ConvertLayoutToDotOperand
     : OpConversionPattern<tilegpu::ConvertLayoutOp> {
@@ -151,8 +253,8 @@ struct ConvertLayoutToDotOperand
       return rewriter.notifyMatchFailure(op, "not a 16-bit mma v2 operand");
 
     SwizzledTile tile =
-        SwizzledTile::get(dstType.getShape(), blocked.getOrder()[0]);
-    if (tile.cols % SwizzledTile::kVec != 0)
+        getOperandTile(dstType.getShape(), blocked.getOrder()[0]);
+    if (tile.cols % tile.vec != 0)
       return rewriter.notifyMatchFailure(op, "rows narrower than 16 bytes");
     // K is dim 1 of A and dim 0 of B; ldmatrix reads pairs along K, which is
     // the stored row unless K is the strided dim (then .trans).
@@ -162,8 +264,9 @@ struct ConvertLayoutToDotOperand
     LinearLayout dst = getLinearLayout(dstType);
     // When every thread already holds its elements, the generic pattern
     // renames registers: no shared memory at all.
-    if (succeeded(mapRegisters(
-            src, dst, [](const LinearLayout::Basis &coords) { return coords; })))
+    if (succeeded(mapRegisters(src, dst, [](const LinearLayout::Basis &coords) {
+          return coords;
+        })))
       return rewriter.notifyMatchFailure(op, "a register renaming suffices");
     if (!matchesLdmatrixLanes(dst, tile, trans))
       return rewriter.notifyMatchFailure(op, "layout is not ldmatrix's");
@@ -190,7 +293,7 @@ struct ConvertLayoutToDotOperand
     emitBarrier(rewriter, loc);
     ValueRange srcRegs = adaptor.getSrc();
     SmallVector<Value> srcThread = emitThreadCoords(rewriter, loc, src, thread);
-    unsigned vec = contiguousRegisters(src, tile.colDim);
+    unsigned vec = contiguousRegisters(src, tile.colDim, tile.vec);
     auto vecType = VectorType::get({vec}, element);
     for (unsigned first = 0; first < srcRegs.size(); first += vec) {
       LinearLayout::Basis coords = src.registerCoords(first);
@@ -206,66 +309,9 @@ struct ConvertLayoutToDotOperand
     }
     emitBarrier(rewriter, loc);
 
-    // Load: lane l addresses row l%8 of matrix l/8; matrix j holds the
-    // registers whose index has bits 1 and 2 equal to j.
-    ArrayRef<LinearLayout::Basis> regBases = dst.getRegisterBases();
-    unsigned numMatrices =
-        std::min<unsigned>(4, dst.getNumRegisters() / 2);
-    SmallVector<Value> warpCoords =
-        emitThreadCoords(rewriter, loc, dst, ThreadId{c(0), thread.warp});
-    Value laneRow = arith::AndIOp::create(rewriter, loc, thread.lane, c(7));
-    SmallVector<Value> laneCoords(2, c(0));
-    laneCoords[tile.rowDim] = laneRow;
-    for (unsigned bit = 0; bit < llvm::Log2_32(numMatrices); ++bit) {
-      Value selected = arith::AndIOp::create(
-          rewriter, loc,
-          arith::ShRUIOp::create(rewriter, loc, thread.lane, c(3 + bit)),
-          c(1));
-      for (unsigned d = 0; d < 2; ++d)
-        if (int64_t step = regBases[bit + 1][d])
-          laneCoords[d] = arith::AddIOp::create(
-              rewriter, loc, laneCoords[d],
-              arith::MulIOp::create(rewriter, loc, selected, c(step)));
-    }
-    SmallVector<Value> threadCoords(2);
-    for (unsigned d = 0; d < 2; ++d)
-      threadCoords[d] =
-          warpCoords[d] ? arith::AddIOp::create(rewriter, loc, warpCoords[d],
-                                                laneCoords[d])
-                              .getResult()
-                        : laneCoords[d];
-
-    Type i32 = rewriter.getI32Type();
-    Type resultType =
-        numMatrices == 1
-            ? i32
-            : LLVM::LLVMStructType::getLiteral(
-                  getContext(), SmallVector<Type>(numMatrices, i32));
-    auto pairType = VectorType::get({2}, element);
-    Registers results(dst.getNumRegisters());
-    for (unsigned first = 0; first < dst.getNumRegisters();
-         first += 2 * numMatrices) {
-      LinearLayout::Basis origin = dst.registerCoords(first);
-      Value ptr = address(add(threadCoords[tile.rowDim], origin[tile.rowDim]),
-                          add(threadCoords[tile.colDim], origin[tile.colDim]));
-      Value loaded = NVVM::LdMatrixOp::create(
-          rewriter, loc, resultType, ptr, numMatrices,
-          trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-          NVVM::LdStMatrixShapeAttr::get(getContext(), 8, 8),
-          NVVM::LdStMatrixEltType::B16);
-      for (unsigned j = 0; j < numMatrices; ++j) {
-        Value word = numMatrices == 1
-                         ? loaded
-                         : LLVM::ExtractValueOp::create(rewriter, loc, loaded,
-                                                        j)
-                               .getResult();
-        Value pair = LLVM::BitcastOp::create(rewriter, loc, pairType, word);
-        for (unsigned i = 0; i < 2; ++i)
-          results[first + 2 * j + i] =
-              LLVM::ExtractElementOp::create(rewriter, loc, pair, c(i));
-      }
-    }
-    rewriter.replaceOpWithMultiple(op, {results});
+    rewriter.replaceOpWithMultiple(
+        op, {emitLdmatrixLoads(rewriter, loc, base, tile, dst, trans, element,
+                               thread)});
     return success();
   }
 

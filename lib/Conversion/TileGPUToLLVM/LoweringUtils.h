@@ -85,6 +85,54 @@ mlir::Value fromSharedStorage(mlir::OpBuilder &builder, mlir::Location loc,
                               mlir::Value stored, mlir::Type type);
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
 
+/// A 2-D tile in shared memory laid out as #tilegpu.swizzled_shared says:
+/// `rowDim` strided, `colDim` contiguous (dimension numbers of the tensor),
+/// the `vec`-element chunks of a row XOR-swizzled by the row's phase.
+struct SwizzledTile {
+  unsigned rowDim, colDim;
+  int64_t rows, cols;
+  unsigned vec, perPhase, maxPhase;
+
+  /// The tile `encoding` makes of the trailing two dimensions of `shape`.
+  static SwizzledTile get(tilegpu::SwizzledSharedEncodingAttr encoding,
+                          llvm::ArrayRef<int64_t> shape);
+  /// Element offset of (row, col) from the start of the tile.
+  mlir::Value offset(mlir::OpBuilder &builder, mlir::Location loc,
+                     mlir::Value row, mlir::Value col) const;
+  /// Elements of a row that stay contiguous and in order when stored: a
+  /// chunk, or the largest power of two dividing the row when unswizzled.
+  int64_t contiguousElements() const;
+};
+
+/// How many consecutive registers of `layout` hold consecutive elements along
+/// `colDim` (at most `maxVec`) such that every group of them starts aligned to
+/// its size: one vector access each.
+unsigned contiguousRegisters(const tilegpu::LinearLayout &layout,
+                             unsigned colDim, unsigned maxVec);
+
+/// Whether ldmatrix on `tile` (with .trans when `trans`: pairs of registers
+/// run along the strided dim) gives each thread the registers of `layout`,
+/// 16-bit elements. `layout` must have 32 lanes.
+bool matchesLdmatrixLanes(const tilegpu::LinearLayout &layout,
+                          const SwizzledTile &tile, bool trans);
+
+/// The registers of `layout` (matchesLdmatrixLanes holds) read with ldmatrix
+/// x4 (fewer matrices when the layout has fewer registers) from `tile` at
+/// `base`.
+Registers emitLdmatrixLoads(mlir::OpBuilder &builder, mlir::Location loc,
+                            mlir::Value base, const SwizzledTile &tile,
+                            const tilegpu::LinearLayout &layout, bool trans,
+                            mlir::Type element, ThreadId thread);
+
+/// Emits an error at the first shared-memory buffer op of `module` the
+/// lowering cannot take: a local_alloc without a (16-byte aligned)
+/// `tilegpu.offset`, a swizzle that moves chunks past a row's end, or a
+/// cp.async of less than 4 bytes per vector (`vectorWidth` as for global
+/// loads).
+mlir::LogicalResult
+verifySharedMemoryBuffers(mlir::ModuleOp module,
+                          const VectorWidthQuery &vectorWidth);
+
 /// Pattern population, one function per file.
 void populateElementwiseOpToLLVMPatterns(
     const mlir::LLVMTypeConverter &converter,
@@ -100,6 +148,11 @@ void populateSharedMemoryOpToLLVMPatterns(
 void populateDotOperandToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                       mlir::RewritePatternSet &patterns,
                                       SharedMemoryUsage &usage);
+/// local_alloc/dealloc, memdesc_index, local_load/store, cp.async and its
+/// groups, barrier: the explicit shared-memory buffers of ttgir.
+void populateSharedMemoryBufferOpToLLVMPatterns(
+    const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns,
+    SharedMemoryUsage &usage, VectorWidthQuery vectorWidth);
 void populateDotOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 

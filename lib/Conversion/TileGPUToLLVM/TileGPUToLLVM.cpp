@@ -69,12 +69,25 @@ public:
       results.append(getLinearLayout(type).getNumRegisters(), element);
       return success();
     });
+    // A shared buffer is its base address; the layout is static.
+    addConversion([context](MemDescType) -> Type {
+      return LLVM::LLVMPointerType::get(context, 3);
+    });
   }
 
   bool isLegal(Type type) const {
-    return !isa<RankedTensorType, tile::PointerType>(type);
+    return !isa<RankedTensorType, tile::PointerType, MemDescType>(type);
   }
 };
+
+/// The vector width computeAccessVectorWidths found for an op, 1 if none.
+VectorWidthQuery
+getVectorWidthQuery(const llvm::DenseMap<Operation *, unsigned> &widths) {
+  return [&widths](Operation *op) {
+    auto it = widths.find(op);
+    return it == widths.end() ? 1u : it->second;
+  };
+}
 
 struct ConvertTileGPUToLLVMPass
     : tilec::impl::ConvertTileGPUToLLVMBase<ConvertTileGPUToLLVMPass> {
@@ -94,6 +107,9 @@ struct ConvertTileGPUToLLVMPass
       return signalPassFailure();
     llvm::DenseMap<Operation *, unsigned> vectorWidths =
         computeAccessVectorWidths(module);
+    if (failed(verifySharedMemoryBuffers(module,
+                                         getVectorWidthQuery(vectorWidths))))
+      return signalPassFailure();
     declareSharedMemory(module);
 
     SharedMemoryUsage usage;
@@ -104,9 +120,9 @@ struct ConvertTileGPUToLLVMPass
         failed(lowerScalarsToLLVM(module, numWarps * threadsPerWarp)))
       return signalPassFailure();
 
-    module->setAttr(TileGPUDialect::getSharedAttrName(),
-                    IntegerAttr::get(IntegerType::get(context, 32),
-                                     usage.bytes.load()));
+    module->setAttr(
+        TileGPUDialect::getSharedAttrName(),
+        IntegerAttr::get(IntegerType::get(context, 32), usage.bytes.load()));
     if (auto smem = module.lookupSymbol<LLVM::GlobalOp>(kSharedMemoryName))
       if (SymbolTable::symbolKnownUseEmpty(smem, module))
         smem.erase();
@@ -171,11 +187,11 @@ struct ConvertTileGPUToLLVMPass
 
     RewritePatternSet patterns(context);
     populateElementwiseOpToLLVMPatterns(converter, patterns);
-    populateMemoryOpToLLVMPatterns(converter, patterns, [&](Operation *op) {
-      auto it = widths.find(op);
-      return it == widths.end() ? 1u : it->second;
-    });
+    populateMemoryOpToLLVMPatterns(converter, patterns,
+                                   getVectorWidthQuery(widths));
     populateSharedMemoryOpToLLVMPatterns(converter, patterns, usage);
+    populateSharedMemoryBufferOpToLLVMPatterns(converter, patterns, usage,
+                                               getVectorWidthQuery(widths));
     populateDotOperandToLLVMPatterns(converter, patterns, usage);
     populateDotOpToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

@@ -7,7 +7,8 @@
 #include "llvm/ADT/DenseMap.h"
 
 namespace tilec {
-/// For each tile.load / tile.store on tensors in `module`: how many
+/// For each tile.load / tile.store / tilegpu.async_copy_global_to_local on
+/// tensors in `module`: how many
 /// consecutive elements one instruction may move, from the pointers'
 /// contiguity and alignment and the mask's uniformity (the layout's own
 /// contiguity is applied during lowering).

@@ -1,0 +1,105 @@
+//===- SwizzledTileTest.cpp - swizzled shared-memory addresses -----------===//
+//
+// The element offsets the lowering computes for a #tilegpu.swizzled_shared
+// tile must be a bijection onto the tile's elements, or two elements would
+// share a place. The offsets are emitted as arith ops on constants and folded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace {
+
+using namespace mlir;
+using tilec::lowering::i32Const;
+using tilec::lowering::SwizzledTile;
+using tilec::tilegpu::SwizzledSharedEncodingAttr;
+
+class SwizzledTileTest : public ::testing::Test {
+protected:
+  SwizzledTileTest() {
+    context.loadDialect<arith::ArithDialect, func::FuncDialect,
+                        tilec::tilegpu::TileGPUDialect>();
+  }
+
+  /// The folded offset of every element of `shape` laid out by `encoding`.
+  std::vector<int64_t> offsets(SwizzledSharedEncodingAttr encoding,
+                               std::vector<int64_t> shape) {
+    SwizzledTile tile = SwizzledTile::get(encoding, shape);
+    OpBuilder builder(&context);
+    Location loc = builder.getUnknownLoc();
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    builder.setInsertionPointToEnd(module->getBody());
+    int64_t elements = tile.rows * tile.cols;
+    auto func = func::FuncOp::create(
+        builder, loc, "offsets",
+        builder.getFunctionType(
+            {}, SmallVector<Type>(elements, builder.getI32Type())));
+    builder.setInsertionPointToEnd(func.addEntryBlock());
+    SmallVector<Value> results;
+    for (int64_t row = 0; row < tile.rows; ++row)
+      for (int64_t col = 0; col < tile.cols; ++col)
+        results.push_back(tile.offset(builder, loc, i32Const(builder, loc, row),
+                                      i32Const(builder, loc, col)));
+    // Returned, the offsets stay alive through folding.
+    auto returned = func::ReturnOp::create(builder, loc, results);
+    (void)applyPatternsGreedily(*module, RewritePatternSet(&context));
+    std::vector<int64_t> values;
+    for (Value value : returned.getOperands()) {
+      APInt folded;
+      EXPECT_TRUE(matchPattern(value, m_ConstantInt(&folded)));
+      values.push_back(folded.getSExtValue());
+    }
+    return values;
+  }
+
+  void expectBijection(unsigned vec, unsigned perPhase, unsigned maxPhase,
+                       std::vector<unsigned> order,
+                       std::vector<int64_t> shape) {
+    auto encoding = SwizzledSharedEncodingAttr::get(&context, vec, perPhase,
+                                                    maxPhase, order);
+    std::vector<int64_t> values = offsets(encoding, shape);
+    std::string name;
+    llvm::raw_string_ostream(name) << name;
+    std::set<int64_t> distinct(values.begin(), values.end());
+    int64_t elements = shape[0] * shape[1];
+    EXPECT_EQ(static_cast<int64_t>(distinct.size()), elements) << name;
+    EXPECT_EQ(*distinct.begin(), 0) << name;
+    EXPECT_EQ(*distinct.rbegin(), elements - 1) << name;
+  }
+
+  MLIRContext context;
+};
+
+TEST_F(SwizzledTileTest, MmaOperandSwizzlesAreBijections) {
+  expectBijection(8, 1, 8, {1, 0}, {32, 64}); // 128-B rows
+  expectBijection(8, 2, 4, {1, 0}, {64, 32}); // 64-B rows
+  expectBijection(8, 4, 2, {0, 1}, {16, 16}); // 32-B columns
+}
+
+TEST_F(SwizzledTileTest, OtherSwizzlesAreBijections) {
+  expectBijection(4, 1, 8, {1, 0}, {64, 32});
+  expectBijection(1, 1, 1, {0, 1}, {8, 16});
+  expectBijection(2, 2, 4, {0, 1}, {16, 8});
+}
+
+TEST_F(SwizzledTileTest, FirstChunksFollowTheFormula) {
+  // vec 8, perPhase 2, maxPhase 4: row 2 has phase 1, so its chunk 0 is
+  // stored as chunk 1.
+  auto encoding = SwizzledSharedEncodingAttr::get(&context, 8, 2, 4, {1, 0});
+  std::vector<int64_t> values = offsets(encoding, {8, 32});
+  EXPECT_EQ(values[2 * 32 + 0], 2 * 32 + 8);
+  EXPECT_EQ(values[2 * 32 + 9], 2 * 32 + 1);
+  EXPECT_EQ(values[6 * 32 + 3], 6 * 32 + 3 * 8 + 3);
+}
+
+} // namespace

@@ -31,23 +31,42 @@ using namespace tilec::lowering;
 /// ldmatrix reads rows of 8 16-bit elements (16 bytes).
 static constexpr unsigned kLdmatrixRow = 8;
 
-SwizzledTile SwizzledTile::get(SwizzledSharedEncodingAttr encoding,
-                               ArrayRef<int64_t> shape) {
+SwizzledTile SwizzledTile::get(SharedEncodingInterface encoding,
+                               ArrayRef<int64_t> shape,
+                               unsigned elementBytes) {
   unsigned leading = shape.size() - 2;
   SwizzledTile tile;
   tile.colDim = leading + encoding.getOrder()[0];
   tile.rowDim = leading + encoding.getOrder()[1];
   tile.rows = shape[tile.rowDim];
   tile.cols = shape[tile.colDim];
-  tile.vec = encoding.getVec();
-  tile.perPhase = encoding.getPerPhase();
-  tile.maxPhase = encoding.getMaxPhase();
+  tile.blockCols = tile.cols;
+  if (auto swizzled = dyn_cast<SwizzledSharedEncodingAttr>(encoding)) {
+    tile.vec = swizzled.getVec();
+    tile.perPhase = swizzled.getPerPhase();
+    tile.maxPhase = swizzled.getMaxPhase();
+    return tile;
+  }
+  // wgmma's swizzles: 16-byte chunks, the phase advancing once per 128
+  // bytes of rows, as many phases as the swizzle width has chunks.
+  auto nvmma = cast<NvmmaSharedEncodingAttr>(encoding);
+  unsigned width = nvmma.getSwizzlingByteWidth();
+  tile.vec = 16 / elementBytes;
+  tile.perPhase = 128 / width;
+  tile.maxPhase = width / 16;
+  tile.blockCols = std::min<int64_t>(tile.cols, width / elementBytes);
   return tile;
 }
 
 Value SwizzledTile::offset(OpBuilder &builder, Location loc, Value row,
                            Value col) const {
   auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
+  Value blockStart;
+  if (blockCols < cols) {
+    Value block = arith::DivUIOp::create(builder, loc, col, c(blockCols));
+    blockStart = arith::MulIOp::create(builder, loc, block, c(rows * blockCols));
+    col = arith::RemUIOp::create(builder, loc, col, c(blockCols));
+  }
   unsigned vecLog = llvm::Log2_32(vec);
   Value chunk = arith::ShRUIOp::create(builder, loc, col, c(vecLog));
   if (maxPhase > 1) {
@@ -58,16 +77,19 @@ Value SwizzledTile::offset(OpBuilder &builder, Location loc, Value row,
     phase = arith::AndIOp::create(builder, loc, phase, c(maxPhase - 1));
     chunk = arith::XOrIOp::create(builder, loc, chunk, phase);
   }
-  Value rowStart = arith::MulIOp::create(builder, loc, row, c(cols));
+  Value rowStart = arith::MulIOp::create(builder, loc, row, c(blockCols));
   Value within = arith::AndIOp::create(builder, loc, col, c(vec - 1));
   Value chunkStart = arith::ShLIOp::create(builder, loc, chunk, c(vecLog));
-  return arith::AddIOp::create(
+  Value offset = arith::AddIOp::create(
       builder, loc, rowStart,
       arith::OrIOp::create(builder, loc, chunkStart, within));
+  return blockStart ? arith::AddIOp::create(builder, loc, blockStart, offset)
+                          .getResult()
+                    : offset;
 }
 
 int64_t SwizzledTile::contiguousElements() const {
-  return maxPhase > 1 ? vec : cols & -cols;
+  return maxPhase > 1 ? vec : blockCols & -blockCols;
 }
 
 static bool isUnit(const LinearLayout::Basis &basis, unsigned dim,
@@ -221,6 +243,7 @@ static SwizzledTile getOperandTile(ArrayRef<int64_t> shape, unsigned colDim) {
   tile.rowDim = 1 - colDim;
   tile.rows = shape[tile.rowDim];
   tile.cols = shape[colDim];
+  tile.blockCols = tile.cols;
   tile.vec = kLdmatrixRow;
   int64_t rowBytes = tile.cols * 2;
   tile.perPhase = static_cast<unsigned>(std::max<int64_t>(1, 128 / rowBytes));

@@ -85,22 +85,27 @@ mlir::Value fromSharedStorage(mlir::OpBuilder &builder, mlir::Location loc,
                               mlir::Value stored, mlir::Type type);
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
 
-/// A 2-D tile in shared memory laid out as #tilegpu.swizzled_shared says:
+/// A 2-D tile in shared memory laid out as a shared encoding says:
 /// `rowDim` strided, `colDim` contiguous (dimension numbers of the tensor),
-/// the `vec`-element chunks of a row XOR-swizzled by the row's phase.
+/// the `vec`-element chunks of a row XOR-swizzled by the row's phase. The
+/// columns are cut into blocks of `blockCols`, each holding every row, one
+/// block after the other: #tilegpu.swizzled_shared has one block,
+/// #tilegpu.nvmma_shared one per swizzle width.
 struct SwizzledTile {
   unsigned rowDim, colDim;
-  int64_t rows, cols;
+  int64_t rows, cols, blockCols;
   unsigned vec, perPhase, maxPhase;
 
   /// The tile `encoding` makes of the trailing two dimensions of `shape`.
-  static SwizzledTile get(tilegpu::SwizzledSharedEncodingAttr encoding,
-                          llvm::ArrayRef<int64_t> shape);
+  static SwizzledTile get(tilegpu::SharedEncodingInterface encoding,
+                          llvm::ArrayRef<int64_t> shape,
+                          unsigned elementBytes);
   /// Element offset of (row, col) from the start of the tile.
   mlir::Value offset(mlir::OpBuilder &builder, mlir::Location loc,
                      mlir::Value row, mlir::Value col) const;
   /// Elements of a row that stay contiguous and in order when stored: a
-  /// chunk, or the largest power of two dividing the row when unswizzled.
+  /// chunk, or the largest power of two dividing a block's row when
+  /// unswizzled.
   int64_t contiguousElements() const;
 };
 
@@ -155,6 +160,11 @@ void populateSharedMemoryBufferOpToLLVMPatterns(
     SharedMemoryUsage &usage, VectorWidthQuery vectorWidth);
 void populateDotOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
+/// warpgroup_dot (and its wait) as Hopper wgmma with shared-memory
+/// descriptors.
+void populateWarpGroupDotOpToLLVMPatterns(
+    const mlir::LLVMTypeConverter &converter,
+    mlir::RewritePatternSet &patterns);
 
 } // namespace tilec::lowering
 

@@ -29,7 +29,8 @@ static unsigned elementBytes(MemDescType type) {
 }
 
 static SwizzledTile getTile(MemDescType type) {
-  return SwizzledTile::get(type.getSharedEncoding(), type.getShape());
+  return SwizzledTile::get(type.getSharedEncoding(), type.getShape(),
+                           elementBytes(type));
 }
 
 /// Registers of `layout` per vector access to `type`: contiguous in the
@@ -370,11 +371,11 @@ struct BarrierOpConversion : OpConversionPattern<BarrierOp> {
 static LogicalResult verifySwizzleFits(Operation *op, MemDescType type) {
   SwizzledTile tile = getTile(type);
   int64_t span = int64_t(tile.vec) * tile.maxPhase;
-  if (tile.maxPhase == 1 || tile.cols % span == 0)
+  if (tile.maxPhase == 1 || tile.blockCols % span == 0)
     return success();
   return op->emitOpError() << "swizzles chunks of " << tile.vec
                            << " elements over " << tile.maxPhase
-                           << " phases, which rows of " << tile.cols
+                           << " phases, which rows of " << tile.blockCols
                            << " elements of " << type << " do not hold";
 }
 

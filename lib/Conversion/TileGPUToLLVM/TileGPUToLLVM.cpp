@@ -24,6 +24,8 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -194,6 +196,7 @@ struct ConvertTileGPUToLLVMPass
                                                getVectorWidthQuery(widths));
     populateDotOperandToLLVMPatterns(converter, patterns, usage);
     populateDotOpToLLVMPatterns(converter, patterns);
+    populateWarpGroupDotOpToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
@@ -259,6 +262,12 @@ struct ConvertTileGPUToLLVMPass
     index::populateIndexToLLVMConversionPatterns(converter, patterns);
     ub::populateUBToLLVMConversionPatterns(converter, patterns);
     if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return failure();
+    // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline
+    // PTX.
+    RewritePatternSet ptxPatterns(context);
+    populateNVVMToLLVMConversionPatterns(ptxPatterns);
+    if (failed(applyPatternsGreedily(module, std::move(ptxPatterns))))
       return failure();
 
     Builder builder(context);

@@ -32,9 +32,10 @@ protected:
   }
 
   /// The folded offset of every element of `shape` laid out by `encoding`.
-  std::vector<int64_t> offsets(SwizzledSharedEncodingAttr encoding,
-                               std::vector<int64_t> shape) {
-    SwizzledTile tile = SwizzledTile::get(encoding, shape);
+  std::vector<int64_t> offsets(tilec::tilegpu::SharedEncodingInterface encoding,
+                               std::vector<int64_t> shape,
+                               unsigned elementBytes = 2) {
+    SwizzledTile tile = SwizzledTile::get(encoding, shape, elementBytes);
     OpBuilder builder(&context);
     Location loc = builder.getUnknownLoc();
     OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
@@ -65,9 +66,14 @@ protected:
   void expectBijection(unsigned vec, unsigned perPhase, unsigned maxPhase,
                        std::vector<unsigned> order,
                        std::vector<int64_t> shape) {
-    auto encoding = SwizzledSharedEncodingAttr::get(&context, vec, perPhase,
-                                                    maxPhase, order);
-    std::vector<int64_t> values = offsets(encoding, shape);
+    expectBijection(SwizzledSharedEncodingAttr::get(&context, vec, perPhase,
+                                                    maxPhase, order),
+                    shape);
+  }
+
+  void expectBijection(tilec::tilegpu::SharedEncodingInterface encoding,
+                       std::vector<int64_t> shape, unsigned elementBytes = 2) {
+    std::vector<int64_t> values = offsets(encoding, shape, elementBytes);
     std::string name;
     llvm::raw_string_ostream(name) << name;
     std::set<int64_t> distinct(values.begin(), values.end());
@@ -90,6 +96,37 @@ TEST_F(SwizzledTileTest, OtherSwizzlesAreBijections) {
   expectBijection(4, 1, 8, {1, 0}, {64, 32});
   expectBijection(1, 1, 1, {0, 1}, {8, 16});
   expectBijection(2, 2, 4, {0, 1}, {16, 8});
+}
+
+TEST_F(SwizzledTileTest, NvmmaSwizzlesAreBijections) {
+  using tilec::tilegpu::NvmmaSharedEncodingAttr;
+  // One block per row, and rows of two and four swizzle-wide blocks.
+  for (unsigned width : {32u, 64u, 128u}) {
+    auto rowMajor = NvmmaSharedEncodingAttr::get(&context, width, {1, 0});
+    expectBijection(rowMajor, {16, width / 2});
+    expectBijection(rowMajor, {32, width * 2});
+    expectBijection(NvmmaSharedEncodingAttr::get(&context, width, {0, 1}),
+                    {width, 16});
+  }
+  expectBijection(NvmmaSharedEncodingAttr::get(&context, 128, {1, 0}),
+                  {16, 64}, /*elementBytes=*/4);
+}
+
+TEST_F(SwizzledTileTest, NvmmaBlocksFollowWgmmaLayout) {
+  // 128-byte swizzle of f16 rows of 128 elements: two blocks of 64 columns,
+  // each [rows x 128 B]; chunk c of row r is stored at chunk c ^ (r % 8).
+  auto encoding = tilec::tilegpu::NvmmaSharedEncodingAttr::get(&context, 128,
+                                                               {1, 0});
+  std::vector<int64_t> values = offsets(encoding, {16, 128});
+  EXPECT_EQ(values[0 * 128 + 64], 16 * 64);               // block 1, row 0
+  EXPECT_EQ(values[3 * 128 + 8], 3 * 64 + (1 ^ 3) * 8);   // chunk 1 of row 3
+  EXPECT_EQ(values[9 * 128 + 64 + 17],                    // block 1, row 9
+            16 * 64 + 9 * 64 + (2 ^ 1) * 8 + 1);
+  // 64-byte swizzle: the phase is (r / 2) % 4.
+  auto narrow = tilec::tilegpu::NvmmaSharedEncodingAttr::get(&context, 64,
+                                                             {1, 0});
+  values = offsets(narrow, {8, 32});
+  EXPECT_EQ(values[5 * 32 + 8], 5 * 32 + (1 ^ 2) * 8);
 }
 
 TEST_F(SwizzledTileTest, FirstChunksFollowTheFormula) {

@@ -32,13 +32,17 @@ def ConvertTileGPUToLLVM : Pass<"convert-tilegpu-to-llvm", "mlir::ModuleOp"> {
     linear map says; each op becomes per-thread code whose indices come from
     that map (lane and warp ids, constant register offsets). Shared memory
     serves layout conversions and cross-warp reductions through one dynamic
-    buffer whose size is recorded in `tilegpu.shared`. A `!tilegpu.memdesc`
+    buffer: each op's scratch sits at its `tilegpu.offset` and the buffer's
+    size is the module's `tilegpu.shared` (`tilegpu-allocate-shared-memory`
+    sets both; an op without its place is an error), and `tilegpu.barrier`s
+    (`tilegpu-insert-barriers`) become `bar.sync`. A `!tilegpu.memdesc`
     becomes the `!llvm.ptr<3>` of its buffer (`@global_smem` plus the
     local_alloc's `tilegpu.offset`); local_load/local_store address elements
-    by the `#tilegpu.swizzled_shared` formula in vectors within a chunk,
+    by their shared encoding's formula in vectors within a chunk,
     16-bit mma v2 operands load with ldmatrix, async_copy_global_to_local
-    becomes cp.async (4, 8 or 16 bytes, masked elements zero-filled), and
-    these ops emit no barriers of their own. Kernels become
+    becomes cp.async (4, 8 or 16 bytes, masked elements zero-filled),
+    warpgroup_dot becomes wgmma.mma_async, and these ops emit no barriers of
+    their own. Kernels become
     `llvm.func`s with `nvvm.kernel` and `nvvm.maxntid`. Ttgir past the
     limits of `tilegpu-check-block-resources` is refused before any code is
     written.
@@ -58,14 +62,18 @@ def TileGPUCheckBlockResources
     tensors' layouts (one per element it holds, two for 64-bit elements),
     writing each op once per register, and moves elements between threads
     through shared memory (layout conversions that are not register
-    renamings, `reshape`, `trans`, reductions across warps). This pass fails
-    with an error at the first op with a tensor of more than 4096 registers
-    per thread (`kMaxTensorRegistersPerThread`: a bound on the code written,
-    not on the hardware, whose 255 per thread a tensor may exceed by
-    spilling), or that needs more shared memory than a block of the
-    module's `tilegpu.target` can opt in to (227 KB on sm_90, 163 KB on
-    sm_80, ...). The ttgir pipeline ends with it, and the lowering checks
-    the same before it writes any code.
+    renamings, `reshape`, `trans`, reductions across warps) and
+    `local_alloc` buffers. This pass fails with an error at the first op
+    with a tensor of more than 4096 registers per thread
+    (`kMaxTensorRegistersPerThread`: a bound on the code written, not on the
+    hardware, whose 255 per thread a tensor may exceed by spilling), or at
+    the module when its total shared memory (`tilegpu.shared`, from
+    `tilegpu-allocate-shared-memory`) is more than a block of the module's
+    `tilegpu.target` can opt in to (227 KB on sm_90, 163 KB on sm_80, ...),
+    with a note at the allocation that reaches the total. An op that uses
+    shared memory in a module without `tilegpu.shared` is an error. The
+    ttgir pipeline ends with it, and the lowering checks the same before it
+    writes any code.
   }];
 }
 

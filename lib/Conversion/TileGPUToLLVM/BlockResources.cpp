@@ -2,9 +2,10 @@
 
 #include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
 
-#include "LoweringUtils.h"
-
 #include "tilec/Conversion/Passes.h"
+#include "tilec/Dialect/Tile/IR/Tile.h"
+#include "tilec/Dialect/TileGPU/IR/TileGPU.h"
+#include "tilec/Dialect/TileGPU/Transforms/SharedMemory.h"
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
@@ -51,61 +52,11 @@ int64_t tilec::getRegistersPerThread(RankedTensorType type) {
          llvm::divideCeil(bits, 32);
 }
 
-/// Bytes of one element in shared memory, stored as getSharedStorageType
-/// says: i1 as i8, pointers as i64.
-static int64_t getSharedStorageBytes(Type element) {
-  if (isa<tile::PointerType>(element))
-    return 8;
-  return std::max(8u, element.getIntOrFloatBitWidth()) / 8;
-}
-
-/// Bytes a reduction uses to combine the partials of the warps along its
-/// axis: one slot per result element and warp group.
-static int64_t getReductionSharedBytes(tile::ReduceOp reduce) {
-  auto src = cast<RankedTensorType>(reduce.getSrc().getType());
-  LinearLayout layout = getLinearLayout(src);
-  int64_t groups = 1;
-  for (const LinearLayout::Basis &basis : layout.getWarpBases())
-    if (basis[reduce.getAxis()] != 0)
-      groups *= 2;
-  if (groups == 1)
-    return 0;
-  auto result = dyn_cast<RankedTensorType>(reduce.getType());
-  return groups * (result ? result.getNumElements() : 1) *
-         getSharedStorageBytes(src.getElementType());
-}
-
-int64_t tilec::getSharedMemoryBytes(Operation *op) {
-  // Only tensors with distributed layouts are lowered (ttir has none).
-  if (!llvm::all_of(op->getOperandTypes(), [](Type type) {
-        return !isa<RankedTensorType>(type) || getDistributedLayout(type);
-      }))
-    return 0;
-  if (auto reduce = dyn_cast<tile::ReduceOp>(op))
-    return getReductionSharedBytes(reduce);
-  if (!isa<ConvertLayoutOp, tile::ReshapeOp, tile::TransOp>(op))
-    return 0;
-  auto src = cast<RankedTensorType>(op->getOperand(0).getType());
-  auto dst = cast<RankedTensorType>(op->getResult(0).getType());
-  if (!getDistributedLayout(dst))
-    return 0;
-  // A conversion whose threads already hold their elements renames
-  // registers; reshape and trans always take the round trip.
-  if (isa<ConvertLayoutOp>(op) &&
-      succeeded(lowering::mapRegisters(
-          getLinearLayout(src), getLinearLayout(dst),
-          [](const LinearLayout::Basis &coords) { return coords; })))
-    return 0;
-  return dst.getNumElements() * getSharedStorageBytes(dst.getElementType());
-}
-
 namespace {
-/// Checks the ops of one ttgir module against the limits of its target.
-class BlockResourceChecker {
+/// Checks the tensors of one ttgir module against the registers the lowering
+/// writes code for.
+class RegisterChecker {
 public:
-  BlockResourceChecker(StringRef target, int64_t maxSharedBytes)
-      : target(target), maxSharedBytes(maxSharedBytes) {}
-
   LogicalResult check(Operation *op) {
     for (Type type : op->getResultTypes())
       if (failed(checkRegisters(op, type)))
@@ -115,13 +66,7 @@ public:
         for (Type type : block.getArgumentTypes())
           if (failed(checkRegisters(op, type)))
             return failure();
-    int64_t bytes = getSharedMemoryBytes(op);
-    if (bytes <= maxSharedBytes)
-      return success();
-    return op->emitOpError()
-           << "needs " << bytes << " B of shared memory for "
-           << op->getOperand(0).getType() << "; a block on " << target
-           << " has at most " << maxSharedBytes << " B";
+    return success();
   }
 
 private:
@@ -139,12 +84,49 @@ private:
                            << kMaxTensorRegistersPerThread;
   }
 
-  StringRef target;
-  int64_t maxSharedBytes;
   /// Tensor types seen: each one's layout is built once.
   llvm::DenseSet<Type> checked;
 };
 } // namespace
+
+/// The module's total shared memory (tilegpu.shared) against the target's
+/// limit. The error sits at the allocation that reaches the total, where
+/// there is one: the module itself would be printed whole.
+static LogicalResult checkSharedMemory(ModuleOp module, StringRef target,
+                                       int64_t maxSharedBytes) {
+  auto shared =
+      module->getAttrOfType<IntegerAttr>(TileGPUDialect::getSharedAttrName());
+  if (!shared) {
+    WalkResult result = module.walk([&](Operation *op) {
+      if (getAllocationBytes(op) == 0)
+        return WalkResult::advance();
+      op->emitOpError() << "uses shared memory but the module has no '"
+                        << TileGPUDialect::getSharedAttrName()
+                        << "': run tilegpu-allocate-shared-memory first";
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+  int64_t total = shared.getInt();
+  if (total <= maxSharedBytes)
+    return success();
+  Operation *highest = nullptr;
+  module.walk([&](Operation *op) {
+    std::optional<int64_t> offset = getSharedMemoryOffset(op);
+    if (!offset || *offset + getAllocationBytes(op) != total)
+      return WalkResult::advance();
+    highest = op;
+    return WalkResult::interrupt();
+  });
+  InFlightDiagnostic diag =
+      highest ? highest->emitOpError() : module.emitError();
+  diag << "needs " << total << " B of shared memory in all; a block on "
+       << target << " has at most " << maxSharedBytes << " B";
+  if (highest)
+    diag << " (this op's " << getAllocationBytes(highest) << " B at offset "
+         << *getSharedMemoryOffset(highest) << " reach the total)";
+  return diag;
+}
 
 LogicalResult tilec::verifyBlockResources(ModuleOp module) {
   auto target =
@@ -162,12 +144,14 @@ LogicalResult tilec::verifyBlockResources(ModuleOp module) {
     return module.emitError() << "no shared-memory limit known for target '"
                               << target.getValue() << "'; known:" << known;
   }
-  BlockResourceChecker checker(target.getValue(), *maxSharedBytes);
+  RegisterChecker checker;
   WalkResult result = module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     return failed(checker.check(op)) ? WalkResult::interrupt()
                                      : WalkResult::advance();
   });
-  return failure(result.wasInterrupted());
+  if (result.wasInterrupted())
+    return failure();
+  return checkSharedMemory(module, target.getValue(), *maxSharedBytes);
 }
 
 namespace {

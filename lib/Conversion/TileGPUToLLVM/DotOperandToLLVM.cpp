@@ -17,8 +17,6 @@
 
 #include "LoweringUtils.h"
 
-#include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
-
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/MathExtras.h"
@@ -257,8 +255,8 @@ namespace {
 struct ConvertLayoutToDotOperand
     : OpConversionPattern<tilegpu::ConvertLayoutOp> {
   ConvertLayoutToDotOperand(const LLVMTypeConverter &converter,
-                            MLIRContext *context, SharedMemoryUsage &usage)
-      : OpConversionPattern(converter, context, /*benefit=*/3), usage(usage) {}
+                            MLIRContext *context)
+      : OpConversionPattern(converter, context, /*benefit=*/3) {}
 
   LogicalResult
   matchAndRewrite(tilegpu::ConvertLayoutOp op, OneToNOpAdaptor adaptor,
@@ -299,8 +297,7 @@ struct ConvertLayoutToDotOperand
     unsigned threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
     if (threadsPerWarp != 32)
       return rewriter.notifyMatchFailure(op, "ldmatrix needs 32 lanes");
-    usage.require(getSharedMemoryBytes(op));
-    Value base = getSharedMemoryBase(rewriter, loc, op);
+    Value base = getScratchBase(rewriter, loc, op);
     ThreadId thread = getThreadId(rewriter, loc, threadsPerWarp);
     auto c = [&](int64_t v) { return i32Const(rewriter, loc, v); };
     auto add = [&](Value a, int64_t b) -> Value {
@@ -312,8 +309,8 @@ struct ConvertLayoutToDotOperand
           ValueRange{tile.offset(rewriter, loc, row, col)});
     };
 
-    // Store: each thread writes its runs of contiguous elements as vectors.
-    emitBarrier(rewriter, loc);
+    // Store: each thread writes its runs of contiguous elements as vectors
+    // (tilegpu-insert-barriers has fenced earlier users of these bytes).
     ValueRange srcRegs = adaptor.getSrc();
     SmallVector<Value> srcThread = emitThreadCoords(rewriter, loc, src, thread);
     unsigned vec = contiguousRegisters(src, tile.colDim, tile.vec);
@@ -337,15 +334,11 @@ struct ConvertLayoutToDotOperand
                                thread)});
     return success();
   }
-
-  SharedMemoryUsage &usage;
 };
 
 } // namespace
 
 void tilec::lowering::populateDotOperandToLLVMPatterns(
-    const LLVMTypeConverter &converter, RewritePatternSet &patterns,
-    SharedMemoryUsage &usage) {
-  patterns.add<ConvertLayoutToDotOperand>(converter, patterns.getContext(),
-                                          usage);
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ConvertLayoutToDotOperand>(converter, patterns.getContext());
 }

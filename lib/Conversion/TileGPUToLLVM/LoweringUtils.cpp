@@ -2,6 +2,8 @@
 
 #include "LoweringUtils.h"
 
+#include "tilec/Dialect/TileGPU/Transforms/SharedMemory.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/ADT/DenseMap.h"
@@ -104,39 +106,6 @@ SmallVector<SmallVector<Value>> emitRegisterCoords(OpBuilder &builder,
   return result;
 }
 
-FailureOr<SmallVector<unsigned>>
-mapRegisters(const LinearLayout &src, const LinearLayout &dst,
-             function_ref<LinearLayout::Basis(const LinearLayout::Basis &)>
-                 dstToSrc) {
-  auto sameThreads = [&](ArrayRef<LinearLayout::Basis> srcBases,
-                         ArrayRef<LinearLayout::Basis> dstBases) {
-    if (srcBases.size() != dstBases.size())
-      return false;
-    for (auto [s, d] : llvm::zip(srcBases, dstBases))
-      if (s != dstToSrc(d))
-        return false;
-    return true;
-  };
-  if (!sameThreads(src.getLaneBases(), dst.getLaneBases()) ||
-      !sameThreads(src.getWarpBases(), dst.getWarpBases()))
-    return failure();
-  llvm::DenseMap<ArrayRef<int64_t>, unsigned> srcIndex;
-  SmallVector<LinearLayout::Basis> srcCoords;
-  for (unsigned reg = 0; reg < src.getNumRegisters(); ++reg)
-    srcCoords.push_back(src.registerCoords(reg));
-  for (unsigned reg = 0; reg < src.getNumRegisters(); ++reg)
-    srcIndex.try_emplace(srcCoords[reg], reg);
-  SmallVector<unsigned> mapping;
-  for (unsigned reg = 0; reg < dst.getNumRegisters(); ++reg) {
-    LinearLayout::Basis wanted = dstToSrc(dst.registerCoords(reg));
-    auto it = srcIndex.find(ArrayRef<int64_t>(wanted));
-    if (it == srcIndex.end())
-      return failure();
-    mapping.push_back(it->second);
-  }
-  return mapping;
-}
-
 Value linearize(OpBuilder &builder, Location loc, ArrayRef<Value> coords,
                 ArrayRef<int64_t> shape) {
   Value index;
@@ -158,8 +127,17 @@ Value getSharedMemoryBase(OpBuilder &builder, Location loc,
   auto global = module.lookupSymbol<LLVM::GlobalOp>("global_smem");
   assert(global && "the lowering pass declares global_smem up front");
   auto ptrType = LLVM::LLVMPointerType::get(builder.getContext(), 3);
-  return LLVM::AddressOfOp::create(builder, loc, ptrType,
-                                   global.getSymName());
+  return LLVM::AddressOfOp::create(builder, loc, ptrType, global.getSymName());
+}
+
+Value getScratchBase(OpBuilder &builder, Location loc, Operation *op) {
+  Value base = getSharedMemoryBase(builder, loc, op);
+  std::optional<int64_t> offset = getSharedMemoryOffset(op);
+  assert(offset && "the lowering checks every scratch op for its offset");
+  if (*offset == 0)
+    return base;
+  return LLVM::GEPOp::create(builder, loc, base.getType(), builder.getI8Type(),
+                             base, ArrayRef<LLVM::GEPArg>{int32_t(*offset)});
 }
 
 Type getSharedStorageType(Type type) {

@@ -16,20 +16,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/DialectConversion.h"
 
-#include <atomic>
-
 namespace tilec::lowering {
-
-/// Bytes of dynamic shared memory the lowering needs: the maximum over all
-/// ops, since every user runs between barriers and starts at offset 0.
-struct SharedMemoryUsage {
-  std::atomic<int64_t> bytes{0};
-  void require(int64_t size) {
-    int64_t current = bytes.load();
-    while (size > current && !bytes.compare_exchange_weak(current, size)) {
-    }
-  }
-};
 
 /// Vector width (elements) of each load/store, decided before conversion
 /// from the axis analysis.
@@ -56,15 +43,6 @@ llvm::SmallVector<llvm::SmallVector<mlir::Value>>
 emitRegisterCoords(mlir::OpBuilder &builder, mlir::Location loc,
                    const tilegpu::LinearLayout &layout, ThreadId thread);
 
-/// For each register of `dst`, the register of `src` (same thread) holding
-/// the element `dstToSrc(coords)`; fails when the element lives in another
-/// thread, i.e. the layouts do not agree on the lane and warp bits.
-mlir::FailureOr<llvm::SmallVector<unsigned>> mapRegisters(
-    const tilegpu::LinearLayout &src, const tilegpu::LinearLayout &dst,
-    llvm::function_ref<tilegpu::LinearLayout::Basis(
-        const tilegpu::LinearLayout::Basis &)>
-        dstToSrc);
-
 /// i32 constant.
 mlir::Value i32Const(mlir::OpBuilder &builder, mlir::Location loc,
                      int64_t value);
@@ -77,6 +55,10 @@ mlir::Value linearize(mlir::OpBuilder &builder, mlir::Location loc,
 /// Base address of the dynamic shared memory buffer (!llvm.ptr<3>).
 mlir::Value getSharedMemoryBase(mlir::OpBuilder &builder, mlir::Location loc,
                                 mlir::Operation *anchor);
+/// Address of the scratch of `op`: the dynamic buffer at the op's
+/// `tilegpu.offset`, which the lowering checks for before converting.
+mlir::Value getScratchBase(mlir::OpBuilder &builder, mlir::Location loc,
+                           mlir::Operation *op);
 /// The type a value takes in shared memory (i1 -> i8, pointers -> i64).
 mlir::Type getSharedStorageType(mlir::Type type);
 mlir::Value toSharedStorage(mlir::OpBuilder &builder, mlir::Location loc,
@@ -147,17 +129,16 @@ void populateMemoryOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                     VectorWidthQuery vectorWidth);
 void populateSharedMemoryOpToLLVMPatterns(
     const mlir::LLVMTypeConverter &converter,
-    mlir::RewritePatternSet &patterns, SharedMemoryUsage &usage);
+    mlir::RewritePatternSet &patterns);
 /// blocked -> dot_op<mma v2> conversions through swizzled shared memory and
 /// ldmatrix; takes precedence over the generic convert_layout pattern.
 void populateDotOperandToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
-                                      mlir::RewritePatternSet &patterns,
-                                      SharedMemoryUsage &usage);
+                                      mlir::RewritePatternSet &patterns);
 /// local_alloc/dealloc, memdesc_index, local_load/store, cp.async and its
-/// groups, barrier: the explicit shared-memory buffers of ttgir.
+/// groups: the explicit shared-memory buffers of ttgir.
 void populateSharedMemoryBufferOpToLLVMPatterns(
     const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns,
-    SharedMemoryUsage &usage, VectorWidthQuery vectorWidth);
+    VectorWidthQuery vectorWidth);
 void populateDotOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 /// warpgroup_dot (and its wait) as Hopper wgmma with shared-memory

@@ -121,6 +121,13 @@ static void storeRegisters(OpBuilder &builder, Operation *op, Value base,
     }
     LLVM::StoreOp::create(builder, loc, stored, address, alignment);
   }
+  // wgmma reads nvmma tiles through the async proxy: the generic-proxy
+  // stores must be fenced before the barrier that publishes them.
+  if (isa<NvmmaSharedEncodingAttr>(type.getEncoding()))
+    NVVM::FenceProxyOp::create(
+        builder, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(builder.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
 }
 
 /// Loads the registers of a tensor of `tensorType` from the buffer.
@@ -152,9 +159,7 @@ static Registers loadRegisters(OpBuilder &builder, Operation *op, Value base,
 namespace {
 
 struct LocalAllocOpConversion : OpConversionPattern<LocalAllocOp> {
-  LocalAllocOpConversion(const LLVMTypeConverter &converter,
-                         MLIRContext *context, SharedMemoryUsage &usage)
-      : OpConversionPattern(converter, context), usage(usage) {}
+  using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(LocalAllocOp op, OneToNOpAdaptor adaptor,
@@ -163,13 +168,6 @@ struct LocalAllocOpConversion : OpConversionPattern<LocalAllocOp> {
     if (!offset)
       return rewriter.notifyMatchFailure(op, "no tilegpu.offset");
     MemDescType type = op.getType();
-    // The kernel launches with the allocator's total, which covers every
-    // buffer; this one at least must fit.
-    usage.require(offset.getInt() + type.getSizeInBytes());
-    auto module = op->getParentOfType<ModuleOp>();
-    if (auto total = module->getAttrOfType<IntegerAttr>(
-            TileGPUDialect::getSharedAttrName()))
-      usage.require(total.getInt());
 
     Location loc = op.getLoc();
     Value base = LLVM::GEPOp::create(
@@ -183,8 +181,6 @@ struct LocalAllocOpConversion : OpConversionPattern<LocalAllocOp> {
     rewriter.replaceOp(op, base);
     return success();
   }
-
-  SharedMemoryUsage &usage;
 };
 
 struct LocalDeallocOpConversion : OpConversionPattern<LocalDeallocOp> {
@@ -427,9 +423,9 @@ LogicalResult tilec::lowering::verifySharedMemoryBuffers(
 
 void tilec::lowering::populateSharedMemoryBufferOpToLLVMPatterns(
     const LLVMTypeConverter &converter, RewritePatternSet &patterns,
-    SharedMemoryUsage &usage, VectorWidthQuery vectorWidth) {
+    VectorWidthQuery vectorWidth) {
   MLIRContext *context = patterns.getContext();
-  patterns.add<LocalAllocOpConversion>(converter, context, usage);
+  patterns.add<LocalAllocOpConversion>(converter, context);
   patterns.add<AsyncCopyOpConversion>(converter, context,
                                       std::move(vectorWidth));
   patterns.add<LocalDeallocOpConversion, MemDescIndexOpConversion,

@@ -5,15 +5,15 @@
 // by renaming registers); reduce combines in registers, then across lanes with
 // butterfly shuffles, then across warps through shared memory.
 //
-// Every use of shared memory starts at offset 0 of the one dynamic buffer and
-// is fenced by barriers: one before writing (earlier readers are done) and
-// one before reading (all writes landed).
+// Each op's scratch sits at its `tilegpu.offset` in the one dynamic buffer
+// (tilegpu-allocate-shared-memory). A barrier between the op's writes and its
+// reads is part of the op; whether one is needed before it writes, because
+// other threads still use those bytes, is tilegpu-insert-barriers' decision,
+// and its tilegpu.barrier ops lower to bar.sync here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
-
-#include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -116,20 +116,17 @@ unsigned sharedVectorWidth(const LinearLayout &layout,
 Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
                     ValueRange srcRegs, const LinearLayout &src,
                     ArrayRef<int64_t> srcStrides, const LinearLayout &dst,
-                    ArrayRef<int64_t> dstStrides, Type element,
-                    SharedMemoryUsage &usage) {
+                    ArrayRef<int64_t> dstStrides, Type element) {
   Location loc = op->getLoc();
   auto module = op->getParentOfType<ModuleOp>();
   ThreadId thread = getThreadId(rewriter, loc,
                                 TileGPUDialect::getThreadsPerWarp(module));
   Type storage = getSharedStorageType(element);
-  usage.require(getSharedMemoryBytes(op));
-  Value base = getSharedMemoryBase(rewriter, loc, op);
+  Value base = getScratchBase(rewriter, loc, op);
 
   unsigned bytes = storageBytes(element);
-  emitBarrier(rewriter, loc);
-  SmallVector<Value> srcAddresses = registerAddresses(
-      rewriter, loc, base, storage, src, srcStrides, thread);
+  SmallVector<Value> srcAddresses =
+      registerAddresses(rewriter, loc, base, storage, src, srcStrides, thread);
   unsigned storeVec = sharedVectorWidth(src, srcStrides, bytes);
   auto storeType = VectorType::get({storeVec}, storage);
   for (unsigned first = 0; first < srcRegs.size(); first += storeVec) {
@@ -173,8 +170,8 @@ Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
 struct ConvertLayoutOpConversion
     : OpConversionPattern<tilegpu::ConvertLayoutOp> {
   ConvertLayoutOpConversion(const LLVMTypeConverter &converter,
-                            MLIRContext *context, SharedMemoryUsage &usage)
-      : OpConversionPattern(converter, context, /*benefit=*/2), usage(usage) {}
+                            MLIRContext *context)
+      : OpConversionPattern(converter, context, /*benefit=*/2) {}
 
   LogicalResult
   matchAndRewrite(tilegpu::ConvertLayoutOp op, OneToNOpAdaptor adaptor,
@@ -200,20 +197,16 @@ struct ConvertLayoutOpConversion
       return failure();
     rewriter.replaceOpWithMultiple(
         op, {roundTrip(rewriter, op, srcRegs, src, strides, dst, strides,
-                       types.front(), usage)});
+                       types.front())});
     return success();
   }
-
-  SharedMemoryUsage &usage;
 };
 
 /// reshape keeps the row-major order of elements; trans permutes dims.
 template <typename SourceOp>
 struct ShapeOpConversion : OpConversionPattern<SourceOp> {
-  ShapeOpConversion(const LLVMTypeConverter &converter, MLIRContext *context,
-                    SharedMemoryUsage &usage)
-      : OpConversionPattern<SourceOp>(converter, context, /*benefit=*/2),
-        usage(usage) {}
+  ShapeOpConversion(const LLVMTypeConverter &converter, MLIRContext *context)
+      : OpConversionPattern<SourceOp>(converter, context, /*benefit=*/2) {}
 
   LogicalResult
   matchAndRewrite(SourceOp op, typename OpConversionPattern<SourceOp>::OneToNOpAdaptor adaptor,
@@ -233,11 +226,9 @@ struct ShapeOpConversion : OpConversionPattern<SourceOp> {
     rewriter.replaceOpWithMultiple(
         op, {roundTrip(rewriter, op, adaptor.getSrc(), getLinearLayout(srcType),
                        srcStrides, getLinearLayout(dstType), dstStrides,
-                       types.front(), usage)});
+                       types.front())});
     return success();
   }
-
-  SharedMemoryUsage &usage;
 };
 
 Value combine(OpBuilder &builder, Location loc, tile::ReduceKind kind, Value a,
@@ -319,9 +310,8 @@ Value shuffleXor(OpBuilder &builder, Location loc, Value value,
 }
 
 struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
-  ReduceOpConversion(const LLVMTypeConverter &converter, MLIRContext *context,
-                     SharedMemoryUsage &usage)
-      : OpConversionPattern(converter, context, /*benefit=*/2), usage(usage) {}
+  ReduceOpConversion(const LLVMTypeConverter &converter, MLIRContext *context)
+      : OpConversionPattern(converter, context, /*benefit=*/2) {}
 
   LogicalResult
   matchAndRewrite(tile::ReduceOp op, OneToNOpAdaptor adaptor,
@@ -383,7 +373,6 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
           resultTensor ? SmallVector<int64_t>(resultTensor.getShape())
                        : SmallVector<int64_t>();
       int64_t outElements = resultTensor ? resultTensor.getNumElements() : 1;
-      usage.require(getSharedMemoryBytes(op));
       // Which of the warps along axis this warp is.
       Value group = i32Const(rewriter, loc, 0);
       for (auto [index, bit] : llvm::enumerate(axisWarpBits)) {
@@ -398,7 +387,7 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
         group = arith::OrIOp::create(rewriter, loc, group, field);
       }
       auto outCoords = emitRegisterCoords(rewriter, loc, dst, thread);
-      Value base = getSharedMemoryBase(rewriter, loc, op);
+      Value base = getScratchBase(rewriter, loc, op);
       Type storage = getSharedStorageType(element);
       auto slotAddress = [&](Value groupIndex, unsigned reg) {
         Value linear = linearize(rewriter, loc, outCoords[reg], outShape);
@@ -410,7 +399,6 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
         return LLVM::GEPOp::create(rewriter, loc, base.getType(), storage,
                                    base, ValueRange{index});
       };
-      emitBarrier(rewriter, loc);
       for (auto [reg, value] : llvm::enumerate(partial))
         LLVM::StoreOp::create(rewriter, loc,
                               toSharedStorage(rewriter, loc, value),
@@ -432,17 +420,14 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
     rewriter.replaceOpWithMultiple(op, {partial});
     return success();
   }
-
-  SharedMemoryUsage &usage;
 };
 
 } // namespace
 
 void tilec::lowering::populateSharedMemoryOpToLLVMPatterns(
-    const LLVMTypeConverter &converter, RewritePatternSet &patterns,
-    SharedMemoryUsage &usage) {
+    const LLVMTypeConverter &converter, RewritePatternSet &patterns) {
   MLIRContext *context = patterns.getContext();
   patterns.add<ConvertLayoutOpConversion, ShapeOpConversion<tile::ReshapeOp>,
                ShapeOpConversion<tile::TransOp>, ReduceOpConversion>(
-      converter, context, usage);
+      converter, context);
 }

@@ -16,6 +16,7 @@
 #include "tilec/Conversion/TileGPUToLLVM/AccessVectorWidth.h"
 #include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
 #include "tilec/Dialect/TileGPU/Transforms/DeadLoopValues.h"
+#include "tilec/Dialect/TileGPU/Transforms/SharedMemory.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -95,7 +96,6 @@ struct ConvertTileGPUToLLVMPass
     : tilec::impl::ConvertTileGPUToLLVMBase<ConvertTileGPUToLLVMPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    MLIRContext *context = &getContext();
     int numWarps = TileGPUDialect::getNumWarps(module);
     int threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
     if (numWarps <= 0 || threadsPerWarp <= 0) {
@@ -105,7 +105,8 @@ struct ConvertTileGPUToLLVMPass
                          << "': run convert-tile-to-tilegpu first";
       return signalPassFailure();
     }
-    if (failed(checkLayouts(module)) || failed(verifyBlockResources(module)))
+    if (failed(checkLayouts(module)) || failed(verifyBlockResources(module)) ||
+        failed(checkSharedMemoryPlaced(module)))
       return signalPassFailure();
     llvm::DenseMap<Operation *, unsigned> vectorWidths =
         computeAccessVectorWidths(module);
@@ -114,17 +115,13 @@ struct ConvertTileGPUToLLVMPass
       return signalPassFailure();
     declareSharedMemory(module);
 
-    SharedMemoryUsage usage;
-    if (failed(distributeTensors(module, usage, vectorWidths)))
+    if (failed(distributeTensors(module, vectorWidths)))
       return signalPassFailure();
     pruneRegisters(module);
     if (failed(lowerStructuredControlFlow(module)) ||
         failed(lowerScalarsToLLVM(module, numWarps * threadsPerWarp)))
       return signalPassFailure();
 
-    module->setAttr(
-        TileGPUDialect::getSharedAttrName(),
-        IntegerAttr::get(IntegerType::get(context, 32), usage.bytes.load()));
     if (auto smem = module.lookupSymbol<LLVM::GlobalOp>(kSharedMemoryName))
       if (SymbolTable::symbolKnownUseEmpty(smem, module))
         smem.erase();
@@ -155,7 +152,22 @@ struct ConvertTileGPUToLLVMPass
     return failure(result.wasInterrupted());
   }
 
-  /// The dynamic shared memory buffer (its size is given at launch).
+  /// Every op that uses shared memory must have its place; the module's
+  /// `tilegpu.shared` (checked by verifyBlockResources) sizes the launch.
+  LogicalResult checkSharedMemoryPlaced(ModuleOp module) {
+    WalkResult result = module.walk([&](Operation *op) {
+      if (getAllocationBytes(op) == 0 || getSharedMemoryOffset(op))
+        return WalkResult::advance();
+      op->emitOpError() << "uses shared memory but has no '"
+                        << TileGPUDialect::getOffsetAttrName()
+                        << "': run tilegpu-allocate-shared-memory first";
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  /// The dynamic shared memory buffer: its size is the module's
+  /// `tilegpu.shared`, given at launch.
   void declareSharedMemory(ModuleOp module) {
     OpBuilder builder(module.getBodyRegion());
     auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), 0);
@@ -167,7 +179,7 @@ struct ConvertTileGPUToLLVMPass
   }
 
   LogicalResult
-  distributeTensors(ModuleOp module, SharedMemoryUsage &usage,
+  distributeTensors(ModuleOp module,
                     const llvm::DenseMap<Operation *, unsigned> &widths) {
     MLIRContext *context = &getContext();
     RegisterTypeConverter converter(context);
@@ -191,10 +203,10 @@ struct ConvertTileGPUToLLVMPass
     populateElementwiseOpToLLVMPatterns(converter, patterns);
     populateMemoryOpToLLVMPatterns(converter, patterns,
                                    getVectorWidthQuery(widths));
-    populateSharedMemoryOpToLLVMPatterns(converter, patterns, usage);
-    populateSharedMemoryBufferOpToLLVMPatterns(converter, patterns, usage,
+    populateSharedMemoryOpToLLVMPatterns(converter, patterns);
+    populateSharedMemoryBufferOpToLLVMPatterns(converter, patterns,
                                                getVectorWidthQuery(widths));
-    populateDotOperandToLLVMPatterns(converter, patterns, usage);
+    populateDotOperandToLLVMPatterns(converter, patterns);
     populateDotOpToLLVMPatterns(converter, patterns);
     populateWarpGroupDotOpToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,

@@ -1,9 +1,9 @@
 // RUN: tilec-opt -convert-tilegpu-to-llvm -split-input-file -verify-diagnostics %s
 
 #shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 2, maxPhase = 4, order = [1, 0]}>
-module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90"} {
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90", tilegpu.shared = 8192 : i32} {
   func.func @no_offset() {
-    // expected-error @+1 {{'tilegpu.local_alloc' op has no 'tilegpu.offset': run tilegpu-allocate-shared-memory first}}
+    // expected-error @+1 {{'tilegpu.local_alloc' op uses shared memory but has no 'tilegpu.offset': run tilegpu-allocate-shared-memory first}}
     %a = tilegpu.local_alloc : () -> !tilegpu.memdesc<64x32xf16, #shared, mutable>
     return
   }

@@ -8,10 +8,11 @@
 // slot is carried by the loop as a plain shared pointer.
 // CHECK: module attributes {{.*}}tilegpu.shared = 17408 : i32
 // CHECK-LABEL: llvm.func @ring
+// CHECK: %[[COPY_BYTES:.+]] = llvm.mlir.constant(8192 : i32) : i32
 // CHECK: %[[SMEM:.+]] = llvm.mlir.addressof @global_smem : !llvm.ptr<3>
 // CHECK: %[[RING:.+]] = llvm.getelementptr %[[SMEM]][1024] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
-// CHECK: %[[SLOT0:.+]] = llvm.getelementptr %[[RING]][%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// CHECK: llvm.br ^[[LOOP:.+]](%{{.+}}, %[[SLOT0]] : i32, !llvm.ptr<3>)
+// Slot 0 is the ring's base.
+// CHECK: llvm.br ^[[LOOP:.+]](%{{.+}}, %[[RING]] : i32, !llvm.ptr<3>)
 // CHECK: ^[[LOOP]](%{{.+}}: i32, %[[SLOT:.+]]: !llvm.ptr<3>):
 // CHECK: %[[DST:.+]] = llvm.getelementptr %[[SLOT]][%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f16
 // CHECK: %[[SIZE:.+]] = llvm.select %{{.+}}, %{{.+}}, %{{.+}} : i1, i32
@@ -21,7 +22,6 @@
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.cp.async.wait.group 1
 // CHECK: nvvm.barrier0
-// CHECK: %[[COPY_BYTES:.+]] = llvm.mlir.constant(8192 : i32) : i32
 // CHECK: %[[NEXT:.+]] = llvm.mul %{{.+}}, %[[COPY_BYTES]] : i32
 // CHECK: %[[SLOT1:.+]] = llvm.getelementptr %[[RING]][%[[NEXT]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
 // CHECK: llvm.br ^[[LOOP]](%{{.+}}, %[[SLOT1]] : i32, !llvm.ptr<3>)

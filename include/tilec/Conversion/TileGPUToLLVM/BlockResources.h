@@ -1,10 +1,11 @@
 //===- BlockResources.h - what a block needs of the target ----*- C++ -*-===//
 //
 // The lowering gives every thread the registers of its tensors' layouts,
-// writing each op once per register, and moves elements between threads
-// through one dynamic shared-memory buffer. A tensor of too many registers
-// per thread, or more shared memory than a block of the target can have, is
-// an error at ttgir, before the lowering writes any code.
+// writing each op once per register, and places its shared buffers and
+// scratch in one dynamic shared-memory buffer (tilegpu-allocate-shared-memory).
+// A tensor of too many registers per thread, or more shared memory than a
+// block of the target can have, is an error at ttgir, before the lowering
+// writes any code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,14 +39,10 @@ std::optional<int64_t> getMaxSharedBytesPerBlock(llvm::StringRef target);
 /// i64, f64) in two.
 int64_t getRegistersPerThread(mlir::RankedTensorType type);
 
-/// Bytes of shared memory the lowering of `op` uses: a layout conversion that
-/// moves elements between threads, reshape, trans, a reduction across warps;
-/// 0 for every other op.
-int64_t getSharedMemoryBytes(mlir::Operation *op);
-
 /// Emits an error at the first op of `module` (ttgir) with a tensor of more
-/// than kMaxTensorRegistersPerThread registers per thread, or that needs more
-/// shared memory than a block of the module's `tilegpu.target` can opt in to.
+/// than kMaxTensorRegistersPerThread registers per thread, or at the module
+/// when its `tilegpu.shared` is more than a block of its `tilegpu.target` can
+/// opt in to.
 mlir::LogicalResult verifyBlockResources(mlir::ModuleOp module);
 
 } // namespace tilec

@@ -2,6 +2,7 @@
 
 #include "tilec/Dialect/TileGPU/IR/LinearLayout.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -159,4 +160,37 @@ std::string LinearLayout::toString() const {
   os << ", ";
   printBases("warp", warpBases);
   return text;
+}
+
+llvm::FailureOr<llvm::SmallVector<unsigned>> tilec::tilegpu::mapRegisters(
+    const LinearLayout &src, const LinearLayout &dst,
+    llvm::function_ref<LinearLayout::Basis(const LinearLayout::Basis &)>
+        dstToSrc) {
+  auto sameThreads = [&](llvm::ArrayRef<LinearLayout::Basis> srcBases,
+                         llvm::ArrayRef<LinearLayout::Basis> dstBases) {
+    if (srcBases.size() != dstBases.size())
+      return false;
+    for (auto [s, d] : llvm::zip(srcBases, dstBases))
+      if (s != dstToSrc(d))
+        return false;
+    return true;
+  };
+  if (!sameThreads(src.getLaneBases(), dst.getLaneBases()) ||
+      !sameThreads(src.getWarpBases(), dst.getWarpBases()))
+    return llvm::failure();
+  llvm::DenseMap<llvm::ArrayRef<int64_t>, unsigned> srcIndex;
+  llvm::SmallVector<LinearLayout::Basis> srcCoords;
+  for (unsigned reg = 0; reg < src.getNumRegisters(); ++reg)
+    srcCoords.push_back(src.registerCoords(reg));
+  for (unsigned reg = 0; reg < src.getNumRegisters(); ++reg)
+    srcIndex.try_emplace(srcCoords[reg], reg);
+  llvm::SmallVector<unsigned> mapping;
+  for (unsigned reg = 0; reg < dst.getNumRegisters(); ++reg) {
+    LinearLayout::Basis wanted = dstToSrc(dst.registerCoords(reg));
+    auto it = srcIndex.find(llvm::ArrayRef<int64_t>(wanted));
+    if (it == srcIndex.end())
+      return llvm::failure();
+    mapping.push_back(it->second);
+  }
+  return mapping;
 }

@@ -16,7 +16,9 @@
 #define TILEC_DIALECT_TILEGPU_IR_LINEARLAYOUT_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/LogicalResult.h"
 
 #include <cstdint>
 #include <string>
@@ -73,6 +75,14 @@ private:
   llvm::SmallVector<int64_t, 4> shape;
   llvm::SmallVector<Basis> registerBases, laneBases, warpBases;
 };
+
+/// For each register of `dst`, the register of `src` (same thread) holding
+/// the element `dstToSrc(coords)`; fails when the element lives in another
+/// thread, i.e. the layouts do not agree on the lane and warp bits.
+llvm::FailureOr<llvm::SmallVector<unsigned>> mapRegisters(
+    const LinearLayout &src, const LinearLayout &dst,
+    llvm::function_ref<LinearLayout::Basis(const LinearLayout::Basis &)>
+        dstToSrc);
 
 } // namespace tilec::tilegpu
 

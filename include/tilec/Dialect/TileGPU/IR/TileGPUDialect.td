@@ -39,6 +39,11 @@ def TileGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getSharedAttrName() {
       return ::llvm::StringLiteral("tilegpu.shared");
     }
+    /// Bytes from the start of the dynamic shared memory, on a local_alloc
+    /// or an op that uses scratch; set by tilegpu-allocate-shared-memory.
+    static constexpr ::llvm::StringLiteral getOffsetAttrName() {
+      return ::llvm::StringLiteral("tilegpu.offset");
+    }
     /// Reads a module's num-warps; 0 when absent.
     static int getNumWarps(::mlir::Operation *module);
     static int getThreadsPerWarp(::mlir::Operation *module);

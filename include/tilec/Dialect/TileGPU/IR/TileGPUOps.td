@@ -67,7 +67,7 @@ def TileGPU_LocalAllocOp : TileGPU_Op<"local_alloc", [
   let hasFolder = 1;
   let extraClassDeclaration = [{
     static constexpr ::llvm::StringLiteral getOffsetAttrName() {
-      return ::llvm::StringLiteral("tilegpu.offset");
+      return TileGPUDialect::getOffsetAttrName();
     }
   }];
 }

@@ -82,4 +82,46 @@ def TileGPUPipeline : Pass<"tilegpu-pipeline", "mlir::ModuleOp"> {
   ];
 }
 
+def TileGPUAllocateSharedMemory
+    : Pass<"tilegpu-allocate-shared-memory", "mlir::ModuleOp"> {
+  let summary = "Give every shared buffer and scratch its place";
+  let description = [{
+    Numbers each function's ops in program order and computes live ranges:
+    a `local_alloc` lives from itself to its last use, following
+    `memdesc_index` views and memdescs carried by `scf.for` / `scf.if`
+    (a `local_dealloc` is a use); a use inside a loop or region that does
+    not contain the alloc stretches the range over that whole op, since the
+    buffer is live across its iterations. An op whose lowering uses scratch
+    (`getSharedMemoryBytes`: layout conversions that are not register
+    renamings, reshape, trans, reductions across warps) lives only at
+    itself. Allocations are placed largest first (ties in program order) at
+    the lowest 128-byte-aligned offset that overlaps no placed allocation
+    with an overlapping live range. Each one's place is recorded as
+    `tilegpu.offset` (i32, bytes) and the high-water mark over all functions
+    as the module's `tilegpu.shared` (i32).
+  }];
+  let dependentDialects = ["::tilec::tilegpu::TileGPUDialect"];
+}
+
+def TileGPUInsertBarriers : Pass<"tilegpu-insert-barriers", "mlir::ModuleOp"> {
+  let summary = "Insert tilegpu.barrier where threads share bytes of shared memory";
+  let description = [{
+    Tracks, in program order, the byte intervals of shared memory read and
+    written since the last barrier (from the `tilegpu.offset` of the buffer
+    accessed: a `memdesc_index` with a constant index narrows to its copy,
+    a dynamic one means the whole buffer; a scratch op reads and writes its
+    own bytes) and puts a `tilegpu.barrier` before an op that reads bytes
+    pending a write, or writes bytes pending a read or write. `local_store`
+    and `local_alloc` with a source write, `local_load` reads.
+    `async_copy_global_to_local` is checked against what is pending, but its
+    write is not added: its data is read only after an `async_wait`, and
+    every `async_wait` is followed by a barrier (completion is per thread),
+    which clears everything. An `scf.for` body is iterated to a fixed point
+    with the state at its end flowing back to its start, and the state after
+    the loop joins its entry and the body's end; `scf.if` joins its
+    branches. Needs `tilegpu-allocate-shared-memory` first.
+  }];
+  let dependentDialects = ["::tilec::tilegpu::TileGPUDialect"];
+}
+
 #endif // TILEC_DIALECT_TILEGPU_TRANSFORMS_PASSES_TD

@@ -64,6 +64,11 @@ void buildTTGIRPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(tilegpu::createTileGPURemoveLayoutConversions());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  tilegpu::TileGPUPipelineOptions pipelineOptions;
+  pipelineOptions.numStages = options.numStages;
+  pm.addPass(tilegpu::createTileGPUPipeline(pipelineOptions));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   pm.addPass(tilegpu::createTileGPUAllocateSharedMemory());
   pm.addPass(tilegpu::createTileGPUInsertBarriers());
   pm.addPass(createTileGPUCheckBlockResources());

@@ -8,6 +8,11 @@ std::string DeviceProperties::smName() const {
   return "sm_" + std::to_string(computeMajor) + std::to_string(computeMinor);
 }
 
+std::string DeviceProperties::compileTarget() const {
+  bool hasArchFeatures = computeMajor == 9 && computeMinor == 0;
+  return smName() + (hasArchFeatures ? "a" : "");
+}
+
 Result<int> Device::count(const Driver &driver) {
   int count = 0;
   if (Status status = driver.check(driver.api().cuDeviceGetCount(&count),

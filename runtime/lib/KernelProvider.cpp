@@ -21,7 +21,7 @@ double usSince(std::chrono::steady_clock::time_point start) {
 KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
                                std::shared_ptr<StageCache> cache)
     : context_(&context), compiler_(compiler), cache_(std::move(cache)),
-      target_(context.properties().smName()) {}
+      target_(context.properties().compileTarget()) {}
 
 std::shared_ptr<KernelProvider::Slot>
 KernelProvider::slot(const std::string &kernel, const Config &config,

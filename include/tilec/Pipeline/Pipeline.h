@@ -68,7 +68,7 @@ constexpr auto CompileOptions::fields() {
       keyedField("num_warps", &CompileOptions::numWarps, Stage::TTGIR),
       keyedField("threads_per_warp", &CompileOptions::threadsPerWarp,
                  Stage::TTGIR),
-      // No pass reads it yet; software pipelining, a ttgir pass, will.
+      // tilegpu-pipeline's ring depth.
       keyedField("num_stages", &CompileOptions::numStages, Stage::TTGIR),
       // The later stages run with it as their chip (getStageOptions).
       keyedField("target", &CompileOptions::target, Stage::TTGIR),

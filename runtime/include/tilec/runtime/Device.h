@@ -34,8 +34,12 @@ struct DeviceProperties {
   int l2CacheBytes = 0;
   size_t totalMemoryBytes = 0;
 
-  // "sm_90", the spelling of the compile json's "target".
+  // "sm_90", the device's compute capability.
   std::string smName() const;
+  // The target tilec compiles for on this device, the compile json's
+  // "target": smName(), with the "a" suffix on 9.0, whose arch-specific
+  // features (wgmma) run only there.
+  std::string compileTarget() const;
 };
 
 class Device {

@@ -98,6 +98,16 @@ TILEC_KERNEL(matmul) {
                      "num_warps=2,num_stages=5")
           .candidate("BLOCK_M=32,BLOCK_N=64,BLOCK_K=32,GROUP_M=8,"
                      "num_warps=2,num_stages=5")
+          // What Triton users tune for Hopper: 64-wide K steps feeding
+          // wgmma from 3-4 stage rings, one or two warpgroups.
+          .candidate("BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,GROUP_M=8,"
+                     "num_warps=4,num_stages=4")
+          .candidate("BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,GROUP_M=8,"
+                     "num_warps=8,num_stages=4")
+          .candidate("BLOCK_M=256,BLOCK_N=128,BLOCK_K=64,GROUP_M=8,"
+                     "num_warps=8,num_stages=3")
+          .candidate("BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,GROUP_M=8,"
+                     "num_warps=8,num_stages=4")
           .key("M")
           .key("N")
           .key("K")

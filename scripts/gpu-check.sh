@@ -93,6 +93,32 @@ else
   record "memcheck" FAIL "compute-sanitizer not found"
 fi
 
+# The SASS of the f16/bf16 matmul the runtime compiles on this device
+# (sm_90a): wgmma (HGMMA), cp.async (LDGSTS), no local memory (LDL/STL).
+cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
+if [[ -x $cuobjdump ]]; then
+  for dtype in f16 bf16; do
+    dir=$out/sass-$dtype
+    log="$logs/sass-$dtype.log"
+    "$bin/tilec" compile --no-cache --kernel matmul --target sm_90a \
+      --config "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=$dtype,num_warps=4,num_stages=4" \
+      --arg-values M=4096,N=4096,K=4096 --dump-dir "$dir" > "$log" 2>&1
+    "$cuobjdump" -sass "$dir/matmul.cubin" > "$dir/matmul.sass" 2>> "$log"
+    hgmma=$(grep -c HGMMA "$dir/matmul.sass")
+    ldgsts=$(grep -c LDGSTS "$dir/matmul.sass")
+    locals=$(grep -cE '\b(LDL|STL)\b' "$dir/matmul.sass")
+    detail="$hgmma HGMMA, $ldgsts LDGSTS, $locals LDL/STL"
+    if (( hgmma > 0 && ldgsts > 0 && locals == 0 )); then
+      record "sass matmul $dtype 128x128x64 sm_90a" ok "$detail"
+    else
+      record "sass matmul $dtype 128x128x64 sm_90a" FAIL "$detail"
+    fi
+    rm -f "$dir/matmul.cubin" "$dir/matmul.llir" "$dir/matmul.ttir"
+  done
+else
+  record "sass" FAIL "cuobjdump not found"
+fi
+
 if "$bin/tilec-rt-launchbench" --json "$out/launchbench.json" > "$logs/launchbench.log" 2>&1; then
   record "launch overhead" ok "$(grep -E 'tilec::rt::launch' "$logs/launchbench.log" | sed 's/  */ /g')"
 else

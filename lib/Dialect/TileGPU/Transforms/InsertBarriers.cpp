@@ -182,6 +182,13 @@ LogicalResult BarrierAnalysis::getAccess(Operation *op, Access &access) {
   if (auto alloc = dyn_cast<LocalAllocOp>(op))
     return alloc.getSrc() ? getIntervals(alloc.getResult(), op, access.writes)
                           : success();
+  // An asynchronous wgmma reads until its warpgroup_dot_wait; a write after
+  // that wait gets its barrier before it, after the wait.
+  if (auto dot = dyn_cast<WarpGroupDotOp>(op)) {
+    if (failed(getIntervals(dot.getA(), op, access.reads)))
+      return failure();
+    return getIntervals(dot.getB(), op, access.reads);
+  }
   int64_t bytes = getSharedMemoryBytes(op);
   if (bytes == 0)
     return success();

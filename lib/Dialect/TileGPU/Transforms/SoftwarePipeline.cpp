@@ -266,12 +266,17 @@ public:
 
 private:
   void rewriteLoads(ArrayRef<OperandLoad> loads);
+  void makeWarpGroupDotsAsync();
+  void waitForWarpGroupDots(RewriterBase &rewriter, scf::ForOp pipelined,
+                            ArrayRef<bool> yieldsDotResult);
   void getSchedule(std::vector<std::pair<Operation *, unsigned>> &schedule);
 
   scf::ForOp loop;
   unsigned numStages;
   SmallVector<Value> rings;
   SmallVector<Operation *> copies;
+  /// The waits that keep one group of asynchronous wgmma in flight.
+  SmallVector<WarpGroupDotWaitOp> dotWaits;
   AsyncCommitGroupOp commit;
   AsyncWaitOp wait;
   DenseSet<Operation *> runAhead;
@@ -293,6 +298,7 @@ bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
 
 LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   rewriteLoads(loads);
+  makeWarpGroupDotsAsync();
   // The copies take the loads' operands, which canPipeline checked; the
   // slot indices they add are pure.
   SmallVector<Operation *> roots(copies);
@@ -309,6 +315,11 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   IRRewriter rewriter(loop.getContext());
   rewriter.setInsertionPoint(loop);
   Location loc = loop.getLoc();
+  // The pipeliner erases the loop; the drain needs its yield.
+  SmallVector<bool> yieldsDotResult;
+  for (Value yielded : loop.getBody()->getTerminator()->getOperands())
+    yieldsDotResult.push_back(
+        isa_and_nonnull<WarpGroupDotWaitOp>(yielded.getDefiningOp()));
   FailureOr<scf::ForOp> pipelined =
       scf::pipelineForLoop(rewriter, loop, options);
   if (failed(pipelined))
@@ -317,9 +328,47 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   // Outstanding groups (the predicated tail's) still write the rings.
   rewriter.setInsertionPointAfter(*pipelined);
   AsyncWaitOp::create(rewriter, loc, 0);
+  waitForWarpGroupDots(rewriter, *pipelined, yieldsDotResult);
   for (Value ring : rings)
     LocalDeallocOp::create(rewriter, loc, ring);
   return success();
+}
+
+/// A warpgroup dot of step k runs on while step k + 1 starts: its result
+/// is read after a wait that leaves one group in flight, and the copies of
+/// the step move after that wait (getSchedule), since the buffer they fill
+/// is the one the dot of step k - 1 read.
+void LoopPipeliner::makeWarpGroupDotsAsync() {
+  for (auto dot : llvm::make_early_inc_range(
+           loop.getBody()->getOps<WarpGroupDotOp>())) {
+    dot.setIsAsync(true);
+    OpBuilder builder(dot->getContext());
+    builder.setInsertionPointAfter(dot);
+    auto wait = WarpGroupDotWaitOp::create(builder, dot.getLoc(),
+                                           dot.getD().getType(), dot.getD(),
+                                           /*pendings=*/1);
+    dot.getD().replaceAllUsesExcept(wait.getOutputs()[0], wait);
+    dotWaits.push_back(wait);
+  }
+}
+
+/// After the loop, the last group of warpgroup dots is waited for before
+/// anything reads their results.
+void LoopPipeliner::waitForWarpGroupDots(RewriterBase &rewriter,
+                                         scf::ForOp pipelined,
+                                         ArrayRef<bool> yieldsDotResult) {
+  // The pipelined loop's first results are the original loop's.
+  SmallVector<Value> results;
+  for (auto [index, fromDot] : llvm::enumerate(yieldsDotResult))
+    if (fromDot && !pipelined->getResult(index).use_empty())
+      results.push_back(pipelined->getResult(index));
+  if (results.empty())
+    return;
+  auto drain = WarpGroupDotWaitOp::create(rewriter, pipelined.getLoc(),
+                                          ValueRange(results).getTypes(),
+                                          results, /*pendings=*/0);
+  for (auto [result, waited] : llvm::zip(results, drain.getOutputs()))
+    result.replaceAllUsesExcept(waited, drain);
 }
 
 void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
@@ -369,13 +418,29 @@ void LoopPipeliner::getSchedule(
     std::vector<std::pair<Operation *, unsigned>> &schedule) {
   unsigned last = numStages - 1;
   // The wait first, so that the copies of step k + numStages - 1 go to the
-  // buffer step k - 1 read only after the barrier that follows the wait.
+  // buffer step k - 1 read only after the barrier that follows the wait;
+  // with asynchronous warpgroup dots, the copies also follow the wait for
+  // the dot of step k - 1, the last reader of that buffer.
   schedule.emplace_back(wait, last);
-  for (Operation &op : loop.getBody()->without_terminator())
+  Block *body = loop.getBody();
+  Operation *copiesAfter = nullptr;
+  for (WarpGroupDotWaitOp dotWait : dotWaits)
+    if (!copiesAfter || copiesAfter->isBeforeInBlock(dotWait))
+      copiesAfter = dotWait;
+  auto isLate = [&](Operation &op) {
+    return !runAhead.contains(&op) && &op != wait.getOperation();
+  };
+  auto beforeCopies = [&](Operation &op) {
+    return copiesAfter && !copiesAfter->isBeforeInBlock(&op);
+  };
+  for (Operation &op : body->without_terminator())
+    if (isLate(op) && beforeCopies(op))
+      schedule.emplace_back(&op, last);
+  for (Operation &op : body->without_terminator())
     if (runAhead.contains(&op))
       schedule.emplace_back(&op, 0);
-  for (Operation &op : loop.getBody()->without_terminator())
-    if (!runAhead.contains(&op) && &op != wait.getOperation())
+  for (Operation &op : body->without_terminator())
+    if (isLate(op) && !beforeCopies(op))
       schedule.emplace_back(&op, last);
 }
 

@@ -1,6 +1,28 @@
 // RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu | FileCheck %s
 // RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu="num-warps=8 target=sm_80" | FileCheck %s --check-prefix=WARPS8
 // RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu="target=sm_75" | FileCheck %s --check-prefix=SM75
+// RUN: tilec-opt %s -split-input-file -convert-tile-to-tilegpu="num-warps=8 target=sm_90a" | FileCheck %s --check-prefix=HOPPER
+
+// On sm_90a a 16-bit dot is a warpgroup dot (wgmma): both operands are
+// stored to shared memory in wgmma's swizzled layout (as many bytes of a row
+// as fit 128), the accumulator takes the mma v3 layout. Two warpgroups of
+// 8 warps split M (64 rows each per instruction); one instruction spans all
+// 256 columns. sm_90 (no "a") keeps mma.sync.
+// HOPPER-DAG: #[[V3:.+]] = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 256, 16]}>
+// HOPPER-DAG: #[[SA:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+// HOPPER-LABEL: func.func @dot_wgmma
+// HOPPER: %[[A:.+]] = tilegpu.local_alloc %{{.+}} : (tensor<128x64xf16, #{{.+}}>) -> !tilegpu.memdesc<128x64xf16, #[[SA]]>
+// HOPPER: %[[B:.+]] = tilegpu.local_alloc %{{.+}} : (tensor<64x256xf16, #{{.+}}>) -> !tilegpu.memdesc<64x256xf16, #[[SA]]>
+// HOPPER: tilegpu.warpgroup_dot %[[A]], %[[B]], %{{.+}} : !tilegpu.memdesc<128x64xf16, #[[SA]]> * !tilegpu.memdesc<64x256xf16, #[[SA]]> -> tensor<128x256xf32, #[[V3]]>
+// CHECK-LABEL: func.func @dot_wgmma
+// CHECK: tile.dot
+// CHECK-NOT: tilegpu.warpgroup_dot
+func.func @dot_wgmma(%a: tensor<128x64xf16>, %b: tensor<64x256xf16>, %c: tensor<128x256xf32>) -> tensor<128x256xf32> {
+  %d = tile.dot %a, %b, %c : tensor<128x64xf16> * tensor<64x256xf16> -> tensor<128x256xf32>
+  return %d : tensor<128x256xf32>
+}
+
+// -----
 
 // Elementwise code gets Triton's default layout: one element per thread,
 // lanes then warps along the fastest dimension.

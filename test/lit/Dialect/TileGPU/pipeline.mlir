@@ -261,3 +261,65 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
     return %r#0 : tensor<64x64xf32, #mma>
   }
 }
+
+// -----
+
+// Hopper: the operands of a warpgroup dot are local_allocs of its loads.
+// They become rings in wgmma's layout (128-byte swizzle for A's 64-element
+// rows, 128 for B's), the dot reads the ring slots directly and runs
+// asynchronously with one group in flight; the copies of step k + 2 follow
+// the wait for the dot of step k - 1, the last reader of their slot, and the
+// last group is waited for after the loop.
+
+// CHECK-DAG: #[[NV:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+// CHECK-LABEL: func.func @warpgroup
+// CHECK: %[[RA:.+]] = tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x64xf16, #[[NV]], mutable>
+// CHECK: %[[RB:.+]] = tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x64xf16, #[[NV]], mutable>
+// CHECK: scf.for
+// CHECK: tilegpu.async_wait {num = 1 : i32}
+// CHECK: %[[D:.+]] = tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} {isAsync} : !tilegpu.memdesc<64x64xf16, #[[NV]], mutable> * !tilegpu.memdesc<64x64xf16, #[[NV]], mutable> -> tensor<64x64xf32, #{{.+}}>
+// CHECK-NEXT: %[[W:.+]] = tilegpu.warpgroup_dot_wait %[[D]] {pendings = 1 : i32}
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK: scf.yield %[[W]]
+// CHECK: tilegpu.async_wait {num = 0 : i32}
+// CHECK-NEXT: %[[LAST:.+]] = tilegpu.warpgroup_dot_wait %{{.+}}#0 {pendings = 0 : i32}
+// CHECK: return %[[LAST]]
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @warpgroup(%a: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %n: i32) -> tensor<64x64xf32, #mma3> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma3>
+    %c64 = arith.constant dense<64> : tensor<64x1xi32, #blocked>
+    %step = arith.constant dense<64> : tensor<64x64xi32, #blocked>
+    %stepb = arith.constant dense<4096> : tensor<64x64xi32, #blocked>
+    %m = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #blocked}>>
+    %m2 = tile.expand_dims %m {axis = 1 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #blocked}>> -> tensor<64x1xi32, #blocked>
+    %k = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>>
+    %k2 = tile.expand_dims %k {axis = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>> -> tensor<1x64xi32, #blocked>
+    %row = arith.muli %m2, %c64 : tensor<64x1xi32, #blocked>
+    %row2 = tile.broadcast %row : tensor<64x1xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %col = tile.broadcast %k2 : tensor<1x64xi32, #blocked> -> tensor<64x64xi32, #blocked>
+    %off = arith.addi %row2, %col : tensor<64x64xi32, #blocked>
+    %basea = tile.splat %a : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>, #blocked>
+    %pa = tile.addptr %basea, %off : tensor<64x64x!tile.ptr<f16>, #blocked>, tensor<64x64xi32, #blocked>
+    %baseb = tile.splat %b : !tile.ptr<f16> -> tensor<64x64x!tile.ptr<f16>, #blocked>
+    %pb = tile.addptr %baseb, %off : tensor<64x64x!tile.ptr<f16>, #blocked>, tensor<64x64xi32, #blocked>
+    %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %pai = %pa, %pbi = %pb) -> (tensor<64x64xf32, #mma3>, tensor<64x64x!tile.ptr<f16>, #blocked>, tensor<64x64x!tile.ptr<f16>, #blocked>) : i32 {
+      %x = tile.load %pai : tensor<64x64x!tile.ptr<f16>, #blocked>
+      %y = tile.load %pbi : tensor<64x64x!tile.ptr<f16>, #blocked>
+      %xs = tilegpu.local_alloc %x : (tensor<64x64xf16, #blocked>) -> !tilegpu.memdesc<64x64xf16, #nv>
+      %ys = tilegpu.local_alloc %y : (tensor<64x64xf16, #blocked>) -> !tilegpu.memdesc<64x64xf16, #nv>
+      %d = tilegpu.warpgroup_dot %xs, %ys, %acc : !tilegpu.memdesc<64x64xf16, #nv> * !tilegpu.memdesc<64x64xf16, #nv> -> tensor<64x64xf32, #mma3>
+      %pan = tile.addptr %pai, %step : tensor<64x64x!tile.ptr<f16>, #blocked>, tensor<64x64xi32, #blocked>
+      %pbn = tile.addptr %pbi, %stepb : tensor<64x64x!tile.ptr<f16>, #blocked>, tensor<64x64xi32, #blocked>
+      scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mma3>, tensor<64x64x!tile.ptr<f16>, #blocked>, tensor<64x64x!tile.ptr<f16>, #blocked>
+    }
+    return %r#0 : tensor<64x64xf32, #mma3>
+  }
+}

@@ -1,0 +1,33 @@
+// RUN: tilec-opt -convert-tilegpu-to-llvm -split-input-file %s | FileCheck %s
+
+// A 64x64x64 f16 warpgroup dot, one warpgroup: four wgmma m64n64k16, one
+// per 16 elements of K, between a fence and a commit, waited for at once
+// (not async). The descriptors carry the 128-byte swizzle (mode 1 in bits
+// 62-63) and SBO = 1024 B (8 rows of 128 B) in bits 32-45; A is K-major
+// (LBO unused, 1), B is N-major, its LBO the 8 KiB between 64-column
+// blocks; A advances 32 B per K step, B 16 rows (2 KiB).
+// CHECK-LABEL: llvm.func @warpgroup
+// CHECK-DAG: llvm.mlir.constant(4611686293305360384 : i64) : i64
+// CHECK-DAG: llvm.mlir.constant(4611686293338849280 : i64) : i64
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32, tilegpu.shared = 16384 : i32} {
+  func.func @warpgroup(%out: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma3>
+    %a = tilegpu.local_alloc {tilegpu.offset = 0 : i32} : () -> !tilegpu.memdesc<64x64xf16, #nv, mutable>
+    %b = tilegpu.local_alloc {tilegpu.offset = 8192 : i32} : () -> !tilegpu.memdesc<64x64xf16, #nv, mutable>
+    %d = tilegpu.warpgroup_dot %a, %b, %zero : !tilegpu.memdesc<64x64xf16, #nv, mutable> * !tilegpu.memdesc<64x64xf16, #nv, mutable> -> tensor<64x64xf32, #mma3>
+    %s = tile.reduce add %d {axis = 1 : i32} : tensor<64x64xf32, #mma3> -> tensor<64xf32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %rows = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %base = tile.splat %out : !tile.ptr<f32> -> tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %p = tile.addptr %base, %rows : tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>, tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    tile.store %p, %s : tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    return
+  }
+}

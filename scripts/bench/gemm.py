@@ -97,8 +97,11 @@ def tune_tilec(tilec, m, n, k, dtype, work):
     with open(tune_json) as f:
         tuned = json.load(f)
     dump = os.path.join(work, "winner")
+    # The target the tuner compiled for on this device (sm_90a on an H200:
+    # wgmma), not `tilec compile`'s default.
     subprocess.run([tilec, "compile", "--kernel", "matmul", "--config",
-                    tuned["config"], "--arg-values", sizes, "--dump-dir", dump],
+                    tuned["config"], "--target", tuned["target"],
+                    "--arg-values", sizes, "--dump-dir", dump],
                    check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(dump, "matmul.json")) as f:
         metadata = json.load(f)

@@ -1,6 +1,6 @@
 """The peer of kernels/matmul.cpp for `tilec bench gemm`: the same algorithm
 written in Triton (GROUP_M swizzle of a 1-D grid, K loop with masked tail
-loads, f32 accumulation, one masked store), autotuned over the same eight
+loads, f32 accumulation, one masked store), autotuned over the same twelve
 configs kernels/matmul.cpp declares, with the same six strides."""
 
 import torch
@@ -17,6 +17,10 @@ CONFIGS = [
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=4, num_stages=4),
     triton.Config({"BLOCK_M": 64, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=2, num_stages=5),
     triton.Config({"BLOCK_M": 32, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=2, num_stages=5),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=4, num_stages=4),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8, num_stages=4),
+    triton.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8, num_stages=3),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8, num_stages=4),
 ]
 
 

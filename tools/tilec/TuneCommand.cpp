@@ -209,6 +209,7 @@ static bool writeJson(const rt::TuneResult &result, const rt::Context &context,
   json["kernel"] = result.kernelName;
   json["key"] = result.key;
   json["device"] = context.properties().name;
+  json["target"] = context.properties().compileTarget();
   json["source"] = rt::getConfigSourceName(result.source);
   json["config"] = result.config.str();
   json["grid"] = {result.grid.x, result.grid.y, result.grid.z};

@@ -48,6 +48,9 @@ constexpr int64_t kMinCopyBytes = 4;
 struct OperandLoad {
   tile::LoadOp load;
   Operation *consumer;
+  /// Whether the load can become a cp.async copy into a ring; otherwise it
+  /// is prefetched in registers one step ahead of its consumer.
+  bool viaCopy;
 };
 
 bool isZeroConstant(Value value) {
@@ -145,11 +148,9 @@ matchOperandLoad(Value operand, Block *body,
     return std::nullopt;
   if (load.getOther() && !isZeroConstant(load.getOther()))
     return std::nullopt;
-  if (getCopyBytes(load, blocked, axisInfo) < kMinCopyBytes)
-    return std::nullopt;
-  OperandLoad match{load, consumer};
-  if (!getRingEncoding(match))
-    return std::nullopt;
+  OperandLoad match{load, consumer, /*viaCopy=*/true};
+  match.viaCopy = getCopyBytes(load, blocked, axisInfo) >= kMinCopyBytes &&
+                  getRingEncoding(match);
   return match;
 }
 
@@ -279,7 +280,11 @@ private:
   SmallVector<WarpGroupDotWaitOp> dotWaits;
   AsyncCommitGroupOp commit;
   AsyncWaitOp wait;
+  /// The last stage (the math) and what runs in stage 0 and, for register
+  /// prefetches when stage 0 is further ahead, in stage lastStage - 1.
+  unsigned lastStage = 1;
   DenseSet<Operation *> runAhead;
+  DenseSet<Operation *> prefetchedAhead;
 };
 
 bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
@@ -297,13 +302,33 @@ bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
 }
 
 LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
-  rewriteLoads(loads);
-  makeWarpGroupDotsAsync();
-  // The copies take the loads' operands, which canPipeline checked; the
-  // slot indices they add are pure.
-  SmallVector<Operation *> roots(copies);
-  roots.push_back(commit);
-  runAhead = *getRunAheadSlice(loop, roots);
+  SmallVector<OperandLoad> copied;
+  SmallVector<Operation *> prefetched;
+  for (const OperandLoad &operand : loads) {
+    if (operand.viaCopy)
+      copied.push_back(operand);
+    else
+      prefetched.push_back(operand.load);
+  }
+  // Without copies, one step ahead is all registers can afford.
+  lastStage = copied.empty() ? 1 : numStages - 1;
+  if (!copied.empty()) {
+    rewriteLoads(copied);
+    makeWarpGroupDotsAsync();
+    // The copies take the loads' operands, which canPipeline checked; the
+    // slot indices they add are pure.
+    SmallVector<Operation *> roots(copies);
+    roots.push_back(commit);
+    runAhead = *getRunAheadSlice(loop, roots);
+  }
+  // Register prefetches run one step ahead of the math: in the copies' stage
+  // when that is the step before, else a stage of their own.
+  unsigned prefetchStage = lastStage - 1;
+  FailureOr<DenseSet<Operation *>> prefetchSlice =
+      getRunAheadSlice(loop, prefetched);
+  for (Operation *op : *prefetchSlice)
+    if (!runAhead.contains(op))
+      (prefetchStage == 0 ? runAhead : prefetchedAhead).insert(op);
 
   scf::PipeliningOption options;
   options.getScheduleFn = [this](scf::ForOp,
@@ -325,6 +350,8 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   if (failed(pipelined))
     return emitError(loc, "software pipelining failed after the loads "
                           "became copies");
+  if (copies.empty())
+    return success();
   // Outstanding groups (the predicated tail's) still write the rings.
   rewriter.setInsertionPointAfter(*pipelined);
   AsyncWaitOp::create(rewriter, loc, 0);
@@ -338,9 +365,19 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
 /// is read after a wait that leaves one group in flight, and the copies of
 /// the step move after that wait (getSchedule), since the buffer they fill
 /// is the one the dot of step k - 1 read.
+///
+/// Only dots whose operands both come from rings: an operand stored to
+/// shared memory in the loop (a load the pipeliner left alone) is
+/// overwritten by the next step's store while the dot would still read it.
 void LoopPipeliner::makeWarpGroupDotsAsync() {
+  auto readsRing = [&](Value operand) {
+    auto slot = operand.getDefiningOp<MemDescIndexOp>();
+    return slot && llvm::is_contained(rings, slot.getSrc());
+  };
   for (auto dot : llvm::make_early_inc_range(
            loop.getBody()->getOps<WarpGroupDotOp>())) {
+    if (!readsRing(dot.getA()) || !readsRing(dot.getB()))
+      continue;
     dot.setIsAsync(true);
     OpBuilder builder(dot->getContext());
     builder.setInsertionPointAfter(dot);
@@ -416,32 +453,37 @@ void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
 
 void LoopPipeliner::getSchedule(
     std::vector<std::pair<Operation *, unsigned>> &schedule) {
-  unsigned last = numStages - 1;
-  // The wait first, so that the copies of step k + numStages - 1 go to the
+  // The wait first, so that the copies of step k + lastStage go to the
   // buffer step k - 1 read only after the barrier that follows the wait;
   // with asynchronous warpgroup dots, the copies also follow the wait for
-  // the dot of step k - 1, the last reader of that buffer.
-  schedule.emplace_back(wait, last);
+  // the dot of step k - 1, the last reader of that buffer. Register
+  // prefetches start before the math, whose latency they overlap.
+  if (wait)
+    schedule.emplace_back(wait, lastStage);
   Block *body = loop.getBody();
+  for (Operation &op : body->without_terminator())
+    if (prefetchedAhead.contains(&op))
+      schedule.emplace_back(&op, lastStage - 1);
   Operation *copiesAfter = nullptr;
   for (WarpGroupDotWaitOp dotWait : dotWaits)
     if (!copiesAfter || copiesAfter->isBeforeInBlock(dotWait))
       copiesAfter = dotWait;
   auto isLate = [&](Operation &op) {
-    return !runAhead.contains(&op) && &op != wait.getOperation();
+    return !runAhead.contains(&op) && !prefetchedAhead.contains(&op) &&
+           (!wait || &op != wait.getOperation());
   };
   auto beforeCopies = [&](Operation &op) {
     return copiesAfter && !copiesAfter->isBeforeInBlock(&op);
   };
   for (Operation &op : body->without_terminator())
     if (isLate(op) && beforeCopies(op))
-      schedule.emplace_back(&op, last);
+      schedule.emplace_back(&op, lastStage);
   for (Operation &op : body->without_terminator())
     if (runAhead.contains(&op))
       schedule.emplace_back(&op, 0);
   for (Operation &op : body->without_terminator())
     if (isLate(op) && !beforeCopies(op))
-      schedule.emplace_back(&op, last);
+      schedule.emplace_back(&op, lastStage);
 }
 
 struct TileGPUPipelinePass

@@ -103,20 +103,23 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
 // -----
 
 // B's rows have a stride with no known alignment: its vectors would move 2
-// bytes, below cp.async's 4, so B stays a register load and conversion while
-// A is pipelined.
+// bytes, below cp.async's 4, so B is prefetched in registers instead, one
+// step ahead of the math (stage 1 of 2 while A's copies run two steps
+// ahead): the loop carries the loaded tile and converts last step's.
 
 // CHECK-LABEL: func.func @unaligned_b
 // CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf16
 // CHECK-NOT: tilegpu.local_alloc
-// CHECK: scf.for
+// CHECK: %[[B0:.+]] = tile.load %{{.+}}, %{{.+}} : tensor<32x64x!tile.ptr<f16>
+// CHECK: scf.for {{.+}} iter_args({{.+}}, %[[BPREV:.+]] = %[[B0]])
 // CHECK: tilegpu.async_wait {num = 1 : i32}
+// CHECK: %[[BNEXT:.+]] = tile.load %{{.+}}, %{{.+}} : tensor<32x64x!tile.ptr<f16>
 // CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<64x32x!tile.ptr<f16>
 // CHECK-NEXT: tilegpu.async_commit_group
-// CHECK: tile.load %{{.+}} : tensor<32x64x!tile.ptr<f16>
 // CHECK: tilegpu.local_load
-// CHECK: tilegpu.convert_layout %{{.+}} : tensor<32x64xf16, #{{.+}}> -> tensor<32x64xf16, #dot_op{{.*}}>
+// CHECK: tilegpu.convert_layout %[[BPREV]] : tensor<32x64xf16, #{{.+}}> -> tensor<32x64xf16, #dot_op{{.*}}>
 // CHECK: tile.dot
+// CHECK: scf.yield {{.+}}, %[[BNEXT]] :
 
 #blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #blocked1 = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>

@@ -66,10 +66,14 @@ def TileGPUPipeline : Pass<"tilegpu-pipeline", "mlir::ModuleOp"> {
     deallocated. The address, mask and index computations of a copy move
     with it, so pointer tensors built from a gathered index vector (a row
     of a neighbour map) pipeline like affine tiles, and masked tails become
-    zero-filled copies. A load is left alone when its vectors would move
-    fewer than 4 bytes (cp.async's minimum: e.g. f16 rows with odd strides),
-    when its `other` is not zero, or when what its address depends on cannot
-    run ahead (a store, or a value the dot produces). The ring's shared
+    zero-filled copies. A load whose vectors would move fewer than 4 bytes
+    (cp.async's minimum: e.g. f16 rows with odd strides) or whose `other` is
+    not zero is prefetched in registers instead, one step ahead of its
+    conversion (the loop carries the loaded tile). On sm_90a a warpgroup dot
+    whose operands both come from rings runs asynchronously with one group
+    in flight (`warpgroup_dot_wait {pendings = 1}`), the step's copies after
+    that wait. Nothing changes when what an address depends on cannot run
+    ahead (a store, or a value the dot produces). The ring's shared
     layout is swizzled for the operand's reads (16-byte vectors, one phase per
     128 bytes of row).
   }];

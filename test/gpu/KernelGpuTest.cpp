@@ -136,6 +136,42 @@ INSTANTIATE_TEST_SUITE_P(
         // Rows padded apart: the gaps must stay poisoned.
         GpuCase{"softmax", "BLOCK_N=1024", true,
                 "input_row_stride=1003,output_row_stride=1017"},
+        // Software pipelining (num_stages > 1) and, on sm_90a, wgmma: two
+        // warpgroups along M ([8, 1]) with K of 1, 2 and 5 tiles of 64 (fewer
+        // tiles than stages; a last step reading slot 0, whose bytes the
+        // epilogue's scratch reuses), two along N ([4, 2]: B's strips start
+        // inside a swizzle block), tails, tf32 from rings, and odd strides
+        // (the registers-prefetch path).
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=f16,num_warps=8,"
+                "num_stages=4",
+                false, "M=256,N=256,K=64"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=f16,num_warps=8,"
+                "num_stages=4",
+                false, "M=256,N=256,K=128"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,num_warps=8,"
+                "num_stages=4",
+                false, "M=384,N=256,K=320"},
+        GpuCase{"matmul",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16,num_warps=8,"
+                "num_stages=3",
+                true},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,DTYPE=f16,num_warps=8,"
+                "num_stages=3",
+                true},
+        GpuCase{"matmul",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "num_stages=3",
+                true},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f16,num_stages=4",
+                false, "M=1111,N=2222,K=3333"},
+        GpuCase{"gather_matmul",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16,num_stages=3",
+                true},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true},
         GpuCase{"matmul", "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32", true},

@@ -158,6 +158,13 @@ LogicalResult WarpGroupDotOp::verify() {
                          << b << " -> " << d;
   if (a.getElementType() != b.getElementType())
     return emitOpError() << "operands differ in element type";
+  // Whole instructions: warpgroups of 64 rows, instrN columns, 16 of K.
+  unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
+  int64_t instrN = mma.getInstrShape()[1];
+  if (!llvm::isPowerOf2_64(instrN) || d.getDimSize(0) % (16 * wm) != 0 ||
+      d.getDimSize(1) % (instrN * wn) != 0 || a.getShape()[1] % 16 != 0)
+    return emitOpError() << d << " is not whole wgmma instructions of "
+                         << mma << " (a power-of-two N, 16-wide K steps)";
   return success();
 }
 

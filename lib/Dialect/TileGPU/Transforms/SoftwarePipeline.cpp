@@ -287,8 +287,35 @@ private:
   DenseSet<Operation *> prefetchedAhead;
 };
 
+/// Whether `op`, or an op nested in it, writes memory other than shared
+/// memory (a store or an atomic): loads running ahead could pass it.
+bool writesGlobalMemory(Operation *op) {
+  WalkResult result = op->walk([](Operation *nested) {
+    auto effects = dyn_cast<MemoryEffectOpInterface>(nested);
+    if (!effects)
+      return nested->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+                     nested->getNumRegions() == 0
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &instance : instances)
+      if (isa<MemoryEffects::Write>(instance.getEffect()) &&
+          !isa<SharedMemory>(instance.getResource()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
 bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
   Block *body = loop.getBody();
+  // Loads move up to numStages - 1 steps earlier, past any store of the
+  // steps between; a volatile load must not move at all.
+  for (Operation &op : body->without_terminator())
+    if (writesGlobalMemory(&op) ||
+        (isa<tile::LoadOp>(op) && cast<tile::LoadOp>(op).getIsVolatile()))
+      return false;
   // The scf pipeliner carries values a distance of one step: every yielded
   // value must come from the body.
   for (Value yielded : body->getTerminator()->getOperands())
@@ -352,10 +379,12 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
                           "became copies");
   if (copies.empty())
     return success();
-  // Outstanding groups (the predicated tail's) still write the rings.
+  // The last wgmma group still reads the rings and outstanding copies (the
+  // predicated tail's) still write them: both finish before the barrier
+  // that follows the copies' wait, after which the rings' bytes are free.
   rewriter.setInsertionPointAfter(*pipelined);
-  AsyncWaitOp::create(rewriter, loc, 0);
   waitForWarpGroupDots(rewriter, *pipelined, yieldsDotResult);
+  AsyncWaitOp::create(rewriter, loc, 0);
   for (Value ring : rings)
     LocalDeallocOp::create(rewriter, loc, ring);
   return success();
@@ -366,17 +395,29 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
 /// the step move after that wait (getSchedule), since the buffer they fill
 /// is the one the dot of step k - 1 read.
 ///
-/// Only dots whose operands both come from rings: an operand stored to
-/// shared memory in the loop (a load the pipeliner left alone) is
-/// overwritten by the next step's store while the dot would still read it.
+/// Only dots whose operands both come from rings (an operand stored to
+/// shared memory in the loop, by a load the pipeliner prefetches in
+/// registers, is overwritten by the next step's store while the dot would
+/// still read it), and whose result only accumulates: its one use is the
+/// yield that feeds it back as the next step's accumulator. Any other
+/// reader would see registers the wgmma is still writing.
 void LoopPipeliner::makeWarpGroupDotsAsync() {
   auto readsRing = [&](Value operand) {
     auto slot = operand.getDefiningOp<MemDescIndexOp>();
     return slot && llvm::is_contained(rings, slot.getSrc());
   };
+  Operation *yield = loop.getBody()->getTerminator();
+  auto onlyAccumulates = [&](WarpGroupDotOp dot) {
+    if (!dot.getD().hasOneUse())
+      return false;
+    OpOperand &use = *dot.getD().use_begin();
+    return use.getOwner() == yield &&
+           loop.getRegionIterArgs()[use.getOperandNumber()] == dot.getC();
+  };
   for (auto dot : llvm::make_early_inc_range(
            loop.getBody()->getOps<WarpGroupDotOp>())) {
-    if (!readsRing(dot.getA()) || !readsRing(dot.getB()))
+    if (!readsRing(dot.getA()) || !readsRing(dot.getB()) ||
+        !onlyAccumulates(dot))
       continue;
     dot.setIsAsync(true);
     OpBuilder builder(dot->getContext());
@@ -399,8 +440,9 @@ void LoopPipeliner::waitForWarpGroupDots(RewriterBase &rewriter,
   for (auto [index, fromDot] : llvm::enumerate(yieldsDotResult))
     if (fromDot && !pipelined->getResult(index).use_empty())
       results.push_back(pipelined->getResult(index));
-  if (results.empty())
+  if (dotWaits.empty())
     return;
+  // Also when no result is read: the group still reads the rings.
   auto drain = WarpGroupDotWaitOp::create(rewriter, pipelined.getLoc(),
                                           ValueRange(results).getTypes(),
                                           results, /*pendings=*/0);

@@ -272,7 +272,8 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
 // rows, 128 for B's), the dot reads the ring slots directly and runs
 // asynchronously with one group in flight; the copies of step k + 2 follow
 // the wait for the dot of step k - 1, the last reader of their slot, and the
-// last group is waited for after the loop.
+// last group is waited for after the loop, before the copies' drain and its
+// barrier free the rings.
 
 // CHECK-DAG: #[[NV:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
 // CHECK-LABEL: func.func @warpgroup
@@ -286,8 +287,8 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
 // CHECK: tilegpu.async_copy_global_to_local
 // CHECK-NEXT: tilegpu.async_commit_group
 // CHECK: scf.yield %[[W]]
-// CHECK: tilegpu.async_wait {num = 0 : i32}
-// CHECK-NEXT: %[[LAST:.+]] = tilegpu.warpgroup_dot_wait %{{.+}}#0 {pendings = 0 : i32}
+// CHECK: %[[LAST:.+]] = tilegpu.warpgroup_dot_wait %{{.+}}#0 {pendings = 0 : i32}
+// CHECK-NEXT: tilegpu.async_wait {num = 0 : i32}
 // CHECK: return %[[LAST]]
 
 #blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
@@ -324,5 +325,54 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
       scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mma3>, tensor<64x64x!tile.ptr<f16>, #blocked>, tensor<64x64x!tile.ptr<f16>, #blocked>
     }
     return %r#0 : tensor<64x64xf32, #mma3>
+  }
+}
+
+// -----
+
+// A dot whose result is read by anything but the next step's accumulator
+// (here an add) stays synchronous: with one group in flight the add would
+// read registers the wgmma still writes. A loop that stores to global memory
+// is not pipelined at all: its loads would run ahead of the stores.
+
+// CHECK-LABEL: func.func @warpgroup_not_accumulating
+// CHECK: scf.for
+// CHECK: tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} : !tilegpu.memdesc
+// CHECK-NOT: warpgroup_dot_wait
+// CHECK: arith.addf
+// CHECK-LABEL: func.func @stores_in_loop
+// CHECK-NOT: tilegpu.async_copy_global_to_local
+// CHECK: tile.store
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @warpgroup_not_accumulating(%pa: tensor<64x64x!tile.ptr<f16>, #blocked>, %ys: !tilegpu.memdesc<64x64xf16, #nv>, %n: i32) -> tensor<64x64xf32, #mma3> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma3>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma3>) : i32 {
+      %x = tile.load %pa : tensor<64x64x!tile.ptr<f16>, #blocked>
+      %xs = tilegpu.local_alloc %x : (tensor<64x64xf16, #blocked>) -> !tilegpu.memdesc<64x64xf16, #nv>
+      %d = tilegpu.warpgroup_dot %xs, %ys, %zero : !tilegpu.memdesc<64x64xf16, #nv> * !tilegpu.memdesc<64x64xf16, #nv> -> tensor<64x64xf32, #mma3>
+      %sum = arith.addf %acc, %d : tensor<64x64xf32, #mma3>
+      scf.yield %sum : tensor<64x64xf32, #mma3>
+    }
+    return %r : tensor<64x64xf32, #mma3>
+  }
+
+  func.func @stores_in_loop(%pa: tensor<64x64x!tile.ptr<f16>, #blocked>, %ys: !tilegpu.memdesc<64x64xf16, #nv>, %out: tensor<64x64x!tile.ptr<f16>, #blocked>, %n: i32) -> tensor<64x64xf32, #mma3> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma3>
+    %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma3>) : i32 {
+      %x = tile.load %pa : tensor<64x64x!tile.ptr<f16>, #blocked>
+      %xs = tilegpu.local_alloc %x : (tensor<64x64xf16, #blocked>) -> !tilegpu.memdesc<64x64xf16, #nv>
+      %d = tilegpu.warpgroup_dot %xs, %ys, %acc : !tilegpu.memdesc<64x64xf16, #nv> * !tilegpu.memdesc<64x64xf16, #nv> -> tensor<64x64xf32, #mma3>
+      tile.store %out, %x : tensor<64x64x!tile.ptr<f16>, #blocked>
+      scf.yield %d : tensor<64x64xf32, #mma3>
+    }
+    return %r : tensor<64x64xf32, #mma3>
   }
 }

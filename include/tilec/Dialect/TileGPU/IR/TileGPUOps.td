@@ -224,7 +224,9 @@ def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
 }
 
 def TileGPU_WarpGroupDotWaitOp : TileGPU_Op<"warpgroup_dot_wait", [
-    MemoryEffects<[MemRead<TileGPU_SharedMemory>]>,
+    // It orders the dots' reads: no shared-memory write may move above it.
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>,
     AllTypesMatch<["inputs", "outputs"]>]> {
   let summary = "Wait until at most `pendings` groups of warpgroup dots are in flight";
   let description = [{

@@ -32,7 +32,7 @@ stage's artifact into a dump directory:
 | stage | file | what it holds | made by |
 | --- | --- | --- | --- |
 | ttir | `.ttir` | the `tile` dialect, canonical | kernel builder (`kernels/*.cpp`) or a `.ttir` file; `canonicalize`, `cse`, `symbol-dce` |
-| ttgir | `.ttgir` | `tile` ops on tensors with `tilegpu` layouts | `convert-tile-to-tilegpu`, `tilegpu-coalesce`, `tilegpu-remove-layout-conversions`, `canonicalize`, `cse`, `tilegpu-check-block-resources` ([block limits](#block-limits)) |
+| ttgir | `.ttgir` | `tile` ops on tensors with `tilegpu` layouts, shared memory as `!tilegpu.memdesc` buffers | `convert-tile-to-tilegpu`, `tilegpu-coalesce`, `tilegpu-remove-layout-conversions`, `canonicalize`, `cse`, `tilegpu-pipeline` (num_stages; [engine.md](engine.md)), `canonicalize`, `cse`, `tilegpu-allocate-shared-memory`, `tilegpu-insert-barriers` ([shared memory](shared-memory.md)), `tilegpu-check-block-resources` ([block limits](#block-limits)) |
 | llir | `.llir` | optimized LLVM IR (libdevice linked when used) | `convert-tilegpu-to-llvm`, translation to LLVM IR, tilec's kernel pass pipeline for `nvptx64-nvidia-cuda` (not LLVM's O3; see [target.md](target.md#the-llvm-pass-pipeline)) |
 | ptx | `.ptx` | PTX 9.0 for the target (sm_90 by default) | LLVM's NVPTX backend in process, fp-contraction to fma |
 | cubin | `.cubin` | ELF for the target | `ptxas -v` (path from `TILEC_PTXAS` or the toolkit); the `-v` report is parsed into the json |
@@ -57,12 +57,13 @@ build/bin/tilec compile kernels/matmul.ttir --dump-dir out      # a hand-written
 build/bin/tilec compile --list                                  # kernels and their configs
 ```
 
-Shared memory serves layout conversions, `reshape`/`trans` and cross-warp
-reductions. `convert-tilegpu-to-llvm` places each use at offset 0 of one
-dynamic buffer, between a barrier before the writes and one before the reads,
-and records the largest use in `tilegpu.shared` (the `shared_bytes` of the
-json, passed at launch). A separate allocation pass with per-buffer offsets
-comes with software pipelining, which needs several live buffers.
+Shared memory serves layout conversions, `reshape`/`trans`, cross-warp
+reductions and `local_alloc` buffers (the rings of a software pipeline, the
+operands of a wgmma). `tilegpu-allocate-shared-memory` gives each its offset
+in one dynamic buffer and records the high-water mark in `tilegpu.shared`
+(the `shared_bytes` of the json, passed at launch); `tilegpu-insert-barriers`
+puts barriers only where threads share bytes
+([shared-memory.md](shared-memory.md)).
 
 Below is `vector_add` (`kernels/vector_add.cpp`, BLOCK=1024, 4 warps) at each
 stage, as the command above wrote it.
@@ -86,8 +87,11 @@ thread stores 16-byte vectors into an XOR-swizzled tile, and `ldmatrix`
 reads four 8x8 fragments at a time (`.trans` for B, whose K is the strided
 dimension), see
 [passes-layout.md](passes-layout.md#tensor-core-operands-swizzled-shared-memory-and-ldmatrix).
-There is no software pipelining yet. f32 dots (without tf32) run on CUDA
-cores. The matmul's PTX, one K step's operand stores and loads and the first
+This config leaves `num_stages` at 1: with more, `tilegpu-pipeline` turns
+the loads into cp.async rings, and for sm_90a (`--target sm_90a`, what the
+runtime compiles for on an H100/H200) the dot runs on wgmma
+([engine.md](engine.md)). f32 dots run on CUDA cores, or on mma.sync tf32
+with `ALLOW_TF32=1`. The matmul's PTX, one K step's operand stores and loads and the first
 `mma.sync`:
 
 ```
@@ -123,8 +127,8 @@ when a kernel is verified ([tile-dialect.md](tile-dialect.md#limits)). What
 one thread block can be given is checked at the end of the ttgir stage, once
 tensors have layouts: `tilegpu-check-block-resources`
 (`lib/Conversion/TileGPUToLLVM/BlockResources.cpp`) fails at the first op
-past a limit, and `convert-tilegpu-to-llvm` checks the same before it writes
-any code.
+past a limit (shared memory: at the module's total), and
+`convert-tilegpu-to-llvm` checks the same before it writes any code.
 
 - Registers. A thread holds the registers of its tensors' layouts, elements
   per thread times ceil(bits / 32) (a pointer takes two), and the lowering
@@ -138,13 +142,14 @@ any code.
   registers per thread (BLOCK=65536 on one warp; then 192 s in ptxas), 222 s
   at 16384 (BLOCK=2^20, 4 warps), and more than 500 s and 1.2 GB at 65536
   (BLOCK=2^20, one warp). 4096 admits the first and refuses the others.
-- Shared memory. The dynamic buffer (the size of its largest user,
-  `getSharedMemoryBytes`, which is also what `tilegpu.shared` records) may
-  not exceed what a block of `tilegpu.target` can opt in to: 64 KiB on
+- Shared memory. The dynamic buffer (`tilegpu.shared`, the high-water mark
+  of `tilegpu-allocate-shared-memory`, see
+  [shared-memory.md](shared-memory.md)) may not exceed what a block of
+  `tilegpu.target` can opt in to: 64 KiB on
   sm_75; 163 KiB on sm_80, sm_87; 99 KiB on sm_86, sm_89, sm_120, sm_121;
   227 KiB on sm_90, sm_100, sm_103, sm_110. Another target is an error. A
   conversion whose threads already hold their elements renames registers
-  and needs none.
+  and needs none. The error sits at the allocation that reaches the total.
 
 EOF
 echo '```'

@@ -232,24 +232,6 @@ Registers tilec::lowering::emitLdmatrixLoads(
   return results;
 }
 
-/// The swizzle Triton's builder picks for mma operands: 16-byte chunks, one
-/// phase per 128 bytes of rows, as many phases as fit both 8 and the row's
-/// chunks.
-static SwizzledTile getOperandTile(ArrayRef<int64_t> shape, unsigned colDim) {
-  SwizzledTile tile;
-  tile.colDim = colDim;
-  tile.rowDim = 1 - colDim;
-  tile.rows = shape[tile.rowDim];
-  tile.cols = shape[colDim];
-  tile.blockCols = tile.cols;
-  tile.vec = kLdmatrixRow;
-  int64_t rowBytes = tile.cols * 2;
-  tile.perPhase = static_cast<unsigned>(std::max<int64_t>(1, 128 / rowBytes));
-  tile.maxPhase = static_cast<unsigned>(
-      std::min<int64_t>(8 / tile.perPhase, tile.cols / tile.vec));
-  return tile;
-}
-
 namespace {
 
 struct ConvertLayoutToDotOperand
@@ -273,10 +255,11 @@ struct ConvertLayoutToDotOperand
         !(element.isF16() || element.isBF16()))
       return rewriter.notifyMatchFailure(op, "not a 16-bit mma v2 operand");
 
-    SwizzledTile tile =
-        getOperandTile(dstType.getShape(), blocked.getOrder()[0]);
-    if (tile.cols % tile.vec != 0)
+    if (dstType.getDimSize(blocked.getOrder()[0]) % kLdmatrixRow != 0)
       return rewriter.notifyMatchFailure(op, "rows narrower than 16 bytes");
+    SwizzledTile tile = SwizzledTile::get(
+        getOperandSharedEncoding(dstType, blocked.getOrder()),
+        dstType.getShape(), /*elementBytes=*/2);
     // K is dim 1 of A and dim 0 of B; ldmatrix reads pairs along K, which is
     // the stored row unless K is the strided dim (then .trans).
     unsigned kDim = operand.getOpIdx() == 0 ? 1 : 0;

@@ -262,10 +262,9 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   Value allocateOperand(ConversionPatternRewriter &rewriter, Location loc,
                         Value operand) const {
     auto type = cast<RankedTensorType>(operand.getType());
-    int64_t rowBytes = type.getDimSize(1) * type.getElementTypeBitWidth() / 8;
-    auto encoding = NvmmaSharedEncodingAttr::get(
-        getContext(), static_cast<unsigned>(std::min<int64_t>(128, rowBytes)),
-        {1, 0});
+    // getWarpGroupMmaLayout admits rows of at least 16 16-bit elements.
+    NvmmaSharedEncodingAttr encoding = getNvmmaSharedEncoding(type, {1, 0});
+    assert(encoding && "wgmma operand rows below the 32-byte swizzle");
     auto memType =
         MemDescType::get(getContext(), type.getShape(), type.getElementType(),
                          encoding, /*isMutable=*/false);

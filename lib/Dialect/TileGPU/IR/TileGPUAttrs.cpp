@@ -391,3 +391,27 @@ LogicalResult NvmmaSharedEncodingAttr::verify(
     return emitError() << "order must be a permutation of [0, 2)";
   return success();
 }
+
+SwizzledSharedEncodingAttr
+tilec::tilegpu::getOperandSharedEncoding(RankedTensorType type,
+                                         ArrayRef<unsigned> order) {
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  int64_t cols = type.getDimSize(order[0]);
+  int64_t vec = std::min<int64_t>(16 / bytes, cols);
+  int64_t perPhase = std::max<int64_t>(1, 128 / (cols * bytes));
+  int64_t maxPhase = std::max<int64_t>(1, std::min(8 / perPhase, cols / vec));
+  return SwizzledSharedEncodingAttr::get(type.getContext(), vec, perPhase,
+                                         maxPhase, order);
+}
+
+NvmmaSharedEncodingAttr
+tilec::tilegpu::getNvmmaSharedEncoding(RankedTensorType type,
+                                       ArrayRef<unsigned> order) {
+  int64_t rowBytes =
+      type.getDimSize(order[0]) * type.getElementTypeBitWidth() / 8;
+  if (rowBytes < 32)
+    return {};
+  return NvmmaSharedEncodingAttr::get(
+      type.getContext(),
+      static_cast<unsigned>(std::min<int64_t>(128, rowBytes)), order);
+}

@@ -57,42 +57,15 @@ bool isZeroConstant(Value value) {
   return matchPattern(value, m_AnyZeroFloat()) || matchPattern(value, m_Zero());
 }
 
-/// The shared layout of a ring for an operand tile stored with `order`,
-/// read by registers: 16-byte vectors, one phase per 128 bytes of row, as
-/// many phases as fit both 8 and the row's vectors, so that the eight rows
-/// an ldmatrix (or a warp's 16-byte reads) touch fall in different banks.
-SwizzledSharedEncodingAttr getRegisterRingEncoding(RankedTensorType type,
-                                                   ArrayRef<unsigned> order) {
-  int64_t bytes = type.getElementTypeBitWidth() / 8;
-  int64_t cols = type.getDimSize(order[0]);
-  int64_t vec = std::min<int64_t>(16 / bytes, cols);
-  int64_t perPhase = std::max<int64_t>(1, 128 / (cols * bytes));
-  int64_t maxPhase = std::max<int64_t>(1, std::min(8 / perPhase, cols / vec));
-  return SwizzledSharedEncodingAttr::get(type.getContext(), vec, perPhase,
-                                         maxPhase, order);
-}
-
-/// The shared layout of a ring a warpgroup dot reads: wgmma's swizzle of as
-/// many bytes of the contiguous dimension as fit 128; null below its
-/// 32-byte minimum.
-NvmmaSharedEncodingAttr getWarpGroupRingEncoding(RankedTensorType type,
-                                                 ArrayRef<unsigned> order) {
-  int64_t rowBytes =
-      type.getDimSize(order[0]) * type.getElementTypeBitWidth() / 8;
-  if (rowBytes < 32)
-    return {};
-  return NvmmaSharedEncodingAttr::get(
-      type.getContext(),
-      static_cast<unsigned>(std::min<int64_t>(128, rowBytes)), order);
-}
-
+/// The shared layout of an operand's ring: the one its reader wants, wgmma's
+/// for a warpgroup dot, the ldmatrix one otherwise.
 Attribute getRingEncoding(const OperandLoad &operand) {
   auto type = cast<RankedTensorType>(operand.load->getResult(0).getType());
   ArrayRef<unsigned> order =
       cast<BlockedEncodingAttr>(type.getEncoding()).getOrder();
   if (isa<LocalAllocOp>(operand.consumer))
-    return getWarpGroupRingEncoding(type, order);
-  return getRegisterRingEncoding(type, order);
+    return getNvmmaSharedEncoding(type, order);
+  return getOperandSharedEncoding(type, order);
 }
 
 /// Bytes one thread's cp.async would move for `load`: its contiguous run

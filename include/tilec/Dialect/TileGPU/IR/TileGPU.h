@@ -57,6 +57,19 @@ getBlockedEncoding(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
                    llvm::ArrayRef<unsigned> sizePerThread,
                    llvm::ArrayRef<unsigned> order, unsigned numWarps,
                    unsigned threadsPerWarp);
+/// The shared layout of a 2-D operand tile of `type` stored with `order` and
+/// read into registers (ldmatrix, 16-byte vectors): 16-byte chunks, one phase
+/// per 128 bytes of row, as many phases as fit both 8 and the row's chunks,
+/// so that the eight rows an ldmatrix reads fall in different banks (the
+/// choice Triton's builder makes for mma operands).
+SwizzledSharedEncodingAttr
+getOperandSharedEncoding(mlir::RankedTensorType type,
+                         llvm::ArrayRef<unsigned> order);
+/// The layout wgmma reads a 2-D tile of `type` stored with `order` in: the
+/// swizzle of as many bytes of the contiguous dimension as fit 128; null
+/// below its 32-byte minimum.
+NvmmaSharedEncodingAttr getNvmmaSharedEncoding(mlir::RankedTensorType type,
+                                               llvm::ArrayRef<unsigned> order);
 } // namespace tilec::tilegpu
 
 #endif // TILEC_DIALECT_TILEGPU_IR_TILEGPU_H

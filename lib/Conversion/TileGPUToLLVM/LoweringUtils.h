@@ -112,10 +112,10 @@ Registers emitLdmatrixLoads(mlir::OpBuilder &builder, mlir::Location loc,
                             mlir::Type element, ThreadId thread);
 
 /// Emits an error at the first shared-memory buffer op of `module` the
-/// lowering cannot take: a local_alloc without a (16-byte aligned)
-/// `tilegpu.offset`, a swizzle that moves chunks past a row's end, or a
-/// cp.async of less than 4 bytes per vector (`vectorWidth` as for global
-/// loads).
+/// lowering cannot take: a local_alloc whose `tilegpu.offset` is not 16-byte
+/// aligned, a swizzle that moves chunks past a row's end, or a cp.async of
+/// less than 4 bytes per vector (`vectorWidth` as for global loads). Runs
+/// after the check that every user of shared memory has its offset.
 mlir::LogicalResult
 verifySharedMemoryBuffers(mlir::ModuleOp module,
                           const VectorWidthQuery &vectorWidth);

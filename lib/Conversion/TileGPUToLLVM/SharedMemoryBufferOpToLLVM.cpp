@@ -13,6 +13,8 @@
 
 #include "LoweringUtils.h"
 
+#include "tilec/Dialect/TileGPU/Transforms/SharedMemory.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -375,18 +377,17 @@ static LogicalResult verifySwizzleFits(Operation *op, MemDescType type) {
                            << " elements of " << type << " do not hold";
 }
 
+/// A buffer's place is there (checkSharedMemoryPlaced saw to that); its
+/// vectors and ldmatrix rows need it 16-byte aligned.
 static LogicalResult verifyOffset(LocalAllocOp op) {
-  Attribute attr = op->getAttr(op.getOffsetAttrName());
-  if (!attr)
-    return op.emitOpError() << "has no '" << op.getOffsetAttrName()
-                            << "': run tilegpu-allocate-shared-memory first";
-  auto offset = dyn_cast<IntegerAttr>(attr);
-  if (!offset || offset.getInt() < 0 || offset.getInt() % kMaxVectorBytes != 0)
-    return op.emitOpError()
-           << "needs a '" << op.getOffsetAttrName()
-           << "' that is a non-negative integer multiple of " << kMaxVectorBytes
-           << " (bytes; its vectors are aligned), got " << attr;
-  return success();
+  int64_t offset = *getSharedMemoryOffset(op);
+  if (offset >= 0 && offset % kMaxVectorBytes == 0)
+    return success();
+  return op.emitOpError() << "needs a '" << op.getOffsetAttrName()
+                          << "' that is a non-negative integer multiple of "
+                          << kMaxVectorBytes
+                          << " (bytes; its vectors are aligned), got "
+                          << op->getAttr(op.getOffsetAttrName());
 }
 
 static LogicalResult verifyAsyncCopyWidth(AsyncCopyGlobalToLocalOp op,

@@ -144,6 +144,24 @@ collectOperandLoads(scf::ForOp loop, const ModuleAxisInfoAnalysis &axisInfo) {
   return loads;
 }
 
+/// Whether `op` may run for a step that does not exist (the pipeliner's
+/// prologue and its predicated last steps): pure ops, and integer divisions
+/// by a value defined outside the loop. Such a division is not speculatable
+/// in general (its divisor could be zero), but a divisor the loop does not
+/// change is the one every real step divides by, and a division in PTX does
+/// not trap. The sparse convolution's loop over (offset, chunk) pairs
+/// divides its step by the chunk count.
+bool canRunAhead(Operation *op) {
+  if (isPure(op))
+    return true;
+  if (!isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+           arith::CeilDivSIOp, arith::FloorDivSIOp>(op) ||
+      !isMemoryEffectFree(op))
+    return false;
+  Operation *divisorScope = op->getOperand(1).getParentBlock()->getParentOp();
+  return !op->getParentOp()->isAncestor(divisorScope);
+}
+
 /// Ops of `body` that `roots` need, transitively, through operands and
 /// through the values loop-carried arguments take from the yield. Fails
 /// when one of them cannot run a few steps ahead: it writes memory, holds a
@@ -163,7 +181,7 @@ FailureOr<DenseSet<Operation *>> getRunAheadSlice(scf::ForOp loop,
       Operation *def = operand.getDefiningOp();
       if (!def || def->getBlock() != body || !slice.insert(def).second)
         continue;
-      bool readsOnly = isPure(def) || isa<tile::LoadOp>(def);
+      bool readsOnly = canRunAhead(def) || isa<tile::LoadOp>(def);
       if (!readsOnly || def->getNumRegions() > 0 || isa<tile::DotOp>(def))
         return failure();
       worklist.push_back(def);
@@ -208,7 +226,10 @@ Value andPredicate(OpBuilder &builder, Location loc, Value mask, Value ptr,
 }
 
 /// The scf pipeliner's predication: the copies and loads of a step past the
-/// end run with their masks off; pure ops and commits need nothing.
+/// end run with their masks off; commits and ops free of memory effects
+/// need nothing (the schedule only runs ahead what canRunAhead accepted; a
+/// copy of it in the prologue no longer sees the loop, so it is not asked
+/// again here).
 Operation *predicateOp(RewriterBase &rewriter, Operation *op, Value pred) {
   rewriter.setInsertionPoint(op);
   if (auto copy = dyn_cast<AsyncCopyGlobalToLocalOp>(op)) {
@@ -223,7 +244,7 @@ Operation *predicateOp(RewriterBase &rewriter, Operation *op, Value pred) {
     load.getMaskMutable().assign(mask);
     return op;
   }
-  if (isPure(op) || isa<AsyncCommitGroupOp>(op))
+  if (isMemoryEffectFree(op) || isa<AsyncCommitGroupOp>(op))
     return op;
   return nullptr;
 }

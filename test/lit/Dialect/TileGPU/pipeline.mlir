@@ -267,6 +267,106 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
 
 // -----
 
+// The sparse convolution's loop: step s works on offset list[s / chunks],
+// read by a scalar load, and gathers rows through that offset's column of
+// the map. The division has a divisor the loop does not change, so it runs
+// ahead with the loads it feeds (unpredicated; the scalar load's mask is the
+// step's predicate).
+
+// CHECK-LABEL: func.func @offset_list
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf16
+// CHECK: arith.divsi %c0_i32, %{{.+}} : i32
+// CHECK: tile.load %{{.+}}, %{{.+}} : !tile.ptr<i32>
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK: scf.for
+// CHECK: arith.divsi
+// CHECK: tile.load %{{.+}}, %{{.+}} : !tile.ptr<i32>
+// CHECK: tile.load %{{.+}}, %{{.+}} : tensor<64x!tile.ptr<i32>
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK: tile.dot
+
+// TWO-LABEL: func.func @offset_list
+// TWO: tilegpu.local_alloc : () -> !tilegpu.memdesc<2x64x32xf16
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>
+#rows = #tilegpu.slice<{dim = 1, parent = #blocked}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @offset_list(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %map: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %list: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %yb: tensor<32x64xf16, #dot_b>, %n: i32, %chunks: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c4096 = arith.constant 4096 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %c32 = arith.constant dense<32> : tensor<64x1xi32, #blocked>
+    %m = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #rows>
+    %ka = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>>
+    %ka2 = tile.expand_dims %ka {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>> -> tensor<1x32xi32, #blocked>
+    %cola = tile.broadcast %ka2 : tensor<1x32xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %basea = tile.splat %x : !tile.ptr<f16> -> tensor<64x32x!tile.ptr<f16>, #blocked>
+    %r = scf.for %s = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+      %slot = arith.divsi %s, %chunks : i32
+      %pl = tile.addptr %list, %slot : !tile.ptr<i32>, i32
+      %offset = tile.load %pl : !tile.ptr<i32>
+      %column = arith.muli %offset, %c4096 : i32
+      %pc = tile.addptr %map, %column : !tile.ptr<i32>, i32
+      %pcb = tile.splat %pc : !tile.ptr<i32> -> tensor<64x!tile.ptr<i32>, #rows>
+      %pm = tile.addptr %pcb, %m : tensor<64x!tile.ptr<i32>, #rows>, tensor<64xi32, #rows>
+      %idx = tile.load %pm : tensor<64x!tile.ptr<i32>, #rows>
+      %idx2 = tile.expand_dims %idx {axis = 1 : i32} : tensor<64xi32, #rows> -> tensor<64x1xi32, #blocked>
+      %rowa = arith.muli %idx2, %c32 : tensor<64x1xi32, #blocked>
+      %rowa2 = tile.broadcast %rowa : tensor<64x1xi32, #blocked> -> tensor<64x32xi32, #blocked>
+      %offa = arith.addi %rowa2, %cola : tensor<64x32xi32, #blocked>
+      %pa = tile.addptr %basea, %offa : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+      %a = tile.load %pa : tensor<64x32x!tile.ptr<f16>, #blocked>
+      %xa = tilegpu.convert_layout %a : tensor<64x32xf16, #blocked> -> tensor<64x32xf16, #dot_a>
+      %d = tile.dot %xa, %yb, %acc : tensor<64x32xf16, #dot_a> * tensor<32x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+      scf.yield %d : tensor<64x64xf32, #mma>
+    }
+    return %r : tensor<64x64xf32, #mma>
+  }
+}
+
+// -----
+
+// A division by a value the loop computes may divide by zero in a step
+// that does not exist: such a loop is left as it was.
+
+// CHECK-LABEL: func.func @divisor_in_loop
+// CHECK-NOT: tilegpu.local_alloc
+// CHECK: scf.for
+// CHECK: tile.load %{{.+}} : tensor<64x32x!tile.ptr<f16>
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @divisor_in_loop(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %yb: tensor<32x64xf16, #dot_b>, %n: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c4096 = arith.constant 4096 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %ka = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>>
+    %ka2 = tile.expand_dims %ka {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>> -> tensor<1x32xi32, #blocked>
+    %cola = tile.broadcast %ka2 : tensor<1x32xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %r = scf.for %s = %c0 to %n step %c1 iter_args(%acc = %zero) -> (tensor<64x64xf32, #mma>) : i32 {
+      %q = arith.divsi %c4096, %s : i32
+      %base = tile.addptr %x, %q : !tile.ptr<f16>, i32
+      %basea = tile.splat %base : !tile.ptr<f16> -> tensor<64x32x!tile.ptr<f16>, #blocked>
+      %pa = tile.addptr %basea, %cola : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+      %a = tile.load %pa : tensor<64x32x!tile.ptr<f16>, #blocked>
+      %xa = tilegpu.convert_layout %a : tensor<64x32xf16, #blocked> -> tensor<64x32xf16, #dot_a>
+      %d = tile.dot %xa, %yb, %acc : tensor<64x32xf16, #dot_a> * tensor<32x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+      scf.yield %d : tensor<64x64xf32, #mma>
+    }
+    return %r : tensor<64x64xf32, #mma>
+  }
+}
+
+// -----
+
 // Hopper: the operands of a warpgroup dot are local_allocs of its loads.
 // They become rings in wgmma's layout (128-byte swizzle for A's 64-element
 // rows, 128 for B's), the dot reads the ring slots directly and runs

@@ -181,6 +181,46 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,DTYPE=f32,num_warps=8",
                 false},
+        // The sparse convolution over host-built maps (shell voxels):
+        // channels that divide the blocks and not (3 -> 17), wgmma with one
+        // and two warpgroups, bf16, tf32 and f32, bias, a 5^3 kernel, a
+        // dilation, rows of X and Y padded apart.
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3",
+                false},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3",
+                true},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,HAS_BIAS=1,"
+                "num_warps=8,num_stages=3",
+                false, "CI=128,CO=192"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,DTYPE=f32,ALLOW_TF32=1,"
+                "num_warps=4,num_stages=4",
+                true},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "HAS_BIAS=1,num_warps=4,num_stages=3",
+                false},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,DTYPE=f32,num_warps=4,"
+                "num_stages=2",
+                true},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,HAS_BIAS=1,num_warps=4,"
+                "num_stages=3",
+                false, "N=2000,CI=32,CO=48,V=125"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16,num_warps=4,"
+                "num_stages=4",
+                false, "N=5000,V=27,DIL=2"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3",
+                false, "stride_x=80,stride_y=100"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=3",
+                false, "N=1,CI=16,CO=16"},
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",
                 false},
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",

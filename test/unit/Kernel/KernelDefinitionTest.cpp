@@ -22,9 +22,11 @@ TEST(KernelDefinitionTest, RegistryHoldsEveryKernelFile) {
   for (const KernelDefinition *kernel : listKernels())
     names.push_back(kernel->getName());
   EXPECT_EQ(names, (std::vector<std::string>{"gather_matmul", "matmul",
-                                             "softmax", "vector_add"}));
+                                             "softmax", "sparse_conv_fwd",
+                                             "vector_add"}));
   EXPECT_EQ(lookupKernel("nope"), nullptr);
-  EXPECT_EQ(knownKernelNames(), "gather_matmul, matmul, softmax, vector_add");
+  EXPECT_EQ(knownKernelNames(),
+            "gather_matmul, matmul, softmax, sparse_conv_fwd, vector_add");
 }
 
 TEST(KernelDefinitionTest, ResolvesAgainstTheMatmul) {

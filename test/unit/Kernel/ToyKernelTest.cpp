@@ -31,7 +31,8 @@ TEST(ToyKernelTest, TheRegistriesFindTheNewFiles) {
   ASSERT_NE(toy(), nullptr) << kernel::knownKernelNames();
   // The shipped kernels are still there, the toy in its sorted place.
   EXPECT_EQ(kernel::knownKernelNames(),
-            "gather_matmul, matmul, softmax, toy_axpy, vector_add");
+            "gather_matmul, matmul, softmax, sparse_conv_fwd, toy_axpy, "
+            "vector_add");
   EXPECT_NE(harness::findReference("toy_axpy"), nullptr);
   std::vector<std::string> references = harness::listReferenceKernels();
   EXPECT_NE(std::find(references.begin(), references.end(), "toy_axpy"),

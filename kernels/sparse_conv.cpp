@@ -1,0 +1,163 @@
+//===- sparse_conv.cpp - submanifold sparse 3-D convolution, forward ------===//
+//
+// Y[i, co] = bias[co] + sum_v sum_c X[nb(i, v), c] * W[co, v, c] for the N
+// active voxels i, where nb(i, v) is the voxel at offset v of the kernel
+// window around voxel i (none: the term is skipped). As a GEMM: M = N,
+// N = CO, K = V * CI, with the rows of A gathered through the neighbour map;
+// the masked implicit GEMM of docs/sparse-conv.md:
+//
+//   - the rows are processed in an order that groups voxels with the same
+//     neighbour bitmask (order_ptr[r] is the voxel of sorted row r);
+//   - nbt_ptr is the neighbour map in that order, transposed: nbt[v * N + r]
+//     is the voxel at offset v of voxel order[r], or -1;
+//   - row block b (rows [b * BLOCK_M, (b + 1) * BLOCK_M)) loops only over the
+//     offsets some of its rows have: blk_off[blk_start[b] .. blk_start[b+1]),
+//     ascending, so the sum runs in the same order in every process.
+//
+// The maps are built for one BLOCK_M (it is fixed by the call and part of the
+// autotune key: the maps' blocks are the kernel's blocks). One loop runs over
+// (active offset, CI chunk) pairs, so that the pipeliner overlaps the gathers
+// of the next offsets with the math of this one.
+//
+// Grid: (cdiv(N, BLOCK_M), cdiv(CO, BLOCK_N)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TiledMatmul.h"
+
+#include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+using namespace tilec;
+using namespace tilec::kernel;
+
+static void buildSparseConv(KernelBuilder &kb) {
+  int64_t blockM = kb.param("BLOCK_M"), blockN = kb.param("BLOCK_N");
+  int64_t blockK = kb.param("BLOCK_K");
+  bool hasBias = kb.param("HAS_BIAS");
+  mlir::Type dtype = kb.dtype("DTYPE");
+  Tensor x = kb.arg("x_ptr"), w = kb.arg("w_ptr"), bias = kb.arg("bias_ptr");
+  Tensor y = kb.arg("y_ptr"), nbt = kb.arg("nbt_ptr");
+  Tensor order = kb.arg("order_ptr"), blkStart = kb.arg("blk_start_ptr");
+  Tensor blkOff = kb.arg("blk_off_ptr");
+  Tensor n = kb.arg("N"), ci = kb.arg("CI"), co = kb.arg("CO");
+  Tensor v = kb.arg("V");
+  Tensor strideX = kb.arg("stride_x"), strideY = kb.arg("stride_y");
+
+  Tensor pidM = kb.let("pid_m", kb.programId(0));
+  Tensor pidN = kb.let("pid_n", kb.programId(1));
+  Tensor rows = kb.let("rows", pidM * blockM + kb.arange(0, blockM));
+  Tensor offsN = kb.let("offs_n", pidN * blockN + kb.arange(0, blockN));
+  Tensor offsK = kb.let("offs_k", kb.arange(0, blockK));
+  Tensor inRange = kb.let("in_range", rows < n);
+  Tensor cols = kb.let("cols", kb.expandDims(offsN, 0)); // [None, :]
+  Tensor colMask = kb.let("col_mask", cols < co);
+  Tensor kRow = kb.let("k_row", kb.expandDims(offsK, 0)); // [None, :]
+  Tensor kCol = kb.let("k_col", kb.expandDims(offsK, 1)); // [:, None]
+
+  // This block's active offsets, and the steps over (offset, CI chunk).
+  Tensor first = kb.let("first", kb.load(blkStart + pidM));
+  Tensor last = kb.let("last", kb.load(blkStart + pidM + 1));
+  Tensor chunks = kb.let("chunks", kb.cdiv(ci, blockK));
+  Tensor steps = kb.let("steps", (last - first) * chunks);
+  // W[co, v, c] read as B[k, co] = W[co, v, c0 + k]: K-major.
+  Tensor wCols = kb.let("w_cols", w + cols * (v * ci));
+
+  Tensor acc0 = kb.let("acc", kb.zeros({blockM, blockN}, kb.f32Type()));
+  auto step = [&](Tensor s, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    Tensor slot = kb.let("slot", s / chunks);
+    Tensor c0 = kb.let("c0", (s - slot * chunks) * blockK);
+    Tensor offset = kb.let("offset", kb.load(blkOff + first + slot));
+    // Rows with no voxel at this offset (and rows past N) read zeros.
+    Tensor nb = kb.let("nb", kb.load(nbt + offset * n + rows, inRange, -1));
+    Tensor hasRow = kb.let("has_row", kb.expandDims(nb != -1, 1));
+    Tensor aRows =
+        kb.let("a_rows", kb.expandDims(kb.where(nb != -1, nb, 0), 1));
+    Tensor kLeft = kb.let("k_left", ci - c0);
+    Tensor aTile = kb.let("a", kb.load(x + aRows * strideX + (c0 + kRow),
+                                       hasRow & (kRow < kLeft), 0.0));
+    Tensor bTile = kb.let("b", kb.load(wCols + offset * ci + (c0 + kCol),
+                                       (kCol < kLeft) & colMask, 0.0));
+    return {kb.let("acc",
+                   kb.dot(aTile, bTile, carried[0], dotPrecision(kb, dtype)))};
+  };
+  Tensors loop = kb.let("loop", kb.forRange(0, steps, 1, {acc0}, step));
+  Tensor acc = loop[0];
+  if (hasBias)
+    acc = kb.let(
+        "acc", acc + kb.cast(kb.load(bias + cols, colMask, 0.0), kb.f32Type()));
+
+  // Sorted row r is voxel order[r]: scatter back to the voxels' order.
+  Tensor out = kb.let("out", kb.cast(acc, dtype));
+  Tensor voxel = kb.let("voxel", kb.load(order + rows, inRange, 0));
+  Tensor yPtrs = kb.let("y_ptrs", y + kb.expandDims(voxel, 1) * strideY + cols);
+  kb.store(yPtrs, out, kb.expandDims(inRange, 1) & colMask);
+}
+
+TILEC_KERNEL(sparse_conv_fwd) {
+  static const KernelDefinition kernel(
+      KernelDescription("sparse_conv_fwd", "kernels/sparse_conv.cpp", __LINE__)
+          // The maps' row blocks: fixed by the call (the maps are built for
+          // it), so candidates differ in the other parameters.
+          .param(MetaParameter("BLOCK_M")
+                     .powerOfTwo()
+                     .atLeast(16, "tile.dot operands are at least 16x16")
+                     .byDefault(64))
+          .param(MetaParameter("BLOCK_N").powerOfTwo().atLeast(
+              16, "tile.dot operands are at least 16x16"))
+          .param(MetaParameter("BLOCK_K").powerOfTwo().atLeast(
+              16, "tile.dot operands are at least 16x16"))
+          .param(MetaParameter("HAS_BIAS").atLeast(0).atMost(1).byDefault(0))
+          .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
+          .typeParam(
+              TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))
+          .arg(pointer("x_ptr", "DTYPE").divisibility(16))
+          .arg(pointer("w_ptr", "DTYPE").divisibility(16))
+          .arg(pointer("bias_ptr", "DTYPE").divisibility(16))
+          .arg(pointer("y_ptr", "DTYPE").divisibility(16))
+          .arg(pointer("nbt_ptr", "i32").divisibility(16))
+          .arg(pointer("order_ptr", "i32").divisibility(16))
+          .arg(pointer("blk_start_ptr", "i32").divisibility(16))
+          .arg(pointer("blk_off_ptr", "i32").divisibility(16))
+          .arg(scalar("N", "i32"))
+          .arg(scalar("CI", "i32"))
+          .arg(scalar("CO", "i32"))
+          .arg(scalar("V", "i32"))
+          .arg(scalar("stride_x", "i32").byDefault("CI"))
+          .arg(scalar("stride_y", "i32").byDefault("CO"))
+          .candidate("BLOCK_N=32,BLOCK_K=32,num_warps=4,num_stages=3")
+          .candidate("BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3")
+          .candidate("BLOCK_N=64,BLOCK_K=64,num_warps=4,num_stages=3")
+          .candidate("BLOCK_N=128,BLOCK_K=32,num_warps=4,num_stages=3")
+          .candidate("BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4")
+          .candidate("BLOCK_N=128,BLOCK_K=64,num_warps=8,num_stages=3")
+          .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3")
+          .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")
+          .key("LOG2_N", "ceil(log2(N))")
+          .key("CI")
+          .key("CO")
+          .key("V")
+          .key("BLOCK_M")
+          .key("HAS_BIAS")
+          .key("DTYPE")
+          .key("ALLOW_TF32")
+          .grid({"cdiv(N, BLOCK_M)", "cdiv(CO, BLOCK_N)"})
+          // Offsets are i32. The voxels the maps name are rows of X, so X's
+          // offsets stay below (N - 1) * stride_x + CI.
+          .require("(N - 1) * stride_x + CI < 2147483648",
+                   "X's element offsets are 32-bit")
+          .require("(N - 1) * stride_y + CO < 2147483648",
+                   "Y's element offsets are 32-bit")
+          .require("CO * V * CI < 2147483648", "W's element offsets are 32-bit")
+          .require("V * N < 2147483648", "the map's offsets are 32-bit")
+          .require("stride_x >= CI", "rows of X do not overlap")
+          .require("stride_y >= CO", "rows of Y do not overlap")
+          // The dense bound (every offset of every voxel); the useful count
+          // depends on the map (docs/sparse-conv.md).
+          .flops("2 * N * CO * CI * V")
+          // A voxel cloud of N voxels (test/reference/sparse_conv_fwd.cpp).
+          .testSizes({{"N", 3000}, {"CI", 64}, {"CO", 64}, {"V", 27}},
+                     {{"N", 777}, {"CI", 3}, {"CO", 17}, {"V", 27}}),
+      buildSparseConv);
+  return kernel;
+}

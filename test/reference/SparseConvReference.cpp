@@ -1,0 +1,93 @@
+//===- SparseConvReference.cpp - Neighbour maps computed on the host ------===//
+
+#include "SparseConvReference.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <string>
+#include <tuple>
+
+namespace tilec::harness {
+
+uint32_t maskSortKey(const std::vector<bool> &mask) {
+  uint32_t key = 0;
+  int64_t offsets = static_cast<int64_t>(mask.size());
+  for (int64_t v = 0; v < offsets; ++v)
+    if (mask[v])
+      key |= 1u << (v * 32 / offsets);
+  return key;
+}
+
+Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
+                               int dilation, int64_t blockRows) {
+  using Key = std::tuple<int32_t, int32_t, int32_t, int32_t>;
+  std::map<Key, int32_t> index;
+  int64_t n = cloud.size();
+  const std::vector<int32_t> &c = cloud.coords;
+  for (int64_t i = 0; i < n; ++i)
+    if (!index
+             .emplace(Key{c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]},
+                      static_cast<int32_t>(i))
+             .second)
+      return Status::error(
+          "voxel " + std::to_string(i) + " repeats voxel " +
+          std::to_string(
+              index[Key{c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]}]));
+  HostMaps maps;
+  int radius = kernelSize / 2;
+  int64_t v = int64_t(kernelSize) * kernelSize * kernelSize;
+  maps.voxels = n;
+  maps.offsets = v;
+  maps.blockRows = blockRows;
+  maps.nb.assign(n * v, -1);
+  std::vector<uint32_t> keys(n);
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<bool> mask(v);
+    int64_t offset = 0;
+    for (int dx = -radius; dx <= radius; ++dx)
+      for (int dy = -radius; dy <= radius; ++dy)
+        for (int dz = -radius; dz <= radius; ++dz, ++offset) {
+          auto found = index.find(Key{c[4 * i], c[4 * i + 1] + dx * dilation,
+                                      c[4 * i + 2] + dy * dilation,
+                                      c[4 * i + 3] + dz * dilation});
+          if (found == index.end())
+            continue;
+          maps.nb[i * v + offset] = found->second;
+          mask[offset] = true;
+        }
+    keys[i] = maskSortKey(mask);
+  }
+  maps.order.resize(n);
+  std::iota(maps.order.begin(), maps.order.end(), 0);
+  std::stable_sort(maps.order.begin(), maps.order.end(),
+                   [&](int32_t a, int32_t b) { return keys[a] < keys[b]; });
+  maps.nbt.resize(n * v);
+  for (int64_t r = 0; r < n; ++r)
+    for (int64_t o = 0; o < v; ++o)
+      maps.nbt[o * n + r] = maps.nb[maps.order[r] * v + o];
+  int64_t blocks = (n + blockRows - 1) / blockRows;
+  maps.blkStart.push_back(0);
+  for (int64_t b = 0; b < blocks; ++b) {
+    for (int64_t o = 0; o < v; ++o) {
+      bool active = false;
+      for (int64_t r = b * blockRows; r < std::min(n, (b + 1) * blockRows); ++r)
+        active |= maps.nbt[o * n + r] != -1;
+      if (active)
+        maps.blkOff.push_back(static_cast<int32_t>(o));
+    }
+    maps.blkStart.push_back(static_cast<int32_t>(maps.blkOff.size()));
+  }
+  return maps;
+}
+
+sparse::VoxelCloud testCloud(int64_t count) {
+  int res = 8;
+  while (sparse::shellScene(res).size() < count)
+    res *= 2;
+  sparse::VoxelCloud cloud = sparse::shellScene(res);
+  cloud.coords.resize(count * 4);
+  return cloud;
+}
+
+} // namespace tilec::harness

@@ -1,0 +1,46 @@
+//===- SparseConvReference.h - Neighbour maps computed on the host -*- C++
+//-*-===//
+//
+// The test oracle of the sparse convolution's maps (docs/sparse-conv.md says
+// what each is): written independently of the GPU kernels that build them in
+// tilec_sparse, so that a test can compare the two element by element.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_TEST_REFERENCE_SPARSECONVREFERENCE_H
+#define TILEC_TEST_REFERENCE_SPARSECONVREFERENCE_H
+
+#include "tilec/contract/Status.h"
+#include "tilec/sparse/VoxelScenes.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tilec::harness {
+
+struct HostMaps {
+  int64_t voxels = 0, offsets = 0, blockRows = 0;
+  /// nb[i * V + v]: the voxel at offset v of voxel i, or -1.
+  std::vector<int32_t> nb;
+  /// Sorted row r is voxel order[r]; nbt[v * N + r] = nb[order[r] * V + v].
+  std::vector<int32_t> order, nbt;
+  /// Row block b loops over blkOff[blkStart[b] .. blkStart[b + 1]).
+  std::vector<int32_t> blkStart, blkOff;
+};
+
+/// The maps of `cloud` for a kernel of `kernelSize`^3 offsets (odd) with
+/// `dilation`, and row blocks of `blockRows`. Duplicate voxels are an error.
+Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
+                               int dilation, int64_t blockRows);
+
+/// The sort key of a voxel's neighbour bitmask (`mask[v]` for each offset):
+/// bit floor(v * 32 / V) is set when offset v has a neighbour.
+uint32_t maskSortKey(const std::vector<bool> &mask);
+
+/// `count` voxels for a test: the first `count` of a shell big enough to
+/// hold them, so that neighbourhoods look like a real scene's.
+sparse::VoxelCloud testCloud(int64_t count);
+
+} // namespace tilec::harness
+
+#endif // TILEC_TEST_REFERENCE_SPARSECONVREFERENCE_H

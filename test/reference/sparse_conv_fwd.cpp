@@ -1,0 +1,109 @@
+//===- sparse_conv_fwd.cpp - reference of kernels/sparse_conv.cpp ---------===//
+//
+// A cloud of N voxels (testCloud), its maps built on the host for the call's
+// BLOCK_M (SparseConvReference.h), random features, weights and bias, and
+// the convolution in float64 over the neighbour map.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SparseConvReference.h"
+
+#include "tilec/Harness/Reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+using namespace tilec;
+using namespace tilec::harness;
+
+namespace {
+
+// The call's value of a meta-parameter, else the kernel's default.
+int64_t paramOrDefault(const ReferenceRequest &request, const char *name) {
+  for (const MetaParameter &parameter : request.kernel.getMetaParameters())
+    if (parameter.name == name)
+      return request.param(name, parameter.defaultValue.value_or(0));
+  return request.param(name, 0);
+}
+
+HostTensor int32Tensor(const std::vector<int32_t> &values) {
+  // Never empty: a block list with no offsets still needs an address.
+  HostTensor tensor(ElementFormat::I32, std::max<size_t>(values.size(), 1));
+  for (size_t i = 0; i < values.size(); ++i)
+    tensor.set(i, values[i]);
+  return tensor;
+}
+
+} // namespace
+
+TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
+  int64_t sizes[6];
+  const char *names[6] = {"N", "CI", "CO", "V", "stride_x", "stride_y"};
+  for (int i = 0; i < 6; ++i) {
+    auto value = request.value(names[i]);
+    if (!value)
+      return value.status();
+    sizes[i] = *value;
+  }
+  auto [n, ci, co, v, strideX, strideY] =
+      std::tuple(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]);
+  int kernelSize = static_cast<int>(std::lround(std::cbrt(double(v))));
+  if (int64_t(kernelSize) * kernelSize * kernelSize != v || kernelSize % 2 == 0)
+    return Status::error("V = " + std::to_string(v) +
+                         " is not the cube of an odd kernel size");
+  if (n < 1 || ci < 1 || co < 1)
+    return Status::error("N, CI and CO must be positive");
+  int dilation = request.call.sizes.count("DIL")
+                     ? static_cast<int>(request.call.sizes.at("DIL"))
+                     : 1;
+  int64_t blockM = paramOrDefault(request, "BLOCK_M");
+  bool hasBias = paramOrDefault(request, "HAS_BIAS");
+  auto dtype = request.type("DTYPE");
+  if (!dtype)
+    return dtype.status();
+  auto format = formatOf(*dtype);
+  if (!format)
+    return format.status();
+  bool tf32 = *format == ElementFormat::F32 && request.param("ALLOW_TF32", 0);
+
+  auto maps = buildHostMaps(testCloud(n), kernelSize, dilation, blockM);
+  if (!maps)
+    return maps.status();
+
+  ReferenceProblem problem;
+  HostTensor x(*format, (n - 1) * strideX + ci), w(*format, co * v * ci);
+  HostTensor bias(*format, co);
+  fillUniform(x, request.rng, -1, 1, request.withReference);
+  fillUniform(w, request.rng, -1, 1, request.withReference);
+  fillUniform(bias, request.rng, -1, 1, request.withReference);
+  int64_t yElements = (n - 1) * strideY + co;
+  if (request.withReference) {
+    // Elements between rows (stride_y > CO) stay poisoned.
+    problem.expected.assign(yElements, NAN);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t o = 0; o < co; ++o) {
+        double sum = hasBias ? bias.get(o) : 0.0;
+        for (int64_t k = 0; k < v; ++k) {
+          int32_t source = maps->nb[i * v + k];
+          if (source < 0)
+            continue;
+          for (int64_t c = 0; c < ci; ++c)
+            sum += x.get(source * strideX + c) * w.get((o * v + k) * ci + c);
+        }
+        problem.expected[i * strideY + o] = sum;
+      }
+    problem.tolerance =
+        toleranceFor(*format, tf32, std::sqrt(double(v) * double(ci)));
+  }
+  problem.tensors["x_ptr"] = std::move(x);
+  problem.tensors["w_ptr"] = std::move(w);
+  problem.tensors["bias_ptr"] = std::move(bias);
+  problem.tensors["y_ptr"] = HostTensor(*format, yElements);
+  problem.tensors["nbt_ptr"] = int32Tensor(maps->nbt);
+  problem.tensors["order_ptr"] = int32Tensor(maps->order);
+  problem.tensors["blk_start_ptr"] = int32Tensor(maps->blkStart);
+  problem.tensors["blk_off_ptr"] = int32Tensor(maps->blkOff);
+  problem.output = "y_ptr";
+  return problem;
+}

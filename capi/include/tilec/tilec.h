@@ -1,0 +1,117 @@
+/*===- tilec.h - tilec's C API ---------------------------------*- C -*-===//
+ *
+ * One header, C linkage, opaque handles, status codes with a message getter,
+ * so that Python (ctypes), Rust or any FFI binds without the C++ ABI. It is
+ * the API of libtilec_c.so: the runtime with the JIT compiler linked in, and
+ * the sparse convolution (docs/sparse-conv.md).
+ *
+ * Device pointers are CUdeviceptr values of the device's primary context
+ * (the one PyTorch and the CUDA runtime use); streams are CUstream handles
+ * (NULL: the legacy default stream). Nothing here synchronizes the stream
+ * unless it says so.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TILEC_TILEC_H
+#define TILEC_TILEC_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tilec_status {
+  TILEC_OK = 0,
+  /* A wrong dtype, shape, size or pointer: the message says which. */
+  TILEC_ERROR_INVALID_ARGUMENT = 1,
+  /* The input itself is wrong (duplicate voxels, coordinates out of range). */
+  TILEC_ERROR_INVALID_INPUT = 2,
+  /* No GPU, or a CUDA driver call failed. */
+  TILEC_ERROR_DEVICE = 3,
+  /* Compiling a kernel failed, or no compiler is available for a miss. */
+  TILEC_ERROR_COMPILE = 4,
+  TILEC_ERROR_INTERNAL = 5,
+} tilec_status;
+
+typedef enum tilec_dtype {
+  TILEC_F16 = 0,
+  TILEC_BF16 = 1,
+  TILEC_F32 = 2,
+} tilec_dtype;
+
+/* The message of the last error on this thread ("" after a success). */
+const char *tilec_last_error(void);
+
+/*----------------------------------------------------------------------------
+ * Runtime: device 0's primary context, the stage and autotune caches
+ * (TILEC_CACHE_DIR, TILEC_AUTOTUNE_CACHE) and the JIT compiler.
+ *--------------------------------------------------------------------------*/
+
+typedef struct tilec_runtime tilec_runtime;
+
+tilec_status tilec_runtime_create(tilec_runtime **runtime);
+void tilec_runtime_destroy(tilec_runtime *runtime);
+
+/*----------------------------------------------------------------------------
+ * Sparse tensors and submanifold convolution
+ *--------------------------------------------------------------------------*/
+
+typedef struct tilec_sparse_tensor tilec_sparse_tensor;
+
+/* `coords`: n voxels of int32 (batch, x, y, z) on the device, each voxel at
+ * most once, 0 <= batch, x, y, z < 65536. The tensor keeps the pointer (the
+ * caller keeps the memory alive) and caches the neighbour maps it builds,
+ * per (kernel size, dilation, row block). */
+tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
+                                        const int32_t *coords, int64_t n,
+                                        tilec_sparse_tensor **tensor);
+void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor);
+
+/* Builds (or finds cached) the maps of a kernel_size^3 window (odd) with
+ * `dilation` for every row block the convolution may use, on `stream`, and
+ * synchronizes it. Duplicate voxels are TILEC_ERROR_INVALID_INPUT. Optional:
+ * the convolution builds what it needs. */
+tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
+                                            int32_t kernel_size,
+                                            int32_t dilation, void *stream);
+
+/* The number of (voxel, offset) pairs with a neighbour, from built maps:
+ * useful FLOPs of a convolution = 2 * pairs * ci * co. */
+tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
+                                              int32_t kernel_size,
+                                              int32_t dilation,
+                                              int64_t *pairs);
+
+/* y[n, co] = bias[co] + sum over offsets v with a neighbour j of voxel i:
+ * sum_c x[j, c] * weight[co, v, c]. x: [n, ci], weight: [co, k, k, k, ci],
+ * bias: [co] or NULL, y: [n, co], all contiguous, of `dtype`, on the device;
+ * f32 may use tf32 tensor cores when allow_tf32 is nonzero. The first call
+ * of a shape tunes the kernel (and persists the winner) unless the autotune
+ * cache has it. Runs on `stream`; does not synchronize it. */
+tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
+                                      const void *x, const void *weight,
+                                      const void *bias, void *y, int32_t ci,
+                                      int32_t co, int32_t kernel_size,
+                                      int32_t dilation, tilec_dtype dtype,
+                                      int32_t allow_tf32, void *stream);
+
+/*----------------------------------------------------------------------------
+ * Voxel scenes for tests and benchmarks (host memory; free with tilec_free)
+ *--------------------------------------------------------------------------*/
+
+/* A thin spherical shell in a res^3 grid (15,192 voxels at res 64). */
+tilec_status tilec_scene_shell(int32_t res, int32_t batch, int32_t **coords,
+                               int64_t *n);
+/* `count` distinct voxels drawn uniformly from a res^3 grid per batch. */
+tilec_status tilec_scene_uniform(int64_t count, int32_t res, int32_t batch,
+                                 uint64_t seed, int32_t **coords, int64_t *n);
+/* A LiDAR-like street scene voxelized at 0.1 m (about 107k voxels). */
+tilec_status tilec_scene_lidar(uint64_t seed, int32_t **coords, int64_t *n);
+void tilec_free(void *memory);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TILEC_TILEC_H */

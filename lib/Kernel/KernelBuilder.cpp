@@ -52,6 +52,14 @@ static StringRef binaryOpSpelling(BinaryOpKind kind) {
     return "&";
   case BinaryOpKind::Or:
     return "|";
+  case BinaryOpKind::Xor:
+    return "^";
+  case BinaryOpKind::Shl:
+    return "<<";
+  case BinaryOpKind::Shr:
+    return ">>";
+  case BinaryOpKind::ShrU:
+    return "logical >>";
   case BinaryOpKind::Min:
     return "minimum";
   case BinaryOpKind::Max:
@@ -565,6 +573,10 @@ Tensor KernelBuilder::binary(BinaryOpKind kind, const Operand &lhsOperand,
       return make(arith::MaxNumFOp::create(opBuilder, loc(), a, b));
     case BinaryOpKind::And:
     case BinaryOpKind::Or:
+    case BinaryOpKind::Xor:
+    case BinaryOpKind::Shl:
+    case BinaryOpKind::Shr:
+    case BinaryOpKind::ShrU:
       emitError() << "'" << spelling << "' needs integers or masks, got "
                   << operands[0].getType();
       return {};
@@ -602,6 +614,14 @@ Tensor KernelBuilder::binary(BinaryOpKind kind, const Operand &lhsOperand,
     return make(arith::AndIOp::create(opBuilder, loc(), a, b));
   case BinaryOpKind::Or:
     return make(arith::OrIOp::create(opBuilder, loc(), a, b));
+  case BinaryOpKind::Xor:
+    return make(arith::XOrIOp::create(opBuilder, loc(), a, b));
+  case BinaryOpKind::Shl:
+    return make(arith::ShLIOp::create(opBuilder, loc(), a, b));
+  case BinaryOpKind::Shr:
+    return make(arith::ShRSIOp::create(opBuilder, loc(), a, b));
+  case BinaryOpKind::ShrU:
+    return make(arith::ShRUIOp::create(opBuilder, loc(), a, b));
   case BinaryOpKind::Min:
     return make(arith::MinSIOp::create(opBuilder, loc(), a, b));
   case BinaryOpKind::Max:
@@ -1070,6 +1090,15 @@ Tensor tilec::kernel::operator&(const Operand &lhs, const Operand &rhs) {
 }
 Tensor tilec::kernel::operator|(const Operand &lhs, const Operand &rhs) {
   return applyBinary(BinaryOpKind::Or, lhs, rhs);
+}
+Tensor tilec::kernel::operator^(const Operand &lhs, const Operand &rhs) {
+  return applyBinary(BinaryOpKind::Xor, lhs, rhs);
+}
+Tensor tilec::kernel::operator<<(const Operand &lhs, const Operand &rhs) {
+  return applyBinary(BinaryOpKind::Shl, lhs, rhs);
+}
+Tensor tilec::kernel::operator>>(const Operand &lhs, const Operand &rhs) {
+  return applyBinary(BinaryOpKind::Shr, lhs, rhs);
 }
 Tensor tilec::kernel::operator-(const Tensor &x) {
   if (!x.getBuilder())

@@ -15,7 +15,7 @@ uint32_t maskSortKey(const std::vector<bool> &mask) {
   int64_t offsets = static_cast<int64_t>(mask.size());
   for (int64_t v = 0; v < offsets; ++v)
     if (mask[v])
-      key |= 1u << (v * 32 / offsets);
+      key |= 1u << (offsets <= 32 ? v : v * 32 / offsets);
   return key;
 }
 
@@ -79,6 +79,38 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
     maps.blkStart.push_back(static_cast<int32_t>(maps.blkOff.size()));
   }
   return maps;
+}
+
+HostVoxelTable buildHostVoxelTable(const sparse::VoxelCloud &cloud,
+                                   int log2Slots) {
+  HostVoxelTable table;
+  uint64_t slots = uint64_t(1) << log2Slots;
+  table.keys.assign(slots, -1);
+  table.vals.assign(slots, -1);
+  const std::vector<int32_t> &c = cloud.coords;
+  for (int64_t i = 0; i < cloud.size(); ++i) {
+    uint64_t key = uint64_t(c[4 * i]) << 48 | uint64_t(c[4 * i + 1]) << 32 |
+                   uint64_t(c[4 * i + 2]) << 16 | uint64_t(c[4 * i + 3]);
+    uint64_t home = (key * 0x9E3779B97F4A7C15ull) >> (64 - log2Slots);
+    for (uint64_t probe = 0; probe < slots; ++probe) {
+      uint64_t slot = (home + probe) & (slots - 1);
+      if (table.keys[slot] != -1)
+        continue;
+      table.keys[slot] = static_cast<int64_t>(key);
+      table.vals[slot] = static_cast<int32_t>(i);
+      table.longestProbe =
+          std::max(table.longestProbe, static_cast<int32_t>(probe + 1));
+      break;
+    }
+  }
+  return table;
+}
+
+HostTensor int32Tensor(const std::vector<int32_t> &values) {
+  HostTensor tensor(ElementFormat::I32, std::max<size_t>(values.size(), 1));
+  for (size_t i = 0; i < values.size(); ++i)
+    tensor.set(i, values[i]);
+  return tensor;
 }
 
 sparse::VoxelCloud testCloud(int64_t count) {

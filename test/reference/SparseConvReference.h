@@ -10,6 +10,7 @@
 #ifndef TILEC_TEST_REFERENCE_SPARSECONVREFERENCE_H
 #define TILEC_TEST_REFERENCE_SPARSECONVREFERENCE_H
 
+#include "tilec/Harness/Reference.h"
 #include "tilec/contract/Status.h"
 #include "tilec/sparse/VoxelScenes.h"
 
@@ -34,8 +35,26 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
                                int dilation, int64_t blockRows);
 
 /// The sort key of a voxel's neighbour bitmask (`mask[v]` for each offset):
-/// bit floor(v * 32 / V) is set when offset v has a neighbour.
+/// bit v (V <= 32), else bit floor(v * 32 / V), is set when offset v has a
+/// neighbour.
 uint32_t maskSortKey(const std::vector<bool> &mask);
+
+/// The voxel hash table of voxel_hash_insert, filled on the host by
+/// inserting the voxels in order (the same slots the GPU gives when no two
+/// voxels contend; lookups find the same voxels either way): key (b << 48 |
+/// x << 32 | y << 16 | z) and index per slot, -1 when empty, and the longest
+/// probe sequence used.
+struct HostVoxelTable {
+  std::vector<int64_t> keys;
+  std::vector<int32_t> vals;
+  int32_t longestProbe = 0;
+};
+HostVoxelTable buildHostVoxelTable(const sparse::VoxelCloud &cloud,
+                                   int log2Slots);
+
+/// An i32 host tensor of `values` (one element when empty: a kernel still
+/// needs an address).
+HostTensor int32Tensor(const std::vector<int32_t> &values);
 
 /// `count` voxels for a test: the first `count` of a shell big enough to
 /// hold them, so that neighbourhoods look like a real scene's.

@@ -17,25 +17,6 @@
 using namespace tilec;
 using namespace tilec::harness;
 
-namespace {
-
-// The call's value of a meta-parameter, else the kernel's default.
-int64_t paramOrDefault(const ReferenceRequest &request, const char *name) {
-  for (const MetaParameter &parameter : request.kernel.getMetaParameters())
-    if (parameter.name == name)
-      return request.param(name, parameter.defaultValue.value_or(0));
-  return request.param(name, 0);
-}
-
-HostTensor int32Tensor(const std::vector<int32_t> &values) {
-  // Never empty: a block list with no offsets still needs an address.
-  HostTensor tensor(ElementFormat::I32, std::max<size_t>(values.size(), 1));
-  for (size_t i = 0; i < values.size(); ++i)
-    tensor.set(i, values[i]);
-  return tensor;
-}
-
-} // namespace
 
 TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   int64_t sizes[6];
@@ -57,8 +38,8 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   int dilation = request.call.sizes.count("DIL")
                      ? static_cast<int>(request.call.sizes.at("DIL"))
                      : 1;
-  int64_t blockM = paramOrDefault(request, "BLOCK_M");
-  bool hasBias = paramOrDefault(request, "HAS_BIAS");
+  int64_t blockM = request.paramOrDefault("BLOCK_M");
+  bool hasBias = request.paramOrDefault("HAS_BIAS");
   auto dtype = request.type("DTYPE");
   if (!dtype)
     return dtype.status();

@@ -122,6 +122,11 @@ enum class BinaryOpKind {
   Ne,
   And,
   Or,
+  Xor,
+  /// Shifts; Shr is arithmetic (the sign fills in), ShrU logical.
+  Shl,
+  Shr,
+  ShrU,
   Min,
   Max,
 };
@@ -344,6 +349,11 @@ Tensor operator==(const Operand &lhs, const Operand &rhs);
 Tensor operator!=(const Operand &lhs, const Operand &rhs);
 Tensor operator&(const Operand &lhs, const Operand &rhs);
 Tensor operator|(const Operand &lhs, const Operand &rhs);
+Tensor operator^(const Operand &lhs, const Operand &rhs);
+Tensor operator<<(const Operand &lhs, const Operand &rhs);
+/// Arithmetic shift (integers are signless; Triton's >> on signed ints);
+/// binary(BinaryOpKind::ShrU, ...) shifts zeros in.
+Tensor operator>>(const Operand &lhs, const Operand &rhs);
 Tensor operator-(const Tensor &x);
 
 } // namespace tilec::kernel

@@ -78,11 +78,18 @@ Result<ElementFormat> formatOf(const std::string &type) {
     return ElementFormat::BF16;
   if (type == "i32")
     return ElementFormat::I32;
+  if (type == "i64")
+    return ElementFormat::I64;
   return Status::error("the harness has no host format for type '" + type +
-                       "' (f32, f16, bf16, i32)");
+                       "' (f32, f16, bf16, i32, i64)");
 }
 
 void HostTensor::set(size_t index, double value) {
+  if (format == ElementFormat::I64) {
+    int64_t i = static_cast<int64_t>(value);
+    std::memcpy(&bytes[index * 8], &i, 8);
+    return;
+  }
   if (format == ElementFormat::I32) {
     int32_t i = static_cast<int32_t>(value);
     std::memcpy(&bytes[index * 4], &i, 4);
@@ -98,7 +105,20 @@ void HostTensor::set(size_t index, double value) {
   std::memcpy(&bytes[index * 2], &h, 2);
 }
 
+void HostTensor::setInteger(size_t index, int64_t value) {
+  if (format == ElementFormat::I64) {
+    std::memcpy(&bytes[index * 8], &value, 8);
+    return;
+  }
+  set(index, static_cast<double>(value));
+}
+
 double HostTensor::get(size_t index) const {
+  if (format == ElementFormat::I64) {
+    int64_t i;
+    std::memcpy(&i, &bytes[index * 8], 8);
+    return static_cast<double>(i);
+  }
   if (format == ElementFormat::I32) {
     int32_t i;
     std::memcpy(&i, &bytes[index * 4], 4);
@@ -159,6 +179,13 @@ Result<std::string> ReferenceRequest::type(const std::string &name) const {
       return *parameter.defaultValue;
   return Status::error(kernel.getName() + " has no type parameter '" + name +
                        "' with a default");
+}
+
+int64_t ReferenceRequest::paramOrDefault(const std::string &name) const {
+  for (const MetaParameter &parameter : kernel.getMetaParameters())
+    if (parameter.name == name)
+      return param(name, parameter.defaultValue.value_or(0));
+  return param(name, 0);
 }
 
 int64_t ReferenceRequest::param(const std::string &name,

@@ -24,7 +24,7 @@
 namespace tilec::harness {
 
 /// How a host tensor's elements are stored on the device.
-enum class ElementFormat { F32, F16, BF16, I32 };
+enum class ElementFormat { F32, F16, BF16, I32, I64 };
 
 /// The format of a type parameter's value ("f16"); an error names the type.
 Result<ElementFormat> formatOf(const std::string &type);
@@ -39,11 +39,15 @@ struct HostTensor {
   HostTensor(ElementFormat format, size_t count)
       : format(format), bytes(count * elementBytes(format)) {}
   static size_t elementBytes(ElementFormat format) {
+    if (format == ElementFormat::I64)
+      return 8;
     return format == ElementFormat::F16 || format == ElementFormat::BF16 ? 2
                                                                          : 4;
   }
   size_t size() const { return bytes.size() / elementBytes(format); }
   void set(size_t index, double value);
+  /// Exact for every i64 (set() goes through a double).
+  void setInteger(size_t index, int64_t value);
   double get(size_t index) const;
 };
 
@@ -104,6 +108,9 @@ struct ReferenceRequest {
   Result<std::string> type(const std::string &name) const;
   /// The call's fixed meta-parameter `name`, else `fallback`.
   int64_t param(const std::string &name, int64_t fallback) const;
+  /// The call's meta-parameter `name`, else the kernel's default for it
+  /// (0 when it has none).
+  int64_t paramOrDefault(const std::string &name) const;
 };
 
 /// What a reference returns.

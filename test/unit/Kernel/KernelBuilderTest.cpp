@@ -131,6 +131,20 @@ TEST_F(KernelBuilderTest, NumbersTakeTheTypeTheyMeet) {
   EXPECT_NE(diagnostics[0].find("does not fit in 'i32'"), std::string::npos);
 }
 
+TEST_F(KernelBuilderTest, BitwiseOperatorsAndShifts) {
+  Tensor range = kb->arange(0, 16);
+  EXPECT_TRUE((range ^ 5).getValue().getDefiningOp<mlir::arith::XOrIOp>());
+  EXPECT_TRUE((range << 2).getValue().getDefiningOp<mlir::arith::ShLIOp>());
+  // >> keeps the sign (Triton's >> on signed integers); ShrU shifts in zeros.
+  EXPECT_TRUE((range >> 1).getValue().getDefiningOp<mlir::arith::ShRSIOp>());
+  EXPECT_TRUE(kb->binary(BinaryOpKind::ShrU, kb->cast(range, kb->i64Type()), 3)
+                  .getValue()
+                  .getDefiningOp<mlir::arith::ShRUIOp>());
+  EXPECT_FALSE(kb->zeros({16}, kb->f32Type()) << 1);
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_NE(diagnostics[0].find("'<<' needs integers"), std::string::npos);
+}
+
 TEST_F(KernelBuilderTest, DotChecksShapes) {
   Tensor a = kb->zeros({16, 32}, kb->f16Type());
   Tensor b = kb->zeros({16, 16}, kb->f16Type());

@@ -2,13 +2,15 @@
 //
 // Runs a benchmark script of the project (scripts/bench/<name>.py) with this
 // tilec: the scripts time tilec's kernels next to their peers (Triton,
-// cuBLAS) in one Python process, because the peers live in Python. They need
-// python3 with torch and triton, and a GPU.
+// cuBLAS, spconv-Triton) in one Python process, because the peers live in
+// Python. They need python3 with torch and triton, and a GPU. gemm drives
+// the tilec binary; spconv calls libtilec_c.so (the C API) through ctypes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 
+#include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -22,10 +24,11 @@ namespace tilec::tool {
 
 cl::SubCommand benchCommand(
     "bench", "Benchmark a kernel against its peers on the GPU, in one process "
-             "(gemm: tilec, a Triton kernel of the same algorithm, cuBLAS)");
+             "(gemm: tilec, a Triton kernel of the same algorithm, cuBLAS; "
+             "spconv: tilec's submanifold convolution, spconv-Triton, torch)");
 
 static cl::OptionCategory category("tilec bench options");
-static cl::opt<std::string> benchName(cl::Positional, cl::desc("<gemm>"),
+static cl::opt<std::string> benchName(cl::Positional, cl::desc("<gemm|spconv>"),
                                       cl::Required, cl::sub(benchCommand),
                                       cl::cat(category));
 static cl::opt<std::string> outDir("out",
@@ -33,13 +36,35 @@ static cl::opt<std::string> outDir("out",
                                    cl::init("bench-out"), cl::sub(benchCommand),
                                    cl::cat(category));
 static cl::opt<std::string>
-    dtypes("dtypes", cl::desc("Element types, e.g. f16,bf16,f32 (the script's "
-                              "default when empty)"),
+    dtypes("dtypes",
+           cl::desc("Element types, e.g. f16,bf16,f32 (gemm: the "
+                    "script's default when empty; spconv: keeps the "
+                    "rows of these)"),
            cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<std::string>
-    shapes("shapes", cl::desc("Shapes MxNxK;... (the script's default when "
-                              "empty)"),
+    shapes("shapes",
+           cl::desc("gemm's shapes MxNxK;... (the script's default "
+                    "when empty)"),
            cl::init(""), cl::sub(benchCommand), cl::cat(category));
+static cl::opt<std::string>
+    rows("rows",
+         cl::desc("spconv's rows scene/C/dtype;..., e.g. "
+                  "shell128/64/f16;uniform500k@512/64/f16;lidar/32/f16 "
+                  "(the script's default when empty)"),
+         cl::init(""), cl::sub(benchCommand), cl::cat(category));
+static cl::opt<bool> quick("quick",
+                           cl::desc("spconv: five rows, shorter timing"),
+                           cl::sub(benchCommand), cl::cat(category));
+static cl::opt<double>
+    budgetS("budget-s",
+            cl::desc("spconv: no row starts after this many "
+                     "seconds (the script's default when unset)"),
+            cl::sub(benchCommand), cl::cat(category));
+static cl::opt<std::string> library("lib",
+                                    cl::desc("spconv: libtilec_c.so (default: "
+                                             "<bin>/../lib/libtilec_c.so)"),
+                                    cl::init(""), cl::sub(benchCommand),
+                                    cl::cat(category));
 static cl::opt<std::string>
     python("python", cl::desc("The Python that has torch and triton"),
            cl::init("python3"), cl::sub(benchCommand), cl::cat(category));
@@ -70,11 +95,53 @@ static std::string findScript(const std::string &self,
   return "";
 }
 
+/// The script's own arguments: the options that the benchmark takes, and
+/// an error for one that belongs to the other benchmark.
+static llvm::Expected<std::vector<std::string>>
+scriptArguments(const std::string &self) {
+  auto misplaced = [](llvm::StringRef option, llvm::StringRef owner) {
+    return llvm::createStringError("--" + option + " is " + owner +
+                                   "'s option, not " + benchName + "'s");
+  };
+  std::vector<std::string> args;
+  if (!dtypes.empty())
+    args.insert(args.end(), {"--dtypes", dtypes});
+  if (benchName == "gemm") {
+    for (cl::Option *option :
+         std::initializer_list<cl::Option *>{&rows, &quick, &budgetS, &library})
+      if (option->getNumOccurrences())
+        return misplaced(option->ArgStr, "spconv");
+    args.insert(args.end(), {"--tilec", self});
+    if (!shapes.empty())
+      args.insert(args.end(), {"--shapes", shapes});
+    return args;
+  }
+  if (shapes.getNumOccurrences())
+    return misplaced(shapes.ArgStr, "gemm");
+  // The library's place in the build tree (build/bin, build/lib) and in the
+  // GPU bundle (bin, lib).
+  std::string lib = library;
+  if (lib.empty())
+    lib = (llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)) +
+           "/lib/libtilec_c.so")
+              .str();
+  if (!llvm::sys::fs::exists(lib))
+    return llvm::createStringError("no C API library at " + lib + " (--lib)");
+  args.insert(args.end(), {"--lib", lib});
+  if (!rows.empty())
+    args.insert(args.end(), {"--rows", rows});
+  if (quick)
+    args.push_back("--quick");
+  if (budgetS.getNumOccurrences())
+    args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
+  return args;
+}
+
 int runBench(const char *argv0) {
   std::string self = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&runBench));
-  if (benchName != "gemm")
-    return fail("unknown benchmark '" + benchName + "' (known: gemm)");
+  if (benchName != "gemm" && benchName != "spconv")
+    return fail("unknown benchmark '" + benchName + "' (known: gemm, spconv)");
   std::string script = findScript(self, benchName);
   if (script.empty())
     return fail("scripts/bench/" + benchName +
@@ -82,12 +149,11 @@ int runBench(const char *argv0) {
   auto interpreter = llvm::sys::findProgramByName(python);
   if (!interpreter)
     return fail("no '" + python + "' on PATH (--python)");
-  std::vector<std::string> args = {*interpreter, script, "--tilec", self,
-                                   "--out", outDir};
-  if (!dtypes.empty())
-    args.insert(args.end(), {"--dtypes", dtypes});
-  if (!shapes.empty())
-    args.insert(args.end(), {"--shapes", shapes});
+  auto own = scriptArguments(self);
+  if (!own)
+    return fail(llvm::toString(own.takeError()));
+  std::vector<std::string> args = {*interpreter, script, "--out", outDir};
+  args.insert(args.end(), own->begin(), own->end());
   std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
   std::string error;
   int status = llvm::sys::ExecuteAndWait(*interpreter, argRefs, std::nullopt,

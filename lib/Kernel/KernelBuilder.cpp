@@ -872,6 +872,93 @@ void KernelBuilder::store(Tensor ptrs, Operand value, Tensor mask,
   locateUnnamedOps(sourceLineLoc(line), Value());
 }
 
+LogicalResult KernelBuilder::prepareAtomicOperands(
+    llvm::StringRef what, Tensor &ptrs, MutableArrayRef<Tensor> values,
+    ArrayRef<const Operand *> numbers, Tensor &mask) {
+  if (!ptrs.isPointer()) {
+    emitError() << what << ": needs pointers, got " << ptrs.getType();
+    return failure();
+  }
+  auto pointer = llvm::cast<tile::PointerType>(ptrs.getElementType());
+  if (pointer.getAddressSpace() != 1) {
+    emitError() << what << ": needs global pointers, got " << pointer;
+    return failure();
+  }
+  Type pointee = pointer.getPointeeType();
+  for (auto [value, number] : llvm::zip(values, numbers)) {
+    value = materialize(*number, pointee);
+    if (!value)
+      return failure();
+    if (value.getElementType() != pointee) {
+      emitError() << what << ": " << value.getType() << " with pointers to "
+                  << pointee << "; cast() first";
+      return failure();
+    }
+  }
+  if (mask && !mask.getElementType().isInteger(1)) {
+    emitError() << what << ": the mask must be i1, got " << mask.getType();
+    return failure();
+  }
+  SmallVector<Tensor, 4> operands = {ptrs};
+  operands.append(values.begin(), values.end());
+  if (mask)
+    operands.push_back(mask);
+  if (failed(broadcastTogether(operands, what)))
+    return failure();
+  ptrs = operands[0];
+  for (auto [index, value] : llvm::enumerate(values))
+    value = operands[index + 1];
+  if (mask)
+    mask = operands.back();
+  return success();
+}
+
+Tensor KernelBuilder::atomicRmw(tile::AtomicRMWKind kind, Tensor ptrs,
+                                Operand vals, Tensor mask,
+                                tile::MemSemantic sem,
+                                tile::MemSyncScope scope) {
+  if (!ptrs || (vals.isTensor() && !vals.getTensor()))
+    return {};
+  Tensor values[1];
+  const Operand *numbers[] = {&vals};
+  if (failed(prepareAtomicOperands("atomicRmw", ptrs, values, numbers, mask)))
+    return {};
+  Type element = values[0].getElementType();
+  bool takesFloat =
+      kind == tile::AtomicRMWKind::Add || kind == tile::AtomicRMWKind::Xchg;
+  if (!element.isInteger(32) && !element.isInteger(64) &&
+      !(takesFloat && element.isF32())) {
+    emitError() << "atomicRmw: '" << tile::stringifyAtomicRMWKind(kind)
+                << "' takes " << (takesFloat ? "i32, i64 or f32" : "i32 or i64")
+                << ", got " << element;
+    return {};
+  }
+  return make(tile::AtomicRMWOp::create(
+      opBuilder, loc(), values[0].getType(), kind, ptrs.getValue(),
+      values[0].getValue(), mask ? mask.getValue() : Value(), sem, scope));
+}
+
+Tensor KernelBuilder::atomicCas(Tensor ptrs, Operand cmp, Operand val,
+                                Tensor mask, tile::MemSemantic sem,
+                                tile::MemSyncScope scope) {
+  if (!ptrs || (cmp.isTensor() && !cmp.getTensor()) ||
+      (val.isTensor() && !val.getTensor()))
+    return {};
+  Tensor values[2];
+  const Operand *numbers[] = {&cmp, &val};
+  if (failed(prepareAtomicOperands("atomicCas", ptrs, values, numbers, mask)))
+    return {};
+  Type element = values[0].getElementType();
+  if (!element.isInteger(32) && !element.isInteger(64)) {
+    emitError() << "atomicCas: takes i32 or i64, got " << element;
+    return {};
+  }
+  return make(tile::AtomicCASOp::create(
+      opBuilder, loc(), values[0].getType(), ptrs.getValue(),
+      values[0].getValue(), values[1].getValue(),
+      mask ? mask.getValue() : Value(), sem, scope));
+}
+
 //===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//
@@ -949,6 +1036,35 @@ Tensor KernelBuilder::reduce(Tensor x, int axis, tile::ReduceKind kind) {
   }
   return make(tile::ReduceOp::create(opBuilder, loc(), resultType, kind,
                                      x.getValue(), axis));
+}
+
+Tensor KernelBuilder::scan(Tensor x, int axis, tile::ReduceKind kind,
+                           bool reverse) {
+  if (!x)
+    return {};
+  if (x.isScalar() || x.isPointer()) {
+    emitError() << "scan: needs a tensor of numbers, got " << x.getType();
+    return {};
+  }
+  int64_t rank = x.getRank();
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank) {
+    emitError() << "scan: axis " << axis << " is out of range for "
+                << x.getType();
+    return {};
+  }
+  bool integersOnly =
+      kind == tile::ReduceKind::And || kind == tile::ReduceKind::Or ||
+      kind == tile::ReduceKind::Xor || kind == tile::ReduceKind::UMax ||
+      kind == tile::ReduceKind::UMin;
+  if (integersOnly && !x.isInteger()) {
+    emitError() << "scan: '" << tile::stringifyReduceKind(kind)
+                << "' needs integers, got " << x.getType();
+    return {};
+  }
+  return make(tile::ScanOp::create(opBuilder, loc(), x.getType(), kind,
+                                   x.getValue(), axis, reverse));
 }
 
 //===----------------------------------------------------------------------===//

@@ -266,6 +266,19 @@ public:
              tile::EvictionPolicy evict = tile::EvictionPolicy::Normal,
              unsigned line = __builtin_LINE());
 
+  /// tl.atomic_add / atomic_max / ... : `kind` at `ptrs` with `vals` (a
+  /// number or Tensor; it and `mask` broadcast to `ptrs`) where `mask` holds,
+  /// once per element; yields the old values (0 where masked off).
+  Tensor atomicRmw(tile::AtomicRMWKind kind, Tensor ptrs, Operand vals,
+                   Tensor mask = {},
+                   tile::MemSemantic sem = tile::MemSemantic::AcqRel,
+                   tile::MemSyncScope scope = tile::MemSyncScope::GPU);
+  /// tl.atomic_cas: where memory holds `cmp` it becomes `val`; yields the old
+  /// values (equal to `cmp` where the swap happened).
+  Tensor atomicCas(Tensor ptrs, Operand cmp, Operand val, Tensor mask = {},
+                   tile::MemSemantic sem = tile::MemSemantic::AcqRel,
+                   tile::MemSyncScope scope = tile::MemSyncScope::GPU);
+
   //===--------------------------------------------------------------------===//
   // Compute
   //===--------------------------------------------------------------------===//
@@ -284,6 +297,14 @@ public:
   }
   Tensor min(Tensor x, int axis) {
     return reduce(x, axis, tile::ReduceKind::Min);
+  }
+
+  /// tl.associative_scan with a built-in combine: the inclusive scan along
+  /// `axis` (from the end when `reverse`); the shape is kept.
+  Tensor scan(Tensor x, int axis, tile::ReduceKind kind, bool reverse = false);
+  /// tl.cumsum.
+  Tensor cumsum(Tensor x, int axis, bool reverse = false) {
+    return scan(x, axis, tile::ReduceKind::Add, reverse);
   }
 
   //===--------------------------------------------------------------------===//
@@ -322,6 +343,12 @@ private:
                                         llvm::StringRef what);
   Tensor splatTo(Tensor scalar, llvm::ArrayRef<int64_t> shape);
   mlir::LogicalResult requireFloat(Tensor x, llvm::StringRef what);
+  /// Checks an atomic's pointers (global) and mask, turns `numbers` into
+  /// pointee-typed `values` and broadcasts everything to one shape.
+  mlir::LogicalResult
+  prepareAtomicOperands(llvm::StringRef what, Tensor &ptrs,
+                        llvm::MutableArrayRef<Tensor> values,
+                        llvm::ArrayRef<const Operand *> numbers, Tensor &mask);
 
   mlir::OpBuilder opBuilder;
   mlir::Location kernelLoc;

@@ -170,4 +170,115 @@ void emitBarrier(OpBuilder &builder, Location loc) {
   NVVM::Barrier0Op::create(builder, loc);
 }
 
+CopyBits getCopyBits(Type type, ModuleOp module) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    LinearLayout layout = getLinearLayout(tensor);
+    return {layout.getRedundantLaneMask(), layout.getRedundantWarpMask()};
+  }
+  return {static_cast<unsigned>(TileGPUDialect::getThreadsPerWarp(module)) - 1,
+          static_cast<unsigned>(TileGPUDialect::getNumWarps(module)) - 1};
+}
+
+Value emitOwnerPredicate(OpBuilder &builder, Location loc, Type type,
+                         ModuleOp module) {
+  CopyBits copies = getCopyBits(type, module);
+  if (!copies.laneMask && !copies.warpMask)
+    return {};
+  ThreadId thread =
+      getThreadId(builder, loc, TileGPUDialect::getThreadsPerWarp(module));
+  Value zero = i32Const(builder, loc, 0);
+  Value result;
+  for (auto [id, mask] : {std::pair(thread.lane, copies.laneMask),
+                          std::pair(thread.warp, copies.warpMask)}) {
+    if (!mask)
+      continue;
+    Value bits = arith::AndIOp::create(
+        builder, loc, id, i32Const(builder, loc, static_cast<int32_t>(mask)));
+    Value isOwner = arith::CmpIOp::create(builder, loc,
+                                          arith::CmpIPredicate::eq, bits, zero);
+    result =
+        result ? arith::AndIOp::create(builder, loc, result, isOwner) : isOwner;
+  }
+  return result;
+}
+
+Value emitCombine(OpBuilder &builder, Location loc, tile::ReduceKind kind,
+                  Value a, Value b) {
+  bool isFloat = isa<FloatType>(a.getType());
+  switch (kind) {
+  case tile::ReduceKind::Add:
+    return isFloat ? arith::AddFOp::create(builder, loc, a, b).getResult()
+                   : arith::AddIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::Mul:
+    return isFloat ? arith::MulFOp::create(builder, loc, a, b).getResult()
+                   : arith::MulIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::Max:
+    return isFloat ? arith::MaximumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MaxSIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::Min:
+    return isFloat ? arith::MinimumFOp::create(builder, loc, a, b).getResult()
+                   : arith::MinSIOp::create(builder, loc, a, b).getResult();
+  case tile::ReduceKind::UMax:
+    return arith::MaxUIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::UMin:
+    return arith::MinUIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::And:
+    return arith::AndIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::Or:
+    return arith::OrIOp::create(builder, loc, a, b);
+  case tile::ReduceKind::Xor:
+    return arith::XOrIOp::create(builder, loc, a, b);
+  }
+  llvm_unreachable("unknown reduction");
+}
+
+Value emitShuffle(OpBuilder &builder, Location loc, Value value,
+                  NVVM::ShflKind kind, Value laneOrDelta) {
+  Type type = value.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type i32 = builder.getI32Type();
+  // The clamp operand: up shifts stop at lane 0, the other kinds at lane 31
+  // (one 32-lane segment).
+  int32_t clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
+  auto shuffleWord = [&](Value word) -> Value {
+    return NVVM::ShflOp::create(
+        builder, loc, i32, i32Const(builder, loc, -1), word, laneOrDelta,
+        i32Const(builder, loc, clamp), kind, UnitAttr());
+  };
+  Value asInt = value;
+  if (isa<FloatType>(type))
+    asInt = arith::BitcastOp::create(builder, loc, builder.getIntegerType(bits),
+                                     value);
+  Value result;
+  if (bits <= 32) {
+    Value word =
+        bits == 32
+            ? asInt
+            : arith::ExtUIOp::create(builder, loc, i32, asInt).getResult();
+    result = shuffleWord(word);
+    if (bits != 32)
+      result = arith::TruncIOp::create(builder, loc,
+                                       builder.getIntegerType(bits), result);
+  } else {
+    Type i64 = builder.getI64Type();
+    Value low = arith::TruncIOp::create(builder, loc, i32, asInt);
+    Value high = arith::TruncIOp::create(
+        builder, loc, i32,
+        arith::ShRUIOp::create(
+            builder, loc, asInt,
+            arith::ConstantIntOp::create(builder, loc, i64, 32)));
+    Value lowOut = arith::ExtUIOp::create(builder, loc, i64, shuffleWord(low));
+    Value highOut =
+        arith::ExtUIOp::create(builder, loc, i64, shuffleWord(high));
+    result =
+        arith::OrIOp::create(builder, loc, lowOut,
+                             arith::ShLIOp::create(builder, loc, highOut,
+                                                   arith::ConstantIntOp::create(
+                                                       builder, loc, i64, 32)));
+  }
+  if (isa<FloatType>(type))
+    result = arith::BitcastOp::create(builder, loc, type, result);
+  return result;
+}
+
 } // namespace tilec::lowering

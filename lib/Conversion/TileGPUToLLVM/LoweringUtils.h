@@ -10,10 +10,13 @@
 #ifndef TILEC_LIB_CONVERSION_TILEGPUTOLLVM_LOWERINGUTILS_H
 #define TILEC_LIB_CONVERSION_TILEGPUTOLLVM_LOWERINGUTILS_H
 
+#include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace tilec::lowering {
@@ -66,6 +69,30 @@ mlir::Value toSharedStorage(mlir::OpBuilder &builder, mlir::Location loc,
 mlir::Value fromSharedStorage(mlir::OpBuilder &builder, mlir::Location loc,
                               mlir::Value stored, mlir::Type type);
 void emitBarrier(mlir::OpBuilder &builder, mlir::Location loc);
+
+/// The lane and warp id bits that select copies of the same elements of a
+/// value of `type` in `module`: a tensor's zero lane and warp bases; every
+/// bit for a scalar, which every thread holds.
+struct CopyBits {
+  unsigned laneMask, warpMask;
+};
+CopyBits getCopyBits(mlir::Type type, mlir::ModuleOp module);
+/// True in the one thread of each group of copies (its copy bits are zero),
+/// so that an element is written once; null when nothing is copied.
+mlir::Value emitOwnerPredicate(mlir::OpBuilder &builder, mlir::Location loc,
+                               mlir::Type type, mlir::ModuleOp module);
+
+/// `a <kind> b` as tile.reduce and tile.scan combine elements (NaN-propagating
+/// max/min on floats).
+mlir::Value emitCombine(mlir::OpBuilder &builder, mlir::Location loc,
+                        tile::ReduceKind kind, mlir::Value a, mlir::Value b);
+
+/// shfl.sync of any value up to 64 bits (moved as 32-bit words) over the full
+/// warp: `laneOrDelta` is the source lane (idx), the lane offset (up, down)
+/// or the lane mask (bfly).
+mlir::Value emitShuffle(mlir::OpBuilder &builder, mlir::Location loc,
+                        mlir::Value value, mlir::NVVM::ShflKind kind,
+                        mlir::Value laneOrDelta);
 
 /// A 2-D tile in shared memory laid out as a shared encoding says:
 /// `rowDim` strided, `colDim` contiguous (dimension numbers of the tensor),
@@ -139,6 +166,14 @@ void populateDotOperandToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
 void populateSharedMemoryBufferOpToLLVMPatterns(
     const mlir::LLVMTypeConverter &converter, mlir::RewritePatternSet &patterns,
     VectorWidthQuery vectorWidth);
+/// atomic_rmw and atomic_cas: predicated PTX atom, once per element, the old
+/// values given to every copy.
+void populateAtomicOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
+                                    mlir::RewritePatternSet &patterns);
+/// scan: in registers, across lanes (shfl.up/down), across warps (shared
+/// memory).
+void populateScanOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
+                                  mlir::RewritePatternSet &patterns);
 void populateDotOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 /// warpgroup_dot (and its wait) as Hopper wgmma with shared-memory

@@ -190,38 +190,6 @@ unsigned contiguousRegisters(Type type) {
   return 1u << count;
 }
 
-/// Predicate excluding threads that hold copies of another thread's
-/// elements, so each element is stored once.
-Value ownerPredicate(OpBuilder &builder, Location loc, Type type,
-                     unsigned threadsPerWarp) {
-  unsigned laneMask = 0, warpMask = 0;
-  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
-    LinearLayout layout = getLinearLayout(tensor);
-    laneMask = layout.getRedundantLaneMask();
-    warpMask = layout.getRedundantWarpMask();
-  } else {
-    laneMask = threadsPerWarp - 1;
-    warpMask = ~0u;
-  }
-  if (!laneMask && !warpMask)
-    return {};
-  ThreadId thread = getThreadId(builder, loc, threadsPerWarp);
-  Value zero = i32Const(builder, loc, 0);
-  Value result;
-  for (auto [id, mask] :
-       {std::pair(thread.lane, laneMask), std::pair(thread.warp, warpMask)}) {
-    if (!mask)
-      continue;
-    Value bits = arith::AndIOp::create(
-        builder, loc, id, i32Const(builder, loc, static_cast<int32_t>(mask)));
-    Value isOwner = arith::CmpIOp::create(builder, loc,
-                                          arith::CmpIPredicate::eq, bits, zero);
-    result =
-        result ? arith::AndIOp::create(builder, loc, result, isOwner) : isOwner;
-  }
-  return result;
-}
-
 struct LoadOpConversion : OpConversionPattern<tile::LoadOp> {
   LoadOpConversion(const LLVMTypeConverter &converter, MLIRContext *context,
                    VectorWidthQuery vectorWidth)
@@ -340,8 +308,8 @@ struct StoreOpConversion : OpConversionPattern<tile::StoreOp> {
                           contiguousRegisters(op.getValue().getType())));
     unsigned vec = shape.vec, perWord = shape.perWord;
     auto module = op->getParentOfType<ModuleOp>();
-    Value owner = ownerPredicate(rewriter, loc, op.getPtr().getType(),
-                                 TileGPUDialect::getThreadsPerWarp(module));
+    Value owner =
+        emitOwnerPredicate(rewriter, loc, op.getPtr().getType(), module);
 
     for (unsigned first = 0; first < ptrs.size(); first += vec) {
       SmallVector<Value> operands = {ptrs[first]};

@@ -231,84 +231,6 @@ struct ShapeOpConversion : OpConversionPattern<SourceOp> {
   }
 };
 
-Value combine(OpBuilder &builder, Location loc, tile::ReduceKind kind, Value a,
-              Value b) {
-  bool isFloat = isa<FloatType>(a.getType());
-  switch (kind) {
-  case tile::ReduceKind::Add:
-    return isFloat ? arith::AddFOp::create(builder, loc, a, b).getResult()
-                   : arith::AddIOp::create(builder, loc, a, b).getResult();
-  case tile::ReduceKind::Mul:
-    return isFloat ? arith::MulFOp::create(builder, loc, a, b).getResult()
-                   : arith::MulIOp::create(builder, loc, a, b).getResult();
-  case tile::ReduceKind::Max:
-    return isFloat ? arith::MaximumFOp::create(builder, loc, a, b).getResult()
-                   : arith::MaxSIOp::create(builder, loc, a, b).getResult();
-  case tile::ReduceKind::Min:
-    return isFloat ? arith::MinimumFOp::create(builder, loc, a, b).getResult()
-                   : arith::MinSIOp::create(builder, loc, a, b).getResult();
-  case tile::ReduceKind::UMax:
-    return arith::MaxUIOp::create(builder, loc, a, b);
-  case tile::ReduceKind::UMin:
-    return arith::MinUIOp::create(builder, loc, a, b);
-  case tile::ReduceKind::And:
-    return arith::AndIOp::create(builder, loc, a, b);
-  case tile::ReduceKind::Or:
-    return arith::OrIOp::create(builder, loc, a, b);
-  case tile::ReduceKind::Xor:
-    return arith::XOrIOp::create(builder, loc, a, b);
-  }
-  llvm_unreachable("unknown reduction");
-}
-
-/// shfl.sync.bfly of any value up to 64 bits, moved as 32-bit words.
-Value shuffleXor(OpBuilder &builder, Location loc, Value value,
-                 unsigned laneMask) {
-  Type type = value.getType();
-  unsigned bits = type.getIntOrFloatBitWidth();
-  Type i32 = builder.getI32Type();
-  auto shuffleWord = [&](Value word) -> Value {
-    return NVVM::ShflOp::create(builder, loc, i32, i32Const(builder, loc, -1),
-                                word, i32Const(builder, loc, laneMask),
-                                i32Const(builder, loc, 0x1f),
-                                NVVM::ShflKind::bfly, UnitAttr());
-  };
-  Value asInt = value;
-  if (isa<FloatType>(type))
-    asInt = arith::BitcastOp::create(builder, loc,
-                                     builder.getIntegerType(bits), value);
-  Value result;
-  if (bits <= 32) {
-    Value word = bits == 32
-                     ? asInt
-                     : arith::ExtUIOp::create(builder, loc, i32, asInt)
-                           .getResult();
-    result = shuffleWord(word);
-    if (bits != 32)
-      result = arith::TruncIOp::create(builder, loc,
-                                       builder.getIntegerType(bits), result);
-  } else {
-    Type i64 = builder.getI64Type();
-    Value low = arith::TruncIOp::create(builder, loc, i32, asInt);
-    Value high = arith::TruncIOp::create(
-        builder, loc, i32,
-        arith::ShRUIOp::create(
-            builder, loc, asInt,
-            arith::ConstantIntOp::create(builder, loc, i64, 32)));
-    Value lowOut = arith::ExtUIOp::create(builder, loc, i64, shuffleWord(low));
-    Value highOut =
-        arith::ExtUIOp::create(builder, loc, i64, shuffleWord(high));
-    result = arith::OrIOp::create(
-        builder, loc, lowOut,
-        arith::ShLIOp::create(
-            builder, loc, highOut,
-            arith::ConstantIntOp::create(builder, loc, i64, 32)));
-  }
-  if (isa<FloatType>(type))
-    result = arith::BitcastOp::create(builder, loc, type, result);
-  return result;
-}
-
 struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   ReduceOpConversion(const LLVMTypeConverter &converter, MLIRContext *context)
       : OpConversionPattern(converter, context, /*benefit=*/2) {}
@@ -347,7 +269,7 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
         return op.emitError("result layout does not match the slice of the "
                             "operand layout");
       Value &slot = partial[it->second];
-      slot = slot ? combine(rewriter, loc, op.getKind(), slot, srcRegs[reg])
+      slot = slot ? emitCombine(rewriter, loc, op.getKind(), slot, srcRegs[reg])
                   : srcRegs[reg];
     }
 
@@ -355,8 +277,10 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
     for (auto [bit, basis] : llvm::enumerate(src.getLaneBases()))
       if (basis[axis] != 0)
         for (Value &value : partial)
-          value = combine(rewriter, loc, op.getKind(), value,
-                          shuffleXor(rewriter, loc, value, 1u << bit));
+          value = emitCombine(rewriter, loc, op.getKind(), value,
+                              emitShuffle(rewriter, loc, value,
+                                          NVVM::ShflKind::bfly,
+                                          i32Const(rewriter, loc, 1u << bit)));
 
     // 3. Across warps: each warp's partials through shared memory.
     SmallVector<unsigned> axisWarpBits;
@@ -411,8 +335,9 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
               rewriter, loc, storage,
               slotAddress(i32Const(rewriter, loc, g), reg));
           loaded = fromSharedStorage(rewriter, loc, loaded, element);
-          total = total ? combine(rewriter, loc, op.getKind(), total, loaded)
-                        : loaded;
+          total = total
+                      ? emitCombine(rewriter, loc, op.getKind(), total, loaded)
+                      : loaded;
         }
         value = total;
       }

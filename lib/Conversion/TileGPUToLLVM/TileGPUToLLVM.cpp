@@ -204,6 +204,8 @@ struct ConvertTileGPUToLLVMPass
     populateMemoryOpToLLVMPatterns(converter, patterns,
                                    getVectorWidthQuery(widths));
     populateSharedMemoryOpToLLVMPatterns(converter, patterns);
+    populateAtomicOpToLLVMPatterns(converter, patterns);
+    populateScanOpToLLVMPatterns(converter, patterns);
     populateSharedMemoryBufferOpToLLVMPatterns(converter, patterns,
                                                getVectorWidthQuery(widths));
     populateDotOperandToLLVMPatterns(converter, patterns);

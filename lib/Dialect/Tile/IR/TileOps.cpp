@@ -320,6 +320,13 @@ LogicalResult DotOp::verify() {
 // ReduceOp
 //===----------------------------------------------------------------------===//
 
+/// Kinds that are defined on integers only: bitwise and unsigned ones.
+static bool needsIntegers(ReduceKind kind) {
+  return kind == ReduceKind::And || kind == ReduceKind::Or ||
+         kind == ReduceKind::Xor || kind == ReduceKind::UMax ||
+         kind == ReduceKind::UMin;
+}
+
 LogicalResult ReduceOp::verify() {
   auto srcType = cast<RankedTensorType>(getSrc().getType());
   int64_t axis = getAxis();
@@ -327,10 +334,7 @@ LogicalResult ReduceOp::verify() {
     return emitOpError() << "axis " << axis << " is out of range [0, "
                          << srcType.getRank() << ")";
   Type elem = srcType.getElementType();
-  bool bitwise = getKind() == ReduceKind::And || getKind() == ReduceKind::Or ||
-                 getKind() == ReduceKind::Xor ||
-                 getKind() == ReduceKind::UMax || getKind() == ReduceKind::UMin;
-  if (bitwise && !elem.isInteger())
+  if (needsIntegers(getKind()) && !elem.isInteger())
     return emitOpError() << "reduction '" << stringifyReduceKind(getKind())
                          << "' needs integer elements, got " << elem;
   Type resultType = getType();
@@ -353,6 +357,64 @@ LogicalResult ReduceOp::verify() {
     return emitOpError() << "result must be a " << expectedType << ", got "
                          << resultType;
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScanOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScanOp::verify() {
+  auto srcType = cast<RankedTensorType>(getSrc().getType());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= srcType.getRank())
+    return emitOpError() << "axis " << axis << " is out of range [0, "
+                         << srcType.getRank() << ")";
+  Type elem = srcType.getElementType();
+  if (needsIntegers(getKind()) && !elem.isInteger())
+    return emitOpError() << "scan '" << stringifyReduceKind(getKind())
+                         << "' needs integer elements, got " << elem;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics
+//===----------------------------------------------------------------------===//
+
+/// Atomics go to global memory: the pointee of `ptrLike` in address space 1.
+static LogicalResult verifyAtomicPointer(Operation *op, Type ptrLike) {
+  auto ptr = cast<PointerType>(getElementTypeOrSelf(ptrLike));
+  if (ptr.getAddressSpace() != 1)
+    return op->emitOpError()
+           << "atomics need global pointers (address space 1), got " << ptr;
+  return success();
+}
+
+LogicalResult AtomicRMWOp::verify() {
+  if (failed(verifyAtomicPointer(*this, getPtr().getType())))
+    return failure();
+  Type elem = getElementTypeOrSelf(getVal().getType());
+  bool isInt = elem.isInteger(32) || elem.isInteger(64);
+  bool ok = isInt;
+  if (getKind() == AtomicRMWKind::Add || getKind() == AtomicRMWKind::Xchg)
+    ok |= elem.isF32();
+  if (!ok)
+    return emitOpError() << "atomic '" << stringifyAtomicRMWKind(getKind())
+                         << "' takes "
+                         << (getKind() == AtomicRMWKind::Add ||
+                                     getKind() == AtomicRMWKind::Xchg
+                                 ? "i32, i64 or f32"
+                                 : "i32 or i64")
+                         << ", got " << elem;
+  return success();
+}
+
+LogicalResult AtomicCASOp::verify() {
+  if (failed(verifyAtomicPointer(*this, getPtr().getType())))
+    return failure();
+  Type elem = getElementTypeOrSelf(getVal().getType());
+  if (!elem.isInteger(32) && !elem.isInteger(64))
+    return emitOpError() << "atomic_cas takes i32 or i64, got " << elem;
   return success();
 }
 

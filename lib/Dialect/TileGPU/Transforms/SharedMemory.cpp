@@ -5,6 +5,7 @@
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -35,6 +36,50 @@ static int64_t getReductionSharedBytes(tile::ReduceOp reduce) {
          getSharedStorageBytes(src.getElementType());
 }
 
+/// Bytes an atomic uses to give its old values to the threads that hold
+/// copies of an element in other warps: one slot per element, written by the
+/// thread that performed the atomic. Copies within a warp are shuffled, and
+/// an atomic whose result is unused needs none.
+static int64_t getAtomicSharedBytes(Operation *op) {
+  Value result = op->getResult(0);
+  if (result.use_empty())
+    return 0;
+  Type element = tile::getElementTypeOrSelf(result.getType());
+  if (auto tensor = dyn_cast<RankedTensorType>(result.getType())) {
+    if (getLinearLayout(tensor).getRedundantWarpMask() == 0)
+      return 0;
+    return tensor.getNumElements() * getSharedStorageBytes(element);
+  }
+  // A scalar is held by every thread and updated by one.
+  auto module = op->getParentOfType<ModuleOp>();
+  if (!module || TileGPUDialect::getNumWarps(module) <= 1)
+    return 0;
+  return getSharedStorageBytes(element);
+}
+
+/// Bytes a scan uses to combine the totals of the warps along its axis: one
+/// slot per warp for every run of elements the CTA's threads cover along the
+/// axis at once (the register repeats above the warps make several runs).
+static int64_t getScanSharedBytes(tile::ScanOp scan) {
+  auto src = cast<RankedTensorType>(scan.getSrc().getType());
+  LinearLayout layout = getLinearLayout(src);
+  unsigned axis = scan.getAxis();
+  int64_t warps = 1, highestWarpBasis = 0;
+  for (const LinearLayout::Basis &basis : layout.getWarpBases())
+    if (basis[axis] != 0) {
+      warps *= 2;
+      highestWarpBasis = std::max(highestWarpBasis, basis[axis]);
+    }
+  if (warps == 1)
+    return 0;
+  int64_t runs = 1;
+  for (const LinearLayout::Basis &basis : layout.getRegisterBases())
+    if (basis[axis] > highestWarpBasis)
+      runs *= 2;
+  return src.getNumElements() / src.getDimSize(axis) * runs * warps *
+         getSharedStorageBytes(src.getElementType());
+}
+
 int64_t tilec::getSharedMemoryBytes(Operation *op) {
   // Only tensors with distributed layouts are lowered (ttir has none).
   if (!llvm::all_of(op->getOperandTypes(), [](Type type) {
@@ -43,6 +88,10 @@ int64_t tilec::getSharedMemoryBytes(Operation *op) {
     return 0;
   if (auto reduce = dyn_cast<tile::ReduceOp>(op))
     return getReductionSharedBytes(reduce);
+  if (auto scan = dyn_cast<tile::ScanOp>(op))
+    return getScanSharedBytes(scan);
+  if (isa<tile::AtomicRMWOp, tile::AtomicCASOp>(op))
+    return getAtomicSharedBytes(op);
   if (!isa<ConvertLayoutOp, tile::ReshapeOp, tile::TransOp>(op))
     return 0;
   auto src = cast<RankedTensorType>(op->getOperand(0).getType());

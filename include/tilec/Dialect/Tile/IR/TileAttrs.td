@@ -57,4 +57,38 @@ def Tile_ReduceKind : I32EnumAttr<"ReduceKind", "combining operation of a reduct
   let cppNamespace = "::tilec::tile";
 }
 
+def Tile_AtomicRMWKind : I32EnumAttr<"AtomicRMWKind", "read-modify-write operation of an atomic", [
+    I32EnumAttrCase<"Add", 0, "add">, I32EnumAttrCase<"Max", 1, "max">,
+    I32EnumAttrCase<"Min", 2, "min">, I32EnumAttrCase<"UMax", 3, "umax">,
+    I32EnumAttrCase<"UMin", 4, "umin">, I32EnumAttrCase<"And", 5, "and">,
+    I32EnumAttrCase<"Or", 6, "or">, I32EnumAttrCase<"Xor", 7, "xor">,
+    I32EnumAttrCase<"Xchg", 8, "xchg">]> {
+  // Integer-backed: it only appears as a keyword in tile.atomic_rmw's assembly.
+  let cppNamespace = "::tilec::tile";
+}
+
+// The memory orderings and scopes of PTX atomics (PTX ISA "Memory Consistency
+// Model"), as Triton names them.
+def Tile_MemSemantic : I32EnumAttr<"MemSemantic", "memory ordering of an atomic", [
+    I32EnumAttrCase<"Relaxed", 0, "relaxed">,
+    I32EnumAttrCase<"Acquire", 1, "acquire">,
+    I32EnumAttrCase<"Release", 2, "release">,
+    I32EnumAttrCase<"AcqRel", 3, "acq_rel">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tilec::tile";
+}
+def Tile_MemSemanticAttr : EnumAttr<Tile_Dialect, Tile_MemSemantic, "sem"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Tile_MemSyncScope : I32EnumAttr<"MemSyncScope", "threads an atomic is ordered with", [
+    I32EnumAttrCase<"CTA", 0, "cta">, I32EnumAttrCase<"GPU", 1, "gpu">,
+    I32EnumAttrCase<"System", 2, "sys">]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::tilec::tile";
+}
+def Tile_MemSyncScopeAttr : EnumAttr<Tile_Dialect, Tile_MemSyncScope, "scope"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEATTRS_TD

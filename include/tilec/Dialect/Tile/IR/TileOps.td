@@ -264,4 +264,83 @@ def Tile_ReduceOp : Tile_Op<"reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tile_ScanOp : Tile_Op<"scan", [Pure, SameOperandsAndResultType]> {
+  let summary = "Inclusive scan of a tensor along one axis";
+  let description = [{
+    Element `i` along `axis` of the result combines elements `0..i` of the
+    source (`i..n-1` when `reverse`), with the kinds of `tile.reduce`.
+    ```mlir
+    %c = tile.scan add %x {axis = 0 : i32} : tensor<1024xi32>
+    ```
+  }];
+  let arguments = (ins Tile_ReduceKind:$kind, Tile_NumericTensor:$src,
+                       I32Attr:$axis, DefaultValuedAttr<BoolAttr, "false">:$reverse);
+  let results = (outs Tile_NumericTensor:$result);
+  let assemblyFormat = "$kind $src attr-dict `:` type($src)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Atomics
+//===----------------------------------------------------------------------===//
+
+def Tile_AtomicRMWOp : Tile_Op<"atomic_rmw", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"value type matches the pointee type of ptr", "ptr", "val",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    TypesMatchWith<"result type matches the pointee type of ptr", "ptr", "result",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    OptionalTypesMatchWith<"mask is i1 with the shape of ptr", "ptr", "mask",
+                   "::tilec::tile::getI1TypeWithShapeOf($_self)">]> {
+  let summary = "Atomic read-modify-write through pointers; yields the old values";
+  let description = [{
+    Each element is updated once, whichever threads hold it, and every holder
+    receives the value memory had before. Lanes where `mask` is false do not
+    touch memory and yield 0. `max`/`min` compare signed, `umax`/`umin`
+    unsigned; `xchg` stores `val`.
+    ```mlir
+    %old = tile.atomic_rmw add, %ptrs, %ones, %mask {sem = #tile.sem<relaxed>} : tensor<128x!tile.ptr<i32>>
+    ```
+  }];
+  let arguments = (ins Tile_AtomicRMWKind:$kind, Tile_PtrLike:$ptr, Tile_Value:$val,
+                       Optional<Tile_BoolLike>:$mask,
+                       DefaultValuedAttr<Tile_MemSemanticAttr, "::tilec::tile::MemSemantic::AcqRel">:$sem,
+                       DefaultValuedAttr<Tile_MemSyncScopeAttr, "::tilec::tile::MemSyncScope::GPU">:$scope);
+  let results = (outs Tile_Value:$result);
+  let assemblyFormat = [{
+    $kind `,` $ptr `,` $val (`,` $mask^)? attr-dict `:` type($ptr)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_AtomicCASOp : Tile_Op<"atomic_cas", [
+    MemoryEffects<[MemRead, MemWrite]>,
+    TypesMatchWith<"cmp type matches the pointee type of ptr", "ptr", "cmp",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    TypesMatchWith<"value type matches the pointee type of ptr", "ptr", "val",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    TypesMatchWith<"result type matches the pointee type of ptr", "ptr", "result",
+                   "::tilec::tile::getPointeeTypeOrTensorOf($_self)">,
+    OptionalTypesMatchWith<"mask is i1 with the shape of ptr", "ptr", "mask",
+                   "::tilec::tile::getI1TypeWithShapeOf($_self)">]> {
+  let summary = "Atomic compare-and-swap through pointers; yields the old values";
+  let description = [{
+    Where memory holds `cmp` it becomes `val`; either way the element's old
+    value is yielded (equal to `cmp` exactly when the swap happened). Like
+    `atomic_rmw`, once per element, and masked-off lanes yield 0.
+    ```mlir
+    %old = tile.atomic_cas %slots, %empty, %keys, %mask : tensor<64x!tile.ptr<i32>>
+    ```
+  }];
+  let arguments = (ins Tile_PtrLike:$ptr, Tile_Value:$cmp, Tile_Value:$val,
+                       Optional<Tile_BoolLike>:$mask,
+                       DefaultValuedAttr<Tile_MemSemanticAttr, "::tilec::tile::MemSemantic::AcqRel">:$sem,
+                       DefaultValuedAttr<Tile_MemSyncScopeAttr, "::tilec::tile::MemSyncScope::GPU">:$scope);
+  let results = (outs Tile_Value:$result);
+  let assemblyFormat = [{
+    $ptr `,` $cmp `,` $val (`,` $mask^)? attr-dict `:` type($ptr)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD

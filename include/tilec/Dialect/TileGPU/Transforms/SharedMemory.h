@@ -3,7 +3,8 @@
 // Shared memory is used in two ways: buffers (`tilegpu.local_alloc`) that
 // live between ops, and scratch that the lowering of one op uses to move
 // elements between threads (layout conversions that are not register
-// renamings, reshape, trans, reductions across warps).
+// renamings, reshape, trans, reductions and scans across warps, atomics whose
+// old values go to copies in other warps).
 // `tilegpu-allocate-shared-memory` places both in the CTA's one dynamic
 // buffer and records each place as `tilegpu.offset`.
 //
@@ -20,7 +21,8 @@ namespace tilec {
 
 /// Bytes of scratch shared memory the lowering of `op` uses: a layout
 /// conversion that moves elements between threads, reshape, trans, a
-/// reduction across warps; 0 for every other op.
+/// reduction or scan across warps, an atomic whose used result has copies in
+/// several warps; 0 for every other op.
 int64_t getSharedMemoryBytes(mlir::Operation *op);
 
 /// Bytes `op` takes of shared memory: a local_alloc's whole buffer, the

@@ -51,7 +51,9 @@ def ConvertTileGPUToLLVM : Pass<"convert-tilegpu-to-llvm", "mlir::ModuleOp"> {
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::cf::ControlFlowDialect",
-                           "::mlir::math::MathDialect"];
+                           "::mlir::math::MathDialect",
+                           // The atomics' owner-only stores are scf.if.
+                           "::mlir::scf::SCFDialect"];
 }
 
 def TileGPUCheckBlockResources

@@ -5,16 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
-targets=(tilec tilec-startup KernelGpuTest AutotuneGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
+targets=(tilec tilec-startup KernelGpuTest AutotuneGpuTest SparseConvGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build_dir" -G Ninja -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTILEC_STATIC=ON "${launcher[@]}"
-ninja -C "$build_dir" "${targets[@]}"
-rm -rf dist/gpu-bundle && mkdir -p dist/gpu-bundle/bin
+ninja -C "$build_dir" "${targets[@]}" tilec_c
+rm -rf dist/gpu-bundle && mkdir -p dist/gpu-bundle/bin dist/gpu-bundle/lib
 for target in "${targets[@]}"; do
   cp "$build_dir/bin/$target" dist/gpu-bundle/bin/
 done
+# The C API for Python (`tilec bench spconv` finds it at bin/../lib).
+cp "$build_dir/lib/libtilec_c.so" dist/gpu-bundle/lib/
 cp scripts/gpu-check.sh scripts/tune-bench.sh dist/gpu-bundle/
 # `tilec bench` finds its scripts at bin/../share/tilec/bench.
 mkdir -p dist/gpu-bundle/share/tilec/bench

@@ -181,6 +181,26 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,DTYPE=f32,num_warps=8",
                 false},
+        // The sparse convolution's map kernels against the host oracle:
+        // the table (out-of-range voxels refused), lookups with kernel sizes
+        // 3 and 5 and a dilation, the radix sort's counts and stable moves
+        // (several programs, the first pass), the prefix sums, the
+        // transposed map and the row blocks' offsets.
+        GpuCase{"voxel_hash_insert", "num_warps=4", false},
+        GpuCase{"voxel_hash_insert", "num_warps=4", true},
+        GpuCase{"voxel_neighbours", "num_warps=4", false},
+        GpuCase{"voxel_neighbours", "num_warps=4", true},
+        GpuCase{"radix_histogram", "num_warps=4", false},
+        GpuCase{"radix_histogram", "num_warps=4", true},
+        GpuCase{"radix_scatter", "num_warps=4", false},
+        GpuCase{"radix_scatter", "FIRST=1,num_warps=4", true},
+        GpuCase{"exclusive_scan", "num_warps=8", false},
+        GpuCase{"exclusive_scan", "num_warps=8", true},
+        GpuCase{"neighbour_transpose", "num_warps=4", false},
+        GpuCase{"neighbour_transpose", "num_warps=4", true},
+        GpuCase{"block_offsets", "num_warps=4", false},
+        GpuCase{"block_offsets", "FILL=1,num_warps=4", true},
+        GpuCase{"block_offsets", "BLOCK_M=128,FILL=1,num_warps=4", false},
         // The sparse convolution over host-built maps (shell voxels):
         // channels that divide the blocks and not (3 -> 17), wgmma with one
         // and two warpgroups, bf16, tf32 and f32, bias, a 5^3 kernel, a

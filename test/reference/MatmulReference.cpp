@@ -21,7 +21,7 @@ Result<int64_t> span(const char *matrix, int64_t rows, int64_t cols,
       __builtin_mul_overflow(cols - 1, colStride, &b) ||
       __builtin_add_overflow(a, b, &total) || total + 1 > kMaxElements)
     return Status::error(std::string(matrix) + " would span more than 2^32 "
-                         "elements with these strides");
+                                               "elements with these strides");
   return total + 1;
 }
 

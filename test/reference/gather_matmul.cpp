@@ -18,9 +18,8 @@ TILEC_REFERENCE(gather_matmul)(const ReferenceRequest &request) {
   HostTensor rows(ElementFormat::I32, *m);
   std::vector<int64_t> rowOf(*m);
   for (int64_t i = 0; i < *m; ++i) {
-    rowOf[i] = request.rng.uniform(0, 1) < 0.2
-                   ? -1
-                   : request.rng.below(*sourceRows);
+    rowOf[i] =
+        request.rng.uniform(0, 1) < 0.2 ? -1 : request.rng.below(*sourceRows);
     rows.set(i, static_cast<double>(rowOf[i]));
   }
   auto problem = buildStridedMatmul(request, *sourceRows,

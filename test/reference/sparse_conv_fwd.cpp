@@ -17,7 +17,6 @@
 using namespace tilec;
 using namespace tilec::harness;
 
-
 TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   int64_t sizes[6];
   const char *names[6] = {"N", "CI", "CO", "V", "stride_x", "stride_y"};

@@ -21,12 +21,17 @@ TEST(KernelDefinitionTest, RegistryHoldsEveryKernelFile) {
   std::vector<std::string> names;
   for (const KernelDefinition *kernel : listKernels())
     names.push_back(kernel->getName());
-  EXPECT_EQ(names, (std::vector<std::string>{"gather_matmul", "matmul",
-                                             "softmax", "sparse_conv_fwd",
-                                             "vector_add"}));
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "block_offsets", "exclusive_scan", "gather_matmul",
+                       "matmul", "neighbour_transpose", "radix_histogram",
+                       "radix_scatter", "softmax", "sparse_conv_fwd",
+                       "vector_add", "voxel_hash_insert",
+                       "voxel_neighbours"}));
   EXPECT_EQ(lookupKernel("nope"), nullptr);
   EXPECT_EQ(knownKernelNames(),
-            "gather_matmul, matmul, softmax, sparse_conv_fwd, vector_add");
+            "block_offsets, exclusive_scan, gather_matmul, matmul, "
+            "neighbour_transpose, radix_histogram, radix_scatter, softmax, "
+            "sparse_conv_fwd, vector_add, voxel_hash_insert, voxel_neighbours");
 }
 
 TEST(KernelDefinitionTest, ResolvesAgainstTheMatmul) {

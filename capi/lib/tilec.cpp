@@ -1,0 +1,233 @@
+//===- tilec.cpp - tilec's C API over the runtime and the JIT -------------===//
+//
+// Every entry point catches nothing and throws nothing (the libraries do not
+// use exceptions); errors go to the thread's last-error message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/tilec.h"
+
+#include "tilec/JIT/TilecJIT.h"
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/StageCache.h"
+#include "tilec/sparse/SparseConv.h"
+#include "tilec/sparse/VoxelScenes.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+using namespace tilec;
+
+struct tilec_runtime {
+  std::unique_ptr<rt::Context> context;
+  std::shared_ptr<rt::StageCache> stageCache;
+  std::unique_ptr<jit::TilecJIT> compiler;
+  std::unique_ptr<rt::KernelProvider> provider;
+  std::unique_ptr<rt::AutotuneCache> autotuneCache;
+  std::unique_ptr<rt::Autotuner> autotuner;
+  std::unique_ptr<sparse::SparseEngine> engine;
+};
+
+struct tilec_sparse_tensor {
+  tilec_runtime *runtime;
+  sparse::SparseTensor tensor;
+};
+
+namespace {
+
+thread_local std::string lastError;
+
+tilec_status fail(tilec_status status, const std::string &message) {
+  lastError = message;
+  return status;
+}
+
+tilec_status succeed() {
+  lastError.clear();
+  return TILEC_OK;
+}
+
+// Statuses of the libraries do not carry a category: an invalid-argument
+// check comes first in each entry point, so what fails later is the device,
+// the input or the compiler, told apart by the message's origin.
+tilec_status failFrom(const Status &status, tilec_status kind) {
+  return fail(kind, status.message());
+}
+
+bool toDType(tilec_dtype dtype, sparse::DType &out) {
+  switch (dtype) {
+  case TILEC_F16:
+    out = sparse::DType::F16;
+    return true;
+  case TILEC_BF16:
+    out = sparse::DType::BF16;
+    return true;
+  case TILEC_F32:
+    out = sparse::DType::F32;
+    return true;
+  }
+  return false;
+}
+
+tilec_status returnCloud(const sparse::VoxelCloud &cloud, int32_t **coords,
+                         int64_t *n) {
+  if (!coords || !n)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "coords and n must not be NULL");
+  size_t bytes = std::max<size_t>(cloud.coords.size(), 1) * sizeof(int32_t);
+  *coords = static_cast<int32_t *>(std::malloc(bytes));
+  if (!*coords)
+    return fail(TILEC_ERROR_INTERNAL, "out of host memory");
+  std::memcpy(*coords, cloud.coords.data(),
+              cloud.coords.size() * sizeof(int32_t));
+  *n = cloud.size();
+  return succeed();
+}
+
+} // namespace
+
+extern "C" {
+
+const char *tilec_last_error(void) { return lastError.c_str(); }
+
+tilec_status tilec_runtime_create(tilec_runtime **runtime) {
+  if (!runtime)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "runtime must not be NULL");
+  auto created = std::make_unique<tilec_runtime>();
+  auto context = rt::Context::create(0);
+  if (!context)
+    return failFrom(context.status(), TILEC_ERROR_DEVICE);
+  created->context = std::make_unique<rt::Context>(std::move(*context));
+  created->stageCache =
+      std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
+  jit::JITOptions options;
+  options.cache = created->stageCache;
+  created->compiler = std::make_unique<jit::TilecJIT>(options);
+  created->provider = std::make_unique<rt::KernelProvider>(
+      *created->context, created->compiler.get(), created->stageCache);
+  created->autotuneCache =
+      std::make_unique<rt::AutotuneCache>(rt::AutotuneCache::defaultPath());
+  rt::AutotuneOptions tuning;
+  tuning.progress = rt::ProgressMode::Never;
+  auto autotuner = rt::Autotuner::create(*created->provider,
+                                         *created->autotuneCache, tuning);
+  if (!autotuner)
+    return failFrom(autotuner.status(), TILEC_ERROR_INTERNAL);
+  created->autotuner = std::move(*autotuner);
+  created->engine = std::make_unique<sparse::SparseEngine>(
+      *created->provider, *created->autotuner, *created->autotuneCache);
+  *runtime = created.release();
+  return succeed();
+}
+
+void tilec_runtime_destroy(tilec_runtime *runtime) { delete runtime; }
+
+tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
+                                        const int32_t *coords, int64_t n,
+                                        tilec_sparse_tensor **tensor) {
+  if (!runtime || !tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "runtime and tensor must not be NULL");
+  auto created = sparse::SparseTensor::create(
+      *runtime->engine, rt::DevicePtr{reinterpret_cast<CUdeviceptr>(coords)},
+      n);
+  if (!created)
+    return failFrom(created.status(), TILEC_ERROR_INVALID_ARGUMENT);
+  *tensor = new tilec_sparse_tensor{runtime, std::move(*created)};
+  return succeed();
+}
+
+void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor) { delete tensor; }
+
+tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
+                                            int32_t kernel_size,
+                                            int32_t dilation, void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  for (int64_t rows : sparse::convRowBlocks()) {
+    auto maps = tensor->tensor.maps(kernel_size, dilation, rows,
+                                    static_cast<CUstream>(stream));
+    if (!maps)
+      return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+  }
+  return succeed();
+}
+
+tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
+                                              int32_t kernel_size,
+                                              int32_t dilation,
+                                              int64_t *pairs) {
+  if (!tensor || !pairs)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "tensor and pairs must not be NULL");
+  auto maps = tensor->tensor.maps(kernel_size, dilation,
+                                  sparse::convRowBlocks().front(), nullptr);
+  if (!maps)
+    return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+  *pairs = (*maps)->activePairs;
+  return succeed();
+}
+
+tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
+                                      const void *x, const void *weight,
+                                      const void *bias, void *y, int32_t ci,
+                                      int32_t co, int32_t kernel_size,
+                                      int32_t dilation, tilec_dtype dtype,
+                                      int32_t allow_tf32, void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  sparse::ConvArguments arguments;
+  if (!toDType(dtype, arguments.dtype))
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "dtype " + std::to_string(int(dtype)) +
+                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
+  auto address = [](const void *p) {
+    return rt::DevicePtr{reinterpret_cast<CUdeviceptr>(p)};
+  };
+  arguments.x = address(x);
+  arguments.weight = address(weight);
+  arguments.bias = address(bias);
+  arguments.y = address(y);
+  arguments.ci = ci;
+  arguments.co = co;
+  arguments.kernelSize = kernel_size;
+  arguments.dilation = dilation;
+  arguments.allowTf32 = allow_tf32 != 0;
+  Status status =
+      sparse::submanifoldConv3d(*tensor->runtime->engine, tensor->tensor,
+                                arguments, static_cast<CUstream>(stream));
+  if (!status.ok())
+    return failFrom(status,
+                    status.message().rfind("submanifold_conv3d:", 0) == 0
+                        ? TILEC_ERROR_INVALID_ARGUMENT
+                        : TILEC_ERROR_INTERNAL);
+  return succeed();
+}
+
+tilec_status tilec_scene_shell(int32_t res, int32_t batch, int32_t **coords,
+                               int64_t *n) {
+  if (res < 1 || res > 4096 || batch < 1)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "res must be in [1, 4096] and batch at least 1");
+  return returnCloud(sparse::shellScene(res, batch), coords, n);
+}
+
+tilec_status tilec_scene_uniform(int64_t count, int32_t res, int32_t batch,
+                                 uint64_t seed, int32_t **coords, int64_t *n) {
+  if (count < 0 || res < 1 || res > 65536 || batch < 1)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "count >= 0, res in [1, 65536] and batch >= 1");
+  return returnCloud(sparse::uniformScene(count, res, batch, seed), coords, n);
+}
+
+tilec_status tilec_scene_lidar(uint64_t seed, int32_t **coords, int64_t *n) {
+  return returnCloud(sparse::lidarScene(seed), coords, n);
+}
+
+void tilec_free(void *memory) { std::free(memory); }
+
+} // extern "C"

@@ -1,0 +1,34 @@
+//===- VoxelHash.h - The voxel hash table's key and probe sequence --*- C++
+//-*-===//
+//
+// One owner for what voxel_hash_insert and voxel_neighbours must agree on:
+// a voxel (batch, x, y, z), each in [0, 2^16), is the i64 key
+// b << 48 | x << 32 | y << 16 | z; its probe sequence in a table of 2^LOG2_T
+// slots starts at the top LOG2_T bits of key * 0x9E3779B97F4A7C15
+// (Fibonacci hashing) and walks linearly. An empty slot holds -1, which no
+// voxel's key is.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_KERNELS_VOXELHASH_H
+#define TILEC_KERNELS_VOXELHASH_H
+
+#include "tilec/Kernel/KernelBuilder.h"
+
+namespace tilec::kernel {
+
+/// Coordinates at or above this are refused (they do not fit the key).
+constexpr int64_t kVoxelCoordinateLimit = 1 << 16;
+
+/// Whether every coordinate is in [0, kVoxelCoordinateLimit).
+Tensor voxelInRange(KernelBuilder &kb, Tensor b, Tensor x, Tensor y, Tensor z);
+
+/// The i64 key of (b, x, y, z) (i32 tensors of one shape).
+Tensor voxelKey(KernelBuilder &kb, Tensor b, Tensor x, Tensor y, Tensor z);
+
+/// The first slot (i32) of `key`'s probe sequence in 2^log2Slots slots.
+Tensor voxelHomeSlot(KernelBuilder &kb, Tensor key, Tensor log2Slots);
+
+} // namespace tilec::kernel
+
+#endif // TILEC_KERNELS_VOXELHASH_H

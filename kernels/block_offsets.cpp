@@ -1,0 +1,83 @@
+//===- block_offsets.cpp - the offsets each row block of the GEMM visits --===//
+//
+// Row block b of the masked GEMM (sorted rows [b * BLOCK_M, (b + 1) *
+// BLOCK_M)) visits the offsets v for which some of its rows have a
+// neighbour (nbt[v * N + r] != -1), in ascending order. With FILL = 0 this
+// kernel writes their count to counts[b]; an exclusive scan of the counts
+// gives blk_start; with FILL = 1 it writes the offsets themselves to
+// blk_off[blk_start[b] ..].
+//
+// Grid: (cdiv(N, BLOCK_M)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+using namespace tilec;
+using namespace tilec::kernel;
+
+static void buildBlockOffsets(KernelBuilder &kb) {
+  int64_t blockM = kb.param("BLOCK_M"), paddedOffsets = kb.param("VP");
+  int64_t rowTile = kb.param("ROW_TILE");
+  bool fill = kb.param("FILL");
+  Tensor nbt = kb.arg("nbt_ptr"), counts = kb.arg("counts_ptr");
+  Tensor blkStart = kb.arg("blk_start_ptr"), blkOff = kb.arg("blk_off_ptr");
+  Tensor n = kb.arg("N"), v = kb.arg("V");
+
+  Tensor block = kb.let("block", kb.programId(0));
+  Tensor offsets = kb.let("offsets", kb.arange(0, paddedOffsets));
+  Tensor column = kb.let("column", kb.expandDims(offsets, 1)); // [:, None]
+  Tensor active0 = kb.let("active", kb.zeros({paddedOffsets}, kb.i32Type()));
+  // The block's rows in tiles of ROW_TILE, so that a tile stays small for
+  // large blocks and kernels.
+  auto rows = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    Tensor row = kb.let("row", kb.expandDims(block * blockM + t * rowTile +
+                                                 kb.arange(0, rowTile),
+                                             0)); // [None, :]
+    Tensor mask = kb.let("mask", (row < n) & (column < v));
+    Tensor has = kb.let("has", kb.load(nbt + column * n + row, mask, -1) != -1);
+    return {kb.maximum(carried[0], kb.max(kb.cast(has, kb.i32Type()), 1))};
+  };
+  Tensors loop =
+      kb.let("loop", kb.forRange(0, blockM / rowTile, 1, {active0}, rows));
+  Tensor active = loop[0];
+  if (!fill) {
+    kb.store(counts + block, kb.sum(active, 0));
+    return;
+  }
+  Tensor position =
+      kb.let("position", kb.load(blkStart + block) + kb.cumsum(active, 0) - 1);
+  kb.store(blkOff + position, offsets, active != 0);
+}
+
+TILEC_KERNEL(block_offsets) {
+  static const KernelDefinition kernel(
+      KernelDescription("block_offsets", "kernels/block_offsets.cpp", __LINE__)
+          .param(MetaParameter("BLOCK_M").powerOfTwo().byDefault(64))
+          .param(MetaParameter("FILL").atLeast(0).atMost(1).byDefault(0))
+          .param(MetaParameter("VP").powerOfTwo().byDefault(32).derivedAs(
+              "next_power_of_2(V)"))
+          .param(
+              MetaParameter("ROW_TILE")
+                  .powerOfTwo()
+                  .byDefault(64)
+                  .derivedAs(
+                      "min(BLOCK_M, max(16, cdiv(2048, next_power_of_2(V))))"))
+          .arg(pointer("nbt_ptr", "i32").divisibility(16))
+          .arg(pointer("counts_ptr", "i32").divisibility(16))
+          .arg(pointer("blk_start_ptr", "i32").divisibility(16))
+          .arg(pointer("blk_off_ptr", "i32").divisibility(16))
+          .arg(scalar("N", "i32"))
+          .arg(scalar("V", "i32"))
+          .candidate("num_warps=4")
+          .key("LOG2_N", "ceil(log2(N))")
+          .key("V")
+          .key("BLOCK_M")
+          .key("FILL")
+          .grid({"cdiv(N, BLOCK_M)"})
+          .require("N * V < 2147483648", "the map's offsets are 32-bit")
+          .testSizes({{"N", 3000}, {"V", 27}}, {{"N", 777}, {"V", 125}}),
+      buildBlockOffsets);
+  return kernel;
+}

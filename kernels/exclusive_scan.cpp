@@ -1,0 +1,52 @@
+//===- exclusive_scan.cpp - prefix sums of an i32 vector ------------------===//
+//
+// out[0] = 0 and out[i + 1] = in[0] + ... + in[i] for i < N: one program
+// walks the vector in tiles of BLOCK, scanning each tile (tile.scan) and
+// carrying the running total, so the sums are exact and run in one order.
+// The sparse convolution's maps use it twice: for the radix sort's digit
+// counts and for the row blocks' offset counts (their start positions).
+// Sums past 2^31 wrap; the callers' counts stay far below.
+//
+// Grid: (1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+using namespace tilec;
+using namespace tilec::kernel;
+
+static void buildExclusiveScan(KernelBuilder &kb) {
+  int64_t block = kb.param("BLOCK");
+  Tensor in = kb.arg("in_ptr"), out = kb.arg("out_ptr"), n = kb.arg("N");
+
+  kb.store(out, kb.constant(0, kb.i32Type()));
+  Tensor tiles = kb.let("tiles", kb.cdiv(n, block));
+  Tensor total0 = kb.let("total", kb.constant(0, kb.i32Type()));
+  auto tile = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    Tensor index = kb.let("index", t * block + kb.arange(0, block));
+    Tensor inRange = kb.let("in_range", index < n);
+    Tensor x = kb.let("x", kb.load(in + index, inRange, 0));
+    Tensor sums = kb.let("sums", kb.cumsum(x, 0) + carried[0]);
+    kb.store(out + index + 1, sums, inRange);
+    return {carried[0] + kb.sum(x, 0)};
+  };
+  kb.let("loop", kb.forRange(0, tiles, 1, {total0}, tile));
+}
+
+TILEC_KERNEL(exclusive_scan) {
+  static const KernelDefinition kernel(
+      KernelDescription("exclusive_scan", "kernels/exclusive_scan.cpp",
+                        __LINE__)
+          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(1024))
+          .arg(pointer("in_ptr", "i32").divisibility(16))
+          .arg(pointer("out_ptr", "i32").divisibility(16))
+          .arg(scalar("N", "i32"))
+          .candidate("num_warps=8")
+          .key("LOG2_N", "ceil(log2(N))")
+          .grid({"1"})
+          .testSizes({{"N", 65536}}, {{"N", 3001}}),
+      buildExclusiveScan);
+  return kernel;
+}

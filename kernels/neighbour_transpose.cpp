@@ -1,0 +1,56 @@
+//===- neighbour_transpose.cpp - the map in row order, offset-major -------===//
+//
+// nbt[v * N + r] = nb[order[r] * V + v]: the neighbour map read in the
+// sorted row order of the masked GEMM and stored offset-major, so that
+// sparse_conv_fwd reads one offset's column for a block of rows with
+// coalesced loads.
+//
+// Grid: (cdiv(N, BLOCK)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+using namespace tilec;
+using namespace tilec::kernel;
+
+static void buildNeighbourTranspose(KernelBuilder &kb) {
+  int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
+  Tensor nb = kb.arg("nb_ptr"), order = kb.arg("order_ptr");
+  Tensor nbt = kb.arg("nbt_ptr");
+  Tensor n = kb.arg("N"), v = kb.arg("V");
+
+  Tensor row = kb.let("row", kb.programId(0) * block + kb.arange(0, block));
+  Tensor inRange = kb.let("in_range", row < n);
+  Tensor voxel = kb.let("voxel", kb.load(order + row, inRange, 0));
+  Tensor offsets =
+      kb.let("offsets", kb.expandDims(kb.arange(0, paddedOffsets), 0));
+  Tensor mask = kb.let("mask", kb.expandDims(inRange, 1) & (offsets < v));
+  Tensor column = kb.let(
+      "column", kb.load(nb + kb.expandDims(voxel, 1) * v + offsets, mask, -1));
+  kb.store(nbt + offsets * n + kb.expandDims(row, 1), column, mask);
+}
+
+TILEC_KERNEL(neighbour_transpose) {
+  static const KernelDefinition kernel(
+      KernelDescription("neighbour_transpose",
+                        "kernels/neighbour_transpose.cpp", __LINE__)
+          .param(MetaParameter("VP").powerOfTwo().byDefault(32).derivedAs(
+              "next_power_of_2(V)"))
+          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(64).derivedAs(
+              "max(16, cdiv(4096, next_power_of_2(V)))"))
+          .arg(pointer("nb_ptr", "i32").divisibility(16))
+          .arg(pointer("order_ptr", "i32").divisibility(16))
+          .arg(pointer("nbt_ptr", "i32").divisibility(16))
+          .arg(scalar("N", "i32"))
+          .arg(scalar("V", "i32"))
+          .candidate("num_warps=4")
+          .key("LOG2_N", "ceil(log2(N))")
+          .key("V")
+          .grid({"cdiv(N, BLOCK)"})
+          .require("N * V < 2147483648", "the map's offsets are 32-bit")
+          .testSizes({{"N", 3000}, {"V", 27}}, {{"N", 777}, {"V", 125}}),
+      buildNeighbourTranspose);
+  return kernel;
+}

@@ -1,0 +1,63 @@
+//===- radix_histogram.cpp - digit counts of one radix-sort pass ----------===//
+//
+// The stable LSD radix sort that orders the sparse convolution's rows by
+// their neighbour bitmask (docs/sparse-conv.md) takes 4 bits per pass:
+// this kernel counts, per program, how many of its ELEMS = BLOCK * CHUNKS
+// keys have each digit (key >> SHIFT) & 15, and writes the count of digit d
+// of program p to hist[d * NUM_PROGRAMS + p]. An exclusive scan of hist
+// (exclusive_scan) then gives every (digit, program) its first output
+// position, in the order a stable sort needs; radix_scatter moves the keys.
+//
+// Grid: (cdiv(N, BLOCK * CHUNKS)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+using namespace tilec;
+using namespace tilec::kernel;
+
+static void buildRadixHistogram(KernelBuilder &kb) {
+  int64_t block = kb.param("BLOCK"), chunks = kb.param("CHUNKS");
+  Tensor keys = kb.arg("keys_ptr"), hist = kb.arg("hist_ptr");
+  Tensor n = kb.arg("N"), shift = kb.arg("SHIFT");
+
+  Tensor program = kb.let("program", kb.programId(0));
+  Tensor programs = kb.let("programs", kb.numPrograms(0));
+  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, 16), 0));
+  Tensor counts0 = kb.let("counts", kb.zeros({16}, kb.i32Type()));
+  auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    Tensor index =
+        kb.let("index", (program * chunks + c) * block + kb.arange(0, block));
+    Tensor inRange = kb.let("in_range", index < n);
+    Tensor key = kb.let("key", kb.load(keys + index, inRange, 0));
+    Tensor digit =
+        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & 15);
+    Tensor onehot = kb.let("onehot", (kb.expandDims(digit, 1) == digits) &
+                                         kb.expandDims(inRange, 1));
+    return {carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0)};
+  };
+  Tensors loop = kb.let("loop", kb.forRange(0, chunks, 1, {counts0}, chunk));
+  kb.store(hist + kb.arange(0, 16) * programs + program, loop[0]);
+}
+
+TILEC_KERNEL(radix_histogram) {
+  static const KernelDefinition kernel(
+      KernelDescription("radix_histogram", "kernels/radix_histogram.cpp",
+                        __LINE__)
+          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(256))
+          .param(MetaParameter("CHUNKS").atLeast(1).byDefault(16))
+          .arg(pointer("keys_ptr", "i32").divisibility(16))
+          .arg(pointer("hist_ptr", "i32").divisibility(16))
+          .arg(scalar("N", "i32"))
+          .arg(scalar("SHIFT", "i32"))
+          .candidate("num_warps=4")
+          .key("LOG2_N", "ceil(log2(N))")
+          .grid({"cdiv(N, BLOCK * CHUNKS)"})
+          .require("SHIFT >= 0", "the digit's shift is in [0, 28]")
+          .require("SHIFT <= 28", "the digit's shift is in [0, 28]")
+          .testSizes({{"N", 10000}, {"SHIFT", 4}}, {{"N", 777}, {"SHIFT", 28}}),
+      buildRadixHistogram);
+  return kernel;
+}

@@ -1,0 +1,82 @@
+//===- radix_scatter.cpp - the moves of one radix-sort pass ---------------===//
+//
+// With hist_scan the exclusive scan of radix_histogram's counts (same
+// SHIFT, same grid), program p moves its keys in order: the j-th key of
+// digit d among the program's ELEMS = BLOCK * CHUNKS goes to
+// hist_scan[d * NUM_PROGRAMS + p] + j, with its value (the voxel index;
+// with FIRST = 1 the value is the key's own position, so the first pass
+// needs no index array). Equal digits keep their order: the sort is stable,
+// and sorting (key, position) pairs is deterministic.
+//
+// Grid: (cdiv(N, BLOCK * CHUNKS)).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/Kernel/KernelBuilder.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+using namespace tilec;
+using namespace tilec::kernel;
+
+static void buildRadixScatter(KernelBuilder &kb) {
+  int64_t block = kb.param("BLOCK"), chunks = kb.param("CHUNKS");
+  bool first = kb.param("FIRST");
+  Tensor keysIn = kb.arg("keys_in_ptr"), valsIn = kb.arg("vals_in_ptr");
+  Tensor keysOut = kb.arg("keys_out_ptr"), valsOut = kb.arg("vals_out_ptr");
+  Tensor histScan = kb.arg("hist_scan_ptr");
+  Tensor n = kb.arg("N"), shift = kb.arg("SHIFT");
+
+  Tensor program = kb.let("program", kb.programId(0));
+  Tensor programs = kb.let("programs", kb.numPrograms(0));
+  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, 16), 0));
+  // Where the program's next key of each digit goes.
+  Tensor next0 =
+      kb.let("next", kb.load(histScan + kb.arange(0, 16) * programs + program));
+  auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    Tensor index =
+        kb.let("index", (program * chunks + c) * block + kb.arange(0, block));
+    Tensor inRange = kb.let("in_range", index < n);
+    Tensor key = kb.let("key", kb.load(keysIn + index, inRange, 0));
+    Tensor value =
+        first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
+    Tensor digit =
+        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & 15);
+    Tensor onehot =
+        kb.let("onehot", kb.cast((kb.expandDims(digit, 1) == digits) &
+                                     kb.expandDims(inRange, 1),
+                                 kb.i32Type()));
+    // Inclusive count of the key's digit up to and including it.
+    Tensor seen = kb.let("seen", kb.cumsum(onehot, 0));
+    Tensor target =
+        kb.let("target",
+               kb.sum(onehot * (seen + kb.expandDims(carried[0], 0)), 1) - 1);
+    kb.store(keysOut + target, key, inRange);
+    kb.store(valsOut + target, value, inRange);
+    return {carried[0] + kb.sum(onehot, 0)};
+  };
+  kb.let("loop", kb.forRange(0, chunks, 1, {next0}, chunk));
+}
+
+TILEC_KERNEL(radix_scatter) {
+  static const KernelDefinition kernel(
+      KernelDescription("radix_scatter", "kernels/radix_scatter.cpp", __LINE__)
+          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(256))
+          .param(MetaParameter("CHUNKS").atLeast(1).byDefault(16))
+          .param(MetaParameter("FIRST").atLeast(0).atMost(1).byDefault(0))
+          .arg(pointer("keys_in_ptr", "i32").divisibility(16))
+          .arg(pointer("vals_in_ptr", "i32").divisibility(16))
+          .arg(pointer("keys_out_ptr", "i32").divisibility(16))
+          .arg(pointer("vals_out_ptr", "i32").divisibility(16))
+          .arg(pointer("hist_scan_ptr", "i32").divisibility(16))
+          .arg(scalar("N", "i32"))
+          .arg(scalar("SHIFT", "i32"))
+          .candidate("num_warps=4")
+          .key("LOG2_N", "ceil(log2(N))")
+          .key("FIRST")
+          .grid({"cdiv(N, BLOCK * CHUNKS)"})
+          .require("SHIFT >= 0", "the digit's shift is in [0, 28]")
+          .require("SHIFT <= 28", "the digit's shift is in [0, 28]")
+          .testSizes({{"N", 10000}, {"SHIFT", 4}}, {{"N", 777}, {"SHIFT", 28}}),
+      buildRadixScatter);
+  return kernel;
+}

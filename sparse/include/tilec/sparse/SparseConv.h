@@ -1,0 +1,141 @@
+//===- SparseConv.h - Sparse tensors and submanifold convolution -*- C++
+//-*-===//
+//
+// Part of tilec_sparse (docs/sparse-conv.md). A SparseTensor is the voxel
+// coordinates of a point cloud on the device; it builds its neighbour maps
+// on the GPU with tilec's map kernels and caches them per (kernel size,
+// dilation, row block), so that the layers of a network that share
+// coordinates build them once. submanifoldConv3d runs the masked implicit
+// GEMM (kernels/sparse_conv.cpp) over them, tuned on the first call of a
+// shape and from the autotune cache after that.
+//
+// Everything runs on the caller's stream; the maps' buffers are allocated
+// synchronously. Not thread-safe: one SparseEngine per thread, or a lock.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_SPARSE_SPARSECONV_H
+#define TILEC_SPARSE_SPARSECONV_H
+
+#include "tilec/contract/Status.h"
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/KernelProvider.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace tilec::sparse {
+
+enum class DType { F16, BF16, F32 };
+/// "f16", "bf16", "f32": the kernels' DTYPE.
+const char *dtypeName(DType dtype);
+
+/// What the sparse convolution runs on. The provider, autotuner and cache
+/// must outlive it.
+class SparseEngine {
+public:
+  SparseEngine(rt::KernelProvider &provider, rt::Autotuner &autotuner,
+               rt::AutotuneCache &cache)
+      : provider_(provider), autotuner_(autotuner), cache_(cache) {}
+
+  rt::KernelProvider &provider() { return provider_; }
+  rt::Autotuner &autotuner() { return autotuner_; }
+  rt::AutotuneCache &cache() { return cache_; }
+  const rt::Context &context() const { return provider_.context(); }
+
+  /// Launches one of the kernels with a single config (the map kernels):
+  /// that config completed for `call`, its grid, `pointers` by argument
+  /// name and the call's integer arguments. A grid with no program launches
+  /// nothing.
+  Status launch(const std::string &kernel, const Call &call,
+                const std::map<std::string, rt::DevicePtr> &pointers,
+                CUstream stream);
+
+private:
+  rt::KernelProvider &provider_;
+  rt::Autotuner &autotuner_;
+  rt::AutotuneCache &cache_;
+};
+
+/// The maps of one (kernel size, dilation, row block): docs/sparse-conv.md.
+struct NeighbourMaps {
+  int64_t voxels = 0, offsets = 0, blockRows = 0, blocks = 0;
+  int kernelSize = 0, dilation = 0;
+  /// (voxel, offset) pairs with a neighbour.
+  int64_t activePairs = 0;
+  /// Sorted row r is voxel order[r]; nbt[v * N + r] its neighbour at offset
+  /// v or -1; row block b visits blk_off[blk_start[b] .. blk_start[b + 1]).
+  rt::DeviceBuffer order, nbt, blkStart, blkOff;
+};
+
+struct ConvArguments;
+/// A convolution call ready to launch: its tuned kernel, grid and packed
+/// arguments over one tensor's maps (SubmanifoldConv.cpp).
+struct PreparedConv;
+
+class SparseTensor {
+public:
+  ~SparseTensor();
+  SparseTensor(SparseTensor &&) noexcept;
+  SparseTensor &operator=(SparseTensor &&) noexcept;
+
+  /// `coords`: `voxels` x (batch, x, y, z) int32 on the device, each voxel
+  /// once, coordinates in [0, 2^16). The memory stays the caller's.
+  static Result<SparseTensor> create(SparseEngine &engine, rt::DevicePtr coords,
+                                     int64_t voxels);
+
+  int64_t voxels() const { return voxels_; }
+  rt::DevicePtr coords() const { return coords_; }
+
+  /// The maps for (kernelSize, dilation, blockRows), built on `stream` on
+  /// first use (which synchronizes it: the counts decide the buffers'
+  /// sizes). Duplicate voxels and coordinates out of range are errors.
+  Result<const NeighbourMaps *> maps(int kernelSize, int dilation,
+                                     int64_t blockRows, CUstream stream);
+
+private:
+  friend Status submanifoldConv3d(SparseEngine &, SparseTensor &,
+                                  const ConvArguments &, CUstream);
+  SparseTensor(SparseEngine &engine, rt::DevicePtr coords, int64_t voxels);
+  Result<std::unique_ptr<NeighbourMaps>>
+  buildMaps(int kernelSize, int dilation, int64_t blockRows, CUstream stream);
+
+  SparseEngine *engine_;
+  rt::DevicePtr coords_;
+  int64_t voxels_;
+  std::map<std::tuple<int, int, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;
+  /// By the call's shape: a repeated call packs its four pointers and
+  /// launches, nothing else.
+  std::map<std::string, std::unique_ptr<PreparedConv>> convs_;
+};
+
+struct ConvArguments {
+  /// x: [N, ci] (rows xRowStride apart, default ci), weight: [co, k, k, k,
+  /// ci] contiguous, bias: [co] or null, y: [N, co] (rows yRowStride apart,
+  /// default co); all of `dtype`, 16-byte aligned.
+  rt::DevicePtr x, weight, bias, y;
+  int64_t ci = 0, co = 0;
+  int64_t xRowStride = 0, yRowStride = 0;
+  int kernelSize = 3, dilation = 1;
+  DType dtype = DType::F16;
+  bool allowTf32 = false;
+};
+
+/// The row blocks the convolution tunes over (the maps are built per row
+/// block): each is tuned over the kernel's other parameters and the faster
+/// one runs.
+const std::vector<int64_t> &convRowBlocks();
+
+/// y = submanifold convolution of x over `tensor`'s voxels (see the file
+/// comment); errors name the argument that is wrong.
+Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
+                         const ConvArguments &arguments, CUstream stream);
+
+} // namespace tilec::sparse
+
+#endif // TILEC_SPARSE_SPARSECONV_H

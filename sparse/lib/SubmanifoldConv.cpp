@@ -1,0 +1,254 @@
+//===- SubmanifoldConv.cpp - The convolution over cached maps -------------===//
+//
+// For a call: each row block of convRowBlocks() has its maps and its tuned
+// config (the autotuner tunes sparse_conv_fwd over the other parameters on
+// the call's own data, or serves the autotune cache); the row block whose
+// winner measured fastest runs. The choice is remembered per autotune key.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PreparedConv.h"
+
+#include "tilec/sparse/SparseConv.h"
+
+#include "tilec/runtime/Launch.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tilec::sparse {
+namespace {
+
+constexpr const char *kConvKernel = "sparse_conv_fwd";
+
+// The kernel's pointer arguments for one call over `maps`.
+std::map<std::string, rt::DevicePtr>
+convPointers(const ConvArguments &arguments, const NeighbourMaps &maps) {
+  return {{"x_ptr", arguments.x},
+          {"w_ptr", arguments.weight},
+          // Unread without bias; any aligned address will do.
+          {"bias_ptr", arguments.bias.address ? arguments.bias : arguments.y},
+          {"y_ptr", arguments.y},
+          {"nbt_ptr", maps.nbt.ptr()},
+          {"order_ptr", maps.order.ptr()},
+          {"blk_start_ptr", maps.blkStart.ptr()},
+          {"blk_off_ptr", maps.blkOff.ptr()}};
+}
+
+Status bindConv(rt::ArgPack &pack, const KernelDescription &description,
+                const Call &call,
+                const std::map<std::string, rt::DevicePtr> &pointers) {
+  auto integers = description.evaluateIntegerArguments(call);
+  if (!integers)
+    return integers.status();
+  const std::vector<ArgumentDecl> &signature = description.getSignature();
+  for (size_t index = 0; index < signature.size(); ++index) {
+    const std::string &name = signature[index].name;
+    Status status;
+    if (auto pointer = pointers.find(name); pointer != pointers.end()) {
+      status = pack.setPointer(index, pointer->second);
+    } else {
+      auto value = std::find_if(integers->begin(), integers->end(),
+                                [&](const auto &e) { return e.first == name; });
+      if (value == integers->end())
+        return Status::error(std::string(kConvKernel) + ": no value for " +
+                             name);
+      status = pack.setInt(index, value->second);
+    }
+    if (!status.ok())
+      return status.withContext(std::string(kConvKernel) + " argument " + name);
+  }
+  return Status::success();
+}
+
+// The call's own buffers, for tuning on the data it will run on.
+class ConvInputs : public rt::BenchmarkInputs {
+public:
+  ConvInputs(KernelDescription description, Call call,
+             std::map<std::string, rt::DevicePtr> pointers, double flops)
+      : description(std::move(description)), call(std::move(call)),
+        pointers(std::move(pointers)), usefulFlops(flops) {}
+  Status bind(rt::ArgPack &pack) const override {
+    return bindConv(pack, description, call, pointers);
+  }
+  double flops() const override { return usefulFlops; }
+
+private:
+  KernelDescription description;
+  Call call;
+  std::map<std::string, rt::DevicePtr> pointers;
+  double usefulFlops;
+};
+
+Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
+  auto fail = [](const std::string &why) {
+    return Status::error("submanifold_conv3d: " + why);
+  };
+  if (a.ci < 1 || a.co < 1)
+    return fail("ci and co must be positive, got " + std::to_string(a.ci) +
+                " and " + std::to_string(a.co));
+  if (a.kernelSize < 1 || a.kernelSize % 2 == 0 || a.kernelSize > 7)
+    return fail("the kernel size must be odd, 1 to 7, got " +
+                std::to_string(a.kernelSize));
+  if (a.dilation < 1)
+    return fail("the dilation must be at least 1, got " +
+                std::to_string(a.dilation));
+  int64_t xStride = a.xRowStride ? a.xRowStride : a.ci;
+  int64_t yStride = a.yRowStride ? a.yRowStride : a.co;
+  if (xStride < a.ci || yStride < a.co)
+    return fail("rows of x and y must not overlap (row strides " +
+                std::to_string(xStride) + ", " + std::to_string(yStride) + ")");
+  if (a.allowTf32 && a.dtype != DType::F32)
+    return fail("allow_tf32 applies to f32 only");
+  if (tensor.voxels() == 0)
+    return Status::success();
+  std::pair<const char *, rt::DevicePtr> pointers[] = {
+      {"x", a.x}, {"weight", a.weight}, {"y", a.y}};
+  for (const auto &[name, pointer] : pointers)
+    if (pointer.address == 0 || pointer.address % 16)
+      return fail(std::string(name) + " must be a 16-byte aligned device "
+                                      "pointer");
+  if (a.bias.address % 16)
+    return fail("bias must be 16-byte aligned");
+  return Status::success();
+}
+
+} // namespace
+
+const std::vector<int64_t> &convRowBlocks() {
+  static const std::vector<int64_t> blocks = {64, 128};
+  return blocks;
+}
+
+namespace {
+
+// Tunes (or finds tuned) each row block's kernel and prepares the fastest.
+Result<std::unique_ptr<PreparedConv>>
+prepareConv(SparseEngine &engine, SparseTensor &tensor,
+            const ConvArguments &arguments, const Call &call, CUstream stream) {
+  Result<KernelDescription> description =
+      engine.autotuner().describe(kConvKernel);
+  if (!description)
+    return description.status();
+  // Each row block's tuned kernel and its measured time.
+  struct Choice {
+    rt::TuneResult tuned;
+    const NeighbourMaps *maps = nullptr;
+    Call call;
+    double medianUs = std::numeric_limits<double>::infinity();
+  };
+  std::optional<Choice> best;
+  for (int64_t rows : convRowBlocks()) {
+    Result<const NeighbourMaps *> maps =
+        tensor.maps(arguments.kernelSize, arguments.dilation, rows, stream);
+    if (!maps)
+      return maps.status();
+    Choice choice;
+    choice.maps = *maps;
+    choice.call = call;
+    choice.call.params["BLOCK_M"] = rows;
+    double flops = 2.0 * double((*maps)->activePairs) * double(arguments.ci) *
+                   double(arguments.co);
+    auto pointers = convPointers(arguments, **maps);
+    rt::InputsFactory inputs =
+        [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+      return std::shared_ptr<const rt::BenchmarkInputs>(
+          std::make_shared<ConvInputs>(*description, choice.call, pointers,
+                                       flops));
+    };
+    Result<rt::TuneResult> tuned =
+        engine.autotuner().select(kConvKernel, choice.call, inputs);
+    if (!tuned)
+      return tuned.status();
+    choice.tuned = std::move(*tuned);
+    if (const rt::AutotuneEntry *entry = engine.cache().find(
+            engine.autotuner().deviceName(), kConvKernel, choice.tuned.key))
+      for (const rt::ConfigTiming &timing : entry->timings)
+        if (timing.config == entry->config && timing.status == "ok")
+          choice.medianUs = timing.medianUs;
+    if (!best || choice.medianUs < best->medianUs)
+      best = std::move(choice);
+  }
+  Result<rt::ArgPack> pack = best->tuned.kernel->makeArgPack();
+  if (!pack)
+    return pack.status();
+  if (Status status = bindConv(*pack, *description, best->call,
+                               convPointers(arguments, *best->maps));
+      !status.ok())
+    return status;
+  auto prepared = std::make_unique<PreparedConv>(
+      PreparedConv{best->tuned.kernel, best->tuned.grid, std::move(*pack)});
+  const std::vector<ArgumentDecl> &signature = description->getSignature();
+  for (size_t index = 0; index < signature.size(); ++index) {
+    const std::string &name = signature[index].name;
+    if (name == "x_ptr")
+      prepared->x = index;
+    else if (name == "w_ptr")
+      prepared->weight = index;
+    else if (name == "bias_ptr")
+      prepared->bias = index;
+    else if (name == "y_ptr")
+      prepared->y = index;
+  }
+  prepared->hasBias = arguments.bias.address != 0;
+  return prepared;
+}
+
+// What decides the prepared call besides the four pointers.
+std::string shapeKey(const Call &call) {
+  std::string key;
+  for (const auto &[name, value] : call.sizes)
+    key += name + "=" + std::to_string(value) + ",";
+  for (const auto &[name, value] : call.params)
+    key += name + "=" + std::to_string(value) + ",";
+  for (const auto &[name, value] : call.types)
+    key += name + "=" + value + ",";
+  return key;
+}
+
+} // namespace
+
+Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
+                         const ConvArguments &arguments, CUstream stream) {
+  if (Status status = checkArguments(tensor, arguments); !status.ok())
+    return status;
+  int64_t n = tensor.voxels();
+  if (n == 0)
+    return Status::success();
+  int64_t k = arguments.kernelSize;
+  Call call;
+  call.sizes = {
+      {"N", n},
+      {"CI", arguments.ci},
+      {"CO", arguments.co},
+      {"V", k * k * k},
+      {"stride_x", arguments.xRowStride ? arguments.xRowStride : arguments.ci},
+      {"stride_y", arguments.yRowStride ? arguments.yRowStride : arguments.co}};
+  call.types = {{"DTYPE", dtypeName(arguments.dtype)}};
+  call.params = {{"HAS_BIAS", arguments.bias.address ? 1 : 0},
+                 {"ALLOW_TF32", arguments.allowTf32 ? 1 : 0}};
+  // The maps differ by dilation, the kernel does not.
+  std::string key =
+      shapeKey(call) + "dilation=" + std::to_string(arguments.dilation);
+  auto found = tensor.convs_.find(key);
+  if (found == tensor.convs_.end()) {
+    Result<std::unique_ptr<PreparedConv>> prepared =
+        prepareConv(engine, tensor, arguments, call, stream);
+    if (!prepared)
+      return prepared.status();
+    found = tensor.convs_.emplace(key, std::move(*prepared)).first;
+  }
+  PreparedConv &conv = *found->second;
+  for (auto [index, pointer] : {std::pair{conv.x, arguments.x},
+                                std::pair{conv.weight, arguments.weight},
+                                std::pair{conv.y, arguments.y}})
+    if (Status status = conv.pack.setPointer(index, pointer); !status.ok())
+      return status;
+  if (Status status = conv.pack.setPointer(
+          conv.bias, conv.hasBias ? arguments.bias : arguments.y);
+      !status.ok())
+    return status;
+  return rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
+}
+
+} // namespace tilec::sparse

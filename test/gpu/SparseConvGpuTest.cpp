@@ -1,0 +1,313 @@
+//===- SparseConvGpuTest.cpp - maps and convolution of tilec_sparse -------===//
+//
+// The maps built on the GPU equal the host oracle's element by element
+// (test/reference/SparseConvReference.h) for shells, uniform clouds, dense
+// blocks and batches, kernel sizes 3 and 5, dilations; duplicates and
+// coordinates out of range are errors; the convolution matches float64 for
+// every dtype, channels that do not divide the blocks, bias, an empty input
+// and a single voxel; a second build and a second run give the same bits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SparseConvReference.h"
+
+#include "tilec/JIT/TilecJIT.h"
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/StageCache.h"
+#include "tilec/sparse/SparseConv.h"
+#include "tilec/sparse/VoxelScenes.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+
+namespace rt = tilec::rt;
+namespace harness = tilec::harness;
+namespace sparse = tilec::sparse;
+
+namespace {
+
+class SparseConvGpuTest : public testing::Test {
+protected:
+  static void SetUpTestSuite() {
+    auto created = rt::Context::create();
+    if (created)
+      context = new rt::Context(std::move(*created));
+    else
+      skipReason = created.message();
+  }
+  static void TearDownTestSuite() {
+    delete context;
+    context = nullptr;
+  }
+
+  void SetUp() override {
+    if (!context)
+      GTEST_SKIP() << skipReason;
+    char dir[] = "/tmp/tilec-sparse-gpu-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    directory = dir;
+    stageCache = std::make_shared<rt::StageCache>(directory + "/cache");
+    tilec::jit::JITOptions options;
+    options.cache = stageCache;
+    compiler = std::make_unique<tilec::jit::TilecJIT>(options);
+    provider = std::make_unique<rt::KernelProvider>(*context, compiler.get(),
+                                                    stageCache);
+    cache = std::make_unique<rt::AutotuneCache>(directory + "/tuned.json");
+    rt::AutotuneOptions tuning;
+    tuning.benchmark.warmupMs = 1;
+    tuning.benchmark.budgetMs = 3;
+    tuning.progress = rt::ProgressMode::Never;
+    autotuner = std::make_unique<rt::Autotuner>(*provider, *cache,
+                                                rt::PinnedConfigs(), tuning);
+    engine =
+        std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
+  }
+  void TearDown() override {
+    if (!directory.empty())
+      (void)std::system(("rm -rf '" + directory + "'").c_str());
+  }
+
+  rt::DeviceBuffer upload(const std::vector<int32_t> &values) {
+    auto buffer = rt::DeviceBuffer::allocate(
+        *context, std::max<size_t>(values.size(), 4) * sizeof(int32_t));
+    EXPECT_TRUE(buffer.ok()) << buffer.message();
+    EXPECT_TRUE(buffer->copyFromHost(values).ok());
+    return std::move(*buffer);
+  }
+  static std::vector<int32_t> download(const rt::DeviceBuffer &buffer,
+                                       size_t count) {
+    std::vector<int32_t> values(count);
+    EXPECT_TRUE(buffer.copyToHost(values).ok());
+    return values;
+  }
+
+  // The GPU's maps against the oracle's, every buffer.
+  void expectMapsMatch(const sparse::VoxelCloud &cloud, int kernelSize,
+                       int dilation, int64_t blockRows) {
+    SCOPED_TRACE("N " + std::to_string(cloud.size()) + " KS " +
+                 std::to_string(kernelSize) + " DIL " +
+                 std::to_string(dilation) + " BLOCK_M " +
+                 std::to_string(blockRows));
+    auto expected =
+        harness::buildHostMaps(cloud, kernelSize, dilation, blockRows);
+    ASSERT_TRUE(expected.ok()) << expected.message();
+    rt::DeviceBuffer coords = upload(cloud.coords);
+    auto tensor =
+        sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
+    ASSERT_TRUE(tensor.ok()) << tensor.message();
+    auto maps = tensor->maps(kernelSize, dilation, blockRows, nullptr);
+    ASSERT_TRUE(maps.ok()) << maps.message();
+    int64_t n = cloud.size();
+    EXPECT_EQ(download((*maps)->order, n), expected->order);
+    EXPECT_EQ(download((*maps)->nbt, n * expected->offsets), expected->nbt);
+    EXPECT_EQ(download((*maps)->blkStart, expected->blkStart.size()),
+              expected->blkStart);
+    EXPECT_EQ(download((*maps)->blkOff, expected->blkOff.size()),
+              expected->blkOff);
+    int64_t pairs = 0;
+    for (int32_t entry : expected->nb)
+      pairs += entry != -1;
+    EXPECT_EQ((*maps)->activePairs, pairs);
+  }
+
+  // Runs the convolution on `cloud` and compares it with float64.
+  void expectConvMatches(const sparse::VoxelCloud &cloud, int64_t ci,
+                         int64_t co, int kernelSize, sparse::DType dtype,
+                         bool tf32, bool bias) {
+    SCOPED_TRACE("N " + std::to_string(cloud.size()) + " " +
+                 std::to_string(ci) + "->" + std::to_string(co) + " KS " +
+                 std::to_string(kernelSize) + " " + sparse::dtypeName(dtype) +
+                 (tf32 ? " tf32" : "") + (bias ? " bias" : ""));
+    int64_t n = cloud.size(), v = int64_t(kernelSize) * kernelSize * kernelSize;
+    auto format = harness::formatOf(sparse::dtypeName(dtype));
+    ASSERT_TRUE(format.ok());
+    harness::Random rng(ci * 1000 + co);
+    harness::HostTensor x(*format, std::max<int64_t>(n * ci, 1));
+    harness::HostTensor w(*format, co * v * ci), b(*format, co);
+    harness::fillUniform(x, rng, -1, 1, true);
+    harness::fillUniform(w, rng, -1, 1, true);
+    harness::fillUniform(b, rng, -1, 1, true);
+    auto toDevice = [&](const harness::HostTensor &host) {
+      auto buffer = rt::DeviceBuffer::allocate(*context, host.bytes.size());
+      EXPECT_TRUE(buffer.ok());
+      EXPECT_TRUE(
+          buffer->copyFromHost(host.bytes.data(), host.bytes.size()).ok());
+      return std::move(*buffer);
+    };
+    rt::DeviceBuffer coords = upload(cloud.coords), xd = toDevice(x);
+    rt::DeviceBuffer wd = toDevice(w), bd = toDevice(b);
+    harness::HostTensor y(*format, std::max<int64_t>(n * co, 1));
+    rt::DeviceBuffer yd = toDevice(y);
+    ASSERT_TRUE(yd.memset8(0xFF).ok()); // poisoned
+    auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), n);
+    ASSERT_TRUE(tensor.ok()) << tensor.message();
+    sparse::ConvArguments arguments;
+    arguments.x = xd.ptr();
+    arguments.weight = wd.ptr();
+    arguments.bias = bias ? bd.ptr() : rt::DevicePtr{};
+    arguments.y = yd.ptr();
+    arguments.ci = ci;
+    arguments.co = co;
+    arguments.kernelSize = kernelSize;
+    arguments.dtype = dtype;
+    arguments.allowTf32 = tf32;
+    tilec::Status ran =
+        sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    ASSERT_TRUE(yd.copyToHost(y.bytes.data(), y.bytes.size()).ok());
+    if (n == 0)
+      return;
+    auto maps = harness::buildHostMaps(cloud, kernelSize, 1, 64);
+    ASSERT_TRUE(maps.ok());
+    harness::Tolerance tolerance =
+        harness::toleranceFor(*format, tf32, std::sqrt(double(v * ci)));
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t o = 0; o < co; ++o) {
+        double want = bias ? b.get(o) : 0;
+        for (int64_t k = 0; k < v; ++k)
+          if (int32_t j = maps->nb[i * v + k]; j >= 0)
+            for (int64_t c = 0; c < ci; ++c)
+              want += x.get(j * ci + c) * w.get((o * v + k) * ci + c);
+        double got = y.get(i * co + o);
+        if (!(std::abs(got - want) <=
+              tolerance.atol + tolerance.rtol * std::abs(want)))
+          if (bad++ < 5)
+            ADD_FAILURE() << "y[" << i << ", " << o << "] = " << got
+                          << ", want " << want;
+      }
+    EXPECT_EQ(bad, 0);
+
+    // The same call again: the same bits.
+    std::vector<uint8_t> first = y.bytes;
+    ASSERT_TRUE(yd.memset8(0xFF).ok());
+    ran = sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    ASSERT_TRUE(yd.copyToHost(y.bytes.data(), y.bytes.size()).ok());
+    EXPECT_EQ(y.bytes, first);
+  }
+
+  static rt::Context *context;
+  static std::string skipReason;
+  std::string directory;
+  std::shared_ptr<rt::StageCache> stageCache;
+  std::unique_ptr<tilec::jit::TilecJIT> compiler;
+  std::unique_ptr<rt::KernelProvider> provider;
+  std::unique_ptr<rt::AutotuneCache> cache;
+  std::unique_ptr<rt::Autotuner> autotuner;
+  std::unique_ptr<sparse::SparseEngine> engine;
+};
+
+rt::Context *SparseConvGpuTest::context = nullptr;
+std::string SparseConvGpuTest::skipReason;
+
+TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
+  expectMapsMatch(sparse::shellScene(32), 3, 1, 64);
+  expectMapsMatch(sparse::shellScene(32), 3, 1, 128);
+  expectMapsMatch(sparse::shellScene(24, 3), 3, 1, 64);
+  expectMapsMatch(sparse::uniformScene(5000, 40, 1, 7), 3, 1, 64);
+  expectMapsMatch(sparse::denseScene(13), 3, 1, 64);
+  expectMapsMatch(sparse::denseScene(9), 5, 1, 128);
+  expectMapsMatch(sparse::shellScene(40), 3, 2, 64);
+  expectMapsMatch(sparse::uniformScene(1, 8, 1, 1), 3, 1, 64);
+  // Enough voxels for several radix-sort programs.
+  expectMapsMatch(sparse::shellScene(96), 3, 1, 64);
+}
+
+TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {
+  sparse::VoxelCloud cloud = sparse::uniformScene(20000, 48, 2, 3);
+  rt::DeviceBuffer coords = upload(cloud.coords);
+  std::vector<int32_t> orders[2], maps[2];
+  for (int run = 0; run < 2; ++run) {
+    auto tensor =
+        sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
+    ASSERT_TRUE(tensor.ok());
+    auto built = tensor->maps(3, 1, 64, nullptr);
+    ASSERT_TRUE(built.ok()) << built.message();
+    orders[run] = download((*built)->order, cloud.size());
+    maps[run] = download((*built)->nbt, cloud.size() * 27);
+  }
+  EXPECT_EQ(orders[0], orders[1]);
+  EXPECT_EQ(maps[0], maps[1]);
+}
+
+TEST_F(SparseConvGpuTest, DuplicatesAndCoordinatesOutOfRangeAreErrors) {
+  sparse::VoxelCloud cloud = sparse::shellScene(16);
+  sparse::VoxelCloud twice = cloud;
+  std::copy(cloud.coords.begin() + 4 * 5, cloud.coords.begin() + 4 * 6,
+            twice.coords.begin() + 4 * 100);
+  rt::DeviceBuffer coords = upload(twice.coords);
+  auto tensor =
+      sparse::SparseTensor::create(*engine, coords.ptr(), twice.size());
+  ASSERT_TRUE(tensor.ok());
+  auto maps = tensor->maps(3, 1, 64, nullptr);
+  ASSERT_FALSE(maps.ok());
+  EXPECT_NE(maps.message().find("is also voxel"), std::string::npos)
+      << maps.message();
+
+  sparse::VoxelCloud far = cloud;
+  far.coords[4 * 7 + 2] = 70000;
+  rt::DeviceBuffer farCoords = upload(far.coords);
+  auto farTensor =
+      sparse::SparseTensor::create(*engine, farCoords.ptr(), far.size());
+  ASSERT_TRUE(farTensor.ok());
+  auto farMaps = farTensor->maps(3, 1, 64, nullptr);
+  ASSERT_FALSE(farMaps.ok());
+  EXPECT_NE(farMaps.message().find("voxel 7"), std::string::npos)
+      << farMaps.message();
+}
+
+TEST_F(SparseConvGpuTest, ConvolutionMatchesFloat64) {
+  using sparse::DType;
+  expectConvMatches(sparse::shellScene(32), 64, 64, 3, DType::F16, false,
+                    false);
+  expectConvMatches(sparse::shellScene(24, 2), 32, 48, 3, DType::BF16, false,
+                    true);
+  expectConvMatches(sparse::uniformScene(3000, 24, 1, 5), 3, 17, 3, DType::F32,
+                    false, true);
+  expectConvMatches(sparse::denseScene(10), 16, 16, 5, DType::F16, false,
+                    false);
+  expectConvMatches(sparse::shellScene(20), 32, 32, 3, DType::F32, true, false);
+}
+
+TEST_F(SparseConvGpuTest, EmptyInputAndSingleVoxel) {
+  expectConvMatches(sparse::VoxelCloud{}, 16, 16, 3, sparse::DType::F16, false,
+                    true);
+  expectConvMatches(sparse::uniformScene(1, 4, 1, 1), 16, 32, 3,
+                    sparse::DType::F16, false, true);
+}
+
+TEST_F(SparseConvGpuTest, BadArgumentsAreClearErrors) {
+  sparse::VoxelCloud cloud = sparse::shellScene(8);
+  rt::DeviceBuffer coords = upload(cloud.coords);
+  auto tensor =
+      sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
+  ASSERT_TRUE(tensor.ok());
+  sparse::ConvArguments arguments;
+  arguments.x = arguments.weight = arguments.y = coords.ptr();
+  arguments.ci = 16;
+  arguments.co = 16;
+  arguments.kernelSize = 4;
+  tilec::Status status =
+      sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+  EXPECT_NE(status.message().find("kernel size must be odd"), std::string::npos)
+      << status.message();
+  arguments.kernelSize = 3;
+  arguments.allowTf32 = true;
+  status = sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+  EXPECT_NE(status.message().find("allow_tf32 applies to f32"),
+            std::string::npos)
+      << status.message();
+  arguments.allowTf32 = false;
+  arguments.x = rt::DevicePtr{coords.address() + 4};
+  status = sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+  EXPECT_NE(status.message().find("x must be a 16-byte aligned"),
+            std::string::npos)
+      << status.message();
+}
+
+} // namespace

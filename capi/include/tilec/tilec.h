@@ -21,6 +21,13 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility; these are its exports. */
+#if defined(__GNUC__)
+#define TILEC_API __attribute__((visibility("default")))
+#else
+#define TILEC_API
+#endif
+
 typedef enum tilec_status {
   TILEC_OK = 0,
   /* A wrong dtype, shape, size or pointer: the message says which. */
@@ -41,7 +48,7 @@ typedef enum tilec_dtype {
 } tilec_dtype;
 
 /* The message of the last error on this thread ("" after a success). */
-const char *tilec_last_error(void);
+TILEC_API const char *tilec_last_error(void);
 
 /*----------------------------------------------------------------------------
  * Runtime: device 0's primary context, the stage and autotune caches
@@ -50,8 +57,8 @@ const char *tilec_last_error(void);
 
 typedef struct tilec_runtime tilec_runtime;
 
-tilec_status tilec_runtime_create(tilec_runtime **runtime);
-void tilec_runtime_destroy(tilec_runtime *runtime);
+TILEC_API tilec_status tilec_runtime_create(tilec_runtime **runtime);
+TILEC_API void tilec_runtime_destroy(tilec_runtime *runtime);
 
 /*----------------------------------------------------------------------------
  * Sparse tensors and submanifold convolution
@@ -63,22 +70,22 @@ typedef struct tilec_sparse_tensor tilec_sparse_tensor;
  * most once, 0 <= batch, x, y, z < 65536. The tensor keeps the pointer (the
  * caller keeps the memory alive) and caches the neighbour maps it builds,
  * per (kernel size, dilation, row block). */
-tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
+TILEC_API tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
                                         const int32_t *coords, int64_t n,
                                         tilec_sparse_tensor **tensor);
-void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor);
+TILEC_API void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor);
 
 /* Builds (or finds cached) the maps of a kernel_size^3 window (odd) with
  * `dilation` for every row block the convolution may use, on `stream`, and
  * synchronizes it. Duplicate voxels are TILEC_ERROR_INVALID_INPUT. Optional:
  * the convolution builds what it needs. */
-tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
+TILEC_API tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
                                             int32_t kernel_size,
                                             int32_t dilation, void *stream);
 
 /* The number of (voxel, offset) pairs with a neighbour, from built maps:
  * useful FLOPs of a convolution = 2 * pairs * ci * co. */
-tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
+TILEC_API tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
                                               int32_t kernel_size,
                                               int32_t dilation,
                                               int64_t *pairs);
@@ -89,7 +96,7 @@ tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
  * f32 may use tf32 tensor cores when allow_tf32 is nonzero. The first call
  * of a shape tunes the kernel (and persists the winner) unless the autotune
  * cache has it. Runs on `stream`; does not synchronize it. */
-tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
+TILEC_API tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
                                       const void *x, const void *weight,
                                       const void *bias, void *y, int32_t ci,
                                       int32_t co, int32_t kernel_size,
@@ -101,14 +108,14 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
  *--------------------------------------------------------------------------*/
 
 /* A thin spherical shell in a res^3 grid (15,192 voxels at res 64). */
-tilec_status tilec_scene_shell(int32_t res, int32_t batch, int32_t **coords,
+TILEC_API tilec_status tilec_scene_shell(int32_t res, int32_t batch, int32_t **coords,
                                int64_t *n);
 /* `count` distinct voxels drawn uniformly from a res^3 grid per batch. */
-tilec_status tilec_scene_uniform(int64_t count, int32_t res, int32_t batch,
+TILEC_API tilec_status tilec_scene_uniform(int64_t count, int32_t res, int32_t batch,
                                  uint64_t seed, int32_t **coords, int64_t *n);
 /* A LiDAR-like street scene voxelized at 0.1 m (about 107k voxels). */
-tilec_status tilec_scene_lidar(uint64_t seed, int32_t **coords, int64_t *n);
-void tilec_free(void *memory);
+TILEC_API tilec_status tilec_scene_lidar(uint64_t seed, int32_t **coords, int64_t *n);
+TILEC_API void tilec_free(void *memory);
 
 #ifdef __cplusplus
 }

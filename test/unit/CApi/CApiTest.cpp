@@ -1,0 +1,103 @@
+//===- CApiTest.cpp - libtilec_c.so as an FFI sees it ---------------------===//
+//
+// Loaded with dlopen, as ctypes does: the header's functions are exported
+// (and nothing of LLVM), the scenes come back through tilec_free's memory,
+// bad arguments are status codes with messages, and without a GPU the
+// runtime says so.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/tilec.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <string>
+
+namespace {
+
+class CApiTest : public testing::Test {
+protected:
+  void SetUp() override {
+    library = dlopen(TILEC_C_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(library, nullptr) << dlerror();
+  }
+  void TearDown() override {
+    if (library)
+      dlclose(library);
+  }
+  template <typename F> F *function(const char *name) {
+    void *symbol = dlsym(library, name);
+    EXPECT_NE(symbol, nullptr) << name;
+    return reinterpret_cast<F *>(symbol);
+  }
+  void *library = nullptr;
+};
+
+TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
+  for (const char *name :
+       {"tilec_last_error", "tilec_runtime_create", "tilec_runtime_destroy",
+        "tilec_sparse_tensor_create", "tilec_sparse_tensor_destroy",
+        "tilec_sparse_tensor_build_maps", "tilec_sparse_tensor_active_pairs",
+        "tilec_submanifold_conv3d", "tilec_scene_shell", "tilec_scene_uniform",
+        "tilec_scene_lidar", "tilec_free"})
+    EXPECT_NE(dlsym(library, name), nullptr) << name;
+  // LLVM may be a dependency (a shared LLVM in a development build), but
+  // this library defines none of it for others to bind to.
+  Dl_info info;
+  void *llvm = dlsym(library, "LLVMContextCreate");
+  ASSERT_NE(dladdr(dlsym(library, "tilec_free"), &info), 0);
+  std::string self = info.dli_fname;
+  if (llvm) {
+    ASSERT_NE(dladdr(llvm, &info), 0);
+    EXPECT_NE(std::string(info.dli_fname), self);
+  }
+}
+
+TEST_F(CApiTest, ScenesComeBackInTheCallersMemory) {
+  auto shell = function<decltype(tilec_scene_shell)>("tilec_scene_shell");
+  auto release = function<decltype(tilec_free)>("tilec_free");
+  int32_t *coords = nullptr;
+  int64_t n = 0;
+  ASSERT_EQ(shell(64, 1, &coords, &n), TILEC_OK);
+  EXPECT_EQ(n, 15192);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_TRUE(coords[4 * i] == 0 && coords[4 * i + 1] >= 0 &&
+                coords[4 * i + 1] < 64);
+  release(coords);
+}
+
+TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
+  auto shell = function<decltype(tilec_scene_shell)>("tilec_scene_shell");
+  auto lastError = function<decltype(tilec_last_error)>("tilec_last_error");
+  auto convolve =
+      function<decltype(tilec_submanifold_conv3d)>("tilec_submanifold_conv3d");
+  int32_t *coords = nullptr;
+  int64_t n = 0;
+  EXPECT_EQ(shell(0, 1, &coords, &n), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("res must be"), std::string::npos);
+  EXPECT_EQ(convolve(nullptr, nullptr, nullptr, nullptr, nullptr, 16, 16, 3, 1,
+                     TILEC_F16, 0, nullptr),
+            TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
+            std::string::npos);
+}
+
+TEST_F(CApiTest, WithoutAGpuTheRuntimeSaysSo) {
+  auto create =
+      function<decltype(tilec_runtime_create)>("tilec_runtime_create");
+  auto destroy =
+      function<decltype(tilec_runtime_destroy)>("tilec_runtime_destroy");
+  auto lastError = function<decltype(tilec_last_error)>("tilec_last_error");
+  tilec_runtime *runtime = nullptr;
+  tilec_status status = create(&runtime);
+  if (status == TILEC_OK) {
+    destroy(runtime);
+    GTEST_SKIP() << "a GPU is present";
+  }
+  EXPECT_EQ(status, TILEC_ERROR_DEVICE);
+  EXPECT_FALSE(std::string(lastError()).empty());
+}
+
+} // namespace

@@ -76,6 +76,8 @@ TILEC_KERNEL(block_offsets) {
           .key("BLOCK_M")
           .key("FILL")
           .grid({"cdiv(N, BLOCK_M)"})
+          .require("VP >= V", "a tile column holds every offset")
+          .require("ROW_TILE <= BLOCK_M", "a row tile lies inside its block")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
           .testSizes({{"N", 3000}, {"V", 27}}, {{"N", 777}, {"V", 125}}),
       buildBlockOffsets);

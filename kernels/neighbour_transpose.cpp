@@ -49,6 +49,7 @@ TILEC_KERNEL(neighbour_transpose) {
           .key("LOG2_N", "ceil(log2(N))")
           .key("V")
           .grid({"cdiv(N, BLOCK)"})
+          .require("VP >= V", "a tile row holds every offset")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
           .testSizes({{"N", 3000}, {"V", 27}}, {{"N", 777}, {"V", 125}}),
       buildNeighbourTranspose);

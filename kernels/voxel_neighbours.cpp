@@ -114,6 +114,7 @@ TILEC_KERNEL(voxel_neighbours) {
           .key("LOG2_N", "ceil(log2(N))")
           .key("KS")
           .grid({"cdiv(N, BLOCK)"})
+          .require("VP >= KS * KS * KS", "a tile row holds every offset")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
           .require("LOG2_T >= 1", "the table has at least two slots")
           .require("LOG2_T <= 30", "slot indices are 32-bit")

@@ -168,7 +168,7 @@ tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
                                   sparse::convRowBlocks().front(), nullptr);
   if (!maps)
     return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-  *pairs = (*maps)->activePairs;
+  *pairs = (*maps)->map->activePairs;
   return succeed();
 }
 

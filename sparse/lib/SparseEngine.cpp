@@ -20,10 +20,53 @@ const char *dtypeName(DType dtype) {
   return "?";
 }
 
-Status
-SparseEngine::launch(const std::string &kernel, const Call &call,
-                     const std::map<std::string, rt::DevicePtr> &pointers,
-                     CUstream stream) {
+struct SparseEngine::LaunchPlan {
+  std::shared_ptr<const rt::Kernel> kernel;
+  rt::Dim3 grid;
+  rt::ArgPack pack;
+  // The pointer arguments' names and indices in the pack.
+  std::vector<std::pair<std::string, size_t>> pointers;
+};
+
+SparseEngine::SparseEngine(rt::KernelProvider &provider,
+                           rt::Autotuner &autotuner, rt::AutotuneCache &cache)
+    : provider_(provider), autotuner_(autotuner), cache_(cache) {}
+SparseEngine::~SparseEngine() = default;
+
+Result<rt::DevicePtr> SparseEngine::scratch(size_t bytes) {
+  if (!scratch_ || scratch_->size() < bytes) {
+    scratch_.reset();
+    // Half again as much, so that a few growing builds do not reallocate
+    // every time.
+    auto buffer = rt::DeviceBuffer::allocate(context(), bytes + bytes / 2);
+    if (!buffer)
+      return buffer.status();
+    scratch_ = std::move(*buffer);
+  }
+  return scratch_->ptr();
+}
+
+namespace {
+
+// Everything a call decides about a launch but its pointers.
+std::string planKey(const std::string &kernel, const Call &call) {
+  std::string key = kernel;
+  for (const auto &[name, value] : call.sizes)
+    key += "," + name + "=" + std::to_string(value);
+  for (const auto &[name, value] : call.params)
+    key += ",@" + name + "=" + std::to_string(value);
+  for (const auto &[name, value] : call.types)
+    key += ",:" + name + "=" + value;
+  return key;
+}
+
+} // namespace
+
+Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
+                                                      const Call &call) {
+  std::string key = planKey(kernel, call);
+  if (auto found = plans_.find(key); found != plans_.end())
+    return found->second.get();
   Result<KernelDescription> description = autotuner_.describe(kernel);
   if (!description)
     return description.status();
@@ -36,8 +79,6 @@ SparseEngine::launch(const std::string &kernel, const Call &call,
   Result<GridSize> grid = description->evaluateGrid(*config, call);
   if (!grid)
     return grid.status().withContext(kernel);
-  if (grid->x == 0 || grid->y == 0 || grid->z == 0)
-    return Status::success();
   auto integers = description->evaluateIntegerArguments(call);
   if (!integers)
     return integers.status().withContext(kernel);
@@ -48,27 +89,45 @@ SparseEngine::launch(const std::string &kernel, const Call &call,
   Result<rt::ArgPack> pack = (*loaded)->makeArgPack();
   if (!pack)
     return pack.status();
+  auto plan = std::make_unique<LaunchPlan>(
+      LaunchPlan{*loaded, *grid, std::move(*pack), {}});
   const std::vector<ArgumentDecl> &signature = description->getSignature();
   for (size_t index = 0; index < signature.size(); ++index) {
     const ArgumentDecl &argument = signature[index];
-    Status status;
     if (argument.type.rfind("ptr<", 0) == 0) {
-      auto pointer = pointers.find(argument.name);
-      if (pointer == pointers.end())
-        return Status::error(kernel + ": no buffer for " + argument.name);
-      status = pack->setPointer(index, pointer->second);
-    } else {
-      auto value = std::find_if(
-          integers->begin(), integers->end(),
-          [&](const auto &entry) { return entry.first == argument.name; });
-      if (value == integers->end())
-        return Status::error(kernel + ": no value for " + argument.name);
-      status = pack->setInt(index, value->second);
+      plan->pointers.emplace_back(argument.name, index);
+      continue;
     }
-    if (!status.ok())
+    auto value = std::find_if(
+        integers->begin(), integers->end(),
+        [&](const auto &entry) { return entry.first == argument.name; });
+    if (value == integers->end())
+      return Status::error(kernel + ": no value for " + argument.name);
+    if (Status status = plan->pack.setInt(index, value->second); !status.ok())
       return status.withContext(kernel + " argument " + argument.name);
   }
-  return rt::launch(**loaded, *grid, *pack, stream);
+  return (plans_[key] = std::move(plan)).get();
+}
+
+Status
+SparseEngine::launch(const std::string &kernel, const Call &call,
+                     const std::map<std::string, rt::DevicePtr> &pointers,
+                     CUstream stream) {
+  Result<LaunchPlan *> plan = this->plan(kernel, call);
+  if (!plan)
+    return plan.status();
+  LaunchPlan &launch = **plan;
+  if (launch.grid.x == 0 || launch.grid.y == 0 || launch.grid.z == 0)
+    return Status::success();
+  for (const auto &[name, index] : launch.pointers) {
+    auto pointer = pointers.find(name);
+    if (pointer == pointers.end())
+      return Status::error(kernel + ": no buffer for " + name);
+    if (Status status = launch.pack.setPointer(index, pointer->second);
+        !status.ok())
+      return status.withContext(kernel + " argument " + name);
+  }
+  return rt::launch(*launch.kernel, launch.grid, launch.pack, stream);
 }
 
 } // namespace tilec::sparse

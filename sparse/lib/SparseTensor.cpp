@@ -57,11 +57,57 @@ Status synchronize(const rt::Context &context, CUstream stream) {
                       "cuStreamSynchronize");
 }
 
+// A region of the engine's scratch buffer: one build's temporaries live
+// there, so that a build allocates only the maps it returns.
+class Region {
+public:
+  Region(const rt::Context &context, CUdeviceptr address, size_t bytes)
+      : driver(&context.driver()), address(address), bytes(bytes) {}
+  rt::DevicePtr ptr() const { return rt::DevicePtr{address}; }
+  Status memset8(uint8_t value) const {
+    return driver->check(driver->api().cuMemsetD8(address, value, bytes),
+                         "cuMemsetD8");
+  }
+  Status copyToHost(void *destination, size_t count) const {
+    return driver->check(
+        driver->api().cuMemcpyDtoH(destination, address, count),
+        "cuMemcpyDtoH");
+  }
+
+private:
+  const rt::Driver *driver;
+  CUdeviceptr address;
+  size_t bytes;
+};
+
+// Carves regions of `sizes` bytes (each 256-byte aligned) from one scratch
+// buffer of the engine.
+Result<std::vector<Region>> carve(SparseEngine &engine,
+                                  const std::vector<int64_t> &sizes) {
+  std::vector<size_t> offsets;
+  size_t total = 0;
+  for (int64_t size : sizes) {
+    offsets.push_back(total);
+    total +=
+        (static_cast<size_t>(std::max<int64_t>(size, 16)) + 255) / 256 * 256;
+  }
+  Result<rt::DevicePtr> base = engine.scratch(total);
+  if (!base)
+    return base.status();
+  std::vector<Region> regions;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    regions.emplace_back(engine.context(), base->address + offsets[i],
+                         static_cast<size_t>(sizes[i]));
+  return regions;
+}
+
 // The first voxel whose insertion failed, said with its coordinates.
-Status describeInsertError(const rt::DeviceBuffer &statuses, int64_t voxels,
+Status describeInsertError(const Region &statuses, int64_t voxels,
                            rt::DevicePtr coords, const rt::Context &context) {
   std::vector<int32_t> status(voxels), xyz(4 * voxels);
-  if (Status copied = statuses.copyToHost(status); !copied.ok())
+  if (Status copied =
+          statuses.copyToHost(status.data(), status.size() * sizeof(int32_t));
+      !copied.ok())
     return copied;
   const rt::Driver &driver = context.driver();
   if (Status copied =
@@ -127,27 +173,24 @@ Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
   auto key = std::make_tuple(kernelSize, dilation, blockRows);
   if (auto found = maps_.find(key); found != maps_.end())
     return found->second.get();
-  Result<std::unique_ptr<NeighbourMaps>> built =
-      buildMaps(kernelSize, dilation, blockRows, stream);
-  if (!built)
-    return built.status();
-  return (maps_[key] = std::move(*built)).get();
+  std::shared_ptr<const SortedNeighbourMap> &sorted =
+      sorted_[{kernelSize, dilation}];
+  if (!sorted) {
+    Result<std::shared_ptr<const SortedNeighbourMap>> built =
+        buildSortedMap(kernelSize, dilation, stream);
+    if (!built) {
+      sorted_.erase({kernelSize, dilation});
+      return built.status();
+    }
+    sorted = std::move(*built);
+  }
+  Result<std::unique_ptr<NeighbourMaps>> lists =
+      buildBlockLists(sorted, blockRows, stream);
+  if (!lists)
+    return lists.status();
+  return (maps_[key] = std::move(*lists)).get();
 }
 
-Result<std::unique_ptr<NeighbourMaps>>
-SparseTensor::buildMaps(int kernelSize, int dilation, int64_t blockRows,
-                        CUstream stream) {
-  const rt::Context &context = engine_->context();
-  int64_t n = voxels_, v = int64_t(kernelSize) * kernelSize * kernelSize;
-  int64_t blocks = cdiv(n, blockRows);
-  int64_t activePairs = 0;
-  auto assemble = [&](rt::DeviceBuffer order, rt::DeviceBuffer nbt,
-                      rt::DeviceBuffer blkStart, rt::DeviceBuffer blkOff) {
-    return std::make_unique<NeighbourMaps>(
-        NeighbourMaps{n, v, blockRows, blocks, kernelSize, dilation,
-                      activePairs, std::move(order), std::move(nbt),
-                      std::move(blkStart), std::move(blkOff)});
-  };
 #define TRY_ASSIGN(name, expression)                                           \
   auto name##OrError = (expression);                                           \
   if (!name##OrError)                                                          \
@@ -157,58 +200,77 @@ SparseTensor::buildMaps(int kernelSize, int dilation, int64_t blockRows,
   if (Status status = (expression); !status.ok())                              \
   return status
 
+Result<std::shared_ptr<const SortedNeighbourMap>>
+SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
+  const rt::Context &context = engine_->context();
+  int64_t n = voxels_, v = int64_t(kernelSize) * kernelSize * kernelSize;
+  int64_t activePairs = 0;
+  auto assemble = [&](rt::DeviceBuffer order, rt::DeviceBuffer nbt) {
+    return std::make_shared<const SortedNeighbourMap>(
+        SortedNeighbourMap{n, v, kernelSize, dilation, activePairs,
+                           std::move(order), std::move(nbt)});
+  };
+
   TRY_ASSIGN(order, allocate(context, 4 * n));
   TRY_ASSIGN(nbt, allocate(context, 4 * n * v));
-  TRY_ASSIGN(blkStart, allocate(context, 4 * (blocks + 1)));
-  if (n == 0) {
-    TRY_ASSIGN(blkOff, allocate(context, 4));
-    TRY(blkStart.memset32(0));
-    return assemble(std::move(order), std::move(nbt), std::move(blkStart),
-                    std::move(blkOff));
-  }
+  if (n == 0)
+    return assemble(std::move(order), std::move(nbt));
 
   // The hash table: at most half full; a probe sequence longer than the
-  // insert kernel's bound grows it.
+  // insert kernel's bound grows it. The temporaries live in the engine's
+  // scratch: statuses, the probe statistics, the table's keys and values,
+  // the neighbour map in voxel order, the sort keys, the pair count, the
+  // radix sort's counts, their scan and its ping-pong buffers.
   int log2Slots = std::max(1, ceilLog2(2 * n));
-  TRY_ASSIGN(statuses, allocate(context, 4 * n));
-  TRY_ASSIGN(probes, allocate(context, 8));
-  std::optional<rt::DeviceBuffer> keys, vals;
+  int64_t programs = cdiv(n, kRadixPerProgram);
+  std::vector<Region> regions;
+  enum {
+    kStatuses,
+    kProbes,
+    kKeys,
+    kVals,
+    kNb,
+    kSortKeys,
+    kPairs,
+    kHist,
+    kHistScan,
+    kKeysOut,
+    kValsIn
+  };
   for (int growth = 0;; ++growth, ++log2Slots) {
     if (log2Slots > 30)
       return Status::error("the voxel table outgrew 2^30 slots");
-    TRY_ASSIGN(k, allocate(context, int64_t(8) << log2Slots));
-    TRY_ASSIGN(t, allocate(context, int64_t(4) << log2Slots));
-    TRY(k.memset8(0xFF));
-    TRY(probes.memset32(0));
+    TRY_ASSIGN(carved,
+               carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
+                                int64_t(4) << log2Slots, 4 * n * v, 4 * n, 8,
+                                4 * 16 * programs, 4 * (16 * programs + 1),
+                                4 * n, 4 * n}));
+    regions = std::move(carved);
+    TRY(regions[kKeys].memset8(0xFF));
+    TRY(regions[kProbes].memset8(0));
     Call insert;
     insert.sizes = {{"N", n}, {"LOG2_T", log2Slots}};
     TRY(engine_->launch("voxel_hash_insert", insert,
                         {{"coords_ptr", coords_},
-                         {"keys_ptr", k.ptr()},
-                         {"vals_ptr", t.ptr()},
-                         {"status_ptr", statuses.ptr()},
-                         {"probes_ptr", probes.ptr()}},
+                         {"keys_ptr", regions[kKeys].ptr()},
+                         {"vals_ptr", regions[kVals].ptr()},
+                         {"status_ptr", regions[kStatuses].ptr()},
+                         {"probes_ptr", regions[kProbes].ptr()}},
                         stream));
     TRY(synchronize(context, stream));
     std::array<int32_t, 2> probeStats{};
-    TRY(probes.copyToHost(probeStats.data(), sizeof(probeStats)));
+    TRY(regions[kProbes].copyToHost(probeStats.data(), sizeof(probeStats)));
     if (probeStats[1] == kDuplicate || probeStats[1] == kOutOfRange)
-      return describeInsertError(statuses, n, coords_, context);
-    if (probeStats[1] == kInserted) {
-      keys = std::move(k);
-      vals = std::move(t);
+      return describeInsertError(regions[kStatuses], n, coords_, context);
+    if (probeStats[1] == kInserted)
       break;
-    }
     if (growth == kTableGrowths)
       return Status::error("the voxel table found no free slot after " +
                            std::to_string(kTableGrowths) + " doublings");
   }
 
   // The neighbour map, the sort keys and the pair count.
-  TRY_ASSIGN(nb, allocate(context, 4 * n * v));
-  TRY_ASSIGN(sortKeys, allocate(context, 4 * n));
-  TRY_ASSIGN(pairs, allocate(context, 8));
-  TRY(pairs.memset32(0));
+  TRY(regions[kPairs].memset8(0));
   Call lookup;
   lookup.sizes = {{"N", n},
                   {"LOG2_T", log2Slots},
@@ -217,23 +279,19 @@ SparseTensor::buildMaps(int kernelSize, int dilation, int64_t blockRows,
                   {"V", v}};
   TRY(engine_->launch("voxel_neighbours", lookup,
                       {{"coords_ptr", coords_},
-                       {"keys_ptr", keys->ptr()},
-                       {"vals_ptr", vals->ptr()},
-                       {"probes_ptr", probes.ptr()},
-                       {"nb_ptr", nb.ptr()},
-                       {"sort_key_ptr", sortKeys.ptr()},
-                       {"pairs_ptr", pairs.ptr()}},
+                       {"keys_ptr", regions[kKeys].ptr()},
+                       {"vals_ptr", regions[kVals].ptr()},
+                       {"probes_ptr", regions[kProbes].ptr()},
+                       {"nb_ptr", regions[kNb].ptr()},
+                       {"sort_key_ptr", regions[kSortKeys].ptr()},
+                       {"pairs_ptr", regions[kPairs].ptr()}},
                       stream));
 
   // Rows sorted by key, stably: 4 bits a pass over the key's min(V, 32)
   // bits; the last pass writes the order.
-  int64_t programs = cdiv(n, kRadixPerProgram);
-  TRY_ASSIGN(hist, allocate(context, 4 * 16 * programs));
-  TRY_ASSIGN(histScan, allocate(context, 4 * (16 * programs + 1)));
-  TRY_ASSIGN(keysOut, allocate(context, 4 * n));
-  TRY_ASSIGN(valsIn, allocate(context, 4 * n));
-  rt::DeviceBuffer *keysFrom = &sortKeys, *keysTo = &keysOut;
-  rt::DeviceBuffer *valsFrom = &valsIn, *valsTo = &order;
+  rt::DevicePtr keysFrom = regions[kSortKeys].ptr();
+  rt::DevicePtr keysTo = regions[kKeysOut].ptr();
+  rt::DevicePtr valsFrom = regions[kValsIn].ptr(), valsTo = order.ptr();
   int passes = static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
   // The passes alternate buffers; start so that the last one ends in order.
   if (passes % 2 == 0)
@@ -243,20 +301,21 @@ SparseTensor::buildMaps(int kernelSize, int dilation, int64_t blockRows,
     digits.sizes = {{"N", n}, {"SHIFT", 4 * pass}};
     TRY(engine_->launch(
         "radix_histogram", digits,
-        {{"keys_ptr", keysFrom->ptr()}, {"hist_ptr", hist.ptr()}}, stream));
+        {{"keys_ptr", keysFrom}, {"hist_ptr", regions[kHist].ptr()}}, stream));
     Call scan;
     scan.sizes = {{"N", 16 * programs}};
     TRY(engine_->launch("exclusive_scan", scan,
-                        {{"in_ptr", hist.ptr()}, {"out_ptr", histScan.ptr()}},
+                        {{"in_ptr", regions[kHist].ptr()},
+                         {"out_ptr", regions[kHistScan].ptr()}},
                         stream));
     Call scatter = digits;
     scatter.params = {{"FIRST", pass == 0 ? 1 : 0}};
     TRY(engine_->launch("radix_scatter", scatter,
-                        {{"keys_in_ptr", keysFrom->ptr()},
-                         {"vals_in_ptr", valsFrom->ptr()},
-                         {"keys_out_ptr", keysTo->ptr()},
-                         {"vals_out_ptr", valsTo->ptr()},
-                         {"hist_scan_ptr", histScan.ptr()}},
+                        {{"keys_in_ptr", keysFrom},
+                         {"vals_in_ptr", valsFrom},
+                         {"keys_out_ptr", keysTo},
+                         {"vals_out_ptr", valsTo},
+                         {"hist_scan_ptr", regions[kHistScan].ptr()}},
                         stream));
     std::swap(keysFrom, keysTo);
     std::swap(valsFrom, valsTo);
@@ -265,18 +324,41 @@ SparseTensor::buildMaps(int kernelSize, int dilation, int64_t blockRows,
   Call transpose;
   transpose.sizes = {{"N", n}, {"V", v}};
   TRY(engine_->launch("neighbour_transpose", transpose,
-                      {{"nb_ptr", nb.ptr()},
+                      {{"nb_ptr", regions[kNb].ptr()},
                        {"order_ptr", order.ptr()},
                        {"nbt_ptr", nbt.ptr()}},
                       stream));
 
+  TRY(synchronize(context, stream));
+  TRY(regions[kPairs].copyToHost(&activePairs, 8));
+  // The scratch is free for the next build once the stream is idle.
+  return assemble(std::move(order), std::move(nbt));
+}
+
+Result<std::unique_ptr<NeighbourMaps>>
+SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
+                              int64_t blockRows, CUstream stream) {
+  const rt::Context &context = engine_->context();
+  int64_t n = map->voxels, v = map->offsets;
+  int64_t blocks = cdiv(n, blockRows);
+  TRY_ASSIGN(blkStart, allocate(context, 4 * (blocks + 1)));
+  auto assemble = [&](rt::DeviceBuffer blkOff) {
+    return std::make_unique<NeighbourMaps>(
+        NeighbourMaps{std::move(map), blockRows, blocks, std::move(blkStart),
+                      std::move(blkOff)});
+  };
+  if (n == 0) {
+    TRY_ASSIGN(blkOff, allocate(context, 4));
+    TRY(blkStart.memset32(0));
+    return assemble(std::move(blkOff));
+  }
   // The row blocks' offset lists: counts, their starts, then the lists.
   TRY_ASSIGN(counts, allocate(context, 4 * blocks));
   Call offsetLists;
   offsetLists.sizes = {{"N", n}, {"V", v}};
   offsetLists.params = {{"BLOCK_M", blockRows}, {"FILL", 0}};
   std::map<std::string, rt::DevicePtr> blockBuffers = {
-      {"nbt_ptr", nbt.ptr()},
+      {"nbt_ptr", map->nbt.ptr()},
       {"counts_ptr", counts.ptr()},
       {"blk_start_ptr", blkStart.ptr()},
       {"blk_off_ptr", counts.ptr()}};
@@ -289,7 +371,6 @@ SparseTensor::buildMaps(int kernelSize, int dilation, int64_t blockRows,
   TRY(synchronize(context, stream));
   int32_t listed = 0;
   TRY(blkStart.copyToHost(&listed, 4, 4 * blocks));
-  TRY(pairs.copyToHost(&activePairs, 8));
   TRY_ASSIGN(blkOff, allocate(context, 4 * int64_t(listed)));
   offsetLists.params["FILL"] = 1;
   blockBuffers["blk_off_ptr"] = blkOff.ptr();
@@ -298,8 +379,7 @@ SparseTensor::buildMaps(int kernelSize, int dilation, int64_t blockRows,
   TRY(synchronize(context, stream));
 #undef TRY
 #undef TRY_ASSIGN
-  return assemble(std::move(order), std::move(nbt), std::move(blkStart),
-                  std::move(blkOff));
+  return assemble(std::move(blkOff));
 }
 
 } // namespace tilec::sparse

@@ -29,8 +29,8 @@ convPointers(const ConvArguments &arguments, const NeighbourMaps &maps) {
           // Unread without bias; any aligned address will do.
           {"bias_ptr", arguments.bias.address ? arguments.bias : arguments.y},
           {"y_ptr", arguments.y},
-          {"nbt_ptr", maps.nbt.ptr()},
-          {"order_ptr", maps.order.ptr()},
+          {"nbt_ptr", maps.map->nbt.ptr()},
+          {"order_ptr", maps.map->order.ptr()},
           {"blk_start_ptr", maps.blkStart.ptr()},
           {"blk_off_ptr", maps.blkOff.ptr()}};
 }
@@ -147,8 +147,8 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
     choice.maps = *maps;
     choice.call = call;
     choice.call.params["BLOCK_M"] = rows;
-    double flops = 2.0 * double((*maps)->activePairs) * double(arguments.ci) *
-                   double(arguments.co);
+    double flops = 2.0 * double((*maps)->map->activePairs) *
+                   double(arguments.ci) * double(arguments.co);
     auto pointers = convPointers(arguments, **maps);
     rt::InputsFactory inputs =
         [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {

@@ -189,7 +189,8 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"voxel_hash_insert", "num_warps=4", false},
         GpuCase{"voxel_hash_insert", "num_warps=4", true},
         GpuCase{"voxel_neighbours", "num_warps=4", false},
-        GpuCase{"voxel_neighbours", "num_warps=4", true},
+        // Derived parameters are the test's to give (KS = 5: 125 offsets).
+        GpuCase{"voxel_neighbours", "VP=128,BLOCK=16,num_warps=4", true},
         GpuCase{"radix_histogram", "num_warps=4", false},
         GpuCase{"radix_histogram", "num_warps=4", true},
         GpuCase{"radix_scatter", "num_warps=4", false},
@@ -197,9 +198,10 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"exclusive_scan", "num_warps=8", false},
         GpuCase{"exclusive_scan", "num_warps=8", true},
         GpuCase{"neighbour_transpose", "num_warps=4", false},
-        GpuCase{"neighbour_transpose", "num_warps=4", true},
+        GpuCase{"neighbour_transpose", "VP=128,BLOCK=32,num_warps=4", true},
         GpuCase{"block_offsets", "num_warps=4", false},
-        GpuCase{"block_offsets", "FILL=1,num_warps=4", true},
+        GpuCase{"block_offsets", "FILL=1,VP=128,ROW_TILE=16,num_warps=4",
+                true},
         GpuCase{"block_offsets", "BLOCK_M=128,FILL=1,num_warps=4", false},
         // The sparse convolution over host-built maps (shell voxels):
         // channels that divide the blocks and not (3 -> 17), wgmma with one

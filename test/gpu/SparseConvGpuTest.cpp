@@ -102,8 +102,8 @@ protected:
     auto maps = tensor->maps(kernelSize, dilation, blockRows, nullptr);
     ASSERT_TRUE(maps.ok()) << maps.message();
     int64_t n = cloud.size();
-    EXPECT_EQ(download((*maps)->order, n), expected->order);
-    EXPECT_EQ(download((*maps)->nbt, n * expected->offsets), expected->nbt);
+    EXPECT_EQ(download((*maps)->map->order, n), expected->order);
+    EXPECT_EQ(download((*maps)->map->nbt, n * expected->offsets), expected->nbt);
     EXPECT_EQ(download((*maps)->blkStart, expected->blkStart.size()),
               expected->blkStart);
     EXPECT_EQ(download((*maps)->blkOff, expected->blkOff.size()),
@@ -111,7 +111,7 @@ protected:
     int64_t pairs = 0;
     for (int32_t entry : expected->nb)
       pairs += entry != -1;
-    EXPECT_EQ((*maps)->activePairs, pairs);
+    EXPECT_EQ((*maps)->map->activePairs, pairs);
   }
 
   // Runs the convolution on `cloud` and compares it with float64.
@@ -228,8 +228,8 @@ TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {
     ASSERT_TRUE(tensor.ok());
     auto built = tensor->maps(3, 1, 64, nullptr);
     ASSERT_TRUE(built.ok()) << built.message();
-    orders[run] = download((*built)->order, cloud.size());
-    maps[run] = download((*built)->nbt, cloud.size() * 27);
+    orders[run] = download((*built)->map->order, cloud.size());
+    maps[run] = download((*built)->map->nbt, cloud.size() * 27);
   }
   EXPECT_EQ(orders[0], orders[1]);
   EXPECT_EQ(maps[0], maps[1]);

@@ -25,6 +25,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -40,8 +41,8 @@ const char *dtypeName(DType dtype);
 class SparseEngine {
 public:
   SparseEngine(rt::KernelProvider &provider, rt::Autotuner &autotuner,
-               rt::AutotuneCache &cache)
-      : provider_(provider), autotuner_(autotuner), cache_(cache) {}
+               rt::AutotuneCache &cache);
+  ~SparseEngine();
 
   rt::KernelProvider &provider() { return provider_; }
   rt::Autotuner &autotuner() { return autotuner_; }
@@ -56,21 +57,42 @@ public:
                 const std::map<std::string, rt::DevicePtr> &pointers,
                 CUstream stream);
 
+  /// A device buffer of at least `bytes` for one operation's temporaries,
+  /// grown as needed and reused by the next operation (each ends with its
+  /// stream synchronized).
+  Result<rt::DevicePtr> scratch(size_t bytes);
+
 private:
+  struct LaunchPlan;
+  Result<LaunchPlan *> plan(const std::string &kernel, const Call &call);
+
   rt::KernelProvider &provider_;
   rt::Autotuner &autotuner_;
   rt::AutotuneCache &cache_;
+  std::optional<rt::DeviceBuffer> scratch_;
+  /// By kernel and call: a repeated launch sets its pointers and goes.
+  std::map<std::string, std::unique_ptr<LaunchPlan>> plans_;
 };
 
-/// The maps of one (kernel size, dilation, row block): docs/sparse-conv.md.
-struct NeighbourMaps {
-  int64_t voxels = 0, offsets = 0, blockRows = 0, blocks = 0;
+/// The neighbour map of one (kernel size, dilation), in the masked GEMM's
+/// row order: docs/sparse-conv.md.
+struct SortedNeighbourMap {
+  int64_t voxels = 0, offsets = 0;
   int kernelSize = 0, dilation = 0;
   /// (voxel, offset) pairs with a neighbour.
   int64_t activePairs = 0;
   /// Sorted row r is voxel order[r]; nbt[v * N + r] its neighbour at offset
-  /// v or -1; row block b visits blk_off[blk_start[b] .. blk_start[b + 1]).
-  rt::DeviceBuffer order, nbt, blkStart, blkOff;
+  /// v, or -1.
+  rt::DeviceBuffer order, nbt;
+};
+
+/// The maps of one (kernel size, dilation, row block): the shared sorted
+/// map and the row blocks' offset lists (block b visits
+/// blk_off[blk_start[b] .. blk_start[b + 1])).
+struct NeighbourMaps {
+  std::shared_ptr<const SortedNeighbourMap> map;
+  int64_t blockRows = 0, blocks = 0;
+  rt::DeviceBuffer blkStart, blkOff;
 };
 
 struct ConvArguments;
@@ -94,7 +116,8 @@ public:
 
   /// The maps for (kernelSize, dilation, blockRows), built on `stream` on
   /// first use (which synchronizes it: the counts decide the buffers'
-  /// sizes). Duplicate voxels and coordinates out of range are errors.
+  /// sizes); row blocks of one (kernelSize, dilation) share the sorted map.
+  /// Duplicate voxels and coordinates out of range are errors.
   Result<const NeighbourMaps *> maps(int kernelSize, int dilation,
                                      int64_t blockRows, CUstream stream);
 
@@ -102,12 +125,17 @@ private:
   friend Status submanifoldConv3d(SparseEngine &, SparseTensor &,
                                   const ConvArguments &, CUstream);
   SparseTensor(SparseEngine &engine, rt::DevicePtr coords, int64_t voxels);
+  Result<std::shared_ptr<const SortedNeighbourMap>>
+  buildSortedMap(int kernelSize, int dilation, CUstream stream);
   Result<std::unique_ptr<NeighbourMaps>>
-  buildMaps(int kernelSize, int dilation, int64_t blockRows, CUstream stream);
+  buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
+                  int64_t blockRows, CUstream stream);
 
   SparseEngine *engine_;
   rt::DevicePtr coords_;
   int64_t voxels_;
+  std::map<std::pair<int, int>, std::shared_ptr<const SortedNeighbourMap>>
+      sorted_;
   std::map<std::tuple<int, int, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;
   /// By the call's shape: a repeated call packs its four pointers and
   /// launches, nothing else.

@@ -11,6 +11,7 @@
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
+#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/sparse/SparseConv.h"
@@ -154,6 +155,12 @@ tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
     if (!maps)
       return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
   }
+  const rt::Driver &driver = tensor->runtime->context->driver();
+  if (Status synced = driver.check(
+          driver.api().cuStreamSynchronize(static_cast<CUstream>(stream)),
+          "cuStreamSynchronize");
+      !synced.ok())
+    return failFrom(synced, TILEC_ERROR_DEVICE);
   return succeed();
 }
 

@@ -68,6 +68,11 @@ public:
     return driver->check(driver->api().cuMemsetD8(address, value, bytes),
                          "cuMemsetD8");
   }
+  Status memset8Async(uint8_t value, CUstream stream) const {
+    return driver->check(
+        driver->api().cuMemsetD8Async(address, value, bytes, stream),
+        "cuMemsetD8Async");
+  }
   Status copyToHost(void *destination, size_t count) const {
     return driver->check(
         driver->api().cuMemcpyDtoH(destination, address, count),
@@ -237,17 +242,13 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     kKeysOut,
     kValsIn
   };
-  for (int growth = 0;; ++growth, ++log2Slots) {
-    if (log2Slots > 30)
-      return Status::error("the voxel table outgrew 2^30 slots");
-    TRY_ASSIGN(carved,
-               carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
-                                int64_t(4) << log2Slots, 4 * n * v, 4 * n, 8,
-                                4 * 16 * programs, 4 * (16 * programs + 1),
-                                4 * n, 4 * n}));
-    regions = std::move(carved);
-    TRY(regions[kKeys].memset8(0xFF));
-    TRY(regions[kProbes].memset8(0));
+  // Every step is queued at once; the one synchronization at the end says
+  // whether the table took every voxel (else it grows and the steps run
+  // again) and how many pairs there are.
+  auto enqueue = [&]() -> Status {
+    TRY(regions[kKeys].memset8Async(0xFF, stream));
+    TRY(regions[kProbes].memset8Async(0, stream));
+    TRY(regions[kPairs].memset8Async(0, stream));
     Call insert;
     insert.sizes = {{"N", n}, {"LOG2_T", log2Slots}};
     TRY(engine_->launch("voxel_hash_insert", insert,
@@ -257,6 +258,77 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                          {"status_ptr", regions[kStatuses].ptr()},
                          {"probes_ptr", regions[kProbes].ptr()}},
                         stream));
+    // The neighbour map, the sort keys and the pair count.
+    Call lookup;
+    lookup.sizes = {{"N", n},
+                    {"LOG2_T", log2Slots},
+                    {"KS", kernelSize},
+                    {"DIL", dilation},
+                    {"V", v}};
+    TRY(engine_->launch("voxel_neighbours", lookup,
+                        {{"coords_ptr", coords_},
+                         {"keys_ptr", regions[kKeys].ptr()},
+                         {"vals_ptr", regions[kVals].ptr()},
+                         {"probes_ptr", regions[kProbes].ptr()},
+                         {"nb_ptr", regions[kNb].ptr()},
+                         {"sort_key_ptr", regions[kSortKeys].ptr()},
+                         {"pairs_ptr", regions[kPairs].ptr()}},
+                        stream));
+
+    // Rows sorted by key, stably: 4 bits a pass over the key's min(V, 32)
+    // bits; the last pass writes the order.
+    rt::DevicePtr keysFrom = regions[kSortKeys].ptr();
+    rt::DevicePtr keysTo = regions[kKeysOut].ptr();
+    rt::DevicePtr valsFrom = regions[kValsIn].ptr(), valsTo = order.ptr();
+    int passes = static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
+    // The passes alternate buffers; start so that the last one ends in order.
+    if (passes % 2 == 0)
+      std::swap(valsFrom, valsTo);
+    for (int pass = 0; pass < passes; ++pass) {
+      Call digits;
+      digits.sizes = {{"N", n}, {"SHIFT", 4 * pass}};
+      TRY(engine_->launch(
+          "radix_histogram", digits,
+          {{"keys_ptr", keysFrom}, {"hist_ptr", regions[kHist].ptr()}},
+          stream));
+      Call scan;
+      scan.sizes = {{"N", 16 * programs}};
+      TRY(engine_->launch("exclusive_scan", scan,
+                          {{"in_ptr", regions[kHist].ptr()},
+                           {"out_ptr", regions[kHistScan].ptr()}},
+                          stream));
+      Call scatter = digits;
+      scatter.params = {{"FIRST", pass == 0 ? 1 : 0}};
+      TRY(engine_->launch("radix_scatter", scatter,
+                          {{"keys_in_ptr", keysFrom},
+                           {"vals_in_ptr", valsFrom},
+                           {"keys_out_ptr", keysTo},
+                           {"vals_out_ptr", valsTo},
+                           {"hist_scan_ptr", regions[kHistScan].ptr()}},
+                          stream));
+      std::swap(keysFrom, keysTo);
+      std::swap(valsFrom, valsTo);
+    }
+
+    Call transpose;
+    transpose.sizes = {{"N", n}, {"V", v}};
+    TRY(engine_->launch("neighbour_transpose", transpose,
+                        {{"nb_ptr", regions[kNb].ptr()},
+                         {"order_ptr", order.ptr()},
+                         {"nbt_ptr", nbt.ptr()}},
+                        stream));
+    return Status::success();
+  };
+  for (int growth = 0;; ++growth, ++log2Slots) {
+    if (log2Slots > 30)
+      return Status::error("the voxel table outgrew 2^30 slots");
+    TRY_ASSIGN(carved,
+               carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
+                                int64_t(4) << log2Slots, 4 * n * v, 4 * n, 8,
+                                4 * 16 * programs, 4 * (16 * programs + 1),
+                                4 * n, 4 * n}));
+    regions = std::move(carved);
+    TRY(enqueue());
     TRY(synchronize(context, stream));
     std::array<int32_t, 2> probeStats{};
     TRY(regions[kProbes].copyToHost(probeStats.data(), sizeof(probeStats)));
@@ -268,68 +340,6 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
       return Status::error("the voxel table found no free slot after " +
                            std::to_string(kTableGrowths) + " doublings");
   }
-
-  // The neighbour map, the sort keys and the pair count.
-  TRY(regions[kPairs].memset8(0));
-  Call lookup;
-  lookup.sizes = {{"N", n},
-                  {"LOG2_T", log2Slots},
-                  {"KS", kernelSize},
-                  {"DIL", dilation},
-                  {"V", v}};
-  TRY(engine_->launch("voxel_neighbours", lookup,
-                      {{"coords_ptr", coords_},
-                       {"keys_ptr", regions[kKeys].ptr()},
-                       {"vals_ptr", regions[kVals].ptr()},
-                       {"probes_ptr", regions[kProbes].ptr()},
-                       {"nb_ptr", regions[kNb].ptr()},
-                       {"sort_key_ptr", regions[kSortKeys].ptr()},
-                       {"pairs_ptr", regions[kPairs].ptr()}},
-                      stream));
-
-  // Rows sorted by key, stably: 4 bits a pass over the key's min(V, 32)
-  // bits; the last pass writes the order.
-  rt::DevicePtr keysFrom = regions[kSortKeys].ptr();
-  rt::DevicePtr keysTo = regions[kKeysOut].ptr();
-  rt::DevicePtr valsFrom = regions[kValsIn].ptr(), valsTo = order.ptr();
-  int passes = static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
-  // The passes alternate buffers; start so that the last one ends in order.
-  if (passes % 2 == 0)
-    std::swap(valsFrom, valsTo);
-  for (int pass = 0; pass < passes; ++pass) {
-    Call digits;
-    digits.sizes = {{"N", n}, {"SHIFT", 4 * pass}};
-    TRY(engine_->launch(
-        "radix_histogram", digits,
-        {{"keys_ptr", keysFrom}, {"hist_ptr", regions[kHist].ptr()}}, stream));
-    Call scan;
-    scan.sizes = {{"N", 16 * programs}};
-    TRY(engine_->launch("exclusive_scan", scan,
-                        {{"in_ptr", regions[kHist].ptr()},
-                         {"out_ptr", regions[kHistScan].ptr()}},
-                        stream));
-    Call scatter = digits;
-    scatter.params = {{"FIRST", pass == 0 ? 1 : 0}};
-    TRY(engine_->launch("radix_scatter", scatter,
-                        {{"keys_in_ptr", keysFrom},
-                         {"vals_in_ptr", valsFrom},
-                         {"keys_out_ptr", keysTo},
-                         {"vals_out_ptr", valsTo},
-                         {"hist_scan_ptr", regions[kHistScan].ptr()}},
-                        stream));
-    std::swap(keysFrom, keysTo);
-    std::swap(valsFrom, valsTo);
-  }
-
-  Call transpose;
-  transpose.sizes = {{"N", n}, {"V", v}};
-  TRY(engine_->launch("neighbour_transpose", transpose,
-                      {{"nb_ptr", regions[kNb].ptr()},
-                       {"order_ptr", order.ptr()},
-                       {"nbt_ptr", nbt.ptr()}},
-                      stream));
-
-  TRY(synchronize(context, stream));
   TRY(regions[kPairs].copyToHost(&activePairs, 8));
   // The scratch is free for the next build once the stream is idle.
   return assemble(std::move(order), std::move(nbt));
@@ -341,45 +351,39 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   const rt::Context &context = engine_->context();
   int64_t n = map->voxels, v = map->offsets;
   int64_t blocks = cdiv(n, blockRows);
-  TRY_ASSIGN(blkStart, allocate(context, 4 * (blocks + 1)));
-  auto assemble = [&](rt::DeviceBuffer blkOff) {
-    return std::make_unique<NeighbourMaps>(
-        NeighbourMaps{std::move(map), blockRows, blocks, std::move(blkStart),
-                      std::move(blkOff)});
-  };
+  // blk_start, then each block's count (what the scan reads, kept with the
+  // maps so that nothing is freed while the kernels run); the lists are
+  // allocated at their largest (every block visiting every offset), so that
+  // no count has to come back to the host first.
+  TRY_ASSIGN(blkStart, allocate(context, 4 * (2 * blocks + 1)));
+  TRY_ASSIGN(blkOff, allocate(context, 4 * std::max<int64_t>(blocks * v, 1)));
   if (n == 0) {
-    TRY_ASSIGN(blkOff, allocate(context, 4));
     TRY(blkStart.memset32(0));
-    return assemble(std::move(blkOff));
+  } else {
+    rt::DevicePtr counts{blkStart.address() + 4 * (blocks + 1)};
+    Call offsetLists;
+    offsetLists.sizes = {{"N", n}, {"V", v}};
+    offsetLists.params = {{"BLOCK_M", blockRows}, {"FILL", 0}};
+    std::map<std::string, rt::DevicePtr> blockBuffers = {
+        {"nbt_ptr", map->nbt.ptr()},
+        {"counts_ptr", counts},
+        {"blk_start_ptr", blkStart.ptr()},
+        {"blk_off_ptr", blkOff.ptr()}};
+    TRY(engine_->launch("block_offsets", offsetLists, blockBuffers, stream));
+    Call startScan;
+    startScan.sizes = {{"N", blocks}};
+    TRY(engine_->launch("exclusive_scan", startScan,
+                        {{"in_ptr", counts}, {"out_ptr", blkStart.ptr()}},
+                        stream));
+    offsetLists.params["FILL"] = 1;
+    TRY(engine_->launch("block_offsets", offsetLists, blockBuffers, stream));
   }
-  // The row blocks' offset lists: counts, their starts, then the lists.
-  TRY_ASSIGN(counts, allocate(context, 4 * blocks));
-  Call offsetLists;
-  offsetLists.sizes = {{"N", n}, {"V", v}};
-  offsetLists.params = {{"BLOCK_M", blockRows}, {"FILL", 0}};
-  std::map<std::string, rt::DevicePtr> blockBuffers = {
-      {"nbt_ptr", map->nbt.ptr()},
-      {"counts_ptr", counts.ptr()},
-      {"blk_start_ptr", blkStart.ptr()},
-      {"blk_off_ptr", counts.ptr()}};
-  TRY(engine_->launch("block_offsets", offsetLists, blockBuffers, stream));
-  Call startScan;
-  startScan.sizes = {{"N", blocks}};
-  TRY(engine_->launch("exclusive_scan", startScan,
-                      {{"in_ptr", counts.ptr()}, {"out_ptr", blkStart.ptr()}},
-                      stream));
-  TRY(synchronize(context, stream));
-  int32_t listed = 0;
-  TRY(blkStart.copyToHost(&listed, 4, 4 * blocks));
-  TRY_ASSIGN(blkOff, allocate(context, 4 * int64_t(listed)));
-  offsetLists.params["FILL"] = 1;
-  blockBuffers["blk_off_ptr"] = blkOff.ptr();
-  TRY(engine_->launch("block_offsets", offsetLists, blockBuffers, stream));
-  // The temporaries are freed on return; they must be idle by then.
-  TRY(synchronize(context, stream));
+  return std::make_unique<NeighbourMaps>(
+      NeighbourMaps{std::move(map), blockRows, blocks, std::move(blkStart),
+                    std::move(blkOff)});
+}
+
 #undef TRY
 #undef TRY_ASSIGN
-  return assemble(std::move(blkOff));
-}
 
 } // namespace tilec::sparse

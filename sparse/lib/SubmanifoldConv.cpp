@@ -11,6 +11,7 @@
 
 #include "tilec/sparse/SparseConv.h"
 
+#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Launch.h"
 
 #include <algorithm>
@@ -143,6 +144,12 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
         tensor.maps(arguments.kernelSize, arguments.dilation, rows, stream);
     if (!maps)
       return maps.status();
+    // Tuning launches on the benchmarker's stream: the maps must be done.
+    const rt::Driver &driver = engine.context().driver();
+    if (Status synced = driver.check(driver.api().cuStreamSynchronize(stream),
+                                     "cuStreamSynchronize");
+        !synced.ok())
+      return synced;
     Choice choice;
     choice.maps = *maps;
     choice.call = call;

@@ -47,6 +47,7 @@ namespace tilec::rt {
   X(cuMemcpyDtoHAsync)                                                         \
   X(cuMemsetD8)                                                                \
   X(cuMemsetD32)                                                               \
+  X(cuMemsetD8Async)                                                           \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \

@@ -51,6 +51,12 @@ runs=(
   "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1 M=1000,N=1000,K=1000,stride_bk=1,stride_bn=1000"
   "gather_matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=4096,N=128,K=256,R=8192"
   "gather_matmul BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32 M=203,N=176,K=208,R=301"
+  "sparse_conv_fwd BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_stages=3 N=15192,CI=64,CO=64,V=27"
+  "sparse_conv_fwd BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,num_stages=3 N=777,CI=3,CO=17,V=27"
+  "voxel_hash_insert num_warps=4 N=777,LOG2_T=11"
+  "voxel_neighbours VP=128,BLOCK=16,num_warps=4 N=777,LOG2_T=11,KS=5,DIL=2"
+  "radix_scatter FIRST=1,num_warps=4 N=777,SHIFT=28"
+  "block_offsets FILL=1,VP=128,ROW_TILE=16,num_warps=4 N=777,V=125"
 )
 for run in "${runs[@]}"; do
   read -r kernel config sizes <<< "$run"
@@ -91,6 +97,29 @@ if command -v compute-sanitizer > /dev/null; then
   done
 else
   record "memcheck" FAIL "compute-sanitizer not found"
+fi
+
+# The sparse convolution's kernels (shared-memory rings, scans, atomics'
+# broadcasts) and its GPU suite's map build under racecheck.
+if command -v compute-sanitizer > /dev/null; then
+  for run in "${runs[@]}"; do
+    read -r kernel config sizes <<< "$run"
+    [[ $kernel =~ ^(sparse_conv_fwd|voxel_|radix_|block_offsets) && $sizes == N=777* ]] || continue
+    log="$logs/racecheck-$kernel.log"
+    if compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/tilec" run \
+        --kernel "$kernel" --config "$config" --sizes "$sizes" --reps 0 > "$log" 2>&1; then
+      record "racecheck $kernel $sizes" ok "$(grep -o 'RACECHECK SUMMARY: [0-9]* hazard[s]*' "$log" | head -1)"
+    else
+      record "racecheck $kernel $sizes" FAIL "$(grep -o 'RACECHECK SUMMARY.*' "$log" | head -1 || tail -1 "$log")"
+    fi
+  done
+  log="$logs/memcheck-SparseConvGpuTest.log"
+  if compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/SparseConvGpuTest" \
+      --gtest_filter='*MapsMatch*:*Duplicates*:*EmptyInput*' > "$log" 2>&1; then
+    record "memcheck SparseConvGpuTest (maps, errors, empty)" ok "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log")"
+  else
+    record "memcheck SparseConvGpuTest (maps, errors, empty)" FAIL "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log" || tail -1 "$log")"
+  fi
 fi
 
 # The SASS of the f16/bf16 matmul the runtime compiles on this device

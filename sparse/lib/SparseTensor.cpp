@@ -355,12 +355,14 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   // maps so that nothing is freed while the kernels run); the lists are
   // allocated at their largest (every block visiting every offset), so that
   // no count has to come back to the host first.
-  TRY_ASSIGN(blkStart, allocate(context, 4 * (2 * blocks + 1)));
+  // The counts start at a 16-byte boundary, as block_offsets declares.
+  int64_t countsOffset = (4 * (blocks + 1) + 15) / 16 * 16;
+  TRY_ASSIGN(blkStart, allocate(context, countsOffset + 4 * blocks));
   TRY_ASSIGN(blkOff, allocate(context, 4 * std::max<int64_t>(blocks * v, 1)));
   if (n == 0) {
     TRY(blkStart.memset32(0));
   } else {
-    rt::DevicePtr counts{blkStart.address() + 4 * (blocks + 1)};
+    rt::DevicePtr counts{blkStart.address() + countsOffset};
     Call offsetLists;
     offsetLists.sizes = {{"N", n}, {"V", v}};
     offsetLists.params = {{"BLOCK_M", blockRows}, {"FILL", 0}};

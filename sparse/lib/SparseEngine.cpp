@@ -5,6 +5,8 @@
 #include "tilec/runtime/Launch.h"
 
 #include <algorithm>
+#include <set>
+#include <thread>
 
 namespace tilec::sparse {
 
@@ -107,6 +109,41 @@ Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
       return status.withContext(kernel + " argument " + argument.name);
   }
   return (plans_[key] = std::move(plan)).get();
+}
+
+void SparseEngine::precompile(
+    const std::vector<std::pair<std::string, Call>> &calls) {
+  struct Job {
+    std::string kernel;
+    Config config;
+    Specialization specialization;
+  };
+  std::vector<Job> jobs;
+  std::set<std::string> seen;
+  for (const auto &[kernel, call] : calls) {
+    if (plans_.count(planKey(kernel, call)))
+      continue;
+    Result<KernelDescription> description = autotuner_.describe(kernel);
+    if (!description || description->getConfigs().empty())
+      continue;
+    Result<Config> config =
+        description->configForCall(description->getConfigs().front(), call);
+    if (!config)
+      continue;
+    Specialization specialization = description->specializationOf(call);
+    if (seen.insert(kernel + "|" + config->str() + "|" + specialization.str())
+            .second)
+      jobs.push_back({kernel, *config, specialization});
+  }
+  if (jobs.size() < 2)
+    return;
+  std::vector<std::thread> threads;
+  for (const Job &job : jobs)
+    threads.emplace_back([this, &job] {
+      (void)provider_.compile(job.kernel, job.config, job.specialization);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
 }
 
 Status

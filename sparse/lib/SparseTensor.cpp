@@ -242,6 +242,39 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     kKeysOut,
     kValsIn
   };
+  // A first build compiles a dozen small kernels (specializations of the
+  // map kernels for these sizes): in parallel, before the first launch.
+  {
+    std::vector<std::pair<std::string, Call>> calls;
+    auto add = [&](const char *kernel, std::map<std::string, int64_t> sizes,
+                   std::map<std::string, int64_t> params = {}) {
+      Call call;
+      call.sizes = std::move(sizes);
+      call.params = std::move(params);
+      calls.emplace_back(kernel, std::move(call));
+    };
+    add("voxel_hash_insert", {{"N", n}, {"LOG2_T", log2Slots}});
+    add("voxel_neighbours", {{"N", n},
+                             {"LOG2_T", log2Slots},
+                             {"KS", kernelSize},
+                             {"DIL", dilation},
+                             {"V", v}});
+    for (int pass = 0; pass < cdiv(std::min<int64_t>(v, 32), 4); ++pass) {
+      add("radix_histogram", {{"N", n}, {"SHIFT", 4 * pass}});
+      add("exclusive_scan", {{"N", 16 * programs}});
+      add("radix_scatter", {{"N", n}, {"SHIFT", 4 * pass}},
+          {{"FIRST", pass == 0 ? 1 : 0}});
+    }
+    add("neighbour_transpose", {{"N", n}, {"V", v}});
+    for (int64_t rows : convRowBlocks())
+      for (int fill : {0, 1}) {
+        add("block_offsets", {{"N", n}, {"V", v}},
+            {{"BLOCK_M", rows}, {"FILL", fill}});
+        add("exclusive_scan", {{"N", cdiv(n, rows)}});
+      }
+    engine_->precompile(calls);
+  }
+
   // Every step is queued at once; the one synchronization at the end says
   // whether the table took every voxel (else it grows and the steps run
   // again) and how many pairs there are.

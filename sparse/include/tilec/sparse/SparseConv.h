@@ -57,6 +57,11 @@ public:
                 const std::map<std::string, rt::DevicePtr> &pointers,
                 CUstream stream);
 
+  /// Compiles, in parallel, the kernels of the `calls` (kernel, call) that
+  /// have no launch plan yet, so that the launches after it only load them
+  /// (from the stage cache). A failed compile is reported by the launch.
+  void precompile(const std::vector<std::pair<std::string, Call>> &calls);
+
   /// A device buffer of at least `bytes` for one operation's temporaries,
   /// grown as needed and reused by the next operation (each ends with its
   /// stream synchronized).

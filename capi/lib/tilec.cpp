@@ -11,7 +11,6 @@
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
-#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/sparse/SparseConv.h"
@@ -155,10 +154,8 @@ tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
     if (!maps)
       return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
   }
-  const rt::Driver &driver = tensor->runtime->context->driver();
-  if (Status synced = driver.check(
-          driver.api().cuStreamSynchronize(static_cast<CUstream>(stream)),
-          "cuStreamSynchronize");
+  if (Status synced =
+          tensor->runtime->engine->synchronize(static_cast<CUstream>(stream));
       !synced.ok())
     return failFrom(synced, TILEC_ERROR_DEVICE);
   return succeed();

@@ -1,7 +1,10 @@
 //===- SparseEngine.cpp - Launching the sparse convolution's kernels ------===//
 
+#include "CallBinding.h"
+
 #include "tilec/sparse/SparseConv.h"
 
+#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Launch.h"
 
 #include <algorithm>
@@ -35,6 +38,12 @@ SparseEngine::SparseEngine(rt::KernelProvider &provider,
     : provider_(provider), autotuner_(autotuner), cache_(cache) {}
 SparseEngine::~SparseEngine() = default;
 
+Status SparseEngine::synchronize(CUstream stream) const {
+  const rt::Driver &driver = context().driver();
+  return driver.check(driver.api().cuStreamSynchronize(stream),
+                      "cuStreamSynchronize");
+}
+
 Result<rt::DevicePtr> SparseEngine::scratch(size_t bytes) {
   if (!scratch_ || scratch_->size() < bytes) {
     scratch_.reset();
@@ -50,16 +59,27 @@ Result<rt::DevicePtr> SparseEngine::scratch(size_t bytes) {
 
 namespace {
 
-// Everything a call decides about a launch but its pointers.
 std::string planKey(const std::string &kernel, const Call &call) {
-  std::string key = kernel;
-  for (const auto &[name, value] : call.sizes)
-    key += "," + name + "=" + std::to_string(value);
-  for (const auto &[name, value] : call.params)
-    key += ",@" + name + "=" + std::to_string(value);
-  for (const auto &[name, value] : call.types)
-    key += ",:" + name + "=" + value;
-  return key;
+  return kernel + callKey(call);
+}
+
+// A map kernel's description and its one config completed for `call`.
+struct Resolved {
+  KernelDescription description;
+  Config config;
+};
+Result<Resolved> resolve(rt::Autotuner &autotuner, const std::string &kernel,
+                         const Call &call) {
+  Result<KernelDescription> description = autotuner.describe(kernel);
+  if (!description)
+    return description.status();
+  if (description->getConfigs().empty())
+    return Status::error(kernel + " declares no config");
+  Result<Config> config =
+      description->configForCall(description->getConfigs().front(), call);
+  if (!config)
+    return config.status();
+  return Resolved{std::move(*description), std::move(*config)};
 }
 
 } // namespace
@@ -69,23 +89,15 @@ Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
   std::string key = planKey(kernel, call);
   if (auto found = plans_.find(key); found != plans_.end())
     return found->second.get();
-  Result<KernelDescription> description = autotuner_.describe(kernel);
-  if (!description)
-    return description.status();
-  if (description->getConfigs().empty())
-    return Status::error(kernel + " declares no config");
-  Result<Config> config =
-      description->configForCall(description->getConfigs().front(), call);
-  if (!config)
-    return config.status();
-  Result<GridSize> grid = description->evaluateGrid(*config, call);
+  Result<Resolved> resolved = resolve(autotuner_, kernel, call);
+  if (!resolved)
+    return resolved.status();
+  const KernelDescription &description = resolved->description;
+  Result<GridSize> grid = description.evaluateGrid(resolved->config, call);
   if (!grid)
     return grid.status().withContext(kernel);
-  auto integers = description->evaluateIntegerArguments(call);
-  if (!integers)
-    return integers.status().withContext(kernel);
-  Result<std::shared_ptr<const rt::Kernel>> loaded =
-      provider_.get(kernel, *config, description->specializationOf(call));
+  Result<std::shared_ptr<const rt::Kernel>> loaded = provider_.get(
+      kernel, resolved->config, description.specializationOf(call));
   if (!loaded)
     return loaded.status();
   Result<rt::ArgPack> pack = (*loaded)->makeArgPack();
@@ -93,21 +105,10 @@ Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
     return pack.status();
   auto plan = std::make_unique<LaunchPlan>(
       LaunchPlan{*loaded, *grid, std::move(*pack), {}});
-  const std::vector<ArgumentDecl> &signature = description->getSignature();
-  for (size_t index = 0; index < signature.size(); ++index) {
-    const ArgumentDecl &argument = signature[index];
-    if (argument.type.rfind("ptr<", 0) == 0) {
-      plan->pointers.emplace_back(argument.name, index);
-      continue;
-    }
-    auto value = std::find_if(
-        integers->begin(), integers->end(),
-        [&](const auto &entry) { return entry.first == argument.name; });
-    if (value == integers->end())
-      return Status::error(kernel + ": no value for " + argument.name);
-    if (Status status = plan->pack.setInt(index, value->second); !status.ok())
-      return status.withContext(kernel + " argument " + argument.name);
-  }
+  auto pointers = bindIntegerArguments(plan->pack, description, call);
+  if (!pointers)
+    return pointers.status();
+  plan->pointers = std::move(*pointers);
   return (plans_[key] = std::move(plan)).get();
 }
 
@@ -123,17 +124,15 @@ void SparseEngine::precompile(
   for (const auto &[kernel, call] : calls) {
     if (plans_.count(planKey(kernel, call)))
       continue;
-    Result<KernelDescription> description = autotuner_.describe(kernel);
-    if (!description || description->getConfigs().empty())
+    Result<Resolved> resolved = resolve(autotuner_, kernel, call);
+    if (!resolved)
       continue;
-    Result<Config> config =
-        description->configForCall(description->getConfigs().front(), call);
-    if (!config)
-      continue;
-    Specialization specialization = description->specializationOf(call);
-    if (seen.insert(kernel + "|" + config->str() + "|" + specialization.str())
+    Specialization specialization =
+        resolved->description.specializationOf(call);
+    if (seen.insert(kernel + "|" + resolved->config.str() + "|" +
+                    specialization.str())
             .second)
-      jobs.push_back({kernel, *config, specialization});
+      jobs.push_back({kernel, resolved->config, specialization});
   }
   if (jobs.size() < 2)
     return;

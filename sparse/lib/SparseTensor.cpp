@@ -45,16 +45,50 @@ int ceilLog2(int64_t value) {
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// The calls of a map build, one place for both its launches and their
+// precompile.
+Call makeCall(std::map<std::string, int64_t> sizes,
+              std::map<std::string, int64_t> params = {}) {
+  Call call;
+  call.sizes = std::move(sizes);
+  call.params = std::move(params);
+  return call;
+}
+Call insertCall(int64_t n, int log2Slots) {
+  return makeCall({{"N", n}, {"LOG2_T", log2Slots}});
+}
+Call lookupCall(int64_t n, int log2Slots, int kernelSize, int dilation,
+                int64_t v) {
+  return makeCall({{"N", n},
+                   {"LOG2_T", log2Slots},
+                   {"KS", kernelSize},
+                   {"DIL", dilation},
+                   {"V", v}});
+}
+// 4 bits a pass over the sort key's min(V, 32) bits.
+int radixPasses(int64_t v) {
+  return static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
+}
+Call digitsCall(int64_t n, int pass) {
+  return makeCall({{"N", n}, {"SHIFT", 4 * pass}});
+}
+Call scatterCall(int64_t n, int pass) {
+  return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
+                  {{"FIRST", pass == 0 ? 1 : 0}});
+}
+Call scanCall(int64_t count) { return makeCall({{"N", count}}); }
+Call transposeCall(int64_t n, int64_t v) {
+  return makeCall({{"N", n}, {"V", v}});
+}
+Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
+  return makeCall({{"N", n}, {"V", v}},
+                  {{"BLOCK_M", blockRows}, {"FILL", fill}});
+}
+
 Result<rt::DeviceBuffer> allocate(const rt::Context &context, int64_t bytes) {
   // Never empty: a kernel still gets a valid address.
   return rt::DeviceBuffer::allocate(
       context, static_cast<size_t>(std::max<int64_t>(bytes, 16)));
-}
-
-Status synchronize(const rt::Context &context, CUstream stream) {
-  const rt::Driver &driver = context.driver();
-  return driver.check(driver.api().cuStreamSynchronize(stream),
-                      "cuStreamSynchronize");
 }
 
 // A region of the engine's scratch buffer: one build's temporaries live
@@ -245,32 +279,19 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
   // A first build compiles a dozen small kernels (specializations of the
   // map kernels for these sizes): in parallel, before the first launch.
   {
-    std::vector<std::pair<std::string, Call>> calls;
-    auto add = [&](const char *kernel, std::map<std::string, int64_t> sizes,
-                   std::map<std::string, int64_t> params = {}) {
-      Call call;
-      call.sizes = std::move(sizes);
-      call.params = std::move(params);
-      calls.emplace_back(kernel, std::move(call));
-    };
-    add("voxel_hash_insert", {{"N", n}, {"LOG2_T", log2Slots}});
-    add("voxel_neighbours", {{"N", n},
-                             {"LOG2_T", log2Slots},
-                             {"KS", kernelSize},
-                             {"DIL", dilation},
-                             {"V", v}});
-    for (int pass = 0; pass < cdiv(std::min<int64_t>(v, 32), 4); ++pass) {
-      add("radix_histogram", {{"N", n}, {"SHIFT", 4 * pass}});
-      add("exclusive_scan", {{"N", 16 * programs}});
-      add("radix_scatter", {{"N", n}, {"SHIFT", 4 * pass}},
-          {{"FIRST", pass == 0 ? 1 : 0}});
+    std::vector<std::pair<std::string, Call>> calls = {
+        {"voxel_hash_insert", insertCall(n, log2Slots)},
+        {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
+        {"neighbour_transpose", transposeCall(n, v)}};
+    for (int pass = 0; pass < radixPasses(v); ++pass) {
+      calls.emplace_back("radix_histogram", digitsCall(n, pass));
+      calls.emplace_back("exclusive_scan", scanCall(16 * programs));
+      calls.emplace_back("radix_scatter", scatterCall(n, pass));
     }
-    add("neighbour_transpose", {{"N", n}, {"V", v}});
     for (int64_t rows : convRowBlocks())
       for (int fill : {0, 1}) {
-        add("block_offsets", {{"N", n}, {"V", v}},
-            {{"BLOCK_M", rows}, {"FILL", fill}});
-        add("exclusive_scan", {{"N", cdiv(n, rows)}});
+        calls.emplace_back("block_offsets", blockListCall(n, v, rows, fill));
+        calls.emplace_back("exclusive_scan", scanCall(cdiv(n, rows)));
       }
     engine_->precompile(calls);
   }
@@ -282,9 +303,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     TRY(regions[kKeys].memset8Async(0xFF, stream));
     TRY(regions[kProbes].memset8Async(0, stream));
     TRY(regions[kPairs].memset8Async(0, stream));
-    Call insert;
-    insert.sizes = {{"N", n}, {"LOG2_T", log2Slots}};
-    TRY(engine_->launch("voxel_hash_insert", insert,
+    TRY(engine_->launch("voxel_hash_insert", insertCall(n, log2Slots),
                         {{"coords_ptr", coords_},
                          {"keys_ptr", regions[kKeys].ptr()},
                          {"vals_ptr", regions[kVals].ptr()},
@@ -292,13 +311,8 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                          {"probes_ptr", regions[kProbes].ptr()}},
                         stream));
     // The neighbour map, the sort keys and the pair count.
-    Call lookup;
-    lookup.sizes = {{"N", n},
-                    {"LOG2_T", log2Slots},
-                    {"KS", kernelSize},
-                    {"DIL", dilation},
-                    {"V", v}};
-    TRY(engine_->launch("voxel_neighbours", lookup,
+    TRY(engine_->launch("voxel_neighbours",
+                        lookupCall(n, log2Slots, kernelSize, dilation, v),
                         {{"coords_ptr", coords_},
                          {"keys_ptr", regions[kKeys].ptr()},
                          {"vals_ptr", regions[kVals].ptr()},
@@ -308,31 +322,25 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                          {"pairs_ptr", regions[kPairs].ptr()}},
                         stream));
 
-    // Rows sorted by key, stably: 4 bits a pass over the key's min(V, 32)
-    // bits; the last pass writes the order.
+    // Rows sorted by key, stably (radixPasses); the last pass writes the
+    // order.
     rt::DevicePtr keysFrom = regions[kSortKeys].ptr();
     rt::DevicePtr keysTo = regions[kKeysOut].ptr();
     rt::DevicePtr valsFrom = regions[kValsIn].ptr(), valsTo = order.ptr();
-    int passes = static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
+    int passes = radixPasses(v);
     // The passes alternate buffers; start so that the last one ends in order.
     if (passes % 2 == 0)
       std::swap(valsFrom, valsTo);
     for (int pass = 0; pass < passes; ++pass) {
-      Call digits;
-      digits.sizes = {{"N", n}, {"SHIFT", 4 * pass}};
       TRY(engine_->launch(
-          "radix_histogram", digits,
+          "radix_histogram", digitsCall(n, pass),
           {{"keys_ptr", keysFrom}, {"hist_ptr", regions[kHist].ptr()}},
           stream));
-      Call scan;
-      scan.sizes = {{"N", 16 * programs}};
-      TRY(engine_->launch("exclusive_scan", scan,
+      TRY(engine_->launch("exclusive_scan", scanCall(16 * programs),
                           {{"in_ptr", regions[kHist].ptr()},
                            {"out_ptr", regions[kHistScan].ptr()}},
                           stream));
-      Call scatter = digits;
-      scatter.params = {{"FIRST", pass == 0 ? 1 : 0}};
-      TRY(engine_->launch("radix_scatter", scatter,
+      TRY(engine_->launch("radix_scatter", scatterCall(n, pass),
                           {{"keys_in_ptr", keysFrom},
                            {"vals_in_ptr", valsFrom},
                            {"keys_out_ptr", keysTo},
@@ -343,9 +351,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
       std::swap(valsFrom, valsTo);
     }
 
-    Call transpose;
-    transpose.sizes = {{"N", n}, {"V", v}};
-    TRY(engine_->launch("neighbour_transpose", transpose,
+    TRY(engine_->launch("neighbour_transpose", transposeCall(n, v),
                         {{"nb_ptr", regions[kNb].ptr()},
                          {"order_ptr", order.ptr()},
                          {"nbt_ptr", nbt.ptr()}},
@@ -362,7 +368,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                                 4 * n, 4 * n}));
     regions = std::move(carved);
     TRY(enqueue());
-    TRY(synchronize(context, stream));
+    TRY(engine_->synchronize(stream));
     std::array<int32_t, 2> probeStats{};
     TRY(regions[kProbes].copyToHost(probeStats.data(), sizeof(probeStats)));
     if (probeStats[1] == kDuplicate || probeStats[1] == kOutOfRange)
@@ -396,22 +402,18 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
     TRY(blkStart.memset32(0));
   } else {
     rt::DevicePtr counts{blkStart.address() + countsOffset};
-    Call offsetLists;
-    offsetLists.sizes = {{"N", n}, {"V", v}};
-    offsetLists.params = {{"BLOCK_M", blockRows}, {"FILL", 0}};
     std::map<std::string, rt::DevicePtr> blockBuffers = {
         {"nbt_ptr", map->nbt.ptr()},
         {"counts_ptr", counts},
         {"blk_start_ptr", blkStart.ptr()},
         {"blk_off_ptr", blkOff.ptr()}};
-    TRY(engine_->launch("block_offsets", offsetLists, blockBuffers, stream));
-    Call startScan;
-    startScan.sizes = {{"N", blocks}};
-    TRY(engine_->launch("exclusive_scan", startScan,
+    TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 0),
+                        blockBuffers, stream));
+    TRY(engine_->launch("exclusive_scan", scanCall(blocks),
                         {{"in_ptr", counts}, {"out_ptr", blkStart.ptr()}},
                         stream));
-    offsetLists.params["FILL"] = 1;
-    TRY(engine_->launch("block_offsets", offsetLists, blockBuffers, stream));
+    TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 1),
+                        blockBuffers, stream));
   }
   return std::make_unique<NeighbourMaps>(
       NeighbourMaps{std::move(map), blockRows, blocks, std::move(blkStart),

@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CallBinding.h"
 #include "PreparedConv.h"
 
 #include "tilec/sparse/SparseConv.h"
 
-#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Launch.h"
 
 #include <algorithm>
@@ -36,30 +36,23 @@ convPointers(const ConvArguments &arguments, const NeighbourMaps &maps) {
           {"blk_off_ptr", maps.blkOff.ptr()}};
 }
 
-Status bindConv(rt::ArgPack &pack, const KernelDescription &description,
-                const Call &call,
-                const std::map<std::string, rt::DevicePtr> &pointers) {
-  auto integers = description.evaluateIntegerArguments(call);
-  if (!integers)
-    return integers.status();
-  const std::vector<ArgumentDecl> &signature = description.getSignature();
-  for (size_t index = 0; index < signature.size(); ++index) {
-    const std::string &name = signature[index].name;
-    Status status;
-    if (auto pointer = pointers.find(name); pointer != pointers.end()) {
-      status = pack.setPointer(index, pointer->second);
-    } else {
-      auto value = std::find_if(integers->begin(), integers->end(),
-                                [&](const auto &e) { return e.first == name; });
-      if (value == integers->end())
-        return Status::error(std::string(kConvKernel) + ": no value for " +
-                             name);
-      status = pack.setInt(index, value->second);
-    }
-    if (!status.ok())
+// Binds every argument; returns where the pointers went.
+Result<std::vector<std::pair<std::string, size_t>>>
+bindConv(rt::ArgPack &pack, const KernelDescription &description,
+         const Call &call,
+         const std::map<std::string, rt::DevicePtr> &pointers) {
+  auto slots = bindIntegerArguments(pack, description, call);
+  if (!slots)
+    return slots.status();
+  for (const auto &[name, index] : *slots) {
+    auto pointer = pointers.find(name);
+    if (pointer == pointers.end())
+      return Status::error(std::string(kConvKernel) + ": no buffer for " +
+                           name);
+    if (Status status = pack.setPointer(index, pointer->second); !status.ok())
       return status.withContext(std::string(kConvKernel) + " argument " + name);
   }
-  return Status::success();
+  return slots;
 }
 
 // The call's own buffers, for tuning on the data it will run on.
@@ -70,7 +63,8 @@ public:
       : description(std::move(description)), call(std::move(call)),
         pointers(std::move(pointers)), usefulFlops(flops) {}
   Status bind(rt::ArgPack &pack) const override {
-    return bindConv(pack, description, call, pointers);
+    auto bound = bindConv(pack, description, call, pointers);
+    return bound ? Status::success() : bound.status();
   }
   double flops() const override { return usefulFlops; }
 
@@ -94,11 +88,10 @@ Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
   if (a.dilation < 1)
     return fail("the dilation must be at least 1, got " +
                 std::to_string(a.dilation));
-  int64_t xStride = a.xRowStride ? a.xRowStride : a.ci;
-  int64_t yStride = a.yRowStride ? a.yRowStride : a.co;
-  if (xStride < a.ci || yStride < a.co)
+  if (a.xStride() < a.ci || a.yStride() < a.co)
     return fail("rows of x and y must not overlap (row strides " +
-                std::to_string(xStride) + ", " + std::to_string(yStride) + ")");
+                std::to_string(a.xStride()) + ", " +
+                std::to_string(a.yStride()) + ")");
   if (a.allowTf32 && a.dtype != DType::F32)
     return fail("allow_tf32 applies to f32 only");
   if (tensor.voxels() == 0)
@@ -145,10 +138,7 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
     if (!maps)
       return maps.status();
     // Tuning launches on the benchmarker's stream: the maps must be done.
-    const rt::Driver &driver = engine.context().driver();
-    if (Status synced = driver.check(driver.api().cuStreamSynchronize(stream),
-                                     "cuStreamSynchronize");
-        !synced.ok())
+    if (Status synced = engine.synchronize(stream); !synced.ok())
       return synced;
     Choice choice;
     choice.maps = *maps;
@@ -179,15 +169,13 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
   Result<rt::ArgPack> pack = best->tuned.kernel->makeArgPack();
   if (!pack)
     return pack.status();
-  if (Status status = bindConv(*pack, *description, best->call,
-                               convPointers(arguments, *best->maps));
-      !status.ok())
-    return status;
+  auto slots = bindConv(*pack, *description, best->call,
+                        convPointers(arguments, *best->maps));
+  if (!slots)
+    return slots.status();
   auto prepared = std::make_unique<PreparedConv>(
       PreparedConv{best->tuned.kernel, best->tuned.grid, std::move(*pack)});
-  const std::vector<ArgumentDecl> &signature = description->getSignature();
-  for (size_t index = 0; index < signature.size(); ++index) {
-    const std::string &name = signature[index].name;
+  for (const auto &[name, index] : *slots) {
     if (name == "x_ptr")
       prepared->x = index;
     else if (name == "w_ptr")
@@ -201,18 +189,6 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
   return prepared;
 }
 
-// What decides the prepared call besides the four pointers.
-std::string shapeKey(const Call &call) {
-  std::string key;
-  for (const auto &[name, value] : call.sizes)
-    key += name + "=" + std::to_string(value) + ",";
-  for (const auto &[name, value] : call.params)
-    key += name + "=" + std::to_string(value) + ",";
-  for (const auto &[name, value] : call.types)
-    key += name + "=" + value + ",";
-  return key;
-}
-
 } // namespace
 
 Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
@@ -224,19 +200,18 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
     return Status::success();
   int64_t k = arguments.kernelSize;
   Call call;
-  call.sizes = {
-      {"N", n},
-      {"CI", arguments.ci},
-      {"CO", arguments.co},
-      {"V", k * k * k},
-      {"stride_x", arguments.xRowStride ? arguments.xRowStride : arguments.ci},
-      {"stride_y", arguments.yRowStride ? arguments.yRowStride : arguments.co}};
+  call.sizes = {{"N", n},
+                {"CI", arguments.ci},
+                {"CO", arguments.co},
+                {"V", k * k * k},
+                {"stride_x", arguments.xStride()},
+                {"stride_y", arguments.yStride()}};
   call.types = {{"DTYPE", dtypeName(arguments.dtype)}};
   call.params = {{"HAS_BIAS", arguments.bias.address ? 1 : 0},
                  {"ALLOW_TF32", arguments.allowTf32 ? 1 : 0}};
   // The maps differ by dilation, the kernel does not.
   std::string key =
-      shapeKey(call) + "dilation=" + std::to_string(arguments.dilation);
+      callKey(call) + ",dilation=" + std::to_string(arguments.dilation);
   auto found = tensor.convs_.find(key);
   if (found == tensor.convs_.end()) {
     Result<std::unique_ptr<PreparedConv>> prepared =

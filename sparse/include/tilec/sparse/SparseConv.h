@@ -62,6 +62,9 @@ public:
   /// (from the stage cache). A failed compile is reported by the launch.
   void precompile(const std::vector<std::pair<std::string, Call>> &calls);
 
+  /// Waits for `stream` (a checked cuStreamSynchronize).
+  Status synchronize(CUstream stream) const;
+
   /// A device buffer of at least `bytes` for one operation's temporaries,
   /// grown as needed and reused by the next operation (each ends with its
   /// stream synchronized).
@@ -154,6 +157,9 @@ struct ConvArguments {
   rt::DevicePtr x, weight, bias, y;
   int64_t ci = 0, co = 0;
   int64_t xRowStride = 0, yRowStride = 0;
+  /// The row strides in effect: the given ones, else dense rows.
+  int64_t xStride() const { return xRowStride ? xRowStride : ci; }
+  int64_t yStride() const { return yRowStride ? yRowStride : co; }
   int kernelSize = 3, dilation = 1;
   DType dtype = DType::F16;
   bool allowTf32 = false;

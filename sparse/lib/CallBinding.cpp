@@ -1,0 +1,46 @@
+//===- CallBinding.cpp - A call's key and its integer arguments -----------===//
+
+#include "CallBinding.h"
+
+#include <algorithm>
+
+namespace tilec::sparse {
+
+std::string callKey(const Call &call) {
+  std::string key;
+  for (const auto &[name, value] : call.sizes)
+    key += "," + name + "=" + std::to_string(value);
+  for (const auto &[name, value] : call.params)
+    key += ",@" + name + "=" + std::to_string(value);
+  for (const auto &[name, value] : call.types)
+    key += ",:" + name + "=" + value;
+  return key;
+}
+
+Result<std::vector<std::pair<std::string, size_t>>>
+bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
+                     const Call &call) {
+  const std::string &kernel = description.getName();
+  auto integers = description.evaluateIntegerArguments(call);
+  if (!integers)
+    return integers.status().withContext(kernel);
+  std::vector<std::pair<std::string, size_t>> pointers;
+  const std::vector<ArgumentDecl> &signature = description.getSignature();
+  for (size_t index = 0; index < signature.size(); ++index) {
+    const ArgumentDecl &argument = signature[index];
+    if (argument.type.rfind("ptr<", 0) == 0) {
+      pointers.emplace_back(argument.name, index);
+      continue;
+    }
+    auto value = std::find_if(
+        integers->begin(), integers->end(),
+        [&](const auto &entry) { return entry.first == argument.name; });
+    if (value == integers->end())
+      return Status::error(kernel + ": no value for " + argument.name);
+    if (Status status = pack.setInt(index, value->second); !status.ok())
+      return status.withContext(kernel + " argument " + argument.name);
+  }
+  return pointers;
+}
+
+} // namespace tilec::sparse

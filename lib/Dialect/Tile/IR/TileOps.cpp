@@ -327,16 +327,27 @@ static bool needsIntegers(ReduceKind kind) {
          kind == ReduceKind::UMin;
 }
 
+/// What reduce and scan check alike: the axis is one of the source's, and
+/// an integer-only kind (`what` names the op in the message) gets integers.
+static LogicalResult verifyAxisAndKind(Operation *op, RankedTensorType srcType,
+                                       int64_t axis, ReduceKind kind,
+                                       StringRef what) {
+  if (axis < 0 || axis >= srcType.getRank())
+    return op->emitOpError() << "axis " << axis << " is out of range [0, "
+                             << srcType.getRank() << ")";
+  Type elem = srcType.getElementType();
+  if (needsIntegers(kind) && !elem.isInteger())
+    return op->emitOpError() << what << " '" << stringifyReduceKind(kind)
+                             << "' needs integer elements, got " << elem;
+  return success();
+}
+
 LogicalResult ReduceOp::verify() {
   auto srcType = cast<RankedTensorType>(getSrc().getType());
   int64_t axis = getAxis();
-  if (axis < 0 || axis >= srcType.getRank())
-    return emitOpError() << "axis " << axis << " is out of range [0, "
-                         << srcType.getRank() << ")";
+  if (failed(verifyAxisAndKind(*this, srcType, axis, getKind(), "reduction")))
+    return failure();
   Type elem = srcType.getElementType();
-  if (needsIntegers(getKind()) && !elem.isInteger())
-    return emitOpError() << "reduction '" << stringifyReduceKind(getKind())
-                         << "' needs integer elements, got " << elem;
   Type resultType = getType();
   if (srcType.getRank() == 1) {
     if (resultType != elem)
@@ -365,16 +376,8 @@ LogicalResult ReduceOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ScanOp::verify() {
-  auto srcType = cast<RankedTensorType>(getSrc().getType());
-  int64_t axis = getAxis();
-  if (axis < 0 || axis >= srcType.getRank())
-    return emitOpError() << "axis " << axis << " is out of range [0, "
-                         << srcType.getRank() << ")";
-  Type elem = srcType.getElementType();
-  if (needsIntegers(getKind()) && !elem.isInteger())
-    return emitOpError() << "scan '" << stringifyReduceKind(getKind())
-                         << "' needs integer elements, got " << elem;
-  return success();
+  return verifyAxisAndKind(*this, cast<RankedTensorType>(getSrc().getType()),
+                           getAxis(), getKind(), "scan");
 }
 
 //===----------------------------------------------------------------------===//
@@ -394,17 +397,12 @@ LogicalResult AtomicRMWOp::verify() {
   if (failed(verifyAtomicPointer(*this, getPtr().getType())))
     return failure();
   Type elem = getElementTypeOrSelf(getVal().getType());
-  bool isInt = elem.isInteger(32) || elem.isInteger(64);
-  bool ok = isInt;
-  if (getKind() == AtomicRMWKind::Add || getKind() == AtomicRMWKind::Xchg)
-    ok |= elem.isF32();
-  if (!ok)
+  bool takesF32 =
+      getKind() == AtomicRMWKind::Add || getKind() == AtomicRMWKind::Xchg;
+  if (!elem.isInteger(32) && !elem.isInteger(64) && !(takesF32 && elem.isF32()))
     return emitOpError() << "atomic '" << stringifyAtomicRMWKind(getKind())
                          << "' takes "
-                         << (getKind() == AtomicRMWKind::Add ||
-                                     getKind() == AtomicRMWKind::Xchg
-                                 ? "i32, i64 or f32"
-                                 : "i32 or i64")
+                         << (takesF32 ? "i32, i64 or f32" : "i32 or i64")
                          << ", got " << elem;
   return success();
 }

@@ -32,6 +32,8 @@ const char *getConfigSourceName(ConfigSource source) {
     return "cached";
   case ConfigSource::Tuned:
     return "tuned";
+  case ConfigSource::Bundled:
+    return "bundle";
   }
   return "?";
 }
@@ -43,6 +45,15 @@ using Clock = std::chrono::steady_clock;
 double msSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start)
       .count();
+}
+
+// The winner's measured median in an autotune cache entry; 0 when it was
+// not benchmarked.
+double winnerMedianUs(const AutotuneEntry &entry) {
+  for (const ConfigTiming &timing : entry.timings)
+    if (timing.config == entry.config && timing.status == "ok")
+      return timing.medianUs;
+  return 0;
 }
 
 std::string formatUs(double us) {
@@ -432,8 +443,23 @@ Autotuner::Autotuner(KernelProvider &provider, AutotuneCache &cache,
 Result<std::unique_ptr<Autotuner>> Autotuner::create(KernelProvider &provider,
                                                      AutotuneCache &cache,
                                                      AutotuneOptions options) {
-  if (Status status = cache.load(); !status.ok())
-    return status;
+  if (!provider.bundle()) {
+    Result<std::shared_ptr<const KernelBundle>> bundle =
+        bundleFromEnvironment();
+    if (!bundle)
+      return bundle.status();
+    if (*bundle)
+      if (Status status =
+              provider.setBundle(*bundle, bundlePolicyFromEnvironment());
+          !status.ok())
+        return status;
+  }
+  // A strict bundle answers every call: the autotune cache is not read.
+  bool bundleOnly = provider.bundle() &&
+                    provider.bundlePolicy() == BundlePolicy::Strict;
+  if (!bundleOnly)
+    if (Status status = cache.load(); !status.ok())
+      return status;
   Result<PinnedConfigs> pins = PinnedConfigs::fromEnvironment();
   if (!pins)
     return pins.status();
@@ -459,6 +485,18 @@ Result<KernelDescription> Autotuner::describeLocked(const std::string &kernel) {
       return description.status();
     descriptions_.insert_or_assign(kernel, *description);
     return description;
+  }
+  if (const KernelBundle *bundle = provider_.bundle()) {
+    Result<const KernelDescription *> bundled = bundle->description(kernel);
+    if (!bundled)
+      return bundled.status();
+    if (*bundled) {
+      descriptions_.emplace(kernel, **bundled);
+      return **bundled;
+    }
+    if (provider_.bundlePolicy() == BundlePolicy::Strict)
+      return Status::error("kernel '" + kernel + "' is not in " +
+                           bundle->origin());
   }
   if (const KernelDescription *stored =
           cache_.findDescription(deviceName(), kernel)) {
@@ -568,6 +606,29 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     return chooseLoaded(ConfigSource::Pinned, std::move(*config), "", "");
   }
 
+  if (const KernelBundle *bundle = provider_.bundle()) {
+    if (const BundleSelection *selection = bundle->findSelection(
+            deviceName(), provider_.target(), kernel, *key)) {
+      Result<Config> config =
+          Config::parse(bundle->cubins()[selection->cubin].config);
+      if (!config)
+        return config.status().withContext(bundle->origin() + ", " + kernel +
+                                           " " + *key);
+      step("bundle");
+      Result<TuneResult> chosen =
+          chooseLoaded(ConfigSource::Bundled, std::move(*config), "", "");
+      if (chosen)
+        chosen_[memoKey].medianUs = chosen->medianUs = selection->medianUs;
+      return chosen;
+    }
+    if (provider_.bundlePolicy() == BundlePolicy::Strict)
+      return Status::error(
+          "no winner for " + kernel + " " + *key + " on " + deviceName() +
+          " in " + bundle->origin() +
+          " (warm up and pack a workload that includes this call, or set "
+          "TILEC_BUNDLE_FALLBACK=1 to use the caches and the compiler)");
+  }
+
   if (!options_.force) {
     if (const AutotuneEntry *entry = cache_.find(deviceName(), kernel, *key)) {
       Result<Config> config = Config::parse(entry->config);
@@ -575,8 +636,12 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
         return config.status().withContext("autotune cache " + cache_.path() +
                                            ", " + kernel + " " + *key);
       step("lookup");
-      return chooseLoaded(ConfigSource::Cached, std::move(*config),
-                          entry->cubinKey, entry->metadataJson);
+      Result<TuneResult> chosen =
+          chooseLoaded(ConfigSource::Cached, std::move(*config),
+                       entry->cubinKey, entry->metadataJson);
+      if (chosen)
+        chosen_[memoKey].medianUs = chosen->medianUs = winnerMedianUs(*entry);
+      return chosen;
     }
     step("lookup");
   }
@@ -585,11 +650,9 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     return Status::error("no tuned config for " + kernel + " " + *key + " on " +
                          deviceName() + " in " + cache_.path() +
                          ", and no compiler to tune with");
-  if (!inputs)
-    return Status::error("no tuned config for " + kernel + " " + *key + " on " +
-                         deviceName() + ", and no inputs to tune with");
   Result<TuneResult> tuned =
-      tune(*description, call, *key, specialization, inputs);
+      inputs ? tune(*description, call, *key, specialization, inputs)
+             : adoptOnlyCandidate(*description, call, *key, specialization);
   if (!tuned)
     return tuned.status();
   step("tune");
@@ -1016,6 +1079,7 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   if (!result)
     return result.status();
   result->flops = (*problem)->flops();
+  result->medianUs = result->timings[result->winnerIndex].medianUs;
   result->compileMs = pool.compileMs();
   result->inputsMs = inputsMs;
   result->benchmarkMs = benchmarking.benchmarkMs();
@@ -1030,6 +1094,63 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
       result->persistWarning = status.message();
   }
   result->totalMs = msSince(start);
+  return result;
+}
+
+// A kernel with a single candidate has nothing to choose between: the
+// candidate is compiled, checked against the device and recorded as the
+// winner without a benchmark, so that a call without inputs (the sparse
+// convolution's map kernels) still leaves its cubin's key in the autotune
+// cache for `tilec pack`.
+Result<TuneResult>
+Autotuner::adoptOnlyCandidate(const KernelDescription &description,
+                              const Call &call, const std::string &key,
+                              const Specialization &specialization) {
+  const std::string &kernel = description.getName();
+  Clock::time_point start = Clock::now();
+  Result<std::vector<Candidate>> candidates = collectCandidates(
+      description,
+      options_.configs.empty() ? description.getConfigs() : options_.configs,
+      call);
+  if (!candidates)
+    return candidates.status();
+  if (candidates->size() != 1)
+    return Status::error("no tuned config for " + kernel + " " + key + " on " +
+                         deviceName() + ", and no inputs to tune its " +
+                         std::to_string(candidates->size()) + " candidates with");
+  Candidate &only = candidates->front();
+  compileCandidate(provider_, kernel, specialization, only);
+  pruneCandidate(only, provider_.context().properties());
+  if (only.timing.status != "ok")
+    return Status::error(kernel + " " + only.text + " " + only.timing.status +
+                         ": " + only.timing.reason);
+  Result<std::shared_ptr<const Kernel>> loaded = provider_.load(only.artifact);
+  if (!loaded)
+    return loaded.status().withContext(kernel + " " + only.text);
+  Result<Dim3> grid = description.evaluateGrid(only.config, call);
+  if (!grid)
+    return grid.status();
+  only.timing.status = "only";
+  only.timing.reason = "the only candidate: not benchmarked";
+  TuneResult result;
+  result.kernelName = kernel;
+  result.key = key;
+  result.source = ConfigSource::Tuned;
+  result.config = only.config;
+  result.kernel = *loaded;
+  result.grid = *grid;
+  result.timings = {only.timing};
+  result.winnerIndex = 0;
+  result.compileMs = only.timing.compileMs;
+  provider_.insert(kernel, only.config, specialization, result.kernel);
+  if (options_.persist) {
+    AutotuneEntry entry = makeEntry(description, only, result.timings,
+                                    provider_.target(), 0);
+    if (Status status = cache_.store(deviceName(), kernel, key, entry);
+        !status.ok())
+      result.persistWarning = status.message();
+  }
+  result.totalMs = msSince(start);
   return result;
 }
 

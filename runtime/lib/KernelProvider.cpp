@@ -51,17 +51,32 @@ KernelProvider::compile(const std::string &kernel, const Config &config,
   return artifact;
 }
 
+Status KernelProvider::setBundle(std::shared_ptr<const KernelBundle> bundle,
+                                 BundlePolicy policy) {
+  if (bundle)
+    if (Status status = bundle->checkTarget(target_); !status.ok())
+      return status;
+  bundle_ = std::move(bundle);
+  bundlePolicy_ = policy;
+  return Status::success();
+}
+
 Result<std::shared_ptr<const Kernel>>
 KernelProvider::load(const CompiledArtifact &artifact) const {
-  Result<CompileMetadata> metadata =
-      CompileMetadata::parse(artifact.metadataJson);
+  return load(artifact.cubin, artifact.metadataJson);
+}
+
+Result<std::shared_ptr<const Kernel>>
+KernelProvider::load(std::string_view cubin,
+                     const std::string &metadataJson) const {
+  Result<CompileMetadata> metadata = CompileMetadata::parse(metadataJson);
   if (!metadata)
     return metadata.status().withContext("compile json");
   if (metadata->target != target_)
     return Status::error("the kernel was compiled for " + metadata->target +
                          ", the device is " + target_);
-  Result<std::shared_ptr<Module>> module = Module::loadCubin(
-      *context_, artifact.cubin.data(), artifact.cubin.size());
+  Result<std::shared_ptr<Module>> module =
+      Module::loadCubin(*context_, cubin.data(), cubin.size());
   if (!module)
     return module.status().withContext("loading " + metadata->name);
   Result<Kernel> kernel =
@@ -93,6 +108,36 @@ KernelProvider::getCached(const std::string &kernel, const Config &config,
   if (entry->kernel) {
     times.memoized = true;
     return entry->kernel;
+  }
+
+  if (bundle_) {
+    auto start = std::chrono::steady_clock::now();
+    if (const BundleCubin *cubin = bundle_->findCubin(
+            kernel, config.str(), specialization.str(), target_)) {
+      Result<std::string_view> data = bundle_->cubinData(*cubin);
+      times.cacheReadUs = usSince(start);
+      if (!data)
+        return data.status();
+      start = std::chrono::steady_clock::now();
+      Result<std::shared_ptr<const Kernel>> loaded =
+          load(*data, cubin->metadataJson);
+      times.moduleLoadUs = usSince(start);
+      if (!loaded)
+        return loaded.status().withContext(bundle_->origin() + ", " + kernel +
+                                           " " + config.str());
+      entry->kernel = *loaded;
+      times.fromBundle = true;
+      std::lock_guard<std::mutex> countLock(mutex_);
+      ++bundleLoads_;
+      return entry->kernel;
+    }
+    if (bundlePolicy_ == BundlePolicy::Strict)
+      return Status::error(
+          kernel + " " + config.str() +
+          (specialization.empty() ? "" : " [" + specialization.str() + "]") +
+          " for " + target_ + " is not in " + bundle_->origin() +
+          " (pack a workload that includes this call, or set "
+          "TILEC_BUNDLE_FALLBACK=1 to compile what the bundle lacks)");
   }
 
   std::string cacheProblem;
@@ -158,6 +203,11 @@ int KernelProvider::compileCount() const {
 int KernelProvider::cachedLoadCount() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return cachedLoads_;
+}
+
+int KernelProvider::bundleLoadCount() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return bundleLoads_;
 }
 
 } // namespace tilec::rt

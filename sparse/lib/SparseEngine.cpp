@@ -89,23 +89,21 @@ Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
   std::string key = planKey(kernel, call);
   if (auto found = plans_.find(key); found != plans_.end())
     return found->second.get();
-  Result<Resolved> resolved = resolve(autotuner_, kernel, call);
-  if (!resolved)
-    return resolved.status();
-  const KernelDescription &description = resolved->description;
-  Result<GridSize> grid = description.evaluateGrid(resolved->config, call);
-  if (!grid)
-    return grid.status().withContext(kernel);
-  Result<std::shared_ptr<const rt::Kernel>> loaded = provider_.get(
-      kernel, resolved->config, description.specializationOf(call));
-  if (!loaded)
-    return loaded.status();
-  Result<rt::ArgPack> pack = (*loaded)->makeArgPack();
+  // Through the autotuner, so that the map kernel's config and cubin key
+  // land in the autotune cache (and a bundle can serve them) like a tuned
+  // kernel's: a kernel with a single candidate is recorded, not benchmarked.
+  Result<rt::TuneResult> selected = autotuner_.select(kernel, call);
+  if (!selected)
+    return selected.status();
+  Result<KernelDescription> description = autotuner_.describe(kernel);
+  if (!description)
+    return description.status();
+  Result<rt::ArgPack> pack = selected->kernel->makeArgPack();
   if (!pack)
     return pack.status();
-  auto plan = std::make_unique<LaunchPlan>(
-      LaunchPlan{*loaded, *grid, std::move(*pack), {}});
-  auto pointers = bindIntegerArguments(plan->pack, description, call);
+  auto plan = std::make_unique<LaunchPlan>(LaunchPlan{
+      selected->kernel, selected->grid, std::move(*pack), {}});
+  auto pointers = bindIntegerArguments(plan->pack, *description, call);
   if (!pointers)
     return pointers.status();
   plan->pointers = std::move(*pointers);
@@ -129,6 +127,11 @@ void SparseEngine::precompile(
       continue;
     Specialization specialization =
         resolved->description.specializationOf(call);
+    // A bundle's cubin loads without compiling.
+    if (const rt::KernelBundle *bundle = provider_.bundle();
+        bundle && bundle->findCubin(kernel, resolved->config.str(),
+                                    specialization.str(), provider_.target()))
+      continue;
     if (seen.insert(kernel + "|" + resolved->config.str() + "|" +
                     specialization.str())
             .second)

@@ -158,11 +158,8 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
     if (!tuned)
       return tuned.status();
     choice.tuned = std::move(*tuned);
-    if (const rt::AutotuneEntry *entry = engine.cache().find(
-            engine.autotuner().deviceName(), kConvKernel, choice.tuned.key))
-      for (const rt::ConfigTiming &timing : entry->timings)
-        if (timing.config == entry->config && timing.status == "ok")
-          choice.medianUs = timing.medianUs;
+    if (choice.tuned.medianUs > 0)
+      choice.medianUs = choice.tuned.medianUs;
     if (!best || choice.medianUs < best->medianUs)
       best = std::move(choice);
   }

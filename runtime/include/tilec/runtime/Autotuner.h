@@ -7,6 +7,9 @@
 //
 //   1. a pinned config (TILEC_PIN_CONFIG or the file TILEC_PIN_FILE): used as
 //      is, nothing is benchmarked or persisted;
+//   1b. the provider's kernel bundle (Bundle.h), under the same key as the
+//      autotune cache; a strict bundle that lacks the key ends the search
+//      with an error naming the kernel and key;
 //   2. the autotune cache (AutotuneCache.h), under the kernel's autotune key
 //      evaluated for the call; its cubin comes from the stage cache when it
 //      is still there, so no compiler is needed;
@@ -213,6 +216,8 @@ enum class ConfigSource {
   // The autotune cache, in this process's memo or on disk.
   Cached,
   Tuned,
+  // A kernel bundle (Bundle.h).
+  Bundled,
 };
 const char *getConfigSourceName(ConfigSource source);
 
@@ -226,6 +231,10 @@ struct TuneResult {
   // Tuned only: every candidate, in declaration order.
   std::vector<ConfigTiming> timings;
   int winnerIndex = -1;
+  // The winner's median kernel time in microseconds as measured when it was
+  // tuned (from this tuning, the autotune cache or a bundle); 0 when it was
+  // never benchmarked (a pin, a kernel with a single candidate).
+  double medianUs = 0;
   double flops = 0;
   // Wall times, milliseconds: the whole select(), the compiles (first
   // submitted to last finished), building the inputs, benchmarking.
@@ -247,15 +256,19 @@ public:
   Autotuner(KernelProvider &provider, AutotuneCache &cache, PinnedConfigs pins,
             AutotuneOptions options = {});
 
-  // Loads the autotune cache from its default path and the pins from the
-  // environment; the usual way to start.
+  // Loads the pins from the environment, the bundle named by $TILEC_BUNDLE
+  // into the provider (unless it has one) and, unless a strict bundle
+  // answers every call, the autotune cache; the usual way to start.
   static Result<std::unique_ptr<Autotuner>>
   create(KernelProvider &provider, AutotuneCache &cache,
          AutotuneOptions options = {});
 
   // The loaded kernel and grid for a call of `kernel` (see the file
   // comment). `inputs` is only needed to tune; without it a key that is not
-  // pinned or cached is an error.
+  // pinned or cached is an error, except for a kernel with a single
+  // candidate: that one is compiled, checked against the device's limits and
+  // recorded in the autotune cache as the winner without being benchmarked
+  // (status "only"), so that a packed bundle includes it too.
   Result<TuneResult> select(const std::string &kernel, const Call &call,
                             const InputsFactory &inputs = {});
 
@@ -272,6 +285,10 @@ private:
                           const Call &call, const std::string &key,
                           const Specialization &specialization,
                           const InputsFactory &inputs);
+  Result<TuneResult> adoptOnlyCandidate(const KernelDescription &description,
+                                        const Call &call,
+                                        const std::string &key,
+                                        const Specialization &specialization);
 
   KernelProvider &provider_;
   AutotuneCache &cache_;

@@ -4,10 +4,11 @@
 //
 // The runtime's memo of loaded kernels: one rt::Kernel per (kernel, config)
 // for the provider's context, loaded at most once. A miss is served, in this
-// order, by the stage cache (when the caller knows the cubin's key, e.g. from
-// the autotune cache: no compiler is involved) and by the KernelCompiler.
-// Without a compiler, a miss that the stage cache cannot serve is an error
-// that says so.
+// order, by a kernel bundle (Bundle.h) when one is set, by the stage cache
+// (when the caller knows the cubin's key, e.g. from the autotune cache: no
+// compiler is involved) and by the KernelCompiler. A bundle with
+// BundlePolicy::Strict serves every miss or reports it; without a compiler,
+// a miss that the stage cache cannot serve is an error that says so.
 //
 // Thread-safe: concurrent get()s of one (kernel, config) compile once; those
 // of different configs compile in parallel (the compiler must allow it).
@@ -17,6 +18,7 @@
 #ifndef TILEC_RUNTIME_KERNELPROVIDER_H
 #define TILEC_RUNTIME_KERNELPROVIDER_H
 
+#include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelCompiler.h"
 #include "tilec/runtime/Module.h"
@@ -45,6 +47,15 @@ public:
   // The device's "sm_XX".
   const std::string &target() const { return target_; }
 
+  // Serves misses from `bundle` first. A bundle without a cubin for this
+  // device's target is refused (nothing is set). With BundlePolicy::Strict a
+  // kernel the bundle lacks is an error naming it; with FallBack it goes on
+  // to the stage cache and the compiler. Set it before the first get().
+  Status setBundle(std::shared_ptr<const KernelBundle> bundle,
+                   BundlePolicy policy);
+  const KernelBundle *bundle() const { return bundle_.get(); }
+  BundlePolicy bundlePolicy() const { return bundlePolicy_; }
+
   // The loaded kernel for (kernel, config, specialization): memoized, else
   // compiled and loaded.
   Result<std::shared_ptr<const Kernel>>
@@ -53,13 +64,15 @@ public:
 
   // Where the time of a get went, for start-up measurements.
   struct LoadStats {
-    // Reading (and checksumming) the cubin from the stage cache.
+    // Reading (and checksumming) the cubin from the stage cache or finding
+    // (and checksumming) it in the bundle.
     double cacheReadUs = 0;
     // Compiling (when the cache could not serve it).
     double compileUs = 0;
     // cuModuleLoadData and Kernel::create.
     double moduleLoadUs = 0;
     bool memoized = false;
+    bool fromBundle = false;
     bool fromStageCache = false;
     bool compiled = false;
   };
@@ -84,16 +97,19 @@ public:
   // it current) without memoizing.
   Result<std::shared_ptr<const Kernel>>
   load(const CompiledArtifact &artifact) const;
+  Result<std::shared_ptr<const Kernel>>
+  load(std::string_view cubin, const std::string &metadataJson) const;
 
   // Memoizes an already loaded kernel (the autotuner's winner).
   void insert(const std::string &kernel, const Config &config,
               const Specialization &specialization,
               std::shared_ptr<const Kernel> loaded);
 
-  // How many kernels get() compiled and how many it loaded from the stage
-  // cache by key, for tests and tools.
+  // How many kernels get() compiled, loaded from the stage cache by key and
+  // loaded from the bundle, for tests and tools.
   int compileCount() const;
   int cachedLoadCount() const;
+  int bundleLoadCount() const;
 
 private:
   struct Slot {
@@ -107,12 +123,15 @@ private:
   const Context *context_;
   KernelCompiler *compiler_;
   std::shared_ptr<StageCache> cache_;
+  std::shared_ptr<const KernelBundle> bundle_;
+  BundlePolicy bundlePolicy_ = BundlePolicy::Strict;
   std::string target_;
 
   mutable std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Slot>> slots_;
   int compiles_ = 0;
   int cachedLoads_ = 0;
+  int bundleLoads_ = 0;
 };
 
 } // namespace tilec::rt

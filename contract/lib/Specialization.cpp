@@ -42,4 +42,33 @@ std::string Specialization::str() const {
   return text;
 }
 
+Result<Specialization> Specialization::parse(std::string_view text) {
+  Specialization specialization;
+  while (!text.empty()) {
+    size_t comma = text.find(',');
+    std::string_view part = text.substr(0, comma);
+    text = comma == std::string_view::npos ? "" : text.substr(comma + 1);
+    auto bad = [&] {
+      return Status::error("specialization: cannot read '" +
+                           std::string(part) + "' (NAME%DIVISOR or NAME=1)");
+    };
+    size_t percent = part.find('%');
+    if (percent != std::string_view::npos && percent > 0) {
+      std::string digits(part.substr(percent + 1));
+      if (digits.empty() ||
+          digits.find_first_not_of("0123456789") != std::string::npos ||
+          digits.size() > 18)
+        return bad();
+      specialization.divisibility[std::string(part.substr(0, percent))] =
+          std::stoll(digits);
+    } else if (part.size() > 2 && part.substr(part.size() - 2) == "=1") {
+      specialization.equalToOne.insert(
+          std::string(part.substr(0, part.size() - 2)));
+    } else {
+      return bad();
+    }
+  }
+  return specialization;
+}
+
 } // namespace tilec

@@ -410,15 +410,6 @@ private:
   std::mutex mutex_;
 };
 
-std::string utcNow() {
-  std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  char buffer[32];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return buffer;
-}
-
 std::string firstLines(const std::string &text, size_t limit) {
   if (text.size() <= limit)
     return text;
@@ -439,6 +430,15 @@ Autotuner::Autotuner(KernelProvider &provider, AutotuneCache &cache,
                      PinnedConfigs pins, AutotuneOptions options)
     : provider_(provider), cache_(cache), pins_(std::move(pins)),
       options_(std::move(options)) {}
+
+std::string utcTimestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
 
 Result<std::unique_ptr<Autotuner>> Autotuner::create(KernelProvider &provider,
                                                      AutotuneCache &cache,
@@ -993,7 +993,7 @@ AutotuneEntry makeEntry(const KernelDescription &description,
   entry.cubinKey = winner.metadata->cubinKey();
   entry.metadataJson = winner.artifact.metadataJson;
   entry.description = description;
-  entry.tunedAt = utcNow();
+  entry.tunedAt = utcTimestamp();
   entry.compilerId = winner.metadata->compilerId;
   entry.budgetMs = budgetMs;
   return entry;

@@ -17,6 +17,7 @@ config.test_exec_root = os.path.join(config.tilec_obj_root, "test", "lit")
 config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "tilec-cache")
 
 config.substitutions.append(("%kernels", os.path.join(config.tilec_src_root, "kernels")))
+config.substitutions.append(("%runtime_include", os.path.join(config.tilec_src_root, "runtime", "include")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

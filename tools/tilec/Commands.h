@@ -19,6 +19,10 @@ int runCache();
 extern llvm::cl::SubCommand benchCommand;
 /// `argv0` locates this executable: the benchmark scripts run it.
 int runBench(const char *argv0);
+extern llvm::cl::SubCommand packCommand;
+int runPack();
+extern llvm::cl::SubCommand bundleCommand;
+int runBundle();
 } // namespace tilec::tool
 
 #endif // TILEC_TOOLS_TILEC_COMMANDS_H

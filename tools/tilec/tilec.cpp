@@ -36,7 +36,11 @@ int main(int argc, char **argv) {
     return tilec::tool::runCache();
   if (tilec::tool::benchCommand)
     return tilec::tool::runBench(argv[0]);
+  if (tilec::tool::packCommand)
+    return tilec::tool::runPack();
+  if (tilec::tool::bundleCommand)
+    return tilec::tool::runBundle();
   llvm::errs() << "tilec: a subcommand is required (compile, run, cache, tune, "
-                  "bench); see tilec --help\n";
+                  "bench, pack, bundle); see tilec --help\n";
   return 2;
 }

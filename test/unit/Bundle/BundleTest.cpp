@@ -1,5 +1,7 @@
 //===- BundleTest.cpp - Kernel bundles: format, checks, lookups -----------===//
 
+#include "SampleBundle.h"
+
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Crc32c.h"
 #include "tilec/runtime/Sha256.h"
@@ -13,58 +15,11 @@
 #include <unistd.h>
 
 namespace rt = tilec::rt;
+using tilec::test::compileJson;
+using tilec::test::descriptionJson;
+using tilec::test::sampleContents;
 
 namespace {
-
-std::string compileJson(const std::string &kernel, const std::string &target) {
-  tilec::CompileMetadata metadata;
-  metadata.name = metadata.kernelName = kernel;
-  metadata.target = target;
-  metadata.numWarps = 4;
-  metadata.signature = {{"x", "ptr<f32>"}, {"n", "i32"}};
-  return metadata.toJson();
-}
-
-std::string descriptionJson(const std::string &kernel) {
-  return tilec::KernelDescription(kernel, "kernels/" + kernel + ".cpp", 3)
-      .param(tilec::MetaParameter("BLOCK").powerOfTwo())
-      .arg(tilec::pointer("x", "f32"))
-      .arg(tilec::scalar("n", "i32"))
-      .key("LOG2_N", "ceil(log2(n))")
-      .candidate("BLOCK=128")
-      .candidate("BLOCK=256")
-      .grid({"cdiv(n, BLOCK)"})
-      .toJson();
-}
-
-// Two kernels, three cubins (one for another target), three selections.
-rt::KernelBundle::Contents sampleContents() {
-  rt::KernelBundle::Contents contents;
-  contents.createdAt = "2026-12-01T12:00:00Z";
-  contents.packedBy = "tilec test";
-  contents.kernels = {{"scale", descriptionJson("scale")},
-                      {"shift", descriptionJson("shift")}};
-  auto cubin = [](std::string kernel, std::string config, std::string target) {
-    rt::BundleCubin entry;
-    entry.kernel = kernel;
-    entry.config = config;
-    entry.specialization = "n%16";
-    entry.target = target;
-    entry.cubinKey = std::string(64, 'c');
-    entry.metadataJson = compileJson(kernel, target);
-    return entry;
-  };
-  contents.cubins = {cubin("scale", "BLOCK=128,num_warps=4,num_stages=1", "sm_90"),
-                     cubin("shift", "BLOCK=256,num_warps=4,num_stages=1", "sm_90"),
-                     cubin("scale", "BLOCK=128,num_warps=4,num_stages=1", "sm_80")};
-  contents.cubinBytes = {std::string(1000, 'a'), std::string(333, 'b'),
-                         std::string(77, 'c')};
-  contents.selections = {
-      {"NVIDIA H200", "sm_90", "scale", "LOG2_N=20|n%16", 0, 12.5},
-      {"NVIDIA H100", "sm_90", "scale", "LOG2_N=20|n%16", 1 - 1, 13.0},
-      {"NVIDIA H200", "sm_90", "shift", "LOG2_N=10|n%16", 1, 0}};
-  return contents;
-}
 
 std::string encodedSample() {
   return rt::KernelBundle::encode(sampleContents());

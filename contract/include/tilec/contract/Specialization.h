@@ -7,10 +7,13 @@
 #ifndef TILEC_CONTRACT_SPECIALIZATION_H
 #define TILEC_CONTRACT_SPECIALIZATION_H
 
+#include "tilec/contract/Status.h"
+
 #include <cstdint>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace tilec {
 
@@ -34,6 +37,9 @@ struct Specialization {
   restrictedTo(const std::map<std::string, int64_t> &integerArguments) const;
   /// Canonical text, "K%16,M%16,N%16,stride=1"; empty without facts.
   std::string str() const;
+  /// The facts of a str() text (any order); anything else is an error that
+  /// quotes the part it could not read.
+  static Result<Specialization> parse(std::string_view text);
   bool empty() const { return divisibility.empty() && equalToOne.empty(); }
 };
 

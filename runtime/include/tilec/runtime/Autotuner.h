@@ -221,6 +221,10 @@ enum class ConfigSource {
 };
 const char *getConfigSourceName(ConfigSource source);
 
+// The current UTC time as "2026-11-29T12:00:00Z": when an entry was tuned or
+// a bundle packed.
+std::string utcTimestamp();
+
 struct TuneResult {
   std::string kernelName;
   std::string key;

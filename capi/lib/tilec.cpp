@@ -10,6 +10,7 @@
 #include "tilec/JIT/TilecJIT.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/StageCache.h"
@@ -95,8 +96,17 @@ extern "C" {
 const char *tilec_last_error(void) { return lastError.c_str(); }
 
 tilec_status tilec_runtime_create(tilec_runtime **runtime) {
+  return tilec_runtime_create_with_options(nullptr, runtime);
+}
+
+tilec_status
+tilec_runtime_create_with_options(const tilec_runtime_options *options,
+                                  tilec_runtime **runtime) {
   if (!runtime)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "runtime must not be NULL");
+  if (options && options->bundle_path && options->embedded_bundle)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "give a bundle file or an embedded bundle, not both");
   auto created = std::make_unique<tilec_runtime>();
   auto context = rt::Context::create(0);
   if (!context)
@@ -104,11 +114,24 @@ tilec_status tilec_runtime_create(tilec_runtime **runtime) {
   created->context = std::make_unique<rt::Context>(std::move(*context));
   created->stageCache =
       std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
-  jit::JITOptions options;
-  options.cache = created->stageCache;
-  created->compiler = std::make_unique<jit::TilecJIT>(options);
+  jit::JITOptions jitOptions;
+  jitOptions.cache = created->stageCache;
+  created->compiler = std::make_unique<jit::TilecJIT>(jitOptions);
   created->provider = std::make_unique<rt::KernelProvider>(
       *created->context, created->compiler.get(), created->stageCache);
+  if (options && (options->bundle_path || options->embedded_bundle)) {
+    auto bundle =
+        options->bundle_path
+            ? rt::KernelBundle::open(options->bundle_path)
+            : rt::KernelBundle::fromEmbedded(*options->embedded_bundle);
+    if (!bundle)
+      return failFrom(bundle.status(), TILEC_ERROR_INVALID_ARGUMENT);
+    if (tilec::Status status = created->provider->setBundle(
+            *bundle, options->allow_jit ? rt::BundlePolicy::FallBack
+                                        : rt::BundlePolicy::Strict);
+        !status.ok())
+      return failFrom(status, TILEC_ERROR_DEVICE);
+  }
   created->autotuneCache =
       std::make_unique<rt::AutotuneCache>(rt::AutotuneCache::defaultPath());
   rt::AutotuneOptions tuning;

@@ -13,13 +13,19 @@
 //   tilec-startup --kernel matmul --sizes M=4096,N=4096,K=4096 --types
 //   DTYPE=f16
 //                 [--params ALLOW_TF32=1] [--device 0] [--json out.json]
+//                 [--bundle FILE | --embedded]
 //
-// Uses $TILEC_AUTOTUNE_CACHE and $TILEC_CACHE_DIR like tilec tune.
+// Uses $TILEC_AUTOTUNE_CACHE and $TILEC_CACHE_DIR like tilec tune. With
+// --bundle the window opens and checks that bundle file instead and runs
+// from it alone (docs/deploy.md); --embedded, in tilec-startup-embedded (built
+// with -DTILEC_STARTUP_BUNDLE=FILE), wraps the bundle compiled into the
+// binary.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Driver.h"
@@ -29,6 +35,10 @@
 #include "tilec/runtime/StageCache.h"
 
 #include <nlohmann/json.hpp>
+
+#ifdef TILEC_STARTUP_EMBEDDED
+#include "startup_bundle.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -61,7 +71,25 @@ struct Options {
   std::string sizes, types, params;
   int device = 0;
   std::string jsonPath;
+  std::string bundlePath;
+  bool embedded = false;
 };
+
+// The bundle the run uses, or null when it runs from the caches.
+tilec::Result<std::shared_ptr<const rt::KernelBundle>>
+openBundle(const Options &options) {
+  if (options.embedded) {
+#ifdef TILEC_STARTUP_EMBEDDED
+    return rt::KernelBundle::fromEmbedded(*startup_bundle_bundle());
+#else
+    return tilec::Status::error("--embedded: this binary has no bundle "
+                                "compiled in (tilec-startup-embedded has)");
+#endif
+  }
+  if (!options.bundlePath.empty())
+    return rt::KernelBundle::open(options.bundlePath);
+  return std::shared_ptr<const rt::KernelBundle>();
+}
 
 bool parseOptions(int argc, char **argv, Options &options) {
   for (int i = 1; i < argc; ++i) {
@@ -72,6 +100,10 @@ bool parseOptions(int argc, char **argv, Options &options) {
       out = argv[++i];
       return true;
     };
+    if (arg == "--embedded") {
+      options.embedded = true;
+      continue;
+    }
     std::string device;
     if (arg == "--kernel"   ? !value(options.kernel)
         : arg == "--sizes"  ? !value(options.sizes)
@@ -79,11 +111,12 @@ bool parseOptions(int argc, char **argv, Options &options) {
         : arg == "--params" ? !value(options.params)
         : arg == "--json"   ? !value(options.jsonPath)
         : arg == "--device" ? !value(device)
+        : arg == "--bundle" ? !value(options.bundlePath)
                             : true) {
       std::fprintf(stderr,
                    "usage: tilec-startup --kernel NAME [--sizes M=..,N=..] "
                    "[--types DTYPE=f16] [--params NAME=V] [--device N] "
-                   "[--json FILE]\n");
+                   "[--json FILE] [--bundle FILE | --embedded]\n");
       return false;
     }
     if (!device.empty())
@@ -136,12 +169,27 @@ int main(int argc, char **argv) {
   double contextUs = usSince(start);
 
   // The program's tensors, before its first call. Without a compiler the
-  // kernel's description comes from the autotune cache that tuned it.
+  // kernel's description comes from the bundle, else the autotune cache
+  // that tuned it.
   rt::AutotuneCache descriptions(rt::AutotuneCache::defaultPath());
-  if (tilec::Status status = descriptions.load(); !status.ok())
-    return fail(status.message());
-  const tilec::KernelDescription *description =
-      descriptions.findDescription(context->properties().name, options.kernel);
+  auto inputsBundle = openBundle(options);
+  if (!inputsBundle)
+    return fail(inputsBundle.message());
+  const tilec::KernelDescription *description = nullptr;
+  if (*inputsBundle) {
+    auto bundled = (*inputsBundle)->description(options.kernel);
+    if (!bundled)
+      return fail(bundled.message());
+    if (!*bundled)
+      return fail((*inputsBundle)->origin() + " has no kernel " +
+                  options.kernel);
+    description = *bundled;
+  } else {
+    if (tilec::Status status = descriptions.load(); !status.ok())
+      return fail(status.message());
+    description = descriptions.findDescription(context->properties().name,
+                                               options.kernel);
+  }
   if (!description)
     return fail("the autotune cache " + descriptions.path() +
                 " has no entry of " + options.kernel + " for " +
@@ -170,13 +218,26 @@ int main(int argc, char **argv) {
     stepStart = Clock::now();
   };
   rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
-  auto stageCache =
-      std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
+  auto bundle = openBundle(options);
+  if (!bundle)
+    return fail(bundle.message());
+  // A deployed program from a bundle has no cache directory at all.
+  auto stageCache = *bundle ? nullptr
+                            : std::make_shared<rt::StageCache>(
+                                  rt::StageCache::defaultDirectory());
   rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
+  if (*bundle) {
+    if (tilec::Status status =
+            provider.setBundle(*bundle, rt::BundlePolicy::Strict);
+        !status.ok())
+      return fail(status.message());
+    step(options.embedded ? "wrap the embedded bundle"
+                          : "open + check the bundle file");
+  }
   auto autotuner = rt::Autotuner::create(provider, cache);
   if (!autotuner)
     return fail(autotuner.message());
-  step("load autotune cache + pins");
+  step(*bundle ? "pins" : "load autotune cache + pins");
   auto selected = (*autotuner)->select(options.kernel, call);
   if (!selected)
     return fail(selected.message());
@@ -222,6 +283,10 @@ int main(int argc, char **argv) {
   std::sort(kernelUs.begin(), kernelUs.end());
   double kernelMedianUs = kernelUs[kernelUs.size() / 2];
   bool fromStageCache = provider.cachedLoadCount() == 1;
+  bool fromBundle = provider.bundleLoadCount() == 1;
+  const char *cubinSource = fromBundle       ? "from the bundle"
+                            : fromStageCache ? "from the stage cache"
+                                             : "memoized";
 
   const rt::DeviceProperties &device = context->properties();
   std::printf("tilec-startup: %s [%s] on %s (%s)\n", options.kernel.c_str(),
@@ -240,7 +305,7 @@ int main(int argc, char **argv) {
               kernelMedianUs, firstCallUs - kernelMedianUs);
   std::printf("config %s (%s), cubin %s\n", selected->config.str().c_str(),
               rt::getConfigSourceName(selected->source),
-              fromStageCache ? "from the stage cache" : "memoized");
+              cubinSource);
 
   if (!options.jsonPath.empty()) {
     nlohmann::ordered_json json;
@@ -250,6 +315,8 @@ int main(int argc, char **argv) {
     json["config"] = selected->config.str();
     json["source"] = rt::getConfigSourceName(selected->source);
     json["cubin_from_stage_cache"] = fromStageCache;
+    json["cubin_source"] = cubinSource;
+    json["bundle"] = options.embedded ? "embedded" : options.bundlePath;
     json["dlopen_ms"] = dlopenUs / 1000;
     json["cuinit_ms"] = cuInitUs / 1000;
     json["context_ms"] = contextUs / 1000;

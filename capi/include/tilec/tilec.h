@@ -58,6 +58,23 @@ TILEC_API const char *tilec_last_error(void);
 typedef struct tilec_runtime tilec_runtime;
 
 TILEC_API tilec_status tilec_runtime_create(tilec_runtime **runtime);
+
+/* A runtime that serves its kernels from a bundle (`tilec pack`,
+ * docs/deploy.md): a bundle file, or a table compiled into the program
+ * (`tilec bundle emit-cpp`; its type is in tilec/runtime/EmbeddedBundle.h).
+ * A bundle that is corrupt or for another GPU is refused here, before any
+ * kernel runs. With allow_jit 0 a call the bundle lacks is an error naming
+ * the kernel and key; with 1 it is tuned and compiled as without a bundle.
+ * Without either bundle this is tilec_runtime_create (which also honours
+ * $TILEC_BUNDLE). */
+struct tilec_embedded_bundle;
+typedef struct tilec_runtime_options {
+  const char *bundle_path;
+  const struct tilec_embedded_bundle *embedded_bundle;
+  int allow_jit;
+} tilec_runtime_options;
+TILEC_API tilec_status tilec_runtime_create_with_options(
+    const tilec_runtime_options *options, tilec_runtime **runtime);
 TILEC_API void tilec_runtime_destroy(tilec_runtime *runtime);
 
 /*----------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/tilec.h"
+#include "tilec/runtime/EmbeddedBundle.h"
 
 #include <gtest/gtest.h>
 
@@ -37,7 +38,8 @@ protected:
 
 TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
   for (const char *name :
-       {"tilec_last_error", "tilec_runtime_create", "tilec_runtime_destroy",
+       {"tilec_last_error", "tilec_runtime_create",
+        "tilec_runtime_create_with_options", "tilec_runtime_destroy",
         "tilec_sparse_tensor_create", "tilec_sparse_tensor_destroy",
         "tilec_sparse_tensor_build_maps", "tilec_sparse_tensor_active_pairs",
         "tilec_submanifold_conv3d", "tilec_scene_shell", "tilec_scene_uniform",
@@ -82,6 +84,14 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
             TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
             std::string::npos);
+  auto createWith = function<decltype(tilec_runtime_create_with_options)>(
+      "tilec_runtime_create_with_options");
+  tilec_embedded_bundle table = {};
+  tilec_runtime_options options = {"b.bundle", &table, 0};
+  tilec_runtime *runtime = nullptr;
+  EXPECT_EQ(createWith(&options, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("not both"), std::string::npos);
+  EXPECT_EQ(runtime, nullptr);
 }
 
 TEST_F(CApiTest, WithoutAGpuTheRuntimeSaysSo) {

@@ -14,6 +14,7 @@
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/Pack.h"
 #include "tilec/runtime/StageCache.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +22,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace rt = tilec::rt;
 namespace harness = tilec::harness;
@@ -177,6 +179,93 @@ TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
   EXPECT_NE(missing.message().find("no compiler to tune with"),
             std::string::npos)
       << missing.message();
+}
+
+// Tunes a few calls, packs their winners, then runs every call as a deployed
+// program does: no compiler, no stage cache, no autotune cache, the bundle
+// alone.
+TEST_F(AutotuneGpuTest, ABundleServesEveryWinnerAlone) {
+  std::vector<harness::RunRequest> requests = {
+      requestOf("vector_add", {{"n_elements", 1000003}}),
+      requestOf("vector_add", {{"n_elements", 4096}}),
+      requestOf("matmul", {{"M", 320}, {"N", 256}, {"K", 192}},
+                {{"DTYPE", "f16"}}),
+      requestOf("matmul", {{"M", 203}, {"N", 176}, {"K", 208}},
+                {{"DTYPE", "bf16"}})};
+  std::vector<std::string> winners;
+  {
+    tilec::jit::JITOptions jitOptions;
+    jitOptions.cache = stageCache;
+    tilec::jit::TilecJIT compiler(jitOptions);
+    rt::KernelProvider provider(*context, &compiler, stageCache);
+    rt::AutotuneCache cache(cachePath);
+    ASSERT_TRUE(cache.load().ok());
+    rt::Autotuner tuner(provider, cache, {}, fastOptions());
+    for (const harness::RunRequest &request : requests) {
+      auto result = tuner.select(request.kernel->getName(), callOf(request),
+                                 inputsFor(request));
+      ASSERT_TRUE(result.ok()) << result.message();
+      winners.push_back(result->config.str());
+    }
+  }
+  rt::AutotuneCache tuned(cachePath);
+  ASSERT_TRUE(tuned.load().ok());
+  auto packed = rt::packBundle(tuned, stageCache.get(), nullptr, {});
+  ASSERT_TRUE(packed.ok()) << packed.message();
+  EXPECT_EQ(packed->winners.size(), requests.size());
+  auto bundle = rt::KernelBundle::decode(
+      rt::KernelBundle::encode(packed->contents), "tuned.bundle");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+
+  rt::KernelProvider provider(*context, /*compiler=*/nullptr);
+  ASSERT_TRUE(provider.setBundle(*bundle, rt::BundlePolicy::Strict).ok());
+  rt::AutotuneCache none(directory + "/never-written.json");
+  rt::Autotuner tuner(provider, none, {}, fastOptions());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    SCOPED_TRACE(requests[i].kernel->getName());
+    auto result =
+        tuner.select(requests[i].kernel->getName(), callOf(requests[i]));
+    ASSERT_TRUE(result.ok()) << result.message();
+    EXPECT_EQ(result->source, rt::ConfigSource::Bundled);
+    EXPECT_EQ(result->config.str(), winners[i]);
+    EXPECT_GT(result->medianUs, 0);
+    expectCorrect(*result, requests[i]);
+  }
+  EXPECT_EQ(provider.compileCount(), 0);
+  EXPECT_EQ(provider.cachedLoadCount(), 0);
+  EXPECT_EQ(provider.bundleLoadCount(), int(requests.size()));
+  EXPECT_NE(::access((directory + "/never-written.json").c_str(), F_OK), 0);
+
+  // A call the bundle lacks is an error naming the kernel and the key.
+  harness::RunRequest other = requestOf("vector_add", {{"n_elements", 100}});
+  auto missing = tuner.select("vector_add", callOf(other));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.message().find("no winner for vector_add LOG2_N=7"),
+            std::string::npos)
+      << missing.message();
+  EXPECT_NE(missing.message().find("bundle tuned.bundle"), std::string::npos);
+  // So is a config it lacks, asked for directly.
+  auto config = tilec::Config::parse("BLOCK=128,num_warps=1");
+  ASSERT_TRUE(config.ok());
+  auto direct = provider.get("vector_add", *config);
+  ASSERT_FALSE(direct.ok());
+  EXPECT_NE(direct.message().find("is not in bundle tuned.bundle"),
+            std::string::npos)
+      << direct.message();
+
+  // With the fallback allowed and a compiler linked, it is tuned instead.
+  tilec::jit::JITOptions jitOptions;
+  jitOptions.cache = stageCache;
+  tilec::jit::TilecJIT compiler(jitOptions);
+  rt::KernelProvider fallback(*context, &compiler, stageCache);
+  ASSERT_TRUE(fallback.setBundle(*bundle, rt::BundlePolicy::FallBack).ok());
+  rt::AutotuneCache fresh(directory + "/fallback.json");
+  rt::Autotuner fallbackTuner(fallback, fresh, {}, fastOptions());
+  auto tuned100 =
+      fallbackTuner.select("vector_add", callOf(other), inputsFor(other));
+  ASSERT_TRUE(tuned100.ok()) << tuned100.message();
+  EXPECT_EQ(tuned100->source, rt::ConfigSource::Tuned);
+  expectCorrect(*tuned100, other);
 }
 
 TEST_F(AutotuneGpuTest, MatmulWinnersAreCorrect) {

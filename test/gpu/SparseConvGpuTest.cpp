@@ -15,6 +15,7 @@
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/Pack.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
@@ -23,6 +24,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 namespace rt = tilec::rt;
 namespace harness = tilec::harness;
@@ -272,6 +274,59 @@ TEST_F(SparseConvGpuTest, ConvolutionMatchesFloat64) {
   expectConvMatches(sparse::denseScene(10), 16, 16, 5, DType::F16, false,
                     false);
   expectConvMatches(sparse::shellScene(20), 32, 32, 3, DType::F32, true, false);
+}
+
+// The convolution and its map kernels from a bundle alone: tuned through the
+// JIT, packed, then run by an engine with no compiler and no caches.
+TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
+  using sparse::DType;
+  sparse::VoxelCloud cloud = sparse::shellScene(24);
+  expectConvMatches(cloud, 32, 32, 3, DType::F16, false, true);
+  auto packed = rt::packBundle(*cache, stageCache.get(), nullptr, {});
+  ASSERT_TRUE(packed.ok()) << packed.message();
+  auto bundle = rt::KernelBundle::decode(
+      rt::KernelBundle::encode(packed->contents), "conv.bundle");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  // Both row blocks' kernels and every map kernel are in it.
+  std::set<std::string> kernels;
+  for (const rt::BundleSelection &selection : (*bundle)->selections())
+    kernels.insert(selection.kernel);
+  for (const char *kernel :
+       {"sparse_conv_fwd", "voxel_hash_insert", "voxel_neighbours",
+        "radix_histogram", "exclusive_scan", "radix_scatter",
+        "neighbour_transpose", "block_offsets"})
+    EXPECT_TRUE(kernels.count(kernel)) << kernel;
+
+  engine.reset();
+  autotuner.reset();
+  provider = std::make_unique<rt::KernelProvider>(*context, nullptr);
+  ASSERT_TRUE(provider->setBundle(*bundle, rt::BundlePolicy::Strict).ok());
+  cache = std::make_unique<rt::AutotuneCache>(directory + "/none.json");
+  autotuner = std::make_unique<rt::Autotuner>(*provider, *cache,
+                                              rt::PinnedConfigs());
+  engine =
+      std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
+  expectConvMatches(cloud, 32, 32, 3, DType::F16, false, true);
+  EXPECT_EQ(provider->compileCount(), 0);
+  EXPECT_GT(provider->bundleLoadCount(), 8);
+
+  // A layer the bundle lacks is an error naming the kernel.
+  rt::DeviceBuffer coords = upload(cloud.coords);
+  auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
+  ASSERT_TRUE(tensor.ok()) << tensor.message();
+  auto buffer = rt::DeviceBuffer::allocate(*context, cloud.size() * 64 * 4);
+  ASSERT_TRUE(buffer.ok());
+  sparse::ConvArguments arguments;
+  arguments.x = arguments.y = buffer->ptr();
+  arguments.weight = buffer->ptr();
+  arguments.ci = 16;
+  arguments.co = 16;
+  tilec::Status status =
+      sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("no winner for sparse_conv_fwd"),
+            std::string::npos)
+      << status.message();
 }
 
 TEST_F(SparseConvGpuTest, EmptyInputAndSingleVoxel) {

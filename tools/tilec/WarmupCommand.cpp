@@ -295,17 +295,23 @@ Status runConvLayer(WarmupSession &session, const rt::ConvLayer &layer,
   if (Status status = session.engine->synchronize(nullptr); !status.ok())
     return status;
 
-  // The convolution's selections, from the autotuner's memo.
+  // The convolution's selections, from the autotuner's memo (which says
+  // "cached" for whatever this process chose before): where each came from
+  // is read off the autotune cache before and after.
   for (const auto &[kernel, call] : calls) {
     Result<rt::TuneResult> selected = session.autotuner->select(kernel, call);
     if (!selected)
       return selected.status();
+    std::set<std::string> after =
+        cachedKeys(*session.cache, deviceName, kernel);
+    const std::string &key = selected->key;
     std::string source =
         selected->source == rt::ConfigSource::Pinned ? "pinned"
-        : before[kernel].count(selected->key)        ? "cached"
-                                                     : "tuned";
-    result.keys.push_back(
-        {kernel, selected->key, source, selected->config.str()});
+        : before[kernel].count(key)                  ? "cached"
+        : after.count(key)                           ? "tuned"
+        // Served from elsewhere (a bundle), or its store failed (warned).
+                                                     : "not persisted";
+    result.keys.push_back({kernel, key, source, selected->config.str()});
   }
   return Status::success();
 }
@@ -371,29 +377,34 @@ private:
 };
 
 void printTable(const std::vector<EntryResult> &results) {
-  size_t width = 4;
-  for (const EntryResult &result : results)
-    width = std::max(width, result.call->describe().size());
+  size_t callWidth = 4, sourceWidth = 6;
+  for (const EntryResult &result : results) {
+    callWidth = std::max(callWidth, result.call->describe().size());
+    for (const KeyResult &key : result.keys)
+      sourceWidth = std::max(sourceWidth, key.source.size());
+  }
   llvm::outs() << llvm::left_justify("entry", 10)
-               << llvm::left_justify("call", width)
-               << "  source    time s  key\n";
+               << llvm::left_justify("call", callWidth) << "  "
+               << llvm::left_justify("source", sourceWidth)
+               << "    time s  key\n";
   for (const EntryResult &result : results) {
     llvm::outs() << llvm::left_justify(
                         "calls[" + std::to_string(result.index) + "]", 10)
-                 << llvm::left_justify(result.call->describe(), width);
+                 << llvm::left_justify(result.call->describe(), callWidth);
     if (result.failed()) {
-      llvm::outs() << "  failed         -  " << result.error << "\n";
+      llvm::outs() << "  " << llvm::left_justify("failed", sourceWidth)
+                   << "         -  " << result.error << "\n";
       continue;
     }
     for (size_t i = 0; i < result.keys.size(); ++i) {
       const KeyResult &key = result.keys[i];
       if (i > 0)
-        llvm::outs() << llvm::left_justify("", 10 + width);
-      llvm::outs() << "  " << llvm::left_justify(key.source, 6);
+        llvm::outs().indent(10 + callWidth);
+      llvm::outs() << "  " << llvm::left_justify(key.source, sourceWidth);
       if (i == 0)
         llvm::outs() << llvm::format("  %8.3f", result.seconds);
       else
-        llvm::outs() << "          ";
+        llvm::outs().indent(10);
       llvm::outs() << "  " << key.kernel << " " << key.key << "\n";
     }
   }

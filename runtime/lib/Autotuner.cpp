@@ -3,6 +3,7 @@
 #include "tilec/runtime/Autotuner.h"
 
 #include "tilec/runtime/FileIO.h"
+#include "tilec/runtime/Workload.h"
 
 #include <nlohmann/json.hpp>
 
@@ -511,6 +512,7 @@ Result<KernelDescription> Autotuner::describeLocked(const std::string &kernel) {
 Result<TuneResult> Autotuner::select(const std::string &kernel,
                                      const Call &call,
                                      const InputsFactory &inputs) {
+  WorkloadRecorder::process().recordKernelCall(kernel, call);
   std::lock_guard<std::mutex> lock(mutex_);
   Clock::time_point start = Clock::now();
   std::vector<std::pair<std::string, double>> steps;

@@ -4,6 +4,9 @@
 // config (the autotuner tunes sparse_conv_fwd over the other parameters on
 // the call's own data, or serves the autotune cache); the row block whose
 // winner measured fastest runs. The choice is remembered per autotune key.
+// A layer's first call on a tensor is recorded in the workload file when
+// TILEC_RECORD_WORKLOAD is set (tilec/runtime/Workload.h), before the
+// kernel calls it makes, so that `tilec warmup` can replay it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -107,6 +110,29 @@ Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
   return Status::success();
 }
 
+// sparse_conv_fwd's call for a convolution over `voxels` voxels, before a
+// row block (BLOCK_M) is chosen.
+Call convCall(const ConvArguments &arguments, int64_t voxels) {
+  int64_t k = arguments.kernelSize;
+  Call call;
+  call.sizes = {{"N", voxels},
+                {"CI", arguments.ci},
+                {"CO", arguments.co},
+                {"V", k * k * k},
+                {"stride_x", arguments.xStride()},
+                {"stride_y", arguments.yStride()}};
+  call.types = {{"DTYPE", dtypeName(arguments.dtype)}};
+  call.params = {{"HAS_BIAS", arguments.bias.address ? 1 : 0},
+                 {"ALLOW_TF32", arguments.allowTf32 ? 1 : 0}};
+  return call;
+}
+
+// The call of one row block: the maps' blocks are the kernel's.
+Call rowBlockCall(Call call, int64_t rows) {
+  call.params["BLOCK_M"] = rows;
+  return call;
+}
+
 } // namespace
 
 const std::vector<int64_t> &convRowBlocks() {
@@ -142,8 +168,7 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
       return synced;
     Choice choice;
     choice.maps = *maps;
-    choice.call = call;
-    choice.call.params["BLOCK_M"] = rows;
+    choice.call = rowBlockCall(call, rows);
     double flops = 2.0 * double((*maps)->map->activePairs) *
                    double(arguments.ci) * double(arguments.co);
     auto pointers = convPointers(arguments, **maps);
@@ -195,22 +220,13 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   int64_t n = tensor.voxels();
   if (n == 0)
     return Status::success();
-  int64_t k = arguments.kernelSize;
-  Call call;
-  call.sizes = {{"N", n},
-                {"CI", arguments.ci},
-                {"CO", arguments.co},
-                {"V", k * k * k},
-                {"stride_x", arguments.xStride()},
-                {"stride_y", arguments.yStride()}};
-  call.types = {{"DTYPE", dtypeName(arguments.dtype)}};
-  call.params = {{"HAS_BIAS", arguments.bias.address ? 1 : 0},
-                 {"ALLOW_TF32", arguments.allowTf32 ? 1 : 0}};
+  Call call = convCall(arguments, n);
   // The maps differ by dilation, the kernel does not.
   std::string key =
       callKey(call) + ",dilation=" + std::to_string(arguments.dilation);
   auto found = tensor.convs_.find(key);
   if (found == tensor.convs_.end()) {
+    rt::WorkloadRecorder::process().recordConvLayer(convLayerOf(arguments, n));
     Result<std::unique_ptr<PreparedConv>> prepared =
         prepareConv(engine, tensor, arguments, call, stream);
     if (!prepared)
@@ -228,6 +244,52 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
       !status.ok())
     return status;
   return rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
+}
+
+std::vector<std::pair<std::string, Call>>
+convKernelCalls(const ConvArguments &arguments, int64_t voxels) {
+  Call call = convCall(arguments, voxels);
+  std::vector<std::pair<std::string, Call>> calls;
+  for (int64_t rows : convRowBlocks())
+    calls.emplace_back(kConvKernel, rowBlockCall(call, rows));
+  return calls;
+}
+
+rt::ConvLayer convLayerOf(const ConvArguments &arguments, int64_t voxels) {
+  rt::ConvLayer layer;
+  layer.voxels = voxels;
+  layer.inChannels = arguments.ci;
+  layer.outChannels = arguments.co;
+  layer.kernelSize = arguments.kernelSize;
+  layer.dilation = arguments.dilation;
+  layer.dtype = dtypeName(arguments.dtype);
+  layer.bias = arguments.bias.address != 0;
+  layer.allowTf32 = arguments.allowTf32;
+  // WorkloadCall::convCall spells dense rows one way.
+  layer.xRowStride = arguments.xRowStride;
+  layer.yRowStride = arguments.yRowStride;
+  return layer;
+}
+
+Result<ConvArguments> convArgumentsOf(const rt::ConvLayer &layer) {
+  ConvArguments arguments;
+  if (layer.dtype == "f16")
+    arguments.dtype = DType::F16;
+  else if (layer.dtype == "bf16")
+    arguments.dtype = DType::BF16;
+  else if (layer.dtype == "f32")
+    arguments.dtype = DType::F32;
+  else
+    return Status::error("submanifold_conv3d: the dtype must be f16, bf16 or "
+                         "f32, got '" + layer.dtype + "'");
+  arguments.ci = layer.inChannels;
+  arguments.co = layer.outChannels;
+  arguments.xRowStride = layer.xRowStride;
+  arguments.yRowStride = layer.yRowStride;
+  arguments.kernelSize = layer.kernelSize;
+  arguments.dilation = layer.dilation;
+  arguments.allowTf32 = layer.allowTf32;
+  return arguments;
 }
 
 } // namespace tilec::sparse

@@ -57,6 +57,33 @@ VoxelCloud shellScene(int res, int batch) {
   return sortedCloud(std::move(voxels));
 }
 
+VoxelCloud shellSceneOfSize(int64_t voxels) {
+  constexpr int kLargestShell = 256;
+  VoxelCloud cloud;
+  if (voxels <= 0)
+    return cloud;
+  // A res^3 shell holds 3.7 to 3.95 res^2 voxels: start below and grow.
+  int res = static_cast<int>(std::clamp<double>(std::sqrt(voxels / 4.0), 1,
+                                                kLargestShell));
+  while ((cloud = shellScene(res)).size() < voxels && res < kLargestShell)
+    ++res;
+  if (cloud.size() < voxels) {
+    // Copies of the largest shell, one per batch.
+    VoxelCloud shell = std::move(cloud);
+    int64_t batches = (voxels + shell.size() - 1) / shell.size();
+    cloud.coords.clear();
+    cloud.coords.reserve(batches * shell.coords.size());
+    for (int64_t b = 0; b < batches; ++b)
+      for (size_t i = 0; i < shell.coords.size(); i += 4) {
+        cloud.coords.push_back(static_cast<int32_t>(b));
+        cloud.coords.insert(cloud.coords.end(), shell.coords.begin() + i + 1,
+                            shell.coords.begin() + i + 4);
+      }
+  }
+  cloud.coords.resize(voxels * 4);
+  return cloud;
+}
+
 VoxelCloud uniformScene(int64_t count, int res, int batch, uint64_t seed) {
   SceneRandom random(seed);
   int64_t cells = static_cast<int64_t>(res) * res * res;

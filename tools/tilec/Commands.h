@@ -14,6 +14,8 @@ extern llvm::cl::SubCommand runCommand;
 int runRun();
 extern llvm::cl::SubCommand tuneCommand;
 int runTune();
+extern llvm::cl::SubCommand warmupCommand;
+int runWarmup();
 extern llvm::cl::SubCommand cacheCommand;
 int runCache();
 extern llvm::cl::SubCommand benchCommand;

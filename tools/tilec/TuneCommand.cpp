@@ -324,14 +324,7 @@ int runTune() {
   // The autotuner derives the strides the call leaves out from the
   // description, and specializes on them too.
   const tilec::Call &call = request.call;
-  rt::InputsFactory inputs =
-      [&]() -> tilec::Result<std::shared_ptr<const rt::BenchmarkInputs>> {
-    auto problem = harness::buildProblem(*context, request,
-                                         /*withReference=*/false);
-    if (!problem)
-      return problem.status();
-    return std::shared_ptr<const rt::BenchmarkInputs>(std::move(*problem));
-  };
+  rt::InputsFactory inputs = harness::benchmarkInputsFor(*context, request);
   auto result = (*autotuner)->select(kernelName, call, inputs);
   if (!result)
     return fail(result.message());

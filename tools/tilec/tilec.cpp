@@ -32,6 +32,8 @@ int main(int argc, char **argv) {
     return tilec::tool::runRun();
   if (tilec::tool::tuneCommand)
     return tilec::tool::runTune();
+  if (tilec::tool::warmupCommand)
+    return tilec::tool::runWarmup();
   if (tilec::tool::cacheCommand)
     return tilec::tool::runCache();
   if (tilec::tool::benchCommand)

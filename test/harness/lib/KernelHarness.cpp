@@ -164,6 +164,17 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
   return problem;
 }
 
+rt::InputsFactory benchmarkInputsFor(const rt::Context &context,
+                                     RunRequest request) {
+  return [&context, request = std::move(request)]()
+             -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+    auto problem = buildProblem(context, request, /*withReference=*/false);
+    if (!problem)
+      return problem.status();
+    return std::shared_ptr<const rt::BenchmarkInputs>(std::move(*problem));
+  };
+}
+
 Status Problem::bind(rt::ArgPack &pack) const {
   if (pack.size() != arguments.size())
     return Status::error(kernel + " takes " + std::to_string(pack.size()) +

@@ -22,6 +22,7 @@
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/DeviceBuffer.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/Workload.h"
 
 #include <map>
 #include <memory>
@@ -174,6 +175,17 @@ const std::vector<int64_t> &convRowBlocks();
 /// comment); errors name the argument that is wrong.
 Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
                          const ConvArguments &arguments, CUstream stream);
+
+/// The kernel submanifoldConv3d tunes, and its call for each row block of
+/// convRowBlocks() (in that order) over `voxels` voxels: the keys a
+/// convolution fills in the autotune cache.
+std::vector<std::pair<std::string, Call>>
+convKernelCalls(const ConvArguments &arguments, int64_t voxels);
+
+/// The layer a convolution over `voxels` voxels is, as a workload records it
+/// (tilec/runtime/Workload.h), and the arguments of a layer (no buffers).
+rt::ConvLayer convLayerOf(const ConvArguments &arguments, int64_t voxels);
+Result<ConvArguments> convArgumentsOf(const rt::ConvLayer &layer);
 
 } // namespace tilec::sparse
 

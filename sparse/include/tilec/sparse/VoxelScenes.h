@@ -28,6 +28,14 @@ struct VoxelCloud {
 /// `batch` batches.
 VoxelCloud shellScene(int res, int batch = 1);
 
+/// Exactly `voxels` voxels of shells: the first res^3 shell (batch 0), from
+/// res = sqrt(voxels / 4) up, that holds them, cut to its first `voxels` in
+/// raster order (a shell missing a cap); beyond the res 256 shell (252,392
+/// voxels), copies of it in batches 0, 1, ..., the last one cut. A plausible cloud of any size: a surface with a shell's
+/// neighbour counts, as a layer of a point-cloud network meets (what
+/// `tilec warmup` runs an op call's layer on).
+VoxelCloud shellSceneOfSize(int64_t voxels);
+
 /// `count` distinct voxels drawn uniformly from a res^3 grid (per batch,
 /// `count` in each), from `seed`.
 VoxelCloud uniformScene(int64_t count, int res, int batch, uint64_t seed);

@@ -101,6 +101,13 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
                                               const RunRequest &request,
                                               bool withReference);
 
+/// The autotuner's inputs for `request`: its problem built when the tuning
+/// asks for it, without the float64 reference (tilec tune and tilec warmup
+/// benchmark on these). `context` and the request's kernel description must
+/// outlive the factory.
+rt::InputsFactory benchmarkInputsFor(const rt::Context &context,
+                                     RunRequest request);
+
 /// Runs `kernel` for `request` and checks it.
 Result<RunReport> runAndCheck(const rt::Context &context,
                               const rt::Kernel &kernel,

@@ -1,0 +1,116 @@
+//===- WorkloadSparseTest.cpp - What tilec_sparse gives a workload --------===//
+//
+// A convolution's layer as a workload records it and back, the kernel calls
+// a layer makes (the keys it fills), and the shells `tilec warmup` runs a
+// layer on. No GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/sparse/SparseConv.h"
+#include "tilec/sparse/VoxelScenes.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+
+namespace rt = tilec::rt;
+namespace sparse = tilec::sparse;
+
+namespace {
+
+TEST(WorkloadSparseTest, ALayerRoundTripsThroughTheConvolutionsArguments) {
+  sparse::ConvArguments arguments;
+  arguments.ci = 32;
+  arguments.co = 48;
+  arguments.kernelSize = 5;
+  arguments.dilation = 2;
+  arguments.dtype = sparse::DType::F32;
+  arguments.allowTf32 = true;
+  arguments.bias = rt::DevicePtr{0x1000};
+  arguments.yRowStride = 64;
+  rt::ConvLayer layer = sparse::convLayerOf(arguments, 1234);
+  EXPECT_EQ(layer.voxels, 1234);
+  EXPECT_EQ(layer.inChannels, 32);
+  EXPECT_EQ(layer.outChannels, 48);
+  EXPECT_EQ(layer.kernelSize, 5);
+  EXPECT_EQ(layer.dilation, 2);
+  EXPECT_EQ(layer.dtype, "f32");
+  EXPECT_TRUE(layer.bias);
+  EXPECT_TRUE(layer.allowTf32);
+  EXPECT_EQ(layer.xRowStride, 0);
+  EXPECT_EQ(layer.yRowStride, 64);
+
+  auto back = sparse::convArgumentsOf(layer);
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->ci, 32);
+  EXPECT_EQ(back->co, 48);
+  EXPECT_EQ(back->kernelSize, 5);
+  EXPECT_EQ(back->dilation, 2);
+  EXPECT_EQ(back->dtype, sparse::DType::F32);
+  EXPECT_TRUE(back->allowTf32);
+  EXPECT_EQ(back->yStride(), 64);
+  EXPECT_EQ(back->xStride(), 32);
+  // Buffers are the caller's.
+  EXPECT_EQ(back->x.address, 0u);
+  EXPECT_EQ(back->bias.address, 0u);
+
+  layer.dtype = "f64";
+  auto bad = sparse::convArgumentsOf(layer);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.message(),
+            "submanifold_conv3d: the dtype must be f16, bf16 or f32, got 'f64'");
+}
+
+TEST(WorkloadSparseTest, ALayerCallsTheConvolutionKernelOncePerRowBlock) {
+  sparse::ConvArguments arguments;
+  arguments.ci = 64;
+  arguments.co = 32;
+  arguments.bias = rt::DevicePtr{0x1000};
+  auto calls = sparse::convKernelCalls(arguments, 64160);
+  ASSERT_EQ(calls.size(), sparse::convRowBlocks().size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const auto &[kernel, call] = calls[i];
+    EXPECT_EQ(kernel, "sparse_conv_fwd");
+    EXPECT_EQ(call.params.at("BLOCK_M"), sparse::convRowBlocks()[i]);
+    EXPECT_EQ(call.params.at("HAS_BIAS"), 1);
+    EXPECT_EQ(call.params.at("ALLOW_TF32"), 0);
+    EXPECT_EQ(call.types.at("DTYPE"), "f16");
+    EXPECT_EQ(call.sizes, (std::map<std::string, int64_t>{{"CI", 64},
+                                                          {"CO", 32},
+                                                          {"N", 64160},
+                                                          {"V", 27},
+                                                          {"stride_x", 64},
+                                                          {"stride_y", 32}}));
+  }
+}
+
+TEST(WorkloadSparseTest, ShellsOfAnySizeHaveExactlyThatManyDistinctVoxels) {
+  for (int64_t voxels : {1, 2, 27, 1000, 15192, 64160, 64161, 252392, 252393,
+                         600000}) {
+    SCOPED_TRACE(voxels);
+    sparse::VoxelCloud cloud = sparse::shellSceneOfSize(voxels);
+    ASSERT_EQ(cloud.size(), voxels);
+    std::vector<std::array<int32_t, 4>> list;
+    for (int64_t i = 0; i < voxels; ++i) {
+      std::array<int32_t, 4> voxel;
+      std::copy_n(cloud.coords.begin() + 4 * i, 4, voxel.begin());
+      for (int32_t c : voxel)
+        ASSERT_TRUE(c >= 0 && c < 65536);
+      list.push_back(voxel);
+    }
+    // Raster order, each voxel once.
+    EXPECT_TRUE(std::is_sorted(list.begin(), list.end()));
+    EXPECT_EQ(std::adjacent_find(list.begin(), list.end()), list.end());
+  }
+  // The bench's shells are the ones of their size.
+  EXPECT_EQ(sparse::shellSceneOfSize(64160).coords, sparse::shellScene(128).coords);
+  EXPECT_EQ(sparse::shellSceneOfSize(15192).coords, sparse::shellScene(64).coords);
+  // Beyond the res-256 shell: copies of it in further batches.
+  sparse::VoxelCloud large = sparse::shellSceneOfSize(600000);
+  EXPECT_EQ(large.coords[4 * 252392], 1);
+  EXPECT_EQ(large.coords[4 * (600000 - 1)], 2);
+  EXPECT_TRUE(sparse::shellSceneOfSize(0).coords.empty());
+}
+
+} // namespace

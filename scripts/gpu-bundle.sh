@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
-targets=(tilec tilec-startup KernelGpuTest AutotuneGpuTest SparseConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
+targets=(tilec tilec-startup tilec-replay KernelGpuTest AutotuneGpuTest SparseConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build_dir" -G Ninja -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
@@ -17,7 +17,8 @@ for target in "${targets[@]}"; do
 done
 # The C API for Python (`tilec bench spconv` finds it at bin/../lib).
 cp "$build_dir/lib/libtilec_c.so" dist/gpu-bundle/lib/
-cp scripts/gpu-check.sh scripts/tune-bench.sh dist/gpu-bundle/
+cp scripts/gpu-check.sh scripts/tune-bench.sh scripts/deploy-bench.sh dist/gpu-bundle/
+cp -r scripts/deploy dist/gpu-bundle/
 # `tilec bench` finds its scripts at bin/../share/tilec/bench.
 mkdir -p dist/gpu-bundle/share/tilec/bench
 cp scripts/bench/*.py dist/gpu-bundle/share/tilec/bench/

@@ -43,6 +43,6 @@ int main(int argc, char **argv) {
   if (tilec::tool::bundleCommand)
     return tilec::tool::runBundle();
   llvm::errs() << "tilec: a subcommand is required (compile, run, cache, tune, "
-                  "bench, pack, bundle); see tilec --help\n";
+                  "warmup, bench, pack, bundle); see tilec --help\n";
   return 2;
 }

@@ -399,8 +399,7 @@ private:
       if (depth() + 1 == captureDepth_) {
         captureDepth_ = 0;
         if (captureIsDescription_)
-          entry_.description = decodeDescription(
-              capture_, path_ + ": entry " + entryName(), &warnings_);
+          entry_.description = describedBy(capture_);
         else
           entry_.metadataJson = std::move(capture_);
         capture_.clear();
@@ -520,6 +519,17 @@ private:
   bool captureIsDescription_ = false;
   size_t skipDepth_ = 0;
   std::string capture_;
+  // The descriptions read so far, by their text: the entries of one kernel
+  // all store the same description, and parsing one costs a hundred times
+  // more than copying it (the map kernels alone add dozens of entries).
+  std::map<std::string, std::optional<KernelDescription>> descriptions_;
+  std::optional<KernelDescription> describedBy(const std::string &text) {
+    auto [it, fresh] = descriptions_.try_emplace(text);
+    if (fresh)
+      it->second = decodeDescription(text, path_ + ": entry " + entryName(),
+                                     &warnings_);
+    return it->second;
+  }
   std::string string_;
   double number_ = 0;
   int64_t integer_ = 0;

@@ -575,7 +575,9 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     // The provider's own breakdown, then whatever else the step took.
     double accounted = stats.cacheReadUs + stats.compileUs + stats.moduleLoadUs;
     if (stats.cacheReadUs > 0)
-      steps.emplace_back("read cubin (stage cache)", stats.cacheReadUs);
+      steps.emplace_back(stats.fromBundle ? "find cubin (bundle)"
+                                          : "read cubin (stage cache)",
+                         stats.cacheReadUs);
     if (stats.compiled)
       steps.emplace_back("compile", stats.compileUs);
     if (stats.moduleLoadUs > 0)
@@ -612,7 +614,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     if (const BundleSelection *selection = bundle->findSelection(
             deviceName(), provider_.target(), kernel, *key)) {
       Result<Config> config =
-          Config::parse(bundle->cubins()[selection->cubin].config);
+          Config::parse(bundle->cubin(selection->cubin).config);
       if (!config)
         return config.status().withContext(bundle->origin() + ", " + kernel +
                                            " " + *key);

@@ -10,7 +10,6 @@
 #include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/Crc32c.h"
 #include "tilec/runtime/FileIO.h"
-#include "tilec/runtime/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -161,19 +160,23 @@ const Json *arrayMember(const Json &manifest, const char *name,
   return &*it;
 }
 
-// Checks what a compile json says against the cubin it describes.
-Status checkCubinMetadata(const BundleCubin &cubin, size_t index) {
+// Checks that a compile json names the cubin's kernel and target; the rest of
+// it is read (CompileMetadata::parse) when the cubin is loaded.
+Status checkCubinMetadata(const BundleCubin &cubin, const Json &metadata,
+                          size_t index) {
   std::string where = "cubins[" + std::to_string(index) + "] (" +
                       describeCubin(cubin) + ")";
-  Result<CompileMetadata> metadata = CompileMetadata::parse(cubin.metadataJson);
-  if (!metadata)
-    return metadata.status().withContext(where + ": compile json");
-  if (metadata->name != cubin.kernel)
+  auto field = [&](const char *name) {
+    auto it = metadata.find(name);
+    return it != metadata.end() && it->is_string() ? it->get<std::string>()
+                                                   : std::string("?");
+  };
+  if (field("name") != cubin.kernel)
     return Status::error(where + ": the compile json is of kernel '" +
-                         metadata->name + "'");
-  if (metadata->target != cubin.target)
+                         field("name") + "'");
+  if (field("target") != cubin.target)
     return Status::error(where + ": the compile json is for " +
-                         metadata->target);
+                         field("target"));
   return Status::success();
 }
 
@@ -181,7 +184,7 @@ struct Header {
   size_t headerBytes = 0;
   uint64_t manifestBytes = 0;
   uint64_t payloadBytes = 0;
-  std::string manifestSha256;
+  std::string manifestCrc32c;
 };
 
 Result<Header> parseHeader(std::string_view bytes) {
@@ -193,12 +196,12 @@ Result<Header> parseHeader(std::string_view bytes) {
   int version = 0;
   Header header;
   line >> magic >> version >> header.manifestBytes >> header.payloadBytes >>
-      header.manifestSha256;
+      header.manifestCrc32c;
   if (!line || (line >> rest))
     return Status::error("the header line '" +
                          std::string(bytes.substr(0, newline)) +
                          "' does not read 'tilec-bundle <version> "
-                         "<manifest-bytes> <payload-bytes> <sha256>'");
+                         "<manifest-bytes> <payload-bytes> <crc32c>'");
   if (version != kFormatVersion)
     return Status::error("bundle format version " + std::to_string(version) +
                          ", this runtime reads version " +
@@ -239,19 +242,19 @@ std::string KernelBundle::encode(const Contents &contents) {
                        std::to_string(kFormatVersion) + " " +
                        std::to_string(manifest.size()) + " " +
                        std::to_string(payload.size()) + " " +
-                       Sha256::hashHex(manifest) + "\n";
+                       hex32(crc32c(manifest.data(), manifest.size())) + "\n";
   return header + manifest + payload;
 }
 
 std::string KernelBundle::manifestJson() const {
-  return buildManifest(createdAt_, packedBy_, kernels_, cubins_, selections_)
+  return buildManifest(createdAt_, packedBy_, kernels(), cubins(), selections())
              .dump(1) +
          "\n";
 }
 
 uint64_t KernelBundle::cubinBytesTotal() const {
   uint64_t total = 0;
-  for (const BundleCubin &cubin : cubins_)
+  for (const BundleCubin &cubin : cubins())
     total += cubin.bytes.size();
   return total;
 }
@@ -283,8 +286,9 @@ KernelBundle::decode(std::string bytes, const std::string &origin) {
     return fail(header.message());
   std::string_view manifestText(storage.data() + header->headerBytes,
                                 header->manifestBytes);
-  if (Sha256::hashHex(manifestText) != header->manifestSha256)
-    return fail("the manifest's SHA-256 does not match the header (the file "
+  if (hex32(crc32c(manifestText.data(), manifestText.size())) !=
+      header->manifestCrc32c)
+    return fail("the manifest's CRC-32C does not match the header (the file "
                 "is corrupt)");
   std::string_view payload(storage.data() + header->headerBytes +
                                header->manifestBytes,
@@ -337,8 +341,11 @@ KernelBundle::decode(std::string bytes, const std::string &origin) {
         return fail("cubins[" + std::to_string(i) + "] (" +
                     describeCubin(cubin) + ") has CRC-32C " + hex32(actual) +
                     ", the manifest says '" + crc + "' (the file is corrupt)");
-      if (Status status = checkCubinMetadata(cubin, i); !status.ok())
+      if (Status status =
+              checkCubinMetadata(cubin, (*cubins)[i]["metadata"], i);
+          !status.ok())
         return fail(status.message());
+      cubin.index = bundle->cubins_.size();
       bundle->cubins_.push_back(std::move(cubin));
     }
   if (error.empty() && offset != payload.size())
@@ -372,11 +379,6 @@ KernelBundle::decode(std::string bytes, const std::string &origin) {
   bundle->verified_.assign(bundle->cubins_.size(), true);
   if (Status status = bundle->index(); !status.ok())
     return status;
-  for (const BundleKernel &kernel : bundle->kernels_)
-    if (Result<const KernelDescription *> parsed =
-            bundle->description(kernel.name);
-        !parsed)
-      return parsed.status();
   return std::shared_ptr<const KernelBundle>(std::move(bundle));
 }
 
@@ -393,44 +395,101 @@ KernelBundle::fromEmbedded(const tilec_embedded_bundle &table) {
                 std::to_string(table.layout_version) + ", this runtime reads " +
                 std::to_string(TILEC_EMBEDDED_BUNDLE_VERSION) +
                 " (regenerate it with this tilec)");
-  auto text = [](const char *value) { return value ? value : ""; };
-  bundle->createdAt_ = text(table.created_at);
-  bundle->packedBy_ = text(table.packed_by);
+  // Structure only, allocating nothing per entry: the lookups read the
+  // table itself.
   for (unsigned i = 0; i < table.kernel_count; ++i)
-    bundle->kernels_.push_back({text(table.kernels[i].name),
-                                text(table.kernels[i].description_json)});
+    if (!table.kernels[i].name || !table.kernels[i].description_json)
+      return fail("kernels[" + std::to_string(i) + "] has a null field");
   for (unsigned i = 0; i < table.cubin_count; ++i) {
     const tilec_embedded_cubin &entry = table.cubins[i];
     if (!entry.data || !entry.kernel || !entry.config || !entry.target ||
-        !entry.metadata_json)
+        !entry.metadata_json || !entry.specialization || !entry.cubin_key)
       return fail("cubins[" + std::to_string(i) + "] has a null field");
-    BundleCubin cubin;
-    cubin.kernel = entry.kernel;
-    cubin.config = entry.config;
-    cubin.specialization = text(entry.specialization);
-    cubin.target = entry.target;
-    cubin.cubinKey = text(entry.cubin_key);
-    cubin.metadataJson = entry.metadata_json;
-    cubin.crc32c = entry.crc32c;
-    cubin.bytes = std::string_view(reinterpret_cast<const char *>(entry.data),
-                                   static_cast<size_t>(entry.bytes));
-    bundle->cubins_.push_back(std::move(cubin));
   }
   for (unsigned i = 0; i < table.selection_count; ++i) {
     const tilec_embedded_selection &entry = table.selections[i];
-    if (entry.cubin >= table.cubin_count || !entry.kernel || !entry.key)
+    if (entry.cubin >= table.cubin_count || !entry.kernel || !entry.key ||
+        !entry.device || !entry.target)
       return fail("selections[" + std::to_string(i) + "] is malformed");
-    if (bundle->cubins_[entry.cubin].kernel != entry.kernel)
+    if (std::strcmp(table.cubins[entry.cubin].kernel, entry.kernel) != 0)
       return fail("selections[" + std::to_string(i) + "] (" + entry.kernel +
-                  ") names a cubin of " + bundle->cubins_[entry.cubin].kernel);
-    bundle->selections_.push_back({text(entry.device), text(entry.target),
-                                   entry.kernel, entry.key, entry.cubin,
-                                   entry.median_us});
+                  ") names a cubin of " + table.cubins[entry.cubin].kernel);
   }
-  bundle->verified_.assign(bundle->cubins_.size(), false);
-  if (Status status = bundle->index(); !status.ok())
-    return status;
+  auto text = [](const char *value) { return value ? value : ""; };
+  bundle->createdAt_ = text(table.created_at);
+  bundle->packedBy_ = text(table.packed_by);
+  bundle->table_ = &table;
+  bundle->verified_.assign(table.cubin_count, false);
+  bundle->lazyCubins_.resize(table.cubin_count);
+  bundle->lazySelections_.resize(table.selection_count);
   return std::shared_ptr<const KernelBundle>(std::move(bundle));
+}
+
+BundleCubin KernelBundle::embeddedCubin(size_t index) const {
+  const tilec_embedded_cubin &entry = table_->cubins[index];
+  BundleCubin cubin;
+  cubin.index = index;
+  cubin.kernel = entry.kernel;
+  cubin.config = entry.config;
+  cubin.specialization = entry.specialization;
+  cubin.target = entry.target;
+  cubin.cubinKey = entry.cubin_key;
+  cubin.metadataJson = entry.metadata_json;
+  cubin.crc32c = entry.crc32c;
+  cubin.bytes = std::string_view(reinterpret_cast<const char *>(entry.data),
+                                 static_cast<size_t>(entry.bytes));
+  return cubin;
+}
+
+BundleSelection KernelBundle::embeddedSelection(size_t index) const {
+  const tilec_embedded_selection &entry = table_->selections[index];
+  return {entry.device, entry.target, entry.kernel,
+          entry.key,    entry.cubin,  entry.median_us};
+}
+
+void KernelBundle::materialize() const {
+  if (!table_)
+    return;
+  std::call_once(materialized_, [this] {
+    for (unsigned i = 0; i < table_->kernel_count; ++i)
+      kernels_.push_back(
+          {table_->kernels[i].name, table_->kernels[i].description_json});
+    for (unsigned i = 0; i < table_->cubin_count; ++i)
+      cubins_.push_back(embeddedCubin(i));
+    for (unsigned i = 0; i < table_->selection_count; ++i)
+      selections_.push_back(embeddedSelection(i));
+  });
+}
+
+const std::vector<BundleKernel> &KernelBundle::kernels() const {
+  materialize();
+  return kernels_;
+}
+const std::vector<BundleCubin> &KernelBundle::cubins() const {
+  materialize();
+  return cubins_;
+}
+const std::vector<BundleSelection> &KernelBundle::selections() const {
+  materialize();
+  return selections_;
+}
+
+const BundleCubin &KernelBundle::cubin(size_t index) const {
+  if (!table_)
+    return cubins_[index];
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<BundleCubin> &slot = lazyCubins_[index];
+  if (!slot)
+    slot = std::make_unique<BundleCubin>(embeddedCubin(index));
+  return *slot;
+}
+
+const BundleSelection *KernelBundle::lazySelection(size_t index) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_ptr<BundleSelection> &slot = lazySelections_[index];
+  if (!slot)
+    slot = std::make_unique<BundleSelection>(embeddedSelection(index));
+  return slot.get();
 }
 
 namespace {
@@ -478,8 +537,12 @@ Status KernelBundle::index() {
 }
 
 Status KernelBundle::checkTarget(const std::string &target) const {
+  if (table_)
+    for (unsigned i = 0; i < table_->cubin_count; ++i)
+      if (target == table_->cubins[i].target)
+        return Status::success();
   std::string targets;
-  for (const BundleCubin &cubin : cubins_) {
+  for (const BundleCubin &cubin : cubins()) {
     if (cubin.target == target)
       return Status::success();
     if (targets.find(cubin.target) == std::string::npos)
@@ -495,6 +558,15 @@ const BundleCubin *KernelBundle::findCubin(const std::string &kernel,
                                            const std::string &config,
                                            const std::string &specialization,
                                            const std::string &target) const {
+  if (table_) {
+    for (unsigned i = 0; i < table_->cubin_count; ++i) {
+      const tilec_embedded_cubin &entry = table_->cubins[i];
+      if (kernel == entry.kernel && config == entry.config &&
+          specialization == entry.specialization && target == entry.target)
+        return &cubin(i);
+    }
+    return nullptr;
+  }
   auto it =
       cubinIndex_.find(cubinIndexKey(kernel, config, specialization, target));
   return it == cubinIndex_.end() ? nullptr : &cubins_[it->second];
@@ -505,6 +577,20 @@ KernelBundle::findSelection(const std::string &device,
                             const std::string &target,
                             const std::string &kernel,
                             const std::string &key) const {
+  if (table_) {
+    // The device's own winner, else the first of the target in the order.
+    int other = -1;
+    for (unsigned i = 0; i < table_->selection_count; ++i) {
+      const tilec_embedded_selection &entry = table_->selections[i];
+      if (kernel != entry.kernel || key != entry.key || target != entry.target)
+        continue;
+      if (device == entry.device)
+        return lazySelection(i);
+      if (other < 0)
+        other = int(i);
+    }
+    return other < 0 ? nullptr : lazySelection(size_t(other));
+  }
   for (const std::string &name : {device, std::string()}) {
     auto it = selectionIndex_.find(cubinIndexKey(name, target, kernel, key));
     if (it != selectionIndex_.end())
@@ -515,14 +601,21 @@ KernelBundle::findSelection(const std::string &device,
 
 Result<const KernelDescription *>
 KernelBundle::description(const std::string &kernel) const {
-  auto listed = kernelIndex_.find(kernel);
-  if (listed == kernelIndex_.end())
+  std::string_view json;
+  if (table_) {
+    for (unsigned i = 0; i < table_->kernel_count && json.empty(); ++i)
+      if (kernel == table_->kernels[i].name)
+        json = table_->kernels[i].description_json;
+  } else if (auto listed = kernelIndex_.find(kernel);
+             listed != kernelIndex_.end()) {
+    json = kernels_[listed->second].descriptionJson;
+  }
+  if (json.empty())
     return static_cast<const KernelDescription *>(nullptr);
   std::lock_guard<std::mutex> lock(mutex_);
   std::unique_ptr<KernelDescription> &slot = descriptions_[kernel];
   if (!slot) {
-    Result<KernelDescription> parsed =
-        KernelDescription::fromJson(kernels_[listed->second].descriptionJson);
+    Result<KernelDescription> parsed = KernelDescription::fromJson(json);
     if (!parsed)
       return parsed.status().withContext(origin_ + ": the description of '" +
                                          kernel + "'");
@@ -533,8 +626,8 @@ KernelBundle::description(const std::string &kernel) const {
 
 Result<std::string_view>
 KernelBundle::cubinData(const BundleCubin &cubin) const {
-  size_t index = static_cast<size_t>(&cubin - cubins_.data());
-  if (index >= cubins_.size())
+  size_t index = cubin.index;
+  if (index >= verified_.size())
     return Status::error(origin_ + ": not a cubin of this bundle");
   std::lock_guard<std::mutex> lock(mutex_);
   if (!verified_[index]) {

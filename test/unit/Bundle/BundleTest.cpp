@@ -4,7 +4,6 @@
 
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Crc32c.h"
-#include "tilec/runtime/Sha256.h"
 
 #include "tilec/contract/CompileMetadata.h"
 
@@ -119,7 +118,7 @@ TEST(Bundle, TruncatedAndTrailingBytesAreRefused) {
   EXPECT_NE(decodeError(bytes.substr(0, bytes.size() - 1)).find("(truncated)"),
             std::string::npos);
   // Cut inside the header line: no header line at all.
-  EXPECT_NE(decodeError(bytes.substr(0, 40)).find("no 'tilec-bundle' header"),
+  EXPECT_NE(decodeError(bytes.substr(0, 20)).find("no 'tilec-bundle' header"),
             std::string::npos);
   EXPECT_NE(decodeError(bytes + "x").find("(trailing bytes)"),
             std::string::npos);
@@ -134,10 +133,10 @@ TEST(Bundle, TruncatedAndTrailingBytesAreRefused) {
 TEST(Bundle, AFlippedByteAnywhereIsRefused) {
   std::string bytes = encodedSample();
   size_t payload = payloadOffset(bytes);
-  // In the manifest: its SHA-256.
+  // In the manifest: its CRC-32C.
   std::string manifest = bytes;
   manifest[payload - 10] ^= 1;
-  EXPECT_NE(decodeError(manifest).find("SHA-256 does not match"),
+  EXPECT_NE(decodeError(manifest).find("CRC-32C does not match"),
             std::string::npos);
   // In each cubin: its CRC-32C, named.
   for (size_t at : {payload, payload + 1000 + 5, bytes.size() - 1}) {
@@ -158,8 +157,15 @@ TEST(Bundle, AFlippedByteAnywhereIsRefused) {
       << error;
 }
 
-// A manifest edited consistently (its SHA-256 rewritten) that no longer
+// A manifest edited consistently (its CRC-32C rewritten) that no longer
 // matches its cubins.
+std::string crcText(const std::string &text) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof(buffer), "%08x",
+                rt::crc32c(text.data(), text.size()));
+  return buffer;
+}
+
 std::string withManifest(const rt::KernelBundle::Contents &contents,
                          std::string (*edit)(std::string),
                          const std::string &extraPayload = "") {
@@ -171,7 +177,7 @@ std::string withManifest(const rt::KernelBundle::Contents &contents,
   std::string rest = bytes.substr(payload) + extraPayload;
   return std::string("tilec-bundle 1 ") +
          std::to_string(manifest.size()) + " " + std::to_string(rest.size()) +
-         " " + rt::Sha256::hashHex(manifest) + "\n" + manifest + rest;
+         " " + crcText(manifest) + "\n" + manifest + rest;
 }
 
 // Replaces the first `from` after `anchor`.

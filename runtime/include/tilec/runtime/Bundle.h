@@ -9,7 +9,7 @@
 //
 // A bundle file:
 //
-//   tilec-bundle 1 <manifest-bytes> <payload-bytes> <manifest-sha256>\n
+//   tilec-bundle 1 <manifest-bytes> <payload-bytes> <manifest-crc32c>\n
 //   <manifest: JSON><payload: the cubins, back to back>
 //
 // The manifest lists the kernels (name, description), the cubins (kernel,
@@ -17,14 +17,19 @@
 // size in the payload, CRC-32C) and the selections (device, target, kernel,
 // key, cubin index, config, median). Opening one checks, before any kernel
 // can be loaded from it: the header, that the sizes add up to the file's
-// size exactly, the manifest's SHA-256, every field, that the cubins tile
+// size exactly, the manifest's CRC-32C, every field, that the cubins tile
 // the payload with nothing unused, every cubin's CRC-32C, that each compile
-// json parses and names its kernel and target, that each selection's config
-// is its cubin's. A bundle that fails any check is refused with the reason.
+// json names its kernel and target, that each selection's config is its
+// cubin's. A bundle that fails any check is refused with the reason. (The
+// checksums are CRC-32C, not SHA-256: they guard against corruption on the
+// start-up path, where a SHA-256 of the manifest alone took a millisecond.)
+// What is only read when used is parsed then: a compile json when its cubin
+// is loaded, a description when its kernel is first called.
 //
 // The same content compiled into a program (EmbeddedBundle.h, from `tilec
-// bundle emit-cpp`) is checked for structure when wrapped and each cubin's
-// CRC-32C before it is first handed out, so that start-up parses nothing.
+// bundle emit-cpp`) is wrapped, not copied: its structure is checked, each
+// lookup reads the table, and each cubin's CRC-32C is checked before it is
+// first handed out, so that start-up parses and allocates next to nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +57,8 @@ struct BundleKernel {
 };
 
 struct BundleCubin {
+  // Its position in the bundle's cubins.
+  size_t index = 0;
   std::string kernel;
   // Canonical texts (Config::str, Specialization::str).
   std::string config;
@@ -111,11 +118,14 @@ public:
   const std::string &origin() const { return origin_; }
   const std::string &createdAt() const { return createdAt_; }
   const std::string &packedBy() const { return packedBy_; }
-  const std::vector<BundleKernel> &kernels() const { return kernels_; }
-  const std::vector<BundleCubin> &cubins() const { return cubins_; }
-  const std::vector<BundleSelection> &selections() const {
-    return selections_;
-  }
+  // The whole content (an embedded bundle copies it out of its table on
+  // the first call: tools and tests use these, the lookups below do not).
+  const std::vector<BundleKernel> &kernels() const;
+  const std::vector<BundleCubin> &cubins() const;
+  const std::vector<BundleSelection> &selections() const;
+  // The cubin at `index` of cubins(), without copying the others out of an
+  // embedded table.
+  const BundleCubin &cubin(size_t index) const;
   // The file's size (0 for an embedded bundle), and the cubins' bytes.
   uint64_t fileBytes() const { return fileBytes_; }
   uint64_t cubinBytesTotal() const;
@@ -149,15 +159,26 @@ public:
 private:
   KernelBundle() = default;
   Status index();
+  // An embedded table's entries as bundle entries.
+  BundleCubin embeddedCubin(size_t index) const;
+  BundleSelection embeddedSelection(size_t index) const;
+  void materialize() const;
+  const BundleSelection *lazySelection(size_t index) const;
 
   std::string origin_;
   std::string createdAt_;
   std::string packedBy_;
   std::string storage_;
   uint64_t fileBytes_ = 0;
-  std::vector<BundleKernel> kernels_;
-  std::vector<BundleCubin> cubins_;
-  std::vector<BundleSelection> selections_;
+  // Wrapped, not copied: an embedded bundle looks entries up in the table
+  // itself, so that wrapping it allocates almost nothing (start-up).
+  const tilec_embedded_bundle *table_ = nullptr;
+  mutable std::once_flag materialized_;
+  mutable std::vector<std::unique_ptr<BundleCubin>> lazyCubins_;
+  mutable std::vector<std::unique_ptr<BundleSelection>> lazySelections_;
+  mutable std::vector<BundleKernel> kernels_;
+  mutable std::vector<BundleCubin> cubins_;
+  mutable std::vector<BundleSelection> selections_;
   std::map<std::string, size_t> cubinIndex_;
   std::map<std::string, size_t> selectionIndex_;
   std::map<std::string, size_t> kernelIndex_;

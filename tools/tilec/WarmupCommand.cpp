@@ -155,8 +155,16 @@ struct WarmupSession {
 // Checking the workload before the GPU
 //===----------------------------------------------------------------------===//
 
+// A kernel with one candidate config is compiled and recorded without a
+// benchmark (Autotuner::select without inputs), so its call needs no inputs
+// from the harness, and its integer arguments may be 0 (radix_scatter's
+// SHIFT=0, as a recorded map build calls it).
+bool hasSingleCandidate(const kernel::KernelDefinition &definition) {
+  return definition.getDescription().getConfigs().size() == 1;
+}
+
 // What can be known wrong about a call without a GPU: an unknown kernel,
-// sizes that are not positive, a call its kernel cannot key.
+// sizes the harness cannot build inputs of, a call its kernel cannot key.
 Status checkCall(const rt::WorkloadCall &call) {
   if (call.isOp())
     return sparse::convArgumentsOf(*call.conv).status();
@@ -165,8 +173,10 @@ Status checkCall(const rt::WorkloadCall &call) {
   if (!definition)
     return Status::error("unknown kernel '" + call.kernel + "' (known: " +
                          kernel::knownKernelNames() + ")");
-  if (Status status = harness::requirePositive(call.call.sizes); !status.ok())
-    return status;
+  if (!hasSingleCandidate(*definition))
+    if (Status status = harness::requirePositive(call.call.sizes);
+        !status.ok())
+      return status;
   return definition->getDescription().evaluateAutotuneKey(call.call).status();
 }
 
@@ -326,9 +336,12 @@ Status runKernelCall(WarmupSession &session, const rt::WorkloadCall &call,
   harness::RunRequest request =
       harness::requestFor(definition->getDescription());
   request.call = call.call;
-  Result<rt::TuneResult> selected = session.autotuner->select(
-      call.kernel, call.call,
-      harness::benchmarkInputsFor(session.context, request));
+  Result<rt::TuneResult> selected =
+      hasSingleCandidate(*definition)
+          ? session.autotuner->select(call.kernel, call.call)
+          : session.autotuner->select(
+                call.kernel, call.call,
+                harness::benchmarkInputsFor(session.context, request));
   if (!selected)
     return selected.status();
   if (!selected->persistWarning.empty())

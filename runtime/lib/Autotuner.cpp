@@ -549,9 +549,9 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   if (!options_.force) {
     if (auto it = chosen_.find(memoKey); it != chosen_.end()) {
       TuneResult result = it->second;
-      result.source = result.source == ConfigSource::Pinned
-                          ? ConfigSource::Pinned
-                          : ConfigSource::Cached;
+      // A pin or a bundle stays what it was; a tuned result is now cached.
+      if (result.source == ConfigSource::Tuned)
+        result.source = ConfigSource::Cached;
       result.timings.clear();
       result.steps.clear();
       Result<Dim3> grid = description->evaluateGrid(result.config, call);

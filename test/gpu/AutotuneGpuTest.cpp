@@ -230,6 +230,12 @@ TEST_F(AutotuneGpuTest, ABundleServesEveryWinnerAlone) {
     EXPECT_EQ(result->config.str(), winners[i]);
     EXPECT_GT(result->medianUs, 0);
     expectCorrect(*result, requests[i]);
+    // Again in this process: the memo, which still says where it came from.
+    auto again =
+        tuner.select(requests[i].kernel->getName(), callOf(requests[i]));
+    ASSERT_TRUE(again.ok()) << again.message();
+    EXPECT_EQ(again->source, rt::ConfigSource::Bundled);
+    EXPECT_EQ(again->medianUs, result->medianUs);
   }
   EXPECT_EQ(provider.compileCount(), 0);
   EXPECT_EQ(provider.cachedLoadCount(), 0);

@@ -537,6 +537,13 @@ private:
 };
 } // namespace
 
+double AutotuneEntry::winnerMedianUs() const {
+  for (const ConfigTiming &timing : timings)
+    if (timing.config == config && timing.status == "ok")
+      return timing.medianUs;
+  return 0;
+}
+
 AutotuneCache::AutotuneCache(std::string path) : path_(std::move(path)) {}
 
 std::string AutotuneCache::defaultPath() {

@@ -48,15 +48,6 @@ double msSince(Clock::time_point start) {
       .count();
 }
 
-// The winner's measured median in an autotune cache entry; 0 when it was
-// not benchmarked.
-double winnerMedianUs(const AutotuneEntry &entry) {
-  for (const ConfigTiming &timing : entry.timings)
-    if (timing.config == entry.config && timing.status == "ok")
-      return timing.medianUs;
-  return 0;
-}
-
 std::string formatUs(double us) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.1f us", us);
@@ -644,7 +635,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
           chooseLoaded(ConfigSource::Cached, std::move(*config),
                        entry->cubinKey, entry->metadataJson);
       if (chosen)
-        chosen_[memoKey].medianUs = chosen->medianUs = winnerMedianUs(*entry);
+        chosen_[memoKey].medianUs = chosen->medianUs = entry->winnerMedianUs();
       return chosen;
     }
     step("lookup");

@@ -16,14 +16,6 @@
 namespace tilec::rt {
 namespace {
 
-// The winner's measured median, 0 when it was not benchmarked.
-double winnerMedian(const AutotuneEntry &entry) {
-  for (const ConfigTiming &timing : entry.timings)
-    if (timing.config == entry.config && timing.status == "ok")
-      return timing.medianUs;
-  return 0;
-}
-
 // The specialization a key was stored under ("...|K%16,M%16").
 Result<Specialization> keySpecialization(const std::string &key) {
   size_t bar = key.find('|');
@@ -66,7 +58,7 @@ public:
       winner.source = "shared";
     }
     result_.contents.selections.push_back(
-        {device, entry.target, kernel, key, slot->second, winnerMedian(entry)});
+        {device, entry.target, kernel, key, slot->second, entry.winnerMedianUs()});
     result_.winners.push_back(std::move(winner));
     return Status::success();
   }

@@ -146,12 +146,8 @@ static int runShow() {
       llvm::outs() << "  " << kernel << "\n";
       for (const auto &[key, entry] : keys) {
         llvm::outs() << "    " << key << "\n      winner " << entry.config;
-        auto winner = std::find_if(entry.timings.begin(), entry.timings.end(),
-                                   [&](const rt::ConfigTiming &t) {
-                                     return t.config == entry.config;
-                                   });
-        if (winner != entry.timings.end() && winner->medianUs > 0)
-          llvm::outs() << llvm::format("  %.1f us", winner->medianUs);
+        if (double median = entry.winnerMedianUs(); median > 0)
+          llvm::outs() << llvm::format("  %.1f us", median);
         size_t ran = std::count_if(
             entry.timings.begin(), entry.timings.end(),
             [](const rt::ConfigTiming &t) { return t.status == "ok"; });

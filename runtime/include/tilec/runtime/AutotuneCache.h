@@ -80,6 +80,10 @@ struct AutotuneEntry {
   std::string tunedAt;
   std::string compilerId;
   double budgetMs = 0;
+
+  // The winner's measured median in microseconds; 0 when it was not
+  // benchmarked (a kernel with a single candidate).
+  double winnerMedianUs() const;
 };
 
 class AutotuneCache {

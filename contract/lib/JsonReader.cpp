@@ -2,14 +2,14 @@
 
 #include "JsonReader.h"
 
-namespace tilec::contract_detail {
-namespace {
+#include "tilec/contract/JsonError.h"
 
-using Json = JsonReader::Json;
+namespace tilec {
+namespace {
 
 // Collects the parser's message (with line and column), which the DOM parser
 // discards when exceptions are off. Only run after a parse has failed.
-class ParseErrorCollector : public nlohmann::json_sax<Json> {
+class ParseErrorCollector : public nlohmann::json_sax<nlohmann::json> {
 public:
   bool null() override { return true; }
   bool boolean(bool) override { return true; }
@@ -32,6 +32,21 @@ public:
   std::string message;
 };
 
+} // namespace
+
+std::string jsonParseError(std::string_view text) {
+  ParseErrorCollector collector;
+  (void)nlohmann::json::sax_parse(text.begin(), text.end(), &collector);
+  return collector.message;
+}
+
+} // namespace tilec
+
+namespace tilec::contract_detail {
+namespace {
+
+using Json = JsonReader::Json;
+
 std::string fieldName(const std::string &prefix, const char *key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
@@ -42,9 +57,7 @@ Result<Json> JsonReader::parse(std::string_view text) {
   Json root = Json::parse(text.begin(), text.end(), /*cb=*/nullptr,
                           /*allow_exceptions=*/false);
   if (root.is_discarded()) {
-    ParseErrorCollector collector;
-    (void)Json::sax_parse(text.begin(), text.end(), &collector);
-    return Status::error("invalid json: " + collector.message);
+    return Status::error("invalid json: " + jsonParseError(text));
   }
   if (!root.is_object())
     return Status::error("expected a json object, got " + describe(root));

@@ -11,6 +11,7 @@
 #include "tilec/runtime/Workload.h"
 
 #include "tilec/contract/Config.h"
+#include "tilec/contract/JsonError.h"
 #include "tilec/runtime/FileIO.h"
 
 #include <nlohmann/json.hpp>
@@ -127,36 +128,12 @@ std::string encodeConvLayer(const ConvLayer &layer) {
 // Parsing
 //===----------------------------------------------------------------------===//
 
-// nlohmann's message without its "[json.exception.parse_error.101] " tag.
-class ParseErrorCatcher : public nlohmann::json_sax<Json> {
-public:
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t &) override { return true; }
-  bool string(string_t &) override { return true; }
-  bool binary(binary_t &) override { return true; }
-  bool start_object(std::size_t) override { return true; }
-  bool key(string_t &) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t) override { return true; }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t, const std::string &,
-                   const nlohmann::detail::exception &error) override {
-    message = error.what();
-    if (size_t tag = message.find("] "); tag != std::string::npos)
-      message = message.substr(tag + 2);
-    return false;
-  }
-  std::string message;
-};
-
-std::string jsonParseError(std::string_view text) {
-  ParseErrorCatcher catcher;
-  Json::sax_parse(text, &catcher);
-  return catcher.message.empty() ? "not valid JSON"
-                                 : "not valid JSON: " + catcher.message;
+// The parser's message without its "[json.exception.parse_error.101] " tag.
+std::string invalidJsonMessage(std::string_view text) {
+  std::string message = jsonParseError(text);
+  if (size_t tag = message.find("] "); tag != std::string::npos)
+    message = message.substr(tag + 2);
+  return message.empty() ? "not valid JSON" : "not valid JSON: " + message;
 }
 
 // "an array", "a string", ...: what a wrong value is, for messages.
@@ -518,7 +495,7 @@ Result<Workload> Workload::parse(std::string_view text,
                 std::string(kFormat) + "\", \"version\": 1, \"calls\": [...]})");
   Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded())
-    return fail(jsonParseError(text));
+    return fail(invalidJsonMessage(text));
   if (!root.is_object())
     return fail("must hold a JSON object ({\"format\": \"" +
                 std::string(kFormat) + "\", \"version\": 1, \"calls\": [...]}), "

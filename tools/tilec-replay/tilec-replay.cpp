@@ -25,7 +25,6 @@
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
-#include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/StageCache.h"
@@ -112,31 +111,13 @@ struct Replayed {
   std::string problem;
 };
 
-// Times `run` (one call on the legacy stream) with events: median of 10.
+// A call's own time: the median of 10, in microseconds.
 tilec::Result<double> timeCalls(const rt::Context &context,
                                 const std::function<tilec::Status()> &run) {
-  auto start = rt::Event::create(context);
-  auto stop = rt::Event::create(context);
-  if (!start || !stop)
-    return !start ? start.status() : stop.status();
-  std::vector<double> us;
-  for (int i = 0; i < 10; ++i) {
-    tilec::Status status = start->record();
-    if (status.ok())
-      status = run();
-    if (status.ok())
-      status = stop->record();
-    if (status.ok())
-      status = stop->synchronize();
-    if (!status.ok())
-      return status;
-    auto ms = rt::Event::elapsedMs(*start, *stop);
-    if (!ms)
-      return ms.status();
-    us.push_back(*ms * 1000);
-  }
-  std::sort(us.begin(), us.end());
-  return us[us.size() / 2];
+  auto ms = harness::medianEventMs(context, run, 10);
+  if (!ms)
+    return ms.status();
+  return *ms * 1000;
 }
 
 // A kernel call: the harness builds its inputs and float64 reference.

@@ -29,7 +29,6 @@
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Driver.h"
-#include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/StageCache.h"
@@ -40,7 +39,6 @@
 #include "startup_bundle.h"
 #endif
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -260,28 +258,13 @@ int main(int argc, char **argv) {
   double firstCallUs = usSince(windowStart);
 
   // The kernel alone, to tell the start-up cost from the kernel's own time.
-  auto startEvent = rt::Event::create(*context);
-  auto stopEvent = rt::Event::create(*context);
-  if (!startEvent || !stopEvent)
-    return fail(!startEvent ? startEvent.message() : stopEvent.message());
-  std::vector<double> kernelUs;
-  for (int i = 0; i < 20; ++i) {
-    tilec::Status status = startEvent->record();
-    if (status.ok())
-      status = rt::launch(*selected->kernel, selected->grid, *pack);
-    if (status.ok())
-      status = stopEvent->record();
-    if (status.ok())
-      status = stopEvent->synchronize();
-    if (!status.ok())
-      return fail(status.message());
-    auto ms = rt::Event::elapsedMs(*startEvent, *stopEvent);
-    if (!ms)
-      return fail(ms.message());
-    kernelUs.push_back(*ms * 1000.0);
-  }
-  std::sort(kernelUs.begin(), kernelUs.end());
-  double kernelMedianUs = kernelUs[kernelUs.size() / 2];
+  auto kernelMs = harness::medianEventMs(
+      *context,
+      [&] { return rt::launch(*selected->kernel, selected->grid, *pack); },
+      20);
+  if (!kernelMs)
+    return fail(kernelMs.message());
+  double kernelMedianUs = *kernelMs * 1000.0;
   bool fromStageCache = provider.cachedLoadCount() == 1;
   bool fromBundle = provider.bundleLoadCount() == 1;
   const char *cubinSource = fromBundle       ? "from the bundle"

@@ -260,29 +260,46 @@ Result<RunReport> runAndCheck(const rt::Context &context,
   RunReport report = *checked;
 
   if (request.timingRepetitions > 0) {
-    auto start = rt::Event::create(context);
-    auto stop = rt::Event::create(context);
-    if (!start || !stop)
-      return !start ? start.status() : stop.status();
     for (int warmup = 0; warmup < 3; ++warmup)
       if (!(status = rt::launch(kernel, *grid, *pack)).ok())
         return status;
-    std::vector<double> times;
-    for (int rep = 0; rep < request.timingRepetitions; ++rep) {
-      if (!(status = start->record()).ok() ||
-          !(status = rt::launch(kernel, *grid, *pack)).ok() ||
-          !(status = stop->record()).ok() ||
-          !(status = stop->synchronize()).ok())
-        return status;
-      auto elapsed = rt::Event::elapsedMs(*start, *stop);
-      if (!elapsed)
-        return elapsed.status();
-      times.push_back(*elapsed);
-    }
-    std::sort(times.begin(), times.end());
-    report.medianMs = times[times.size() / 2];
+    auto median = medianEventMs(
+        context, [&] { return rt::launch(kernel, *grid, *pack); },
+        request.timingRepetitions);
+    if (!median)
+      return median.status();
+    report.medianMs = *median;
   }
   return report;
+}
+
+Result<double> medianEventMs(const rt::Context &context,
+                             const std::function<Status()> &run,
+                             int repetitions) {
+  auto start = rt::Event::create(context);
+  auto stop = rt::Event::create(context);
+  if (!start || !stop)
+    return !start ? start.status() : stop.status();
+  std::vector<double> times;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    Status status = start->record();
+    if (status.ok())
+      status = run();
+    if (status.ok())
+      status = stop->record();
+    if (status.ok())
+      status = stop->synchronize();
+    if (!status.ok())
+      return status;
+    auto elapsed = rt::Event::elapsedMs(*start, *stop);
+    if (!elapsed)
+      return elapsed.status();
+    times.push_back(*elapsed);
+  }
+  if (times.empty())
+    return Status::error("no repetitions to time");
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
 }
 
 } // namespace tilec::harness

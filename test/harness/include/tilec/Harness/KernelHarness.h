@@ -26,6 +26,7 @@
 #include "tilec/runtime/Module.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -107,6 +108,13 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
 /// outlive the factory.
 rt::InputsFactory benchmarkInputsFor(const rt::Context &context,
                                      RunRequest request);
+
+/// The median time of `repetitions` calls of `run` (each one launch on the
+/// legacy stream), each between two CUDA events waited for, in
+/// milliseconds.
+Result<double> medianEventMs(const rt::Context &context,
+                             const std::function<Status()> &run,
+                             int repetitions);
 
 /// Runs `kernel` for `request` and checks it.
 Result<RunReport> runAndCheck(const rt::Context &context,

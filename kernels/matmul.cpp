@@ -108,6 +108,12 @@ TILEC_KERNEL(matmul) {
                      "num_warps=8,num_stages=3")
           .candidate("BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,GROUP_M=8,"
                      "num_warps=8,num_stages=4")
+          // tf32 tiles are twice the bytes: 32-wide K steps keep two
+          // warpgroups' 3-stage rings under the shared-memory limit.
+          .candidate("BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=8,num_stages=3")
+          .candidate("BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=8,num_stages=3")
           .key("M")
           .key("N")
           .key("K")

@@ -105,7 +105,7 @@ cat <<'EOF'
 A tuner compiles every config of a kernel. `tilec compile --all-configs`
 compiles them one after another in one process and prints each stage's time
 per config and the medians; the no-ptxas column is ttir + ttgir + llir + ptx
-of each config, the cubin column is ptxas. The matmul's 12 configs,
+of each config, the cubin column is ptxas. Every config of the matmul,
 specialized like Triton's reference kernel (M, N, K and the strides divisible
 by 16):
 

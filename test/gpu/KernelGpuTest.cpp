@@ -169,6 +169,26 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f16,num_stages=4",
                 false, "M=1111,N=2222,K=3333"},
+        // tf32 on wgmma from rings: B transposed into K-major tiles by
+        // 4-byte copies (one warpgroup; two along N; 64-wide K steps, two
+        // swizzle blocks, with a K tail), and a K-contiguous B (16-byte
+        // copies).
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "num_warps=4,num_stages=4",
+                false, "M=256,N=256,K=96"},
+        GpuCase{"matmul",
+                "BLOCK_M=64,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "num_warps=8,num_stages=3",
+                true},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=64,BLOCK_K=64,DTYPE=f32,ALLOW_TF32=1,"
+                "num_warps=4,num_stages=3",
+                false, "M=384,N=192,K=200"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "num_warps=4,num_stages=3",
+                false, "M=256,N=256,K=256,stride_bk=1,stride_bn=256"},
         GpuCase{"gather_matmul",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16,num_stages=3",
                 true},
@@ -262,10 +282,11 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
                 false, "M=1000,N=1000,K=1000"},
-        // tf32 on tensor cores (mma.sync m16n8k8, tf32 tolerance): the
-        // 128x128 tile on a large aligned problem (its float64 reference
-        // stays a few seconds) and at sizes odd in every dimension, tails,
-        // and a K-contiguous B.
+        // tf32 on tensor cores (tf32 tolerance; wgmma on sm_90a from 64
+        // rows, mma.sync m16n8k8 below and elsewhere): the 128x128 tile on
+        // a large aligned problem (its float64 reference stays a few
+        // seconds) and at sizes odd in every dimension, tails, and a
+        // K-contiguous B.
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
                 false, "M=2048,N=2048,K=1024"},

@@ -1,7 +1,8 @@
 //===- WarpGroupDotOpToLLVM.cpp - warpgroup_dot as Hopper wgmma -----------===//
 //
 // A warpgroup (four consecutive warps) multiplies a 64xK strip of `a` by a
-// KxN strip of `b` with one `wgmma.mma_async` per 16 elements of K, reading
+// KxN strip of `b` with one `wgmma.mma_async` per 32 bytes of K (k16 for
+// f16/bf16, k8 for f32 operands, which it reads as tf32), reading
 // both from shared memory through 64-bit matrix descriptors: the start
 // address, the byte distances between 8-row groups (SBO) and between
 // swizzle-wide column blocks (LBO), and the swizzle mode. The accumulator
@@ -9,7 +10,7 @@
 //
 // The descriptors' start addresses are logical: the hardware applies the
 // swizzle to the address bits, so advancing along K inside a swizzle block
-// (32 bytes per k16 step of a K-major tile) needs no recomputation, as long
+// (32 bytes per step of a K-major tile) needs no recomputation, as long
 // as every strip starts on a row that is a multiple of 8 and buffers sit on
 // 1024-byte boundaries (tilegpu-allocate-shared-memory places them so).
 //
@@ -102,6 +103,8 @@ Value emitDescriptor(OpBuilder &builder, Location loc, Value base,
 }
 
 NVVM::WGMMATypes getWgmmaType(Type type) {
+  if (type.isF32())
+    return NVVM::WGMMATypes::tf32;
   return type.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
 }
 
@@ -115,8 +118,6 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
     auto dType = cast<RankedTensorType>(op.getD().getType());
     auto mma = cast<MmaEncodingAttr>(dType.getEncoding());
     Type element = aType.getElementType();
-    if (!element.isF16() && !element.isBF16())
-      return op.emitOpError("lowers 16-bit operands only, got ") << element;
     Location loc = op.getLoc();
     auto c = [&](int64_t v) { return i32Const(rewriter, loc, v); };
 
@@ -125,7 +126,8 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
     int64_t tileM = 16 * wm, tileN = instrN * wn;
     int64_t reps[2] = {dType.getDimSize(0) / tileM,
                        dType.getDimSize(1) / tileN};
-    int64_t kSteps = aType.getShape()[1] / 16;
+    int64_t instrK = getWarpGroupInstrK(element);
+    int64_t kSteps = aType.getShape()[1] / instrK;
     // Warp w covers rows 16 (w mod wm) and column strip w / wm; its
     // warpgroup's strip starts at the row of its first warp.
     ThreadId thread = getThreadId(rewriter, loc, 32);
@@ -145,7 +147,7 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
     auto f32 = rewriter.getF32Type();
     auto structType = LLVM::LLVMStructType::getLiteral(
         getContext(), SmallVector<Type>(instrN / 2, f32));
-    auto shape = NVVM::MMAShapeAttr::get(getContext(), 64, instrN, 16);
+    auto shape = NVVM::MMAShapeAttr::get(getContext(), 64, instrN, instrK);
 
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     SmallVector<Value> results(acc.begin(), acc.end());
@@ -163,9 +165,9 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
                                                results[first + i], i);
         for (int64_t k = 0; k < kSteps; ++k) {
           Value descA = emitDescriptor(rewriter, loc, aBase, aTile,
-                                       aKContiguous, row, c(16 * k));
+                                       aKContiguous, row, c(instrK * k));
           Value descB = emitDescriptor(rewriter, loc, bBase, bTile,
-                                       bKContiguous, c(16 * k), col);
+                                       bKContiguous, c(instrK * k), col);
           inouts = NVVM::WgmmaMmaAsyncOp::create(
               rewriter, loc, structType, inouts, descA, descB, shape,
               getWgmmaType(element), getWgmmaType(element),

@@ -210,8 +210,8 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
-/// dot: on sm_90a, a 16-bit dot with an f32 accumulator becomes a
-/// warpgroup_dot (wgmma) whose operands are stored to shared memory and whose
+/// dot: on sm_90a, a 16-bit dot (or an f32 one that allows tf32) with an
+/// f32 accumulator becomes a warpgroup_dot (wgmma) whose operands are stored to shared memory and whose
 /// accumulator takes an mma v3 layout. Else, on sm_80+ with an f32
 /// accumulator and either 16-bit inputs
 /// (mma.sync m16n8k16) or f32 inputs the dot allows to round to tf32
@@ -231,19 +231,25 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
         computeCapability(computeCapability),
         hasWarpGroupMma(hasWarpGroupMma) {}
 
-  /// The mma v3 (wgmma) layout for the MxN accumulator of a 16-bit dot, or
-  /// null. Warpgroups (4 warps, 64 rows per instruction) go along M while M
-  /// has rows for them, the rest along N; one instruction spans the columns
-  /// of the warpgroups along N, at most 256. Both operands are read from
-  /// shared memory, whose rows must fill a 32-byte swizzle (K, N >= 16).
+  /// The mma v3 (wgmma) layout for the MxN accumulator of a 16-bit dot or
+  /// of an f32 dot that allows tf32, or null. Warpgroups (4 warps, 64 rows
+  /// per instruction) go along M while M has rows for them, the rest along
+  /// N; one instruction spans the columns of the warpgroups along N, at most
+  /// 256. Both operands are read from shared memory, whose rows must fill a
+  /// 32-byte swizzle: K and (for an MN-major b) N of at least one
+  /// instruction's K.
   Attribute getWarpGroupMmaLayout(tile::DotOp op,
                                   ArrayRef<int64_t> shape) const {
     auto aType = cast<RankedTensorType>(op.getA().getType());
     Type aElem = aType.getElementType();
     Type cElem = cast<RankedTensorType>(op.getC().getType()).getElementType();
+    bool tf32 = aElem.isF32() &&
+                op.getInputPrecision() == tile::InputPrecision::TF32;
     if (!hasWarpGroupMma || numWarps % 4 != 0 ||
-        !(aElem.isF16() || aElem.isBF16()) || !cElem.isF32() ||
-        shape[0] < 64 || shape[1] < 16 || aType.getDimSize(1) < 16)
+        !(aElem.isF16() || aElem.isBF16() || tf32) || !cElem.isF32())
+      return {};
+    int64_t instrK = getWarpGroupInstrK(aElem);
+    if (shape[0] < 64 || shape[1] < instrK || aType.getDimSize(1) < instrK)
       return {};
     unsigned groups = numWarps / 4, groupsM = 1;
     while (groupsM < groups && shape[0] >= 128 * groupsM)
@@ -252,18 +258,22 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
     int64_t instrN = std::min<int64_t>(256, shape[1] / groupsN);
     if (instrN < 8)
       return {};
-    return MmaEncodingAttr::get(getContext(), 3, {4 * groupsM, groupsN},
-                                {16, static_cast<unsigned>(instrN), 16});
+    return MmaEncodingAttr::get(
+        getContext(), 3, {4 * groupsM, groupsN},
+        {16, static_cast<unsigned>(instrN), static_cast<unsigned>(instrK)});
   }
 
-  /// `operand` stored to shared memory in the layout wgmma reads: row-major,
+  /// Operand `opIdx` of a warpgroup dot stored to shared memory in a layout
+  /// wgmma reads: row-major where the element type allows (tf32: K-major),
   /// swizzled by as many bytes of a row as fit 128. (tilegpu-pipeline gives
-  /// a pipelined operand the order its loads have.)
+  /// a pipelined operand the order its loads have, where wgmma reads it.)
   Value allocateOperand(ConversionPatternRewriter &rewriter, Location loc,
-                        Value operand) const {
+                        Value operand, unsigned opIdx) const {
     auto type = cast<RankedTensorType>(operand.getType());
-    // getWarpGroupMmaLayout admits rows of at least 16 16-bit elements.
-    NvmmaSharedEncodingAttr encoding = getNvmmaSharedEncoding(type, {1, 0});
+    // getWarpGroupMmaLayout admits rows of at least one instruction's K
+    // (32 bytes).
+    NvmmaSharedEncodingAttr encoding = getNvmmaSharedEncoding(
+        type, getWarpGroupOperandOrder(type.getElementType(), opIdx, {1, 0}));
     assert(encoding && "wgmma operand rows below the 32-byte swizzle");
     auto memType =
         MemDescType::get(getContext(), type.getShape(), type.getElementType(),
@@ -335,8 +345,8 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
       auto accType = RankedTensorType::get(
           shape, defaultType.getElementType(), warpGroup);
       Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), warpGroup);
-      Value a = allocateOperand(rewriter, op.getLoc(), adaptor.getA());
-      Value b = allocateOperand(rewriter, op.getLoc(), adaptor.getB());
+      Value a = allocateOperand(rewriter, op.getLoc(), adaptor.getA(), 0);
+      Value b = allocateOperand(rewriter, op.getLoc(), adaptor.getB(), 1);
       Value d = WarpGroupDotOp::create(rewriter, op.getLoc(), accType, a, b, c,
                                        /*isAsync=*/false);
       rewriter.replaceOp(op, convertTo(rewriter, op.getLoc(), d,

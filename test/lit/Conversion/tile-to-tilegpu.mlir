@@ -24,6 +24,30 @@ func.func @dot_wgmma(%a: tensor<128x64xf16>, %b: tensor<64x256xf16>, %c: tensor<
 
 // -----
 
+// On sm_90a an f32 dot that allows tf32 is a warpgroup dot too (m64nNk8),
+// but tf32 has no transposed form: b is stored K-major ([0, 1]), a
+// row-major as always. An IEEE f32 dot stays on FMA.
+// HOPPER-DAG: #[[TV3:.+]] = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 128, 8]}>
+// HOPPER-DAG: #[[TSA:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+// HOPPER-DAG: #[[TSB:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+// HOPPER-LABEL: func.func @dot_wgmma_tf32
+// HOPPER: %[[A:.+]] = tilegpu.local_alloc %{{.+}} : (tensor<128x32xf32, #{{.+}}>) -> !tilegpu.memdesc<128x32xf32, #[[TSA]]>
+// HOPPER: %[[B:.+]] = tilegpu.local_alloc %{{.+}} : (tensor<32x128xf32, #{{.+}}>) -> !tilegpu.memdesc<32x128xf32, #[[TSB]]>
+// HOPPER: tilegpu.warpgroup_dot %[[A]], %[[B]], %{{.+}} : !tilegpu.memdesc<128x32xf32, #[[TSA]]> * !tilegpu.memdesc<32x128xf32, #[[TSB]]> -> tensor<128x128xf32, #[[TV3]]>
+// HOPPER-LABEL: func.func @dot_wgmma_f32_ieee
+// HOPPER-NOT: tilegpu.warpgroup_dot
+// HOPPER: tile.dot
+func.func @dot_wgmma_tf32(%a: tensor<128x32xf32>, %b: tensor<32x128xf32>, %c: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %d = tile.dot %a, %b, %c {inputPrecision = #tile.precision<tf32>} : tensor<128x32xf32> * tensor<32x128xf32> -> tensor<128x128xf32>
+  return %d : tensor<128x128xf32>
+}
+func.func @dot_wgmma_f32_ieee(%a: tensor<128x32xf32>, %b: tensor<32x128xf32>, %c: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %d = tile.dot %a, %b, %c : tensor<128x32xf32> * tensor<32x128xf32> -> tensor<128x128xf32>
+  return %d : tensor<128x128xf32>
+}
+
+// -----
+
 // Elementwise code gets Triton's default layout: one element per thread,
 // lanes then warps along the fastest dimension.
 // CHECK-DAG: #[[B1:.+]] = #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>

@@ -31,3 +31,34 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
     return
   }
 }
+
+// -----
+
+// f32 operands are read as tf32, k8 per instruction: four m64n64k8 over
+// K = 32. Both tiles are K-major (the only form tf32 has), so both
+// descriptors carry the K-major bits (LBO unused, 1; SBO 1024 B; 128-byte
+// swizzle) and advance 32 B per step.
+// CHECK-LABEL: llvm.func @warpgroup_tf32
+// CHECK: llvm.mlir.constant(4611686293305360384 : i64) : i64
+// CHECK-NOT: llvm.mlir.constant(4611686293338849280 : i64)
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>
+#ka = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#kb = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32, tilegpu.shared = 16384 : i32} {
+  func.func @warpgroup_tf32(%out: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma3>
+    %a = tilegpu.local_alloc {tilegpu.offset = 0 : i32} : () -> !tilegpu.memdesc<64x32xf32, #ka, mutable>
+    %b = tilegpu.local_alloc {tilegpu.offset = 8192 : i32} : () -> !tilegpu.memdesc<32x64xf32, #kb, mutable>
+    %d = tilegpu.warpgroup_dot %a, %b, %zero : !tilegpu.memdesc<64x32xf32, #ka, mutable> * !tilegpu.memdesc<32x64xf32, #kb, mutable> -> tensor<64x64xf32, #mma3>
+    %s = tile.reduce add %d {axis = 1 : i32} : tensor<64x64xf32, #mma3> -> tensor<64xf32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %rows = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %base = tile.splat %out : !tile.ptr<f32> -> tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %p = tile.addptr %base, %rows : tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>, tensor<64xi32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    tile.store %p, %s : tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    return
+  }
+}

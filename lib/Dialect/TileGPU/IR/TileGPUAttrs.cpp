@@ -366,6 +366,24 @@ tilec::tilegpu::getDefaultBlockedEncoding(MLIRContext *context,
                             threadsPerWarp);
 }
 
+int64_t tilec::tilegpu::getWarpGroupInstrK(Type element) {
+  return 256 / element.getIntOrFloatBitWidth();
+}
+
+bool tilec::tilegpu::warpGroupReadsMNMajor(Type element) {
+  return element.isF16() || element.isBF16();
+}
+
+SmallVector<unsigned>
+tilec::tilegpu::getWarpGroupOperandOrder(Type element, unsigned opIdx,
+                                         ArrayRef<unsigned> preferred) {
+  if (warpGroupReadsMNMajor(element))
+    return SmallVector<unsigned>(preferred);
+  // K is dim 1 of a and dim 0 of b.
+  return opIdx == 0 ? SmallVector<unsigned>{1, 0}
+                    : SmallVector<unsigned>{0, 1};
+}
+
 LogicalResult SwizzledSharedEncodingAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, unsigned vec,
     unsigned perPhase, unsigned maxPhase, ArrayRef<unsigned> order) {

@@ -158,13 +158,30 @@ LogicalResult WarpGroupDotOp::verify() {
                          << b << " -> " << d;
   if (a.getElementType() != b.getElementType())
     return emitOpError() << "operands differ in element type";
-  // Whole instructions: warpgroups of 64 rows, instrN columns, 16 of K.
+  Type element = a.getElementType();
+  if (!element.isF16() && !element.isBF16() && !element.isF32())
+    return emitOpError() << "operands must be f16, bf16 or f32 (tf32), got "
+                         << element;
+  // tf32 has no transposed form: K must be each tile's contiguous dimension.
+  MemDescType operands[] = {a, b};
+  if (!warpGroupReadsMNMajor(element))
+    for (auto [opIdx, operand] : llvm::enumerate(operands)) {
+      unsigned kDim = opIdx == 0 ? 1 : 0;
+      auto encoding = cast<NvmmaSharedEncodingAttr>(operand.getEncoding());
+      if (encoding.getOrder()[0] != kDim)
+        return emitOpError()
+               << "reads " << element << " operands K-major only; operand "
+               << (opIdx == 0 ? "a" : "b") << " is " << operand;
+    }
+  // Whole instructions: warpgroups of 64 rows, instrN columns, 32 bytes of K.
   unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
   int64_t instrN = mma.getInstrShape()[1];
+  int64_t instrK = getWarpGroupInstrK(element);
   if (!llvm::isPowerOf2_64(instrN) || d.getDimSize(0) % (16 * wm) != 0 ||
-      d.getDimSize(1) % (instrN * wn) != 0 || a.getShape()[1] % 16 != 0)
+      d.getDimSize(1) % (instrN * wn) != 0 || a.getShape()[1] % instrK != 0)
     return emitOpError() << d << " is not whole wgmma instructions of "
-                         << mma << " (a power-of-two N, 16-wide K steps)";
+                         << mma << " (a power-of-two N, " << instrK
+                         << "-wide K steps)";
   return success();
 }
 

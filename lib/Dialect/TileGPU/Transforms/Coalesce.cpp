@@ -49,6 +49,54 @@ SmallVector<unsigned> getCurrentOrder(RankedTensorType type) {
   return order;
 }
 
+/// The contiguous dimension of the shared tile a warpgroup dot reads the
+/// result of `load` from, or nullopt if none does.
+std::optional<unsigned> getWarpGroupTileDim(tile::LoadOp load) {
+  SmallVector<Value> worklist = {load.getResult()};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    for (Operation *user : value.getUsers()) {
+      if (auto convert = dyn_cast<ConvertLayoutOp>(user))
+        worklist.push_back(convert.getResult());
+      else if (auto alloc = dyn_cast<LocalAllocOp>(user))
+        if (auto nvmma = dyn_cast<NvmmaSharedEncodingAttr>(
+                alloc.getType().getEncoding()))
+          return nvmma.getOrder()[0];
+    }
+  }
+  return std::nullopt;
+}
+
+/// The layout of a 4-byte load that a warpgroup dot reads transposed (tf32's
+/// b: N-contiguous in global memory, K-major in shared memory), or null.
+/// Each thread copies single elements, and a warp's 32 lanes cover 8 tile
+/// rows by the 4 elements of one 16-byte chunk: every nvmma swizzle puts
+/// those in 32 distinct banks, and the global reads are 4 whole 32-byte
+/// sectors. (The layout that vectorizes the global reads would write 4
+/// elements of one chunk per thread to rows that share banks.)
+BlockedEncodingAttr getTransposingCopyLayout(RankedTensorType type,
+                                             ArrayRef<unsigned> order,
+                                             unsigned tileDim,
+                                             unsigned elementBits,
+                                             unsigned numWarps,
+                                             unsigned threadsPerWarp) {
+  if (type.getRank() != 2 || elementBits != 32 || threadsPerWarp != 32 ||
+      order[0] == tileDim)
+    return {};
+  unsigned rowDim = order[0];
+  ArrayRef<int64_t> shape = type.getShape();
+  if (shape[rowDim] < 8 || shape[tileDim] < 4)
+    return {};
+  SmallVector<unsigned> sizePerThread(2, 1), threads(2), warps(2, 1);
+  threads[rowDim] = 8;
+  threads[tileDim] = 4;
+  int64_t warpsAlongRows = std::max<int64_t>(1, shape[rowDim] / 8);
+  warps[rowDim] = std::min<int64_t>(numWarps, warpsAlongRows);
+  warps[tileDim] = numWarps / warps[rowDim];
+  return BlockedEncodingAttr::get(type.getContext(), sizePerThread, threads,
+                                  warps, order);
+}
+
 struct CoalescePass : tilec::tilegpu::impl::TileGPUCoalesceBase<CoalescePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -76,8 +124,12 @@ struct CoalescePass : tilec::tilegpu::impl::TileGPUCoalesceBase<CoalescePass> {
       auto type = dyn_cast<RankedTensorType>(ptr.getType());
       if (!type || !getDistributedLayout(type))
         return;
-      BlockedEncodingAttr layout = getCoalescedLayout(
-          axisInfo, ptr, type, unsigned(numWarps), unsigned(threadsPerWarp));
+      std::optional<unsigned> tileDim;
+      if (auto load = dyn_cast<tile::LoadOp>(op))
+        tileDim = getWarpGroupTileDim(load);
+      BlockedEncodingAttr layout =
+          getCoalescedLayout(axisInfo, ptr, type, tileDim, unsigned(numWarps),
+                             unsigned(threadsPerWarp));
       if (layout != type.getEncoding())
         plan.emplace_back(op, layout);
     });
@@ -85,8 +137,11 @@ struct CoalescePass : tilec::tilegpu::impl::TileGPUCoalesceBase<CoalescePass> {
       rewriteInLayout(op, layout);
   }
 
+  /// `tileDim`: the contiguous dimension of the warpgroup operand tile the
+  /// load is stored to, if any.
   BlockedEncodingAttr getCoalescedLayout(const ModuleAxisInfoAnalysis &axisInfo,
                                          Value ptr, RankedTensorType type,
+                                         std::optional<unsigned> tileDim,
                                          unsigned numWarps,
                                          unsigned threadsPerWarp) {
     unsigned rank = type.getRank();
@@ -98,6 +153,10 @@ struct CoalescePass : tilec::tilegpu::impl::TileGPUCoalesceBase<CoalescePass> {
                        });
     unsigned elementBits =
         getPointeeBits(cast<tile::PointerType>(type.getElementType()));
+    if (tileDim)
+      if (BlockedEncodingAttr transposing = getTransposingCopyLayout(
+              type, order, *tileDim, elementBits, numWarps, threadsPerWarp))
+        return transposing;
     int64_t threads = int64_t(numWarps) * threadsPerWarp;
     int64_t perThread = std::max<int64_t>(1, type.getNumElements() / threads);
     unsigned vector =

@@ -58,13 +58,18 @@ bool isZeroConstant(Value value) {
 }
 
 /// The shared layout of an operand's ring: the one its reader wants, wgmma's
-/// for a warpgroup dot, the ldmatrix one otherwise.
+/// for a warpgroup dot, the ldmatrix one otherwise; in the order of the
+/// loads, unless wgmma cannot read that (tf32 only reads K-major tiles).
 Attribute getRingEncoding(const OperandLoad &operand) {
   auto type = cast<RankedTensorType>(operand.load->getResult(0).getType());
   ArrayRef<unsigned> order =
       cast<BlockedEncodingAttr>(type.getEncoding()).getOrder();
-  if (isa<LocalAllocOp>(operand.consumer))
-    return getNvmmaSharedEncoding(type, order);
+  if (isa<LocalAllocOp>(operand.consumer)) {
+    // getOperandLoad admits allocs that only warpgroup dots read.
+    unsigned opIdx = operand.consumer->use_begin()->getOperandNumber();
+    return getNvmmaSharedEncoding(
+        type, getWarpGroupOperandOrder(type.getElementType(), opIdx, order));
+  }
   return getOperandSharedEncoding(type, order);
 }
 

@@ -184,3 +184,49 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return %res#1 : tensor<64x32xf16, #blocked>
   }
 }
+
+// -----
+
+// Warpgroup operands stored to nvmma tiles. tf32's b is N-contiguous in
+// global memory but K-major in shared memory: its load takes single
+// elements per thread, lanes 4 along K by 8 along N, so that a warp's
+// copies hit 32 distinct banks of every swizzle and read whole 32-byte
+// sectors. a (K-contiguous in both) and a 16-bit b stored N-major keep the
+// 16-byte vectors.
+
+// CHECK-DAG: #[[TRANSPOSING:.+]] = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [1, 0]}>
+// CHECK-DAG: #[[VEC4:.+]] = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+// CHECK-DAG: #[[VEC8:.+]] = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+#row = #tilegpu.slice<{dim = 0, parent = #blocked}>
+#col = #tilegpu.slice<{dim = 1, parent = #blocked}>
+#kmajor = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+#nmajor = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, "tilegpu.target" = "sm_90a"} {
+  // CHECK-LABEL: func.func @operands
+  func.func @operands(%b32: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %b16: !tile.ptr<f16> {tile.divisibility = 16 : i32}) -> (!tilegpu.memdesc<32x128xf32, #kmajor>, !tilegpu.memdesc<32x128xf32, #nmajor>, !tilegpu.memdesc<32x128xf16, #nmajor>) {
+    %rn = tile.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32, #row>
+    %rk = tile.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32, #col>
+    %n = tile.expand_dims %rn {axis = 0 : i32} : tensor<128xi32, #row> -> tensor<1x128xi32, #blocked>
+    %k = tile.expand_dims %rk {axis = 1 : i32} : tensor<32xi32, #col> -> tensor<32x1xi32, #blocked>
+    %c128 = arith.constant dense<128> : tensor<32x1xi32, #blocked>
+    %krow = arith.muli %k, %c128 : tensor<32x1xi32, #blocked>
+    %kb = tile.broadcast %krow : tensor<32x1xi32, #blocked> -> tensor<32x128xi32, #blocked>
+    %nb = tile.broadcast %n : tensor<1x128xi32, #blocked> -> tensor<32x128xi32, #blocked>
+    %offs = arith.addi %kb, %nb : tensor<32x128xi32, #blocked>
+    %s32 = tile.splat %b32 : !tile.ptr<f32> -> tensor<32x128x!tile.ptr<f32>, #blocked>
+    %p32 = tile.addptr %s32, %offs : tensor<32x128x!tile.ptr<f32>, #blocked>, tensor<32x128xi32, #blocked>
+    %s16 = tile.splat %b16 : !tile.ptr<f16> -> tensor<32x128x!tile.ptr<f16>, #blocked>
+    %p16 = tile.addptr %s16, %offs : tensor<32x128x!tile.ptr<f16>, #blocked>, tensor<32x128xi32, #blocked>
+    // CHECK: tile.load %{{.+}} : tensor<32x128x!tile.ptr<f32>, #[[TRANSPOSING]]>
+    %v = tile.load %p32 : tensor<32x128x!tile.ptr<f32>, #blocked>
+    %t = tilegpu.local_alloc %v : (tensor<32x128xf32, #blocked>) -> !tilegpu.memdesc<32x128xf32, #kmajor>
+    // CHECK: tile.load %{{.+}} : tensor<32x128x!tile.ptr<f32>, #[[VEC4]]>
+    %w = tile.load %p32 : tensor<32x128x!tile.ptr<f32>, #blocked>
+    %u = tilegpu.local_alloc %w : (tensor<32x128xf32, #blocked>) -> !tilegpu.memdesc<32x128xf32, #nmajor>
+    // CHECK: tile.load %{{.+}} : tensor<32x128x!tile.ptr<f16>, #[[VEC8]]>
+    %h = tile.load %p16 : tensor<32x128x!tile.ptr<f16>, #blocked>
+    %g = tilegpu.local_alloc %h : (tensor<32x128xf16, #blocked>) -> !tilegpu.memdesc<32x128xf16, #nmajor>
+    return %t, %u, %g : !tilegpu.memdesc<32x128xf32, #kmajor>, !tilegpu.memdesc<32x128xf32, #nmajor>, !tilegpu.memdesc<32x128xf16, #nmajor>
+  }
+}

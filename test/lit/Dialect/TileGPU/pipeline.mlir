@@ -430,6 +430,48 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
 
 // -----
 
+// tf32: the rings take the order wgmma reads, K-major for both operands,
+// whatever the loads' order: b's loads are N-contiguous (each thread copies
+// single elements, which cp.async moves in 4 bytes), its ring is K-major.
+
+// CHECK-DAG: #[[TA:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+// CHECK-DAG: #[[TB:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+// CHECK-LABEL: func.func @warpgroup_tf32
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf32, #[[TA]], mutable>
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x32x64xf32, #[[TB]], mutable>
+// CHECK: scf.for
+// CHECK: tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} {isAsync} : !tilegpu.memdesc<64x32xf32, #[[TA]], mutable> * !tilegpu.memdesc<32x64xf32, #[[TB]], mutable> -> tensor<64x64xf32, #{{.+}}>
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<64x32x!tile.ptr<f32>, #{{.+}}> -> !tilegpu.memdesc<64x32xf32, #[[TA]], mutable>
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<32x64x!tile.ptr<f32>, #{{.+}}> -> !tilegpu.memdesc<32x64xf32, #[[TB]], mutable>
+
+#rows = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#transposing = #tilegpu.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [1, 4], order = [1, 0]}>
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>
+#ka = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#kb = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @warpgroup_tf32(%pa: tensor<64x32x!tile.ptr<f32>, #rows>, %pb: tensor<32x64x!tile.ptr<f32>, #transposing>, %n: i32) -> tensor<64x64xf32, #mma3> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma3>
+    %step = arith.constant dense<32> : tensor<64x32xi32, #rows>
+    %stepb = arith.constant dense<2048> : tensor<32x64xi32, #transposing>
+    %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %pai = %pa, %pbi = %pb) -> (tensor<64x64xf32, #mma3>, tensor<64x32x!tile.ptr<f32>, #rows>, tensor<32x64x!tile.ptr<f32>, #transposing>) : i32 {
+      %x = tile.load %pai : tensor<64x32x!tile.ptr<f32>, #rows>
+      %y = tile.load %pbi : tensor<32x64x!tile.ptr<f32>, #transposing>
+      %xs = tilegpu.local_alloc %x : (tensor<64x32xf32, #rows>) -> !tilegpu.memdesc<64x32xf32, #ka>
+      %ys = tilegpu.local_alloc %y : (tensor<32x64xf32, #transposing>) -> !tilegpu.memdesc<32x64xf32, #kb>
+      %d = tilegpu.warpgroup_dot %xs, %ys, %acc : !tilegpu.memdesc<64x32xf32, #ka> * !tilegpu.memdesc<32x64xf32, #kb> -> tensor<64x64xf32, #mma3>
+      %pan = tile.addptr %pai, %step : tensor<64x32x!tile.ptr<f32>, #rows>, tensor<64x32xi32, #rows>
+      %pbn = tile.addptr %pbi, %stepb : tensor<32x64x!tile.ptr<f32>, #transposing>, tensor<32x64xi32, #transposing>
+      scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mma3>, tensor<64x32x!tile.ptr<f32>, #rows>, tensor<32x64x!tile.ptr<f32>, #transposing>
+    }
+    return %r#0 : tensor<64x64xf32, #mma3>
+  }
+}
+
+// -----
+
 // A dot whose result is read by anything but the next step's accumulator
 // (here an add) stays synchronous: with one group in flight the add would
 // read registers the wgmma still writes. A loop that stores to global memory

@@ -92,3 +92,36 @@ func.func @shapes(%a: !tilegpu.memdesc<64x32xf16, #nv>, %b: !tilegpu.memdesc<64x
   %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x32xf16, #nv> * !tilegpu.memdesc<64x64xf16, #nv> -> tensor<64x64xf32, #mma3>
   return
 }
+
+// -----
+
+// tf32 has no transposed form: an N-major b is refused.
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+func.func @tf32_n_major(%a: !tilegpu.memdesc<64x32xf32, #nv>, %b: !tilegpu.memdesc<32x64xf32, #nv>, %c: tensor<64x64xf32, #mma3>) {
+  // expected-error @+1 {{reads 'f32' operands K-major only; operand b is '!tilegpu.memdesc<32x64xf32, #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>>'}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x32xf32, #nv> * !tilegpu.memdesc<32x64xf32, #nv> -> tensor<64x64xf32, #mma3>
+  return
+}
+
+// -----
+
+// K steps are whole instructions: 8 elements for tf32.
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>
+#ka = #tilegpu.nvmma_shared<{swizzlingByteWidth = 32, order = [1, 0]}>
+#kb = #tilegpu.nvmma_shared<{swizzlingByteWidth = 32, order = [0, 1]}>
+func.func @tf32_partial_k(%a: !tilegpu.memdesc<64x12xf32, #ka>, %b: !tilegpu.memdesc<12x64xf32, #kb>, %c: tensor<64x64xf32, #mma3>) {
+  // expected-error @+1 {{is not whole wgmma instructions of #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}> (a power-of-two N, 8-wide K steps)}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x12xf32, #ka> * !tilegpu.memdesc<12x64xf32, #kb> -> tensor<64x64xf32, #mma3>
+  return
+}
+
+// -----
+
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+func.func @i8_operands(%a: !tilegpu.memdesc<64x64xi8, #nv>, %b: !tilegpu.memdesc<64x64xi8, #nv>, %c: tensor<64x64xf32, #mma3>) {
+  // expected-error @+1 {{operands must be f16, bf16 or f32 (tf32), got 'i8'}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x64xi8, #nv> * !tilegpu.memdesc<64x64xi8, #nv> -> tensor<64x64xf32, #mma3>
+  return
+}

@@ -70,6 +70,19 @@ getOperandSharedEncoding(mlir::RankedTensorType type,
 /// below its 32-byte minimum.
 NvmmaSharedEncodingAttr getNvmmaSharedEncoding(mlir::RankedTensorType type,
                                                llvm::ArrayRef<unsigned> order);
+
+/// Elements of K one wgmma instruction spans for operands of `element`:
+/// 32 bytes (k16 for f16/bf16, k8 for f32 read as tf32).
+int64_t getWarpGroupInstrK(mlir::Type element);
+/// Whether wgmma can read an operand of `element` whose tile is contiguous
+/// along K. Only 16-bit operands may be transposed (MN-major): tf32 reads
+/// both operands K-major.
+bool warpGroupReadsMNMajor(mlir::Type element);
+/// The order of a warpgroup operand's shared tile (operand `opIdx`, 0 for
+/// a, 1 for b): `preferred` (the order its loads have) where wgmma reads
+/// it, otherwise K-major.
+llvm::SmallVector<unsigned> getWarpGroupOperandOrder(
+    mlir::Type element, unsigned opIdx, llvm::ArrayRef<unsigned> preferred);
 } // namespace tilec::tilegpu
 
 #endif // TILEC_DIALECT_TILEGPU_IR_TILEGPU_H

@@ -206,7 +206,9 @@ def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
     `a` (MxK) and `b` (KxN) are `nvmma_shared` tiles; `c` and `d` have an
     `mma` layout of version 3. Each warpgroup (four consecutive warps)
     issues `wgmma.mma_async` instructions of `instrShape` [16, N, K] per
-    warp (m64nNk16 per warpgroup) over its rows and columns, as one group.
+    warp (m64nNk16 per warpgroup for f16/bf16, m64nNk8 for f32, whose
+    products are tf32's) over its rows and columns, as one group. f32
+    operands must be K-major (tf32 has no transposed form).
     Without `isAsync` the group is waited for at once; with it the result
     may only be read after a `warpgroup_dot_wait` that covers it, and the
     operands may not be overwritten before that.

@@ -25,14 +25,13 @@ include(CMakePackageConfigHelpers)
 
 set(TILEC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
 
-set(tilec_runtime_libraries tilec_contract tilec_runtime tilec_tuning tilec_sparse)
-foreach(library ${tilec_runtime_libraries})
+set(tilec_libraries tilec_contract tilec_runtime tilec_tuning tilec_sparse tilec_c)
+foreach(library ${tilec_libraries})
   string(REGEX REPLACE "^tilec_" "" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})
 endforeach()
-set_target_properties(tilec_c PROPERTIES EXPORT_NAME c)
 set(tilec_tools tilec tilec-opt tilec-kernel tilec-replay tilec-startup)
-install(TARGETS ${tilec_runtime_libraries} tilec_c ${tilec_tools}
+install(TARGETS ${tilec_libraries} ${tilec_tools}
   EXPORT tilecTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -23,6 +23,12 @@ case $work in
     ;;
 esac
 
+# Files naming a path inside either tree. The trailing slash keeps a sibling
+# directory (tilec-2/ next to tilec/) from matching.
+names_a_tree() {
+  grep -rlF -e "$src/" -e "$build/" "$@"
+}
+
 fail() {
   echo "check-install: $*" >&2
   echo "check-install: work directory kept: $work" >&2
@@ -31,8 +37,7 @@ fail() {
 trap 'fail "failed at line $LINENO"' ERR
 
 cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-if leaks=$(grep -rlF -e "$src" -e "$build" "$prefix/lib/cmake" \
-  "$prefix/include"); then
+if leaks=$(names_a_tree "$prefix/lib/cmake" "$prefix/include"); then
   fail "the installed package names the source or build tree: $leaks"
 fi
 
@@ -51,7 +56,7 @@ consume() {
   # The build's commands and the headers its compiles read (depfiles, Ninja's
   # log of them): everything came from the prefix, nothing from the trees
   # tilec was built in.
-  if leaks=$(grep -rlF -e "$src" -e "$build" "$dir"); then
+  if leaks=$(names_a_tree "$dir"); then
     fail "$project's build uses the source or build tree: $leaks"
   fi
   ctest --test-dir "$dir" --verbose >"$log.test.log" ||

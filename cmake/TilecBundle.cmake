@@ -12,8 +12,9 @@
 #   provider.setBundle(*bundle, tilec::rt::BundlePolicy::Strict);
 #
 # NAME defaults to tilec_bundle; TILEC to the `tilec` target of this build,
-# else the `tilec` found on PATH. The source is regenerated when the bundle
-# changes.
+# else the installed one that find_package(tilec) imports (tilec::tilec), else
+# the `tilec` found on PATH. The source is regenerated when the bundle or the
+# tool changes.
 function(tilec_embed_bundle target)
   cmake_parse_arguments(ARG "" "BUNDLE;NAME;TILEC" "" ${ARGN})
   if(NOT ARG_BUNDLE)
@@ -28,6 +29,9 @@ function(tilec_embed_bundle target)
   elseif(TARGET tilec)
     set(tool $<TARGET_FILE:tilec>)
     set(tool_depends tilec)
+  elseif(TARGET tilec::tilec)
+    set(tool $<TARGET_FILE:tilec::tilec>)
+    set(tool_depends tilec::tilec)
   else()
     find_program(TILEC_TOOL tilec REQUIRED)
     set(tool ${TILEC_TOOL})

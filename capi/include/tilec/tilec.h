@@ -50,6 +50,11 @@ typedef enum tilec_dtype {
 /* The message of the last error on this thread ("" after a success). */
 TILEC_API const char *tilec_last_error(void);
 
+/* The library's version, "MAJOR.MINOR.PATCH": the version of the CMake
+ * package it was installed with (find_package(tilec) sets tilec_VERSION), so
+ * that a program can check it loaded the library it was built for. */
+TILEC_API const char *tilec_version(void);
+
 /*----------------------------------------------------------------------------
  * Runtime: device 0's primary context, the stage and autotune caches
  * (TILEC_CACHE_DIR, TILEC_AUTOTUNE_CACHE) and the JIT compiler.

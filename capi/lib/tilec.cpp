@@ -95,6 +95,8 @@ extern "C" {
 
 const char *tilec_last_error(void) { return lastError.c_str(); }
 
+const char *tilec_version(void) { return TILEC_VERSION; }
+
 tilec_status tilec_runtime_create(tilec_runtime **runtime) {
   return tilec_runtime_create_with_options(nullptr, runtime);
 }

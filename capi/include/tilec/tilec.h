@@ -50,6 +50,11 @@ typedef enum tilec_dtype {
 /* The message of the last error on this thread ("" after a success). */
 TILEC_API const char *tilec_last_error(void);
 
+/* The library's version, "MAJOR.MINOR.PATCH" (the project's): a binding
+ * checks it against its own before its first call, since the API has no
+ * stable ABI yet. */
+TILEC_API const char *tilec_version(void);
+
 /*----------------------------------------------------------------------------
  * Runtime: device 0's primary context, the stage and autotune caches
  * (TILEC_CACHE_DIR, TILEC_AUTOTUNE_CACHE) and the JIT compiler.

@@ -38,7 +38,7 @@ protected:
 
 TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
   for (const char *name :
-       {"tilec_last_error", "tilec_runtime_create",
+       {"tilec_last_error", "tilec_version", "tilec_runtime_create",
         "tilec_runtime_create_with_options", "tilec_runtime_destroy",
         "tilec_sparse_tensor_create", "tilec_sparse_tensor_destroy",
         "tilec_sparse_tensor_build_maps", "tilec_sparse_tensor_active_pairs",
@@ -55,6 +55,11 @@ TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
     ASSERT_NE(dladdr(llvm, &info), 0);
     EXPECT_NE(std::string(info.dli_fname), self);
   }
+}
+
+TEST_F(CApiTest, VersionIsTheProjects) {
+  auto version = function<decltype(tilec_version)>("tilec_version");
+  EXPECT_STREQ(version(), TILEC_VERSION);
 }
 
 TEST_F(CApiTest, ScenesComeBackInTheCallersMemory) {

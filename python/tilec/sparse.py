@@ -13,7 +13,7 @@ import weakref
 
 import torch
 
-from ._library import InvalidArgumentError, library
+from ._library import InvalidArgumentError
 from .runtime import default_runtime
 
 # enum tilec_dtype
@@ -61,11 +61,16 @@ def current_stream():
     return torch.cuda.current_stream(DEVICE).cuda_stream
 
 
+def _destroy(destroy, handle, *keep_alive):
+    """Destroys a C API sparse tensor; `keep_alive` (its runtime and the
+    coordinates it reads) lasts until it is gone."""
+    destroy(handle)
+
+
 class _Maps:
     """The C API sparse tensor over one coordinates tensor: it holds the
     neighbour maps it builds, so every SparseTensor over the same coordinates
-    (replace_feature) shares them. The coordinates and the runtime stay alive
-    as long as it does."""
+    (replace_feature) shares them."""
 
     def __init__(self, runtime, coords):
         lib = runtime._lib
@@ -74,14 +79,11 @@ class _Maps:
             lib.check(lib.lib.tilec_sparse_tensor_create(
                 runtime.handle, coords.data_ptr(), coords.shape[0],
                 ctypes.byref(handle)), "tilec_sparse_tensor_create")
-        self.runtime, self.handle = runtime, handle.value
+        self.runtime, self.handle, self.coords = runtime, handle.value, coords
         # The (kernel size, dilation) whose maps are built.
         self.built = set()
-        weakref.finalize(self, lib.lib.tilec_sparse_tensor_destroy,
-                         self.handle)
-        # The finalizer above runs before these go: the C tensor reads the
-        # coordinates, and must be destroyed before its runtime.
-        self.coords = coords
+        weakref.finalize(self, _destroy, lib.lib.tilec_sparse_tensor_destroy,
+                         self.handle, runtime, coords)
 
 
 class SparseTensor:
@@ -104,6 +106,8 @@ class SparseTensor:
         if features is not None:
             self._check_features(features, coords.shape[0])
         check_device("SparseTensor", "coords", coords)
+        if features is not None:
+            check_device("SparseTensor", "features", features)
         self._maps = _Maps(runtime or default_runtime(), coords)
         self._features = features
 
@@ -120,7 +124,6 @@ class SparseTensor:
         if features.shape[0] != voxels:
             _fail("SparseTensor", f"features has {features.shape[0]} rows "
                   f"for {voxels} voxels")
-        check_device("SparseTensor", "features", features)
 
     @property
     def features(self):
@@ -147,6 +150,7 @@ class SparseTensor:
     def replace_feature(self, features):
         """A tensor with these voxels (and their maps) and `features`."""
         self._check_features(features, self.voxels)
+        check_device("SparseTensor", "features", features)
         replaced = SparseTensor.__new__(SparseTensor)
         replaced._maps, replaced._features = self._maps, features
         return replaced

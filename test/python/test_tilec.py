@@ -225,7 +225,8 @@ class TorchArgumentTest(unittest.TestCase):
                            torch.zeros(n, 8, dtype=torch.float64))
         self.assertRefused("features must be contiguous", tilec.SparseTensor,
                            self.coords, torch.zeros(8, n).t())
-        self.assertRefused("features must be on cuda:0", tilec.SparseTensor,
+        # Well-formed features get as far as the devices, coords' first.
+        self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
                            self.coords, torch.zeros(n, 8))
 
     def test_convolution_arguments(self):

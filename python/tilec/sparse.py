@@ -235,7 +235,8 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
         _fail("submanifold_conv3d", "the tensor has no features")
     k = check_conv_arguments(features, weight, bias, dilation)
     maps = tensor._maps
-    if (k, dilation) not in maps.built:
+    # An empty tensor has no maps to build (the convolution is a no-op).
+    if tensor.voxels and (k, dilation) not in maps.built:
         tensor.build_maps(k, dilation)
     co = weight.shape[0]
     y = torch.empty(tensor.voxels, co, dtype=features.dtype, device=DEVICE)

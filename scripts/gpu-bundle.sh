@@ -17,8 +17,11 @@ for target in "${targets[@]}"; do
 done
 # The C API for Python (`tilec bench spconv` finds it at bin/../lib).
 cp "$build_dir/lib/libtilec_c.so" dist/gpu-bundle/lib/
-cp scripts/gpu-check.sh scripts/tune-bench.sh scripts/deploy-bench.sh dist/gpu-bundle/
+cp scripts/gpu-check.sh scripts/tune-bench.sh scripts/deploy-bench.sh scripts/pytorch-check.sh dist/gpu-bundle/
 cp -r scripts/deploy dist/gpu-bundle/
+# The Python package, which finds the library at python/../lib.
+mkdir -p dist/gpu-bundle/python/tilec
+cp python/tilec/*.py dist/gpu-bundle/python/tilec/
 # `tilec bench` finds its scripts at bin/../share/tilec/bench.
 mkdir -p dist/gpu-bundle/share/tilec/bench
 cp scripts/bench/*.py dist/gpu-bundle/share/tilec/bench/

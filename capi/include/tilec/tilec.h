@@ -51,8 +51,9 @@ typedef enum tilec_dtype {
 TILEC_API const char *tilec_last_error(void);
 
 /* The library's version, "MAJOR.MINOR.PATCH": the version of the CMake
- * package it was installed with (find_package(tilec) sets tilec_VERSION), so
- * that a program can check it loaded the library it was built for. */
+ * package it was installed with (find_package(tilec) sets tilec_VERSION). A
+ * program or binding checks it against its own before its first call, since
+ * the API has no stable ABI yet. */
 TILEC_API const char *tilec_version(void);
 
 /*----------------------------------------------------------------------------

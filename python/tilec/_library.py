@@ -1,0 +1,205 @@
+"""libtilec_c.so through ctypes: where it is found, the C API's signatures
+(capi/include/tilec/tilec.h), and its statuses as Python exceptions.
+
+Nothing here needs PyTorch or a GPU, so that this layer is what the tests
+check on any machine.
+"""
+
+import array
+import ctypes
+import os
+import pathlib
+import threading
+
+LIBRARY_NAME = "libtilec_c.so"
+
+# The package's version; the library's must be the same (tilec_version):
+# the C API has no stable ABI yet.
+PACKAGE_VERSION = "0.1.0"
+
+
+class Error(RuntimeError):
+    """A tilec call failed. `status` is the C API's tilec_status (None for a
+    check made in Python), `function` the call that failed."""
+
+    status = None
+
+    def __init__(self, function, message, status=None):
+        super().__init__(f"{function}: {message}")
+        self.function = function
+        self.message = message
+        if status is not None:
+            self.status = status
+
+
+class InvalidArgumentError(Error, ValueError):
+    """A wrong dtype, shape, device, layout or size (TILEC_ERROR_INVALID_ARGUMENT,
+    or a check in Python)."""
+
+    status = 1
+
+
+class InvalidInputError(Error, ValueError):
+    """The input itself is wrong: duplicate voxels, coordinates out of range
+    (TILEC_ERROR_INVALID_INPUT)."""
+
+    status = 2
+
+
+class DeviceError(Error):
+    """No GPU, no CUDA driver, or a driver call failed (TILEC_ERROR_DEVICE)."""
+
+    status = 3
+
+
+class CompileError(Error):
+    """Compiling a kernel failed, or no compiler is available for a miss
+    (TILEC_ERROR_COMPILE)."""
+
+    status = 4
+
+
+class InternalError(Error):
+    status = 5
+
+
+ERRORS = {cls.status: cls for cls in (InvalidArgumentError, InvalidInputError,
+                                      DeviceError, CompileError,
+                                      InternalError)}
+
+
+class LibraryNotFoundError(ImportError):
+    """libtilec_c.so is not where the package looks, or is not this package's
+    version."""
+
+
+def candidates():
+    """Where the library is looked for, in order: $TILEC_LIBRARY alone when it
+    is set; else next to the package (an installed copy), <prefix>/lib for a
+    package at <prefix>/python/tilec (the GPU bundle, scripts/gpu-bundle.sh),
+    and build/lib of the checkout the package is in."""
+    explicit = os.environ.get("TILEC_LIBRARY")
+    if explicit:
+        return [pathlib.Path(explicit)]
+    here = pathlib.Path(__file__).resolve().parent
+    return [here / LIBRARY_NAME, here.parent.parent / "lib" / LIBRARY_NAME,
+            here.parent.parent / "build" / "lib" / LIBRARY_NAME]
+
+
+_ptr, _i32, _i64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
+_status = ctypes.c_int
+_out = ctypes.POINTER
+
+
+class RuntimeOptions(ctypes.Structure):
+    """struct tilec_runtime_options."""
+
+    _fields_ = [("bundle_path", ctypes.c_char_p),
+                ("embedded_bundle", _ptr),
+                ("allow_jit", ctypes.c_int)]
+
+
+SIGNATURES = {
+    "tilec_last_error": ([], ctypes.c_char_p),
+    "tilec_version": ([], ctypes.c_char_p),
+    "tilec_runtime_create": ([_out(_ptr)], _status),
+    "tilec_runtime_create_with_options": ([_out(RuntimeOptions), _out(_ptr)],
+                                          _status),
+    "tilec_runtime_destroy": ([_ptr], None),
+    "tilec_sparse_tensor_create": ([_ptr, _ptr, _i64, _out(_ptr)], _status),
+    "tilec_sparse_tensor_destroy": ([_ptr], None),
+    "tilec_sparse_tensor_build_maps": ([_ptr, _i32, _i32, _ptr], _status),
+    "tilec_sparse_tensor_active_pairs": ([_ptr, _i32, _i32, _out(_i64)],
+                                         _status),
+    "tilec_submanifold_conv3d": ([_ptr, _ptr, _ptr, _ptr, _ptr, _i32, _i32,
+                                  _i32, _i32, ctypes.c_int, _i32, _ptr],
+                                 _status),
+    "tilec_scene_shell": ([_i32, _i32, _out(_out(_i32)), _out(_i64)], _status),
+    "tilec_scene_uniform": ([_i64, _i32, _i32, ctypes.c_uint64,
+                             _out(_out(_i32)), _out(_i64)], _status),
+    "tilec_scene_lidar": ([ctypes.c_uint64, _out(_out(_i32)), _out(_i64)],
+                          _status),
+    "tilec_free": ([_ptr], None),
+}
+
+
+class Library:
+    """The loaded library with its signatures set."""
+
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+        try:
+            self.lib = ctypes.CDLL(str(self.path))
+        except OSError as error:
+            raise LibraryNotFoundError(
+                f"tilec: cannot load {self.path}: {error}") from error
+        try:
+            for name, (argtypes, restype) in SIGNATURES.items():
+                function = getattr(self.lib, name)
+                function.argtypes, function.restype = argtypes, restype
+        except AttributeError as error:
+            raise LibraryNotFoundError(
+                f"tilec: {self.path} lacks {name}: it is older than this "
+                f"package ({PACKAGE_VERSION}); rebuild it (scripts/build.sh, "
+                f"or scripts/gpu-bundle.sh for the GPU bundle)") from error
+        self.version = self.lib.tilec_version().decode()
+        if self.version != PACKAGE_VERSION:
+            raise LibraryNotFoundError(
+                f"tilec: {self.path} is version {self.version}, this package "
+                f"is {PACKAGE_VERSION}: use the library of the same checkout "
+                f"(TILEC_LIBRARY=...)")
+
+    def check(self, status, function):
+        """Raises the error of a failed call, with tilec_last_error's message
+        (read on the calling thread, where the C API keeps it)."""
+        if status != 0:
+            message = (self.lib.tilec_last_error() or b"").decode(
+                errors="replace")
+            raise ERRORS.get(status, Error)(function, message or
+                                            f"status {status}", status)
+
+    def scene(self, name, *args):
+        """A voxel scene of the C API (tilec_scene_<name>) as (array of int32
+        (batch, x, y, z) per voxel, voxel count), in Python's memory."""
+        data, count = _out(_i32)(), _i64()
+        function = f"tilec_scene_{name}"
+        self.check(getattr(self.lib, function)(*args, ctypes.byref(data),
+                                               ctypes.byref(count)), function)
+        try:
+            words = array.array("i")
+            words.frombytes(ctypes.string_at(data, 16 * count.value))
+            return words, count.value
+        finally:
+            self.lib.tilec_free(data)
+
+
+_loaded = None
+_load_lock = threading.Lock()
+
+
+def library():
+    """The process's Library, loaded on first use from the first of
+    candidates() that exists."""
+    global _loaded
+    with _load_lock:
+        if _loaded is None:
+            tried = candidates()
+            found = next((p for p in tried if p.is_file()), None)
+            if found is None:
+                raise LibraryNotFoundError(
+                    "tilec: no " + LIBRARY_NAME + " at " +
+                    ", ".join(str(p) for p in tried) + " (set TILEC_LIBRARY "
+                    "to the library: build/lib/ of a build, lib/ of the GPU "
+                    "bundle)")
+            _loaded = Library(found)
+        return _loaded
+
+
+def library_path():
+    """The path of the library the package uses (loading it if needed)."""
+    return library().path
+
+
+def library_version():
+    """tilec_version() of the library the package uses."""
+    return library().version

@@ -1,0 +1,155 @@
+"""torch.nn modules over tilec's sparse convolution, named and laid out as
+spconv's (2.x, and spconv-Triton) so that a model swaps the import and keeps
+its checkpoint:
+
+    import spconv.pytorch as spconv     ->  import tilec.nn as spconv
+    spconv.SparseConvTensor(f, i, ...)  ->  tilec.SparseTensor(i, f)
+
+SubMConv3d's parameters are `weight` [Co, K, K, K, Ci] and `bias` [Co], the
+layout of spconv 2.x (KRSC) and of FlexGEMM, whose kernel offsets run over
+the first, second and third coordinate after the batch in the same order as
+ours (docs/pytorch.md gives the evidence). Forward only.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from ._library import InvalidArgumentError
+from .sparse import SparseTensor, submanifold_conv3d
+
+BACKWARD_MESSAGE = (
+    "tilec.nn.SubMConv3d has no backward pass (tilec's sparse convolution is "
+    "forward only): run the model under torch.no_grad() or "
+    "torch.inference_mode(); to train, train with spconv or FlexGEMM and "
+    "load the state_dict into tilec's modules for inference")
+
+
+class _ForwardOnly(torch.autograd.Function):
+    """The convolution where autograd records it: the forward runs, a
+    backward through it raises with BACKWARD_MESSAGE (rather than returning
+    no gradient, which would train silently wrong)."""
+
+    @staticmethod
+    def forward(ctx, features, weight, bias, tensor, dilation):
+        return submanifold_conv3d(tensor, weight, bias, dilation)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError(BACKWARD_MESSAGE)
+
+
+class SparseModule(nn.Module):
+    """A module that takes and returns a tilec.SparseTensor; SparseSequential
+    hands other modules (ReLU, BatchNorm1d, ...) the features alone."""
+
+
+def _cube(name, value):
+    """An int, or three equal ints (spconv takes either)."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * 3
+    if len(values) != 3 or len(set(values)) != 1 or \
+            not isinstance(values[0], int):
+        raise InvalidArgumentError(
+            "SubMConv3d", f"{name} must be an int or three equal ints (tilec "
+            f"has cubic windows only), got {value!r}")
+    return values[0]
+
+
+class SubMConv3d(SparseModule):
+    """Submanifold 3-D convolution: y at each voxel of x from the voxels of
+    its kernel_size^3 window (dilated), at the same voxels.
+
+    spconv's arguments are taken where they mean the same: `stride` and
+    `padding` are accepted and, as in spconv's submanifold convolution,
+    unused (the output voxels are the input's); `indice_key` is accepted
+    and unused, since a tilec.SparseTensor caches its maps for every layer
+    over its coordinates; groups must be 1. `device` and `dtype` are the
+    parameters', as in torch.nn.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1,
+                 padding=0, dilation=1, groups=1, bias=True, indice_key=None,
+                 device=None, dtype=None):
+        super().__init__()
+        if groups != 1:
+            raise InvalidArgumentError("SubMConv3d", f"groups must be 1, got "
+                                       f"{groups}")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = _cube("kernel_size", kernel_size)
+        if self.kernel_size % 2 == 0 or not 1 <= self.kernel_size <= 7:
+            raise InvalidArgumentError(
+                "SubMConv3d", f"kernel_size must be odd, 1 to 7, got "
+                f"{self.kernel_size}")
+        self.dilation = _cube("dilation", dilation)
+        if self.dilation < 1:
+            raise InvalidArgumentError(
+                "SubMConv3d", f"dilation must be at least 1, got "
+                f"{self.dilation}")
+        self.indice_key = indice_key
+        k = self.kernel_size
+        factory = {"device": device, "dtype": dtype}
+        self.weight = nn.Parameter(torch.empty(out_channels, k, k, k,
+                                               in_channels, **factory))
+        if bias:
+            self.bias = nn.Parameter(torch.empty(out_channels, **factory))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """spconv's initialization: kaiming_uniform_(a=sqrt(5)) with the
+        fan-in of the layout, Ci * K^3, which is U(-b, b) with
+        b = 1 / sqrt(fan_in), for the weight and the bias."""
+        bound = 1.0 / math.sqrt(self.in_channels * self.kernel_size ** 3)
+        with torch.no_grad():
+            self.weight.uniform_(-bound, bound)
+            if self.bias is not None:
+                self.bias.uniform_(-bound, bound)
+
+    @torch.compiler.disable  # a ctypes call: nothing for a compiler to trace
+    def forward(self, x):
+        if not isinstance(x, SparseTensor):
+            raise InvalidArgumentError(
+                "SubMConv3d", "expected a tilec.SparseTensor (from a spconv "
+                "tensor: tilec.SparseTensor.from_spconv), got "
+                f"{type(x).__name__}")
+        features = x.features
+        if features is None:
+            raise InvalidArgumentError("SubMConv3d", "the tensor has no "
+                                       "features")
+        if features.shape[1] != self.in_channels:
+            raise InvalidArgumentError(
+                "SubMConv3d", f"the layer takes {self.in_channels} input "
+                f"channels, the features have {features.shape[1]}")
+        parameters = (features, self.weight, self.bias)
+        if torch.is_grad_enabled() and any(
+                p is not None and p.requires_grad for p in parameters):
+            y = _ForwardOnly.apply(features, self.weight, self.bias, x,
+                                   self.dilation)
+        else:
+            y = submanifold_conv3d(x, self.weight, self.bias, self.dilation)
+        return x.replace_feature(y)
+
+    def extra_repr(self):
+        text = f"{self.in_channels}, {self.out_channels}, " \
+               f"kernel_size={self.kernel_size}"
+        if self.dilation != 1:
+            text += f", dilation={self.dilation}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class SparseSequential(SparseModule, nn.Sequential):
+    """nn.Sequential over a tilec.SparseTensor, as spconv's: a SparseModule
+    gets the tensor, any other module its features (the result replaces
+    them). Its state_dict keys are spconv's SparseSequential's."""
+
+    def forward(self, x):
+        for module in self:
+            if isinstance(module, SparseModule):
+                x = module(x)
+            else:
+                x = x.replace_feature(module(x.features))
+        return x

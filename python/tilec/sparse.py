@@ -1,0 +1,253 @@
+"""Sparse tensors and the submanifold convolution on torch tensors, through
+the C API without copies: device pointers (data_ptr) and torch's current
+stream go to libtilec_c.so as they are.
+
+Every argument is checked here before a pointer reaches the library (a host
+pointer given as a device pointer would not fail cleanly), in this order:
+type, shape, dtype, layout, then device, so that a tensor on the wrong device
+is told apart from one of the wrong shape.
+"""
+
+import ctypes
+import weakref
+
+import torch
+
+from ._library import InvalidArgumentError
+from .runtime import default_runtime
+
+# enum tilec_dtype
+DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2}
+# The C API runs on device 0's primary context.
+DEVICE = torch.device("cuda", 0)
+
+
+def _fail(function, message):
+    raise InvalidArgumentError(function, message)
+
+
+def check_form(function, name, tensor, dims, dtypes, columns=None):
+    """A torch tensor of `dims` dimensions (of `columns` = (count, what the
+    shape means) columns where given), one of `dtypes`, contiguous."""
+    if not isinstance(tensor, torch.Tensor):
+        _fail(function, f"{name} must be a torch.Tensor, got "
+              f"{type(tensor).__name__}")
+    if tensor.dim() != dims or (columns and tensor.shape[1] != columns[0]):
+        _fail(function, f"{name} must be " + (
+            columns[1] if columns else f"of {dims} dimensions") +
+            f", got shape {list(tensor.shape)}")
+    if tensor.dtype not in dtypes:
+        _fail(function, f"{name} must be " + " or ".join(
+            _name(d) for d in dtypes) + f", got {_name(tensor.dtype)}")
+    if not tensor.is_contiguous():
+        _fail(function, f"{name} must be contiguous (shape "
+              f"{list(tensor.shape)}, strides {list(tensor.stride())}): "
+              f"call .contiguous()")
+
+
+def check_device(function, name, tensor):
+    if tensor.device != DEVICE:
+        _fail(function, f"{name} must be on {DEVICE} (tilec runs on device "
+              f"0's primary context), got {tensor.device}")
+
+
+def _name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def current_stream():
+    """torch's current stream on DEVICE as a CUstream (0: the legacy default
+    stream)."""
+    return torch.cuda.current_stream(DEVICE).cuda_stream
+
+
+def _destroy(destroy, handle, *keep_alive):
+    """Destroys a C API sparse tensor; `keep_alive` (its runtime and the
+    coordinates it reads) lasts until it is gone."""
+    destroy(handle)
+
+
+class _Maps:
+    """The C API sparse tensor over one coordinates tensor: it holds the
+    neighbour maps it builds, so every SparseTensor over the same coordinates
+    (replace_feature) shares them."""
+
+    def __init__(self, runtime, coords):
+        lib = runtime._lib
+        handle = ctypes.c_void_p()
+        with runtime.lock:
+            lib.check(lib.lib.tilec_sparse_tensor_create(
+                runtime.handle, coords.data_ptr(), coords.shape[0],
+                ctypes.byref(handle)), "tilec_sparse_tensor_create")
+        self.runtime, self.handle, self.coords = runtime, handle.value, coords
+        # The (kernel size, dilation) whose maps are built.
+        self.built = set()
+        weakref.finalize(self, _destroy, lib.lib.tilec_sparse_tensor_destroy,
+                         self.handle, runtime, coords)
+
+
+class SparseTensor:
+    """Voxels on the GPU: coords int32 [N, 4] (batch, x, y, z), each voxel
+    once, 0 <= batch, x, y, z < 65536, and features [N, C] (f16, bf16 or
+    f32), both contiguous on cuda:0. Neither is copied: the tensor keeps
+    references to both.
+
+    Its neighbour maps are built on the first convolution of each
+    (kernel size, dilation) and cached; replace_feature gives a tensor with
+    the same coordinates and maps and other features (what every layer of a
+    network returns), so the layers of a network share them.
+    Duplicate voxels and coordinates out of range are found when the maps
+    are built: tilec.InvalidInputError, with the voxels named.
+    """
+
+    def __init__(self, coords, features=None, runtime=None):
+        check_form("SparseTensor", "coords", coords, 2, (torch.int32,),
+                   columns=(4, "[N, 4] (batch, x, y, z)"))
+        if features is not None:
+            self._check_features(features, coords.shape[0])
+        check_device("SparseTensor", "coords", coords)
+        if features is not None:
+            check_device("SparseTensor", "features", features)
+        self._maps = _Maps(runtime or default_runtime(), coords)
+        self._features = features
+
+    @classmethod
+    def from_spconv(cls, tensor, runtime=None):
+        """The voxels of a spconv (or spconv-Triton) SparseConvTensor: its
+        `indices` ([N, 4] int32, batch first) and `features`, not copied. The
+        coordinate order is the tensor's own, as spconv's weights use it."""
+        return cls(tensor.indices, tensor.features, runtime)
+
+    @staticmethod
+    def _check_features(features, voxels):
+        check_form("SparseTensor", "features", features, 2, tuple(DTYPES))
+        if features.shape[0] != voxels:
+            _fail("SparseTensor", f"features has {features.shape[0]} rows "
+                  f"for {voxels} voxels")
+
+    @property
+    def features(self):
+        """[N, C], or None; read-only: replace_feature gives other ones."""
+        return self._features
+
+    @property
+    def coords(self):
+        return self._maps.coords
+
+    @property
+    def runtime(self):
+        return self._maps.runtime
+
+    @property
+    def voxels(self):
+        return self._maps.coords.shape[0]
+
+    @property
+    def indices(self):
+        """coords, by spconv's name."""
+        return self._maps.coords
+
+    def replace_feature(self, features):
+        """A tensor with these voxels (and their maps) and `features`."""
+        self._check_features(features, self.voxels)
+        check_device("SparseTensor", "features", features)
+        replaced = SparseTensor.__new__(SparseTensor)
+        replaced._maps, replaced._features = self._maps, features
+        return replaced
+
+    def build_maps(self, kernel_size=3, dilation=1):
+        """Builds (or finds cached) the maps of a kernel_size^3 window on
+        torch's current stream and waits for them. The first convolution of
+        a (kernel size, dilation) calls it: the C API reports a wrong input
+        (duplicate voxels, coordinates out of range) from here as such."""
+        maps = self._maps
+        lib = maps.runtime._lib
+        with maps.runtime.lock:
+            lib.check(lib.lib.tilec_sparse_tensor_build_maps(
+                maps.handle, kernel_size, dilation, current_stream()),
+                "tilec_sparse_tensor_build_maps")
+        maps.built.add((kernel_size, dilation))
+
+    def active_pairs(self, kernel_size=3, dilation=1):
+        """The (voxel, offset) pairs with a neighbour: a convolution's useful
+        FLOPs are 2 * pairs * Ci * Co. Builds the maps first."""
+        self.build_maps(kernel_size, dilation)
+        maps = self._maps
+        lib = maps.runtime._lib
+        pairs = ctypes.c_int64()
+        with maps.runtime.lock:
+            lib.check(lib.lib.tilec_sparse_tensor_active_pairs(
+                maps.handle, kernel_size, dilation, ctypes.byref(pairs)),
+                "tilec_sparse_tensor_active_pairs")
+        return pairs.value
+
+    def __repr__(self):
+        c = None if self.features is None else self.features.shape[1]
+        dtype = None if self.features is None else _name(self.features.dtype)
+        return f"tilec.SparseTensor(voxels={self.voxels}, channels={c}, " \
+               f"dtype={dtype})"
+
+
+def check_conv_arguments(features, weight, bias, dilation):
+    """The kernel size of a convolution of `features` ([N, Ci]) with `weight`
+    ([Co, K, K, K, Ci]) and `bias` ([Co] or None), after checking them (the
+    features' own form and device are checked by SparseTensor)."""
+    function = "submanifold_conv3d"
+    check_form(function, "weight", weight, 5, tuple(DTYPES))
+    co, k = weight.shape[0], weight.shape[1]
+    if weight.shape[1:4] != (k, k, k) or k % 2 == 0 or k > 7:
+        _fail(function, "weight must be [Co, K, K, K, Ci] with K odd, 1 to "
+              f"7 (the layout of spconv and FlexGEMM), got "
+              f"{list(weight.shape)}")
+    if features.shape[1] != weight.shape[4]:
+        _fail(function, f"the features have {features.shape[1]} channels, "
+              f"the weight takes {weight.shape[4]} (its last dimension)")
+    if features.dtype != weight.dtype:
+        _fail(function, f"the features are {_name(features.dtype)} and the "
+              f"weight {_name(weight.dtype)}: convert one (e.g. the "
+              f"module's .to(dtype))")
+    if bias is not None:
+        check_form(function, "bias", bias, 1, (weight.dtype,))
+        if bias.shape[0] != co:
+            _fail(function, f"bias has {bias.shape[0]} entries for {co} "
+                  f"output channels")
+    if not isinstance(dilation, int) or dilation < 1:
+        _fail(function, f"dilation must be an int >= 1, got {dilation!r}")
+    check_device(function, "weight", weight)
+    if bias is not None:
+        check_device(function, "bias", bias)
+    return k
+
+
+def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
+    """y [N, Co] = the submanifold convolution of tensor.features [N, Ci] with
+    weight [Co, K, K, K, Ci] (offset (kx, ky, kz) of the window reads the
+    voxel at (x, y, z) + ((kx, ky, kz) - K // 2) * dilation) plus bias [Co],
+    on torch's current stream; forward only, no autograd (tilec.nn's module
+    wraps it for autograd). f32 runs on tf32 tensor cores when
+    torch.backends.cuda.matmul.allow_tf32 is set."""
+    if not isinstance(tensor, SparseTensor):
+        _fail("submanifold_conv3d", "expected a tilec.SparseTensor (from a "
+              "spconv tensor: tilec.SparseTensor.from_spconv), got "
+              f"{type(tensor).__name__}")
+    features = tensor.features
+    if features is None:
+        _fail("submanifold_conv3d", "the tensor has no features")
+    k = check_conv_arguments(features, weight, bias, dilation)
+    maps = tensor._maps
+    # An empty tensor has no maps to build (the convolution is a no-op).
+    if tensor.voxels and (k, dilation) not in maps.built:
+        tensor.build_maps(k, dilation)
+    co = weight.shape[0]
+    y = torch.empty(tensor.voxels, co, dtype=features.dtype, device=DEVICE)
+    tf32 = features.dtype == torch.float32 and \
+        torch.backends.cuda.matmul.allow_tf32
+    lib = maps.runtime._lib
+    with maps.runtime.lock:
+        status = lib.lib.tilec_submanifold_conv3d(
+            maps.handle, features.data_ptr(), weight.data_ptr(),
+            None if bias is None else bias.data_ptr(), y.data_ptr(),
+            features.shape[1], co, k, dilation, DTYPES[features.dtype],
+            1 if tf32 else 0, current_stream())
+    lib.check(status, "tilec_submanifold_conv3d")
+    return y

@@ -1,0 +1,322 @@
+"""The tilec Python package against the build's libtilec_c.so, on a machine
+with or without a GPU and PyTorch: the library is found and is the package's
+version, the C API's statuses come back as the documented exceptions with
+its messages, and arguments are checked before a pointer reaches the
+library. The torch layer's tests run where torch is installed (a CPU build
+is enough) and skip otherwise; on the GPU, scripts/pytorch-check.sh runs
+the rest. Run by ctest (test/python/CMakeLists.txt), with TILEC_LIBRARY set.
+"""
+
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import tilec
+from tilec import _library
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+NO_TORCH = "PyTorch is not installed here: scripts/pytorch-check.sh tests " \
+           "the torch layer on the GPU machine"
+
+
+def gpu_present():
+    try:
+        tilec.Runtime()
+    except tilec.DeviceError:
+        return False
+    return True
+
+
+class LibraryTest(unittest.TestCase):
+    def test_the_library_is_the_packages_version(self):
+        self.assertEqual(tilec.library_version(), tilec.__version__)
+        self.assertEqual(tilec.library_path(),
+                         pathlib.Path(os.environ["TILEC_LIBRARY"]))
+
+    def run_python(self, code, **environment):
+        """`code` in a fresh interpreter (the library loads once a
+        process), with `environment` over this one's."""
+        env = dict(os.environ, **environment)
+        return subprocess.run([sys.executable, "-c", code], env=env,
+                              capture_output=True, text=True)
+
+    def test_a_missing_library_names_where_it_looked(self):
+        result = self.run_python(
+            "import tilec\n"
+            "try:\n"
+            "    tilec.library_path()\n"
+            "except tilec.LibraryNotFoundError as error:\n"
+            "    print(error)\n",
+            TILEC_LIBRARY="/nonexistent/libtilec_c.so")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("no libtilec_c.so at /nonexistent/libtilec_c.so",
+                      result.stdout)
+        self.assertIn("TILEC_LIBRARY", result.stdout)
+
+    def test_a_library_without_the_api_is_refused(self):
+        # Any shared library that is not tilec's: it lacks the symbols.
+        result = self.run_python(
+            "import tilec\n"
+            "from tilec import _library\n"
+            "try:\n"
+            "    _library.Library('libm.so.6')\n"
+            "except tilec.LibraryNotFoundError as error:\n"
+            "    print(error)\n")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("lacks tilec_last_error", result.stdout)
+        self.assertIn("older than this package", result.stdout)
+
+    def test_import_needs_no_torch(self):
+        # Hiding torch from a fresh interpreter: tilec imports, and the
+        # parts that need torch say so when asked for.
+        result = self.run_python(
+            "import sys\n"
+            "sys.modules['torch'] = None\n"
+            "import tilec\n"
+            "try:\n"
+            "    tilec.SparseTensor\n"
+            "except ImportError as error:\n"
+            "    print(error)\n")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("tilec.SparseTensor needs PyTorch", result.stdout)
+
+
+class StatusTest(unittest.TestCase):
+    def test_statuses_are_their_exceptions(self):
+        for status, cls in ((1, tilec.InvalidArgumentError),
+                            (2, tilec.InvalidInputError),
+                            (3, tilec.DeviceError), (4, tilec.CompileError),
+                            (5, tilec.InternalError)):
+            self.assertEqual(_library.ERRORS[status], cls)
+            self.assertEqual(cls.status, status)
+            self.assertTrue(issubclass(cls, tilec.Error))
+        self.assertTrue(issubclass(tilec.InvalidArgumentError, ValueError))
+        self.assertTrue(issubclass(tilec.InvalidInputError, ValueError))
+
+    def test_a_bad_argument_carries_the_c_apis_message(self):
+        lib = _library.library()
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            lib.scene("shell", 0, 1)
+        self.assertEqual(str(caught.exception), "tilec_scene_shell: res must "
+                         "be in [1, 4096] and batch at least 1")
+        self.assertEqual(caught.exception.status, 1)
+        self.assertEqual(caught.exception.function, "tilec_scene_shell")
+
+    def test_a_success_clears_the_message(self):
+        lib = _library.library()
+        with self.assertRaises(tilec.InvalidArgumentError):
+            lib.scene("shell", 0, 1)
+        lib.scene("shell", 8, 1)
+        self.assertEqual(lib.lib.tilec_last_error(), b"")
+
+
+class SceneTest(unittest.TestCase):
+    def test_shell_voxels_come_back_in_pythons_memory(self):
+        words, n = _library.library().scene("shell", 64, 2)
+        self.assertEqual(n, 2 * 15192)
+        self.assertEqual(len(words), 4 * n)
+        batches = set(words[0::4])
+        self.assertEqual(batches, {0, 1})
+        self.assertTrue(all(0 <= v < 64 for i, v in enumerate(words)
+                            if i % 4))
+
+    def test_lidar_scene_is_the_benchmarks(self):
+        self.assertEqual(_library.library().scene("lidar", 1)[1], 106860)
+
+    def test_an_empty_uniform_scene(self):
+        words, n = _library.library().scene("uniform", 0, 16, 1, 1)
+        self.assertEqual((len(words), n), (0, 0))
+
+
+class RuntimeTest(unittest.TestCase):
+    def test_without_a_gpu_the_runtime_says_so(self):
+        if gpu_present():
+            self.skipTest("a GPU is present")
+        with self.assertRaises(tilec.DeviceError) as caught:
+            tilec.Runtime()
+        self.assertEqual(caught.exception.status, 3)
+        self.assertTrue(str(caught.exception).startswith(
+            "tilec_runtime_create: "))
+        self.assertGreater(len(caught.exception.message), 0)
+
+    def test_the_default_runtime_raises_each_time_without_a_gpu(self):
+        if gpu_present():
+            self.skipTest("a GPU is present")
+        for _ in range(2):
+            with self.assertRaises(tilec.DeviceError):
+                tilec.default_runtime()
+
+    def test_a_missing_bundle_is_named_before_the_device(self):
+        with self.assertRaises(FileNotFoundError) as caught:
+            tilec.Runtime(bundle="/nonexistent/net.bundle")
+        self.assertEqual(caught.exception.filename, "/nonexistent/net.bundle")
+
+    def test_a_bundle_reaches_the_c_api(self):
+        # An existing file goes to tilec_runtime_create_with_options, which
+        # makes the device context first (so, here, fails on the device) and
+        # refuses a file that is no bundle.
+        with tempfile.NamedTemporaryFile(suffix=".bundle") as file:
+            file.write(b"not a bundle")
+            file.flush()
+            expected = tilec.InvalidArgumentError if gpu_present() else \
+                tilec.DeviceError
+            with self.assertRaises(expected) as caught:
+                tilec.Runtime(bundle=file.name)
+        self.assertTrue(str(caught.exception).startswith(
+            "tilec_runtime_create_with_options: "))
+
+    def test_strict_without_a_bundle_is_refused(self):
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            tilec.Runtime(allow_jit=False)
+        self.assertIn("needs a bundle", str(caught.exception))
+
+    def test_set_default_runtime_takes_a_runtime(self):
+        with self.assertRaises(tilec.InvalidArgumentError):
+            tilec.set_default_runtime("bundle.bundle")
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
+class TorchArgumentTest(unittest.TestCase):
+    """What is checked before the library is called, on host tensors (the
+    device is checked last, so every other mistake is found first)."""
+
+    def setUp(self):
+        import tilec.nn
+        self.nn = tilec.nn
+        self.coords = tilec.scenes.shell(16)
+
+    def assertRefused(self, text, call, *args, **keywords):
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            call(*args, **keywords)
+        self.assertIn(text, str(caught.exception))
+
+    def test_scenes_are_int32_coordinates(self):
+        self.assertEqual(self.coords.dtype, torch.int32)
+        self.assertEqual(self.coords.shape[1], 4)
+        self.assertEqual(tilec.scenes.lidar().shape, (106860, 4))
+        self.assertEqual(tilec.scenes.uniform(0, 16).shape, (0, 4))
+
+    def test_coordinates(self):
+        coords = self.coords
+        self.assertRefused("coords must be int32, got int64",
+                           tilec.SparseTensor, coords.long())
+        self.assertRefused("coords must be [N, 4] (batch, x, y, z), got "
+                           "shape", tilec.SparseTensor, coords[:, :3])
+        self.assertRefused("coords must be contiguous", tilec.SparseTensor,
+                           coords.t().contiguous().t())
+        self.assertRefused("coords must be a torch.Tensor",
+                           tilec.SparseTensor, coords.tolist())
+        self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
+                           coords)
+
+    def test_features(self):
+        n = self.coords.shape[0]
+        self.assertRefused("features has 3 rows for", tilec.SparseTensor,
+                           self.coords, torch.zeros(3, 8))
+        self.assertRefused("features must be float16 or bfloat16 or float32,"
+                           " got float64", tilec.SparseTensor, self.coords,
+                           torch.zeros(n, 8, dtype=torch.float64))
+        self.assertRefused("features must be contiguous", tilec.SparseTensor,
+                           self.coords, torch.zeros(8, n).t())
+        # Well-formed features get as far as the devices, coords' first.
+        self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
+                           self.coords, torch.zeros(n, 8))
+
+    def test_convolution_arguments(self):
+        from tilec.sparse import check_conv_arguments
+        conv = self.nn.SubMConv3d(16, 32)
+        x = torch.zeros(10, 16)
+        self.assertRefused("the features have 8 channels, the weight takes "
+                           "16", check_conv_arguments, torch.zeros(10, 8),
+                           conv.weight, conv.bias, 1)
+        self.assertRefused("the features are float16 and the weight float32",
+                           check_conv_arguments, x.half(), conv.weight,
+                           conv.bias, 1)
+        self.assertRefused("weight must be [Co, K, K, K, Ci] with K odd",
+                           check_conv_arguments, x,
+                           torch.zeros(32, 3, 3, 1, 16), None, 1)
+        self.assertRefused("weight must be [Co, K, K, K, Ci] with K odd",
+                           check_conv_arguments, x,
+                           torch.zeros(32, 2, 2, 2, 16), None, 1)
+        self.assertRefused("bias has 5 entries for 32 output channels",
+                           check_conv_arguments, x, conv.weight,
+                           torch.zeros(5), 1)
+        self.assertRefused("dilation must be an int >= 1, got 0",
+                           check_conv_arguments, x, conv.weight, conv.bias,
+                           0)
+        self.assertRefused("weight must be on cuda:0", check_conv_arguments,
+                           x, conv.weight, conv.bias, 1)
+
+    def test_module_arguments(self):
+        SubMConv3d = self.nn.SubMConv3d
+        self.assertRefused("groups must be 1", SubMConv3d, 8, 8, 3, groups=2)
+        self.assertRefused("kernel_size must be odd", SubMConv3d, 8, 8, 4)
+        self.assertRefused("three equal ints", SubMConv3d, 8, 8, (3, 3, 1))
+        self.assertRefused("dilation must be at least 1", SubMConv3d, 8, 8,
+                           3, dilation=0)
+        self.assertRefused("expected a tilec.SparseTensor",
+                           SubMConv3d(8, 8), torch.zeros(4, 8))
+        # spconv's arguments that mean nothing for a submanifold layer.
+        layer = SubMConv3d(8, 16, [3, 3, 3], stride=1, padding=1,
+                           dilation=(2, 2, 2), indice_key="subm1")
+        self.assertEqual((layer.kernel_size, layer.dilation), (3, 2))
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
+class CheckpointTest(unittest.TestCase):
+    """A state_dict of spconv's layout loads as it is."""
+
+    def setUp(self):
+        import tilec.nn
+        self.nn = tilec.nn
+
+    def network(self):
+        nn = self.nn
+        return nn.SparseSequential(nn.SubMConv3d(32, 64, 3), torch.nn.ReLU(),
+                                   nn.SubMConv3d(64, 16, 5, bias=False))
+
+    def test_parameters_are_krsc(self):
+        state = self.network().state_dict()
+        self.assertEqual({k: tuple(v.shape) for k, v in state.items()},
+                         {"0.weight": (64, 3, 3, 3, 32), "0.bias": (64,),
+                          "2.weight": (16, 5, 5, 5, 64)})
+
+    def test_spconv_initialization_bounds(self):
+        conv = self.nn.SubMConv3d(32, 64, 3)
+        bound = 1 / (32 * 27) ** 0.5
+        self.assertLessEqual(conv.weight.abs().max().item(), bound)
+        self.assertGreater(conv.weight.abs().max().item(), 0.9 * bound)
+
+    def test_round_trip_through_a_state_dict(self):
+        a, b = self.network(), self.network()
+        b.load_state_dict(a.state_dict())
+        for (ka, va), (kb, vb) in zip(a.state_dict().items(),
+                                      b.state_dict().items()):
+            self.assertEqual(ka, kb)
+            self.assertTrue(torch.equal(va, vb))
+
+    def test_spconv_triton_loads_ours_and_we_load_its(self):
+        try:
+            import spconv_triton.pytorch as spconv
+        except ImportError as error:
+            self.skipTest(f"spconv-Triton is not installed ({error})")
+        theirs = spconv.SparseSequential(
+            spconv.SubMConv3d(32, 64, 3, indice_key="a"), torch.nn.ReLU(),
+            spconv.SubMConv3d(64, 16, 5, bias=False, indice_key="b"))
+        ours = self.network()
+        theirs.load_state_dict(ours.state_dict())
+        fresh = self.network()
+        fresh.load_state_dict(theirs.state_dict())
+        for key, value in ours.state_dict().items():
+            self.assertTrue(torch.equal(fresh.state_dict()[key], value), key)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -44,6 +44,7 @@ except ImportError as error:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spconv_reference as oracle  # noqa: E402
+from cuda_timing import poison_allocator, wall_ms  # noqa: E402
 
 try:
     import tilec  # noqa: E402
@@ -143,23 +144,6 @@ class Timer:
         return sorted(times)[len(times) // 2]
 
 
-def poison_allocator(shape, dtype, blocks=8):
-    """NaN blocks of `shape` handed back to torch's caching allocator, which
-    gives them to the next allocations of that size: a layer that wrote
-    nothing would leave NaN (not an earlier call's right answer) behind."""
-    poisoned = [torch.full(shape, math.nan, dtype=dtype, device=DEVICE)
-                for _ in range(blocks)]
-    del poisoned
-
-
-def wall_ms(function):
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    result = function()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) * 1e3, result
-
-
 def scene_coords(scene):
     return (tilec.scenes.shell(128) if scene == "shell128" else
             tilec.scenes.lidar()).to(DEVICE)
@@ -233,7 +217,7 @@ class Run:
                                                          dtype_name)
                 result["pairs_match_oracle"] = source.active_pairs(
                     KERNEL_SIZE) == int((nb >= 0).sum().item())
-                poison_allocator(y.shape, y.dtype)
+                poison_allocator(y.shape, y.dtype, blocks=8)
                 again = net(source).features
                 result["repeat_bitwise"] = bool(torch.equal(again, y))
                 result["sha256"] = digest(y)

@@ -40,6 +40,7 @@ except ImportError:
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import spconv_reference as oracle  # noqa: E402
+from cuda_timing import poison_allocator, wall_ms  # noqa: E402
 
 # The anchors' rows (shared/anchors.md, in its order), the LiDAR-like street,
 # then the rest of the f16 shell grid: a run cut short by --budget-s loses
@@ -201,22 +202,6 @@ def gather_gemm(x, weight, nb, y):
 
 def poisoned(n, c, dtype):
     return torch.full((n, c), math.nan, device=DEVICE, dtype=dtype)
-
-
-def poison_allocator(n, c, dtype):
-    """For a peer that allocates its own output: a NaN block of the output's
-    size handed back to torch's caching allocator, which gives it to the
-    next allocation of that size on this stream."""
-    del_me = poisoned(n, c, dtype)
-    del del_me
-
-
-def wall_ms(function):
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    result = function()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) * 1e3, result
 
 
 class Scene:
@@ -387,7 +372,7 @@ class Bench:
             source = spconv.SparseConvTensor(x, scene.coords,
                                              scene.spatial_shape,
                                              scene.batch_size)
-            poison_allocator(scene.n, weight.shape[0], x.dtype)
+            poison_allocator((scene.n, weight.shape[0]), x.dtype)
             with torch.no_grad():
                 first_ms, out = wall_ms(lambda: module(source))
             result["first_call_ms"] = first_ms
@@ -404,7 +389,7 @@ class Bench:
                     x, module.weight, pairs.pair_fwd,
                     pairs.pair_mask_fwd_splits, pairs.mask_argsort_fwd_splits,
                     n, pairs.masks, False, True)[0]
-            poison_allocator(n, weight.shape[0], x.dtype)
+            poison_allocator((n, weight.shape[0]), x.dtype)
             y = kernel()
             torch.cuda.synchronize()
             result["err"] = error(y)

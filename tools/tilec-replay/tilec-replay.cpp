@@ -27,6 +27,7 @@
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/runtime/Workload.h"
 #include "tilec/sparse/SparseConv.h"
@@ -310,7 +311,8 @@ int main(int argc, char **argv) {
   // From a bundle a deployed program has no cache directory at all.
   auto stageCache = bundle ? nullptr
                            : std::make_shared<rt::StageCache>(
-                                 rt::StageCache::defaultDirectory());
+                                 rt::StageCache::defaultDirectory(),
+                                 rt::RemoteCache::fromEnvironment());
   rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
   if (bundle)
     if (tilec::Status status =

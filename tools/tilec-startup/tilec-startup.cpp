@@ -31,6 +31,7 @@
 #include "tilec/runtime/Driver.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
 #include <nlohmann/json.hpp>
@@ -222,7 +223,8 @@ int main(int argc, char **argv) {
   // A deployed program from a bundle has no cache directory at all.
   auto stageCache = *bundle ? nullptr
                             : std::make_shared<rt::StageCache>(
-                                  rt::StageCache::defaultDirectory());
+                                  rt::StageCache::defaultDirectory(),
+                                  rt::RemoteCache::fromEnvironment());
   rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
   if (*bundle) {
     if (tilec::Status status =

@@ -133,8 +133,8 @@ tilec_runtime_create_with_options(const tilec_runtime_options *options,
         !status.ok())
       return failFrom(status, TILEC_ERROR_DEVICE);
   }
-  created->autotuneCache =
-      std::make_unique<rt::AutotuneCache>(rt::AutotuneCache::defaultPath());
+  created->autotuneCache = std::make_unique<rt::AutotuneCache>(
+      rt::AutotuneCache::defaultPath(), rt::RemoteCache::fromEnvironment());
   rt::AutotuneOptions tuning;
   tuning.progress = rt::ProgressMode::Never;
   auto autotuner = rt::Autotuner::create(*created->provider,

@@ -319,7 +319,8 @@ int main(int argc, char **argv) {
             provider.setBundle(bundle, rt::BundlePolicy::Strict);
         !status.ok())
       return fail(status.message());
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
+                          rt::RemoteCache::fromEnvironment());
   rt::AutotuneOptions tuning;
   tuning.progress = rt::ProgressMode::Never;
   auto autotuner = rt::Autotuner::create(provider, cache, tuning);

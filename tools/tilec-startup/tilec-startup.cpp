@@ -170,7 +170,8 @@ int main(int argc, char **argv) {
   // The program's tensors, before its first call. Without a compiler the
   // kernel's description comes from the bundle, else the autotune cache
   // that tuned it.
-  rt::AutotuneCache descriptions(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache descriptions(rt::AutotuneCache::defaultPath(),
+                                 rt::RemoteCache::fromEnvironment());
   auto inputsBundle = openBundle(options);
   if (!inputsBundle)
     return fail(inputsBundle.message());
@@ -216,7 +217,8 @@ int main(int argc, char **argv) {
     steps.emplace_back(name, usSince(stepStart));
     stepStart = Clock::now();
   };
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
+                          rt::RemoteCache::fromEnvironment());
   auto bundle = openBundle(options);
   if (!bundle)
     return fail(bundle.message());

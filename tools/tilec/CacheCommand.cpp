@@ -9,6 +9,7 @@
 
 #include "Commands.h"
 
+#include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
@@ -68,10 +69,12 @@ static int listEntries(rt::StageCache &cache) {
   return 0;
 }
 
-// The shared tier's counters per stage, when TILEC_REDIS is set or some
-// process used it.
+// The shared tier's counters, per stage and for the autotune cache
+// (TILEC_AUTOTUNE_CACHE), when TILEC_REDIS is set or some process used it.
 static void printRemoteStats(const rt::CacheStats &stats) {
-  bool used = false;
+  rt::AutotuneCache autotune(rt::AutotuneCache::defaultPath());
+  rt::RemoteCounters autotuneCounters = autotune.remoteStats();
+  bool used = !autotuneCounters.empty();
   for (const rt::CacheStats::Stage &stage : stats.stages)
     used = used || !stage.counters.remote.empty();
   auto configured = rt::RemoteCacheOptions::fromEnvironment();
@@ -100,6 +103,7 @@ static void printRemoteStats(const rt::CacheStats &stats) {
     total += stage.counters.remote;
   }
   printRow(total, "total");
+  printRow(autotuneCounters, "autotune");
 }
 
 static int printStats(rt::StageCache &cache) {

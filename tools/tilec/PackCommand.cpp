@@ -135,7 +135,8 @@ static std::string cacheSizeReport(rt::StageCache &cache, uint64_t bundleBytes) 
 }
 
 int runPack() {
-  rt::AutotuneCache autotuneCache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache autotuneCache(rt::AutotuneCache::defaultPath(),
+                                  rt::RemoteCache::fromEnvironment());
   if (Status status = autotuneCache.load(); !status.ok())
     return fail("pack", status.message());
   auto stageCache = std::make_shared<rt::StageCache>(

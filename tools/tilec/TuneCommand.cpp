@@ -311,7 +311,8 @@ int runTune() {
   jitOptions.cache = stageCache;
   jit::TilecJIT compiler(jitOptions);
   rt::KernelProvider provider(*context, &compiler, stageCache);
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
+                          rt::RemoteCache::fromEnvironment());
   auto autotuner = rt::Autotuner::create(provider, cache, options);
   if (!autotuner)
     return fail(autotuner.message());

@@ -141,7 +141,7 @@ struct WarmupSession {
     provider = std::make_unique<rt::KernelProvider>(context, compiler.get(),
                                                     stageCache);
     cache = std::make_unique<rt::AutotuneCache>(
-        rt::AutotuneCache::defaultPath());
+        rt::AutotuneCache::defaultPath(), rt::RemoteCache::fromEnvironment());
     auto created = rt::Autotuner::create(*provider, *cache, options);
     if (!created)
       return created.status();

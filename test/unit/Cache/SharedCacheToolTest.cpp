@@ -205,6 +205,8 @@ TEST_F(SharedCacheToolTest, EveryKeyIsCompiledOnce) {
             std::string::npos)
       << stats.out();
   EXPECT_NE(stats.out().find("total           5        0        0        0  "
+                             "      0\n"
+                             "autotune        0        0        0        0  "
                              "      0\n"),
             std::string::npos)
       << stats.out();

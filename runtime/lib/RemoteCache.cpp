@@ -268,8 +268,9 @@ std::string RemoteCache::key(std::string_view kind,
 }
 
 void RemoteCache::disconnectLocked() {
-  // A child's copy of its parent's connection is dropped without a word to
-  // the server: the socket is the parent's.
+  // redisFree closes this process's descriptor and sends nothing, so a
+  // forked child that drops the connection it inherited leaves its parent's
+  // working.
   if (context_)
     api_->free(context_);
   context_ = nullptr;

@@ -12,7 +12,8 @@
 # The targets are exported in two sets so that a program using the libraries
 # without LLVM never needs LLVM or MLIR, not even their CMake packages:
 #
-#   tilecTargets          tilec::contract, tilec::runtime, tilec::tuning,
+#   tilecTargets          tilec::contract, tilec::runtime, tilec::tuning
+#                         (with tilec::remote_cache, the Redis tier under it),
 #                         tilec::sparse, tilec::c and the tools (tilec::tilec
 #                         is what tilec_embed_bundle runs)
 #   tilecCompilerTargets  tilec::compiler (TilecJIT) and the MLIR-based
@@ -25,7 +26,8 @@ include(CMakePackageConfigHelpers)
 
 set(TILEC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
 
-set(tilec_libraries tilec_contract tilec_runtime tilec_tuning tilec_sparse tilec_c)
+set(tilec_libraries tilec_contract tilec_runtime tilec_remote_cache tilec_tuning
+                     tilec_sparse tilec_c)
 foreach(library ${tilec_libraries})
   string(REGEX REPLACE "^tilec_" "" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})

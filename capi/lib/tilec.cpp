@@ -13,6 +13,7 @@
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
@@ -114,8 +115,8 @@ tilec_runtime_create_with_options(const tilec_runtime_options *options,
   if (!context)
     return failFrom(context.status(), TILEC_ERROR_DEVICE);
   created->context = std::make_unique<rt::Context>(std::move(*context));
-  created->stageCache =
-      std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
+  created->stageCache = std::make_shared<rt::StageCache>(
+      rt::StageCache::defaultDirectory(), rt::RemoteCache::fromEnvironment());
   jit::JITOptions jitOptions;
   jitOptions.cache = created->stageCache;
   created->compiler = std::make_unique<jit::TilecJIT>(jitOptions);
@@ -134,8 +135,8 @@ tilec_runtime_create_with_options(const tilec_runtime_options *options,
         !status.ok())
       return failFrom(status, TILEC_ERROR_DEVICE);
   }
-  created->autotuneCache =
-      std::make_unique<rt::AutotuneCache>(rt::AutotuneCache::defaultPath());
+  created->autotuneCache = std::make_unique<rt::AutotuneCache>(
+      rt::AutotuneCache::defaultPath(), rt::RemoteCache::fromEnvironment());
   rt::AutotuneOptions tuning;
   tuning.progress = rt::ProgressMode::Never;
   auto autotuner = rt::Autotuner::create(*created->provider,

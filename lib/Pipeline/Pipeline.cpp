@@ -186,6 +186,8 @@ const char *getCacheResultName(CacheResult result) {
   switch (result) {
   case CacheResult::Hit:
     return "hit";
+  case CacheResult::RemoteHit:
+    return "remote hit";
   case CacheResult::Miss:
     return "miss";
   case CacheResult::NotCached:
@@ -468,16 +470,16 @@ static std::string hashInput(const StageDef &def, const CompileState &state) {
 }
 
 /// Takes `def`'s artifact from the cache when `key` hits and the stage can
-/// use the entry's meta.
-static bool reuseCached(const StageDef &def, CompileState &state,
-                        const std::string &key) {
+/// use the entry's meta: Hit or RemoteHit, else Miss.
+static CacheResult reuseCached(const StageDef &def, CompileState &state,
+                               const std::string &key) {
   std::optional<rt::CacheArtifact> hit =
       state.cache->lookup(getStageName(def.stage), key);
   if (!hit || (def.readMeta && !def.readMeta(hit->meta, state.result)))
-    return false;
+    return CacheResult::Miss;
   state.result.*def.output = std::move(hit->payload);
   state.checkedHash = std::move(hit->payloadSha256);
-  return true;
+  return hit->fromRemote ? CacheResult::RemoteHit : CacheResult::Hit;
 }
 
 /// Runs one stage: looks its artifact up when the cache can key it, else
@@ -489,18 +491,16 @@ static llvm::Error runStage(const StageDef &def, CompileState &state) {
   if (state.cache)
     key = getStageKey(def.stage, state.compilerId, hashInput(def, state),
                       state.options);
-  CacheResult cacheResult = CacheResult::NotCached;
-  if (!key.empty() && reuseCached(def, state, key)) {
-    cacheResult = CacheResult::Hit;
-  } else {
+  CacheResult cacheResult =
+      key.empty() ? CacheResult::NotCached : reuseCached(def, state, key);
+  if (cacheResult == CacheResult::NotCached ||
+      cacheResult == CacheResult::Miss) {
     llvm::Expected<std::string> meta = def.run(state);
     if (!meta)
       return stageError(name, llvm::toString(meta.takeError()));
     state.checkedHash.reset();
-    if (!key.empty()) {
+    if (!key.empty())
       state.cache->store(name, key, state.result.*def.output, *meta);
-      cacheResult = CacheResult::Miss;
-    }
   }
   std::chrono::duration<double, std::milli> elapsed =
       std::chrono::steady_clock::now() - start;

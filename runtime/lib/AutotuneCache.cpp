@@ -8,7 +8,9 @@
 
 #include "tilec/runtime/AutotuneCache.h"
 
+#include "tilec/runtime/CounterFile.h"
 #include "tilec/runtime/FileIO.h"
+#include "tilec/runtime/StageCache.h"
 
 #include <nlohmann/json.hpp>
 
@@ -544,7 +546,11 @@ double AutotuneEntry::winnerMedianUs() const {
   return 0;
 }
 
-AutotuneCache::AutotuneCache(std::string path) : path_(std::move(path)) {}
+AutotuneCache::AutotuneCache(std::string path,
+                             std::shared_ptr<RemoteCache> remote)
+    : path_(std::move(path)), remote_(std::move(remote)) {}
+
+AutotuneCache::~AutotuneCache() { flushCounters(); }
 
 std::string AutotuneCache::defaultPath() {
   if (const char *path = std::getenv("TILEC_AUTOTUNE_CACHE"); path && *path)
@@ -564,6 +570,60 @@ Result<AutotuneEntry> AutotuneCache::decodeEntry(const std::string &json) {
   if (parsed.is_discarded())
     return Status::error("an autotune entry is not valid JSON");
   return decodeEntryJson(parsed);
+}
+
+namespace {
+
+constexpr std::string_view kRemoteMagic = "tilec-autotune";
+constexpr std::string_view kRemoteVersion = "1";
+constexpr std::string_view kStatsFormat = "tilec-autotune-stats 1";
+
+// Over where the entry belongs and what it says: a value moved to another
+// field fails the check as a damaged one does.
+std::string remoteChecksum(const std::string &device, const std::string &kernel,
+                           const std::string &key, std::string_view json) {
+  return CacheKey("autotune")
+      .add("device", device)
+      .add("kernel", kernel)
+      .add("key", key)
+      .add("entry", json)
+      .str();
+}
+
+} // namespace
+
+std::string AutotuneCache::encodeRemoteEntry(const std::string &device,
+                                             const std::string &kernel,
+                                             const std::string &key,
+                                             const AutotuneEntry &entry) {
+  std::string json = encodeEntryJson(entry).dump();
+  return std::string(kRemoteMagic) + " " + std::string(kRemoteVersion) + " " +
+         std::to_string(json.size()) + " " +
+         remoteChecksum(device, kernel, key, json) + "\n" + json;
+}
+
+Result<AutotuneEntry> AutotuneCache::decodeRemoteEntry(
+    std::string_view value, const std::string &device,
+    const std::string &kernel, const std::string &key) {
+  size_t newline = value.substr(0, 256).find('\n');
+  if (newline == std::string_view::npos)
+    return Status::error(value.empty() ? "empty value" : "no header line");
+  std::string_view header = value.substr(0, newline);
+  std::string_view json = value.substr(newline + 1);
+  std::string expected = std::string(kRemoteMagic) + " " +
+                         std::string(kRemoteVersion) + " " +
+                         std::to_string(json.size()) + " ";
+  if (header.substr(0, expected.size()) != expected)
+    return Status::error("the header '" + std::string(header) + "' is not '" +
+                         expected +
+                         "<sha256>' (another format, or a size mismatch)");
+  std::string_view checksum = header.substr(expected.size());
+  std::string actual = remoteChecksum(device, kernel, key, json);
+  if (checksum != actual)
+    return Status::error("checksum mismatch: the header says " +
+                         std::string(checksum) + ", the entry of " + device +
+                         "/" + kernel + "/" + key + " hashes to " + actual);
+  return decodeEntry(std::string(json));
 }
 
 namespace {
@@ -631,60 +691,39 @@ Status AutotuneCache::load() {
   return Status::success();
 }
 
-const AutotuneEntry *AutotuneCache::find(const std::string &device,
-                                         const std::string &kernel,
-                                         const std::string &key) const {
-  auto d = entries_.find(device);
-  if (d == entries_.end())
-    return nullptr;
-  auto k = d->second.find(kernel);
-  if (k == d->second.end())
-    return nullptr;
-  auto e = k->second.find(key);
-  return e == k->second.end() ? nullptr : &e->second;
-}
+namespace {
 
-const KernelDescription *
-AutotuneCache::findDescription(const std::string &device,
-                               const std::string &kernel) const {
-  auto d = entries_.find(device);
-  if (d == entries_.end())
-    return nullptr;
-  auto k = d->second.find(kernel);
-  if (k == d->second.end())
-    return nullptr;
-  for (const auto &[key, entry] : k->second)
-    if (entry.description)
-      return &*entry.description;
-  return nullptr;
-}
-
-Status AutotuneCache::store(const std::string &device,
-                            const std::string &kernel, const std::string &key,
-                            const AutotuneEntry &entry) {
+// Merges one entry into the file at `path` under its lock and leaves the
+// merged whole in `root`. A file that does not parse is moved aside, with a
+// line in `warnings`.
+Status mergeIntoFile(const std::string &path, const std::string &device,
+                     const std::string &kernel, const std::string &key,
+                     const AutotuneEntry &entry, Json &root,
+                     std::vector<std::string> &warnings) {
   auto fail = [&](const Status &status) {
-    return status.withContext("cannot store into the autotune cache " + path_);
+    return status.withContext("cannot store into the autotune cache " + path);
   };
-  if (Status status = makeDirectories(parentDirectory(path_)); !status.ok())
+  if (Status status = makeDirectories(parentDirectory(path)); !status.ok())
     return fail(status);
-  Result<FileLock> lock = FileLock::acquire(path_ + ".lock");
+  Result<FileLock> lock = FileLock::acquire(path + ".lock");
   if (!lock)
     return fail(lock.status());
 
   // Under the lock: what is on disk now is the latest, whoever wrote it.
   bool exists = false;
-  Result<Json> root = readCacheFile(path_, exists);
-  if (!root) {
+  Result<Json> read = readCacheFile(path, exists);
+  if (!read) {
     // Never overwrite a file we cannot read: keep it for a human to look at.
-    std::string aside = path_ + ".corrupt";
-    if (::rename(path_.c_str(), aside.c_str()) != 0)
-      return fail(Status::error(root.message() + ", and moving it to " + aside +
+    std::string aside = path + ".corrupt";
+    if (::rename(path.c_str(), aside.c_str()) != 0)
+      return fail(Status::error(read.message() + ", and moving it to " + aside +
                                 " failed: " + std::strerror(errno)));
-    warnings_.push_back(root.message() + "; moved to " + aside +
-                        " and started a new cache");
-    root = Json::object();
+    warnings.push_back(read.message() + "; moved to " + aside +
+                       " and started a new cache");
+    read = Json::object();
   }
-  Json &deviceJson = (*root)[device];
+  root = std::move(*read);
+  Json &deviceJson = root[device];
   if (!deviceJson.is_object())
     deviceJson = Json::object();
   Json &kernelJson = deviceJson[kernel];
@@ -692,11 +731,146 @@ Status AutotuneCache::store(const std::string &device,
     kernelJson = Json::object();
   kernelJson[key] = encodeEntryJson(entry);
 
-  if (Status status = writeFileAtomically(path_, root->dump(2) + "\n");
+  if (Status status = writeFileAtomically(path, root.dump(2) + "\n");
       !status.ok())
     return fail(status);
-  decodeAll(*root, entries_, warnings_, path_);
   return Status::success();
+}
+
+} // namespace
+
+std::string AutotuneCache::remoteKey(const std::string &device,
+                                     const std::string &kernel) const {
+  return remote_->key("autotune", device + ":" + kernel);
+}
+
+const AutotuneEntry *AutotuneCache::adoptRemote(const std::string &device,
+                                                const std::string &kernel,
+                                                const std::string &key,
+                                                std::string_view value) {
+  Result<AutotuneEntry> entry = decodeRemoteEntry(value, device, kernel, key);
+  RemoteCounters delta;
+  if (!entry) {
+    delta.rejects = 1;
+    count(delta);
+    remote_->warn("ignored the invalid autotune entry " + key + " in " +
+                  remoteKey(device, kernel) + " of the shared cache " +
+                  remote_->options().url() + " (" + entry.message() + ")");
+    return nullptr;
+  }
+  delta.hits = 1;
+  count(delta);
+  Json root;
+  Status copied =
+      mergeIntoFile(path_, device, kernel, key, *entry, root, warnings_);
+  if (!copied.ok() && !warnedCopy_) {
+    warnedCopy_ = true;
+    remote_->warn(copied.message() + "; entries from the shared cache are "
+                                     "used without being kept locally");
+  }
+  // Only this entry joins memory: pointers to the others stay valid.
+  AutotuneEntry &kept = entries_[device][kernel][key];
+  kept = std::move(*entry);
+  return &kept;
+}
+
+const AutotuneEntry *AutotuneCache::find(const std::string &device,
+                                         const std::string &kernel,
+                                         const std::string &key) {
+  if (auto d = entries_.find(device); d != entries_.end())
+    if (auto k = d->second.find(kernel); k != d->second.end())
+      if (auto e = k->second.find(key); e != k->second.end())
+        return &e->second;
+  if (!remote_ || !remote_->enabled())
+    return nullptr;
+  Result<std::optional<std::string>> value =
+      remote_->hashGet(remoteKey(device, kernel), key);
+  if (!value || !*value) {
+    // A failure was the tier's own warning.
+    RemoteCounters delta;
+    if (value)
+      delta.misses = 1;
+    else
+      delta.errors = 1;
+    count(delta);
+    return nullptr;
+  }
+  return adoptRemote(device, kernel, key, **value);
+}
+
+const KernelDescription *
+AutotuneCache::findDescription(const std::string &device,
+                               const std::string &kernel) {
+  if (auto d = entries_.find(device); d != entries_.end())
+    if (auto k = d->second.find(kernel); k != d->second.end())
+      for (const auto &[key, entry] : k->second)
+        if (entry.description)
+          return &*entry.description;
+  if (!remote_ || !remote_->enabled())
+    return nullptr;
+  Result<std::optional<std::pair<std::string, std::string>>> field =
+      remote_->hashAnyField(remoteKey(device, kernel));
+  if (!field || !*field) {
+    RemoteCounters delta;
+    if (field)
+      delta.misses = 1;
+    else
+      delta.errors = 1;
+    count(delta);
+    return nullptr;
+  }
+  const AutotuneEntry *entry =
+      adoptRemote(device, kernel, (*field)->first, (*field)->second);
+  return entry && entry->description ? &*entry->description : nullptr;
+}
+
+Status AutotuneCache::store(const std::string &device,
+                            const std::string &kernel, const std::string &key,
+                            const AutotuneEntry &entry) {
+  Json root;
+  Status stored =
+      mergeIntoFile(path_, device, kernel, key, entry, root, warnings_);
+  if (stored.ok())
+    decodeAll(root, entries_, warnings_, path_);
+  // Also when the file could not be written: the team still gets the result.
+  if (remote_ && remote_->enabled()) {
+    RemoteCounters delta;
+    Status sent =
+        remote_->hashSet(remoteKey(device, kernel), key,
+                         encodeRemoteEntry(device, kernel, key, entry));
+    if (sent.ok())
+      delta.stores = 1;
+    else
+      delta.errors = 1;
+    count(delta);
+  }
+  return stored;
+}
+
+void AutotuneCache::count(const RemoteCounters &delta) {
+  remoteCounters_ += delta;
+  unflushed_ += delta;
+}
+
+void AutotuneCache::flushCounters() {
+  if (unflushed_.empty())
+    return;
+  RemoteCounters pending = unflushed_;
+  unflushed_ = RemoteCounters();
+  CounterRows rows;
+  rows["remote"] = {pending.hits, pending.misses, pending.rejects,
+                    pending.stores, pending.errors};
+  (void)addToCounterFile(path_ + ".stats", path_ + ".stats.lock", kStatsFormat,
+                         rows);
+}
+
+RemoteCounters AutotuneCache::remoteStats() const {
+  CounterRows rows = readCounterFile(path_ + ".stats", kStatsFormat);
+  RemoteCounters counters;
+  if (auto it = rows.find("remote"); it != rows.end() && it->second.size() >= 5)
+    counters = {it->second[0], it->second[1], it->second[2], it->second[3],
+                it->second[4]};
+  return counters;
 }
 
 } // namespace tilec::rt

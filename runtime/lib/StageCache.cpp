@@ -9,6 +9,7 @@
 
 #include "tilec/runtime/StageCache.h"
 
+#include "tilec/runtime/CounterFile.h"
 #include "tilec/runtime/FileIO.h"
 
 #include <dirent.h>
@@ -20,7 +21,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -171,51 +171,44 @@ std::optional<std::string> entryKeyOf(const WalkedFile &file) {
   return key;
 }
 
-void defaultWarning(const std::string &message) {
-  std::fprintf(stderr, "warning: %s\n", message.c_str());
-}
-
 using CounterMap = std::map<std::string, StageCounters, std::less<>>;
 
-CounterMap parseStats(std::string_view text) {
-  CounterMap counters;
-  size_t newline = text.find('\n');
-  if (text.substr(0, newline) != kStatsMagic)
-    return counters;
-  text.remove_prefix(newline == std::string_view::npos ? text.size()
-                                                       : newline + 1);
-  while (!text.empty()) {
-    newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size()
-                                                         : newline + 1);
-    std::vector<std::string_view> parts = splitSpaces(line);
-    StageCounters values;
-    if (parts.size() != 5 || !StageCache::isKnownStage(parts[0]) ||
-        !parseDecimal(parts[1], values.hits) ||
-        !parseDecimal(parts[2], values.misses) ||
-        !parseDecimal(parts[3], values.corrupt) ||
-        !parseDecimal(parts[4], values.stores))
-      continue;
-    counters[std::string(parts[0])] += values;
+// The rows of <dir>/stats: "<stage> hits misses corrupt stores" as since the
+// first version, and "remote-<stage> hits misses rejects stores errors" for
+// the shared tier, which older readers skip.
+constexpr std::string_view kRemoteRowPrefix = "remote-";
+
+CounterRows rowsOf(const CounterMap &counters) {
+  CounterRows rows;
+  for (const auto &[stage, c] : counters) {
+    rows[stage] = {c.hits, c.misses, c.corrupt, c.stores};
+    if (!c.remote.empty())
+      rows[std::string(kRemoteRowPrefix) + stage] = {
+          c.remote.hits, c.remote.misses, c.remote.rejects, c.remote.stores,
+          c.remote.errors};
   }
-  return counters;
+  return rows;
 }
 
-std::string formatStats(const CounterMap &counters) {
-  std::string text = std::string(kStatsMagic) + "\n";
+CounterMap countersOf(const CounterRows &rows) {
+  CounterMap counters;
   for (std::string_view stage : kCacheStages) {
-    auto it = counters.find(stage);
-    if (it == counters.end())
-      continue;
-    char line[160];
-    std::snprintf(line, sizeof(line),
-                  "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-                  it->first.c_str(), it->second.hits, it->second.misses,
-                  it->second.corrupt, it->second.stores);
-    text += line;
+    StageCounters &c = counters[std::string(stage)];
+    if (auto it = rows.find(stage);
+        it != rows.end() && it->second.size() >= 4) {
+      const std::vector<uint64_t> &local = it->second;
+      c.hits = local[0];
+      c.misses = local[1];
+      c.corrupt = local[2];
+      c.stores = local[3];
+    }
+    auto it = rows.find(std::string(kRemoteRowPrefix) + std::string(stage));
+    if (it != rows.end() && it->second.size() >= 5) {
+      const std::vector<uint64_t> &remote = it->second;
+      c.remote = {remote[0], remote[1], remote[2], remote[3], remote[4]};
+    }
   }
-  return text;
+  return counters;
 }
 
 } // namespace
@@ -341,10 +334,13 @@ Result<CacheArtifact> StageCache::decodeEntry(std::string_view bytes,
 // StageCache
 //===----------------------------------------------------------------------===//
 
-StageCache::StageCache(std::string directory, WarningHandler warning)
-    : directory_(std::move(directory)), warning_(std::move(warning)) {
+StageCache::StageCache(std::string directory,
+                       std::shared_ptr<RemoteCache> remote,
+                       WarningHandler warning)
+    : directory_(std::move(directory)), warning_(std::move(warning)),
+      remote_(std::move(remote)) {
   if (!warning_)
-    warning_ = defaultWarning;
+    warning_ = printCacheWarning;
   if (const char *crash = std::getenv("TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE"))
     crashAfterTempWrite_ = crash;
 }
@@ -391,19 +387,18 @@ StageCounters StageCache::counters(std::string_view stage) const {
   return it == counters_.end() ? StageCounters() : it->second;
 }
 
+void StageCache::count(std::string_view stage, const StageCounters &delta) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  counters_[std::string(stage)] += delta;
+  unflushed_[std::string(stage)] += delta;
+}
+
 std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
                                                 std::string_view key) {
-  auto count = [&](bool hit, bool corrupt) {
-    StageCounters delta;
-    delta.hits = hit;
-    delta.misses = !hit;
-    delta.corrupt = corrupt;
-    std::lock_guard<std::mutex> lock(mutex_);
-    counters_[std::string(stage)] += delta;
-    unflushed_[std::string(stage)] += delta;
-  };
+  StageCounters miss;
+  miss.misses = 1;
   if (!isKnownStage(stage) || !isValidKey(key)) {
-    count(false, false);
+    count(stage, miss);
     return std::nullopt;
   }
   std::string path = joinPath(directory_, entryPath(stage, key));
@@ -411,21 +406,58 @@ std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
   if (!contents) {
     // Absent is the ordinary miss; an unreadable entry is one too (the next
     // store replaces it).
-    count(false, false);
-    return std::nullopt;
+    count(stage, miss);
+    return lookupRemotely(stage, key);
   }
   Result<CacheArtifact> artifact = decodeEntry(contents->bytes, stage, key);
   if (!artifact) {
     removeIfSameFile(path, contents->device, contents->inode);
-    count(false, true);
+    miss.corrupt = 1;
+    count(stage, miss);
     warning_("discarded the invalid cache entry " + path + " (" +
              artifact.message() + "); rebuilding it");
-    return std::nullopt;
+    return lookupRemotely(stage, key);
   }
   // Refresh the mtime: prune() removes the least recently used entries.
   // Fails harmlessly on a read-only cache.
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);
-  count(true, false);
+  StageCounters hit;
+  hit.hits = 1;
+  count(stage, hit);
+  return std::move(*artifact);
+}
+
+std::optional<CacheArtifact> StageCache::lookupRemotely(std::string_view stage,
+                                                        std::string_view key) {
+  if (!remote_ || !remote_->enabled())
+    return std::nullopt;
+  std::string name = remote_->key(stage, key);
+  Result<std::optional<std::string>> fetched = remote_->get(name);
+  StageCounters delta;
+  if (!fetched) {
+    // The tier warned about its failure itself.
+    delta.remote.errors = 1;
+    count(stage, delta);
+    return std::nullopt;
+  }
+  if (!*fetched) {
+    delta.remote.misses = 1;
+    count(stage, delta);
+    return std::nullopt;
+  }
+  Result<CacheArtifact> artifact = decodeEntry(**fetched, stage, key);
+  if (!artifact) {
+    delta.remote.rejects = 1;
+    count(stage, delta);
+    warning_("ignored the invalid entry " + name + " of the shared cache " +
+             remote_->options().url() + " (" + artifact.message() +
+             "); rebuilding it");
+    return std::nullopt;
+  }
+  delta.remote.hits = 1;
+  count(stage, delta);
+  storeLocally(stage, key, **fetched);
+  artifact->fromRemote = true;
   return std::move(*artifact);
 }
 
@@ -471,10 +503,27 @@ bool StageCache::store(std::string_view stage, std::string_view key,
                        std::string_view payload, std::string_view meta) {
   if (!isKnownStage(stage) || !isValidKey(key))
     return false;
+  bool toRemote = remote_ && remote_->enabled();
+  if (!storesEnabled() && !toRemote)
+    return false;
+  std::string entry = encodeEntry(stage, key, payload, meta);
+  bool stored = storeLocally(stage, key, entry);
+  if (toRemote) {
+    StageCounters delta;
+    if (remote_->set(remote_->key(stage, key), entry).ok())
+      delta.remote.stores = 1;
+    else
+      delta.remote.errors = 1;
+    count(stage, delta);
+  }
+  return stored;
+}
+
+bool StageCache::storeLocally(std::string_view stage, std::string_view key,
+                              const std::string &entry) {
   if (!storesEnabled())
     return false;
-  Status written =
-      writeEntry(stage, key, encodeEntry(stage, key, payload, meta));
+  Status written = writeEntry(stage, key, entry);
   if (!written.ok()) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -488,9 +537,7 @@ bool StageCache::store(std::string_view stage, std::string_view key,
   }
   StageCounters delta;
   delta.stores = 1;
-  std::lock_guard<std::mutex> lock(mutex_);
-  counters_[std::string(stage)] += delta;
-  unflushed_[std::string(stage)] += delta;
+  count(stage, delta);
   return true;
 }
 
@@ -502,19 +549,9 @@ void StageCache::flushCounters() {
   }
   if (pending.empty() || !isDirectory(directory_))
     return;
-  Result<FileLock> lock = FileLock::acquire(joinPath(directory_, "stats.lock"));
-  if (!lock)
-    return;
-  std::string path = joinPath(directory_, "stats");
-  CounterMap total;
-  if (Result<FileContents> old = readFileContents(path))
-    total = parseStats(old->bytes);
-  for (const auto &[stage, counters] : pending)
-    total[stage] += counters;
-  // Statistics are not worth an fsync: losing an update loses counts only.
-  AtomicWriteOptions counts;
-  counts.durable = false;
-  (void)writeFileAtomically(path, formatStats(total), counts);
+  (void)addToCounterFile(joinPath(directory_, "stats"),
+                         joinPath(directory_, "stats.lock"), kStatsMagic,
+                         rowsOf(pending));
 }
 
 //===----------------------------------------------------------------------===//
@@ -546,15 +583,12 @@ Result<CacheStats> StageCache::stats() const {
   if (!files)
     return files.status();
   CacheStats stats;
-  CounterMap counters;
-  if (Result<FileContents> text =
-          readFileContents(joinPath(directory_, "stats")))
-    counters = parseStats(text->bytes);
+  CounterMap counters =
+      countersOf(readCounterFile(joinPath(directory_, "stats"), kStatsMagic));
   for (std::string_view stage : kCacheStages) {
     CacheStats::Stage entry;
     entry.name = std::string(stage);
-    if (auto it = counters.find(stage); it != counters.end())
-      entry.counters = it->second;
+    entry.counters = counters[std::string(stage)];
     stats.stages.push_back(entry);
   }
   for (const WalkedFile &file : *files) {

@@ -27,6 +27,7 @@
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/runtime/Workload.h"
 #include "tilec/sparse/SparseConv.h"
@@ -310,14 +311,16 @@ int main(int argc, char **argv) {
   // From a bundle a deployed program has no cache directory at all.
   auto stageCache = bundle ? nullptr
                            : std::make_shared<rt::StageCache>(
-                                 rt::StageCache::defaultDirectory());
+                                 rt::StageCache::defaultDirectory(),
+                                 rt::RemoteCache::fromEnvironment());
   rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
   if (bundle)
     if (tilec::Status status =
             provider.setBundle(bundle, rt::BundlePolicy::Strict);
         !status.ok())
       return fail(status.message());
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
+                          rt::RemoteCache::fromEnvironment());
   rt::AutotuneOptions tuning;
   tuning.progress = rt::ProgressMode::Never;
   auto autotuner = rt::Autotuner::create(provider, cache, tuning);

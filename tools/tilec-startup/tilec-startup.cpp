@@ -31,6 +31,7 @@
 #include "tilec/runtime/Driver.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
 #include <nlohmann/json.hpp>
@@ -169,7 +170,8 @@ int main(int argc, char **argv) {
   // The program's tensors, before its first call. Without a compiler the
   // kernel's description comes from the bundle, else the autotune cache
   // that tuned it.
-  rt::AutotuneCache descriptions(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache descriptions(rt::AutotuneCache::defaultPath(),
+                                 rt::RemoteCache::fromEnvironment());
   auto inputsBundle = openBundle(options);
   if (!inputsBundle)
     return fail(inputsBundle.message());
@@ -215,14 +217,16 @@ int main(int argc, char **argv) {
     steps.emplace_back(name, usSince(stepStart));
     stepStart = Clock::now();
   };
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
+                          rt::RemoteCache::fromEnvironment());
   auto bundle = openBundle(options);
   if (!bundle)
     return fail(bundle.message());
   // A deployed program from a bundle has no cache directory at all.
   auto stageCache = *bundle ? nullptr
                             : std::make_shared<rt::StageCache>(
-                                  rt::StageCache::defaultDirectory());
+                                  rt::StageCache::defaultDirectory(),
+                                  rt::RemoteCache::fromEnvironment());
   rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
   if (*bundle) {
     if (tilec::Status status =

@@ -1,12 +1,16 @@
 //===- CacheCommand.cpp - tilec cache -------------------------------------===//
 //
 // tilec cache ls | stats | verify | prune --max-size=<size> | clear: looks
-// after the stage cache that `tilec compile` fills (docs/cache.md).
+// after the stage cache that `tilec compile` fills (docs/cache.md). stats
+// also shows what the processes did with the shared tier
+// (docs/shared-cache.md); the actions never touch the tier itself.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
 
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
 #include "llvm/Support/Format.h"
@@ -65,6 +69,43 @@ static int listEntries(rt::StageCache &cache) {
   return 0;
 }
 
+// The shared tier's counters, per stage and for the autotune cache
+// (TILEC_AUTOTUNE_CACHE), when TILEC_REDIS is set or some process used it.
+static void printRemoteStats(const rt::CacheStats &stats) {
+  rt::AutotuneCache autotune(rt::AutotuneCache::defaultPath());
+  rt::RemoteCounters autotuneCounters = autotune.remoteStats();
+  bool used = !autotuneCounters.empty();
+  for (const rt::CacheStats::Stage &stage : stats.stages)
+    used = used || !stage.counters.remote.empty();
+  auto configured = rt::RemoteCacheOptions::fromEnvironment();
+  if (configured && !*configured && !used)
+    return;
+  llvm::outs() << "shared cache: ";
+  if (!configured)
+    llvm::outs() << configured.message() << "\n";
+  else if (!*configured)
+    llvm::outs() << "none now (TILEC_REDIS is unset)\n";
+  else
+    llvm::outs() << (*configured)->url() << ", namespace "
+                 << (*configured)->keyNamespace << "\n";
+  llvm::outs() << "remote      hits   misses  rejects   stores   errors\n";
+  auto printRow = [](const rt::RemoteCounters &counters, llvm::StringRef name) {
+    llvm::outs() << llvm::format(
+        "%-8s %8llu %8llu %8llu %8llu %8llu\n", name.str().c_str(),
+        (unsigned long long)counters.hits, (unsigned long long)counters.misses,
+        (unsigned long long)counters.rejects,
+        (unsigned long long)counters.stores,
+        (unsigned long long)counters.errors);
+  };
+  rt::RemoteCounters total;
+  for (const rt::CacheStats::Stage &stage : stats.stages) {
+    printRow(stage.counters.remote, stage.name);
+    total += stage.counters.remote;
+  }
+  printRow(total, "total");
+  printRow(autotuneCounters, "autotune");
+}
+
 static int printStats(rt::StageCache &cache) {
   auto stats = cache.stats();
   if (!stats)
@@ -94,6 +135,7 @@ static int printStats(rt::StageCache &cache) {
                  << rt::formatByteSize(stats->tempBytes)
                  << " (in-flight writes, or leftovers that verify and prune "
                     "remove)\n";
+  printRemoteStats(*stats);
   return 0;
 }
 
@@ -149,7 +191,7 @@ static int pruneEntries(rt::StageCache &cache) {
 int runCache() {
   std::string directory =
       cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir;
-  rt::StageCache cache(directory, [](const std::string &message) {
+  rt::StageCache cache(directory, nullptr, [](const std::string &message) {
     llvm::errs() << "tilec cache: warning: " << message << "\n";
   });
   if (action == "ls")

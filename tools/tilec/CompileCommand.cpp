@@ -4,6 +4,7 @@
 
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -194,7 +195,7 @@ int runCompile() {
   if (!noCache)
     options.cache = std::make_shared<rt::StageCache>(
         cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir,
-        [](const std::string &message) {
+        rt::RemoteCache::fromEnvironment(), [](const std::string &message) {
           llvm::errs() << "tilec compile: warning: " << message << "\n";
         });
   mlir::OwningOpRef<mlir::ModuleOp> module;

@@ -15,6 +15,7 @@
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/Pack.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
 #include "llvm/Support/Format.h"
@@ -134,12 +135,14 @@ static std::string cacheSizeReport(rt::StageCache &cache, uint64_t bundleBytes) 
 }
 
 int runPack() {
-  rt::AutotuneCache autotuneCache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache autotuneCache(rt::AutotuneCache::defaultPath(),
+                                  rt::RemoteCache::fromEnvironment());
   if (Status status = autotuneCache.load(); !status.ok())
     return fail("pack", status.message());
   auto stageCache = std::make_shared<rt::StageCache>(
       cacheDir.empty() ? rt::StageCache::defaultDirectory()
-                       : std::string(cacheDir));
+                       : std::string(cacheDir),
+      rt::RemoteCache::fromEnvironment());
   jit::JITOptions jitOptions;
   jitOptions.cache = stageCache;
   jit::TilecJIT compiler(jitOptions);

@@ -17,6 +17,7 @@
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
 #include "llvm/Support/Format.h"
@@ -304,13 +305,14 @@ int runTune() {
 
   std::shared_ptr<rt::StageCache> stageCache;
   if (!noCache)
-    stageCache =
-        std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
+    stageCache = std::make_shared<rt::StageCache>(
+        rt::StageCache::defaultDirectory(), rt::RemoteCache::fromEnvironment());
   jit::JITOptions jitOptions;
   jitOptions.cache = stageCache;
   jit::TilecJIT compiler(jitOptions);
   rt::KernelProvider provider(*context, &compiler, stageCache);
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
+                          rt::RemoteCache::fromEnvironment());
   auto autotuner = rt::Autotuner::create(provider, cache, options);
   if (!autotuner)
     return fail(autotuner.message());

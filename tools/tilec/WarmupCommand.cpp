@@ -21,6 +21,7 @@
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/runtime/Workload.h"
 #include "tilec/sparse/SparseConv.h"
@@ -132,15 +133,15 @@ struct WarmupSession {
   explicit WarmupSession(rt::Context &context) : context(context) {}
 
   Status create(const rt::AutotuneOptions &options) {
-    stageCache =
-        std::make_shared<rt::StageCache>(rt::StageCache::defaultDirectory());
+    stageCache = std::make_shared<rt::StageCache>(
+        rt::StageCache::defaultDirectory(), rt::RemoteCache::fromEnvironment());
     jit::JITOptions jitOptions;
     jitOptions.cache = stageCache;
     compiler = std::make_unique<jit::TilecJIT>(jitOptions);
     provider = std::make_unique<rt::KernelProvider>(context, compiler.get(),
                                                     stageCache);
     cache = std::make_unique<rt::AutotuneCache>(
-        rt::AutotuneCache::defaultPath());
+        rt::AutotuneCache::defaultPath(), rt::RemoteCache::fromEnvironment());
     auto created = rt::Autotuner::create(*provider, *cache, options);
     if (!created)
       return created.status();

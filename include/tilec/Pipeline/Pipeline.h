@@ -99,10 +99,13 @@ enum class CacheResult {
   /// No cache, or the stage cannot be keyed (e.g. no ptxas to identify).
   NotCached,
   Hit,
+  /// Not in the local cache but in its shared tier (docs/shared-cache.md),
+  /// which verified it and kept it locally.
+  RemoteHit,
   Miss,
 };
 
-/// "hit", "miss" or "-".
+/// "hit", "remote hit", "miss" or "-".
 const char *getCacheResultName(CacheResult result);
 
 struct StageTiming {

@@ -44,7 +44,7 @@ protected:
 
   std::unique_ptr<rt::StageCache> makeCache() {
     return std::make_unique<rt::StageCache>(
-        cacheDir, [](const std::string &message) {
+        cacheDir, nullptr, [](const std::string &message) {
           ADD_FAILURE() << "unexpected warning: " << message;
         });
   }
@@ -217,7 +217,7 @@ TEST_F(PipelineCacheTest, CorruptCubinIsRebuilt) {
   // The discard warns through the cache's handler; use a quiet one here.
   std::vector<std::string> warnings;
   cache = std::make_shared<rt::StageCache>(
-      cacheDir,
+      cacheDir, nullptr,
       [&](const std::string &message) { warnings.push_back(message); });
   CompiledKernel second = compile(cachedOptions());
   EXPECT_EQ(results(second), "hit hit hit hit miss");

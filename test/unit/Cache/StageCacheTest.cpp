@@ -104,7 +104,7 @@ protected:
   // A cache whose warnings are collected instead of printed.
   std::unique_ptr<StageCache> open(const std::string &path) {
     return std::make_unique<StageCache>(
-        path,
+        path, nullptr,
         [this](const std::string &message) { warnings.push_back(message); });
   }
   std::string entryFile(const std::string &stage, const std::string &key) {
@@ -240,7 +240,7 @@ TEST_F(StageCacheTest, WriterKilledBeforeRenameLeavesNothingVisible) {
   ASSERT_GE(child, 0);
   if (child == 0) {
     ::setenv("TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE", "cubin", 1);
-    StageCache cache(dir, [](const std::string &) {});
+    StageCache cache(dir, nullptr, [](const std::string &) {});
     cache.store("ttir", keyOf("before"), "ttir"); // not the crash stage
     cache.store("cubin", key, std::string(100000, 'c'));
     ::_exit(0); // not reached
@@ -361,7 +361,8 @@ TEST_F(StageCacheTest, ConcurrentProcessesLeaveOneValidEntryPerKey) {
     if (child == 0) {
       int failures = 0;
       {
-        StageCache cache(dir, [&](const std::string &) { ++failures; });
+        StageCache cache(dir, nullptr,
+                         [&](const std::string &) { ++failures; });
         for (int round = 0; round < 3; ++round)
           for (int i = 0; i < kShared; ++i) {
             std::string name = "shared" + std::to_string(i);

@@ -28,7 +28,7 @@ struct CompileMetadata {
   /// Where a compile found one stage's artifact.
   struct StageCacheRecord {
     std::string key;
-    /// "hit" or "miss".
+    /// "hit", "remote hit" (from the shared tier) or "miss".
     std::string result;
   };
 

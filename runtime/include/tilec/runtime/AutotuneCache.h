@@ -25,17 +25,35 @@
 // file, never half of one. Two processes tuning different keys at once both
 // keep their entries.
 //
+// With a shared tier (RemoteCache.h), entries are also kept on the server,
+// one hash per device and kernel, one field per key:
+//
+//   <namespace>:1:autotune:<device>:<kernel>   field <key>
+//     value "tilec-autotune 1 <json-bytes> <sha256>\n<entry json>"
+//
+// The checksum covers the device, kernel and key with the JSON, so a value
+// that was damaged, or copied under another field, is rejected (counted,
+// reported, not used). A field is written alone (HSET), so machines that
+// tune different keys of one kernel at once all keep theirs; two that tune
+// the same key both hold a valid winner, and the last write stays. find()
+// and findDescription() ask the tier when the file as loaded has nothing,
+// and copy a valid entry into the file; store() writes to both. Counters of
+// the tier go to <path>.stats (CounterFile.h).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_AUTOTUNECACHE_H
 #define TILEC_RUNTIME_AUTOTUNECACHE_H
 
 #include "tilec/runtime/KernelCompiler.h"
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/contract/Status.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tilec::rt {
@@ -88,8 +106,15 @@ struct AutotuneEntry {
 
 class AutotuneCache {
 public:
-  // A cache backed by `path`; nothing is read until load().
-  explicit AutotuneCache(std::string path);
+  // A cache backed by `path` and, when it is given, the shared tier `remote`
+  // (RemoteCache::fromEnvironment() is TILEC_REDIS's); nothing is read until
+  // load().
+  explicit AutotuneCache(std::string path,
+                         std::shared_ptr<RemoteCache> remote = nullptr);
+  // Flushes the counters.
+  ~AutotuneCache();
+  AutotuneCache(const AutotuneCache &) = delete;
+  AutotuneCache &operator=(const AutotuneCache &) = delete;
 
   // $TILEC_AUTOTUNE_CACHE, or ~/.tilec/autotune_cache.json when unset or
   // empty.
@@ -102,21 +127,31 @@ public:
   // problem; entries that do not parse are skipped and listed in warnings().
   Status load();
 
-  // The entry for (device, kernel, key), or null.
+  // The entry for (device, kernel, key), or null: from memory, else from
+  // the shared tier (then also merged into the file).
   const AutotuneEntry *find(const std::string &device,
-                            const std::string &kernel,
-                            const std::string &key) const;
+                            const std::string &kernel, const std::string &key);
   // The description stored with any entry of `kernel` on `device`, or null:
-  // how a process without a compiler computes keys.
+  // how a process without a compiler computes keys. Asks the shared tier
+  // for an entry of the kernel when memory has none.
   const KernelDescription *findDescription(const std::string &device,
-                                           const std::string &kernel) const;
+                                           const std::string &kernel);
 
-  // Merges `entry` into the file under the lock (see above) and into memory.
-  // The parent directory is created if needed. A file that does not parse is
-  // moved aside to <path>.corrupt (with a warning) rather than overwritten
-  // in place.
+  // Merges `entry` into the file under the lock (see above) and into memory,
+  // and writes it to the shared tier. The parent directory is created if
+  // needed. A file that does not parse is moved aside to <path>.corrupt
+  // (with a warning) rather than overwritten in place. The error is the
+  // file's; the tier's failures are its own warning.
   Status store(const std::string &device, const std::string &kernel,
                const std::string &key, const AutotuneEntry &entry);
+
+  RemoteCache *remote() const { return remote_.get(); }
+  // This process's use of the shared tier since construction.
+  const RemoteCounters &remoteCounters() const { return remoteCounters_; }
+  // Adds the counters not yet flushed to <path>.stats. Best effort.
+  void flushCounters();
+  // The counters in <path>.stats, summed over every process that flushed.
+  RemoteCounters remoteStats() const;
 
   using KeyMap = std::map<std::string, AutotuneEntry>;
   using KernelMap = std::map<std::string, KeyMap>;
@@ -127,11 +162,35 @@ public:
   // The JSON of an entry, and back; exposed for tools and tests.
   static std::string encodeEntry(const AutotuneEntry &entry);
   static Result<AutotuneEntry> decodeEntry(const std::string &json);
+  // The shared tier's value of an entry (see above), and back: the error
+  // says what did not match.
+  static std::string encodeRemoteEntry(const std::string &device,
+                                       const std::string &kernel,
+                                       const std::string &key,
+                                       const AutotuneEntry &entry);
+  static Result<AutotuneEntry> decodeRemoteEntry(std::string_view value,
+                                                 const std::string &device,
+                                                 const std::string &kernel,
+                                                 const std::string &key);
 
 private:
+  void count(const RemoteCounters &delta);
+  std::string remoteKey(const std::string &device,
+                        const std::string &kernel) const;
+  // Checks a value fetched for (device, kernel, key) and keeps a valid one
+  // in memory and in the file; null when it was rejected.
+  const AutotuneEntry *adoptRemote(const std::string &device,
+                                   const std::string &kernel,
+                                   const std::string &key,
+                                   std::string_view value);
+
   std::string path_;
+  std::shared_ptr<RemoteCache> remote_;
   std::map<std::string, KernelMap> entries_;
   std::vector<std::string> warnings_;
+  RemoteCounters remoteCounters_;
+  RemoteCounters unflushed_;
+  bool warnedCopy_ = false;
 };
 
 } // namespace tilec::rt

@@ -10,9 +10,10 @@
 //   1b. the provider's kernel bundle (Bundle.h), under the same key as the
 //      autotune cache; a strict bundle that lacks the key ends the search
 //      with an error naming the kernel and key;
-//   2. the autotune cache (AutotuneCache.h), under the kernel's autotune key
-//      evaluated for the call; its cubin comes from the stage cache when it
-//      is still there, so no compiler is needed;
+//   2. the autotune cache (AutotuneCache.h, and its shared tier when it has
+//      one), under the kernel's autotune key evaluated for the call; its
+//      cubin comes from the stage cache when it is still there, so no
+//      compiler is needed;
 //   3. tuning: every candidate is compiled (in parallel, on a thread pool),
 //      candidates that cannot run on the device are pruned (shared memory,
 //      registers, threads, from the ptxas report against the device limits),

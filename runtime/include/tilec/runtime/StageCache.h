@@ -32,26 +32,35 @@
 // one stays. Temporary files left by killed writers are never read and are
 // removed by verify() and prune().
 //
-// Hit, miss, corrupt and store counters are kept per process and added to
-// <dir>/stats under an exclusive flock of <dir>/stats.lock by
-// flushCounters() (and the destructor).
+// Hit, miss, corrupt and store counters, and the shared tier's, are kept per
+// process and added to <dir>/stats (a CounterFile.h file) under an exclusive
+// flock of <dir>/stats.lock by flushCounters() (and the destructor).
 //
 // Failing to write (read-only directory, full disk, no permission) never fails
 // a compile: the first failure prints one warning and turns stores off for the
 // rest of the process; lookups go on.
+//
+// With a shared tier (RemoteCache.h), a lookup that misses locally asks the
+// tier for the same entry bytes under "<namespace>:1:<stage>:<key>", checks
+// them with decodeEntry exactly as a local file, and only then writes them to
+// the local directory; a store goes to both. A remote entry that fails the
+// check is counted as rejected, reported and not used: the caller rebuilds
+// the artifact and its store replaces the bad value. The tier's failures
+// never fail a lookup or a store (RemoteCache.h says how it degrades).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_STAGECACHE_H
 #define TILEC_RUNTIME_STAGECACHE_H
 
+#include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/Sha256.h"
 #include "tilec/contract/Status.h"
 
 #include <array>
 #include <cstdint>
-#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -97,6 +106,8 @@ struct CacheArtifact {
   // Hex SHA-256 of the payload, checked on read: the next stage's key hashes
   // the artifact, and need not hash it again.
   std::string payloadSha256;
+  // Fetched from the shared tier by this lookup (and kept locally).
+  bool fromRemote = false;
 };
 
 struct StageCounters {
@@ -104,13 +115,18 @@ struct StageCounters {
   uint64_t misses = 0;
   // Entries found unreadable or invalid and discarded (each also a miss).
   uint64_t corrupt = 0;
+  // Entries written to the directory: built here, or fetched from the
+  // shared tier.
   uint64_t stores = 0;
+  // The shared tier, asked after each local miss.
+  RemoteCounters remote;
 
   StageCounters &operator+=(const StageCounters &other) {
     hits += other.hits;
     misses += other.misses;
     corrupt += other.corrupt;
     stores += other.stores;
+    remote += other.remote;
     return *this;
   }
 };
@@ -161,13 +177,15 @@ struct CachePruneReport {
 
 class StageCache {
 public:
-  // Receives the one warning a cache prints (no newline at the end).
-  using WarningHandler = std::function<void(const std::string &)>;
+  using WarningHandler = CacheWarningHandler;
 
-  // A cache rooted at `directory`, created on the first store. Construction
-  // does not touch the disk. The default handler prints
-  // "warning: <message>" on stderr.
-  explicit StageCache(std::string directory, WarningHandler warning = {});
+  // A cache rooted at `directory`, created on the first store, reading
+  // through `remote` when it is given (RemoteCache::fromEnvironment() is
+  // TILEC_REDIS's). Construction does not touch the disk or the network.
+  // The default handler prints "warning: <message>" on stderr.
+  explicit StageCache(std::string directory,
+                      std::shared_ptr<RemoteCache> remote = nullptr,
+                      WarningHandler warning = {});
   // Flushes the counters.
   ~StageCache();
   StageCache(const StageCache &) = delete;
@@ -178,13 +196,17 @@ public:
   static std::string defaultDirectory();
 
   const std::string &directory() const { return directory_; }
+  RemoteCache *remote() const { return remote_.get(); }
 
   // The artifact stored under `key`, or nothing. A present but invalid entry
-  // is removed and counted as corrupt. A hit refreshes the entry's mtime.
+  // is removed and counted as corrupt. A hit refreshes the entry's mtime. A
+  // local miss asks the shared tier, and a valid remote entry is stored
+  // locally before it is returned.
   std::optional<CacheArtifact> lookup(std::string_view stage,
                                       std::string_view key);
-  // Stores an artifact atomically. False if it was not stored: stores are
-  // off, or this write failed (then a warning, once, and stores go off).
+  // Stores an artifact atomically, and in the shared tier. False if it was
+  // not stored locally: stores are off, or this write failed (then a
+  // warning, once, and stores go off).
   bool store(std::string_view stage, std::string_view key,
              std::string_view payload, std::string_view meta = {});
   // False once a store failed: the process compiles without storing.
@@ -225,11 +247,19 @@ public:
 
 private:
   void warnOnce(const std::string &message);
+  void count(std::string_view stage, const StageCounters &delta);
   Status writeEntry(std::string_view stage, std::string_view key,
                     const std::string &contents);
+  // Writes an encoded entry to the directory; false when stores are off or
+  // the write failed (which turns them off).
+  bool storeLocally(std::string_view stage, std::string_view key,
+                    const std::string &entry);
+  std::optional<CacheArtifact> lookupRemotely(std::string_view stage,
+                                              std::string_view key);
 
   std::string directory_;
   WarningHandler warning_;
+  std::shared_ptr<RemoteCache> remote_;
   // Test hook: TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE ("1" or a stage name)
   // makes store() _exit after writing the temporary file, before the rename.
   std::string crashAfterTempWrite_;

@@ -57,8 +57,22 @@ tilec_status succeed() {
 // Statuses of the libraries do not carry a category: an invalid-argument
 // check comes first in each entry point, so what fails later is the device,
 // the input or the compiler, told apart by the message's origin.
-tilec_status failFrom(const Status &status, tilec_status kind) {
-  return fail(kind, status.message());
+/// `status`'s own kind where the error has one, else what the call's context
+/// implies (`fallback`).
+tilec_status failFrom(const Status &status, tilec_status fallback) {
+  switch (status.kind()) {
+  case ErrorKind::InvalidArgument:
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, status.message());
+  case ErrorKind::InvalidInput:
+    return fail(TILEC_ERROR_INVALID_INPUT, status.message());
+  case ErrorKind::Device:
+    return fail(TILEC_ERROR_DEVICE, status.message());
+  case ErrorKind::Compile:
+    return fail(TILEC_ERROR_COMPILE, status.message());
+  case ErrorKind::Unspecified:
+    break;
+  }
+  return fail(fallback, status.message());
 }
 
 bool toDType(tilec_dtype dtype, sparse::DType &out) {
@@ -231,10 +245,7 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
       sparse::submanifoldConv3d(*tensor->runtime->engine, tensor->tensor,
                                 arguments, static_cast<CUstream>(stream));
   if (!status.ok())
-    return failFrom(status,
-                    status.message().rfind("submanifold_conv3d:", 0) == 0
-                        ? TILEC_ERROR_INVALID_ARGUMENT
-                        : TILEC_ERROR_INTERNAL);
+    return failFrom(status, TILEC_ERROR_INTERNAL);
   return succeed();
 }
 

@@ -447,8 +447,8 @@ Result<std::unique_ptr<Autotuner>> Autotuner::create(KernelProvider &provider,
         return status;
   }
   // A strict bundle answers every call: the autotune cache is not read.
-  bool bundleOnly = provider.bundle() &&
-                    provider.bundlePolicy() == BundlePolicy::Strict;
+  bool bundleOnly =
+      provider.bundle() && provider.bundlePolicy() == BundlePolicy::Strict;
   if (!bundleOnly)
     if (Status status = cache.load(); !status.ok())
       return status;
@@ -558,9 +558,8 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
       [&](ConfigSource source, Config config, const std::string &cubinKey,
           const std::string &metadataJson) -> Result<TuneResult> {
     KernelProvider::LoadStats stats;
-    Result<std::shared_ptr<const Kernel>> loaded =
-        provider_.getCached(kernel, config, specialization, cubinKey,
-                            metadataJson, &stats);
+    Result<std::shared_ptr<const Kernel>> loaded = provider_.getCached(
+        kernel, config, specialization, cubinKey, metadataJson, &stats);
     if (!loaded)
       return loaded.status();
     // The provider's own breakdown, then whatever else the step took.
@@ -618,10 +617,11 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     }
     if (provider_.bundlePolicy() == BundlePolicy::Strict)
       return Status::error(
+          ErrorKind::Compile,
           "no winner for " + kernel + " " + *key + " on " + deviceName() +
-          " in " + bundle->origin() +
-          " (warm up and pack a workload that includes this call, or set "
-          "TILEC_BUNDLE_FALLBACK=1 to use the caches and the compiler)");
+              " in " + bundle->origin() +
+              " (warm up and pack a workload that includes this call, or set "
+              "TILEC_BUNDLE_FALLBACK=1 to use the caches and the compiler)");
   }
 
   if (!options_.force) {
@@ -673,13 +673,11 @@ struct Candidate {
 // (e.g. differing only in a derived parameter) are tried once.
 Result<std::vector<Candidate>>
 collectCandidates(const KernelDescription &description,
-                  const std::vector<Config> &declared,
-                  const Call &call) {
+                  const std::vector<Config> &declared, const Call &call) {
   std::vector<Candidate> candidates;
   std::set<std::string> seen;
   for (const Config &candidate : declared) {
-    Result<Config> config =
-        description.configForCall(candidate, call);
+    Result<Config> config = description.configForCall(candidate, call);
     if (!config)
       return config.status();
     std::string text = config->str();
@@ -1035,7 +1033,8 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   Clock::time_point start = Clock::now();
   Result<std::vector<Candidate>> candidates = collectCandidates(
       description,
-      options_.configs.empty() ? description.getConfigs() : options_.configs, call);
+      options_.configs.empty() ? description.getConfigs() : options_.configs,
+      call);
   if (!candidates)
     return candidates.status();
   const size_t total = candidates->size();
@@ -1112,7 +1111,8 @@ Autotuner::adoptOnlyCandidate(const KernelDescription &description,
   if (candidates->size() != 1)
     return Status::error("no tuned config for " + kernel + " " + key + " on " +
                          deviceName() + ", and no inputs to tune its " +
-                         std::to_string(candidates->size()) + " candidates with");
+                         std::to_string(candidates->size()) +
+                         " candidates with");
   Candidate &only = candidates->front();
   compileCandidate(provider_, kernel, specialization, only);
   pruneCandidate(only, provider_.context().properties());
@@ -1139,8 +1139,8 @@ Autotuner::adoptOnlyCandidate(const KernelDescription &description,
   result.compileMs = only.timing.compileMs;
   provider_.insert(kernel, only.config, specialization, result.kernel);
   if (options_.persist) {
-    AutotuneEntry entry = makeEntry(description, only, result.timings,
-                                    provider_.target(), 0);
+    AutotuneEntry entry =
+        makeEntry(description, only, result.timings, provider_.target(), 0);
     if (Status status = cache_.store(deviceName(), kernel, key, entry);
         !status.ok())
       result.persistWarning = status.message();

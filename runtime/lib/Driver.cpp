@@ -95,8 +95,9 @@ Result<std::unique_ptr<Driver>> Driver::load(const std::string &library) {
   void *handle = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *reason = dlerror();
-    return Status::error("no CUDA driver: " + library + " not found (" +
-                         (reason ? reason : "dlopen failed") + ")");
+    return Status::error(ErrorKind::Device,
+                         "no CUDA driver: " + library + " not found (" +
+                             (reason ? reason : "dlopen failed") + ")");
   }
 
   std::unique_ptr<Driver> driver(new Driver());
@@ -123,10 +124,11 @@ Result<std::unique_ptr<Driver>> Driver::load(const std::string &library) {
     for (const std::string &name : missing)
       list += (list.empty() ? "" : ", ") + name;
     return Status::error(
+        ErrorKind::Device,
         "CUDA driver " + library + " lacks entry points the runtime needs (" +
-        list + "); it is older than CUDA " +
-        std::to_string(CUDA_VERSION / 1000) + "." +
-        std::to_string(CUDA_VERSION % 1000 / 10) + " or not a CUDA driver");
+            list + "); it is older than CUDA " +
+            std::to_string(CUDA_VERSION / 1000) + "." +
+            std::to_string(CUDA_VERSION % 1000 / 10) + " or not a CUDA driver");
   }
   return driver;
 }
@@ -134,14 +136,17 @@ Result<std::unique_ptr<Driver>> Driver::load(const std::string &library) {
 Status Driver::initialize() const {
   CUresult result = api_.cuInit(0);
   if (result == CUDA_ERROR_STUB_LIBRARY)
-    return Status::error(failure(result, "cuInit").message() + ": " + library_ +
-                         " is the CUDA toolkit's stub library, not a driver "
-                         "(is the NVIDIA driver installed?)");
+    return Status::error(
+        ErrorKind::Device,
+        failure(result, "cuInit").message() + ": " + library_ +
+            " is the CUDA toolkit's stub library, not a driver "
+            "(is the NVIDIA driver installed?)");
   return check(result, "cuInit");
 }
 
 Status Driver::failure(CUresult result, const std::string &call) const {
-  return Status::error(call + " failed: " + describeCudaError(&api_, result));
+  return Status::error(ErrorKind::Device,
+                       call + " failed: " + describeCudaError(&api_, result));
 }
 
 } // namespace tilec::rt

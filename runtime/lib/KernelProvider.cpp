@@ -38,16 +38,20 @@ Result<CompiledArtifact>
 KernelProvider::compile(const std::string &kernel, const Config &config,
                         const Specialization &specialization) const {
   if (!compiler_)
-    return Status::error("no compiler: " + kernel + " " + config.str() +
-                         " is neither loaded nor cached, and this program "
-                         "links no KernelCompiler (link tilec's JIT, or "
-                         "tune/pack the kernel ahead of time)");
+    return Status::error(ErrorKind::Compile,
+                         "no compiler: " + kernel + " " + config.str() +
+                             " is neither loaded nor cached, and this program "
+                             "links no KernelCompiler (link tilec's JIT, or "
+                             "tune/pack the kernel ahead of time)");
   Result<CompiledArtifact> artifact =
       compiler_->compile(kernel, config, target_, specialization);
+  // Whatever stage failed, the kernel could not be made here.
   if (!artifact)
-    return artifact.status().withContext(
+    return Status::error(
+        ErrorKind::Compile,
         "compiling " + kernel + " " + config.str() +
-        (specialization.empty() ? "" : " [" + specialization.str() + "]"));
+            (specialization.empty() ? "" : " [" + specialization.str() + "]") +
+            ": " + artifact.message());
   return artifact;
 }
 
@@ -133,11 +137,13 @@ KernelProvider::getCached(const std::string &kernel, const Config &config,
     }
     if (bundlePolicy_ == BundlePolicy::Strict)
       return Status::error(
+          ErrorKind::Compile,
           kernel + " " + config.str() +
-          (specialization.empty() ? "" : " [" + specialization.str() + "]") +
-          " for " + target_ + " is not in " + bundle_->origin() +
-          " (pack a workload that includes this call, or set "
-          "TILEC_BUNDLE_FALLBACK=1 to compile what the bundle lacks)");
+              (specialization.empty() ? ""
+                                      : " [" + specialization.str() + "]") +
+              " for " + target_ + " is not in " + bundle_->origin() +
+              " (pack a workload that includes this call, or set "
+              "TILEC_BUNDLE_FALLBACK=1 to compile what the bundle lacks)");
   }
 
   std::string cacheProblem;
@@ -173,7 +179,8 @@ KernelProvider::getCached(const std::string &kernel, const Config &config,
   if (!artifact)
     return cacheProblem.empty()
                ? artifact.status()
-               : Status::error(artifact.message() + " (" + cacheProblem + ")");
+               : Status::error(artifact.status().kind(),
+                               artifact.message() + " (" + cacheProblem + ")");
   start = std::chrono::steady_clock::now();
   Result<std::shared_ptr<const Kernel>> loaded = load(*artifact);
   times.moduleLoadUs = usSince(start);
@@ -186,8 +193,7 @@ KernelProvider::getCached(const std::string &kernel, const Config &config,
   return entry->kernel;
 }
 
-void KernelProvider::insert(const std::string &kernel,
-                            const Config &config,
+void KernelProvider::insert(const std::string &kernel, const Config &config,
                             const Specialization &specialization,
                             std::shared_ptr<const Kernel> loaded) {
   std::shared_ptr<Slot> entry = slot(kernel, config, specialization);

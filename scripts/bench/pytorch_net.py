@@ -353,7 +353,7 @@ class Run:
         ]
         if self.args.bundle:
             wide = tilec.nn.SubMConv3d(CHANNELS[0], 48).to(DEVICE, dtype)
-            cases.append(("a layer shape the bundle lacks", tilec.Error,
+            cases.append(("a layer shape the bundle lacks", tilec.CompileError,
                           "bundle", lambda: wide(tilec.SparseTensor(coords,
                                                                     x))))
         results = []

@@ -164,13 +164,16 @@ Status describeInsertError(const Region &statuses, int64_t voxels,
                         std::to_string(xyz[4 * i + 2]) + ", " +
                         std::to_string(xyz[4 * i + 3]) + ")";
     if (status[i] == kOutOfRange)
-      return Status::error(where + ": batch and coordinates must be in "
+      return Status::error(ErrorKind::InvalidInput,
+                           where + ": batch and coordinates must be in "
                                    "[0, 65536)");
     for (int64_t j = 0; j < voxels; ++j)
       if (j != i && std::memcmp(&xyz[4 * j], &xyz[4 * i], 16) == 0)
-        return Status::error(where + " is also voxel " + std::to_string(j) +
-                             ": a sparse tensor holds each voxel once");
-    return Status::error(where + " is a duplicate voxel");
+        return Status::error(ErrorKind::InvalidInput,
+                             where + " is also voxel " + std::to_string(j) +
+                                 ": a sparse tensor holds each voxel once");
+    return Status::error(ErrorKind::InvalidInput,
+                         where + " is a duplicate voxel");
   }
   return Status::error("voxel_hash_insert reported an error but no voxel "
                        "carries it");

@@ -80,7 +80,8 @@ private:
 
 Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
   auto fail = [](const std::string &why) {
-    return Status::error("submanifold_conv3d: " + why);
+    return Status::error(ErrorKind::InvalidArgument,
+                         "submanifold_conv3d: " + why);
   };
   if (a.ci < 1 || a.co < 1)
     return fail("ci and co must be positive, got " + std::to_string(a.ci) +
@@ -280,8 +281,10 @@ Result<ConvArguments> convArgumentsOf(const rt::ConvLayer &layer) {
   else if (layer.dtype == "f32")
     arguments.dtype = DType::F32;
   else
-    return Status::error("submanifold_conv3d: the dtype must be f16, bf16 or "
-                         "f32, got '" + layer.dtype + "'");
+    return Status::error(ErrorKind::InvalidArgument,
+                         "submanifold_conv3d: the dtype must be f16, bf16 or "
+                         "f32, got '" +
+                             layer.dtype + "'");
   arguments.ci = layer.inChannels;
   arguments.co = layer.outChannels;
   arguments.xRowStride = layer.xRowStride;

@@ -5,7 +5,9 @@
 // The compiler tools that link the runtime are built with -fno-exceptions, so
 // every fallible runtime call returns a Status or a Result<T> that the caller
 // checks. An error is a human-readable message that already names the call and
-// the value that was wrong; callers add context by prefixing.
+// the value that was wrong; callers add context by prefixing. It may also
+// carry a kind, for callers that branch on what failed (the C API's status
+// codes); the kind is set where the error is made and survives context.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,21 @@
 
 namespace tilec {
 
+// What an error is about, where a caller needs to know: most errors are
+// Unspecified, and the caller picks what its context implies.
+enum class ErrorKind {
+  Unspecified,
+  // The call's arguments are wrong (a dtype, a shape, a channel count).
+  InvalidArgument,
+  // The data is wrong (duplicate voxels, coordinates out of range).
+  InvalidInput,
+  // No GPU, or a driver call failed.
+  Device,
+  // A kernel is neither loaded nor compilable here: compiling failed, or no
+  // compiler is allowed for a kernel a bundle lacks.
+  Compile,
+};
+
 class [[nodiscard]] Status {
 public:
   // The default is success so that an empty Status costs no allocation on the
@@ -27,24 +44,30 @@ public:
 
   static Status success() { return Status(); }
   static Status error(std::string message) {
+    return error(ErrorKind::Unspecified, std::move(message));
+  }
+  static Status error(ErrorKind kind, std::string message) {
     Status s;
     s.failed_ = true;
+    s.kind_ = kind;
     s.message_ = std::move(message);
     return s;
   }
 
   bool ok() const { return !failed_; }
   const std::string &message() const { return message_; }
+  ErrorKind kind() const { return kind_; }
 
   // Returns this error with `context` prepended ("context: message").
   Status withContext(const std::string &context) const {
     if (ok())
       return *this;
-    return error(context + ": " + message_);
+    return error(kind_, context + ": " + message_);
   }
 
 private:
   bool failed_ = false;
+  ErrorKind kind_ = ErrorKind::Unspecified;
   std::string message_;
 };
 

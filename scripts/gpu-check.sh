@@ -122,15 +122,17 @@ if command -v compute-sanitizer > /dev/null; then
   fi
 fi
 
-# The SASS of the f16/bf16 matmul the runtime compiles on this device
+# The SASS of the f16/bf16/tf32 matmul the runtime compiles on this device
 # (sm_90a): wgmma (HGMMA), cp.async (LDGSTS), no local memory (LDL/STL).
 cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 if [[ -x $cuobjdump ]]; then
-  for dtype in f16 bf16; do
+  for dtype in f16 bf16 f32; do
     dir=$out/sass-$dtype
     log="$logs/sass-$dtype.log"
+    config="BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=$dtype,num_warps=4,num_stages=4"
+    [[ $dtype == f32 ]] && config="BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,num_warps=4,num_stages=4"
     "$bin/tilec" compile --no-cache --kernel matmul --target sm_90a \
-      --config "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=$dtype,num_warps=4,num_stages=4" \
+      --config "$config" \
       --arg-values M=4096,N=4096,K=4096 --dump-dir "$dir" > "$log" 2>&1
     "$cuobjdump" -sass "$dir/matmul.cubin" > "$dir/matmul.sass" 2>> "$log"
     hgmma=$(grep -c HGMMA "$dir/matmul.sass")
@@ -138,9 +140,9 @@ if [[ -x $cuobjdump ]]; then
     locals=$(grep -cE '\b(LDL|STL)\b' "$dir/matmul.sass")
     detail="$hgmma HGMMA, $ldgsts LDGSTS, $locals LDL/STL"
     if (( hgmma > 0 && ldgsts > 0 && locals == 0 )); then
-      record "sass matmul $dtype 128x128x64 sm_90a" ok "$detail"
+      record "sass matmul $dtype sm_90a" ok "$detail"
     else
-      record "sass matmul $dtype 128x128x64 sm_90a" FAIL "$detail"
+      record "sass matmul $dtype sm_90a" FAIL "$detail"
     fi
     rm -f "$dir/matmul.cubin" "$dir/matmul.llir" "$dir/matmul.ttir"
   done

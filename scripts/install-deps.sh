@@ -34,6 +34,14 @@ if [[ ! -x /usr/local/cuda/bin/cuobjdump && ! -x $tools_dir/nvidia/cu13/bin/cuob
   python3 -m pip install --quiet --disable-pip-version-check --target "$tools_dir" \
     nvidia-cuda-cuobjdump || echo "tilec: warning: no cuobjdump; cubin listing tests will be skipped" >&2
 fi
+# cuobjdump -sass disassembles through nvdisasm (the SASS tests look for
+# HGMMA and LDGSTS); it gets its own folder, pip --target does not merge.
+nvdisasm_dir=$HOME/.cache/tilec-tools-nvdisasm
+if [[ ! -x /usr/local/cuda/bin/nvdisasm && ! -x $nvdisasm_dir/nvidia/cu13/bin/nvdisasm ]]; then
+  echo "tilec: installing nvdisasm from PyPI into $nvdisasm_dir"
+  python3 -m pip install --quiet --disable-pip-version-check --target "$nvdisasm_dir" \
+    nvidia-cuda-nvdisasm || echo "tilec: warning: no nvdisasm; SASS tests will be skipped" >&2
+fi
 
 if [[ ! -x /usr/local/cuda/bin/ptxas && -z "${TILEC_PTXAS:-}" ]]; then
   echo "tilec: warning: no CUDA toolkit at /usr/local/cuda; cubin stages and" \

@@ -38,3 +38,12 @@ cuobjdump = next((c for c in cuobjdump_candidates if c and os.access(c, os.X_OK)
 if cuobjdump:
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", cuobjdump))
+# cuobjdump -sass runs nvdisasm, which it looks for on PATH or NVDISASM_PATH.
+nvdisasm_candidates = [os.environ.get("TILEC_NVDISASM", ""),
+                       "/usr/local/cuda/bin/nvdisasm",
+                       os.path.expanduser("~/.cache/tilec-tools-nvdisasm/nvidia/cu13/bin/nvdisasm"),
+                       shutil.which("nvdisasm") or ""]
+nvdisasm = next((c for c in nvdisasm_candidates if c and os.access(c, os.X_OK)), None)
+if cuobjdump and nvdisasm:
+    config.available_features.add("sass")
+    config.environment["NVDISASM_PATH"] = os.path.dirname(nvdisasm)

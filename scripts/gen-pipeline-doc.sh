@@ -90,8 +90,8 @@ dimension), see
 This config leaves `num_stages` at 1: with more, `tilegpu-pipeline` turns
 the loads into cp.async rings, and for sm_90a (`--target sm_90a`, what the
 runtime compiles for on an H100/H200) the dot runs on wgmma
-([engine.md](engine.md)). f32 dots run on CUDA cores, or on mma.sync tf32
-with `ALLOW_TF32=1`. The matmul's PTX, one K step's operand stores and loads and the first
+([engine.md](engine.md)). f32 dots run on CUDA cores, or with
+`ALLOW_TF32=1` on mma.sync tf32 (here) or tf32 wgmma (sm_90a). The matmul's PTX, one K step's operand stores and loads and the first
 `mma.sync`:
 
 ```

@@ -786,13 +786,7 @@ const AutotuneEntry *AutotuneCache::find(const std::string &device,
   Result<std::optional<std::string>> value =
       remote_->hashGet(remoteKey(device, kernel), key);
   if (!value || !*value) {
-    // A failure was the tier's own warning.
-    RemoteCounters delta;
-    if (value)
-      delta.misses = 1;
-    else
-      delta.errors = 1;
-    count(delta);
+    countRemoteMiss(value.ok());
     return nullptr;
   }
   return adoptRemote(device, kernel, key, **value);
@@ -811,12 +805,7 @@ AutotuneCache::findDescription(const std::string &device,
   Result<std::optional<std::pair<std::string, std::string>>> field =
       remote_->hashAnyField(remoteKey(device, kernel));
   if (!field || !*field) {
-    RemoteCounters delta;
-    if (field)
-      delta.misses = 1;
-    else
-      delta.errors = 1;
-    count(delta);
+    countRemoteMiss(field.ok());
     return nullptr;
   }
   const AutotuneEntry *entry =
@@ -845,6 +834,13 @@ Status AutotuneCache::store(const std::string &device,
     count(delta);
   }
   return stored;
+}
+
+void AutotuneCache::countRemoteMiss(bool answered) {
+  // A request that failed was the tier's own warning.
+  RemoteCounters delta;
+  (answered ? delta.misses : delta.errors) = 1;
+  count(delta);
 }
 
 void AutotuneCache::count(const RemoteCounters &delta) {

@@ -9,9 +9,7 @@
 
 namespace tilec::rt {
 
-namespace {
-
-bool parseCount(std::string_view text, uint64_t &value) {
+bool parseDecimalCount(std::string_view text, uint64_t &value) {
   if (text.empty() || text.size() > 19)
     return false;
   value = 0;
@@ -22,6 +20,8 @@ bool parseCount(std::string_view text, uint64_t &value) {
   }
   return true;
 }
+
+namespace {
 
 void addCounts(std::vector<uint64_t> &row,
                const std::vector<uint64_t> &counts) {
@@ -40,7 +40,7 @@ void addLine(std::string_view line, CounterRows &rows) {
   for (std::string_view rest = line.substr(space + 1);;) {
     size_t next = rest.find(' ');
     uint64_t count = 0;
-    if (!parseCount(rest.substr(0, next), count))
+    if (!parseDecimalCount(rest.substr(0, next), count))
       return;
     counts.push_back(count);
     if (next == std::string_view::npos)

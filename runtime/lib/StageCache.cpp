@@ -79,18 +79,6 @@ bool isHex(std::string_view text) {
   });
 }
 
-bool parseDecimal(std::string_view text, uint64_t &value) {
-  if (text.empty() || text.size() > 19)
-    return false;
-  value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9')
-      return false;
-    value = value * 10 + uint64_t(c - '0');
-  }
-  return true;
-}
-
 std::vector<std::string_view> splitSpaces(std::string_view text) {
   std::vector<std::string_view> parts;
   while (!text.empty()) {
@@ -301,8 +289,8 @@ Result<CacheArtifact> StageCache::decodeEntry(std::string_view bytes,
     return Status::error("header names key " + std::string(fields[3]) +
                          ", expected " + std::string(key));
   uint64_t metaSize = 0, payloadSize = 0;
-  if (!parseDecimal(fields[4], metaSize) ||
-      !parseDecimal(fields[5], payloadSize))
+  if (!parseDecimalCount(fields[4], metaSize) ||
+      !parseDecimalCount(fields[5], payloadSize))
     return Status::error("malformed sizes in the header");
   uint64_t bodySize = bytes.size() - newline - 1;
   if (metaSize + payloadSize != bodySize)
@@ -744,7 +732,7 @@ Result<uint64_t> parseByteSize(std::string_view text) {
   while (end < digits.size() && digits[end] >= '0' && digits[end] <= '9')
     ++end;
   uint64_t value = 0;
-  if (!parseDecimal(digits.substr(0, end), value))
+  if (!parseDecimalCount(digits.substr(0, end), value))
     return Status::error("size '" + std::string(text) +
                          "' must be a number of bytes with an optional K, M, "
                          "G or T suffix (e.g. 100M, 1G)");

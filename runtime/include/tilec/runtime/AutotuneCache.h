@@ -175,6 +175,9 @@ public:
 
 private:
   void count(const RemoteCounters &delta);
+  // A remote lookup without an entry: a miss if the server answered, else an
+  // error.
+  void countRemoteMiss(bool answered);
   std::string remoteKey(const std::string &device,
                         const std::string &kernel) const;
   // Checks a value fetched for (device, kernel, key) and keeps a valid one

@@ -32,6 +32,10 @@ namespace tilec::rt {
 
 using CounterRows = std::map<std::string, std::vector<uint64_t>, std::less<>>;
 
+// Parses a decimal count of up to 19 digits (no sign, no spaces); the stage
+// cache's entry headers use it for their sizes too.
+bool parseDecimalCount(std::string_view text, uint64_t &value);
+
 // The rows of `path`. A missing file, one of another format, and lines that
 // are not rows, count nothing.
 CounterRows readCounterFile(const std::string &path, std::string_view format);

@@ -107,6 +107,9 @@ struct RemoteCounters {
   uint64_t stores = 0;
   // Requests that failed; the first one turned the tier off.
   uint64_t errors = 0;
+  // Misses that found another process building the entry and waited for it
+  // (each also a hit when the entry came, StageCache.h).
+  uint64_t waits = 0;
 
   RemoteCounters &operator+=(const RemoteCounters &other) {
     hits += other.hits;
@@ -114,11 +117,12 @@ struct RemoteCounters {
     rejects += other.rejects;
     stores += other.stores;
     errors += other.errors;
+    waits += other.waits;
     return *this;
   }
   bool empty() const {
     return hits == 0 && misses == 0 && rejects == 0 && stores == 0 &&
-           errors == 0;
+           errors == 0 && waits == 0;
   }
 };
 

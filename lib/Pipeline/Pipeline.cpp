@@ -470,11 +470,12 @@ static std::string hashInput(const StageDef &def, const CompileState &state) {
 }
 
 /// Takes `def`'s artifact from the cache when `key` hits and the stage can
-/// use the entry's meta: Hit or RemoteHit, else Miss.
+/// use the entry's meta: Hit or RemoteHit, else Miss (and this process may
+/// hold the key's lease on the shared tier until it stores the artifact).
 static CacheResult reuseCached(const StageDef &def, CompileState &state,
                                const std::string &key) {
   std::optional<rt::CacheArtifact> hit =
-      state.cache->lookup(getStageName(def.stage), key);
+      state.cache->lookupOrLease(getStageName(def.stage), key);
   if (!hit || (def.readMeta && !def.readMeta(hit->meta, state.result)))
     return CacheResult::Miss;
   state.result.*def.output = std::move(hit->payload);
@@ -496,8 +497,13 @@ static llvm::Error runStage(const StageDef &def, CompileState &state) {
   if (cacheResult == CacheResult::NotCached ||
       cacheResult == CacheResult::Miss) {
     llvm::Expected<std::string> meta = def.run(state);
-    if (!meta)
+    if (!meta) {
+      // Processes waiting for this build would fail alike: they need not
+      // wait for the lease to expire to find out.
+      if (!key.empty())
+        state.cache->releaseLease(name, key);
       return stageError(name, llvm::toString(meta.takeError()));
+    }
     state.checkedHash.reset();
     if (!key.empty())
       state.cache->store(name, key, state.result.*def.output, *meta);

@@ -23,6 +23,7 @@ namespace {
 constexpr std::string_view kLayoutVersion = "1";
 constexpr int kDefaultPort = 6379;
 constexpr int kMaxTimeoutMs = 60000;
+constexpr int kMaxLeaseMs = 600000;
 
 constexpr unsigned typeBit(int type) { return 1u << unsigned(type); }
 
@@ -199,6 +200,15 @@ RemoteCacheOptions::fromEnvironment() {
                            "' is not a number of milliseconds from 1 to " +
                            std::to_string(kMaxTimeoutMs));
     options->timeoutMs = int(value);
+  }
+  if (const char *lease = std::getenv("TILEC_REDIS_LEASE_MS");
+      lease && *lease) {
+    int64_t value = 0;
+    if (!parseDecimal(lease, kMaxLeaseMs, value) || value == 0)
+      return Status::error("TILEC_REDIS_LEASE_MS: '" + std::string(lease) +
+                           "' is not a number of milliseconds from 1 to " +
+                           std::to_string(kMaxLeaseMs));
+    options->leaseMs = int(value);
   }
   return std::optional<RemoteCacheOptions>(std::move(*options));
 }
@@ -390,7 +400,8 @@ RemoteCache::request(std::initializer_list<std::string_view> arguments,
     failure = connected.message();
   } else {
     std::string command(*arguments.begin());
-    if (arguments.size() > 1)
+    // A script's text would only lengthen the warning.
+    if (arguments.size() > 1 && command != "EVAL")
       command += " " + std::string(arguments.begin()[1]);
     reply = sendLocked(arguments);
     if (!reply)
@@ -427,6 +438,27 @@ Result<std::optional<std::string>> RemoteCache::get(std::string_view key) {
 Status RemoteCache::set(std::string_view key, std::string_view value) {
   Result<Reply> reply =
       request({"SET", key, value}, typeBit(REDIS_REPLY_STATUS));
+  return reply ? Status::success() : reply.status();
+}
+
+Result<bool> RemoteCache::setIfAbsent(std::string_view key,
+                                      std::string_view value, int ttlMs) {
+  std::string ttl = std::to_string(ttlMs);
+  Result<Reply> reply =
+      request({"SET", key, value, "NX", "PX", ttl},
+              typeBit(REDIS_REPLY_STATUS) | typeBit(REDIS_REPLY_NIL));
+  if (!reply)
+    return reply.status();
+  return reply->type == REDIS_REPLY_STATUS;
+}
+
+Status RemoteCache::deleteIfEqual(std::string_view key,
+                                  std::string_view value) {
+  static constexpr std::string_view script =
+      "if redis.call('GET', KEYS[1]) == ARGV[1] then "
+      "return redis.call('DEL', KEYS[1]) else return 0 end";
+  Result<Reply> reply =
+      request({"EVAL", script, "1", key, value}, typeBit(REDIS_REPLY_INTEGER));
   return reply ? Status::success() : reply.status();
 }
 

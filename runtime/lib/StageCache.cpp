@@ -20,11 +20,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <thread>
 
 namespace tilec::rt {
 
@@ -38,6 +41,9 @@ constexpr size_t kMaxHeaderBytes = 256;
 // A temporary file older than this belongs to no live writer even if its pid
 // was reused (a write takes milliseconds), or was written on another host.
 constexpr int64_t kStaleTempSeconds = 3600;
+// How often a process waiting for another one's build reads the entry: a
+// stage takes tens of milliseconds or more, a read well under one.
+constexpr std::chrono::milliseconds kLeasePoll(25);
 
 std::string joinPath(std::string_view a, std::string_view b) {
   std::string result(a);
@@ -162,8 +168,9 @@ std::optional<std::string> entryKeyOf(const WalkedFile &file) {
 using CounterMap = std::map<std::string, StageCounters, std::less<>>;
 
 // The rows of <dir>/stats: "<stage> hits misses corrupt stores" as since the
-// first version, and "remote-<stage> hits misses rejects stores errors" for
-// the shared tier, which older readers skip.
+// first version, and "remote-<stage> hits misses rejects stores errors waits"
+// for the shared tier, which older readers skip (rows written before leases
+// have no waits).
 constexpr std::string_view kRemoteRowPrefix = "remote-";
 
 CounterRows rowsOf(const CounterMap &counters) {
@@ -172,8 +179,8 @@ CounterRows rowsOf(const CounterMap &counters) {
     rows[stage] = {c.hits, c.misses, c.corrupt, c.stores};
     if (!c.remote.empty())
       rows[std::string(kRemoteRowPrefix) + stage] = {
-          c.remote.hits, c.remote.misses, c.remote.rejects, c.remote.stores,
-          c.remote.errors};
+          c.remote.hits,   c.remote.misses, c.remote.rejects,
+          c.remote.stores, c.remote.errors, c.remote.waits};
   }
   return rows;
 }
@@ -194,6 +201,8 @@ CounterMap countersOf(const CounterRows &rows) {
     if (it != rows.end() && it->second.size() >= 5) {
       const std::vector<uint64_t> &remote = it->second;
       c.remote = {remote[0], remote[1], remote[2], remote[3], remote[4]};
+      if (remote.size() >= 6)
+        c.remote.waits = remote[5];
     }
   }
   return counters;
@@ -331,9 +340,20 @@ StageCache::StageCache(std::string directory,
     warning_ = printCacheWarning;
   if (const char *crash = std::getenv("TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE"))
     crashAfterTempWrite_ = crash;
+  if (const char *stop = std::getenv("TILEC_CACHE_TEST_STOP_WITH_LEASE"))
+    stopWithLease_ = stop;
 }
 
-StageCache::~StageCache() { flushCounters(); }
+StageCache::~StageCache() {
+  std::map<std::string, std::string, std::less<>> held;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    held.swap(leases_);
+  }
+  for (const auto &[name, owner] : held)
+    (void)remote_->deleteIfEqual(name, owner);
+  flushCounters();
+}
 
 std::string StageCache::defaultDirectory() {
   if (const char *dir = std::getenv("TILEC_CACHE_DIR"); dir && *dir)
@@ -383,6 +403,17 @@ void StageCache::count(std::string_view stage, const StageCounters &delta) {
 
 std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
                                                 std::string_view key) {
+  return lookupImpl(stage, key, /*lease=*/false);
+}
+
+std::optional<CacheArtifact>
+StageCache::lookupOrLease(std::string_view stage, std::string_view key) {
+  return lookupImpl(stage, key, /*lease=*/true);
+}
+
+std::optional<CacheArtifact> StageCache::lookupImpl(std::string_view stage,
+                                                    std::string_view key,
+                                                    bool lease) {
   StageCounters miss;
   miss.misses = 1;
   if (!isKnownStage(stage) || !isValidKey(key)) {
@@ -395,7 +426,7 @@ std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
     // Absent is the ordinary miss; an unreadable entry is one too (the next
     // store replaces it).
     count(stage, miss);
-    return lookupRemotely(stage, key);
+    return lookupRemotely(stage, key, lease);
   }
   Result<CacheArtifact> artifact = decodeEntry(contents->bytes, stage, key);
   if (!artifact) {
@@ -404,7 +435,7 @@ std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
     count(stage, miss);
     warning_("discarded the invalid cache entry " + path + " (" +
              artifact.message() + "); rebuilding it");
-    return lookupRemotely(stage, key);
+    return lookupRemotely(stage, key, lease);
   }
   // Refresh the mtime: prune() removes the least recently used entries.
   // Fails harmlessly on a read-only cache.
@@ -416,7 +447,8 @@ std::optional<CacheArtifact> StageCache::lookup(std::string_view stage,
 }
 
 std::optional<CacheArtifact> StageCache::lookupRemotely(std::string_view stage,
-                                                        std::string_view key) {
+                                                        std::string_view key,
+                                                        bool lease) {
   if (!remote_ || !remote_->enabled())
     return std::nullopt;
   std::string name = remote_->key(stage, key);
@@ -431,9 +463,18 @@ std::optional<CacheArtifact> StageCache::lookupRemotely(std::string_view stage,
   if (!*fetched) {
     delta.remote.misses = 1;
     count(stage, delta);
-    return std::nullopt;
+    if (!lease)
+      return std::nullopt;
+    return leaseOrWait(stage, key, name);
   }
-  Result<CacheArtifact> artifact = decodeEntry(**fetched, stage, key);
+  return useRemoteEntry(stage, key, name, **fetched);
+}
+
+std::optional<CacheArtifact>
+StageCache::useRemoteEntry(std::string_view stage, std::string_view key,
+                           const std::string &name, const std::string &bytes) {
+  StageCounters delta;
+  Result<CacheArtifact> artifact = decodeEntry(bytes, stage, key);
   if (!artifact) {
     delta.remote.rejects = 1;
     count(stage, delta);
@@ -444,9 +485,110 @@ std::optional<CacheArtifact> StageCache::lookupRemotely(std::string_view stage,
   }
   delta.remote.hits = 1;
   count(stage, delta);
-  storeLocally(stage, key, **fetched);
+  storeLocally(stage, key, bytes);
   artifact->fromRemote = true;
   return std::move(*artifact);
+}
+
+std::string StageCache::leaseName(std::string_view stage,
+                                  std::string_view key) const {
+  return remote_->key("lease:" + std::string(stage), key);
+}
+
+// A value unique among the live holders of leases: a pid is unique on its
+// host, and the count among the caches of a process.
+static std::string newLeaseOwner() {
+  static std::atomic<uint64_t> taken{0};
+  char host[256] = "";
+  ::gethostname(host, sizeof(host) - 1);
+  return std::string(host) + ":" + std::to_string(::getpid()) + ":" +
+         std::to_string(++taken);
+}
+
+std::optional<CacheArtifact> StageCache::leaseOrWait(std::string_view stage,
+                                                     std::string_view key,
+                                                     const std::string &name) {
+  std::string lease = leaseName(stage, key);
+  std::string owner = newLeaseOwner();
+  // One lease's life for a holder that died, and one for the process that
+  // takes the lease over and builds.
+  int leaseMs = remote_->options().leaseMs;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(2 * int64_t(leaseMs));
+  StageCounters failed, wait;
+  failed.remote.errors = 1;
+  wait.remote.waits = 1;
+  for (bool first = true;; first = false) {
+    Result<bool> taken = remote_->setIfAbsent(lease, owner, leaseMs);
+    if (!taken) {
+      count(stage, failed);
+      return std::nullopt;
+    }
+    if (*taken)
+      return holdLease(stage, key, name, lease, owner);
+    if (first)
+      count(stage, wait);
+    if (std::chrono::steady_clock::now() >= deadline)
+      return std::nullopt;
+    std::this_thread::sleep_for(kLeasePoll);
+    Result<std::optional<std::string>> fetched = remote_->get(name);
+    if (!fetched) {
+      count(stage, failed);
+      return std::nullopt;
+    }
+    if (*fetched)
+      return useRemoteEntry(stage, key, name, **fetched);
+  }
+}
+
+std::optional<CacheArtifact>
+StageCache::holdLease(std::string_view stage, std::string_view key,
+                      const std::string &name, const std::string &lease,
+                      const std::string &owner) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    leases_[lease] = owner;
+  }
+  if (stopWithLease_ == stage)
+    ::raise(SIGSTOP);
+  // The last holder may have stored the entry and let go of the lease
+  // between this process's read and its SET.
+  Result<std::optional<std::string>> fetched = remote_->get(name);
+  if (!fetched) {
+    StageCounters failed;
+    failed.remote.errors = 1;
+    count(stage, failed);
+    return std::nullopt;
+  }
+  if (!*fetched)
+    return std::nullopt;
+  std::optional<CacheArtifact> artifact =
+      useRemoteEntry(stage, key, name, **fetched);
+  // A rejected entry is rebuilt under the lease.
+  if (artifact)
+    releaseLease(stage, key);
+  return artifact;
+}
+
+void StageCache::releaseLease(std::string_view stage, std::string_view key) {
+  if (!remote_)
+    return;
+  std::string name = leaseName(stage, key);
+  std::string owner;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = leases_.find(name);
+    if (it == leases_.end())
+      return;
+    owner = std::move(it->second);
+    leases_.erase(it);
+  }
+  // A tier that is off already counted its failure; the lease expires.
+  if (!remote_->enabled() || remote_->deleteIfEqual(name, owner).ok())
+    return;
+  StageCounters failed;
+  failed.remote.errors = 1;
+  count(stage, failed);
 }
 
 Status StageCache::writeEntry(std::string_view stage, std::string_view key,
@@ -504,6 +646,9 @@ bool StageCache::store(std::string_view stage, std::string_view key,
       delta.remote.errors = 1;
     count(stage, delta);
   }
+  // After the remote store: a waiter that sees the lease gone reads the
+  // entry before it would build it.
+  releaseLease(stage, key);
   return stored;
 }
 

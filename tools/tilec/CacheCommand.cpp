@@ -88,14 +88,16 @@ static void printRemoteStats(const rt::CacheStats &stats) {
   else
     llvm::outs() << (*configured)->url() << ", namespace "
                  << (*configured)->keyNamespace << "\n";
-  llvm::outs() << "remote      hits   misses  rejects   stores   errors\n";
+  llvm::outs()
+      << "remote      hits   misses  rejects   stores   errors    waits\n";
   auto printRow = [](const rt::RemoteCounters &counters, llvm::StringRef name) {
     llvm::outs() << llvm::format(
-        "%-8s %8llu %8llu %8llu %8llu %8llu\n", name.str().c_str(),
+        "%-8s %8llu %8llu %8llu %8llu %8llu %8llu\n", name.str().c_str(),
         (unsigned long long)counters.hits, (unsigned long long)counters.misses,
         (unsigned long long)counters.rejects,
         (unsigned long long)counters.stores,
-        (unsigned long long)counters.errors);
+        (unsigned long long)counters.errors,
+        (unsigned long long)counters.waits);
   };
   rt::RemoteCounters total;
   for (const rt::CacheStats::Stage &stage : stats.stages) {

@@ -122,6 +122,53 @@ public:
   // ":12", "$-1"), or nothing when the server did not answer within 2 s.
   std::optional<std::string>
   command(const std::vector<std::string> &arguments) const {
+    std::optional<std::string> reply = rawReply(arguments);
+    if (!reply)
+      return std::nullopt;
+    return reply->substr(0, reply->find("\r\n"));
+  }
+
+  // The connections' last commands, from CLIENT LIST ("get", "set", ...),
+  // this query's own left out.
+  std::vector<std::string> clientCommands() const {
+    std::vector<std::string> commands;
+    std::optional<std::string> list = rawReply({"CLIENT", "LIST"});
+    for (size_t at = list ? list->find(" cmd=") : std::string::npos;
+         at != std::string::npos; at = list->find(" cmd=", at + 1)) {
+      std::string command =
+          list->substr(at + 5, list->find(' ', at + 5) - at - 5);
+      if (command != "client|list")
+        commands.push_back(command);
+    }
+    return commands;
+  }
+
+  // How many keys of the default namespace are entries, not leases; -1 when
+  // the server does not answer.
+  long entryCount() const {
+    std::optional<std::string> reply =
+        command({"EVAL",
+                 "return #redis.call('KEYS', 'tilec:1:*') - "
+                 "#redis.call('KEYS', 'tilec:1:lease:*')",
+                 "0"});
+    if (!reply || reply->empty() || (*reply)[0] != ':')
+      return -1;
+    return std::strtol(reply->c_str() + 1, nullptr, 10);
+  }
+
+  // DBSIZE: how many keys the server holds; -1 when it does not answer.
+  long keyCount() const {
+    std::optional<std::string> reply = command({"DBSIZE"});
+    if (!reply || reply->empty() || (*reply)[0] != ':')
+      return -1;
+    return std::strtol(reply->c_str() + 1, nullptr, 10);
+  }
+
+private:
+  // The whole reply of one command whose reply is a status, an integer or
+  // a bulk string, or nothing after 2 s of silence.
+  std::optional<std::string>
+  rawReply(const std::vector<std::string> &arguments) const {
     int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address = loopback(port_);
     if (::connect(fd, reinterpret_cast<sockaddr *>(&address),
@@ -134,12 +181,21 @@ public:
       request +=
           "$" + std::to_string(argument.size()) + "\r\n" + argument + "\r\n";
     std::string reply;
+    // The first line, then a bulk string's body and its CRLF.
+    auto complete = [&reply] {
+      size_t end = reply.find("\r\n");
+      if (end == std::string::npos)
+        return false;
+      if (reply[0] != '$')
+        return true;
+      long body = std::strtol(reply.c_str() + 1, nullptr, 10);
+      return body < 0 || reply.size() >= end + 2 + size_t(body) + 2;
+    };
     if (::write(fd, request.data(), request.size()) ==
         ssize_t(request.size())) {
       pollfd ready = {fd, POLLIN, 0};
-      char buffer[256];
-      while (reply.find("\r\n") == std::string::npos &&
-             ::poll(&ready, 1, 2000) == 1) {
+      char buffer[4096];
+      while (!complete() && ::poll(&ready, 1, 2000) == 1) {
         ssize_t got = ::read(fd, buffer, sizeof(buffer));
         if (got <= 0)
           break;
@@ -147,21 +203,11 @@ public:
       }
     }
     ::close(fd);
-    size_t end = reply.find("\r\n");
-    if (end == std::string::npos)
+    if (!complete())
       return std::nullopt;
-    return reply.substr(0, end);
+    return reply;
   }
 
-  // DBSIZE: how many keys the server holds; -1 when it does not answer.
-  long keyCount() const {
-    std::optional<std::string> reply = command({"DBSIZE"});
-    if (!reply || reply->empty() || (*reply)[0] != ':')
-      return -1;
-    return std::strtol(reply->c_str() + 1, nullptr, 10);
-  }
-
-private:
   RedisServer(const std::string &executable, const std::string &directory,
               int port, const std::vector<std::string> &extra)
       : port_(port) {

@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <thread>
 
 using tilec::rt::RemoteCache;
 using tilec::rt::RemoteCacheOptions;
@@ -114,6 +115,7 @@ TEST(RemoteCacheAddress, EnvironmentNamesTheVariable) {
   EXPECT_EQ((*set)->database, 2);
   EXPECT_EQ((*set)->keyNamespace, "team-a");
   EXPECT_EQ((*set)->timeoutMs, 250);
+  EXPECT_EQ((*set)->leaseMs, 30000);
   EXPECT_EQ(RemoteCache(**set).key("cubin", "ab12"), "team-a:1:cubin:ab12");
 
   ::setenv("TILEC_REDIS_TIMEOUT_MS", "0", 1);
@@ -123,6 +125,15 @@ TEST(RemoteCacheAddress, EnvironmentNamesTheVariable) {
             std::string::npos)
       << zero.message();
   ::unsetenv("TILEC_REDIS_TIMEOUT_MS");
+  ::setenv("TILEC_REDIS_LEASE_MS", "2500", 1);
+  EXPECT_EQ((**RemoteCacheOptions::fromEnvironment()).leaseMs, 2500);
+  ::setenv("TILEC_REDIS_LEASE_MS", "600001", 1);
+  auto longLease = RemoteCacheOptions::fromEnvironment();
+  ASSERT_FALSE(longLease);
+  EXPECT_NE(longLease.message().find("TILEC_REDIS_LEASE_MS: '600001'"),
+            std::string::npos)
+      << longLease.message();
+  ::unsetenv("TILEC_REDIS_LEASE_MS");
   ::setenv("TILEC_REDIS", "host:port", 1);
   auto bad = RemoteCacheOptions::fromEnvironment();
   ASSERT_FALSE(bad);
@@ -196,6 +207,22 @@ TEST_F(RedisTest, StringsAndHashFields) {
   EXPECT_EQ((*any)->second, (*any)->first == "f1" ? "one" : "two");
   EXPECT_TRUE(warnings.empty());
   EXPECT_EQ(server->keyCount(), 2);
+}
+
+// A lease is created once, expires, and is deleted only by its owner.
+TEST_F(RedisTest, LeaseIsTakenOnceAndReleasedByItsOwner) {
+  auto remote = connect();
+  EXPECT_TRUE(*remote->setIfAbsent("lease", "a", 60000));
+  EXPECT_FALSE(*remote->setIfAbsent("lease", "b", 60000));
+  ASSERT_TRUE(remote->deleteIfEqual("lease", "b").ok());
+  EXPECT_EQ(**remote->get("lease"), "a");
+  ASSERT_TRUE(remote->deleteIfEqual("lease", "a").ok());
+  EXPECT_FALSE(*remote->get("lease"));
+
+  EXPECT_TRUE(*remote->setIfAbsent("short", "a", 50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_TRUE(*remote->setIfAbsent("short", "b", 60000));
+  EXPECT_TRUE(warnings.empty());
 }
 
 // A request to a wrong type is an error reply: it turns the tier off too.

@@ -2,11 +2,13 @@
 //
 // Real `tilec compile` processes with cache directories of their own and one
 // redis-server (TILEC_REDIS): a kernel compiled once is a remote hit for
-// every other process, a flipped byte in the remote cubin is rejected and the
-// cubin rebuilt, a server killed mid-run loses nothing locally and costs one
-// warning, and without a server (or with a malformed TILEC_REDIS) the tool
-// runs local-only with one warning. These need ptxas (the cubin stage) and
-// skip without it.
+// every other process, processes that start at once compile each key once
+// (the others wait for its holder's lease), a holder killed mid-compile
+// delays the others by its lease's life only, a flipped byte in the remote
+// cubin is rejected and the cubin rebuilt, a server killed mid-run (or while
+// processes wait) loses nothing locally and costs one warning, and without a
+// server (or with a malformed TILEC_REDIS) the tool runs local-only with one
+// warning. These need ptxas (the cubin stage) and skip without it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <sstream>
 
@@ -100,6 +104,15 @@ public:
   }
 
   pid_t pid() const { return pid_; }
+  // Waits until the process stops (TILEC_CACHE_TEST_STOP_WITH_LEASE); false
+  // when it exited instead.
+  bool waitUntilStopped() {
+    int status = 0;
+    if (::waitpid(pid_, &status, WUNTRACED) == pid_ && WIFSTOPPED(status))
+      return true;
+    exited_ = true;
+    return false;
+  }
   // The exit status, or -1 when it did not exit normally.
   int wait() {
     int status = 0;
@@ -148,14 +161,33 @@ protected:
             "TILEC_AUTOTUNE_CACHE=" + root + "/autotune_cache.json"};
   }
   // tilec compile of vector_add into <root>/<name>, its files in
-  // <root>/<name>.dump.
-  std::unique_ptr<Tool> compile(const std::string &name) {
+  // <root>/<name>.dump, with `extra` settings.
+  std::unique_ptr<Tool> compile(const std::string &name,
+                                const std::vector<std::string> &extra = {}) {
+    std::vector<std::string> environment = settings();
+    environment.insert(environment.end(), extra.begin(), extra.end());
     return std::make_unique<Tool>(
         std::vector<std::string>{"compile", "--cache-dir", root + "/" + name,
                                  "--dump-dir", root + "/" + name + ".dump",
                                  "--timings",
                                  TILEC_KERNELS_DIR "/vector_add.ttir"},
-        settings(), root + "/" + name);
+        environment, root + "/" + name);
+  }
+  std::string cubinOf(const std::string &name) {
+    return readFile(root + "/" + name + ".dump/vector_add.cubin");
+  }
+  // Waits (60 s at most) until `count` connections last sent a SET: while a
+  // stopped process holds a lease and no entry is stored, those are the
+  // holder and processes whose SET NX found the lease held, i.e. waiters.
+  bool waitForSets(size_t count) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::vector<std::string> commands = server->clientCommands();
+      if (size_t(std::count(commands.begin(), commands.end(), "set")) >= count)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
   }
 };
 
@@ -199,17 +231,133 @@ TEST_F(SharedCacheToolTest, EveryKeyIsCompiledOnce) {
   EXPECT_NE(stats.out().find("shared cache: redis://" + server->address() +
                              "/0, namespace tilec\n"
                              "remote      hits   misses  rejects   stores   "
-                             "errors\n"
+                             "errors    waits\n"
                              "ttir            1        0        0        0  "
-                             "      0\n"),
+                             "      0        0\n"),
             std::string::npos)
       << stats.out();
   EXPECT_NE(stats.out().find("total           5        0        0        0  "
-                             "      0\n"
+                             "      0        0\n"
                              "autotune        0        0        0        0  "
-                             "      0\n"),
+                             "      0        0\n"),
             std::string::npos)
       << stats.out();
+}
+
+// Four processes start at once with empty caches: each stage is built by the
+// process that takes its lease, and the others wait and get its entry. The
+// first is stopped while it holds the ttir lease until the three others
+// wait for it, so that they all do.
+TEST_F(SharedCacheToolTest, ConcurrentFirstBuildsCompileEachKeyOnce) {
+  auto first = compile("p0", {"TILEC_CACHE_TEST_STOP_WITH_LEASE=ttir"});
+  ASSERT_TRUE(first->waitUntilStopped()) << first->err();
+  std::vector<std::unique_ptr<Tool>> tools;
+  tools.push_back(std::move(first));
+  for (int p = 1; p <= 3; ++p)
+    tools.push_back(compile("p" + std::to_string(p)));
+  ASSERT_TRUE(waitForSets(4));
+  ::kill(tools[0]->pid(), SIGCONT);
+
+  std::map<std::string, rt::RemoteCounters> total;
+  size_t built = 0;
+  for (int p = 0; p <= 3; ++p) {
+    std::string name = "p" + std::to_string(p);
+    ASSERT_EQ(tools[p]->wait(), 0) << tools[p]->err();
+    EXPECT_EQ(tools[p]->err(), "");
+    built += countOf(tools[p]->out(), "  miss\n");
+    for (auto &[stage, counters] : countersIn(root + "/" + name)) {
+      // Built and stored, or fetched: never both, never neither.
+      EXPECT_EQ(counters.remote.stores + counters.remote.hits, 1u)
+          << name << " " << stage;
+      if (p > 0 && stage == "ttir")
+        EXPECT_EQ(counters.remote.waits, 1u) << name;
+      total[stage] += counters.remote;
+    }
+    EXPECT_EQ(cubinOf(name), cubinOf("p0")) << name;
+  }
+  EXPECT_EQ(built, 5u);
+  for (auto &[stage, counters] : total) {
+    EXPECT_EQ(counters.stores, 1u) << stage;
+    EXPECT_EQ(counters.hits, 3u) << stage;
+    EXPECT_EQ(counters.errors, 0u) << stage;
+  }
+  EXPECT_FALSE(cubinOf("p0").empty());
+  // The five entries; no lease is left.
+  EXPECT_EQ(server->keyCount(), 5);
+
+  Tool stats({"cache", "stats", "--cache-dir", root + "/p1"}, settings(),
+             root + "/stats");
+  ASSERT_EQ(stats.wait(), 0) << stats.err();
+  EXPECT_NE(stats.out().find("remote      hits   misses  rejects   stores   "
+                             "errors    waits\n"
+                             "ttir            1        1        0        0  "
+                             "      0        1\n"),
+            std::string::npos)
+      << stats.out();
+}
+
+// The process holding the cubin lease is killed: the others find the lease
+// held, wait until it expires (TILEC_REDIS_LEASE_MS), then one of them
+// builds the cubin and the other two get it.
+TEST_F(SharedCacheToolTest, KilledHolderDelaysOthersByTheLeaseOnly) {
+  std::string lease = "TILEC_REDIS_LEASE_MS=3000";
+  auto dead =
+      compile("dead", {"TILEC_CACHE_TEST_STOP_WITH_LEASE=cubin", lease});
+  ASSERT_TRUE(dead->waitUntilStopped()) << dead->err();
+  ::kill(dead->pid(), SIGKILL);
+  EXPECT_EQ(dead->wait(), -1);
+
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::unique_ptr<Tool>> tools;
+  for (int p = 1; p <= 3; ++p)
+    tools.push_back(compile("p" + std::to_string(p), {lease}));
+  uint64_t cubinStores = 0;
+  for (int p = 1; p <= 3; ++p) {
+    std::string name = "p" + std::to_string(p);
+    ASSERT_EQ(tools[p - 1]->wait(), 0) << tools[p - 1]->err();
+    EXPECT_EQ(tools[p - 1]->err(), "");
+    auto counters = countersIn(root + "/" + name);
+    EXPECT_EQ(counters["ptx"].remote.hits, 1u) << name;
+    EXPECT_EQ(counters["cubin"].remote.waits, 1u) << name;
+    cubinStores += counters["cubin"].remote.stores;
+    EXPECT_EQ(cubinOf(name), cubinOf("p1")) << name;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(cubinStores, 1u);
+  EXPECT_FALSE(cubinOf("p1").empty());
+  EXPECT_EQ(server->keyCount(), 5);
+}
+
+// The server dies while three processes wait for the stopped holder of the
+// ttir lease: each of the four warns once and compiles locally.
+TEST_F(SharedCacheToolTest, ServerKilledWhileWaitingCompilesLocally) {
+  auto first = compile("p0", {"TILEC_CACHE_TEST_STOP_WITH_LEASE=ttir"});
+  ASSERT_TRUE(first->waitUntilStopped()) << first->err();
+  std::vector<std::unique_ptr<Tool>> tools;
+  tools.push_back(std::move(first));
+  for (int p = 1; p <= 3; ++p)
+    tools.push_back(compile("p" + std::to_string(p)));
+  ASSERT_TRUE(waitForSets(4));
+  server->kill();
+  ::kill(tools[0]->pid(), SIGCONT);
+  for (int p = 0; p <= 3; ++p) {
+    std::string name = "p" + std::to_string(p);
+    ASSERT_EQ(tools[p]->wait(), 0) << tools[p]->err();
+    EXPECT_EQ(countOf(tools[p]->err(), "warning:"), 1u) << tools[p]->err();
+    EXPECT_NE(tools[p]->err().find("warning: the shared cache redis://" +
+                                   server->address() + "/0 failed ("),
+              std::string::npos)
+        << tools[p]->err();
+    EXPECT_EQ(countOf(tools[p]->out(), "  miss\n"), 5u) << tools[p]->out();
+    uint64_t errors = 0;
+    for (auto &[stage, counters] : countersIn(root + "/" + name)) {
+      EXPECT_EQ(counters.stores, 1u) << name << " " << stage;
+      errors += counters.remote.errors;
+    }
+    EXPECT_EQ(errors, 1u) << name;
+    EXPECT_EQ(cubinOf(name), cubinOf("p0")) << name;
+  }
+  EXPECT_FALSE(cubinOf("p0").empty());
 }
 
 TEST_F(SharedCacheToolTest, FlippedRemoteCubinIsRebuilt) {
@@ -254,10 +402,11 @@ TEST_F(SharedCacheToolTest, ServerKilledMidRunLosesNothingLocally) {
                                         "vector_add", "--all-configs"};
   Tool tool(arguments, settings(), root + "/p0");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (server->keyCount() < 5 && std::chrono::steady_clock::now() < deadline)
+  while (server->entryCount() < 5 &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ::kill(tool.pid(), SIGSTOP);
-  long stored = server->keyCount();
+  long stored = server->entryCount();
   server->kill();
   ::kill(tool.pid(), SIGCONT);
   ASSERT_EQ(tool.wait(), 0) << tool.err();

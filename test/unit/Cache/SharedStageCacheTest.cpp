@@ -3,8 +3,10 @@
 // Two caches with their own directories on one redis-server: a remote hit is
 // verified and kept locally, every flipped byte of a remote entry is
 // rejected, a server killed mid-run or never started loses nothing locally
-// and costs one warning, processes share entries, and the tier's counters
-// persist beside the local ones.
+// and costs one warning, processes share entries, a build's lease makes
+// another cache wait for its entry (but not past the lease's life, nor
+// after a failed build), and the tier's counters persist beside the local
+// ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 using tilec::rt::CacheKey;
@@ -263,7 +267,7 @@ TEST_F(SharedStageCacheTest, CountersPersistBesideTheLocalOnes) {
   auto rows =
       tilec::rt::readCounterFile(root + "/a/stats", "tilec-cache-stats 1");
   EXPECT_EQ(rows["ptx"], (std::vector<uint64_t>{0, 1, 0, 1}));
-  EXPECT_EQ(rows["remote-ptx"], (std::vector<uint64_t>{0, 1, 0, 1, 0}));
+  EXPECT_EQ(rows["remote-ptx"], (std::vector<uint64_t>{0, 1, 0, 1, 0, 0}));
   auto stats = open("b", nullptr)->stats();
   ASSERT_TRUE(stats);
   for (const auto &stage : stats->stages)
@@ -276,7 +280,8 @@ TEST_F(SharedStageCacheTest, CountersPersistBesideTheLocalOnes) {
 
   ASSERT_EQ(std::system(("mkdir -p '" + root +
                          "/old' && printf "
-                         "'tilec-cache-stats 1\\nttir 3 4 1 4\\n' > '" +
+                         "'tilec-cache-stats 1\\nttir 3 4 1 4\\n"
+                         "remote-ptx 1 2 0 2 0\\n' > '" +
                          root + "/old/stats'")
                             .c_str()),
             0);
@@ -285,6 +290,75 @@ TEST_F(SharedStageCacheTest, CountersPersistBesideTheLocalOnes) {
   EXPECT_EQ(old->stages[0].counters.hits, 3u);
   EXPECT_EQ(old->stages[0].counters.corrupt, 1u);
   EXPECT_TRUE(old->stages[0].counters.remote.empty());
+  // A row from before leases has no waits.
+  EXPECT_EQ(old->stages[3].counters.remote.stores, 2u);
+  EXPECT_EQ(old->stages[3].counters.remote.waits, 0u);
+}
+
+// The cache that misses first holds the lease until its store; the other
+// waits and gets the entry from the tier, not a build of its own.
+TEST_F(SharedStageCacheTest, LeaseHolderBuildsAndTheOtherWaits) {
+  std::string key = keyOf("leased");
+  auto holder = open("holder", connect());
+  auto waiter = open("waiter", connect());
+  EXPECT_FALSE(holder->lookupOrLease("cubin", key));
+  EXPECT_EQ(server->keyCount(), 1);
+  auto waiting = std::async(std::launch::async, [&] {
+    return waiter->lookupOrLease("cubin", key);
+  });
+  EXPECT_EQ(waiting.wait_for(std::chrono::milliseconds(200)),
+            std::future_status::timeout);
+  ASSERT_TRUE(holder->store("cubin", key, "built once"));
+  std::optional<tilec::rt::CacheArtifact> got = waiting.get();
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->payload, "built once");
+  EXPECT_TRUE(got->fromRemote);
+  // The entry is there, the lease gone.
+  EXPECT_EQ(server->keyCount(), 1);
+  tilec::rt::RemoteCounters counters = waiter->counters("cubin").remote;
+  EXPECT_EQ(counters.waits, 1u);
+  EXPECT_EQ(counters.misses, 1u);
+  EXPECT_EQ(counters.hits, 1u);
+  EXPECT_EQ(holder->counters("cubin").remote.waits, 0u);
+  EXPECT_TRUE(warnings.empty());
+}
+
+// A failed build gives its lease up: the next cache takes it at once.
+TEST_F(SharedStageCacheTest, ReleasedLeaseIsTakenWithoutWaiting) {
+  std::string key = keyOf("failed");
+  auto first = open("first", connect());
+  auto second = open("second", connect());
+  EXPECT_FALSE(first->lookupOrLease("ptx", key));
+  first->releaseLease("ptx", key);
+  EXPECT_EQ(server->keyCount(), 0);
+  EXPECT_FALSE(second->lookupOrLease("ptx", key));
+  EXPECT_EQ(second->counters("ptx").remote.waits, 0u);
+  EXPECT_EQ(server->keyCount(), 1);
+}
+
+// A holder that never stores (it died) delays the others by the lease's
+// life at most: then one of them takes the lease over and builds.
+TEST_F(SharedStageCacheTest, AbandonedLeaseExpires) {
+  std::string key = keyOf("abandoned");
+  auto shortLease = options();
+  shortLease.leaseMs = 300;
+  auto dead = open("dead", connect(shortLease));
+  auto waiter = open("waiter", connect(shortLease));
+  EXPECT_FALSE(dead->lookupOrLease("llir", key));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(waiter->lookupOrLease("llir", key));
+  auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(200));
+  EXPECT_LT(waited, std::chrono::milliseconds(2000));
+  EXPECT_EQ(waiter->counters("llir").remote.waits, 1u);
+  // The waiter holds the lease now: its store releases it, the dead one's
+  // release does not touch it.
+  std::string lease = "tilec:1:lease:llir:" + key;
+  dead->releaseLease("llir", key);
+  EXPECT_EQ(server->command({"EXISTS", lease}), ":1");
+  ASSERT_TRUE(waiter->store("llir", key, "llir"));
+  EXPECT_EQ(server->command({"EXISTS", lease}), ":0");
+  EXPECT_EQ(server->keyCount(), 1);
 }
 
 } // namespace

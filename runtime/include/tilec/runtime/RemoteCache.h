@@ -72,6 +72,11 @@ struct RemoteCacheOptions {
   std::string keyNamespace = "tilec";
   // Bounds connecting, and each request's wait for its reply.
   int timeoutMs = 150;
+  // How long a build lease lives on the server (StageCache.h): longer than
+  // the slowest stage takes, since a holder that overruns it lets another
+  // process build the same key. A holder that died leaves its lease until it
+  // expires, so a waiter waits for twice this at most.
+  int leaseMs = 30000;
   // The hiredis to load; empty: hiredisLibraryName(), the one this build's
   // header describes (another version's ABI differs).
   std::string hiredisLibrary;
@@ -81,8 +86,9 @@ struct RemoteCacheOptions {
   // default. Errors quote the address with its password left out.
   static Result<RemoteCacheOptions> parseAddress(std::string_view address);
   // TILEC_REDIS (an address as above), TILEC_REDIS_NAMESPACE (default
-  // "tilec") and TILEC_REDIS_TIMEOUT_MS (1 to 60000, default 150); nothing
-  // when TILEC_REDIS is unset or empty. Errors name the variable.
+  // "tilec"), TILEC_REDIS_TIMEOUT_MS (1 to 60000, default 150) and
+  // TILEC_REDIS_LEASE_MS (1 to 600000, default 30000); nothing when
+  // TILEC_REDIS is unset or empty. Errors name the variable.
   static Result<std::optional<RemoteCacheOptions>> fromEnvironment();
 
   // "redis://host:port/db" (with "user@" when there is one, never the
@@ -101,6 +107,9 @@ struct RemoteCounters {
   uint64_t stores = 0;
   // Requests that failed; the first one turned the tier off.
   uint64_t errors = 0;
+  // Misses that found another process building the entry and waited for it
+  // (each also a hit when the entry came, StageCache.h).
+  uint64_t waits = 0;
 
   RemoteCounters &operator+=(const RemoteCounters &other) {
     hits += other.hits;
@@ -108,11 +117,12 @@ struct RemoteCounters {
     rejects += other.rejects;
     stores += other.stores;
     errors += other.errors;
+    waits += other.waits;
     return *this;
   }
   bool empty() const {
     return hits == 0 && misses == 0 && rejects == 0 && stores == 0 &&
-           errors == 0;
+           errors == 0 && waits == 0;
   }
 };
 
@@ -144,6 +154,14 @@ public:
   // The value of a string key, or nothing when it is absent.
   Result<std::optional<std::string>> get(std::string_view key);
   Status set(std::string_view key, std::string_view value);
+  // SET key value NX PX ttlMs: true when this call created the key, false
+  // when it was there already.
+  Result<bool> setIfAbsent(std::string_view key, std::string_view value,
+                           int ttlMs);
+  // Deletes `key` only while it still holds `value`, in one server-side
+  // script: a lease that expired and was taken by another process is not
+  // released by its first holder.
+  Status deleteIfEqual(std::string_view key, std::string_view value);
   // One field of a hash (HGET, HSET): each field is written alone, so
   // writers of different fields never overwrite each other.
   Result<std::optional<std::string>> hashGet(std::string_view key,

@@ -48,6 +48,23 @@
 // the artifact and its store replaces the bad value. The tier's failures
 // never fail a lookup or a store (RemoteCache.h says how it degrades).
 //
+// Builds of one key by several processes at once are deduplicated with a
+// lease on the server. A compile looks its stages up with lookupOrLease():
+// after a local and a remote miss it takes the key's lease,
+//
+//   SET <namespace>:1:lease:<stage>:<key> <host>:<pid>:<n> NX PX <leaseMs>
+//
+// and builds; its store() writes the entry to the server and only then
+// releases the lease (deleteIfEqual: a lease that expired and was taken by
+// another process stays that one's). A process that finds the lease held
+// waits: every 25 ms it reads the entry (checked as any remote read) and
+// uses it once it is there, or takes the lease itself when it is gone with
+// no entry (its holder failed, or died and the lease expired). After twice
+// leaseMs of waiting (a holder that died, then the one that took over), or
+// on any failure of the tier, it builds without a lease. So a waiter never
+// waits longer than that, and an entry is never taken unverified. A waiter that gets the entry counts a remote miss, a
+// wait and a hit.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef TILEC_RUNTIME_STAGECACHE_H
@@ -186,7 +203,7 @@ public:
   explicit StageCache(std::string directory,
                       std::shared_ptr<RemoteCache> remote = nullptr,
                       WarningHandler warning = {});
-  // Flushes the counters.
+  // Releases the leases still held and flushes the counters.
   ~StageCache();
   StageCache(const StageCache &) = delete;
   StageCache &operator=(const StageCache &) = delete;
@@ -204,9 +221,19 @@ public:
   // locally before it is returned.
   std::optional<CacheArtifact> lookup(std::string_view stage,
                                       std::string_view key);
-  // Stores an artifact atomically, and in the shared tier. False if it was
-  // not stored locally: stores are off, or this write failed (then a
-  // warning, once, and stores go off).
+  // lookup() for a caller that builds the artifact when it gets nothing, and
+  // stores it: with a shared tier, nothing means that this process holds the
+  // key's lease (or builds without one), and another process's build of the
+  // key is waited for (see the top of this file). The caller must store(),
+  // or releaseLease() when its build fails.
+  std::optional<CacheArtifact> lookupOrLease(std::string_view stage,
+                                             std::string_view key);
+  // Gives up the lease that lookupOrLease() took, if any, so that a waiter
+  // builds at once rather than after the lease expires.
+  void releaseLease(std::string_view stage, std::string_view key);
+  // Stores an artifact atomically, and in the shared tier, then releases the
+  // key's lease. False if it was not stored locally: stores are off, or this
+  // write failed (then a warning, once, and stores go off).
   bool store(std::string_view stage, std::string_view key,
              std::string_view payload, std::string_view meta = {});
   // False once a store failed: the process compiles without storing.
@@ -254,8 +281,28 @@ private:
   // the write failed (which turns them off).
   bool storeLocally(std::string_view stage, std::string_view key,
                     const std::string &entry);
-  std::optional<CacheArtifact> lookupRemotely(std::string_view stage,
-                                              std::string_view key);
+  std::optional<CacheArtifact> lookupImpl(std::string_view stage,
+                                          std::string_view key, bool lease);
+  std::optional<CacheArtifact>
+  lookupRemotely(std::string_view stage, std::string_view key, bool lease);
+  // Checks an entry read from the tier; a valid one is counted as a hit and
+  // kept locally.
+  std::optional<CacheArtifact> useRemoteEntry(std::string_view stage,
+                                              std::string_view key,
+                                              const std::string &name,
+                                              const std::string &bytes);
+  // After a remote miss: takes the lease, or waits for its holder's entry.
+  std::optional<CacheArtifact> leaseOrWait(std::string_view stage,
+                                           std::string_view key,
+                                           const std::string &name);
+  // Records the lease just taken, and gives it back when the entry came
+  // meanwhile.
+  std::optional<CacheArtifact> holdLease(std::string_view stage,
+                                         std::string_view key,
+                                         const std::string &name,
+                                         const std::string &lease,
+                                         const std::string &owner);
+  std::string leaseName(std::string_view stage, std::string_view key) const;
 
   std::string directory_;
   WarningHandler warning_;
@@ -263,12 +310,17 @@ private:
   // Test hook: TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE ("1" or a stage name)
   // makes store() _exit after writing the temporary file, before the rename.
   std::string crashAfterTempWrite_;
+  // Test hook: TILEC_CACHE_TEST_STOP_WITH_LEASE (a stage name) makes the
+  // process stop itself (SIGSTOP) right after it took that stage's lease.
+  std::string stopWithLease_;
 
   mutable std::mutex mutex_;
   bool warned_ = false;
   bool storesEnabled_ = true;
   std::map<std::string, StageCounters, std::less<>> counters_;
   std::map<std::string, StageCounters, std::less<>> unflushed_;
+  // The leases this process holds: their names and owner values.
+  std::map<std::string, std::string, std::less<>> leases_;
 };
 
 // Parses a size such as "1048576", "100K", "100M", "1G", "2T" (binary

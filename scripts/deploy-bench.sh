@@ -8,7 +8,8 @@
 #      float64; then again from the caches;
 #   4. 20 fresh processes each: tilec-startup (context ready -> first matmul
 #      done) from the caches, from the bundle file and, where
-#      bin/tilec-startup-embedded exists, from the bundle compiled in; and
+#      bin/tilec-startup-embedded exists, from the bundle compiled in and,
+#      as the floor, the same cubin through the raw driver (--bare); and
 #      the first call of a convolution layer (maps and kernels) from the
 #      bundle and from the caches.
 # Prints a table, writes deploy-bench.json, the bundle, the pack report and
@@ -69,6 +70,9 @@ for i in $(seq 1 "$processes"); do
   if [[ -x $bin/tilec-startup-embedded ]]; then
     env TILEC_CACHE_DIR="$work/none" TILEC_AUTOTUNE_CACHE="$work/none/at.json" \
       "$bin/tilec-startup-embedded" "${matmul[@]}" --embedded --json "$work/startup-embedded-$i.json" > /dev/null 2>> "$out/logs/startup.log" || failures=$((failures + 1))
+    # The floor: the same cubin through the raw driver alone.
+    env TILEC_CACHE_DIR="$work/none" TILEC_AUTOTUNE_CACHE="$work/none/at.json" \
+      "$bin/tilec-startup-embedded" "${matmul[@]}" --embedded --bare --json "$work/startup-bare-$i.json" > /dev/null 2>> "$out/logs/startup.log" || failures=$((failures + 1))
   fi
   env TILEC_CACHE_DIR="$work/none" TILEC_AUTOTUNE_CACHE="$work/none/at.json" \
     "$bin/tilec-replay" "$conv_workload" --bundle "$out/workload.bundle" --no-check --json "$work/conv-bundle-$i.json" > /dev/null 2>> "$out/logs/startup.log" || failures=$((failures + 1))

@@ -71,7 +71,17 @@ KernelDescription::args(std::vector<ArgumentDecl> arguments) {
 }
 
 KernelDescription &KernelDescription::candidate(std::string_view configText) {
-  Result<Config> config = parseConfig(configText);
+  Result<Config> parsed = Config::parse(configText);
+  if (!parsed) {
+    std::fprintf(stderr, "kernel description '%s' (%s): bad candidate: %s\n",
+                 name.c_str(), sourceFile.c_str(), parsed.message().c_str());
+    std::abort();
+  }
+  return candidate(std::move(*parsed));
+}
+
+KernelDescription &KernelDescription::candidate(Config candidateConfig) {
+  Result<Config> config = resolveConfig(candidateConfig);
   if (!config) {
     // A kernel's own literal is wrong: nothing sensible can run with it.
     std::fprintf(stderr, "kernel description '%s' (%s): bad candidate: %s\n",

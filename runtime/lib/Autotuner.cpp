@@ -465,36 +465,40 @@ const std::string &Autotuner::deviceName() const {
 
 Result<KernelDescription> Autotuner::describe(const std::string &kernel) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return describeLocked(kernel);
+  Result<const KernelDescription *> description = describeLocked(kernel);
+  if (!description)
+    return description.status();
+  return **description;
 }
 
-Result<KernelDescription> Autotuner::describeLocked(const std::string &kernel) {
+// Kept in descriptions_ (a map: its entries never move), so that a select
+// copies no description.
+Result<const KernelDescription *>
+Autotuner::describeLocked(const std::string &kernel) {
   if (auto it = descriptions_.find(kernel); it != descriptions_.end())
-    return it->second;
+    return &it->second;
+  auto keep = [&](const KernelDescription &description) {
+    return &descriptions_.insert_or_assign(kernel, description).first->second;
+  };
   if (KernelCompiler *compiler = provider_.compiler()) {
     Result<KernelDescription> description = compiler->describe(kernel);
     if (!description)
       return description.status();
-    descriptions_.insert_or_assign(kernel, *description);
-    return description;
+    return keep(*description);
   }
   if (const KernelBundle *bundle = provider_.bundle()) {
     Result<const KernelDescription *> bundled = bundle->description(kernel);
     if (!bundled)
       return bundled.status();
-    if (*bundled) {
-      descriptions_.emplace(kernel, **bundled);
-      return **bundled;
-    }
+    if (*bundled)
+      return keep(**bundled);
     if (provider_.bundlePolicy() == BundlePolicy::Strict)
       return Status::error("kernel '" + kernel + "' is not in " +
                            bundle->origin());
   }
   if (const KernelDescription *stored =
-          cache_.findDescription(deviceName(), kernel)) {
-    descriptions_.emplace(kernel, *stored);
-    return *stored;
-  }
+          cache_.findDescription(deviceName(), kernel))
+    return keep(*stored);
   return Status::error("no compiler, and the autotune cache " + cache_.path() +
                        " has no entry of kernel '" + kernel + "' for " +
                        deviceName() + " to read its key and grid from");
@@ -521,9 +525,10 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     return result;
   };
 
-  Result<KernelDescription> description = describeLocked(kernel);
-  if (!description)
-    return description.status();
+  Result<const KernelDescription *> described = describeLocked(kernel);
+  if (!described)
+    return described.status();
+  const KernelDescription *description = *described;
   step("describe");
   Result<std::string> key = description->evaluateAutotuneKey(call);
   if (!key)

@@ -435,6 +435,8 @@ BundleCubin KernelBundle::embeddedCubin(size_t index) const {
   cubin.target = entry.target;
   cubin.cubinKey = entry.cubin_key;
   cubin.metadataJson = entry.metadata_json;
+  if (entry.metadata)
+    cubin.metadata = static_cast<const CompileMetadata *>(entry.metadata());
   cubin.crc32c = entry.crc32c;
   cubin.bytes = std::string_view(reinterpret_cast<const char *>(entry.data),
                                  static_cast<size_t>(entry.bytes));
@@ -603,9 +605,15 @@ Result<const KernelDescription *>
 KernelBundle::description(const std::string &kernel) const {
   std::string_view json;
   if (table_) {
-    for (unsigned i = 0; i < table_->kernel_count && json.empty(); ++i)
-      if (kernel == table_->kernels[i].name)
-        json = table_->kernels[i].description_json;
+    for (unsigned i = 0; i < table_->kernel_count && json.empty(); ++i) {
+      const tilec_embedded_kernel &entry = table_->kernels[i];
+      if (kernel != entry.name)
+        continue;
+      // Compiled in: nothing to parse.
+      if (entry.description)
+        return static_cast<const KernelDescription *>(entry.description());
+      json = entry.description_json;
+    }
   } else if (auto listed = kernelIndex_.find(kernel);
              listed != kernelIndex_.end()) {
     json = kernels_[listed->second].descriptionJson;

@@ -76,15 +76,20 @@ KernelProvider::load(std::string_view cubin,
   Result<CompileMetadata> metadata = CompileMetadata::parse(metadataJson);
   if (!metadata)
     return metadata.status().withContext("compile json");
-  if (metadata->target != target_)
-    return Status::error("the kernel was compiled for " + metadata->target +
+  return load(cubin, std::move(*metadata));
+}
+
+Result<std::shared_ptr<const Kernel>>
+KernelProvider::load(std::string_view cubin, CompileMetadata metadata) const {
+  if (metadata.target != target_)
+    return Status::error("the kernel was compiled for " + metadata.target +
                          ", the device is " + target_);
   Result<std::shared_ptr<Module>> module =
       Module::loadCubin(*context_, cubin.data(), cubin.size());
   if (!module)
-    return module.status().withContext("loading " + metadata->name);
+    return module.status().withContext("loading " + metadata.name);
   Result<Kernel> kernel =
-      Kernel::create(*context_, std::move(*module), std::move(*metadata));
+      Kernel::create(*context_, std::move(*module), std::move(metadata));
   if (!kernel)
     return kernel.status();
   return std::shared_ptr<const Kernel>(
@@ -123,8 +128,10 @@ KernelProvider::getCached(const std::string &kernel, const Config &config,
       if (!data)
         return data.status();
       start = std::chrono::steady_clock::now();
+      // An embedded table compiles the compile json in; else it is parsed.
       Result<std::shared_ptr<const Kernel>> loaded =
-          load(*data, cubin->metadataJson);
+          cubin->metadata ? load(*data, *cubin->metadata)
+                          : load(*data, cubin->metadataJson);
       times.moduleLoadUs = usSince(start);
       if (!loaded)
         return loaded.status().withContext(bundle_->origin() + ", " + kernel +

@@ -3,6 +3,8 @@
 #include "tilec/runtime/Pack.h"
 
 #include "tilec/contract/CompileMetadata.h"
+#include "tilec/contract/CppSource.h"
+#include "tilec/contract/KernelDescription.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/StageCache.h"
 
@@ -195,34 +197,6 @@ bool isIdentifier(const std::string &name) {
   });
 }
 
-// A C string literal, split into lines of moderate length.
-std::string literal(const std::string &text) {
-  std::string out = "\"";
-  size_t column = 0;
-  for (unsigned char c : text) {
-    if (column > 100) {
-      out += "\"\n    \"";
-      column = 0;
-    }
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c < 0x20 || c >= 0x7f || c == '?') {
-      // Octal, three digits, so that a following digit is not absorbed;
-      // '?' too, so that no trigraph forms.
-      char buffer[8];
-      std::snprintf(buffer, sizeof(buffer), "\\%03o", c);
-      out += buffer;
-    } else {
-      out += static_cast<char>(c);
-    }
-    column = out.size() - out.rfind('\n');
-  }
-  return out + "\"";
-}
-
 std::string bytesArray(std::string_view bytes) {
   std::string out;
   out.reserve(bytes.size() * 5 + bytes.size() / 16 * 4);
@@ -241,6 +215,35 @@ std::string hex32(uint32_t value) {
   char buffer[16];
   std::snprintf(buffer, sizeof(buffer), "0x%08xu", value);
   return buffer;
+}
+
+// Each kernel's description and each cubin's compile json as code that
+// builds them (CppSource.h), behind the table's accessors kernel_<i>() and
+// metadata_<i>(). What cannot be read is a corrupt bundle.
+Result<std::string> emitPreparedObjects(const KernelBundle &bundle) {
+  std::string out = "namespace {\n\n";
+  for (size_t i = 0; i < bundle.kernels().size(); ++i) {
+    const BundleKernel &kernel = bundle.kernels()[i];
+    Result<KernelDescription> description =
+        KernelDescription::fromJson(kernel.descriptionJson);
+    if (!description)
+      return description.status().withContext(bundle.origin() + ": kernel '" +
+                                              kernel.name + "'");
+    std::string build = "build_kernel_" + std::to_string(i);
+    out += description->toCpp(build) + "const void *kernel_" +
+           std::to_string(i) + "(void) { return &" + build + "(); }\n\n";
+  }
+  for (size_t i = 0; i < bundle.cubins().size(); ++i) {
+    const BundleCubin &cubin = bundle.cubins()[i];
+    Result<CompileMetadata> metadata = CompileMetadata::parse(cubin.metadataJson);
+    if (!metadata)
+      return metadata.status().withContext(bundle.origin() + ": cubins[" +
+                                           std::to_string(i) + "]");
+    std::string build = "build_metadata_" + std::to_string(i);
+    out += metadata->toCpp(build) + "const void *metadata_" +
+           std::to_string(i) + "(void) { return &" + build + "(); }\n\n";
+  }
+  return out + "} // namespace\n\n";
 }
 
 } // namespace
@@ -269,22 +272,33 @@ Result<EmbeddedSource> emitEmbeddedBundle(const KernelBundle &bundle,
                "/* The whole bundle, for tilec::rt::KernelBundle::fromEmbedded. */\n"
                "const tilec_embedded_bundle *" +
                name + "_bundle(void);\n\n";
-  out.source = summary + "#include \"" + name + ".h\"\n\n#include <string.h>\n\n";
+  out.source = summary + "#include \"" + name + ".h\"\n\n" +
+               "#include \"tilec/contract/CompileMetadata.h\"\n"
+               "#include \"tilec/contract/KernelDescription.h\"\n\n"
+               "#include <cstdint>\n#include <limits>\n#include <string.h>\n"
+               "#include <string>\n"
+               "#include <utility>\n\n";
+  Result<std::string> prepared = emitPreparedObjects(bundle);
+  if (!prepared)
+    return prepared.status();
+  out.source += *prepared;
   for (size_t i = 0; i < bundle.cubins().size(); ++i)
     out.source += "alignas(64) static const unsigned char cubin_" +
                   std::to_string(i) + "[] = {" +
                   bytesArray(bundle.cubins()[i].bytes) + "\n};\n\n";
   out.source += "static const tilec_embedded_kernel kernels[] = {\n";
   for (const BundleKernel &kernel : bundle.kernels())
-    out.source += "  {" + literal(kernel.name) + ",\n   " +
-                  literal(kernel.descriptionJson) + "},\n";
+    out.source += "  {" + cppStringLiteral(kernel.name) + ",\n   " +
+                  cppStringLiteral(kernel.descriptionJson) + ",\n   kernel_" +
+                  std::to_string(&kernel - bundle.kernels().data()) + "},\n";
   out.source += "};\n\nstatic const tilec_embedded_cubin cubins[] = {\n";
   for (size_t i = 0; i < bundle.cubins().size(); ++i) {
     const BundleCubin &cubin = bundle.cubins()[i];
-    out.source += "  {" + literal(cubin.kernel) + ", " + literal(cubin.config) +
-                  ", " + literal(cubin.specialization) + ", " +
-                  literal(cubin.target) + ",\n   " + literal(cubin.cubinKey) +
-                  ",\n   " + literal(cubin.metadataJson) + ",\n   cubin_" +
+    out.source += "  {" + cppStringLiteral(cubin.kernel) + ", " + cppStringLiteral(cubin.config) +
+                  ", " + cppStringLiteral(cubin.specialization) + ", " +
+                  cppStringLiteral(cubin.target) + ",\n   " + cppStringLiteral(cubin.cubinKey) +
+                  ",\n   " + cppStringLiteral(cubin.metadataJson) +
+                  ", metadata_" + std::to_string(i) + ",\n   cubin_" +
                   std::to_string(i) + ", " + std::to_string(cubin.bytes.size()) +
                   "ull, " + hex32(cubin.crc32c) + "},\n";
   }
@@ -295,8 +309,8 @@ Result<EmbeddedSource> emitEmbeddedBundle(const KernelBundle &bundle,
   for (const BundleSelection &s : bundle.selections()) {
     char median[32];
     std::snprintf(median, sizeof(median), "%.17g", s.medianUs);
-    out.source += "  {" + literal(s.device) + ", " + literal(s.target) + ", " +
-                  literal(s.kernel) + ",\n   " + literal(s.key) + ", " +
+    out.source += "  {" + cppStringLiteral(s.device) + ", " + cppStringLiteral(s.target) + ", " +
+                  cppStringLiteral(s.kernel) + ",\n   " + cppStringLiteral(s.key) + ", " +
                   std::to_string(s.cubin) + ", " + median + "},\n";
   }
   if (bundle.selections().empty())
@@ -326,8 +340,8 @@ Result<EmbeddedSource> emitEmbeddedBundle(const KernelBundle &bundle,
   out.source +=
       "\n};\n\nstatic const tilec_embedded_bundle bundle = {\n"
       "  TILEC_EMBEDDED_BUNDLE_VERSION, " +
-      literal(name) + ", " + literal(bundle.createdAt()) + ",\n  " +
-      literal(bundle.packedBy()) + ",\n  kernels, " +
+      cppStringLiteral(name) + ", " + cppStringLiteral(bundle.createdAt()) + ",\n  " +
+      cppStringLiteral(bundle.packedBy()) + ",\n  kernels, " +
       std::to_string(bundle.kernels().size()) + ", cubins, " +
       std::to_string(bundle.cubins().size()) + ", selections, " +
       std::to_string(selectionCount) + "};\n\nconst tilec_embedded_bundle *" +

@@ -10,7 +10,7 @@ def spread(values):
 result = {"processes": processes, "startup": {}, "conv_first_call": {}}
 print("\nfirst matmul 4096^3 f16 of a fresh process, context ready -> kernel done, minus the kernel")
 print("%-10s %12s %12s %12s %14s %14s" % ("from", "median us", "min us", "max us", "kernel med us", "kernel spread"))
-for source in ("cache", "bundle", "embedded"):
+for source in ("cache", "bundle", "embedded", "bare"):
     runs = load("startup-%s-*.json" % source)
     if not runs:
         continue
@@ -22,6 +22,11 @@ for source in ("cache", "bundle", "embedded"):
     print("%-10s %12.1f %12.1f %12.1f %14.1f %13.3fx" % (source, overhead["median"], overhead["min"], overhead["max"], kernel["median"], kernel["spread"]))
     for name, us in steps.items():
         print("             %-34s %9.1f us" % (name, us))
+if "embedded" in result["startup"] and "bare" in result["startup"]:
+    tilec_us = result["startup"]["embedded"]["overhead_us"]["median"]
+    bare_us = result["startup"]["bare"]["overhead_us"]["median"]
+    result["startup"]["embedded_over_bare"] = tilec_us / bare_us if bare_us > 0 else 0
+    print("embedded bundle / raw driver (medians): %.2fx (%.1f us over the floor)" % (tilec_us / bare_us, tilec_us - bare_us))
 print("\nfirst call of a convolution layer in a fresh process (maps + kernels), and its kernel time")
 print("%-10s %12s %12s %12s %14s %14s" % ("from", "median ms", "min ms", "max ms", "kernel med us", "kernel spread"))
 for source in ("bundle", "cache"):

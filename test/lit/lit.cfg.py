@@ -18,6 +18,7 @@ config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "til
 
 config.substitutions.append(("%kernels", os.path.join(config.tilec_src_root, "kernels")))
 config.substitutions.append(("%runtime_include", os.path.join(config.tilec_src_root, "runtime", "include")))
+config.substitutions.append(("%contract_include", os.path.join(config.tilec_src_root, "contract", "include")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -13,13 +13,17 @@
 //   tilec-startup --kernel matmul --sizes M=4096,N=4096,K=4096 --types
 //   DTYPE=f16
 //                 [--params ALLOW_TF32=1] [--device 0] [--json out.json]
-//                 [--bundle FILE | --embedded]
+//                 [--bundle FILE | --embedded] [--bare]
 //
 // Uses $TILEC_AUTOTUNE_CACHE and $TILEC_CACHE_DIR like tilec tune. With
 // --bundle the window opens and checks that bundle file instead and runs
 // from it alone (docs/deploy.md); --embedded, in tilec-startup-embedded (built
 // with -DTILEC_STARTUP_BUNDLE=FILE), wraps the bundle compiled into the
-// binary.
+// binary. --bare (with a bundle) is the floor a program pays with the raw
+// driver: the window holds only cuModuleLoadData, cuModuleGetFunction, the
+// shared-memory attribute, cuLaunchKernel and the synchronization of the same
+// cubin, everything tilec does (key, lookup, grid, argument pack) done before
+// it; tilec's own cost is the difference between the two runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +37,7 @@
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
+#include "tilec/contract/CompileMetadata.h"
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +49,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -72,6 +78,7 @@ struct Options {
   std::string jsonPath;
   std::string bundlePath;
   bool embedded = false;
+  bool bare = false;
 };
 
 // The bundle the run uses, or null when it runs from the caches.
@@ -99,8 +106,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
       out = argv[++i];
       return true;
     };
-    if (arg == "--embedded") {
-      options.embedded = true;
+    if (arg == "--embedded" || arg == "--bare") {
+      (arg == "--bare" ? options.bare : options.embedded) = true;
       continue;
     }
     std::string device;
@@ -115,13 +122,221 @@ bool parseOptions(int argc, char **argv, Options &options) {
       std::fprintf(stderr,
                    "usage: tilec-startup --kernel NAME [--sizes M=..,N=..] "
                    "[--types DTYPE=f16] [--params NAME=V] [--device N] "
-                   "[--json FILE] [--bundle FILE | --embedded]\n");
+                   "[--json FILE] [--bundle FILE | --embedded] [--bare]\n");
       return false;
     }
     if (!device.empty())
       options.device = std::atoi(device.c_str());
   }
+  if (options.bare && !options.embedded && options.bundlePath.empty()) {
+    std::fprintf(stderr, "tilec-startup: --bare needs --bundle or --embedded "
+                         "(the cubin it loads)\n");
+    return false;
+  }
   return !options.kernel.empty();
+}
+
+/// The driver's own start-up and the inputs, timed before the window.
+struct DriverStartup {
+  double dlopenUs = 0, cuInitUs = 0, contextUs = 0, inputsUs = 0;
+};
+
+/// One run's window and what it ran.
+struct Report {
+  std::string key, config, source, cubinSource;
+  bool cubinFromStageCache = false;
+  DriverStartup startup;
+  std::vector<std::pair<std::string, double>> steps;
+  double firstCallUs = 0, kernelUs = 0;
+};
+
+tilec::Status writeReport(const Options &options,
+                          const rt::DeviceProperties &device,
+                          const Report &report) {
+  const DriverStartup &startup = report.startup;
+  std::printf("tilec-startup%s: %s [%s] on %s (%s)\n",
+              options.bare ? " --bare" : "", options.kernel.c_str(),
+              report.key.c_str(), device.name.c_str(), device.smName().c_str());
+  std::printf("driver start-up: dlopen %.2f ms, cuInit %.2f ms, primary "
+              "context %.2f ms\n",
+              startup.dlopenUs / 1000, startup.cuInitUs / 1000,
+              startup.contextUs / 1000);
+  std::printf("inputs (before the window): %.1f ms\n", startup.inputsUs / 1000);
+  std::printf("first call, context ready -> kernel done: %.3f ms\n",
+              report.firstCallUs / 1000);
+  for (const auto &[name, us] : report.steps)
+    std::printf("  %-34s %9.1f us\n", name.c_str(), us);
+  std::printf("kernel alone (events, median of 20): %.1f us; start-up "
+              "overhead %.1f us\n",
+              report.kernelUs, report.firstCallUs - report.kernelUs);
+  std::printf("config %s (%s), cubin %s\n", report.config.c_str(),
+              report.source.c_str(), report.cubinSource.c_str());
+  if (options.jsonPath.empty())
+    return tilec::Status::success();
+  nlohmann::ordered_json json;
+  json["kernel"] = options.kernel;
+  json["key"] = report.key;
+  json["device"] = device.name;
+  json["config"] = report.config;
+  json["source"] = report.source;
+  json["mode"] = options.bare ? "bare driver" : "tilec";
+  json["cubin_from_stage_cache"] = report.cubinFromStageCache;
+  json["cubin_source"] = report.cubinSource;
+  json["bundle"] = options.embedded ? "embedded" : options.bundlePath;
+  json["dlopen_ms"] = startup.dlopenUs / 1000;
+  json["cuinit_ms"] = startup.cuInitUs / 1000;
+  json["context_ms"] = startup.contextUs / 1000;
+  json["inputs_ms"] = startup.inputsUs / 1000;
+  json["first_call_ms"] = report.firstCallUs / 1000;
+  json["kernel_us"] = report.kernelUs;
+  json["overhead_us"] = report.firstCallUs - report.kernelUs;
+  nlohmann::ordered_json stepJson = nlohmann::ordered_json::object();
+  for (const auto &[name, us] : report.steps)
+    stepJson[name] = us;
+  json["steps_us"] = stepJson;
+  std::ofstream out(options.jsonPath);
+  out << json.dump(2) << "\n";
+  if (!out)
+    return tilec::Status::error("cannot write " + options.jsonPath);
+  return tilec::Status::success();
+}
+
+/// What the raw driver needs to run the bundle's winner for a call, all of
+/// it found before the window.
+struct BareLaunch {
+  std::string_view cubin;
+  tilec::CompileMetadata metadata;
+  tilec::GridSize grid;
+  std::string key, config;
+};
+
+tilec::Result<BareLaunch> prepareBare(const rt::KernelBundle &bundle,
+                                      const tilec::KernelDescription &kernel,
+                                      const rt::DeviceProperties &device,
+                                      const tilec::Call &call) {
+  auto key = kernel.evaluateAutotuneKey(call);
+  if (!key)
+    return key.status();
+  // The autotune key with its specialization, as the autotuner stores it.
+  if (auto specialization = kernel.specializationOf(call);
+      !specialization.empty())
+    *key += "|" + specialization.str();
+  const rt::BundleSelection *selection =
+      bundle.findSelection(device.name, device.compileTarget(), kernel.getName(),
+                           *key);
+  if (!selection)
+    return tilec::Status::error(bundle.origin() + " has no selection of " +
+                                kernel.getName() + " for " + *key);
+  const rt::BundleCubin &cubin = bundle.cubin(selection->cubin);
+  auto data = bundle.cubinData(cubin);
+  if (!data)
+    return data.status();
+  auto metadata = tilec::CompileMetadata::parse(cubin.metadataJson);
+  if (!metadata)
+    return metadata.status();
+  auto config = tilec::Config::parse(cubin.config);
+  if (!config)
+    return config.status();
+  auto grid = kernel.evaluateGrid(*config, call);
+  if (!grid)
+    return grid.status();
+  return BareLaunch{*data, std::move(*metadata), *grid, *key, cubin.config};
+}
+
+/// The window of --bare: the driver calls a program makes to run a cubin it
+/// already holds, each a step.
+tilec::Status runBare(const rt::Context &context, const BareLaunch &bare,
+                      CUfunction &function,
+                      const std::function<void(const std::string &)> &step) {
+  const rt::Driver &driver = context.driver();
+  const rt::DriverApi &api = driver.api();
+  CUmodule module = nullptr;
+  if (auto status = driver.check(api.cuModuleLoadData(&module, bare.cubin.data()),
+                                 "cuModuleLoadData");
+      !status.ok())
+    return status;
+  step("cuModuleLoadData");
+  if (auto status = driver.check(
+          api.cuModuleGetFunction(&function, module,
+                                  bare.metadata.kernelName.c_str()),
+          "cuModuleGetFunction");
+      !status.ok())
+    return status;
+  step("cuModuleGetFunction");
+  if (bare.metadata.sharedBytes > 48 * 1024) {
+    if (auto status = driver.check(
+            api.cuFuncSetAttribute(
+                function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                int(bare.metadata.sharedBytes)),
+            "cuFuncSetAttribute");
+        !status.ok())
+      return status;
+    step("cuFuncSetAttribute");
+  }
+  return tilec::Status::success();
+}
+
+tilec::Status launchBare(const rt::Context &context, const BareLaunch &bare,
+                         const rt::ArgPack &pack, CUfunction function) {
+  const rt::Driver &driver = context.driver();
+  return driver.check(
+      driver.api().cuLaunchKernel(
+          function, bare.grid.x, bare.grid.y, bare.grid.z,
+          bare.metadata.blockThreads(), 1, 1, bare.metadata.sharedBytes,
+          nullptr, pack.kernelParams(), nullptr),
+      "cuLaunchKernel");
+}
+
+/// --bare: the bundle's winner found and its arguments packed before the
+/// window; in it, the raw driver's calls only.
+int runBareWindow(const Options &options, const rt::Context &context,
+                  const rt::KernelBundle &bundle,
+                  const tilec::KernelDescription &kernel,
+                  const tilec::Call &call, const harness::Problem &problem,
+                  DriverStartup startup) {
+  auto bare = prepareBare(bundle, kernel, context.properties(), call);
+  if (!bare)
+    return fail(bare.message());
+  auto pack = rt::ArgPack::create(bare->metadata.signature);
+  if (!pack)
+    return fail(pack.message());
+  if (tilec::Status status = problem.bind(*pack); !status.ok())
+    return fail(status.message());
+
+  Report report;
+  Clock::time_point windowStart = Clock::now();
+  Clock::time_point stepStart = windowStart;
+  auto step = [&](const std::string &name) {
+    report.steps.emplace_back(name, usSince(stepStart));
+    stepStart = Clock::now();
+  };
+  CUfunction function = nullptr;
+  if (tilec::Status status = runBare(context, *bare, function, step);
+      !status.ok())
+    return fail(status.message());
+  if (tilec::Status status = launchBare(context, *bare, *pack, function);
+      !status.ok())
+    return fail(status.message());
+  step("cuLaunchKernel");
+  if (tilec::Status status = context.synchronize(); !status.ok())
+    return fail(status.message());
+  step("synchronize (kernel runs)");
+  report.firstCallUs = usSince(windowStart);
+
+  auto kernelMs = harness::medianEventMs(
+      context, [&] { return launchBare(context, *bare, *pack, function); }, 20);
+  if (!kernelMs)
+    return fail(kernelMs.message());
+  report.kernelUs = *kernelMs * 1000.0;
+  report.key = bare->key;
+  report.config = bare->config;
+  report.source = "bundle";
+  report.cubinSource = "from the bundle (raw driver)";
+  report.startup = startup;
+  if (tilec::Status status = writeReport(options, context.properties(), report);
+      !status.ok())
+    return fail(status.message());
+  return 0;
 }
 
 } // namespace
@@ -152,20 +367,21 @@ int main(int argc, char **argv) {
   }
 
   // Driver start-up, each step timed.
+  DriverStartup startup;
   Clock::time_point start = Clock::now();
   auto driver = rt::Driver::load("libcuda.so.1");
   if (!driver)
     return fail(driver.message());
-  double dlopenUs = usSince(start);
+  startup.dlopenUs = usSince(start);
   start = Clock::now();
   if (tilec::Status status = (*driver)->initialize(); !status.ok())
     return fail(status.message());
-  double cuInitUs = usSince(start);
+  startup.cuInitUs = usSince(start);
   start = Clock::now();
   auto context = rt::Context::create(**driver, options.device);
   if (!context)
     return fail(context.message());
-  double contextUs = usSince(start);
+  startup.contextUs = usSince(start);
 
   // The program's tensors, before its first call. Without a compiler the
   // kernel's description comes from the bundle, else the autotune cache
@@ -207,7 +423,11 @@ int main(int argc, char **argv) {
     return fail(problem.message());
   if (tilec::Status status = context->synchronize(); !status.ok())
     return fail(status.message());
-  double inputsUs = usSince(start);
+  startup.inputsUs = usSince(start);
+
+  if (options.bare)
+    return runBareWindow(options, *context, **inputsBundle, *description,
+                         call, **problem, startup);
 
   // The window: context ready -> first kernel done.
   std::vector<std::pair<std::string, double>> steps;
@@ -275,50 +495,18 @@ int main(int argc, char **argv) {
                             : fromStageCache ? "from the stage cache"
                                              : "memoized";
 
-  const rt::DeviceProperties &device = context->properties();
-  std::printf("tilec-startup: %s [%s] on %s (%s)\n", options.kernel.c_str(),
-              selected->key.c_str(), device.name.c_str(),
-              device.smName().c_str());
-  std::printf("driver start-up: dlopen %.2f ms, cuInit %.2f ms, primary "
-              "context %.2f ms\n",
-              dlopenUs / 1000, cuInitUs / 1000, contextUs / 1000);
-  std::printf("inputs (before the window): %.1f ms\n", inputsUs / 1000);
-  std::printf("first call, context ready -> kernel done: %.3f ms\n",
-              firstCallUs / 1000);
-  for (const auto &[name, us] : steps)
-    std::printf("  %-34s %9.1f us\n", name.c_str(), us);
-  std::printf("kernel alone (events, median of 20): %.1f us; start-up "
-              "overhead %.1f us\n",
-              kernelMedianUs, firstCallUs - kernelMedianUs);
-  std::printf("config %s (%s), cubin %s\n", selected->config.str().c_str(),
-              rt::getConfigSourceName(selected->source),
-              cubinSource);
-
-  if (!options.jsonPath.empty()) {
-    nlohmann::ordered_json json;
-    json["kernel"] = options.kernel;
-    json["key"] = selected->key;
-    json["device"] = device.name;
-    json["config"] = selected->config.str();
-    json["source"] = rt::getConfigSourceName(selected->source);
-    json["cubin_from_stage_cache"] = fromStageCache;
-    json["cubin_source"] = cubinSource;
-    json["bundle"] = options.embedded ? "embedded" : options.bundlePath;
-    json["dlopen_ms"] = dlopenUs / 1000;
-    json["cuinit_ms"] = cuInitUs / 1000;
-    json["context_ms"] = contextUs / 1000;
-    json["inputs_ms"] = inputsUs / 1000;
-    json["first_call_ms"] = firstCallUs / 1000;
-    json["kernel_us"] = kernelMedianUs;
-    json["overhead_us"] = firstCallUs - kernelMedianUs;
-    nlohmann::ordered_json stepJson = nlohmann::ordered_json::object();
-    for (const auto &[name, us] : steps)
-      stepJson[name] = us;
-    json["steps_us"] = stepJson;
-    std::ofstream out(options.jsonPath);
-    out << json.dump(2) << "\n";
-    if (!out)
-      return fail("cannot write " + options.jsonPath);
-  }
+  Report report;
+  report.key = selected->key;
+  report.config = selected->config.str();
+  report.source = rt::getConfigSourceName(selected->source);
+  report.cubinSource = cubinSource;
+  report.cubinFromStageCache = fromStageCache;
+  report.startup = startup;
+  report.steps = std::move(steps);
+  report.firstCallUs = firstCallUs;
+  report.kernelUs = kernelMedianUs;
+  if (tilec::Status status = writeReport(options, context->properties(), report);
+      !status.ok())
+    return fail(status.message());
   return 0;
 }

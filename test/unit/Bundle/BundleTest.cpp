@@ -290,12 +290,14 @@ TEST(Bundle, EmbeddedTableChecksEachCubinBeforeHandingItOut) {
   static unsigned char bad[] = {9, 9, 9};
   std::string description = descriptionJson("scale");
   std::string metadata = compileJson("scale", "sm_90");
-  tilec_embedded_kernel kernels[] = {{"scale", description.c_str()}};
+  // Without compiled-in objects (null accessors) the jsons are parsed.
+  tilec_embedded_kernel kernels[] = {{"scale", description.c_str(), nullptr}};
   tilec_embedded_cubin cubins[] = {
-      {"scale", "BLOCK=128,num_warps=4,num_stages=1", "", "sm_90", "", metadata.c_str(),
-       good, sizeof(good), rt::crc32c(good, sizeof(good))},
-      {"scale", "BLOCK=256,num_warps=4,num_stages=1", "", "sm_90", "", metadata.c_str(),
-       bad, sizeof(bad), 0x12345678u}};
+      {"scale", "BLOCK=128,num_warps=4,num_stages=1", "", "sm_90", "",
+       metadata.c_str(), nullptr, good, sizeof(good),
+       rt::crc32c(good, sizeof(good))},
+      {"scale", "BLOCK=256,num_warps=4,num_stages=1", "", "sm_90", "",
+       metadata.c_str(), nullptr, bad, sizeof(bad), 0x12345678u}};
   tilec_embedded_selection selections[] = {
       {"NVIDIA H200", "sm_90", "scale", "LOG2_N=20", 0, 4.5}};
   tilec_embedded_bundle table = {TILEC_EMBEDDED_BUNDLE_VERSION,

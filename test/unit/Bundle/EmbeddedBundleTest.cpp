@@ -35,11 +35,41 @@ TEST(EmbeddedBundle, IsTheFilesBundle) {
     // The driver wants cubin images aligned.
     EXPECT_EQ(reinterpret_cast<uintptr_t>(data->data()) % 64, 0u);
   }
-  auto description = (*embedded)->description("shift");
-  ASSERT_TRUE(description) << description.message();
-  ASSERT_NE(*description, nullptr);
-  EXPECT_EQ((*description)->toJson(),
-            (*(*file)->description("shift"))->toJson());
+}
+
+// The descriptions and compile jsons compiled in are the objects their
+// jsons read to, and the bundle hands them out rather than parsing.
+TEST(EmbeddedBundle, CompiledInObjectsAreTheJsons) {
+  const tilec_embedded_bundle &table = *sample_bundle_bundle();
+  auto embedded = rt::KernelBundle::fromEmbedded(table);
+  ASSERT_TRUE(embedded) << embedded.message();
+  for (unsigned i = 0; i < table.kernel_count; ++i) {
+    const tilec_embedded_kernel &entry = table.kernels[i];
+    ASSERT_NE(entry.description, nullptr) << entry.name;
+    auto parsed = tilec::KernelDescription::fromJson(entry.description_json);
+    ASSERT_TRUE(parsed) << parsed.message();
+    auto handed = (*embedded)->description(entry.name);
+    ASSERT_TRUE(handed) << handed.message();
+    EXPECT_EQ(static_cast<const void *>(*handed), entry.description());
+    EXPECT_EQ((*handed)->toJson(), parsed->toJson()) << entry.name;
+  }
+  for (unsigned i = 0; i < table.cubin_count; ++i) {
+    const tilec_embedded_cubin &entry = table.cubins[i];
+    ASSERT_NE(entry.metadata, nullptr);
+    auto parsed = tilec::CompileMetadata::parse(entry.metadata_json);
+    ASSERT_TRUE(parsed) << parsed.message();
+    const rt::BundleCubin &cubin = (*embedded)->cubins()[i];
+    ASSERT_EQ(static_cast<const void *>(cubin.metadata), entry.metadata());
+    EXPECT_EQ(cubin.metadata->toJson(), parsed->toJson()) << i;
+  }
+  // The sample's "shift" has every optional part, so all of them went
+  // through the generated code.
+  auto shift = (*embedded)->description("shift");
+  ASSERT_TRUE(shift);
+  EXPECT_EQ((*shift)->getRequirements().size(), 1u);
+  EXPECT_EQ((*shift)->getConfigs().size(), 2u);
+  EXPECT_EQ((*embedded)->cubins()[1].metadata->cache.at("ptx").result,
+            "remote hit");
 }
 
 TEST(EmbeddedBundle, GeneratedLookupsFindTheWinners) {

@@ -21,15 +21,50 @@ inline std::string compileJson(const std::string &kernel, const std::string &tar
   metadata.target = target;
   metadata.numWarps = 4;
   metadata.signature = {{"x", "ptr<f32>"}, {"n", "i32"}};
+  if (kernel == "shift") {
+    // Every field the compile json has, for the compiled-in form's test.
+    metadata.kernelName = "shift_kernel";
+    metadata.threadsPerWarp = 32;
+    metadata.numStages = 3;
+    metadata.sharedBytes = 49152;
+    metadata.signature = {{"x", "ptr<f16>", tilec::ArgType::Ptr, 16, false},
+                          {"n", "i32", tilec::ArgType::I32, 16, false},
+                          {"stride", "i64", tilec::ArgType::I64, 1, true},
+                          {"alpha", "bf16", tilec::ArgType::BF16, 1, false}};
+    metadata.registers = 168;
+    metadata.spillStores = 0;
+    metadata.spillLoads = 4;
+    metadata.stackFrameBytes = 8;
+    metadata.config = {{"BLOCK", 256}, {"NEG", -9223372036854775807LL - 1}};
+    metadata.types = {{"DTYPE", "f16"}};
+    metadata.hashes = {{"ttir", std::string(64, '1')}, {"cubin", std::string(64, '2')}};
+    metadata.compilerId = "tilec-0.1.0 \"quoted\" ??= build";
+    metadata.compileMs = {{"ttir", 0.125}, {"cubin", 1.0 / 3.0}};
+    metadata.cache = {{"ptx", {std::string(64, 'p'), "remote hit"}}};
+  }
   return metadata.toJson();
 }
 
 inline std::string descriptionJson(const std::string &kernel) {
-  return tilec::KernelDescription(kernel, "kernels/" + kernel + ".cpp", 3)
-      .param(tilec::MetaParameter("BLOCK").powerOfTwo())
-      .arg(tilec::pointer("x", "f32"))
+  tilec::KernelDescription description(kernel, "kernels/" + kernel + ".cpp", 3);
+  description.param(tilec::MetaParameter("BLOCK").powerOfTwo());
+  if (kernel == "shift")
+    // Every part a description has, for the compiled-in form's test.
+    description
+        .param(tilec::MetaParameter("WIDTH").atLeast(2, "at least \"two\"\n")
+                   .atMost(64, "caf\xc3\xa9 ??/")
+                   .byDefault(8))
+        .param(tilec::MetaParameter("GROUPS").derivedAs("cdiv(n, 1024)").byDefault(1))
+        .typeParam(tilec::TypeParameter("DTYPE", {"f16", "bf16"}).byDefault("f16"))
+        .arg(tilec::pointer("y", "DTYPE").divisibility(16))
+        .arg(tilec::scalar("stride", "i32").byDefault("n"))
+        .require("BLOCK >= WIDTH", "a block holds a row")
+        .flops("2 * n")
+        .testSizes({{"n", 4096}}, {{"n", 4097}});
+  return description.arg(tilec::pointer("x", "f32"))
       .arg(tilec::scalar("n", "i32"))
       .key("LOG2_N", "ceil(log2(n))")
+      .key("DTYPE")
       .candidate("BLOCK=128")
       .candidate("BLOCK=256")
       .grid({"cdiv(n, BLOCK)"})

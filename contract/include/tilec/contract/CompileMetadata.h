@@ -69,6 +69,9 @@ struct CompileMetadata {
   // A missing required field, a field of the wrong type or out of range is an
   // error naming the field: "field 'signature[1].type': ...".
   static Result<CompileMetadata> parse(std::string_view json);
+  /// C++ source of `static const tilec::CompileMetadata &FUNCTION()`, which
+  /// builds this object once (CppSource.h).
+  std::string toCpp(std::string_view function) const;
 };
 
 } // namespace tilec

@@ -172,6 +172,8 @@ public:
   /// with defaults may be left out. A malformed literal is a bug in the
   /// kernel's file and aborts with a message.
   KernelDescription &candidate(std::string_view configText);
+  /// The same for a config already built (generated code, CppSource.h).
+  KernelDescription &candidate(Config config);
   KernelDescription &key(std::string name, std::string derivation = "");
   /// The launch grid along x, y, z as expressions of sizes and
   /// meta-parameters ("cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)").
@@ -280,6 +282,11 @@ public:
   std::string toJson() const;
   /// Errors name the field that is missing or malformed.
   static Result<KernelDescription> fromJson(std::string_view json);
+
+  /// C++ source of `static const tilec::KernelDescription &FUNCTION()`,
+  /// which builds this description once, on its first call, and never
+  /// destroys it (CppSource.h).
+  std::string toCpp(std::string_view function) const;
 
 private:
   /// Sizes, then the kernel's parameter defaults, then the call's parameters:

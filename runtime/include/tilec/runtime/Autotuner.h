@@ -285,7 +285,7 @@ public:
   const std::string &deviceName() const;
 
 private:
-  Result<KernelDescription> describeLocked(const std::string &kernel);
+  Result<const KernelDescription *> describeLocked(const std::string &kernel);
   Result<TuneResult> tune(const KernelDescription &description,
                           const Call &call, const std::string &key,
                           const Specialization &specialization,

@@ -37,6 +37,7 @@
 #define TILEC_RUNTIME_BUNDLE_H
 
 #include "tilec/runtime/EmbeddedBundle.h"
+#include "tilec/contract/CompileMetadata.h"
 #include "tilec/contract/KernelDescription.h"
 #include "tilec/contract/Status.h"
 
@@ -66,6 +67,9 @@ struct BundleCubin {
   std::string target;
   std::string cubinKey;
   std::string metadataJson;
+  // The same compiled into an embedded table (its `metadata` accessor), or
+  // null: parse metadataJson.
+  const CompileMetadata *metadata = nullptr;
   uint32_t crc32c = 0;
   // The cubin's bytes: in the bundle's storage (a file's contents, the
   // embedded data), or owned by Contents when packing.

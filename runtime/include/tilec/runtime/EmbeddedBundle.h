@@ -21,12 +21,17 @@ extern "C" {
 
 /* The layout of these structs; a generated file records the version it was
  * written for, and a runtime refuses another. */
-#define TILEC_EMBEDDED_BUNDLE_VERSION 1
+#define TILEC_EMBEDDED_BUNDLE_VERSION 2
 
 typedef struct tilec_embedded_kernel {
   const char *name;
   /* KernelDescription::toJson() of the kernel. */
   const char *description_json;
+  /* The same description compiled in: returns a `const
+   * tilec::KernelDescription *` built on its first call (the generated C++
+   * constructs it, so no json is parsed), or is null, and the json is parsed.
+   * The generated file and the runtime must come from one tilec version. */
+  const void *(*description)(void);
 } tilec_embedded_kernel;
 
 typedef struct tilec_embedded_cubin {
@@ -39,8 +44,10 @@ typedef struct tilec_embedded_cubin {
   const char *target;
   /* The stage cache's key of the cubin (provenance; not needed to load). */
   const char *cubin_key;
-  /* The compile json. */
+  /* The compile json, and the same compiled in (a `const
+   * tilec::CompileMetadata *`, or null: parse the json). */
   const char *metadata_json;
+  const void *(*metadata)(void);
   const unsigned char *data;
   unsigned long long bytes;
   unsigned int crc32c;

@@ -99,6 +99,8 @@ public:
   load(const CompiledArtifact &artifact) const;
   Result<std::shared_ptr<const Kernel>>
   load(std::string_view cubin, const std::string &metadataJson) const;
+  Result<std::shared_ptr<const Kernel>> load(std::string_view cubin,
+                                             CompileMetadata metadata) const;
 
   // Memoizes an already loaded kernel (the autotuner's winner).
   void insert(const std::string &kernel, const Config &config,

@@ -19,7 +19,10 @@
 // (active offset, CI chunk) pairs, so that the pipeliner overlaps the gathers
 // of the next offsets with the math of this one.
 //
-// Grid: (cdiv(N, BLOCK_M), cdiv(CO, BLOCK_N)).
+// Grid: cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M) programs, the column tiles of a
+// row block adjacent, so that they run together and the second gathers its
+// rows of X from L2 rather than from memory (X does not fit in L2 at the
+// sizes that matter; W does).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,8 +47,10 @@ static void buildSparseConv(KernelBuilder &kb) {
   Tensor v = kb.arg("V");
   Tensor strideX = kb.arg("stride_x"), strideY = kb.arg("stride_y");
 
-  Tensor pidM = kb.let("pid_m", kb.programId(0));
-  Tensor pidN = kb.let("pid_n", kb.programId(1));
+  Tensor pid = kb.let("pid", kb.programId(0));
+  Tensor tilesN = kb.let("tiles_n", kb.cdiv(co, blockN));
+  Tensor pidM = kb.let("pid_m", pid / tilesN);
+  Tensor pidN = kb.let("pid_n", pid - pidM * tilesN);
   Tensor rows = kb.let("rows", pidM * blockM + kb.arange(0, blockM));
   Tensor offsN = kb.let("offs_n", pidN * blockN + kb.arange(0, blockN));
   Tensor offsK = kb.let("offs_k", kb.arange(0, blockK));
@@ -132,6 +137,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .candidate("BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4")
           .candidate("BLOCK_N=128,BLOCK_K=64,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3")
+          // Wide channels: half the K steps (and waits) per offset.
+          .candidate("BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")
           .key("LOG2_N", "ceil(log2(N))")
           .key("CI")
@@ -141,7 +148,7 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .key("HAS_BIAS")
           .key("DTYPE")
           .key("ALLOW_TF32")
-          .grid({"cdiv(N, BLOCK_M)", "cdiv(CO, BLOCK_N)"})
+          .grid({"cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
           // offsets stay below (N - 1) * stride_x + CI.
           .require("(N - 1) * stride_x + CI < 2147483648",

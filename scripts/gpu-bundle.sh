@@ -8,8 +8,16 @@ build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
 targets=(tilec tilec-startup tilec-replay KernelGpuTest AutotuneGpuTest SparseConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# TILEC_STARTUP_BUNDLE=FILE (a bundle an earlier GPU run packed) also builds
+# tilec-startup-embedded with it compiled in, for scripts/deploy-bench.sh.
+startup_bundle=()
+if [[ -n ${TILEC_STARTUP_BUNDLE:-} ]]; then
+  startup_bundle=(-DTILEC_STARTUP_BUNDLE="$(realpath "$TILEC_STARTUP_BUNDLE")")
+  targets+=(tilec-startup-embedded)
+fi
 cmake -S . -B "$build_dir" -G Ninja -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTILEC_STATIC=ON "${launcher[@]}"
+  -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTILEC_STATIC=ON "${launcher[@]}" \
+  "${startup_bundle[@]}"
 ninja -C "$build_dir" "${targets[@]}" tilec_c
 rm -rf dist/gpu-bundle && mkdir -p dist/gpu-bundle/bin dist/gpu-bundle/lib
 for target in "${targets[@]}"; do

@@ -1,0 +1,102 @@
+"""Where tilec's map build spends its time, on the GPU machine: for each scene,
+a warm-up build, then builds of fresh tensors over the same coordinates (as
+`tilec bench spconv` times them) under torch.profiler, which records the
+driver calls libtilec_c.so makes (through CUPTI) and the GPU's kernels,
+memsets and copies. Prints per scene: the wall time of a build, the GPU's
+busy time, the driver calls by name (count, total and longest host time) and
+the GPU work by name; writes JSON.
+
+    python3 spconv_maps_profile.py --lib lib/libtilec_c.so [--out DIR]
+"""
+
+import argparse
+import collections
+import json
+import os
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_timing import wall_ms  # noqa: E402
+from spconv import DEVICE, Tilec  # noqa: E402
+
+SCENES = [("shell", 64), ("shell", 256), ("uniform", 500)]
+
+
+def coords_of(tilec, name, size):
+    if name == "shell":
+        return tilec.scene("shell", size, 0).to(DEVICE)
+    return tilec.scene("uniform", 512, size * 1000).to(DEVICE)
+
+
+def summarize(events, builds):
+    """Driver calls and GPU work by name, per build."""
+    host, gpu = collections.defaultdict(list), collections.defaultdict(list)
+    for event in events:
+        kind = str(event.device_type)
+        name = event.name
+        if "CUDA" in kind:
+            gpu[name].append(event.device_time)
+        elif name.startswith("cu"):
+            host[name].append(event.cpu_time)
+    def rows(table):
+        return sorted(({"name": name, "count": len(times) / builds,
+                        "total_us": sum(times) / builds,
+                        "max_us": max(times)} for name, times in table.items()),
+                      key=lambda row: -row["total_us"])
+    return rows(host), rows(gpu)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--builds", type=int, default=5)
+    args = parser.parse_args()
+    torch.cuda.init()
+    torch.empty(1, device=DEVICE)
+    tilec = Tilec(args.lib)
+    report = []
+    for name, size in SCENES:
+        coords = coords_of(tilec, name, size)
+        tensors = [tilec.tensor(coords)]
+        tilec.build_maps(tensors[-1])  # compiles, plans and grows the scratch
+        walls = []
+        for _ in range(args.builds):
+            tensors.append(tilec.tensor(coords))
+            walls.append(wall_ms(lambda: tilec.build_maps(tensors[-1]))[0])
+        with profile(activities=[ProfilerActivity.CPU,
+                                 ProfilerActivity.CUDA]) as prof:
+            for _ in range(args.builds):
+                tensors.append(tilec.tensor(coords))
+                tilec.build_maps(tensors[-1])
+                torch.cuda.synchronize()
+        host, gpu = summarize(prof.events(), args.builds)
+        gpu_busy = sum(row["total_us"] for row in gpu)
+        walls.sort()
+        row = {"scene": f"{name}{size}", "voxels": coords.shape[0],
+               "wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
+               "gpu_busy_us": gpu_busy, "driver_calls": host, "gpu_work": gpu}
+        report.append(row)
+        print(f"\n{row['scene']}: N = {row['voxels']:,}, build "
+              f"{row['wall_ms_median']:.3f} ms (median of {args.builds}), "
+              f"GPU busy {gpu_busy:.1f} us")
+        print(f"  {'driver call':34} {'count':>6} {'total us':>10} {'max us':>9}")
+        for entry in host[:12]:
+            print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
+                  f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
+        print(f"  {'GPU work':34} {'count':>6} {'total us':>10} {'max us':>9}")
+        for entry in gpu[:12]:
+            print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
+                  f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
+        for tensor in tensors:
+            tilec.destroy(tensor)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "spconv-maps-profile.json"), "w") as out:
+        json.dump(report, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()

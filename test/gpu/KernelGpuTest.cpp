@@ -169,10 +169,10 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f16,num_stages=4",
                 false, "M=1111,N=2222,K=3333"},
-        // tf32 on wgmma from rings: B transposed into K-major tiles by
-        // 4-byte copies (one warpgroup; two along N; 64-wide K steps, two
-        // swizzle blocks, with a K tail), and a K-contiguous B (16-byte
-        // copies).
+        // tf32 on wgmma from rings: a row-major B computed transposed,
+        // D^T = B^T A^T with B^T's fragments in registers (one warpgroup;
+        // two along N; 64-wide K steps, two swizzle blocks, with a K tail),
+        // and a K-contiguous B (both operands from shared memory).
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
                 "num_warps=4,num_stages=4",
@@ -189,6 +189,46 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
                 "num_warps=4,num_stages=3",
                 false, "M=256,N=256,K=256,stride_bk=1,stride_bn=256"},
+        // The transposed tf32 form (row-major B) with masked tails in every
+        // dimension: odd M, N and K (N = 257: B's rows 4-byte aligned, its
+        // copies 4 bytes; N = 260: 16 bytes), two warpgroups along D^T's
+        // rows with 64x256 instructions along M (256x128x32 on 8 warps),
+        // one warpgroup with two 64-row repeats (128x128x32 on 4 warps), a
+        // 64-row D^T (128x64x32), two warpgroups over 64 columns of N
+        // (128x256x32 on 8 warps); and a 128x32 tile, too narrow for D^T,
+        // on the transposing copies.
+        GpuCase{"matmul",
+                "BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=8,num_stages=3",
+                false, "M=301,N=257,K=199"},
+        GpuCase{"matmul",
+                "BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=8,num_stages=3",
+                false, "M=555,N=260,K=203"},
+        GpuCase{"matmul",
+                "BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=8,num_stages=3",
+                false, "M=1024,N=512,K=1024"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=4,num_stages=4",
+                false, "M=301,N=257,K=199"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=4,num_stages=4",
+                true},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=4,num_stages=4",
+                false, "M=555,N=260,K=203"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=8,num_stages=3",
+                false, "M=301,N=257,K=199"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=32,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=4,num_stages=4",
+                false, "M=301,N=257,K=199"},
         GpuCase{"gather_matmul",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16,num_stages=3",
                 true},

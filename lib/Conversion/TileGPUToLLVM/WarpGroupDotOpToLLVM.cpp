@@ -8,6 +8,17 @@
 // swizzle-wide column blocks (LBO), and the swizzle mode. The accumulator
 // stays in the registers of the mma v3 layout, N/2 f32 per instruction.
 //
+// With a transposed accumulator layout (a tf32 dot computed as D^T = B^T
+// A^T) wgmma's A is B^T's fragment in registers, the registers of `b`, and
+// wgmma's B is `a`'s K-major tile read as A^T: the instruction's M runs along
+// N and its N along M. NVVM's wgmma op takes descriptors only, so that form
+// is inline PTX. wgmma reads register operands asynchronously: each
+// instruction reads private copies of its fragment (mov.b32), fenced after
+// the copies, and in an asynchronous dot is its own group, followed by a
+// wait that leaves one dot's instructions less one in flight. The copies an
+// instruction makes in the next dot then overwrite registers whose reader
+// has finished, so ptxas has nothing to serialize.
+//
 // The descriptors' start addresses are logical: the hardware applies the
 // swizzle to the address bits, so advancing along K inside a swizzle block
 // (32 bytes per step of a K-major tile) needs no recomputation, as long
@@ -108,24 +119,118 @@ NVVM::WGMMATypes getWgmmaType(Type type) {
   return type.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
 }
 
+/// Fresh registers holding `fragment` (bit-cast to b32), written by moves
+/// the optimizers cannot merge: the registers one wgmma reads from and no
+/// other instruction writes while it runs.
+SmallVector<Value> copyFragment(OpBuilder &builder, Location loc,
+                                ValueRange fragment) {
+  Type i32 = builder.getI32Type();
+  SmallVector<Value> copies;
+  for (Value element : fragment) {
+    Value bits = LLVM::BitcastOp::create(builder, loc, i32, element);
+    copies.push_back(LLVM::InlineAsmOp::create(
+                         builder, loc, i32, ValueRange{bits}, "mov.b32 $0, $1;",
+                         "=r,r",
+                         /*has_side_effects=*/true, /*is_align_stack=*/false,
+                         LLVM::tailcallkind::TailCallKind::None,
+                         LLVM::AsmDialectAttr::get(builder.getContext(),
+                                                   LLVM::AsmDialect::AD_ATT),
+                         /*operand_attrs=*/ArrayAttr())
+                         .getResult(0));
+  }
+  return copies;
+}
+
+/// `wgmma.mma_async` m64nNk8 tf32 with A from the four registers
+/// `fragment` and B through `descB`, accumulating into `inouts` (N/2 f32).
+Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
+                         LLVM::LLVMStructType structType, Value inouts,
+                         ArrayRef<Value> fragment, Value descB,
+                         int64_t instrN) {
+  int64_t accRegs = instrN / 2;
+  std::string text;
+  llvm::raw_string_ostream asmText(text);
+  asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+          << "wgmma.mma_async.sync.aligned.m64n" << instrN
+          << "k8.f32.tf32.tf32 {";
+  std::string constraints;
+  SmallVector<Value> operands;
+  for (int64_t i = 0; i < accRegs; ++i) {
+    asmText << (i ? ", $" : "$") << i;
+    constraints += "=f,";
+  }
+  for (int64_t i = 0; i < accRegs; ++i) {
+    constraints += std::to_string(i) + ",";
+    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
+  }
+  asmText << "}, {";
+  for (auto [i, reg] : llvm::enumerate(fragment)) {
+    asmText << (i ? ", $" : "$") << 2 * accRegs + i;
+    constraints += "r,";
+    operands.push_back(reg);
+  }
+  asmText << "}, $" << 2 * accRegs + fragment.size() << ", p, 1, 1;\n}";
+  constraints += "l";
+  operands.push_back(descB);
+  return LLVM::InlineAsmOp::create(
+             builder, loc, structType, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(builder.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+/// The operands of one warpgroup dot, as the instructions see them: A from
+/// a shared tile or from registers, B from a shared tile, both addressed in
+/// the instruction's (row, k) and (k, col).
+struct WarpGroupOperands {
+  std::optional<NvmmaTile> aTile;
+  Value aBase;
+  ValueRange aRegisters;
+  NvmmaTile bTile;
+  Value bBase;
+  /// Whether B's tile is stored as the instruction's N x K (a read as A^T)
+  /// rather than K x N.
+  bool bIsTransposedA;
+
+  static WarpGroupOperands get(WarpGroupDotOp op, ValueRange a, ValueRange b);
+  Value descriptorA(OpBuilder &builder, Location loc, Value row,
+                    Value k) const {
+    return emitDescriptor(builder, loc, aBase, *aTile, aTile->colDim == 1, row,
+                          k);
+  }
+  Value descriptorB(OpBuilder &builder, Location loc, Value k,
+                    Value col) const {
+    if (bIsTransposedA)
+      return emitDescriptor(builder, loc, bBase, bTile, /*kContiguous=*/true,
+                            col, k);
+    return emitDescriptor(builder, loc, bBase, bTile, bTile.colDim == 0, k,
+                          col);
+  }
+};
+
 struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(WarpGroupDotOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    MemDescType aType = op.getA().getType(), bType = op.getB().getType();
+    MemDescType aType = op.getA().getType();
     auto dType = cast<RankedTensorType>(op.getD().getType());
     auto mma = cast<MmaEncodingAttr>(dType.getEncoding());
     Type element = aType.getElementType();
     Location loc = op.getLoc();
     auto c = [&](int64_t v) { return i32Const(rewriter, loc, v); };
 
+    // Rows and columns are the instructions' (D^T's when transposed).
     unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
+    unsigned rowDim = mma.getTransposed() ? 1 : 0;
     int64_t instrN = mma.getInstrShape()[1];
     int64_t tileM = 16 * wm, tileN = instrN * wn;
-    int64_t reps[2] = {dType.getDimSize(0) / tileM,
-                       dType.getDimSize(1) / tileN};
+    int64_t reps[2] = {dType.getDimSize(rowDim) / tileM,
+                       dType.getDimSize(1 - rowDim) / tileN};
     int64_t instrK = getWarpGroupInstrK(element);
     int64_t kSteps = aType.getShape()[1] / instrK;
     // Warp w covers rows 16 (w mod wm) and column strip w / wm; its
@@ -137,12 +242,14 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
         c(64));
     Value groupCol = arith::MulIOp::create(
         rewriter, loc,
-        arith::DivUIOp::create(rewriter, loc, thread.warp, c(wm)),
-        c(instrN));
+        arith::DivUIOp::create(rewriter, loc, thread.warp, c(wm)), c(instrN));
 
-    NvmmaTile aTile = NvmmaTile::get(aType), bTile = NvmmaTile::get(bType);
-    bool aKContiguous = aTile.colDim == 1, bKContiguous = bTile.colDim == 0;
-    Value aBase = adaptor.getA().front(), bBase = adaptor.getB().front();
+    WarpGroupOperands operands =
+        WarpGroupOperands::get(op, adaptor.getA(), adaptor.getB());
+    bool registerA = !operands.aTile;
+    // Each register-A instruction is its own group in an asynchronous dot.
+    bool groupPerInstruction = registerA && op.getIsAsync();
+    int64_t instructions = reps[0] * reps[1] * kSteps;
     ValueRange acc = adaptor.getC();
     auto f32 = rewriter.getF32Type();
     auto structType = LLVM::LLVMStructType::getLiteral(
@@ -164,25 +271,44 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
           inouts = LLVM::InsertValueOp::create(rewriter, loc, inouts,
                                                results[first + i], i);
         for (int64_t k = 0; k < kSteps; ++k) {
-          Value descA = emitDescriptor(rewriter, loc, aBase, aTile,
-                                       aKContiguous, row, c(instrK * k));
-          Value descB = emitDescriptor(rewriter, loc, bBase, bTile,
-                                       bKContiguous, c(instrK * k), col);
-          inouts = NVVM::WgmmaMmaAsyncOp::create(
-              rewriter, loc, structType, inouts, descA, descB, shape,
-              getWgmmaType(element), getWgmmaType(element),
-              NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-              NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-              aKContiguous ? NVVM::MMALayout::row : NVVM::MMALayout::col,
-              bKContiguous ? NVVM::MMALayout::col : NVVM::MMALayout::row,
-              /*satfinite=*/nullptr);
+          if (!registerA) {
+            Value descA =
+                operands.descriptorA(rewriter, loc, row, c(instrK * k));
+            Value descB =
+                operands.descriptorB(rewriter, loc, c(instrK * k), col);
+            inouts = NVVM::WgmmaMmaAsyncOp::create(
+                rewriter, loc, structType, inouts, descA, descB, shape,
+                getWgmmaType(element), getWgmmaType(element),
+                NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                operands.aTile->colDim == 1 ? NVVM::MMALayout::row
+                                            : NVVM::MMALayout::col,
+                operands.bTile.colDim == 0 || operands.bIsTransposedA
+                    ? NVVM::MMALayout::col
+                    : NVVM::MMALayout::row,
+                /*satfinite=*/nullptr);
+            continue;
+          }
+          // The fragment layout orders registers by K step, then M repeat.
+          SmallVector<Value> fragment =
+              copyFragment(rewriter, loc,
+                           operands.aRegisters.slice(4 * (mr * kSteps + k), 4));
+          NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+          Value descB = operands.descriptorB(rewriter, loc, c(instrK * k), col);
+          inouts = emitRegisterAWgmma(rewriter, loc, structType, inouts,
+                                      fragment, descB, instrN);
+          if (groupPerInstruction) {
+            NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+            NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, instructions - 1);
+          }
         }
         for (int64_t i = 0; i < instrN / 2; ++i)
           results[first + i] =
               LLVM::ExtractValueOp::create(rewriter, loc, inouts, i);
       }
     }
-    NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+    if (!groupPerInstruction)
+      NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
     if (!op.getIsAsync())
       NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, 0);
     rewriter.replaceOpWithMultiple(op, {results});
@@ -190,15 +316,34 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
   }
 };
 
-struct WarpGroupDotWaitOpConversion
-    : OpConversionPattern<WarpGroupDotWaitOp> {
+WarpGroupOperands WarpGroupOperands::get(WarpGroupDotOp op, ValueRange a,
+                                         ValueRange b) {
+  WarpGroupOperands operands;
+  NvmmaTile aTile = NvmmaTile::get(op.getA().getType());
+  Value aBase = a.front();
+  if (auto bType = dyn_cast<MemDescType>(op.getB().getType())) {
+    operands.aTile = aTile;
+    operands.aBase = aBase;
+    operands.bTile = NvmmaTile::get(bType);
+    operands.bBase = b.front();
+    operands.bIsTransposedA = false;
+    return operands;
+  }
+  // D^T = B^T A^T: B^T's fragment in b's registers, A^T through a's tile.
+  operands.aRegisters = b;
+  operands.bTile = aTile;
+  operands.bBase = aBase;
+  operands.bIsTransposedA = true;
+  return operands;
+}
+
+struct WarpGroupDotWaitOpConversion : OpConversionPattern<WarpGroupDotWaitOp> {
   using OpConversionPattern::OpConversionPattern;
 
   LogicalResult
   matchAndRewrite(WarpGroupDotWaitOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, op.getLoc(),
-                                       op.getPendings());
+    NVVM::WgmmaWaitGroupSyncOp::create(rewriter, op.getLoc(), op.getPendings());
     SmallVector<SmallVector<Value>> results;
     for (ValueRange registers : adaptor.getInputs())
       results.emplace_back(registers.begin(), registers.end());

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tilec/Analysis/AxisInfo.h"
 #include "tilec/Conversion/Passes.h"
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
@@ -210,26 +211,61 @@ struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   }
 };
 
+/// The dimension along which the operand `value` of a dot is loaded
+/// contiguously (its pointers' contiguity is larger along it than along the
+/// other), or nullopt when it is not a load or neither dimension is.
+static std::optional<unsigned>
+getLoadContiguousDim(Value value, const ModuleAxisInfoAnalysis &axisInfo) {
+  auto load = value.getDefiningOp<tile::LoadOp>();
+  if (!load)
+    return std::nullopt;
+  const AxisInfo *info = axisInfo.getAxisInfo(load.getPtr());
+  if (!info || info->getRank() != 2 ||
+      info->contiguity[0] == info->contiguity[1])
+    return std::nullopt;
+  return info->contiguity[1] > info->contiguity[0] ? 1 : 0;
+}
+
+/// The dots that a warpgroup computes transposed if it computes them
+/// (warpGroupComputesTransposed, from their operands' contiguity): decided
+/// on the ttir, before the conversion replaces the values the analysis knows.
+static DenseSet<Operation *> getTransposedDots(ModuleOp module) {
+  ModuleAxisInfoAnalysis axisInfo(module);
+  DenseSet<Operation *> dots;
+  module.walk([&](tile::DotOp dot) {
+    std::optional<unsigned> aDim = getLoadContiguousDim(dot.getA(), axisInfo);
+    std::optional<unsigned> bDim = getLoadContiguousDim(dot.getB(), axisInfo);
+    Type element =
+        cast<RankedTensorType>(dot.getA().getType()).getElementType();
+    if (aDim && bDim && warpGroupComputesTransposed(element, *aDim, *bDim))
+      dots.insert(dot);
+  });
+  return dots;
+}
+
 /// dot: on sm_90a, a 16-bit dot (or an f32 one that allows tf32) with an
-/// f32 accumulator becomes a warpgroup_dot (wgmma) whose operands are stored to shared memory and whose
-/// accumulator takes an mma v3 layout. Else, on sm_80+ with an f32
-/// accumulator and either 16-bit inputs
-/// (mma.sync m16n8k16) or f32 inputs the dot allows to round to tf32
-/// (m16n8k8), tensor cores: the accumulator takes an mma layout, the operands
-/// the matching dot_op fragments. Otherwise the FMA path: the accumulator
-/// takes a blocked layout with a 4x4 block per thread (where the shape
-/// allows), so that each thread's rows of a and columns of b are reused across
-/// 4 columns and 4 rows; a and b take the dot_op layouts of it. Converts
+/// f32 accumulator becomes a warpgroup_dot (wgmma) whose operands are stored to
+/// shared memory and whose accumulator takes an mma v3 layout; a tf32 dot whose
+/// b is N-contiguous and whose a is K-contiguous is computed transposed (D^T =
+/// B^T A^T, see warpGroupComputesTransposed): b goes to registers in B^T's
+/// wgmma A fragment, a to its K-major tile, the accumulator takes the
+/// transposed mma v3 layout. Else, on sm_80+ with an f32 accumulator and either
+/// 16-bit inputs (mma.sync m16n8k16) or f32 inputs the dot allows to round to
+/// tf32 (m16n8k8), tensor cores: the accumulator takes an mma layout, the
+/// operands the matching dot_op fragments. Otherwise the FMA path: the
+/// accumulator takes a blocked layout with a 4x4 block per thread (where the
+/// shape allows), so that each thread's rows of a and columns of b are reused
+/// across 4 columns and 4 rows; a and b take the dot_op layouts of it. Converts
 /// around the dot are removed by remove-layout-conversions (the accumulator is
 /// usually loop-carried).
 struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   DotOpConversion(const TileGPUTypeConverter &converter, MLIRContext *context,
                   PatternBenefit benefit, unsigned computeCapability,
-                  bool hasWarpGroupMma)
+                  bool hasWarpGroupMma,
+                  const DenseSet<Operation *> &transposedDots)
       : OpConversionPattern(converter, context, benefit),
-        numWarps(converter.getNumWarps()),
-        computeCapability(computeCapability),
-        hasWarpGroupMma(hasWarpGroupMma) {}
+        numWarps(converter.getNumWarps()), computeCapability(computeCapability),
+        hasWarpGroupMma(hasWarpGroupMma), transposedDots(transposedDots) {}
 
   /// The mma v3 (wgmma) layout for the MxN accumulator of a 16-bit dot or
   /// of an f32 dot that allows tf32, or null. Warpgroups (4 warps, 64 rows
@@ -237,9 +273,13 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   /// N; one instruction spans the columns of the warpgroups along N, at most
   /// 256. Both operands are read from shared memory, whose rows must fill a
   /// 32-byte swizzle: K and (for an MN-major b) N of at least one
-  /// instruction's K.
-  Attribute getWarpGroupMmaLayout(tile::DotOp op,
-                                  ArrayRef<int64_t> shape) const {
+  /// instruction's K. `transposed`: the layout of D (shape) whose
+  /// instructions compute D^T, their M along N and their N along M.
+  Attribute getWarpGroupMmaLayout(tile::DotOp op, ArrayRef<int64_t> dShape,
+                                  bool transposed) const {
+    SmallVector<int64_t> shape(dShape);
+    if (transposed)
+      std::swap(shape[0], shape[1]);
     auto aType = cast<RankedTensorType>(op.getA().getType());
     Type aElem = aType.getElementType();
     Type cElem = cast<RankedTensorType>(op.getC().getType()).getElementType();
@@ -260,7 +300,32 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
       return {};
     return MmaEncodingAttr::get(
         getContext(), 3, {4 * groupsM, groupsN},
-        {16, static_cast<unsigned>(instrN), static_cast<unsigned>(instrK)});
+        {16, static_cast<unsigned>(instrN), static_cast<unsigned>(instrK)},
+        transposed);
+  }
+
+  /// The transposed mma v3 layout of `op` (a dot in transposedDots), or null
+  /// where the instructions do not fit D^T (fewer than 64 columns) or the
+  /// registers do not fit a thread: the accumulator and two steps of B^T's
+  /// fragments (one read by the instructions in flight, one loaded for the
+  /// next) within kTransposedRegisterBudget of the 255 a thread has, the rest
+  /// left to addresses and masks. Beyond that ptxas spills (64x256x32 on 4
+  /// warps: a 128-register accumulator and 64 registers of fragments).
+  Attribute getTransposedWarpGroupMmaLayout(tile::DotOp op,
+                                            ArrayRef<int64_t> shape) const {
+    constexpr int64_t kTransposedRegisterBudget = 192;
+    if (!transposedDots.contains(op))
+      return {};
+    auto layout = dyn_cast_or_null<MmaEncodingAttr>(
+        getWarpGroupMmaLayout(op, shape, /*transposed=*/true));
+    if (!layout)
+      return {};
+    auto bType = cast<RankedTensorType>(op.getB().getType());
+    auto fragment = DotOperandEncodingAttr::get(getContext(), 1, layout, 1);
+    int64_t registers =
+        layout.toLinearLayout(shape).getNumRegisters() +
+        2 * fragment.toLinearLayout(bType.getShape()).getNumRegisters();
+    return registers <= kTransposedRegisterBudget ? layout : Attribute();
   }
 
   /// Operand `opIdx` of a warpgroup dot stored to shared memory in a layout
@@ -331,45 +396,54 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
       if (shape[0] * shape[1] / (perThread[0] * perThread[1] * 2) >= threads &&
           shape[dim] / (perThread[dim] * 2) >= 1)
         perThread[dim] *= 2;
-    return getBlockedEncoding(getContext(), shape, perThread, {1, 0},
-                              numWarps, 32);
+    return getBlockedEncoding(getContext(), shape, perThread, {1, 0}, numWarps,
+                              32);
   }
 
   LogicalResult
   matchAndRewrite(tile::DotOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    auto defaultType = cast<RankedTensorType>(
-        getTypeConverter()->convertType(op.getType()));
+    auto defaultType =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
     ArrayRef<int64_t> shape = defaultType.getShape();
-    if (Attribute warpGroup = getWarpGroupMmaLayout(op, shape)) {
-      auto accType = RankedTensorType::get(
-          shape, defaultType.getElementType(), warpGroup);
+    Attribute warpGroup = getTransposedWarpGroupMmaLayout(op, shape);
+    bool transposed = static_cast<bool>(warpGroup);
+    if (!transposed)
+      warpGroup = getWarpGroupMmaLayout(op, shape, /*transposed=*/false);
+    if (warpGroup) {
+      auto accType =
+          RankedTensorType::get(shape, defaultType.getElementType(), warpGroup);
       Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), warpGroup);
       Value a = allocateOperand(rewriter, op.getLoc(), adaptor.getA(), 0);
-      Value b = allocateOperand(rewriter, op.getLoc(), adaptor.getB(), 1);
+      // B^T is wgmma's A, from registers in its tf32 fragment.
+      Value b = transposed
+                    ? convertTo(rewriter, op.getLoc(), adaptor.getB(),
+                                DotOperandEncodingAttr::get(
+                                    getContext(), 1, warpGroup, /*kWidth=*/1))
+                    : allocateOperand(rewriter, op.getLoc(), adaptor.getB(), 1);
       Value d = WarpGroupDotOp::create(rewriter, op.getLoc(), accType, a, b, c,
                                        /*isAsync=*/false);
-      rewriter.replaceOp(op, convertTo(rewriter, op.getLoc(), d,
-                                       defaultType.getEncoding()));
+      rewriter.replaceOp(
+          op, convertTo(rewriter, op.getLoc(), d, defaultType.getEncoding()));
       return success();
     }
     std::optional<unsigned> mmaKWidth = getMmaKWidth(op, shape);
     Attribute parent = mmaKWidth ? getMmaLayout(shape) : getFmaLayout(shape);
     unsigned kWidth = mmaKWidth.value_or(0);
-    auto accType = RankedTensorType::get(shape, defaultType.getElementType(),
-                                         parent);
+    auto accType =
+        RankedTensorType::get(shape, defaultType.getElementType(), parent);
     Value c = convertTo(rewriter, op.getLoc(), adaptor.getC(), parent);
-    Value a = convertTo(rewriter, op.getLoc(), adaptor.getA(),
-                        DotOperandEncodingAttr::get(getContext(), 0, parent,
-                                                    kWidth));
-    Value b = convertTo(rewriter, op.getLoc(), adaptor.getB(),
-                        DotOperandEncodingAttr::get(getContext(), 1, parent,
-                                                    kWidth));
-    Value d = tile::DotOp::create(rewriter, op.getLoc(), accType, a, b, c,
-                                  op.getInputPrecision(),
-                                  op.getMaxNumImpreciseAcc());
-    rewriter.replaceOp(op, convertTo(rewriter, op.getLoc(), d,
-                                     defaultType.getEncoding()));
+    Value a =
+        convertTo(rewriter, op.getLoc(), adaptor.getA(),
+                  DotOperandEncodingAttr::get(getContext(), 0, parent, kWidth));
+    Value b =
+        convertTo(rewriter, op.getLoc(), adaptor.getB(),
+                  DotOperandEncodingAttr::get(getContext(), 1, parent, kWidth));
+    Value d =
+        tile::DotOp::create(rewriter, op.getLoc(), accType, a, b, c,
+                            op.getInputPrecision(), op.getMaxNumImpreciseAcc());
+    rewriter.replaceOp(
+        op, convertTo(rewriter, op.getLoc(), d, defaultType.getEncoding()));
     return success();
   }
 
@@ -378,6 +452,7 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
   /// wgmma exists on sm_90a only (the "a" features are not forward
   /// compatible).
   bool hasWarpGroupMma;
+  const DenseSet<Operation *> &transposedDots;
 };
 
 struct ConvertTileToTileGPUPass
@@ -418,6 +493,7 @@ struct ConvertTileToTileGPUPass
     if (shapes.wasInterrupted())
       return signalPassFailure();
 
+    DenseSet<Operation *> transposedDots = getTransposedDots(module);
     TileGPUTypeConverter converter(context, numWarps, threadsPerWarp);
     ConversionTarget conversionTarget(*context);
     auto isLegal = [&](Operation *op) {
@@ -426,27 +502,27 @@ struct ConvertTileToTileGPUPass
              llvm::all_of(op->getResultTypes(),
                           [&](Type t) { return converter.isLegalType(t); });
     };
-    conversionTarget.addDynamicallyLegalDialect<tile::TileDialect,
-                                                arith::ArithDialect,
-                                                math::MathDialect>(isLegal);
+    conversionTarget.addDynamicallyLegalDialect<
+        tile::TileDialect, arith::ArithDialect, math::MathDialect>(isLegal);
     conversionTarget.addLegalDialect<TileGPUDialect>();
-    conversionTarget.addDynamicallyLegalOp<func::FuncOp>(
-        [&](func::FuncOp op) {
-          return converter.isSignatureLegal(op.getFunctionType());
-        });
+    conversionTarget.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return converter.isSignatureLegal(op.getFunctionType());
+    });
     conversionTarget.addDynamicallyLegalOp<func::ReturnOp>(isLegal);
 
     RewritePatternSet patterns(context);
     patterns.add<GenericOpConversion>(converter, context);
     patterns.add<ConstantOpConversion, BroadcastOpConversion,
-                 ExpandDimsOpConversion, ReduceOpConversion>(
-        converter, context, /*benefit=*/2);
+                 ExpandDimsOpConversion, ReduceOpConversion>(converter, context,
+                                                             /*benefit=*/2);
     unsigned computeCapability = 0;
-    (void)StringRef(target).drop_front(3).take_while(llvm::isDigit).getAsInteger(
-        10, computeCapability);
-    patterns.add<DotOpConversion>(converter, context, /*benefit=*/2,
-                                  computeCapability,
-                                  /*hasWarpGroupMma=*/target == "sm_90a");
+    (void)StringRef(target)
+        .drop_front(3)
+        .take_while(llvm::isDigit)
+        .getAsInteger(10, computeCapability);
+    patterns.add<DotOpConversion>(
+        converter, context, /*benefit=*/2, computeCapability,
+        /*hasWarpGroupMma=*/target == "sm_90a", transposedDots);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          conversionTarget);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,

@@ -24,6 +24,85 @@ func.func @dot_wgmma(%a: tensor<128x64xf16>, %b: tensor<64x256xf16>, %c: tensor<
 
 // -----
 
+// A tf32 dot whose b is loaded N-contiguous (and a K-contiguous) is computed
+// transposed, D^T = B^T A^T: b goes to registers in B^T's wgmma A fragment
+// (operand 1 of the transposed accumulator layout), a to its K-major tile
+// (wgmma's B, A^T); the instructions run along D^T (m64n128: the two
+// warpgroups split N, each instruction spans M). A b loaded K-contiguous
+// keeps the untransposed form, both tiles K-major.
+// HOPPER-DAG: #[[MT:.+]] = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 128, 8], transposed = true}>
+// HOPPER-DAG: #[[BT:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #[[MT]], kWidth = 1}>
+// HOPPER-DAG: #[[KA:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+// HOPPER-DAG: #[[KB:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+// HOPPER-DAG: #[[M:.+]] = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 128, 8]}>
+// HOPPER-LABEL: func.func @dot_wgmma_tf32_n_contiguous_b
+// HOPPER: %[[A:.+]] = tilegpu.local_alloc %{{.+}} : (tensor<128x32xf32, #{{.+}}>) -> !tilegpu.memdesc<128x32xf32, #[[KA]]>
+// HOPPER: %[[B:.+]] = tilegpu.convert_layout %{{.+}} : tensor<32x128xf32, #{{.+}}> -> tensor<32x128xf32, #[[BT]]>
+// HOPPER: tilegpu.warpgroup_dot %[[A]], %[[B]], %{{.+}} : !tilegpu.memdesc<128x32xf32, #[[KA]]> * tensor<32x128xf32, #[[BT]]> -> tensor<128x128xf32, #[[MT]]>
+// HOPPER-LABEL: func.func @dot_wgmma_tf32_k_contiguous_b
+// HOPPER: tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} : !tilegpu.memdesc<128x32xf32, #[[KA]]> * !tilegpu.memdesc<32x128xf32, #[[KB]]> -> tensor<128x128xf32, #[[M]]>
+// Without wgmma the contiguity changes nothing: mma.sync.
+// CHECK-LABEL: func.func @dot_wgmma_tf32_n_contiguous_b
+// CHECK-NOT: transposed
+// CHECK: tile.dot
+// CHECK-LABEL: func.func @dot_wgmma_tf32_k_contiguous_b
+func.func @dot_wgmma_tf32_n_contiguous_b(%pa: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %pb: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c4096 = arith.constant 4096 : i32
+  %r128 = tile.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %r32 = tile.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32>
+  %m = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %s4096a = tile.splat %c4096 : i32 -> tensor<128x1xi32>
+  %ms = arith.muli %m, %s4096a : tensor<128x1xi32>
+  %mb = tile.broadcast %ms : tensor<128x1xi32> -> tensor<128x32xi32>
+  %ka = tile.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %kab = tile.broadcast %ka : tensor<1x32xi32> -> tensor<128x32xi32>
+  %aoff = arith.addi %mb, %kab : tensor<128x32xi32>
+  %abase = tile.splat %pa : !tile.ptr<f32> -> tensor<128x32x!tile.ptr<f32>>
+  %aptr = tile.addptr %abase, %aoff : tensor<128x32x!tile.ptr<f32>>, tensor<128x32xi32>
+  %a = tile.load %aptr : tensor<128x32x!tile.ptr<f32>>
+  %k = tile.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %s4096b = tile.splat %c4096 : i32 -> tensor<32x1xi32>
+  %ks = arith.muli %k, %s4096b : tensor<32x1xi32>
+  %kb = tile.broadcast %ks : tensor<32x1xi32> -> tensor<32x128xi32>
+  %n = tile.expand_dims %r128 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %nb = tile.broadcast %n : tensor<1x128xi32> -> tensor<32x128xi32>
+  %boff = arith.addi %kb, %nb : tensor<32x128xi32>
+  %bbase = tile.splat %pb : !tile.ptr<f32> -> tensor<32x128x!tile.ptr<f32>>
+  %bptr = tile.addptr %bbase, %boff : tensor<32x128x!tile.ptr<f32>>, tensor<32x128xi32>
+  %b = tile.load %bptr : tensor<32x128x!tile.ptr<f32>>
+  %d = tile.dot %a, %b, %c {inputPrecision = #tile.precision<tf32>} : tensor<128x32xf32> * tensor<32x128xf32> -> tensor<128x128xf32>
+  return %d : tensor<128x128xf32>
+}
+func.func @dot_wgmma_tf32_k_contiguous_b(%pa: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %pb: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %c: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c4096 = arith.constant 4096 : i32
+  %r128 = tile.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %r32 = tile.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32>
+  %m = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %s4096a = tile.splat %c4096 : i32 -> tensor<128x1xi32>
+  %ms = arith.muli %m, %s4096a : tensor<128x1xi32>
+  %mb = tile.broadcast %ms : tensor<128x1xi32> -> tensor<128x32xi32>
+  %ka = tile.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %kab = tile.broadcast %ka : tensor<1x32xi32> -> tensor<128x32xi32>
+  %aoff = arith.addi %mb, %kab : tensor<128x32xi32>
+  %abase = tile.splat %pa : !tile.ptr<f32> -> tensor<128x32x!tile.ptr<f32>>
+  %aptr = tile.addptr %abase, %aoff : tensor<128x32x!tile.ptr<f32>>, tensor<128x32xi32>
+  %a = tile.load %aptr : tensor<128x32x!tile.ptr<f32>>
+  %k = tile.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %kb = tile.broadcast %k : tensor<32x1xi32> -> tensor<32x128xi32>
+  %n = tile.expand_dims %r128 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %s4096b = tile.splat %c4096 : i32 -> tensor<1x128xi32>
+  %ns = arith.muli %n, %s4096b : tensor<1x128xi32>
+  %nb = tile.broadcast %ns : tensor<1x128xi32> -> tensor<32x128xi32>
+  %boff = arith.addi %kb, %nb : tensor<32x128xi32>
+  %bbase = tile.splat %pb : !tile.ptr<f32> -> tensor<32x128x!tile.ptr<f32>>
+  %bptr = tile.addptr %bbase, %boff : tensor<32x128x!tile.ptr<f32>>, tensor<32x128xi32>
+  %b = tile.load %bptr : tensor<32x128x!tile.ptr<f32>>
+  %d = tile.dot %a, %b, %c {inputPrecision = #tile.precision<tf32>} : tensor<128x32xf32> * tensor<32x128xf32> -> tensor<128x128xf32>
+  return %d : tensor<128x128xf32>
+}
+
+// -----
+
 // On sm_90a an f32 dot that allows tf32 is a warpgroup dot too (m64nNk8),
 // but tf32 has no transposed form: b is stored K-major ([0, 1]), a
 // row-major as always. An IEEE f32 dot stays on FMA.

@@ -62,3 +62,46 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
     return
   }
 }
+
+// -----
+
+// A tf32 dot computed transposed (D^T = B^T A^T), asynchronous: wgmma's A
+// is b's registers (B^T's fragments, four per instruction, copied by
+// mov.b32 and fenced), its B a's K-major tile read through the K-major
+// descriptor. Each of the four m64n64k8 instructions is its own group,
+// followed by a wait that leaves three (one dot's worth less one) in
+// flight; the dot's own wait comes after.
+// CHECK-LABEL: llvm.func @warpgroup_transposed
+// CHECK: llvm.mlir.constant(4611686293305360384 : i64) : i64
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: llvm.inline_asm has_side_effects asm_dialect = att "mov.b32 $0, $1;", "=r,r"
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {$0, {{.*}}, $31}, {$64, $65, $66, $67}, $68, p, 1, 1;
+// CHECK-SAME: "=f,{{.*}},0,{{.*}},31,r,r,r,r,l"
+// CHECK-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 3
+// CHECK-COUNT-3: wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 3
+// CHECK-NOT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = true}>
+#dot = #tilegpu.dot_op<{opIdx = 1, parent = #mmat, kWidth = 1}>
+#ka = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#sb = #tilegpu.swizzled_shared<{vec = 4, perPhase = 2, maxPhase = 4, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32, tilegpu.shared = 16384 : i32} {
+  func.func @warpgroup_transposed(%out: !tile.ptr<f32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mmat>
+    %a = tilegpu.local_alloc {tilegpu.offset = 0 : i32} : () -> !tilegpu.memdesc<64x32xf32, #ka, mutable>
+    %bt = tilegpu.local_alloc {tilegpu.offset = 8192 : i32} : () -> !tilegpu.memdesc<32x64xf32, #sb, mutable>
+    %b = tilegpu.local_load %bt : !tilegpu.memdesc<32x64xf32, #sb, mutable> -> tensor<32x64xf32, #dot>
+    %d = tilegpu.warpgroup_dot %a, %b, %zero {isAsync} : !tilegpu.memdesc<64x32xf32, #ka, mutable> * tensor<32x64xf32, #dot> -> tensor<64x64xf32, #mmat>
+    %w = tilegpu.warpgroup_dot_wait %d {pendings = 0 : i32} : tensor<64x64xf32, #mmat>
+    %s = tile.reduce add %w {axis = 0 : i32} : tensor<64x64xf32, #mmat> -> tensor<64xf32, #tilegpu.slice<{dim = 0, parent = #mmat}>>
+    %rows = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #mmat}>>
+    %base = tile.splat %out : !tile.ptr<f32> -> tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 0, parent = #mmat}>>
+    %p = tile.addptr %base, %rows : tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 0, parent = #mmat}>>, tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #mmat}>>
+    tile.store %p, %s : tensor<64x!tile.ptr<f32>, #tilegpu.slice<{dim = 0, parent = #mmat}>>
+    return
+  }
+}

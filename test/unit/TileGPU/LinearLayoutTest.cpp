@@ -214,4 +214,58 @@ TEST_F(LinearLayoutTest, FmaDotOperandHoldsWholeK) {
     }
 }
 
+TEST_F(LinearLayoutTest, TransposedMmaV3IsTheTransposeOfDT) {
+  // D (256x128) computed as D^T: two warpgroups along D^T's rows (D's
+  // columns), m64n256 instructions along D's rows. d_i of D^T: row =
+  // 16 (w mod 4) + 64 (w / 4) + g + 8 ((i >> 1) & 1), col = 8 (i >> 2) + 2t +
+  // (i & 1) (CUTLASS CLayout_64xN); D holds it at (col, row).
+  auto mma = tilec::tilegpu::MmaEncodingAttr::get(&context, 3, {8, 1},
+                                                  {16, 256, 8}, true);
+  LinearLayout layout = mma.toLinearLayout({256, 128});
+  ASSERT_EQ(layout.getNumRegisters(), 128u);
+  for (unsigned w = 0; w < 8; ++w)
+    for (unsigned l = 0; l < 32; ++l)
+      for (unsigned i = 0; i < 128; ++i) {
+        int64_t g = l / 4, t = l % 4;
+        int64_t row = 16 * (w % 4) + 64 * (w / 4) + g + 8 * ((i >> 1) & 1);
+        int64_t col = 8 * (i >> 2) + 2 * t + (i & 1);
+        auto coords = layout.apply(i, l, w);
+        ASSERT_EQ(coords[0], col) << "i=" << i << " l=" << l << " w=" << w;
+        ASSERT_EQ(coords[1], row) << "i=" << i << " l=" << l << " w=" << w;
+      }
+  expectCovers(layout);
+}
+
+TEST_F(LinearLayoutTest, WarpGroupRegisterAMatchesTf32Fragment) {
+  // B (32x128, K x N) of a transposed dot on one warpgroup: B^T's m64n?k8
+  // A fragments, a0 = (g, t), a1 = (g + 8, t), a2 = (g, t + 4),
+  // a3 = (g + 8, t + 4) in B^T's (n, k), warp w at rows 16 w; registers
+  // 4 (m * kSteps + k) + j hold fragment j of instruction (m, k), m the
+  // 64-row repeat along N, k the 8-wide step along K.
+  auto mma = tilec::tilegpu::MmaEncodingAttr::get(&context, 3, {4, 1},
+                                                  {16, 128, 8}, true);
+  auto b = tilec::tilegpu::DotOperandEncodingAttr::get(&context, 1, mma, 1)
+               .toLinearLayout({32, 128});
+  const unsigned kSteps = 4;
+  ASSERT_EQ(b.getNumRegisters(), 4u * kSteps * 2);
+  for (unsigned w = 0; w < 4; ++w)
+    for (unsigned l = 0; l < 32; ++l)
+      for (unsigned r = 0; r < b.getNumRegisters(); ++r) {
+        int64_t g = l / 4, t = l % 4;
+        unsigned j = r % 4, k = (r / 4) % kSteps, m = r / (4 * kSteps);
+        auto coords = b.apply(r, l, w);
+        ASSERT_EQ(coords[0], t + 4 * (j / 2) + 8 * k) << "r=" << r;
+        ASSERT_EQ(coords[1], g + 8 * (j % 2) + 16 * w + 64 * m) << "r=" << r;
+      }
+  expectCovers(b);
+  // Warpgroups along the instruction's N hold copies.
+  auto split = tilec::tilegpu::MmaEncodingAttr::get(&context, 3, {4, 2},
+                                                    {16, 64, 8}, true);
+  auto copies =
+      tilec::tilegpu::DotOperandEncodingAttr::get(&context, 1, split, 1)
+          .toLinearLayout({8, 64});
+  EXPECT_EQ(copies.getRedundantWarpMask(), 0b100u);
+  expectCovers(copies);
+}
+
 } // namespace

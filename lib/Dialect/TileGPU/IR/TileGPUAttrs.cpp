@@ -161,7 +161,7 @@ unsigned SliceEncodingAttr::getNumWarps() const {
 LogicalResult
 MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         unsigned versionMajor, ArrayRef<unsigned> warpsPerCTA,
-                        ArrayRef<unsigned> instrShape) {
+                        ArrayRef<unsigned> instrShape, bool transposed) {
   if (versionMajor != 2 && versionMajor != 3)
     return emitError() << "versionMajor must be 2 (mma.sync) or 3 (wgmma), "
                           "got "
@@ -173,6 +173,8 @@ MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (versionMajor == 2 &&
       (instrShape.size() != 2 || instrShape[0] != 16 || instrShape[1] != 8))
     return emitError() << "mma v2 instrShape must be [16, 8]";
+  if (versionMajor == 2 && transposed)
+    return emitError() << "only mma v3 (wgmma) computes transposed products";
   if (versionMajor == 3) {
     if (instrShape.size() != 3 || instrShape[0] != 16 ||
         instrShape[1] % 8 != 0 || instrShape[1] > 256)
@@ -184,8 +186,27 @@ MmaEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+/// Swaps the two coordinates of every basis: the layout of the transpose.
+static LinearLayout transposeLayout(const LinearLayout &layout) {
+  auto swapped = [](ArrayRef<Basis> bases) {
+    SmallVector<Basis> result(bases.begin(), bases.end());
+    for (Basis &basis : result)
+      std::swap(basis[0], basis[1]);
+    return result;
+  };
+  SmallVector<int64_t> shape = {layout.getShape()[1], layout.getShape()[0]};
+  return LinearLayout(shape, swapped(layout.getRegisterBases()),
+                      swapped(layout.getLaneBases()),
+                      swapped(layout.getWarpBases()));
+}
+
 LinearLayout MmaEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
   assert(shape.size() == 2 && "mma layouts are 2-D");
+  if (getTransposed())
+    return transposeLayout(MmaEncodingAttr::get(getContext(), getVersionMajor(),
+                                                getWarpsPerCTA(),
+                                                getInstrShape())
+                               .toLinearLayout({shape[1], shape[0]}));
   unsigned wm = getWarpsPerCTA()[0], wn = getWarpsPerCTA()[1];
   // Lanes: t = lane % 4 picks column pairs, g = lane / 4 picks rows.
   SmallVector<Basis> lanes = {{0, 2}, {0, 4}, {1, 0}, {2, 0}, {4, 0}};
@@ -239,10 +260,52 @@ DotOperandEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
       return emitError() << "mma v2 operands need kWidth 1 (tf32) or 2 "
                             "(16-bit), got "
                          << kWidth;
+    if (mma.getVersionMajor() == 3 && kWidth != 1)
+      return emitError() << "mma v3 operands in registers are tf32 A "
+                            "fragments (kWidth 1), got kWidth "
+                         << kWidth;
+    // wgmma reads its B operand from shared memory only.
+    unsigned registerOperand = mma.getTransposed() ? 1 : 0;
+    if (mma.getVersionMajor() == 3 && opIdx != registerOperand)
+      return emitError() << "operand " << opIdx << " of an mma v3 "
+                         << (mma.getTransposed() ? "transposed " : "")
+                         << "parent is wgmma's B, which is read from shared "
+                            "memory; only operand "
+                         << registerOperand << " can be in registers";
     return success();
   }
   return emitError() << "dot operand parent must be blocked or mma, got "
                      << parent;
+}
+
+/// wgmma's register A operand (tf32) for the accumulator layout `mma`, on a
+/// tile of `shape` (M x K; for a transposed `mma`, K x N, the transpose of
+/// B^T's N x K tile). Per warp the m16n8k8 A fragment a = (g + 8i, t + 4k);
+/// warp w of a warpgroup takes rows 16 (w mod 4), warpgroups along M take
+/// the next 64, warps along N hold copies (the accumulator's warp order);
+/// registers repeat along K first, then along M: the fragment of
+/// instruction (m, k) is registers 4 (m * kSteps + k) to 4 (m * kSteps + k)
+/// + 3.
+static LinearLayout getWarpGroupFragmentLayout(MmaEncodingAttr mma,
+                                               ArrayRef<int64_t> shape) {
+  if (mma.getTransposed())
+    return transposeLayout(getWarpGroupFragmentLayout(
+        MmaEncodingAttr::get(mma.getContext(), 3, mma.getWarpsPerCTA(),
+                             mma.getInstrShape()),
+        {shape[1], shape[0]}));
+  unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
+  SmallVector<Basis> registers = {{8, 0}, {0, 4}};
+  SmallVector<Basis> lanes = {{0, 1}, {0, 2}, {1, 0}, {2, 0}, {4, 0}};
+  SmallVector<Basis> warps;
+  for (unsigned step = 1; step < wm; step *= 2)
+    warps.push_back({16 * step, 0});
+  for (unsigned step = 1; step < wn; step *= 2)
+    warps.push_back({0, 0});
+  for (int64_t step = 8; step < shape[1]; step *= 2)
+    registers.push_back({0, step});
+  for (int64_t step = 16 * wm; step < shape[0]; step *= 2)
+    registers.push_back({step, 0});
+  return LinearLayout(shape, registers, lanes, warps).wrappedTo(shape);
 }
 
 LinearLayout DotOperandEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) const {
@@ -264,6 +327,8 @@ LinearLayout DotOperandEncodingAttr::toLinearLayout(ArrayRef<int64_t> shape) con
                         SmallVector<Basis>(withK.getWarpBases()));
   }
   auto mma = cast<MmaEncodingAttr>(getParent());
+  if (mma.getVersionMajor() == 3)
+    return getWarpGroupFragmentLayout(mma, shape);
   unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
   // Register and lane bases of one instruction's fragment, written as
   // (non-K, K) and swapped into (row, col) below.
@@ -382,6 +447,14 @@ tilec::tilegpu::getWarpGroupOperandOrder(Type element, unsigned opIdx,
   // K is dim 1 of a and dim 0 of b.
   return opIdx == 0 ? SmallVector<unsigned>{1, 0}
                     : SmallVector<unsigned>{0, 1};
+}
+
+bool tilec::tilegpu::warpGroupComputesTransposed(Type element,
+                                                 unsigned aContiguousDim,
+                                                 unsigned bContiguousDim) {
+  // K is dim 1 of a and dim 0 of b.
+  return !warpGroupReadsMNMajor(element) && aContiguousDim == 1 &&
+         bContiguousDim == 1;
 }
 
 LogicalResult SwizzledSharedEncodingAttr::verify(

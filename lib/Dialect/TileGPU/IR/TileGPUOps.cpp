@@ -140,47 +140,99 @@ LogicalResult AsyncCopyGlobalToLocalOp::verify() {
   return verifySameTile(*this, ptrs, buffer, pointer.getPointeeType());
 }
 
+/// A register b of a transposed warpgroup dot: B^T's wgmma A fragment, tf32.
+static LogicalResult verifyRegisterOperand(WarpGroupDotOp op,
+                                           RankedTensorType b,
+                                           MmaEncodingAttr mma) {
+  if (!mma.getTransposed())
+    return op.emitOpError()
+           << "takes b from registers only for a transposed accumulator "
+              "layout (D^T = B^T A^T, B^T as wgmma's A); got "
+           << mma;
+  if (!b.getElementType().isF32())
+    return op.emitOpError() << "takes register operands of tf32 dots only "
+                               "(f32 elements), got "
+                            << b;
+  auto operand = dyn_cast<DotOperandEncodingAttr>(b.getEncoding());
+  if (!operand || operand.getOpIdx() != 1 || operand.getParent() != mma ||
+      operand.getKWidth() != 1)
+    return op.emitOpError()
+           << "register b must have the layout #tilegpu.dot_op<{opIdx = 1, "
+              "parent = "
+           << mma << ", kWidth = 1}>, got " << b;
+  return success();
+}
+
+/// The 2-D shape of an operand, a shared tile or a tensor.
+static ArrayRef<int64_t> getOperandShape(Type type) {
+  if (auto buffer = dyn_cast<MemDescType>(type))
+    return buffer.getShape();
+  return cast<RankedTensorType>(type).getShape();
+}
+
+static Type getOperandElement(Type type) {
+  if (auto buffer = dyn_cast<MemDescType>(type))
+    return buffer.getElementType();
+  return cast<RankedTensorType>(type).getElementType();
+}
+
 LogicalResult WarpGroupDotOp::verify() {
-  MemDescType a = getA().getType(), b = getB().getType();
   auto d = cast<RankedTensorType>(getD().getType());
-  for (MemDescType operand : {a, b})
-    if (!isa<NvmmaSharedEncodingAttr>(operand.getEncoding()) ||
-        operand.getShape().size() != 2)
-      return emitOpError() << "operands must be 2-D nvmma_shared tiles, got "
-                           << operand;
   auto mma = dyn_cast<MmaEncodingAttr>(d.getEncoding());
   if (!mma || mma.getVersionMajor() != 3)
-    return emitOpError() << "the accumulator needs an mma v3 layout, got "
-                         << d;
-  if (a.getShape()[1] != b.getShape()[0] ||
-      a.getShape()[0] != d.getDimSize(0) || b.getShape()[1] != d.getDimSize(1))
-    return emitOpError() << "shapes do not make a product: " << a << " * "
-                         << b << " -> " << d;
-  if (a.getElementType() != b.getElementType())
+    return emitOpError() << "the accumulator needs an mma v3 layout, got " << d;
+  // The shared tiles wgmma reads through descriptors: a, and b unless it is
+  // in registers (operand index, type).
+  SmallVector<std::pair<unsigned, MemDescType>> tiles = {{0, getA().getType()}};
+  if (auto b = dyn_cast<MemDescType>(getB().getType())) {
+    if (mma.getTransposed())
+      return emitOpError() << "a transposed accumulator layout takes b from "
+                              "registers, got "
+                           << b;
+    tiles.push_back({1, b});
+  } else if (failed(verifyRegisterOperand(
+                 *this, cast<RankedTensorType>(getB().getType()), mma))) {
+    return failure();
+  }
+  for (auto [opIdx, tile] : tiles)
+    if (!isa<NvmmaSharedEncodingAttr>(tile.getEncoding()) ||
+        tile.getShape().size() != 2)
+      return emitOpError() << "shared operands must be 2-D nvmma_shared "
+                              "tiles, got "
+                           << tile;
+  ArrayRef<int64_t> aShape = getOperandShape(getA().getType());
+  ArrayRef<int64_t> bShape = getOperandShape(getB().getType());
+  if (aShape.size() != 2 || bShape.size() != 2 || aShape[1] != bShape[0] ||
+      aShape[0] != d.getDimSize(0) || bShape[1] != d.getDimSize(1))
+    return emitOpError() << "shapes do not make a product: " << getA().getType()
+                         << " * " << getB().getType() << " -> " << d;
+  Type element = getOperandElement(getA().getType());
+  if (element != getOperandElement(getB().getType()))
     return emitOpError() << "operands differ in element type";
-  Type element = a.getElementType();
   if (!element.isF16() && !element.isBF16() && !element.isF32())
     return emitOpError() << "operands must be f16, bf16 or f32 (tf32), got "
                          << element;
   // tf32 has no transposed form: K must be each tile's contiguous dimension.
-  MemDescType operands[] = {a, b};
   if (!warpGroupReadsMNMajor(element))
-    for (auto [opIdx, operand] : llvm::enumerate(operands)) {
+    for (auto [opIdx, tile] : tiles) {
       unsigned kDim = opIdx == 0 ? 1 : 0;
-      auto encoding = cast<NvmmaSharedEncodingAttr>(operand.getEncoding());
+      auto encoding = cast<NvmmaSharedEncodingAttr>(tile.getEncoding());
       if (encoding.getOrder()[0] != kDim)
         return emitOpError()
                << "reads " << element << " operands K-major only; operand "
-               << (opIdx == 0 ? "a" : "b") << " is " << operand;
+               << (opIdx == 0 ? "a" : "b") << " is " << tile;
     }
-  // Whole instructions: warpgroups of 64 rows, instrN columns, 32 bytes of K.
+  // Whole instructions: warpgroups of 64 rows, instrN columns, 32 bytes of K
+  // (rows and columns are D^T's when transposed).
   unsigned wm = mma.getWarpsPerCTA()[0], wn = mma.getWarpsPerCTA()[1];
   int64_t instrN = mma.getInstrShape()[1];
   int64_t instrK = getWarpGroupInstrK(element);
-  if (!llvm::isPowerOf2_64(instrN) || d.getDimSize(0) % (16 * wm) != 0 ||
-      d.getDimSize(1) % (instrN * wn) != 0 || a.getShape()[1] % instrK != 0)
-    return emitOpError() << d << " is not whole wgmma instructions of "
-                         << mma << " (a power-of-two N, " << instrK
+  int64_t rows = d.getDimSize(mma.getTransposed() ? 1 : 0);
+  int64_t cols = d.getDimSize(mma.getTransposed() ? 0 : 1);
+  if (!llvm::isPowerOf2_64(instrN) || rows % (16 * wm) != 0 ||
+      cols % (instrN * wn) != 0 || aShape[1] % instrK != 0)
+    return emitOpError() << d << " is not whole wgmma instructions of " << mma
+                         << " (a power-of-two N, " << instrK
                          << "-wide K steps)";
   return success();
 }

@@ -183,10 +183,13 @@ LogicalResult BarrierAnalysis::getAccess(Operation *op, Access &access) {
     return alloc.getSrc() ? getIntervals(alloc.getResult(), op, access.writes)
                           : success();
   // An asynchronous wgmma reads until its warpgroup_dot_wait; a write after
-  // that wait gets its barrier before it, after the wait.
+  // that wait gets its barrier before it, after the wait. A b in registers
+  // (a transposed dot) reads no shared memory.
   if (auto dot = dyn_cast<WarpGroupDotOp>(op)) {
     if (failed(getIntervals(dot.getA(), op, access.reads)))
       return failure();
+    if (!isa<MemDescType>(dot.getB().getType()))
+      return success();
     return getIntervals(dot.getB(), op, access.reads);
   }
   int64_t bytes = getSharedMemoryBytes(op);

@@ -397,11 +397,15 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
 /// Only dots whose operands both come from rings (an operand stored to
 /// shared memory in the loop, by a load the pipeliner prefetches in
 /// registers, is overwritten by the next step's store while the dot would
-/// still read it), and whose result only accumulates: its one use is the
+/// still read it; a register operand is loaded from a ring, and the dot's
+/// lowering keeps the registers its instructions read until they finish),
+/// and whose result only accumulates: its one use is the
 /// yield that feeds it back as the next step's accumulator. Any other
 /// reader would see registers the wgmma is still writing.
 void LoopPipeliner::makeWarpGroupDotsAsync() {
   auto readsRing = [&](Value operand) {
+    if (auto load = operand.getDefiningOp<LocalLoadOp>())
+      operand = load.getSrc();
     auto slot = operand.getDefiningOp<MemDescIndexOp>();
     return slot && llvm::is_contained(rings, slot.getSrc());
   };

@@ -472,6 +472,64 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
 
 // -----
 
+// tf32 computed transposed (D^T = B^T A^T): b is read into registers in
+// B^T's wgmma A fragment, so its ring takes the order of its loads
+// (N-contiguous, the ldmatrix-style swizzle) and is read by a local_load
+// each step; a's ring is K-major for wgmma's B. The dot reads both from
+// rings, so it runs asynchronously with one group in flight.
+
+// CHECK-DAG: #[[TA:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+// CHECK-DAG: #[[SB:.+]] = #tilegpu.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+// CHECK-DAG: #[[DT:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #{{.+}}, kWidth = 1}>
+// CHECK-LABEL: func.func @warpgroup_tf32_transposed
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf32, #[[TA]], mutable>
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x32x64xf32, #[[SB]], mutable>
+// CHECK: scf.for
+// CHECK: %[[BR:.+]] = tilegpu.local_load %{{.+}} : !tilegpu.memdesc<32x64xf32, #[[SB]], mutable> -> tensor<32x64xf32, #[[DT]]>
+// CHECK: %[[D:.+]] = tilegpu.warpgroup_dot %{{.+}}, %[[BR]], %{{.+}} {isAsync} : !tilegpu.memdesc<64x32xf32, #[[TA]], mutable> * tensor<32x64xf32, #[[DT]]> -> tensor<64x64xf32, #{{.+}}>
+// CHECK-NEXT: tilegpu.warpgroup_dot_wait %[[D]] {pendings = 1 : i32}
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<64x32x!tile.ptr<f32>, #{{.+}}> -> !tilegpu.memdesc<64x32xf32, #[[TA]], mutable>
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<32x64x!tile.ptr<f32>, #{{.+}}> -> !tilegpu.memdesc<32x64xf32, #[[SB]], mutable>
+// CHECK: tilegpu.warpgroup_dot_wait %{{.+}}#0 {pendings = 0 : i32}
+
+#rows = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#nrows = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = true}>
+#dott = #tilegpu.dot_op<{opIdx = 1, parent = #mmat, kWidth = 1}>
+#ka = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @warpgroup_tf32_transposed(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) -> tensor<64x64xf32, #mmat> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mmat>
+    %ra = tile.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #rows}>>
+    %ka = tile.expand_dims %ra {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #rows}>> -> tensor<1x32xi32, #rows>
+    %kab = tile.broadcast %ka : tensor<1x32xi32, #rows> -> tensor<64x32xi32, #rows>
+    %abase = tile.splat %a : !tile.ptr<f32> -> tensor<64x32x!tile.ptr<f32>, #rows>
+    %pa = tile.addptr %abase, %kab : tensor<64x32x!tile.ptr<f32>, #rows>, tensor<64x32xi32, #rows>
+    %rb = tile.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #nrows}>>
+    %nb = tile.expand_dims %rb {axis = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #nrows}>> -> tensor<1x64xi32, #nrows>
+    %nbb = tile.broadcast %nb : tensor<1x64xi32, #nrows> -> tensor<32x64xi32, #nrows>
+    %bbase = tile.splat %b : !tile.ptr<f32> -> tensor<32x64x!tile.ptr<f32>, #nrows>
+    %pb = tile.addptr %bbase, %nbb : tensor<32x64x!tile.ptr<f32>, #nrows>, tensor<32x64xi32, #nrows>
+    %step = arith.constant dense<32> : tensor<64x32xi32, #rows>
+    %stepb = arith.constant dense<2048> : tensor<32x64xi32, #nrows>
+    %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %pai = %pa, %pbi = %pb) -> (tensor<64x64xf32, #mmat>, tensor<64x32x!tile.ptr<f32>, #rows>, tensor<32x64x!tile.ptr<f32>, #nrows>) : i32 {
+      %x = tile.load %pai : tensor<64x32x!tile.ptr<f32>, #rows>
+      %y = tile.load %pbi : tensor<32x64x!tile.ptr<f32>, #nrows>
+      %xs = tilegpu.local_alloc %x : (tensor<64x32xf32, #rows>) -> !tilegpu.memdesc<64x32xf32, #ka>
+      %yr = tilegpu.convert_layout %y : tensor<32x64xf32, #nrows> -> tensor<32x64xf32, #dott>
+      %d = tilegpu.warpgroup_dot %xs, %yr, %acc : !tilegpu.memdesc<64x32xf32, #ka> * tensor<32x64xf32, #dott> -> tensor<64x64xf32, #mmat>
+      %pan = tile.addptr %pai, %step : tensor<64x32x!tile.ptr<f32>, #rows>, tensor<64x32xi32, #rows>
+      %pbn = tile.addptr %pbi, %stepb : tensor<32x64x!tile.ptr<f32>, #nrows>, tensor<32x64xi32, #nrows>
+      scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mmat>, tensor<64x32x!tile.ptr<f32>, #rows>, tensor<32x64x!tile.ptr<f32>, #nrows>
+    }
+    return %r#0 : tensor<64x64xf32, #mmat>
+  }
+}
+
+// -----
+
 // A dot whose result is read by anything but the next step's accumulator
 // (here an add) stays synchronous: with one group in flight the add would
 // read registers the wgmma still writes. A loop that stores to global memory

@@ -125,3 +125,87 @@ func.func @i8_operands(%a: !tilegpu.memdesc<64x64xi8, #nv>, %b: !tilegpu.memdesc
   %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x64xi8, #nv> * !tilegpu.memdesc<64x64xi8, #nv> -> tensor<64x64xf32, #mma3>
   return
 }
+
+// -----
+
+// A transposed product (D^T = B^T A^T): b in registers needs a transposed
+// accumulator layout, and a transposed layout needs b in registers.
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @register_b_untransposed(%a: !tilegpu.memdesc<64x32xf32, #nv>, %b: tensor<32x64xf32, #blocked>, %c: tensor<64x64xf32, #mma3>) {
+  // expected-error @+1 {{takes b from registers only for a transposed accumulator layout (D^T = B^T A^T, B^T as wgmma's A); got #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x32xf32, #nv> * tensor<32x64xf32, #blocked> -> tensor<64x64xf32, #mma3>
+  return
+}
+
+// -----
+
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = true}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#kb = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+func.func @transposed_shared_b(%a: !tilegpu.memdesc<64x32xf32, #nv>, %b: !tilegpu.memdesc<32x64xf32, #kb>, %c: tensor<64x64xf32, #mmat>) {
+  // expected-error @+1 {{a transposed accumulator layout takes b from registers, got '!tilegpu.memdesc<32x64xf32, #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>>'}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x32xf32, #nv> * !tilegpu.memdesc<32x64xf32, #kb> -> tensor<64x64xf32, #mmat>
+  return
+}
+
+// -----
+
+// Register b holds B^T's wgmma A fragment: the dot_op layout of the
+// accumulator, operand 1, kWidth 1.
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = true}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @register_b_layout(%a: !tilegpu.memdesc<64x32xf32, #nv>, %b: tensor<32x64xf32, #blocked>, %c: tensor<64x64xf32, #mmat>) {
+  // expected-error @+1 {{register b must have the layout #tilegpu.dot_op<{opIdx = 1, parent = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = true}>, kWidth = 1}>, got 'tensor<32x64xf32, #tilegpu.blocked<}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x32xf32, #nv> * tensor<32x64xf32, #blocked> -> tensor<64x64xf32, #mmat>
+  return
+}
+
+// -----
+
+// Only tf32 takes the register form.
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16], transposed = true}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+func.func @register_b_f16(%a: !tilegpu.memdesc<64x64xf16, #nv>, %b: tensor<64x64xf16, #blocked>, %c: tensor<64x64xf32, #mmat>) {
+  // expected-error @+1 {{takes register operands of tf32 dots only (f32 elements), got 'tensor<64x64xf16}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x64xf16, #nv> * tensor<64x64xf16, #blocked> -> tensor<64x64xf32, #mmat>
+  return
+}
+
+// -----
+
+// wgmma's B (A^T, the tile of a) is read K-major for tf32 here too.
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = true}>
+#dot = #tilegpu.dot_op<{opIdx = 1, parent = #mmat, kWidth = 1}>
+#mn = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+func.func @transposed_a_m_major(%a: !tilegpu.memdesc<64x32xf32, #mn>, %b: tensor<32x64xf32, #dot>, %c: tensor<64x64xf32, #mmat>) {
+  // expected-error @+1 {{reads 'f32' operands K-major only; operand a is}}
+  %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<64x32xf32, #mn> * tensor<32x64xf32, #dot> -> tensor<64x64xf32, #mmat>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{only mma v3 (wgmma) computes transposed products}}
+#mma2 = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8], transposed = true}>
+
+// -----
+
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>
+// expected-error @+1 {{operand 1 of an mma v3 parent is wgmma's B, which is read from shared memory; only operand 0 can be in registers}}
+#dot = #tilegpu.dot_op<{opIdx = 1, parent = #mma3, kWidth = 1}>
+
+// -----
+
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = true}>
+// expected-error @+1 {{operand 0 of an mma v3 transposed parent is wgmma's B, which is read from shared memory; only operand 1 can be in registers}}
+#dot = #tilegpu.dot_op<{opIdx = 0, parent = #mmat, kWidth = 1}>
+
+// -----
+
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16], transposed = true}>
+// expected-error @+1 {{mma v3 operands in registers are tf32 A fragments (kWidth 1), got kWidth 2}}
+#dot = #tilegpu.dot_op<{opIdx = 1, parent = #mmat, kWidth = 2}>

@@ -55,3 +55,25 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
     return %w : tensor<128x128xf32, #mma3>
   }
 }
+
+// -----
+
+// A tf32 dot computed transposed (D^T = B^T A^T): b in registers in the
+// fragment layout of a transposed mma v3 accumulator; the default
+// `transposed = false` is not printed.
+// CHECK-DAG: #[[MMAT:.+]] = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 256, 8], transposed = true}>
+// CHECK-DAG: #[[DOTT:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #[[MMAT]], kWidth = 1}>
+// CHECK-DAG: #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8]}>
+// CHECK-LABEL: func.func @warpgroup_transposed
+// CHECK: tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} {isAsync} : !tilegpu.memdesc<256x32xf32, #{{.+}}, mutable> * tensor<32x128xf32, #[[DOTT]]> -> tensor<256x128xf32, #[[MMAT]]>
+#mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 256, 8], transposed = true}>
+#mma = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 8], transposed = false}>
+#dot = #tilegpu.dot_op<{opIdx = 1, parent = #mmat, kWidth = 1}>
+#nva = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 8 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @warpgroup_transposed(%a: !tilegpu.memdesc<256x32xf32, #nva, mutable>, %b: tensor<32x128xf32, #dot>, %c: tensor<256x128xf32, #mmat>, %e: tensor<64x64xf32, #mma>) -> tensor<256x128xf32, #mmat> {
+    %d = tilegpu.warpgroup_dot %a, %b, %c {isAsync} : !tilegpu.memdesc<256x32xf32, #nva, mutable> * tensor<32x128xf32, #dot> -> tensor<256x128xf32, #mmat>
+    %w = tilegpu.warpgroup_dot_wait %d {pendings = 0 : i32} : tensor<256x128xf32, #mmat>
+    return %w : tensor<256x128xf32, #mmat>
+  }
+}

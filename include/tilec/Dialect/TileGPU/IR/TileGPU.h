@@ -83,6 +83,15 @@ bool warpGroupReadsMNMajor(mlir::Type element);
 /// it, otherwise K-major.
 llvm::SmallVector<unsigned> getWarpGroupOperandOrder(
     mlir::Type element, unsigned opIdx, llvm::ArrayRef<unsigned> preferred);
+/// Whether a warpgroup dot of `element` whose operands arrive contiguous
+/// along `aContiguousDim` of a (M x K) and `bContiguousDim` of b (K x N) is
+/// computed transposed, D^T = B^T A^T: where wgmma cannot read b MN-major
+/// (tf32) but a is K-major. B^T is then wgmma's A, from registers (which
+/// read any shared layout, so b's tile keeps its loads' order and 16-byte
+/// copies), and A^T wgmma's B, K-major as a's tile already is. Otherwise
+/// b would be transposed into a K-major tile element by element.
+bool warpGroupComputesTransposed(mlir::Type element, unsigned aContiguousDim,
+                                 unsigned bContiguousDim);
 } // namespace tilec::tilegpu
 
 #endif // TILEC_DIALECT_TILEGPU_IR_TILEGPU_H

@@ -95,12 +95,31 @@ def TileGPU_MmaEncodingAttr : TileGPU_Attr<"MmaEncoding", "mma",
     `versionMajor = 2`: mma.sync; each warp holds `instrShape` ([16, 8]) tiles
     with the PTX C/D fragment, warps cover `warpsPerCTA` tiles (warp id
     fastest along N), larger shapes repeat in registers. `versionMajor = 3`
-    reserves the Hopper wgmma accumulator (`instrShape = [16, N, K]` per warp,
-    4-warp groups along M).
+    is the Hopper wgmma accumulator (`instrShape = [16, N, K]` per warp,
+    4-warp groups along M, warp id fastest along M).
+
+    `transposed` (v3 only) is the layout of a product computed transposed,
+    D^T = B^T A^T: the tensor is D (M x N), and the instructions compute its
+    transpose, so the instruction's M runs along dimension 1 and its N along
+    dimension 0. `warpsPerCTA` and `instrShape` are the instruction's (D^T's);
+    every basis of the untransposed layout of D^T has its two coordinates
+    swapped, the permutation a transpose of a distributed tensor is.
+    ```mlir
+    #mma = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 256, 8], transposed = true}>
+    ```
   }];
   let parameters = (ins "unsigned":$versionMajor,
                         TileGPU_UnsignedList:$warpsPerCTA,
-                        TileGPU_UnsignedList:$instrShape);
+                        TileGPU_UnsignedList:$instrShape,
+                        DefaultValuedParameter<"bool", "false">:$transposed);
+  let builders = [
+    AttrBuilder<(ins "unsigned":$versionMajor,
+                     "::llvm::ArrayRef<unsigned>":$warpsPerCTA,
+                     "::llvm::ArrayRef<unsigned>":$instrShape), [{
+      return $_get($_ctxt, versionMajor, warpsPerCTA, instrShape,
+                   /*transposed=*/false);
+    }]>
+  ];
   let assemblyFormat = "`<` `{` struct(params) `}` `>`";
   let genVerifyDecl = 1;
 }
@@ -112,7 +131,11 @@ def TileGPU_DotOperandEncodingAttr : TileGPU_Attr<"DotOperandEncoding", "dot_op"
     With a `blocked` parent (the FMA path) each thread holds, for the rows
     (opIdx 0) or columns (opIdx 1) of the result it owns, the whole K extent.
     With an `mma` parent it is the PTX A/B fragment; `kWidth` consecutive K
-    elements per thread (2 for f16/bf16, 1 for tf32).
+    elements per thread (2 for f16/bf16, 1 for tf32). With an `mma` v3
+    parent it is the register A operand of wgmma (tf32 only, kWidth 1): per
+    warp the m16n8k8 tf32 A fragment, the warps of a warpgroup stacked along
+    the instruction's M; it is operand 0 of an untransposed parent and
+    operand 1 (B^T's fragment, seen as B) of a transposed one.
   }];
   let parameters = (ins "unsigned":$opIdx, "::mlir::Attribute":$parent,
                         DefaultValuedParameter<"unsigned", "0">:$kWidth);

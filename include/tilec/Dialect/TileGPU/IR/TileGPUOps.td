@@ -201,7 +201,7 @@ def TileGPU_BarrierOp : TileGPU_Op<"barrier", [
 def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
     MemoryEffects<[MemRead<TileGPU_SharedMemory>]>,
     AllTypesMatch<["c", "d"]>]> {
-  let summary = "d = a * b + c on Hopper tensor cores (wgmma), operands in shared memory";
+  let summary = "d = a * b + c on Hopper tensor cores (wgmma)";
   let description = [{
     `a` (MxK) and `b` (KxN) are `nvmma_shared` tiles; `c` and `d` have an
     `mma` layout of version 3. Each warpgroup (four consecutive warps)
@@ -209,14 +209,26 @@ def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
     warp (m64nNk16 per warpgroup for f16/bf16, m64nNk8 for f32, whose
     products are tf32's) over its rows and columns, as one group. f32
     operands must be K-major (tf32 has no transposed form).
+
+    With a `transposed` accumulator layout the instructions compute
+    D^T = B^T A^T: `b` is a tensor in registers, in the `dot_op` layout
+    (operand 1, kWidth 1) of that accumulator, which is B^T's register A
+    fragment; `a` is read as wgmma's B operand (A^T, K-major). Only tf32
+    dots take this form. Each instruction is then its own group, and each
+    waits until at most one dot's worth of instructions less one is in
+    flight, so that an instruction's fragment registers are only rewritten
+    once the instruction that read them a step before has finished.
+
     Without `isAsync` the group is waited for at once; with it the result
     may only be read after a `warpgroup_dot_wait` that covers it, and the
     operands may not be overwritten before that.
     ```mlir
     %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<128x64xf16, #nvmma, mutable> * !tilegpu.memdesc<64x128xf16, #nvmma1, mutable> -> tensor<128x128xf32, #mma>
+    %e = tilegpu.warpgroup_dot %a, %bt, %c : !tilegpu.memdesc<256x32xf32, #nvmma, mutable> * tensor<32x128xf32, #dot_op_t> -> tensor<256x128xf32, #mma_t>
     ```
   }];
-  let arguments = (ins TileGPU_MemDesc:$a, TileGPU_MemDesc:$b,
+  let arguments = (ins TileGPU_MemDesc:$a,
+                       AnyTypeOf<[TileGPU_MemDesc, AnyRankedTensor]>:$b,
                        AnyRankedTensor:$c, UnitAttr:$isAsync);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{

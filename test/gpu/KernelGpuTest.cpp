@@ -189,9 +189,11 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
                 "num_warps=4,num_stages=3",
                 false, "M=256,N=256,K=256,stride_bk=1,stride_bn=256"},
-        // The transposed tf32 form (row-major B) with masked tails in every
-        // dimension: odd M, N and K (N = 257: B's rows 4-byte aligned, its
-        // copies 4 bytes; N = 260: 16 bytes), two warpgroups along D^T's
+        // tf32 with a row-major B and masked tails in every dimension: odd
+        // M, N and K. Where B's rows are only known 4-byte aligned (N = 257,
+        // 260: no %16 fact) it keeps the transposing copies; where they copy
+        // in 16 bytes (N = 528, N's tail inside a tile) it is computed
+        // transposed. Two warpgroups along D^T's
         // rows with 64x256 instructions along M (256x128x32 on 8 warps),
         // one warpgroup with two 64-row repeats (128x128x32 on 4 warps), a
         // 64-row D^T (128x64x32), two warpgroups over 64 columns of N
@@ -209,6 +211,18 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
                 "ALLOW_TF32=1,num_warps=8,num_stages=3",
                 false, "M=1024,N=512,K=1024"},
+        GpuCase{"matmul",
+                "BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=8,num_stages=3",
+                false, "M=301,N=528,K=199"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=4,num_stages=4",
+                false, "M=555,N=528,K=203"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
+                "ALLOW_TF32=1,num_warps=4,num_stages=4",
+                false, "M=301,N=528,K=199"},
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,DTYPE=f32,"
                 "ALLOW_TF32=1,num_warps=4,num_stages=4",

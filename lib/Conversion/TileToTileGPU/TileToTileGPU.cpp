@@ -226,6 +226,18 @@ getLoadContiguousDim(Value value, const ModuleAxisInfoAnalysis &axisInfo) {
   return info->contiguity[1] > info->contiguity[0] ? 1 : 0;
 }
 
+/// The bytes one copy of the load `value` can move along `dim`: its
+/// pointers' vector width, cut by its mask's where it has one.
+static unsigned getLoadCopyBytes(Value value, unsigned dim,
+                                 const ModuleAxisInfoAnalysis &axisInfo) {
+  auto load = value.getDefiningOp<tile::LoadOp>();
+  unsigned width = axisInfo.getPtrVectorWidth(load.getPtr(), dim);
+  if (Value mask = load.getMask())
+    width = std::min(width, axisInfo.getMaskVectorWidth(mask, dim));
+  auto type = cast<RankedTensorType>(value.getType());
+  return width * type.getElementType().getIntOrFloatBitWidth() / 8;
+}
+
 /// The dots that a warpgroup computes transposed if it computes them
 /// (warpGroupComputesTransposed, from their operands' contiguity): decided
 /// on the ttir, before the conversion replaces the values the analysis knows.
@@ -237,7 +249,10 @@ static DenseSet<Operation *> getTransposedDots(ModuleOp module) {
     std::optional<unsigned> bDim = getLoadContiguousDim(dot.getB(), axisInfo);
     Type element =
         cast<RankedTensorType>(dot.getA().getType()).getElementType();
-    if (aDim && bDim && warpGroupComputesTransposed(element, *aDim, *bDim))
+    if (aDim && bDim &&
+        warpGroupComputesTransposed(
+            element, getLoadCopyBytes(dot.getB(), *bDim, axisInfo),
+            *aDim, *bDim))
       dots.insert(dot);
   });
   return dots;

@@ -103,6 +103,45 @@ func.func @dot_wgmma_tf32_k_contiguous_b(%pa: !tile.ptr<f32> {tile.divisibility 
 
 // -----
 
+// An N-contiguous b whose rows are only 4-byte aligned copies element by
+// element either way: it keeps the untransposed form (its transposing copy
+// costs the same, and no fragments go through registers).
+// HOPPER-DAG: #[[KB4:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [0, 1]}>
+// HOPPER-DAG: #[[M4:.+]] = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 128, 8]}>
+// HOPPER-LABEL: func.func @dot_wgmma_tf32_n_contiguous_b_4_byte_aligned
+// HOPPER-NOT: transposed
+// HOPPER: tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} : !tilegpu.memdesc<128x32xf32, #{{.+}}> * !tilegpu.memdesc<32x128xf32, #[[KB4]]> -> tensor<128x128xf32, #[[M4]]>
+// CHECK-LABEL: func.func @dot_wgmma_tf32_n_contiguous_b_4_byte_aligned
+func.func @dot_wgmma_tf32_n_contiguous_b_4_byte_aligned(%pa: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %pb: !tile.ptr<f32> {tile.divisibility = 4 : i32}, %c: tensor<128x128xf32>) -> tensor<128x128xf32> {
+  %c4096 = arith.constant 4096 : i32
+  %r128 = tile.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %r32 = tile.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32>
+  %m = tile.expand_dims %r128 {axis = 1 : i32} : tensor<128xi32> -> tensor<128x1xi32>
+  %s4096a = tile.splat %c4096 : i32 -> tensor<128x1xi32>
+  %ms = arith.muli %m, %s4096a : tensor<128x1xi32>
+  %mb = tile.broadcast %ms : tensor<128x1xi32> -> tensor<128x32xi32>
+  %ka = tile.expand_dims %r32 {axis = 0 : i32} : tensor<32xi32> -> tensor<1x32xi32>
+  %kab = tile.broadcast %ka : tensor<1x32xi32> -> tensor<128x32xi32>
+  %aoff = arith.addi %mb, %kab : tensor<128x32xi32>
+  %abase = tile.splat %pa : !tile.ptr<f32> -> tensor<128x32x!tile.ptr<f32>>
+  %aptr = tile.addptr %abase, %aoff : tensor<128x32x!tile.ptr<f32>>, tensor<128x32xi32>
+  %a = tile.load %aptr : tensor<128x32x!tile.ptr<f32>>
+  %k = tile.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
+  %s4096b = tile.splat %c4096 : i32 -> tensor<32x1xi32>
+  %ks = arith.muli %k, %s4096b : tensor<32x1xi32>
+  %kb = tile.broadcast %ks : tensor<32x1xi32> -> tensor<32x128xi32>
+  %n = tile.expand_dims %r128 {axis = 0 : i32} : tensor<128xi32> -> tensor<1x128xi32>
+  %nb = tile.broadcast %n : tensor<1x128xi32> -> tensor<32x128xi32>
+  %boff = arith.addi %kb, %nb : tensor<32x128xi32>
+  %bbase = tile.splat %pb : !tile.ptr<f32> -> tensor<32x128x!tile.ptr<f32>>
+  %bptr = tile.addptr %bbase, %boff : tensor<32x128x!tile.ptr<f32>>, tensor<32x128xi32>
+  %b = tile.load %bptr : tensor<32x128x!tile.ptr<f32>>
+  %d = tile.dot %a, %b, %c {inputPrecision = #tile.precision<tf32>} : tensor<128x32xf32> * tensor<32x128xf32> -> tensor<128x128xf32>
+  return %d : tensor<128x128xf32>
+}
+
+// -----
+
 // On sm_90a an f32 dot that allows tf32 is a warpgroup dot too (m64nNk8),
 // but tf32 has no transposed form: b is stored K-major ([0, 1]), a
 // row-major as always. An IEEE f32 dot stays on FMA.

@@ -450,11 +450,12 @@ tilec::tilegpu::getWarpGroupOperandOrder(Type element, unsigned opIdx,
 }
 
 bool tilec::tilegpu::warpGroupComputesTransposed(Type element,
+                                                 unsigned bCopyBytes,
                                                  unsigned aContiguousDim,
                                                  unsigned bContiguousDim) {
   // K is dim 1 of a and dim 0 of b.
-  return !warpGroupReadsMNMajor(element) && aContiguousDim == 1 &&
-         bContiguousDim == 1;
+  return !warpGroupReadsMNMajor(element) && bCopyBytes >= 16 &&
+         aContiguousDim == 1 && bContiguousDim == 1;
 }
 
 LogicalResult SwizzledSharedEncodingAttr::verify(

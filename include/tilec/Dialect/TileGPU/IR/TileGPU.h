@@ -89,8 +89,13 @@ llvm::SmallVector<unsigned> getWarpGroupOperandOrder(
 /// (tf32) but a is K-major. B^T is then wgmma's A, from registers (which
 /// read any shared layout, so b's tile keeps its loads' order and 16-byte
 /// copies), and A^T wgmma's B, K-major as a's tile already is. Otherwise
-/// b would be transposed into a K-major tile element by element.
-bool warpGroupComputesTransposed(mlir::Type element, unsigned aContiguousDim,
+/// b would be transposed into a K-major tile element by element. It pays
+/// only where b's rows copy in 16-byte pieces (`bCopyBytes`, what its loads
+/// allow along N): with narrower copies the transposing copy costs the same
+/// and the register fragments are extra work (1000^3 on the H200: 45.8
+/// TFLOP/s transposed against 60 untransposed).
+bool warpGroupComputesTransposed(mlir::Type element, unsigned bCopyBytes,
+                                 unsigned aContiguousDim,
                                  unsigned bContiguousDim);
 } // namespace tilec::tilegpu
 

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <set>
 
 namespace {
@@ -37,6 +38,21 @@ void expectCovers(const LinearLayout &layout) {
   for (int64_t size : layout.getShape())
     total *= size;
   EXPECT_EQ(static_cast<int64_t>(seen.size()), total);
+}
+
+/// Every (register, lane, warp) of `layout` holds the element `expected`
+/// gives for it, {row, column}, with g = lane / 4 and t = lane % 4 (the
+/// PTX fragments' group and thread in group).
+template <typename Expected>
+void expectFragments(const LinearLayout &layout, Expected expected) {
+  for (unsigned w = 0; w < layout.getNumWarps(); ++w)
+    for (unsigned l = 0; l < layout.getNumLanes(); ++l)
+      for (unsigned r = 0; r < layout.getNumRegisters(); ++r) {
+        std::array<int64_t, 2> want = expected(r, l / 4, l % 4, w);
+        auto coords = layout.apply(r, l, w);
+        ASSERT_EQ(coords[0], want[0]) << "r=" << r << " l=" << l << " w=" << w;
+        ASSERT_EQ(coords[1], want[1]) << "r=" << r << " l=" << l << " w=" << w;
+      }
 }
 
 TEST_F(LinearLayoutTest, BlockedMatchesTritonFormula) {
@@ -90,18 +106,11 @@ TEST_F(LinearLayoutTest, MmaV2MatchesPtxAccumulatorFragment) {
   auto mma = tilec::tilegpu::MmaEncodingAttr::get(&context, 2, {2, 2}, {16, 8});
   LinearLayout layout = mma.toLinearLayout({32, 16});
   ASSERT_EQ(layout.getNumRegisters(), 4u);
-  for (unsigned w = 0; w < 4; ++w)
-    for (unsigned l = 0; l < 32; ++l)
-      for (unsigned r = 0; r < 4; ++r) {
-        int64_t g = l / 4, t = l % 4;
-        // c0,c1 = (g, 2t + {0,1}); c2,c3 = (g + 8, ...); warp id fastest
-        // along N.
-        int64_t row = g + 8 * (r / 2) + 16 * (w / 2);
-        int64_t col = 2 * t + (r % 2) + 8 * (w % 2);
-        auto coords = layout.apply(r, l, w);
-        ASSERT_EQ(coords[0], row);
-        ASSERT_EQ(coords[1], col);
-      }
+  // c0,c1 = (g, 2t + {0,1}); c2,c3 = (g + 8, ...); warp id fastest along N.
+  expectFragments(layout, [](int64_t r, int64_t g, int64_t t, int64_t w) {
+    return std::array<int64_t, 2>{g + 8 * (r / 2) + 16 * (w / 2),
+                                  2 * t + (r % 2) + 8 * (w % 2)};
+  });
   expectCovers(layout);
 }
 
@@ -223,16 +232,11 @@ TEST_F(LinearLayoutTest, TransposedMmaV3IsTheTransposeOfDT) {
                                                   {16, 256, 8}, true);
   LinearLayout layout = mma.toLinearLayout({256, 128});
   ASSERT_EQ(layout.getNumRegisters(), 128u);
-  for (unsigned w = 0; w < 8; ++w)
-    for (unsigned l = 0; l < 32; ++l)
-      for (unsigned i = 0; i < 128; ++i) {
-        int64_t g = l / 4, t = l % 4;
-        int64_t row = 16 * (w % 4) + 64 * (w / 4) + g + 8 * ((i >> 1) & 1);
-        int64_t col = 8 * (i >> 2) + 2 * t + (i & 1);
-        auto coords = layout.apply(i, l, w);
-        ASSERT_EQ(coords[0], col) << "i=" << i << " l=" << l << " w=" << w;
-        ASSERT_EQ(coords[1], row) << "i=" << i << " l=" << l << " w=" << w;
-      }
+  expectFragments(layout, [](int64_t i, int64_t g, int64_t t, int64_t w) {
+    int64_t row = 16 * (w % 4) + 64 * (w / 4) + g + 8 * ((i >> 1) & 1);
+    int64_t col = 8 * (i >> 2) + 2 * t + (i & 1);
+    return std::array<int64_t, 2>{col, row};
+  });
   expectCovers(layout);
 }
 
@@ -248,15 +252,11 @@ TEST_F(LinearLayoutTest, WarpGroupRegisterAMatchesTf32Fragment) {
                .toLinearLayout({32, 128});
   const unsigned kSteps = 4;
   ASSERT_EQ(b.getNumRegisters(), 4u * kSteps * 2);
-  for (unsigned w = 0; w < 4; ++w)
-    for (unsigned l = 0; l < 32; ++l)
-      for (unsigned r = 0; r < b.getNumRegisters(); ++r) {
-        int64_t g = l / 4, t = l % 4;
-        unsigned j = r % 4, k = (r / 4) % kSteps, m = r / (4 * kSteps);
-        auto coords = b.apply(r, l, w);
-        ASSERT_EQ(coords[0], t + 4 * (j / 2) + 8 * k) << "r=" << r;
-        ASSERT_EQ(coords[1], g + 8 * (j % 2) + 16 * w + 64 * m) << "r=" << r;
-      }
+  expectFragments(b, [&](int64_t r, int64_t g, int64_t t, int64_t w) {
+    int64_t j = r % 4, k = (r / 4) % kSteps, m = r / (4 * kSteps);
+    return std::array<int64_t, 2>{t + 4 * (j / 2) + 8 * k,
+                                  g + 8 * (j % 2) + 16 * w + 64 * m};
+  });
   expectCovers(b);
   // Warpgroups along the instruction's N hold copies.
   auto split = tilec::tilegpu::MmaEncodingAttr::get(&context, 3, {4, 2},

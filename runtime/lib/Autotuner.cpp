@@ -459,6 +459,11 @@ Result<std::unique_ptr<Autotuner>> Autotuner::create(KernelProvider &provider,
                                      std::move(options));
 }
 
+std::string specializedAutotuneKey(const std::string &key,
+                                   const Specialization &specialization) {
+  return specialization.empty() ? key : key + "|" + specialization.str();
+}
+
 const std::string &Autotuner::deviceName() const {
   return provider_.context().properties().name;
 }
@@ -537,8 +542,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   // since the winner's cubin was compiled for it.
   const std::string declaredKey = *key;
   const Specialization specialization = description->specializationOf(call);
-  if (!specialization.empty())
-    *key += "|" + specialization.str();
+  *key = specializedAutotuneKey(declaredKey, specialization);
   step("key");
 
   std::string memoKey = kernel + "\n" + *key;

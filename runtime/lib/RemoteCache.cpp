@@ -39,6 +39,21 @@ bool parseDecimal(std::string_view text, int64_t max, int64_t &value) {
   return value <= max;
 }
 
+// `out` from the variable `name` where it is set: a number of milliseconds
+// from 1 to `max`; left alone where the variable is unset or empty.
+Status readMilliseconds(const char *name, int64_t max, int &out) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return Status::success();
+  int64_t value = 0;
+  if (!parseDecimal(text, max, value) || value == 0)
+    return Status::error(std::string(name) + ": '" + text +
+                         "' is not a number of milliseconds from 1 to " +
+                         std::to_string(max));
+  out = int(value);
+  return Status::success();
+}
+
 // `address` with the password, if any, left out: errors quote it.
 std::string redactPassword(std::string_view address) {
   size_t start = address.find("://");
@@ -192,24 +207,14 @@ RemoteCacheOptions::fromEnvironment() {
     return options.status().withContext("TILEC_REDIS");
   if (const char *ns = std::getenv("TILEC_REDIS_NAMESPACE"); ns && *ns)
     options->keyNamespace = ns;
-  if (const char *timeout = std::getenv("TILEC_REDIS_TIMEOUT_MS");
-      timeout && *timeout) {
-    int64_t value = 0;
-    if (!parseDecimal(timeout, kMaxTimeoutMs, value) || value == 0)
-      return Status::error("TILEC_REDIS_TIMEOUT_MS: '" + std::string(timeout) +
-                           "' is not a number of milliseconds from 1 to " +
-                           std::to_string(kMaxTimeoutMs));
-    options->timeoutMs = int(value);
-  }
-  if (const char *lease = std::getenv("TILEC_REDIS_LEASE_MS");
-      lease && *lease) {
-    int64_t value = 0;
-    if (!parseDecimal(lease, kMaxLeaseMs, value) || value == 0)
-      return Status::error("TILEC_REDIS_LEASE_MS: '" + std::string(lease) +
-                           "' is not a number of milliseconds from 1 to " +
-                           std::to_string(kMaxLeaseMs));
-    options->leaseMs = int(value);
-  }
+  if (Status status = readMilliseconds("TILEC_REDIS_TIMEOUT_MS", kMaxTimeoutMs,
+                                       options->timeoutMs);
+      !status.ok())
+    return status;
+  if (Status status = readMilliseconds("TILEC_REDIS_LEASE_MS", kMaxLeaseMs,
+                                       options->leaseMs);
+      !status.ok())
+    return status;
   return std::optional<RemoteCacheOptions>(std::move(*options));
 }
 

@@ -217,10 +217,7 @@ tilec::Result<BareLaunch> prepareBare(const rt::KernelBundle &bundle,
   auto key = kernel.evaluateAutotuneKey(call);
   if (!key)
     return key.status();
-  // The autotune key with its specialization, as the autotuner stores it.
-  if (auto specialization = kernel.specializationOf(call);
-      !specialization.empty())
-    *key += "|" + specialization.str();
+  *key = rt::specializedAutotuneKey(*key, kernel.specializationOf(call));
   const rt::BundleSelection *selection =
       bundle.findSelection(device.name, device.compileTarget(), kernel.getName(),
                            *key);

@@ -254,6 +254,12 @@ struct TuneResult {
   std::string persistWarning;
 };
 
+/// The key a result is stored under for a call: its autotune key, then "|"
+/// and its specialization where it has one (the winner's cubin was compiled
+/// for it). Pins name the autotune key alone.
+std::string specializedAutotuneKey(const std::string &key,
+                                   const Specialization &specialization);
+
 class Autotuner {
 public:
   // `provider`, `cache` must outlive the autotuner. The autotune cache is

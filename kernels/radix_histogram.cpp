@@ -47,7 +47,7 @@ TILEC_KERNEL(radix_histogram) {
       KernelDescription("radix_histogram", "kernels/radix_histogram.cpp",
                         __LINE__)
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(256))
-          .param(MetaParameter("CHUNKS").atLeast(1).byDefault(16))
+          .param(MetaParameter("CHUNKS").atLeast(1).byDefault(4))
           .arg(pointer("keys_ptr", "i32").divisibility(16))
           .arg(pointer("hist_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32"))

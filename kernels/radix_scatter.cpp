@@ -61,7 +61,7 @@ TILEC_KERNEL(radix_scatter) {
   static const KernelDefinition kernel(
       KernelDescription("radix_scatter", "kernels/radix_scatter.cpp", __LINE__)
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(256))
-          .param(MetaParameter("CHUNKS").atLeast(1).byDefault(16))
+          .param(MetaParameter("CHUNKS").atLeast(1).byDefault(4))
           .param(MetaParameter("FIRST").atLeast(0).atMost(1).byDefault(0))
           .arg(pointer("keys_in_ptr", "i32").divisibility(16))
           .arg(pointer("vals_in_ptr", "i32").divisibility(16))

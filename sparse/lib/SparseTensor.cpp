@@ -34,7 +34,12 @@ enum InsertStatus {
 // A table at most half full, and at most this many doublings when a probe
 // sequence runs past voxel_hash_insert's MAX_PROBES.
 constexpr int kTableGrowths = 3;
-constexpr int64_t kRadixPerProgram = 256 * 16;
+// The radix passes' programs each count and move kRadixBlock * kRadixChunks
+// keys. Few chained chunks keep a pass short at the map's sizes (each chunk
+// waits on the one before); the histogram grows with the program count.
+constexpr int64_t kRadixBlock = 256;
+constexpr int64_t kRadixChunks = 4;
+constexpr int64_t kRadixPerProgram = kRadixBlock * kRadixChunks;
 
 int ceilLog2(int64_t value) {
   int log2 = 0;
@@ -70,11 +75,14 @@ int radixPasses(int64_t v) {
   return static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
 }
 Call digitsCall(int64_t n, int pass) {
-  return makeCall({{"N", n}, {"SHIFT", 4 * pass}});
+  return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
+                  {{"BLOCK", kRadixBlock}, {"CHUNKS", kRadixChunks}});
 }
 Call scatterCall(int64_t n, int pass) {
   return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
-                  {{"FIRST", pass == 0 ? 1 : 0}});
+                  {{"BLOCK", kRadixBlock},
+                   {"CHUNKS", kRadixChunks},
+                   {"FIRST", pass == 0 ? 1 : 0}});
 }
 Call scanCall(int64_t count) { return makeCall({{"N", count}}); }
 Call transposeCall(int64_t n, int64_t v) {

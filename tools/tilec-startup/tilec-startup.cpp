@@ -13,7 +13,7 @@
 //   tilec-startup --kernel matmul --sizes M=4096,N=4096,K=4096 --types
 //   DTYPE=f16
 //                 [--params ALLOW_TF32=1] [--device 0] [--json out.json]
-//                 [--bundle FILE | --embedded] [--bare]
+//                 [--bundle FILE | --embedded] [--bare] [--prefault-code]
 //
 // Uses $TILEC_AUTOTUNE_CACHE and $TILEC_CACHE_DIR like tilec tune. With
 // --bundle the window opens and checks that bundle file instead and runs
@@ -24,6 +24,11 @@
 // shared-memory attribute, cuLaunchKernel and the synchronization of the same
 // cubin, everything tilec does (key, lookup, grid, argument pack) done before
 // it; tilec's own cost is the difference between the two runs.
+//
+// The window's page faults are reported with its time: code that runs for the
+// first time in a process faults its pages in. --prefault-code reads every
+// page of the binary's executable segments before the window, to tell that
+// cost from the rest (an experiment, docs/deploy.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +49,9 @@
 #ifdef TILEC_STARTUP_EMBEDDED
 #include "startup_bundle.h"
 #endif
+
+#include <link.h>
+#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -79,7 +87,41 @@ struct Options {
   std::string bundlePath;
   bool embedded = false;
   bool bare = false;
+  bool prefaultCode = false;
 };
+
+/// The process's page faults so far (minor: the page was in memory, e.g. the
+/// page cache; major: it was read from disk).
+struct PageFaults {
+  long minor = 0, major = 0;
+  static PageFaults now() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return {usage.ru_minflt, usage.ru_majflt};
+  }
+  PageFaults operator-(const PageFaults &other) const {
+    return {minor - other.minor, major - other.major};
+  }
+};
+
+/// Reads a byte of every page of the main binary's executable segments, so
+/// that running its code later faults nothing in.
+void prefaultExecutableSegments() {
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *) -> int {
+        for (int i = 0; i < info->dlpi_phnum; ++i) {
+          const ElfW(Phdr) &segment = info->dlpi_phdr[i];
+          if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X))
+            continue;
+          auto *begin = reinterpret_cast<const volatile char *>(
+              info->dlpi_addr + segment.p_vaddr);
+          for (size_t offset = 0; offset < segment.p_memsz; offset += 4096)
+            (void)begin[offset];
+        }
+        return 1; // the first object is the executable itself
+      },
+      nullptr);
+}
 
 // The bundle the run uses, or null when it runs from the caches.
 tilec::Result<std::shared_ptr<const rt::KernelBundle>>
@@ -106,6 +148,10 @@ bool parseOptions(int argc, char **argv, Options &options) {
       out = argv[++i];
       return true;
     };
+    if (arg == "--prefault-code") {
+      options.prefaultCode = true;
+      continue;
+    }
     if (arg == "--embedded" || arg == "--bare") {
       (arg == "--bare" ? options.bare : options.embedded) = true;
       continue;
@@ -122,7 +168,8 @@ bool parseOptions(int argc, char **argv, Options &options) {
       std::fprintf(stderr,
                    "usage: tilec-startup --kernel NAME [--sizes M=..,N=..] "
                    "[--types DTYPE=f16] [--params NAME=V] [--device N] "
-                   "[--json FILE] [--bundle FILE | --embedded] [--bare]\n");
+                   "[--json FILE] [--bundle FILE | --embedded] [--bare] "
+                   "[--prefault-code]\n");
       return false;
     }
     if (!device.empty())
@@ -148,6 +195,7 @@ struct Report {
   DriverStartup startup;
   std::vector<std::pair<std::string, double>> steps;
   double firstCallUs = 0, kernelUs = 0;
+  PageFaults windowFaults;
 };
 
 tilec::Status writeReport(const Options &options,
@@ -166,6 +214,8 @@ tilec::Status writeReport(const Options &options,
               report.firstCallUs / 1000);
   for (const auto &[name, us] : report.steps)
     std::printf("  %-34s %9.1f us\n", name.c_str(), us);
+  std::printf("page faults in the window: %ld minor, %ld major\n",
+              report.windowFaults.minor, report.windowFaults.major);
   std::printf("kernel alone (events, median of 20): %.1f us; start-up "
               "overhead %.1f us\n",
               report.kernelUs, report.firstCallUs - report.kernelUs);
@@ -188,6 +238,9 @@ tilec::Status writeReport(const Options &options,
   json["context_ms"] = startup.contextUs / 1000;
   json["inputs_ms"] = startup.inputsUs / 1000;
   json["first_call_ms"] = report.firstCallUs / 1000;
+  json["window_minor_faults"] = report.windowFaults.minor;
+  json["window_major_faults"] = report.windowFaults.major;
+  json["prefault_code"] = options.prefaultCode;
   json["kernel_us"] = report.kernelUs;
   json["overhead_us"] = report.firstCallUs - report.kernelUs;
   nlohmann::ordered_json stepJson = nlohmann::ordered_json::object();
@@ -301,6 +354,9 @@ int runBareWindow(const Options &options, const rt::Context &context,
     return fail(status.message());
 
   Report report;
+  if (options.prefaultCode)
+    prefaultExecutableSegments();
+  PageFaults faultsBefore = PageFaults::now();
   Clock::time_point windowStart = Clock::now();
   Clock::time_point stepStart = windowStart;
   auto step = [&](const std::string &name) {
@@ -319,6 +375,7 @@ int runBareWindow(const Options &options, const rt::Context &context,
     return fail(status.message());
   step("synchronize (kernel runs)");
   report.firstCallUs = usSince(windowStart);
+  report.windowFaults = PageFaults::now() - faultsBefore;
 
   auto kernelMs = harness::medianEventMs(
       context, [&] { return launchBare(context, *bare, *pack, function); }, 20);
@@ -428,6 +485,9 @@ int main(int argc, char **argv) {
 
   // The window: context ready -> first kernel done.
   std::vector<std::pair<std::string, double>> steps;
+  if (options.prefaultCode)
+    prefaultExecutableSegments();
+  PageFaults faultsBefore = PageFaults::now();
   Clock::time_point windowStart = Clock::now();
   Clock::time_point stepStart = windowStart;
   auto step = [&](const std::string &name) {
@@ -477,6 +537,7 @@ int main(int argc, char **argv) {
     return fail(status.message());
   step("synchronize (kernel runs)");
   double firstCallUs = usSince(windowStart);
+  PageFaults windowFaults = PageFaults::now() - faultsBefore;
 
   // The kernel alone, to tell the start-up cost from the kernel's own time.
   auto kernelMs = harness::medianEventMs(
@@ -501,6 +562,7 @@ int main(int argc, char **argv) {
   report.startup = startup;
   report.steps = std::move(steps);
   report.firstCallUs = firstCallUs;
+  report.windowFaults = windowFaults;
   report.kernelUs = kernelMedianUs;
   if (tilec::Status status = writeReport(options, context->properties(), report);
       !status.ok())

@@ -476,34 +476,35 @@ Result<KernelDescription> Autotuner::describe(const std::string &kernel) {
   return **description;
 }
 
-// Kept in descriptions_ (a map: its entries never move), so that a select
-// copies no description.
+// Kept in descriptions_, so that a select copies no description; a
+// bundle's own object is shared with the bundle, not copied.
 Result<const KernelDescription *>
 Autotuner::describeLocked(const std::string &kernel) {
   if (auto it = descriptions_.find(kernel); it != descriptions_.end())
-    return &it->second;
-  auto keep = [&](const KernelDescription &description) {
-    return &descriptions_.insert_or_assign(kernel, description).first->second;
+    return it->second.get();
+  auto keep = [&](std::shared_ptr<const KernelDescription> description) {
+    return (descriptions_[kernel] = std::move(description)).get();
   };
   if (KernelCompiler *compiler = provider_.compiler()) {
     Result<KernelDescription> description = compiler->describe(kernel);
     if (!description)
       return description.status();
-    return keep(*description);
+    return keep(std::make_shared<const KernelDescription>(
+        std::move(*description)));
   }
-  if (const KernelBundle *bundle = provider_.bundle()) {
+  if (std::shared_ptr<const KernelBundle> bundle = provider_.sharedBundle()) {
     Result<const KernelDescription *> bundled = bundle->description(kernel);
     if (!bundled)
       return bundled.status();
     if (*bundled)
-      return keep(**bundled);
+      return keep(std::shared_ptr<const KernelDescription>(bundle, *bundled));
     if (provider_.bundlePolicy() == BundlePolicy::Strict)
       return Status::error("kernel '" + kernel + "' is not in " +
                            bundle->origin());
   }
   if (const KernelDescription *stored =
           cache_.findDescription(deviceName(), kernel))
-    return keep(*stored);
+    return keep(std::make_shared<const KernelDescription>(*stored));
   return Status::error("no compiler, and the autotune cache " + cache_.path() +
                        " has no entry of kernel '" + kernel + "' for " +
                        deviceName() + " to read its key and grid from");

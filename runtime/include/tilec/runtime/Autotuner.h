@@ -308,7 +308,10 @@ private:
   std::unique_ptr<Benchmarker> benchmarker_;
 
   std::mutex mutex_;
-  std::map<std::string, KernelDescription> descriptions_;
+  // A bundle's descriptions are shared with it (they live as long as it),
+  // the others are copies the tuner owns.
+  std::map<std::string, std::shared_ptr<const KernelDescription>>
+      descriptions_;
   // kernel + '\n' + key -> the chosen config and kernel.
   std::map<std::string, TuneResult> chosen_;
 };

@@ -54,6 +54,9 @@ public:
   Status setBundle(std::shared_ptr<const KernelBundle> bundle,
                    BundlePolicy policy);
   const KernelBundle *bundle() const { return bundle_.get(); }
+  const std::shared_ptr<const KernelBundle> &sharedBundle() const {
+    return bundle_;
+  }
   BundlePolicy bundlePolicy() const { return bundlePolicy_; }
 
   // The loaded kernel for (kernel, config, specialization): memoized, else

@@ -31,8 +31,12 @@ enum InsertStatus {
   kOutOfRange = 3
 };
 
-// A table at most half full, and at most this many doublings when a probe
-// sequence runs past voxel_hash_insert's MAX_PROBES.
+// A table at most a quarter full: voxel_neighbours walks every lookup as
+// far as the longest insertion's probe sequence, which at a load near 1/2
+// is 3x as long (37 against 12 slots for 500k random voxels). At most
+// kTableGrowths doublings when a sequence runs past voxel_hash_insert's
+// MAX_PROBES.
+constexpr int kTableSlotsPerVoxel = 4;
 constexpr int kTableGrowths = 3;
 // The radix passes' programs each count and move kRadixBlock * kRadixChunks
 // keys. Few chained chunks keep a pass short at the map's sizes (each chunk
@@ -266,12 +270,12 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
   if (n == 0)
     return assemble(std::move(order), std::move(nbt));
 
-  // The hash table: at most half full; a probe sequence longer than the
+  // The hash table: at most a quarter full; a probe sequence longer than the
   // insert kernel's bound grows it. The temporaries live in the engine's
   // scratch: statuses, the probe statistics, the table's keys and values,
   // the neighbour map in voxel order, the sort keys, the pair count, the
   // radix sort's counts, their scan and its ping-pong buffers.
-  int log2Slots = std::max(1, ceilLog2(2 * n));
+  int log2Slots = std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
   int64_t programs = cdiv(n, kRadixPerProgram);
   std::vector<Region> regions;
   enum {

@@ -14,6 +14,7 @@
 //   DTYPE=f16
 //                 [--params ALLOW_TF32=1] [--device 0] [--json out.json]
 //                 [--bundle FILE | --embedded] [--bare] [--prefault-code]
+//                 [--second-sizes M=..,N=.. [--second-types DTYPE=bf16]]
 //
 // Uses $TILEC_AUTOTUNE_CACHE and $TILEC_CACHE_DIR like tilec tune. With
 // --bundle the window opens and checks that bundle file instead and runs
@@ -28,7 +29,11 @@
 // The window's page faults are reported with its time: code that runs for the
 // first time in a process faults its pages in. --prefault-code reads every
 // page of the binary's executable segments before the window, to tell that
-// cost from the rest (an experiment, docs/deploy.md).
+// cost from the rest (an experiment, docs/deploy.md). --second-sizes times,
+// after the first window, a second window: the first call of the same
+// kernel with other sizes (another selection, another cubin), which tells
+// what the process's first tilec call pays once from what each new kernel
+// pays.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +63,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -88,6 +94,7 @@ struct Options {
   bool embedded = false;
   bool bare = false;
   bool prefaultCode = false;
+  std::string secondSizes, secondTypes;
 };
 
 /// The process's page faults so far (minor: the page was in memory, e.g. the
@@ -164,12 +171,14 @@ bool parseOptions(int argc, char **argv, Options &options) {
         : arg == "--json"   ? !value(options.jsonPath)
         : arg == "--device" ? !value(device)
         : arg == "--bundle" ? !value(options.bundlePath)
-                            : true) {
+        : arg == "--second-sizes" ? !value(options.secondSizes)
+        : arg == "--second-types" ? !value(options.secondTypes)
+                                  : true) {
       std::fprintf(stderr,
                    "usage: tilec-startup --kernel NAME [--sizes M=..,N=..] "
                    "[--types DTYPE=f16] [--params NAME=V] [--device N] "
                    "[--json FILE] [--bundle FILE | --embedded] [--bare] "
-                   "[--prefault-code]\n");
+                   "[--prefault-code] [--second-sizes S [--second-types T]]\n");
       return false;
     }
     if (!device.empty())
@@ -196,6 +205,9 @@ struct Report {
   std::vector<std::pair<std::string, double>> steps;
   double firstCallUs = 0, kernelUs = 0;
   PageFaults windowFaults;
+  // The second window (--second-sizes), or negative.
+  double secondCallUs = -1, secondKernelUs = 0;
+  std::string secondKey;
 };
 
 tilec::Status writeReport(const Options &options,
@@ -221,6 +233,12 @@ tilec::Status writeReport(const Options &options,
               report.kernelUs, report.firstCallUs - report.kernelUs);
   std::printf("config %s (%s), cubin %s\n", report.config.c_str(),
               report.source.c_str(), report.cubinSource.c_str());
+  if (report.secondCallUs >= 0)
+    std::printf("second kernel's first call [%s]: %.3f ms, kernel %.1f us, "
+                "start-up overhead %.1f us\n",
+                report.secondKey.c_str(), report.secondCallUs / 1000,
+                report.secondKernelUs,
+                report.secondCallUs - report.secondKernelUs);
   if (options.jsonPath.empty())
     return tilec::Status::success();
   nlohmann::ordered_json json;
@@ -243,6 +261,12 @@ tilec::Status writeReport(const Options &options,
   json["prefault_code"] = options.prefaultCode;
   json["kernel_us"] = report.kernelUs;
   json["overhead_us"] = report.firstCallUs - report.kernelUs;
+  if (report.secondCallUs >= 0) {
+    json["second_key"] = report.secondKey;
+    json["second_call_ms"] = report.secondCallUs / 1000;
+    json["second_kernel_us"] = report.secondKernelUs;
+    json["second_overhead_us"] = report.secondCallUs - report.secondKernelUs;
+  }
   nlohmann::ordered_json stepJson = nlohmann::ordered_json::object();
   for (const auto &[name, us] : report.steps)
     stepJson[name] = us;
@@ -337,60 +361,163 @@ tilec::Status launchBare(const rt::Context &context, const BareLaunch &bare,
       "cuLaunchKernel");
 }
 
-/// --bare: the bundle's winner found and its arguments packed before the
-/// window; in it, the raw driver's calls only.
-int runBareWindow(const Options &options, const rt::Context &context,
-                  const rt::KernelBundle &bundle,
-                  const tilec::KernelDescription &kernel,
-                  const tilec::Call &call, const harness::Problem &problem,
-                  DriverStartup startup) {
-  auto bare = prepareBare(bundle, kernel, context.properties(), call);
+/// A call of the kernel and its tensors, built before any window (a program
+/// has its tensors before it calls a kernel).
+struct PreparedCall {
+  tilec::Call call;
+  std::unique_ptr<harness::Problem> problem;
+};
+
+tilec::Result<PreparedCall> prepareCall(const rt::Context &context,
+                                        const tilec::KernelDescription &kernel,
+                                        const tilec::Call &given) {
+  harness::RunRequest request = harness::requestFor(kernel);
+  for (const auto &[name, value] : given.sizes)
+    request.call.sizes[name] = value;
+  request.call.types = given.types;
+  request.call.params = given.params;
+  auto problem = harness::buildProblem(context, request,
+                                       /*withReference=*/false);
+  if (!problem)
+    return problem.status();
+  return PreparedCall{request.call, std::move(*problem)};
+}
+
+/// One raw-driver window: the bundle's winner for `prepared` found and its
+/// arguments packed first; timed, the driver's calls only.
+struct BareWindow {
+  BareLaunch bare;
+  std::vector<std::pair<std::string, double>> steps;
+  double us = 0, kernelUs = 0;
+};
+
+tilec::Result<BareWindow> timeBareWindow(const rt::Context &context,
+                                         const rt::KernelBundle &bundle,
+                                         const tilec::KernelDescription &kernel,
+                                         const PreparedCall &prepared) {
+  auto bare = prepareBare(bundle, kernel, context.properties(), prepared.call);
   if (!bare)
-    return fail(bare.message());
+    return bare.status();
   auto pack = rt::ArgPack::create(bare->metadata.signature);
   if (!pack)
-    return fail(pack.message());
-  if (tilec::Status status = problem.bind(*pack); !status.ok())
-    return fail(status.message());
+    return pack.status();
+  if (tilec::Status status = prepared.problem->bind(*pack); !status.ok())
+    return status;
 
-  Report report;
-  if (options.prefaultCode)
-    prefaultExecutableSegments();
-  PageFaults faultsBefore = PageFaults::now();
+  BareWindow window;
   Clock::time_point windowStart = Clock::now();
   Clock::time_point stepStart = windowStart;
   auto step = [&](const std::string &name) {
-    report.steps.emplace_back(name, usSince(stepStart));
+    window.steps.emplace_back(name, usSince(stepStart));
     stepStart = Clock::now();
   };
   CUfunction function = nullptr;
   if (tilec::Status status = runBare(context, *bare, function, step);
       !status.ok())
-    return fail(status.message());
+    return status;
   if (tilec::Status status = launchBare(context, *bare, *pack, function);
       !status.ok())
-    return fail(status.message());
+    return status;
   step("cuLaunchKernel");
   if (tilec::Status status = context.synchronize(); !status.ok())
-    return fail(status.message());
+    return status;
   step("synchronize (kernel runs)");
-  report.firstCallUs = usSince(windowStart);
-  report.windowFaults = PageFaults::now() - faultsBefore;
+  window.us = usSince(windowStart);
 
   auto kernelMs = harness::medianEventMs(
       context, [&] { return launchBare(context, *bare, *pack, function); }, 20);
   if (!kernelMs)
-    return fail(kernelMs.message());
-  report.kernelUs = *kernelMs * 1000.0;
-  report.key = bare->key;
-  report.config = bare->config;
+    return kernelMs.status();
+  window.kernelUs = *kernelMs * 1000.0;
+  window.bare = std::move(*bare);
+  return window;
+}
+
+/// --bare: in each window, the raw driver's calls only.
+int runBareWindows(const Options &options, const rt::Context &context,
+                   const rt::KernelBundle &bundle,
+                   const tilec::KernelDescription &kernel,
+                   const PreparedCall &first, const PreparedCall *second,
+                   DriverStartup startup) {
+  if (options.prefaultCode)
+    prefaultExecutableSegments();
+  PageFaults faultsBefore = PageFaults::now();
+  auto window = timeBareWindow(context, bundle, kernel, first);
+  if (!window)
+    return fail(window.message());
+  Report report;
+  report.windowFaults = PageFaults::now() - faultsBefore;
+  report.steps = std::move(window->steps);
+  report.firstCallUs = window->us;
+  report.kernelUs = window->kernelUs;
+  report.key = window->bare.key;
+  report.config = window->bare.config;
   report.source = "bundle";
   report.cubinSource = "from the bundle (raw driver)";
   report.startup = startup;
+  if (second) {
+    auto secondWindow = timeBareWindow(context, bundle, kernel, *second);
+    if (!secondWindow)
+      return fail(secondWindow.message());
+    report.secondCallUs = secondWindow->us;
+    report.secondKernelUs = secondWindow->kernelUs;
+    report.secondKey = secondWindow->bare.key;
+  }
   if (tilec::Status status = writeReport(options, context.properties(), report);
       !status.ok())
     return fail(status.message());
   return 0;
+}
+
+/// One window of tilec's path: select, bind, launch, synchronize.
+struct TilecWindow {
+  rt::TuneResult selected;
+  std::vector<std::pair<std::string, double>> steps;
+  double us = 0, kernelUs = 0;
+};
+
+tilec::Result<TilecWindow> timeTilecWindow(const rt::Context &context,
+                                           rt::Autotuner &autotuner,
+                                           const Options &options,
+                                           const PreparedCall &prepared,
+                                           Clock::time_point windowStart,
+                                           TilecWindow window) {
+  auto selected = autotuner.select(options.kernel, prepared.call);
+  if (!selected)
+    return selected.status();
+  for (const auto &[name, us] : selected->steps)
+    window.steps.emplace_back("select: " + name, us);
+  Clock::time_point stepStart = Clock::now();
+  auto step = [&](const std::string &name) {
+    window.steps.emplace_back(name, usSince(stepStart));
+    stepStart = Clock::now();
+  };
+  auto pack = selected->kernel->makeArgPack();
+  if (!pack)
+    return pack.status();
+  if (tilec::Status status = prepared.problem->bind(*pack); !status.ok())
+    return status;
+  step("bind arguments");
+  if (tilec::Status status =
+          rt::launch(*selected->kernel, selected->grid, *pack);
+      !status.ok())
+    return status;
+  step("launch");
+  if (tilec::Status status = context.synchronize(); !status.ok())
+    return status;
+  step("synchronize (kernel runs)");
+  window.us = usSince(windowStart);
+
+  // The kernel alone, to tell the start-up cost from the kernel's own time.
+  auto kernelMs = harness::medianEventMs(
+      context,
+      [&] { return rt::launch(*selected->kernel, selected->grid, *pack); },
+      20);
+  if (!kernelMs)
+    return kernelMs.status();
+  window.kernelUs = *kernelMs * 1000.0;
+  window.selected = std::move(*selected);
+  return window;
 }
 
 } // namespace
@@ -464,34 +591,45 @@ int main(int argc, char **argv) {
     return fail("the autotune cache " + descriptions.path() +
                 " has no entry of " + options.kernel + " for " +
                 context->properties().name + ": run tilec tune first");
-  harness::RunRequest request = harness::requestFor(*description);
-  for (const auto &[name, value] : call.sizes)
-    request.call.sizes[name] = value;
-  request.call.types = call.types;
-  request.call.params = call.params;
-  call = request.call;
   start = Clock::now();
-  auto problem = harness::buildProblem(*context, request,
-                                       /*withReference=*/false);
-  if (!problem)
-    return fail(problem.message());
+  auto first = prepareCall(*context, *description, call);
+  if (!first)
+    return fail(first.message());
+  std::optional<PreparedCall> second;
+  if (!options.secondSizes.empty()) {
+    tilec::Call secondCall = call;
+    auto sizes = harness::parseSizes(options.secondSizes);
+    if (!sizes)
+      return fail("--second-sizes: " + sizes.message());
+    secondCall.sizes = *sizes;
+    if (!options.secondTypes.empty()) {
+      auto types = tilec::parseNamedTypes(options.secondTypes);
+      if (!types)
+        return fail("--second-types: " + types.message());
+      secondCall.types = *types;
+    }
+    auto prepared = prepareCall(*context, *description, secondCall);
+    if (!prepared)
+      return fail(prepared.message());
+    second = std::move(*prepared);
+  }
   if (tilec::Status status = context->synchronize(); !status.ok())
     return fail(status.message());
   startup.inputsUs = usSince(start);
 
   if (options.bare)
-    return runBareWindow(options, *context, **inputsBundle, *description,
-                         call, **problem, startup);
+    return runBareWindows(options, *context, **inputsBundle, *description,
+                          *first, second ? &*second : nullptr, startup);
 
   // The window: context ready -> first kernel done.
-  std::vector<std::pair<std::string, double>> steps;
+  TilecWindow window;
   if (options.prefaultCode)
     prefaultExecutableSegments();
   PageFaults faultsBefore = PageFaults::now();
   Clock::time_point windowStart = Clock::now();
   Clock::time_point stepStart = windowStart;
   auto step = [&](const std::string &name) {
-    steps.emplace_back(name, usSince(stepStart));
+    window.steps.emplace_back(name, usSince(stepStart));
     stepStart = Clock::now();
   };
   rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
@@ -517,36 +655,11 @@ int main(int argc, char **argv) {
   if (!autotuner)
     return fail(autotuner.message());
   step(*bundle ? "pins" : "load autotune cache + pins");
-  auto selected = (*autotuner)->select(options.kernel, call);
-  if (!selected)
-    return fail(selected.message());
-  for (const auto &[name, us] : selected->steps)
-    steps.emplace_back("select: " + name, us);
-  stepStart = Clock::now();
-  auto pack = selected->kernel->makeArgPack();
-  if (!pack)
-    return fail(pack.message());
-  if (tilec::Status status = (*problem)->bind(*pack); !status.ok())
-    return fail(status.message());
-  step("bind arguments");
-  if (tilec::Status status = rt::launch(*selected->kernel, selected->grid, *pack);
-      !status.ok())
-    return fail(status.message());
-  step("launch");
-  if (tilec::Status status = context->synchronize(); !status.ok())
-    return fail(status.message());
-  step("synchronize (kernel runs)");
-  double firstCallUs = usSince(windowStart);
+  auto timed = timeTilecWindow(*context, **autotuner, options, *first,
+                               windowStart, std::move(window));
+  if (!timed)
+    return fail(timed.message());
   PageFaults windowFaults = PageFaults::now() - faultsBefore;
-
-  // The kernel alone, to tell the start-up cost from the kernel's own time.
-  auto kernelMs = harness::medianEventMs(
-      *context,
-      [&] { return rt::launch(*selected->kernel, selected->grid, *pack); },
-      20);
-  if (!kernelMs)
-    return fail(kernelMs.message());
-  double kernelMedianUs = *kernelMs * 1000.0;
   bool fromStageCache = provider.cachedLoadCount() == 1;
   bool fromBundle = provider.bundleLoadCount() == 1;
   const char *cubinSource = fromBundle       ? "from the bundle"
@@ -554,16 +667,25 @@ int main(int argc, char **argv) {
                                              : "memoized";
 
   Report report;
-  report.key = selected->key;
-  report.config = selected->config.str();
-  report.source = rt::getConfigSourceName(selected->source);
+  report.key = timed->selected.key;
+  report.config = timed->selected.config.str();
+  report.source = rt::getConfigSourceName(timed->selected.source);
   report.cubinSource = cubinSource;
   report.cubinFromStageCache = fromStageCache;
   report.startup = startup;
-  report.steps = std::move(steps);
-  report.firstCallUs = firstCallUs;
+  report.steps = std::move(timed->steps);
+  report.firstCallUs = timed->us;
   report.windowFaults = windowFaults;
-  report.kernelUs = kernelMedianUs;
+  report.kernelUs = timed->kernelUs;
+  if (second) {
+    auto secondTimed = timeTilecWindow(*context, **autotuner, options, *second,
+                                       Clock::now(), TilecWindow());
+    if (!secondTimed)
+      return fail(secondTimed.message());
+    report.secondCallUs = secondTimed->us;
+    report.secondKernelUs = secondTimed->kernelUs;
+    report.secondKey = secondTimed->selected.key;
+  }
   if (tilec::Status status = writeReport(options, context->properties(), report);
       !status.ok())
     return fail(status.message());

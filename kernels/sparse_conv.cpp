@@ -139,8 +139,9 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3")
           // Wide channels: half the K steps (and waits) per offset, or a
           // deeper ring for 256-wide Co tiles. A fourth stage at 128 x 128
-          // loses (150 against 114 us at shell128/128 on the H200): it
-          // leaves one block per SM where three stages leave two.
+          // loses (150 against 114 us at shell128/128 on the H200): four
+          // stages' 128 KB of shared memory fit one block per SM, three
+          // stages' 96 KB fit two.
           .candidate("BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=4")
           .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")

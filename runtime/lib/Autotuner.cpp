@@ -489,8 +489,8 @@ Autotuner::describeLocked(const std::string &kernel) {
     Result<KernelDescription> description = compiler->describe(kernel);
     if (!description)
       return description.status();
-    return keep(std::make_shared<const KernelDescription>(
-        std::move(*description)));
+    return keep(
+        std::make_shared<const KernelDescription>(std::move(*description)));
   }
   if (std::shared_ptr<const KernelBundle> bundle = provider_.sharedBundle()) {
     Result<const KernelDescription *> bundled = bundle->description(kernel);

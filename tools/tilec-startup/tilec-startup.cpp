@@ -4,11 +4,11 @@
 // autotune cache and the stage cache are warm: from the moment its CUDA
 // context is ready until the first kernel has finished. In that window it
 // loads the autotune cache, computes the call's key from the kernel
-// description stored there, picks the tuned config, reads the cubin from the stage cache,
-// loads it, launches and synchronizes; no compiler is linked (this binary has
-// no LLVM). The driver start-up (dlopen, cuInit, primary context) is timed
-// separately in the same run, and the inputs are built before the window (a
-// program has its tensors before it calls a kernel).
+// description stored there, picks the tuned config, reads the cubin from the
+// stage cache, loads it, launches and synchronizes; no compiler is linked (this
+// binary has no LLVM). The driver start-up (dlopen, cuInit, primary context) is
+// timed separately in the same run, and the inputs are built before the window
+// (a program has its tensors before it calls a kernel).
 //
 //   tilec-startup --kernel matmul --sizes M=4096,N=4096,K=4096 --types
 //   DTYPE=f16
@@ -38,16 +38,16 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/Harness/KernelHarness.h"
+#include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/AutotuneCache.h"
-#include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Driver.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
-#include "tilec/contract/CompileMetadata.h"
 
 #include <nlohmann/json.hpp>
 
@@ -164,13 +164,13 @@ bool parseOptions(int argc, char **argv, Options &options) {
       continue;
     }
     std::string device;
-    if (arg == "--kernel"   ? !value(options.kernel)
-        : arg == "--sizes"  ? !value(options.sizes)
-        : arg == "--types"  ? !value(options.types)
-        : arg == "--params" ? !value(options.params)
-        : arg == "--json"   ? !value(options.jsonPath)
-        : arg == "--device" ? !value(device)
-        : arg == "--bundle" ? !value(options.bundlePath)
+    if (arg == "--kernel"         ? !value(options.kernel)
+        : arg == "--sizes"        ? !value(options.sizes)
+        : arg == "--types"        ? !value(options.types)
+        : arg == "--params"       ? !value(options.params)
+        : arg == "--json"         ? !value(options.jsonPath)
+        : arg == "--device"       ? !value(device)
+        : arg == "--bundle"       ? !value(options.bundlePath)
         : arg == "--second-sizes" ? !value(options.secondSizes)
         : arg == "--second-types" ? !value(options.secondTypes)
                                   : true) {
@@ -295,9 +295,8 @@ tilec::Result<BareLaunch> prepareBare(const rt::KernelBundle &bundle,
   if (!key)
     return key.status();
   *key = rt::specializedAutotuneKey(*key, kernel.specializationOf(call));
-  const rt::BundleSelection *selection =
-      bundle.findSelection(device.name, device.compileTarget(), kernel.getName(),
-                           *key);
+  const rt::BundleSelection *selection = bundle.findSelection(
+      device.name, device.compileTarget(), kernel.getName(), *key);
   if (!selection)
     return tilec::Status::error(bundle.origin() + " has no selection of " +
                                 kernel.getName() + " for " + *key);
@@ -325,15 +324,15 @@ tilec::Status runBare(const rt::Context &context, const BareLaunch &bare,
   const rt::Driver &driver = context.driver();
   const rt::DriverApi &api = driver.api();
   CUmodule module = nullptr;
-  if (auto status = driver.check(api.cuModuleLoadData(&module, bare.cubin.data()),
-                                 "cuModuleLoadData");
+  if (auto status = driver.check(
+          api.cuModuleLoadData(&module, bare.cubin.data()), "cuModuleLoadData");
       !status.ok())
     return status;
   step("cuModuleLoadData");
-  if (auto status = driver.check(
-          api.cuModuleGetFunction(&function, module,
-                                  bare.metadata.kernelName.c_str()),
-          "cuModuleGetFunction");
+  if (auto status =
+          driver.check(api.cuModuleGetFunction(
+                           &function, module, bare.metadata.kernelName.c_str()),
+                       "cuModuleGetFunction");
       !status.ok())
     return status;
   step("cuModuleGetFunction");
@@ -354,10 +353,10 @@ tilec::Status launchBare(const rt::Context &context, const BareLaunch &bare,
                          const rt::ArgPack &pack, CUfunction function) {
   const rt::Driver &driver = context.driver();
   return driver.check(
-      driver.api().cuLaunchKernel(
-          function, bare.grid.x, bare.grid.y, bare.grid.z,
-          bare.metadata.blockThreads(), 1, 1, bare.metadata.sharedBytes,
-          nullptr, pack.kernelParams(), nullptr),
+      driver.api().cuLaunchKernel(function, bare.grid.x, bare.grid.y,
+                                  bare.grid.z, bare.metadata.blockThreads(), 1,
+                                  1, bare.metadata.sharedBytes, nullptr,
+                                  pack.kernelParams(), nullptr),
       "cuLaunchKernel");
 }
 
@@ -476,12 +475,10 @@ struct TilecWindow {
   double us = 0, kernelUs = 0;
 };
 
-tilec::Result<TilecWindow> timeTilecWindow(const rt::Context &context,
-                                           rt::Autotuner &autotuner,
-                                           const Options &options,
-                                           const PreparedCall &prepared,
-                                           Clock::time_point windowStart,
-                                           TilecWindow window) {
+tilec::Result<TilecWindow>
+timeTilecWindow(const rt::Context &context, rt::Autotuner &autotuner,
+                const Options &options, const PreparedCall &prepared,
+                Clock::time_point windowStart, TilecWindow window) {
   auto selected = autotuner.select(options.kernel, prepared.call);
   if (!selected)
     return selected.status();
@@ -511,8 +508,7 @@ tilec::Result<TilecWindow> timeTilecWindow(const rt::Context &context,
   // The kernel alone, to tell the start-up cost from the kernel's own time.
   auto kernelMs = harness::medianEventMs(
       context,
-      [&] { return rt::launch(*selected->kernel, selected->grid, *pack); },
-      20);
+      [&] { return rt::launch(*selected->kernel, selected->grid, *pack); }, 20);
   if (!kernelMs)
     return kernelMs.status();
   window.kernelUs = *kernelMs * 1000.0;
@@ -686,7 +682,8 @@ int main(int argc, char **argv) {
     report.secondKernelUs = secondTimed->kernelUs;
     report.secondKey = secondTimed->selected.key;
   }
-  if (tilec::Status status = writeReport(options, context->properties(), report);
+  if (tilec::Status status =
+          writeReport(options, context->properties(), report);
       !status.ok())
     return fail(status.message());
   return 0;

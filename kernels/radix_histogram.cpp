@@ -54,6 +54,10 @@ TILEC_KERNEL(radix_histogram) {
           .arg(scalar("SHIFT", "i32"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
+          // The caller sizes the digit counts by BLOCK * CHUNKS keys a
+          // program: a stored winner must have the call's.
+          .key("BLOCK")
+          .key("CHUNKS")
           .grid({"cdiv(N, BLOCK * CHUNKS)"})
           .require("SHIFT >= 0", "the digit's shift is in [0, 28]")
           .require("SHIFT <= 28", "the digit's shift is in [0, 28]")

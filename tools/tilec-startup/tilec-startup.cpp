@@ -57,6 +57,7 @@
 
 #include <link.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -120,10 +121,12 @@ void prefaultExecutableSegments() {
           const ElfW(Phdr) &segment = info->dlpi_phdr[i];
           if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X))
             continue;
-          auto *begin = reinterpret_cast<const volatile char *>(
-              info->dlpi_addr + segment.p_vaddr);
-          for (size_t offset = 0; offset < segment.p_memsz; offset += 4096)
-            (void)begin[offset];
+          // From the page the segment starts in (it may start mid-page).
+          uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+          uintptr_t start = info->dlpi_addr + segment.p_vaddr;
+          uintptr_t end = start + segment.p_memsz;
+          for (uintptr_t at = start & ~(page - 1); at < end; at += page)
+            (void)*reinterpret_cast<const volatile char *>(at);
         }
         return 1; // the first object is the executable itself
       },
@@ -183,6 +186,11 @@ bool parseOptions(int argc, char **argv, Options &options) {
     }
     if (!device.empty())
       options.device = std::atoi(device.c_str());
+  }
+  if (!options.secondTypes.empty() && options.secondSizes.empty()) {
+    std::fprintf(stderr, "tilec-startup: --second-types needs --second-sizes "
+                         "(the second call)\n");
+    return false;
   }
   if (options.bare && !options.embedded && options.bundlePath.empty()) {
     std::fprintf(stderr, "tilec-startup: --bare needs --bundle or --embedded "
@@ -388,6 +396,7 @@ struct BareWindow {
   BareLaunch bare;
   std::vector<std::pair<std::string, double>> steps;
   double us = 0, kernelUs = 0;
+  PageFaults faults;
 };
 
 tilec::Result<BareWindow> timeBareWindow(const rt::Context &context,
@@ -404,6 +413,7 @@ tilec::Result<BareWindow> timeBareWindow(const rt::Context &context,
     return status;
 
   BareWindow window;
+  PageFaults faultsBefore = PageFaults::now();
   Clock::time_point windowStart = Clock::now();
   Clock::time_point stepStart = windowStart;
   auto step = [&](const std::string &name) {
@@ -422,6 +432,7 @@ tilec::Result<BareWindow> timeBareWindow(const rt::Context &context,
     return status;
   step("synchronize (kernel runs)");
   window.us = usSince(windowStart);
+  window.faults = PageFaults::now() - faultsBefore;
 
   auto kernelMs = harness::medianEventMs(
       context, [&] { return launchBare(context, *bare, *pack, function); }, 20);
@@ -440,12 +451,11 @@ int runBareWindows(const Options &options, const rt::Context &context,
                    DriverStartup startup) {
   if (options.prefaultCode)
     prefaultExecutableSegments();
-  PageFaults faultsBefore = PageFaults::now();
   auto window = timeBareWindow(context, bundle, kernel, first);
   if (!window)
     return fail(window.message());
   Report report;
-  report.windowFaults = PageFaults::now() - faultsBefore;
+  report.windowFaults = window->faults;
   report.steps = std::move(window->steps);
   report.firstCallUs = window->us;
   report.kernelUs = window->kernelUs;
@@ -473,6 +483,8 @@ struct TilecWindow {
   rt::TuneResult selected;
   std::vector<std::pair<std::string, double>> steps;
   double us = 0, kernelUs = 0;
+  // The process's faults when the window closed (it opens in the caller).
+  PageFaults faultsAtEnd;
 };
 
 tilec::Result<TilecWindow>
@@ -504,6 +516,7 @@ timeTilecWindow(const rt::Context &context, rt::Autotuner &autotuner,
     return status;
   step("synchronize (kernel runs)");
   window.us = usSince(windowStart);
+  window.faultsAtEnd = PageFaults::now();
 
   // The kernel alone, to tell the start-up cost from the kernel's own time.
   auto kernelMs = harness::medianEventMs(
@@ -655,7 +668,7 @@ int main(int argc, char **argv) {
                                windowStart, std::move(window));
   if (!timed)
     return fail(timed.message());
-  PageFaults windowFaults = PageFaults::now() - faultsBefore;
+  PageFaults windowFaults = timed->faultsAtEnd - faultsBefore;
   bool fromStageCache = provider.cachedLoadCount() == 1;
   bool fromBundle = provider.bundleLoadCount() == 1;
   const char *cubinSource = fromBundle       ? "from the bundle"

@@ -97,4 +97,27 @@ TEST(Expression, Comparisons) {
   EXPECT_EQ(eval("4 > 3 * 2"), 0);
 }
 
+// Tokens are read character by character: spacing of every kind, none at
+// all, and the column an error names.
+TEST(Expression, TokensAndColumns) {
+  std::map<std::string, int64_t> names = {{"M", 1000}, {"N", 7}, {"a_1", 3}};
+  EXPECT_EQ(eval("M<=N", names), 0);
+  EXPECT_EQ(eval("M>N", names), 1);
+  EXPECT_EQ(eval("M!=1000", names), 0);
+  EXPECT_EQ(eval("2//3"), 0);
+  EXPECT_EQ(eval("\tM\v+\fN\r==\n1007 ", names), 1);
+  EXPECT_EQ(eval("a_1*cdiv( M , 64 )", names), 48);
+  EXPECT_EQ(evalError("M < = N", names),
+            "expression 'M < = N': unexpected '=' at column 5");
+  EXPECT_EQ(evalError("!M", names),
+            "expression '!M': unexpected '!' at column 1");
+  EXPECT_EQ(evalError("1 +  x", names).substr(0, 45),
+            "expression '1 +  x': no value for 'x' (known:");
+  EXPECT_NE(evalError("1 +  x", names).find("at column 6"), std::string::npos);
+  EXPECT_EQ(evalError("4 // 0"),
+            "expression '4 // 0': division by zero at column 7");
+  EXPECT_EQ(evalError("M /", names),
+            "expression 'M /': unexpected end at column 4");
+}
+
 } // namespace

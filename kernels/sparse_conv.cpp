@@ -138,10 +138,11 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .candidate("BLOCK_N=128,BLOCK_K=64,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=3")
           // Wide channels: half the K steps (and waits) per offset, or a
-          // deeper ring for 256-wide Co tiles. A fourth stage at 128 x 128
-          // loses (150 against 114 us at shell128/128 on the H200): four
-          // stages' 128 KB of shared memory fit one block per SM, three
-          // stages' 96 KB fit two.
+          // 4-stage ring for 256-wide Co tiles (it won shell256/256 on the
+          // H200). A 4-stage ring of 128 x 128 x 64 tiles on 8 warps lost
+          // to 3 stages at BLOCK_M = 128, f16 (150 against 114 us at
+          // shell128/128): 128 KB of shared memory a block against 96 KB,
+          // one block per SM against two.
           .candidate("BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=4")
           .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")

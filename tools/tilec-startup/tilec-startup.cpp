@@ -200,6 +200,32 @@ bool parseOptions(int argc, char **argv, Options &options) {
   return !options.kernel.empty();
 }
 
+/// Sets the parts of `call` that the options `<prefix>sizes`, `<prefix>types`
+/// and `<prefix>params` give (each a list NAME=VALUE,...; empty: unchanged).
+tilec::Status setFromOptions(tilec::Call &call, const std::string &prefix,
+                             const std::string &sizes, const std::string &types,
+                             const std::string &params) {
+  if (!sizes.empty()) {
+    auto parsed = harness::parseSizes(sizes);
+    if (!parsed)
+      return tilec::Status::error(prefix + "sizes: " + parsed.message());
+    call.sizes = *parsed;
+  }
+  if (!types.empty()) {
+    auto parsed = tilec::parseNamedTypes(types);
+    if (!parsed)
+      return tilec::Status::error(prefix + "types: " + parsed.message());
+    call.types = *parsed;
+  }
+  if (!params.empty()) {
+    auto parsed = tilec::parseNamedIntegers(params);
+    if (!parsed)
+      return tilec::Status::error(prefix + "params: " + parsed.message());
+    call.params = *parsed;
+  }
+  return tilec::Status::success();
+}
+
 /// The driver's own start-up and the inputs, timed before the window.
 struct DriverStartup {
   double dlopenUs = 0, cuInitUs = 0, contextUs = 0, inputsUs = 0;
@@ -537,24 +563,10 @@ int main(int argc, char **argv) {
     return 2;
 
   tilec::Call call;
-  if (!options.sizes.empty()) {
-    auto sizes = harness::parseSizes(options.sizes);
-    if (!sizes)
-      return fail("--sizes: " + sizes.message());
-    call.sizes = *sizes;
-  }
-  if (!options.types.empty()) {
-    auto types = tilec::parseNamedTypes(options.types);
-    if (!types)
-      return fail("--types: " + types.message());
-    call.types = *types;
-  }
-  if (!options.params.empty()) {
-    auto params = tilec::parseNamedIntegers(options.params);
-    if (!params)
-      return fail("--params: " + params.message());
-    call.params = *params;
-  }
+  if (tilec::Status status = setFromOptions(call, "--", options.sizes,
+                                            options.types, options.params);
+      !status.ok())
+    return fail(status.message());
 
   // Driver start-up, each step timed.
   DriverStartup startup;
@@ -607,16 +619,11 @@ int main(int argc, char **argv) {
   std::optional<PreparedCall> second;
   if (!options.secondSizes.empty()) {
     tilec::Call secondCall = call;
-    auto sizes = harness::parseSizes(options.secondSizes);
-    if (!sizes)
-      return fail("--second-sizes: " + sizes.message());
-    secondCall.sizes = *sizes;
-    if (!options.secondTypes.empty()) {
-      auto types = tilec::parseNamedTypes(options.secondTypes);
-      if (!types)
-        return fail("--second-types: " + types.message());
-      secondCall.types = *types;
-    }
+    if (tilec::Status status =
+            setFromOptions(secondCall, "--second-", options.secondSizes,
+                           options.secondTypes, /*params=*/"");
+        !status.ok())
+      return fail(status.message());
     auto prepared = prepareCall(*context, *description, secondCall);
     if (!prepared)
       return fail(prepared.message());

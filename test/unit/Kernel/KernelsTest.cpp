@@ -230,3 +230,32 @@ TEST(SpecializationTest, UnknownArgumentIsAnError) {
 }
 
 } // namespace
+
+// The sparse maps size the radix sort's digit counts by the keys a program
+// moves (BLOCK * CHUNKS): a winner stored for another count must not be
+// found for the call, so both kernels key it, and a tuned config carries
+// the call's values.
+TEST(KernelsTest, RadixKernelsKeyTheKeysAProgramMoves) {
+  for (llvm::StringRef name : {"radix_histogram", "radix_scatter"}) {
+    SCOPED_TRACE(name.str());
+    const KernelDescription &description = kernelNamed(name).getDescription();
+    Call call;
+    call.sizes = {{"N", 100000}, {"SHIFT", 4}};
+    call.params = {{"BLOCK", 256}, {"CHUNKS", 4}};
+    Result<std::string> key = description.evaluateAutotuneKey(call);
+    ASSERT_TRUE(key.ok()) << key.message();
+    EXPECT_NE(key->find("BLOCK=256"), std::string::npos) << *key;
+    EXPECT_NE(key->find("CHUNKS=4"), std::string::npos) << *key;
+    Call older = call;
+    older.params["CHUNKS"] = 16;
+    Result<std::string> olderKey = description.evaluateAutotuneKey(older);
+    ASSERT_TRUE(olderKey.ok()) << olderKey.message();
+    EXPECT_NE(*key, *olderKey);
+    for (const Config &candidate : description.getConfigs()) {
+      Result<Config> config = description.configForCall(candidate, call);
+      ASSERT_TRUE(config.ok()) << config.message();
+      EXPECT_EQ(config->params.at("BLOCK"), 256);
+      EXPECT_EQ(config->params.at("CHUNKS"), 4);
+    }
+  }
+}

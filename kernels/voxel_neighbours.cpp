@@ -7,10 +7,21 @@
 // at most probes[0] slots, the longest any insertion used: a key that is
 // not within them is not in the table.
 //
-// Also per voxel, sort_key[i]: bit v (V <= 32) or bit floor(v * 32 / V) of
-// the offsets that have a neighbour, which orders the rows of the masked
-// GEMM; and pairs[0] += the number of (voxel, offset) pairs with a
-// neighbour (the convolution's useful work).
+// Also per voxel, sort_key[i], which orders the rows of the masked GEMM:
+// the offsets that have a neighbour as a bitmask, offset v at bit rank(v)
+// (V <= 32) or floor(rank(v) * 32 / V), read as a Gray code (its rank in
+// the reflected Gray sequence); and pairs[0] += the number of (voxel,
+// offset) pairs with a neighbour (the convolution's useful work).
+//
+// Why this key: a row block of the convolution loops over every offset any
+// of its rows has, so rows that sort next to each other should have similar
+// masks. Masks that are adjacent in Gray order differ in few bits, and
+// rank(v) puts the offsets whose bits split a surface's voxels most evenly
+// on the most significant bits: offsets are ranked by the number of axes
+// they move along, corners (3) lowest, then faces (1), edges (2) and the
+// centre (0), ties by v. On the shells of docs/sparse-conv.md this cuts the
+// blocks' computed pairs over the useful ones at res 128 from 1.38 to 1.29
+// (128-row blocks) and from 1.26 to 1.20 (64 rows).
 //
 // Grid: (cdiv(N, BLOCK)); each program looks up BLOCK voxels x VP offsets.
 //
@@ -22,6 +33,44 @@
 
 using namespace tilec;
 using namespace tilec::kernel;
+
+/// rank(v) of each offset of the padded row: its place among the V offsets
+/// ordered by (class, v), where an offset that moves along 3, 1, 2 or 0 axes
+/// is of class 0 (corners), 1 (faces), 2 (edges) or 3 (the centre). Counted
+/// by a loop over the V offsets u, one [VP] compare each, so that the
+/// ranks cost the lookups no registers.
+static Tensor offsetRanks(KernelBuilder &kb, Tensor kernelSize, Tensor v) {
+  Tensor radius = kernelSize / 2;
+  auto classOf = [&](Tensor offset) {
+    auto moves = [&](Tensor axisOffset) {
+      return kb.cast(axisOffset != radius, kb.i32Type());
+    };
+    Tensor axes = moves(offset / (kernelSize * kernelSize)) +
+                  moves(offset / kernelSize % kernelSize) +
+                  moves(offset % kernelSize);
+    return kb.where(axes == 3, 0,
+                    kb.where(axes == 1, 1, kb.where(axes == 2, 2, 3)));
+  };
+  Tensor offset = kb.arange(0, kb.param("VP"));
+  Tensor offsetClass = kb.let("offset_class", classOf(offset));
+  auto count = [&](Tensor u, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    Tensor uClass = classOf(u);
+    Tensor before =
+        (uClass < offsetClass) | ((uClass == offsetClass) & (u < offset));
+    return {carried[0] + kb.cast(before, kb.i32Type())};
+  };
+  Tensor zero = kb.full({kb.param("VP")}, 0, kb.i32Type());
+  return kb.let("ranks", kb.forRange(0, v, 1, {zero}, count)[0]);
+}
+
+/// The rank of Gray code `code` in the reflected Gray sequence: the prefix
+/// XOR of its bits from the top (logical shifts: bit 31 may be set).
+static Tensor grayRank(KernelBuilder &kb, Tensor code) {
+  Tensor rank = code;
+  for (int shift : {1, 2, 4, 8, 16})
+    rank = rank ^ kb.binary(BinaryOpKind::ShrU, rank, shift);
+  return kb.let("gray_rank", rank);
+}
 
 static void buildVoxelNeighbours(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
@@ -79,10 +128,13 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
   kb.store(nb + rows * v + cols, found, lookup);
 
   Tensor has = kb.let("has", found != -1);
-  Tensor bit = kb.let("bit", kb.where(v <= 32, cols, cols * 32 / v));
+  Tensor rank =
+      kb.let("rank", kb.expandDims(offsetRanks(kb, kernelSize, v), 0));
+  Tensor bit = kb.let("bit", kb.where(v <= 32, rank, rank * 32 / v));
   Tensor bits =
       kb.let("bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));
-  kb.store(sortKey + voxel, kb.reduce(bits, 1, tile::ReduceKind::Or), inRange);
+  Tensor mask = kb.let("mask", kb.reduce(bits, 1, tile::ReduceKind::Or));
+  kb.store(sortKey + voxel, grayRank(kb, mask), inRange);
   Tensor count =
       kb.let("count", kb.sum(kb.sum(kb.cast(has, kb.i64Type()), 1), 0));
   kb.atomicRmw(tile::AtomicRMWKind::Add, pairs, count);

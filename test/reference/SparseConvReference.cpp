@@ -11,11 +11,36 @@
 namespace tilec::harness {
 
 uint32_t maskSortKey(const std::vector<bool> &mask) {
-  uint32_t key = 0;
   int64_t offsets = static_cast<int64_t>(mask.size());
-  for (int64_t v = 0; v < offsets; ++v)
-    if (mask[v])
-      key |= 1u << (offsets <= 32 ? v : v * 32 / offsets);
+  int64_t kernelSize = 1;
+  while (kernelSize * kernelSize * kernelSize < offsets)
+    ++kernelSize;
+  int64_t radius = kernelSize / 2;
+  // An offset's class by the number of axes it moves along: corners lowest,
+  // then faces, edges and the centre.
+  auto classOf = [&](int64_t v) {
+    int64_t coords[3] = {v / (kernelSize * kernelSize),
+                         v / kernelSize % kernelSize, v % kernelSize};
+    int axes = 0;
+    for (int64_t coord : coords)
+      axes += coord != radius;
+    static const int kClassOfAxes[4] = {3, 1, 2, 0};
+    return kClassOfAxes[axes];
+  };
+  std::vector<int64_t> byRank(offsets);
+  std::iota(byRank.begin(), byRank.end(), 0);
+  std::stable_sort(byRank.begin(), byRank.end(), [&](int64_t a, int64_t b) {
+    return classOf(a) < classOf(b);
+  });
+  uint32_t code = 0;
+  for (int64_t rank = 0; rank < offsets; ++rank)
+    if (mask[byRank[rank]])
+      code |= 1u << (offsets <= 32 ? rank : rank * 32 / offsets);
+  // The code's place in the reflected Gray sequence.
+  // Bit b of it is the XOR of the code's bits b and above.
+  uint32_t key = code;
+  for (uint32_t above = code >> 1; above != 0; above >>= 1)
+    key ^= above;
   return key;
 }
 

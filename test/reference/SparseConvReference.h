@@ -34,9 +34,11 @@ struct HostMaps {
 Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
                                int dilation, int64_t blockRows);
 
-/// The sort key of a voxel's neighbour bitmask (`mask[v]` for each offset):
-/// bit v (V <= 32), else bit floor(v * 32 / V), is set when offset v has a
-/// neighbour.
+/// The sort key of a voxel's neighbour bitmask (`mask[v]` for each offset,
+/// V = KS^3 of them): the offsets ranked by the number of axes they move
+/// along (3, 1, 2, 0: corners lowest, the centre highest), ties by v;
+/// bit rank (V <= 32), else floor(rank * 32 / V), set when the offset has a
+/// neighbour; the key is that code's rank in the reflected Gray sequence.
 uint32_t maskSortKey(const std::vector<bool> &mask);
 
 /// The voxel hash table of voxel_hash_insert, filled on the host by

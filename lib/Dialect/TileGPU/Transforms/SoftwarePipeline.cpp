@@ -7,11 +7,17 @@
 // copies of later steps are in flight while step k computes.
 //
 // The loop transformation itself is MLIR's scf pipeliner, driven by a
-// two-stage schedule: stage 0 is the copies with everything their addresses
-// and masks depend on, stage `num-stages - 1` is the rest of the body. It
-// runs with predication instead of a peeled epilogue (so code size does not
-// grow with the stage count): in the last steps the copies run with their
-// masks off, which zero-fills a free buffer and reads nothing.
+// schedule of two kinds of stages: the copies with everything their
+// addresses and masks depend on, and `num-stages - 1` stages later the rest
+// of the body. Where the copies' addresses come from loads (a gather: the
+// sparse convolution reads the offset of a step from a list, then the
+// neighbour map's column for it), each level of such loads runs a stage
+// before the level it feeds, so that a copy finds its row indices already
+// loaded instead of waiting for them in front of its issue; this is
+// Triton's indirection levels. It runs with predication instead of a
+// peeled epilogue (so code size does not grow with the stage count): in the
+// last steps the copies run with their masks off, which zero-fills a free
+// buffer and reads nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,7 +87,8 @@ int64_t getCopyBytes(tile::LoadOp load, BlockedEncodingAttr blocked,
   auto type = cast<RankedTensorType>(load.getType());
   unsigned dim = blocked.getOrder()[0];
   int64_t width = blocked.getSizePerThread()[dim];
-  width = std::min<int64_t>(width, axisInfo.getPtrVectorWidth(load.getPtr(), dim));
+  width =
+      std::min<int64_t>(width, axisInfo.getPtrVectorWidth(load.getPtr(), dim));
   width = std::min<int64_t>(width,
                             axisInfo.getMaskVectorWidth(load.getMask(), dim));
   return width * type.getElementTypeBitWidth() / 8;
@@ -89,8 +96,7 @@ int64_t getCopyBytes(tile::LoadOp load, BlockedEncodingAttr blocked,
 
 /// The load behind a dot operand: through a conversion to a dot_op layout,
 /// or a local_alloc whose every user is a warpgroup dot.
-tile::LoadOp getOperandLoad(Value operand, Block *body,
-                            Operation *&consumer) {
+tile::LoadOp getOperandLoad(Value operand, Block *body, Operation *&consumer) {
   consumer = operand.getDefiningOp();
   Value loaded;
   if (auto convert = dyn_cast_or_null<ConvertLayoutOp>(consumer)) {
@@ -270,6 +276,7 @@ private:
   void waitForWarpGroupDots(RewriterBase &rewriter, scf::ForOp pipelined,
                             ArrayRef<bool> yieldsDotResult);
   void getSchedule(std::vector<std::pair<Operation *, unsigned>> &schedule);
+  unsigned assignRunAheadStages();
 
   scf::ForOp loop;
   unsigned numStages;
@@ -283,6 +290,9 @@ private:
   /// prefetches when stage 0 is further ahead, in stage lastStage - 1.
   unsigned lastStage = 1;
   DenseSet<Operation *> runAhead;
+  /// The stage of each op of runAhead: the copies' stage, less one per level
+  /// of loads between the op and the copies (absent: stage 0).
+  DenseMap<Operation *, unsigned> runAheadStage;
   DenseSet<Operation *> prefetchedAhead;
 };
 
@@ -318,8 +328,7 @@ bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
   // The scf pipeliner carries values a distance of one step: every yielded
   // value must come from the body.
   for (Value yielded : body->getTerminator()->getOperands())
-    if (!yielded.getDefiningOp() ||
-        yielded.getDefiningOp()->getBlock() != body)
+    if (!yielded.getDefiningOp() || yielded.getDefiningOp()->getBlock() != body)
       return false;
   SmallVector<Operation *> roots;
   for (OperandLoad operand : loads)
@@ -337,7 +346,7 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
       prefetched.push_back(operand.load);
   }
   // Without copies, one step ahead is all registers can afford.
-  lastStage = copied.empty() ? 1 : numStages - 1;
+  lastStage = 1;
   if (!copied.empty()) {
     rewriteLoads(copied);
     makeWarpGroupDotsAsync();
@@ -346,6 +355,7 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
     SmallVector<Operation *> roots(copies);
     roots.push_back(commit);
     runAhead = *getRunAheadSlice(loop, roots);
+    lastStage = assignRunAheadStages() + numStages - 1;
   }
   // Register prefetches run one step ahead of the math: in the copies' stage
   // when that is the step before, else a stage of their own.
@@ -357,9 +367,11 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
       (prefetchStage == 0 ? runAhead : prefetchedAhead).insert(op);
 
   scf::PipeliningOption options;
-  options.getScheduleFn = [this](scf::ForOp,
-                                 std::vector<std::pair<Operation *, unsigned>>
-                                     &schedule) { getSchedule(schedule); };
+  options.getScheduleFn =
+      [this](scf::ForOp,
+             std::vector<std::pair<Operation *, unsigned>> &schedule) {
+        getSchedule(schedule);
+      };
   options.peelEpilogue = false;
   options.supportDynamicLoops = true;
   options.predicateFn = predicateOp;
@@ -417,8 +429,8 @@ void LoopPipeliner::makeWarpGroupDotsAsync() {
     return use.getOwner() == yield &&
            loop.getRegionIterArgs()[use.getOperandNumber()] == dot.getC();
   };
-  for (auto dot : llvm::make_early_inc_range(
-           loop.getBody()->getOps<WarpGroupDotOp>())) {
+  for (auto dot :
+       llvm::make_early_inc_range(loop.getBody()->getOps<WarpGroupDotOp>())) {
     if (!readsRing(dot.getA()) || !readsRing(dot.getB()) ||
         !onlyAccumulates(dot))
       continue;
@@ -496,6 +508,49 @@ void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
   commit = AsyncCommitGroupOp::create(builder, loop.getLoc());
 }
 
+/// Stages for runAhead, returning the copies' stage. An op's level is the
+/// number of loads on the longest path from it to a copy (itself included):
+/// the copies and what only they read are level 0, the neighbour rows they
+/// gather level 1, the offset that locates those rows level 2. Level l runs
+/// at stage (deepest level - l). Then no op may run in a later stage than
+/// an op that reads it, in the same step or, through the yield, in the
+/// next (a pointer advanced each step): such a definition moves to its
+/// reader's stage, and what it reads with it.
+unsigned LoopPipeliner::assignRunAheadStages() {
+  Block *body = loop.getBody();
+  Operation *yield = body->getTerminator();
+  DenseMap<Operation *, unsigned> level;
+  unsigned deepest = 0;
+  for (Operation &op : llvm::reverse(body->without_terminator())) {
+    if (!runAhead.contains(&op))
+      continue;
+    unsigned below = 0;
+    for (Operation *user : op.getUsers())
+      if (runAhead.contains(user))
+        below = std::max(below, level.lookup(user));
+    level[&op] = below + (isa<tile::LoadOp>(op) ? 1 : 0);
+    deepest = std::max(deepest, level[&op]);
+  }
+  for (auto [op, opLevel] : level)
+    runAheadStage[op] = deepest - opLevel;
+  SmallVector<Operation *> worklist(runAhead.begin(), runAhead.end());
+  while (!worklist.empty()) {
+    Operation *reader = worklist.pop_back_val();
+    for (Value operand : reader->getOperands()) {
+      if (auto arg = dyn_cast<BlockArgument>(operand);
+          arg && arg.getOwner() == body && arg.getArgNumber() > 0)
+        operand = yield->getOperand(arg.getArgNumber() - 1);
+      Operation *def = operand.getDefiningOp();
+      if (!def || !runAhead.contains(def) ||
+          runAheadStage[def] <= runAheadStage[reader])
+        continue;
+      runAheadStage[def] = runAheadStage[reader];
+      worklist.push_back(def);
+    }
+  }
+  return deepest;
+}
+
 void LoopPipeliner::getSchedule(
     std::vector<std::pair<Operation *, unsigned>> &schedule) {
   // The wait first, so that the copies of step k + lastStage go to the
@@ -525,7 +580,7 @@ void LoopPipeliner::getSchedule(
       schedule.emplace_back(&op, lastStage);
   for (Operation &op : body->without_terminator())
     if (runAhead.contains(&op))
-      schedule.emplace_back(&op, 0);
+      schedule.emplace_back(&op, runAheadStage.lookup(&op));
   for (Operation &op : body->without_terminator())
     if (isLate(op) && !beforeCopies(op))
       schedule.emplace_back(&op, lastStage);

@@ -210,24 +210,36 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
 
 // Gathered rows, as in a sparse convolution: each step loads a column of a
 // neighbour map (row indices) and gathers A's rows through it. The index
-// load runs ahead with the copy, its mask predicated like the copy's; the
-// gathered rows are 16-byte aligned (index * 32 elements) and contiguous
-// along K, so they pipeline like an affine tile.
+// load runs a stage ahead of the copy it feeds (its level of indirection),
+// its mask predicated like the copy's: the copy of step k + 2 reads indices
+// loaded in the step before, while step k + 3's are loaded; the map's
+// pointer, advanced each step, runs in the index load's stage. The gathered
+// rows are 16-byte aligned (index * 32 elements) and contiguous along K, so
+// they pipeline like an affine tile.
 
 // CHECK-LABEL: func.func @gathered_rows
 // CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf16
 // CHECK: %[[P0:.+]] = arith.cmpi sgt, %{{.+}}, %c0_i32 : i32
 // CHECK: %[[M0:.+]] = tile.splat %[[P0]] : i1 -> tensor<64xi1
 // CHECK: tile.load %{{.+}}, %[[M0]] : tensor<64x!tile.ptr<i32>
+// CHECK: %[[P1:.+]] = arith.cmpi sgt, %{{.+}}, %c1_i32 : i32
+// CHECK: tile.load
 // CHECK: tilegpu.async_copy_global_to_local
 // CHECK-NEXT: tilegpu.async_commit_group
-// CHECK: scf.for
+// CHECK: %[[P2:.+]] = arith.cmpi sgt, %{{.+}}, %c2_i32 : i32
+// CHECK: tile.load
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK-NEXT: tilegpu.async_commit_group
+// CHECK-NOT: tilegpu.async_copy_global_to_local
+// CHECK: scf.for {{.+}} iter_args(%{{[^ ]+}} = %{{[^ ]+}}, %[[PTRS:[^ ]+]] = %{{[^ ]+}}, %[[ROWS:[^ ]+]] = %{{[^ ]+}})
 // CHECK: tilegpu.async_wait {num = 1 : i32}
-// CHECK: tile.load %{{.+}}, %{{.+}} : tensor<64x!tile.ptr<i32>
+// CHECK: %[[NEXT:.+]] = tile.load %[[PTRS]], %{{.+}} : tensor<64x!tile.ptr<i32>
+// CHECK: tile.expand_dims %[[ROWS]]
 // CHECK: tilegpu.async_copy_global_to_local %{{.+}}, %{{.+}} mask %{{.+}} : tensor<64x32x!tile.ptr<f16>
 // CHECK-NEXT: tilegpu.async_commit_group
 // CHECK: tilegpu.local_load
 // CHECK: tile.dot
+// CHECK: scf.yield %{{.+}}, %{{.+}}, %[[NEXT]]
 
 #blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
 #mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
@@ -271,19 +283,27 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "til
 // read by a scalar load, and gathers rows through that offset's column of
 // the map. The division has a divisor the loop does not change, so it runs
 // ahead with the loads it feeds (unpredicated; the scalar load's mask is the
-// step's predicate).
+// step's predicate). Two levels of indirection, two stages before the
+// copies: the offset of step k + 4 is loaded, the map's column of step
+// k + 3 read with the offset loaded in the step before, and the rows of
+// step k + 2 gathered with the column loaded in the step before.
 
 // CHECK-LABEL: func.func @offset_list
 // CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf16
 // CHECK: arith.divsi %c0_i32, %{{.+}} : i32
 // CHECK: tile.load %{{.+}}, %{{.+}} : !tile.ptr<i32>
 // CHECK: tilegpu.async_copy_global_to_local
-// CHECK: scf.for
+// CHECK: tilegpu.async_copy_global_to_local
+// CHECK-NOT: tilegpu.async_copy_global_to_local
+// CHECK: scf.for {{.+}} iter_args(%{{[^ ]+}} = %{{[^ ]+}}, %[[OFFSET:[^ ]+]] = %{{[^ ]+}}, %[[ROWS:[^ ]+]] = %{{[^ ]+}})
 // CHECK: arith.divsi
-// CHECK: tile.load %{{.+}}, %{{.+}} : !tile.ptr<i32>
-// CHECK: tile.load %{{.+}}, %{{.+}} : tensor<64x!tile.ptr<i32>
+// CHECK: %[[NEXT_OFFSET:.+]] = tile.load %{{.+}}, %{{.+}} : !tile.ptr<i32>
+// CHECK: arith.muli %[[OFFSET]], %c4096_i32 : i32
+// CHECK: %[[NEXT_ROWS:.+]] = tile.load %{{.+}}, %{{.+}} : tensor<64x!tile.ptr<i32>
+// CHECK: tile.expand_dims %[[ROWS]]
 // CHECK: tilegpu.async_copy_global_to_local
 // CHECK: tile.dot
+// CHECK: scf.yield %{{.+}}, %[[NEXT_OFFSET]], %[[NEXT_ROWS]]
 
 // TWO-LABEL: func.func @offset_list
 // TWO: tilegpu.local_alloc : () -> !tilegpu.memdesc<2x64x32xf16

@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tilec/Dialect/TileGPU/Transforms/Passes.h"
 #include "tilec/Dialect/TileGPU/Transforms/DeadLoopValues.h"
+#include "tilec/Dialect/TileGPU/Transforms/Passes.h"
 
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
@@ -68,6 +68,20 @@ bool isCheap(Operation *op) {
   return dialect == "arith" || dialect == "math" || dialect == "tile";
 }
 
+/// A load of no more elements than the CTA has threads (the row indices a
+/// gather reads each step) is repeated in the new layout rather than
+/// converted: each thread loads the elements it needs, threads that need
+/// the same one read the same address (one transaction for a warp), and
+/// the round trip through shared memory and its barriers go away. Larger
+/// loads would multiply their traffic.
+bool isSmallLoad(Operation *op, int64_t threads) {
+  auto load = dyn_cast<tile::LoadOp>(op);
+  if (!load || load.getIsVolatile())
+    return false;
+  auto type = dyn_cast<RankedTensorType>(load.getType());
+  return type && type.getNumElements() <= threads;
+}
+
 /// The layout operand `operand` of `op` needs for `op`'s result to have
 /// `encoding`: expand_dims reads the slice of its result's layout, the other
 /// cheap ops read their result's layout.
@@ -79,8 +93,8 @@ Attribute getOperandEncoding(Operation *op, Attribute encoding) {
 
 class Rematerializer {
 public:
-  Rematerializer(MLIRContext *context, unsigned maxOps)
-      : rewriter(context), maxOps(maxOps) {}
+  Rematerializer(MLIRContext *context, unsigned maxOps, int64_t threads)
+      : rewriter(context), maxOps(maxOps), threads(threads) {}
 
   /// Replaces `convert` by its source recomputed in the target layout when
   /// the backward slice allows it.
@@ -105,6 +119,8 @@ private:
 
   IRRewriter rewriter;
   unsigned maxOps;
+  /// Threads of a CTA: the bound of isSmallLoad.
+  int64_t threads;
   /// (original value, layout) -> the value recomputed in that layout; lives
   /// across conversions so that shared slices are cloned once.
   DenseMap<Key, Value> cache;
@@ -152,7 +168,7 @@ Rematerializer::collectSlice(Value root, Attribute encoding,
     // Another conversion ends the slice: it becomes one from its source.
     if (isa<ConvertLayoutOp>(def))
       continue;
-    if (!isCheap(def))
+    if (!isCheap(def) && !isSmallLoad(def, threads))
       return failure();
     ++numOps;
     Attribute operandLayout = getOperandEncoding(def, layout);
@@ -356,15 +372,14 @@ struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
     // Not past a widening op (extf): the conversion would move more bytes.
     if (!resultType || !resultType.getElementType().isIntOrFloat() ||
         !srcType.getElementType().isIntOrFloat() ||
-        resultType.getElementTypeBitWidth() >
-            srcType.getElementTypeBitWidth())
+        resultType.getElementTypeBitWidth() > srcType.getElementTypeBitWidth())
       return failure();
     // Other operands are rebuilt at the user, so it must be in the
     // conversion's block; a unary op goes next to the conversion, which only
     // pays across blocks when it narrows.
     bool unary = user->getNumOperands() == 1;
-    bool narrows = resultType.getElementTypeBitWidth() <
-                   srcType.getElementTypeBitWidth();
+    bool narrows =
+        resultType.getElementTypeBitWidth() < srcType.getElementTypeBitWidth();
     if (user->getBlock() != op->getBlock() && !(unary && narrows))
       return failure();
     Attribute layout = srcType.getEncoding();
@@ -374,9 +389,9 @@ struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
       if (operand == op.getResult())
         continue;
       DenseElementsAttr dense;
-      bool cheap = operand.getDefiningOp<tile::SplatOp>() ||
-                   (matchPattern(operand, m_Constant(&dense)) &&
-                    dense.isSplat());
+      bool cheap =
+          operand.getDefiningOp<tile::SplatOp>() ||
+          (matchPattern(operand, m_Constant(&dense)) && dense.isSplat());
       if (!cheap || !isa<RankedTensorType>(operand.getType()))
         return failure();
     }
@@ -429,8 +444,8 @@ bool carryInConvertedLayout(ModuleOp module) {
       Type outer = arg.getType(), inner = enter.getType();
       OpBuilder builder(forOp);
       OpOperand &init = forOp.getInitArgsMutable()[index];
-      init.set(ConvertLayoutOp::create(builder, enter.getLoc(), inner,
-                                       init.get()));
+      init.set(
+          ConvertLayoutOp::create(builder, enter.getLoc(), inner, init.get()));
       arg.setType(inner);
       enter.getResult().replaceAllUsesWith(arg);
       enter.erase();
@@ -438,7 +453,8 @@ bool carryInConvertedLayout(ModuleOp module) {
       Value result = forOp.getResult(index);
       result.setType(inner);
       builder.setInsertionPointAfter(forOp);
-      auto exit = ConvertLayoutOp::create(builder, leave.getLoc(), outer, result);
+      auto exit =
+          ConvertLayoutOp::create(builder, leave.getLoc(), outer, result);
       result.replaceAllUsesExcept(exit, exit);
       changed = true;
     }
@@ -479,9 +495,9 @@ bool sinkLoopCarriedConversions(ModuleOp module) {
         continue;
       OpBuilder builder(forOp->getContext());
       builder.setInsertionPointAfter(forOp);
-      Value converted = ConvertLayoutOp::create(
-          builder, convert.getLoc(), convert.getType(),
-          forOp.getResult(sourceIndex));
+      Value converted =
+          ConvertLayoutOp::create(builder, convert.getLoc(), convert.getType(),
+                                  forOp.getResult(sourceIndex));
       forOp.getResult(index).replaceAllUsesWith(converted);
       yield->setOperand(index, arg);
       changed = true;
@@ -512,7 +528,10 @@ struct RemoveLayoutConversionsPass
 
     // A removal can expose another (a conversion of a conversion it made);
     // a few rounds reach the fixed point in practice.
-    Rematerializer rematerializer(context, maxRematOps);
+    Rematerializer rematerializer(
+        context, maxRematOps,
+        int64_t(TileGPUDialect::getNumWarps(module)) *
+            TileGPUDialect::getThreadsPerWarp(module));
     for (unsigned round = 0; round < 3; ++round) {
       SmallVector<ConvertLayoutOp> converts;
       module.walk([&](ConvertLayoutOp op) { converts.push_back(op); });

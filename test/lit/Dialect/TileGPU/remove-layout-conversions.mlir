@@ -378,3 +378,49 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return
   }
 }
+
+// -----
+
+// A gather's row indices: a load of 64 elements (no more than the CTA's 128
+// threads) converted to the rows of a 2-D layout is loaded in that layout
+// instead, its pointers and mask with it: no conversion is left. A load of
+// 256 elements is converted as before.
+
+// CHECK-DAG: #[[ROWS:.+]] = #tilegpu.slice<{dim = 1, parent = #[[TILE:.+]]}>
+// CHECK-DAG: #[[TILE]] = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#flat = #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#tile = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#rows = #tilegpu.slice<{dim = 1, parent = #tile}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, "tilegpu.target" = "sm_90"} {
+  // CHECK-LABEL: func.func @small_index_load
+  func.func @small_index_load(%map: !tile.ptr<i32>, %n: i32) -> tensor<64x1xi32, #tile> {
+    // CHECK-NOT: tilegpu.convert_layout
+    // CHECK: %[[R:.+]] = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #[[ROWS]]>
+    // CHECK: %[[IDX:.+]] = tile.load %{{.+}}, %{{.+}}, %{{.+}} : tensor<64x!tile.ptr<i32>, #[[ROWS]]>
+    // CHECK-NOT: tilegpu.convert_layout
+    // CHECK: tile.expand_dims %[[IDX]] {axis = 1 : i32} : tensor<64xi32, #[[ROWS]]> -> tensor<64x1xi32, #[[TILE]]>
+    %r = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #flat>
+    %base = tile.splat %map : !tile.ptr<i32> -> tensor<64x!tile.ptr<i32>, #flat>
+    %p = tile.addptr %base, %r : tensor<64x!tile.ptr<i32>, #flat>, tensor<64xi32, #flat>
+    %bound = tile.splat %n : i32 -> tensor<64xi32, #flat>
+    %in = arith.cmpi slt, %r, %bound : tensor<64xi32, #flat>
+    %none = arith.constant dense<-1> : tensor<64xi32, #flat>
+    %idx = tile.load %p, %in, %none : tensor<64x!tile.ptr<i32>, #flat>
+    %idxr = tilegpu.convert_layout %idx : tensor<64xi32, #flat> -> tensor<64xi32, #rows>
+    %col = tile.expand_dims %idxr {axis = 1 : i32} : tensor<64xi32, #rows> -> tensor<64x1xi32, #tile>
+    return %col : tensor<64x1xi32, #tile>
+  }
+
+  // CHECK-LABEL: func.func @large_index_load
+  func.func @large_index_load(%map: !tile.ptr<i32>) -> tensor<256x1xi32, #tile> {
+    // CHECK: %[[IDX:.+]] = tile.load %{{.+}} : tensor<256x!tile.ptr<i32>, #{{.+}}>
+    // CHECK: tilegpu.convert_layout %[[IDX]]
+    %r = tile.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32, #flat>
+    %base = tile.splat %map : !tile.ptr<i32> -> tensor<256x!tile.ptr<i32>, #flat>
+    %p = tile.addptr %base, %r : tensor<256x!tile.ptr<i32>, #flat>, tensor<256xi32, #flat>
+    %idx = tile.load %p : tensor<256x!tile.ptr<i32>, #flat>
+    %idxr = tilegpu.convert_layout %idx : tensor<256xi32, #flat> -> tensor<256xi32, #rows>
+    %col = tile.expand_dims %idxr {axis = 1 : i32} : tensor<256xi32, #rows> -> tensor<256x1xi32, #tile>
+    return %col : tensor<256x1xi32, #tile>
+  }
+}

@@ -32,8 +32,10 @@ def TileGPURemoveLayoutConversions
     elementwise arithmetic) and ends at values already in the layout, at
     other conversions, or at scalars. Values carried by `scf.for` are carried
     in the new layout too, which removes per-iteration conversions of
-    pointer tensors. Loads, dots, reductions and function arguments stop the
-    slice: their conversions stay. A conversion feeding a narrowing
+    pointer tensors. A load of no more elements than the CTA has threads
+    (a gather's row indices) is repeated in the new layout, its pointers and
+    mask recomputed with it; larger loads, dots, reductions and function
+    arguments stop the slice: their conversions stay. A conversion feeding a narrowing
     elementwise op (truncf f32 -> f16) moves after it, so that it moves fewer
     bytes; a full reduction reads through a conversion, and a conversion
     whose one user is an elementwise op with splat operands moves past it,

@@ -291,7 +291,7 @@ struct ConvertLayoutToDotOperand
     if (dstType.getDimSize(blocked.getOrder()[0]) % kLdmatrixRow != 0)
       return rewriter.notifyMatchFailure(op, "rows narrower than 16 bytes");
     SwizzledTile tile = SwizzledTile::get(
-        getOperandSharedEncoding(dstType, blocked.getOrder()),
+        getOperandSharedEncoding(dstType, blocked.getOrder(), operand),
         dstType.getShape(), /*elementBytes=*/2);
     // K is dim 1 of A and dim 0 of B; ldmatrix reads pairs along K, which is
     // the stored row unless K is the strided dim (then .trans).

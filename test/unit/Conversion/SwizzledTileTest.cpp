@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace {
@@ -137,6 +138,33 @@ protected:
     return mask;
   }
 
+  /// The most distinct words one bank serves in a read of one register of
+  /// `layout` by every lane of a warp, through `encoding`'s offsets as the
+  /// lowering emits them: 1 is free of bank conflicts.
+  size_t maxWordsPerBank(const tilec::tilegpu::LinearLayout &layout,
+                         tilec::tilegpu::SharedEncodingInterface encoding,
+                         unsigned elementBytes) {
+    std::vector<int64_t> shape(layout.getShape().begin(),
+                               layout.getShape().end());
+    std::vector<int64_t> table = offsets(encoding, shape, elementBytes);
+    SwizzledTile tile = SwizzledTile::get(encoding, shape, elementBytes);
+    size_t worst = 0;
+    for (unsigned w = 0; w < layout.getNumWarps(); ++w)
+      for (unsigned r = 0; r < layout.getNumRegisters(); ++r) {
+        std::map<int64_t, std::set<int64_t>> wordsPerBank;
+        for (unsigned l = 0; l < layout.getNumLanes(); ++l) {
+          auto coords = layout.apply(r, l, w);
+          int64_t word =
+              table[coords[tile.rowDim] * tile.cols + coords[tile.colDim]] *
+              elementBytes / 4;
+          wordsPerBank[word % 32].insert(word);
+        }
+        for (const auto &[bank, words] : wordsPerBank)
+          worst = std::max(worst, words.size());
+      }
+    return worst;
+  }
+
   MLIRContext context;
 };
 
@@ -237,6 +265,59 @@ TEST_F(SwizzledTileTest, ThreadIndependentRegistersAddConstants) {
                 bt, swizzled(8, 1, 4, {1, 0}), 4)),
             1);
   expectConstantRegisterOffsets(bt, swizzled(4, 1, 8, {1, 0}), 4);
+}
+
+TEST_F(SwizzledTileTest, Tf32FragmentsReadTheirTilesWithoutBankConflicts) {
+  using namespace tilec::tilegpu;
+  Type f32 = Float32Type::get(&context);
+  auto ldmatrixStyle = [&](std::vector<unsigned> order) {
+    return SwizzledSharedEncodingAttr::get(&context, 4, 1, 8, order);
+  };
+  // Each case: the operand's tile, its order, and whether a warp's fragment
+  // read covers 4 rows by 8 words (M or N contiguous), which ldmatrix's
+  // swizzle serves with 2-way conflicts, or 8 rows by 4 words (K
+  // contiguous), which it serves without.
+  struct Case {
+    DotOperandEncodingAttr operand;
+    std::vector<int64_t> shape;
+    std::vector<unsigned> order;
+    bool acrossRows;
+  };
+  // B^T as wgmma's register A (transposed tf32 dot: row-major B), and
+  // mma.sync's m16n8k8 tf32 operands.
+  auto wgmma = MmaEncodingAttr::get(&context, 3, {8, 1}, {16, 256, 8},
+                                    /*transposed=*/true);
+  auto mma = MmaEncodingAttr::get(&context, 2, {4, 2}, {16, 8});
+  auto wgmmaB = DotOperandEncodingAttr::get(&context, 1, wgmma, 1);
+  auto mmaA = DotOperandEncodingAttr::get(&context, 0, mma, 1);
+  auto mmaB = DotOperandEncodingAttr::get(&context, 1, mma, 1);
+  const Case cases[] = {
+      {wgmmaB, {16, 128}, {1, 0}, true}, {mmaB, {16, 64}, {1, 0}, true},
+      {mmaA, {64, 32}, {0, 1}, true},    {mmaB, {16, 32}, {1, 0}, true},
+      {mmaA, {64, 32}, {1, 0}, false},   {mmaB, {32, 64}, {0, 1}, false},
+  };
+  for (const Case &c : cases) {
+    auto type = RankedTensorType::get(c.shape, f32, c.operand);
+    SwizzledSharedEncodingAttr encoding =
+        getOperandSharedEncoding(type, c.order, c.operand);
+    LinearLayout layout = c.operand.toLinearLayout(c.shape);
+    std::string name;
+    llvm::raw_string_ostream(name)
+        << type << " order " << c.order[0] << c.order[1];
+    EXPECT_EQ(maxWordsPerBank(layout, encoding, 4), 1u) << name;
+    if (c.acrossRows) {
+      EXPECT_EQ(encoding,
+                SwizzledSharedEncodingAttr::get(&context, 8, 1, 4, c.order))
+          << name;
+      EXPECT_EQ(maxWordsPerBank(layout, ldmatrixStyle(c.order), 4), 2u) << name;
+    } else {
+      EXPECT_EQ(encoding, ldmatrixStyle(c.order)) << name;
+    }
+  }
+  // Rows of 16 words keep the default (the 4 phases of 32-byte chunks do
+  // not fit them).
+  auto narrow = RankedTensorType::get({32, 16}, f32, mmaB);
+  EXPECT_EQ(getOperandSharedEncoding(narrow, {1, 0}, mmaB).getVec(), 4u);
 }
 
 TEST_F(SwizzledTileTest, NvmmaBlocksFollowWgmmaLayout) {

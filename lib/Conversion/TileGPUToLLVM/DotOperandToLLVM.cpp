@@ -86,6 +86,15 @@ Value SwizzledTile::offset(OpBuilder &builder, Location loc, Value row,
                     : offset;
 }
 
+int64_t SwizzledTile::offset(int64_t row, int64_t col) const {
+  int64_t blockStart = col / blockCols * rows * blockCols;
+  col %= blockCols;
+  int64_t chunk = col / vec;
+  if (maxPhase > 1)
+    chunk ^= row / perPhase % maxPhase;
+  return blockStart + row * blockCols + chunk * vec + col % vec;
+}
+
 int64_t SwizzledTile::contiguousElements() const {
   return maxPhase > 1 ? vec : blockCols & -blockCols;
 }
@@ -150,6 +159,30 @@ unsigned tilec::lowering::contiguousRegisters(const LinearLayout &layout,
       break;
   }
   return 1u << log;
+}
+
+unsigned tilec::lowering::getThreadDependentRegisters(
+    const LinearLayout &layout, unsigned vec,
+    function_ref<int64_t(ArrayRef<int64_t>)> offsetOf) {
+  int64_t threadBits = 0;
+  for (ArrayRef<LinearLayout::Basis> bases :
+       {layout.getLaneBases(), layout.getWarpBases()})
+    for (const LinearLayout::Basis &basis : bases)
+      threadBits |= offsetOf(basis);
+  ArrayRef<LinearLayout::Basis> regs = layout.getRegisterBases();
+  unsigned mask = 0;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (unsigned bit = llvm::Log2_32(vec); bit < regs.size(); ++bit) {
+      int64_t bits = offsetOf(regs[bit]);
+      if ((mask >> bit & 1) || (bits & threadBits) == 0)
+        continue;
+      mask |= 1u << bit;
+      threadBits |= bits;
+      grew = true;
+    }
+  }
+  return mask;
 }
 
 /// The coordinates of the row start lane `thread.lane` gives ldmatrix: row
@@ -258,7 +291,7 @@ struct ConvertLayoutToDotOperand
     if (dstType.getDimSize(blocked.getOrder()[0]) % kLdmatrixRow != 0)
       return rewriter.notifyMatchFailure(op, "rows narrower than 16 bytes");
     SwizzledTile tile = SwizzledTile::get(
-        getOperandSharedEncoding(dstType, blocked.getOrder()),
+        getOperandSharedEncoding(dstType, blocked.getOrder(), operand),
         dstType.getShape(), /*elementBytes=*/2);
     // K is dim 1 of A and dim 0 of B; ldmatrix reads pairs along K, which is
     // the stored row unless K is the strided dim (then .trans).

@@ -112,11 +112,28 @@ struct SwizzledTile {
   /// Element offset of (row, col) from the start of the tile.
   mlir::Value offset(mlir::OpBuilder &builder, mlir::Location loc,
                      mlir::Value row, mlir::Value col) const;
+  /// The same offset of constant coordinates. Every step of it moves whole
+  /// bit fields (the sizes are powers of two) or XORs them, so it is linear
+  /// over XOR: offset(a ^ b) = offset(a) ^ offset(b) within the tile.
+  int64_t offset(int64_t row, int64_t col) const;
   /// Elements of a row that stay contiguous and in order when stored: a
   /// chunk, or the largest power of two dividing a block's row when
   /// unswizzled.
   int64_t contiguousElements() const;
 };
+
+/// The register bits of `layout` (a mask over its register bases, from bit
+/// log2(`vec`): the registers of a vector share an address) whose part of an
+/// element's offset `offsetOf` depends on the thread. `offsetOf` must be
+/// linear over XOR in the coordinates' bits, as a swizzled buffer's offsets
+/// are (SwizzledTile::offset). A register basis whose offset shares no bit
+/// with any offset the lane and warp bases and the thread-dependent register
+/// bases produce adds its offset whatever the thread: the offset of
+/// registers r is offsetOf(thread, r & mask) + offsetOf(r & ~mask), the
+/// second a constant.
+unsigned getThreadDependentRegisters(
+    const tilegpu::LinearLayout &layout, unsigned vec,
+    llvm::function_ref<int64_t(llvm::ArrayRef<int64_t>)> offsetOf);
 
 /// How many consecutive registers of `layout` hold consecutive elements along
 /// `colDim` (at most `maxVec`) such that every group of them starts aligned to

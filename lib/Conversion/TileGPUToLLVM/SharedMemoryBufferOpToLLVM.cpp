@@ -76,7 +76,20 @@ static Value elementAddress(OpBuilder &builder, Location loc, Value base,
                              type.getElementType(), base, ValueRange{offset});
 }
 
-/// The address of every `vec`-th register of `layout` in the buffer.
+/// elementAddress's offset, in elements, of constant coordinates.
+static int64_t elementOffset(MemDescType type, ArrayRef<int64_t> coords) {
+  SwizzledTile tile = getTile(type);
+  int64_t copy = 0;
+  for (unsigned dim = 0; dim + 2 < coords.size(); ++dim)
+    copy = copy * type.getShape()[dim] + coords[dim];
+  return copy * tile.rows * tile.cols +
+         tile.offset(coords[tile.rowDim], coords[tile.colDim]);
+}
+
+/// The address of every `vec`-th register of `layout` in the buffer: a few
+/// per-thread bases with immediate offsets (getThreadDependentRegisters)
+/// rather than one computation per register, each a value the backend
+/// would keep live across a loop.
 static SmallVector<Value> groupAddresses(OpBuilder &builder, Location loc,
                                          Value base, MemDescType type,
                                          const LinearLayout &layout,
@@ -86,16 +99,34 @@ static SmallVector<Value> groupAddresses(OpBuilder &builder, Location loc,
       getThreadId(builder, loc, TileGPUDialect::getThreadsPerWarp(module));
   SmallVector<Value> threadCoords =
       emitThreadCoords(builder, loc, layout, thread);
+  auto offsetOf = [&](ArrayRef<int64_t> coords) {
+    return elementOffset(type, coords);
+  };
+  unsigned varyingRegs = getThreadDependentRegisters(layout, vec, offsetOf);
+
+  DenseMap<unsigned, Value> groupBases;
   SmallVector<Value> addresses;
   for (unsigned first = 0; first < layout.getNumRegisters(); first += vec) {
-    // Thread and register parts have disjoint bits: OR adds them.
-    SmallVector<Value> coords;
-    for (auto [dim, offset] : llvm::enumerate(layout.registerCoords(first)))
-      coords.push_back(
-          offset == 0 ? threadCoords[dim]
-                      : arith::OrIOp::create(builder, loc, threadCoords[dim],
-                                             i32Const(builder, loc, offset)));
-    addresses.push_back(elementAddress(builder, loc, base, type, coords));
+    Value &groupBase = groupBases[first & varyingRegs];
+    if (!groupBase) {
+      // Thread and register parts have disjoint bits: OR adds them.
+      SmallVector<Value> coords;
+      for (auto [dim, offset] :
+           llvm::enumerate(layout.registerCoords(first & varyingRegs)))
+        coords.push_back(
+            offset == 0 ? threadCoords[dim]
+                        : arith::OrIOp::create(builder, loc, threadCoords[dim],
+                                               i32Const(builder, loc, offset)));
+      groupBase = elementAddress(builder, loc, base, type, coords);
+    }
+    int64_t constant =
+        elementOffset(type, layout.registerCoords(first & ~varyingRegs));
+    Value address = groupBase;
+    if (constant != 0)
+      address = LLVM::GEPOp::create(
+          builder, loc, base.getType(), type.getElementType(), groupBase,
+          ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(constant)});
+    addresses.push_back(address);
   }
   return addresses;
 }

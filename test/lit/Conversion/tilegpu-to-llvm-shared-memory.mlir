@@ -141,3 +141,30 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return %u : tensor<64x32xf32, #blocked>
   }
 }
+
+// -----
+
+// A thread's row groups of a blocked f32 tile are 16 rows apart, a multiple
+// of the swizzle's 8-row pattern: they take one swizzled address and the
+// others at constant offsets (16 rows of 32 elements), which the backend
+// folds into the loads.
+// CHECK-LABEL: llvm.func @constant_row_groups
+// CHECK: llvm.xor
+// CHECK: %[[BASE:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f32
+// CHECK-NEXT: %[[R1:.+]] = llvm.getelementptr %[[BASE]][512] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
+// CHECK-NEXT: %[[R2:.+]] = llvm.getelementptr %[[BASE]][1024] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
+// CHECK-NEXT: %[[R3:.+]] = llvm.getelementptr %[[BASE]][1536] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f32
+// CHECK-NEXT: llvm.load %[[BASE]] {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK-NOT: llvm.xor
+// CHECK: llvm.load %[[R1]] {alignment = 16 : i64}
+// CHECK: llvm.load %[[R2]] {alignment = 16 : i64}
+// CHECK: llvm.load %[[R3]] {alignment = 16 : i64}
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#shared = #tilegpu.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90", tilegpu.shared = 8192 : i32} {
+  func.func @constant_row_groups() -> tensor<64x32xf32, #blocked> {
+    %buf = tilegpu.local_alloc {tilegpu.offset = 0 : i32} : () -> !tilegpu.memdesc<64x32xf32, #shared, mutable>
+    %t = tilegpu.local_load %buf : !tilegpu.memdesc<64x32xf32, #shared, mutable> -> tensor<64x32xf32, #blocked>
+    return %t : tensor<64x32xf32, #blocked>
+  }
+}

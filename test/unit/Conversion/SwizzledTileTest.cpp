@@ -2,7 +2,8 @@
 //
 // The element offsets the lowering computes for a #tilegpu.swizzled_shared
 // tile must be a bijection onto the tile's elements, or two elements would
-// share a place. The offsets are emitted as arith ops on constants and folded.
+// share a place. The offsets are emitted as arith ops on constants and folded,
+// and compared with the same formula on integers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,9 +13,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/bit.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 namespace {
@@ -60,6 +63,12 @@ protected:
       EXPECT_TRUE(matchPattern(value, m_ConstantInt(&folded)));
       values.push_back(folded.getSExtValue());
     }
+    // The lowering also takes offsets of constant coordinates from the
+    // formula on integers: both must agree.
+    for (int64_t row = 0; row < tile.rows; ++row)
+      for (int64_t col = 0; col < tile.cols; ++col)
+        EXPECT_EQ(tile.offset(row, col), values[row * tile.cols + col])
+            << "row " << row << " col " << col;
     return values;
   }
 
@@ -81,6 +90,79 @@ protected:
     EXPECT_EQ(static_cast<int64_t>(distinct.size()), elements) << name;
     EXPECT_EQ(*distinct.begin(), 0) << name;
     EXPECT_EQ(*distinct.rbegin(), elements - 1) << name;
+  }
+
+  /// The offset of every element is the XOR of the offsets of its
+  /// coordinates' bits (the lowering adds the offsets of register bits that
+  /// share no bit with the thread's as constants).
+  void expectLinearOverXor(tilec::tilegpu::SharedEncodingInterface encoding,
+                           std::vector<int64_t> shape,
+                           unsigned elementBytes = 2) {
+    SwizzledTile tile = SwizzledTile::get(encoding, shape, elementBytes);
+    for (int64_t row = 0; row < tile.rows; ++row)
+      for (int64_t col = 0; col < tile.cols; ++col) {
+        int64_t expected = 0;
+        for (int64_t bit = 1; bit < tile.rows; bit <<= 1)
+          if (row & bit)
+            expected ^= tile.offset(bit, 0);
+        for (int64_t bit = 1; bit < tile.cols; bit <<= 1)
+          if (col & bit)
+            expected ^= tile.offset(0, bit);
+        ASSERT_EQ(tile.offset(row, col), expected)
+            << "row " << row << " col " << col;
+      }
+  }
+
+  /// The register bits getThreadDependentRegisters leaves out of the
+  /// per-thread part of the offsets of `layout` in `encoding` add constants:
+  /// every element's offset is the per-thread part plus that constant.
+  unsigned expectConstantRegisterOffsets(
+      const tilec::tilegpu::LinearLayout &layout,
+      tilec::tilegpu::SharedEncodingInterface encoding, unsigned elementBytes,
+      unsigned vec = 1) {
+    SwizzledTile tile =
+        SwizzledTile::get(encoding, layout.getShape(), elementBytes);
+    auto offsetOf = [&](llvm::ArrayRef<int64_t> coords) {
+      return tile.offset(coords[tile.rowDim], coords[tile.colDim]);
+    };
+    unsigned mask =
+        tilec::lowering::getThreadDependentRegisters(layout, vec, offsetOf);
+    for (unsigned w = 0; w < layout.getNumWarps(); ++w)
+      for (unsigned l = 0; l < layout.getNumLanes(); ++l)
+        for (unsigned r = 0; r < layout.getNumRegisters(); r += vec) {
+          int64_t perThread = offsetOf(layout.apply(r & mask, l, w));
+          int64_t constant = offsetOf(layout.registerCoords(r & ~mask));
+          EXPECT_EQ(offsetOf(layout.apply(r, l, w)), perThread + constant)
+              << "register " << r << " lane " << l << " warp " << w;
+        }
+    return mask;
+  }
+
+  /// The most distinct words one bank serves in a read of one register of
+  /// `layout` by every lane of a warp, through `encoding`'s offsets as the
+  /// lowering emits them: 1 is free of bank conflicts.
+  size_t maxWordsPerBank(const tilec::tilegpu::LinearLayout &layout,
+                         tilec::tilegpu::SharedEncodingInterface encoding,
+                         unsigned elementBytes) {
+    std::vector<int64_t> shape(layout.getShape().begin(),
+                               layout.getShape().end());
+    std::vector<int64_t> table = offsets(encoding, shape, elementBytes);
+    SwizzledTile tile = SwizzledTile::get(encoding, shape, elementBytes);
+    size_t worst = 0;
+    for (unsigned w = 0; w < layout.getNumWarps(); ++w)
+      for (unsigned r = 0; r < layout.getNumRegisters(); ++r) {
+        std::map<int64_t, std::set<int64_t>> wordsPerBank;
+        for (unsigned l = 0; l < layout.getNumLanes(); ++l) {
+          auto coords = layout.apply(r, l, w);
+          int64_t word =
+              table[coords[tile.rowDim] * tile.cols + coords[tile.colDim]] *
+              elementBytes / 4;
+          wordsPerBank[word % 32].insert(word);
+        }
+        for (const auto &[bank, words] : wordsPerBank)
+          worst = std::max(worst, words.size());
+      }
+    return worst;
   }
 
   MLIRContext context;
@@ -110,6 +192,132 @@ TEST_F(SwizzledTileTest, NvmmaSwizzlesAreBijections) {
   }
   expectBijection(NvmmaSharedEncodingAttr::get(&context, 128, {1, 0}),
                   {16, 64}, /*elementBytes=*/4);
+}
+
+TEST_F(SwizzledTileTest, OffsetsAreLinearOverXor) {
+  using tilec::tilegpu::NvmmaSharedEncodingAttr;
+  auto swizzled = [&](unsigned vec, unsigned perPhase, unsigned maxPhase,
+                      std::vector<unsigned> order) {
+    return SwizzledSharedEncodingAttr::get(&context, vec, perPhase, maxPhase,
+                                           order);
+  };
+  expectLinearOverXor(swizzled(8, 1, 8, {1, 0}), {32, 64});
+  expectLinearOverXor(swizzled(8, 2, 4, {1, 0}), {64, 32});
+  expectLinearOverXor(swizzled(8, 4, 2, {0, 1}), {16, 16});
+  expectLinearOverXor(swizzled(4, 1, 8, {1, 0}), {32, 128}, 4);
+  expectLinearOverXor(swizzled(1, 1, 1, {0, 1}), {8, 16});
+  for (unsigned width : {32u, 64u, 128u}) {
+    expectLinearOverXor(NvmmaSharedEncodingAttr::get(&context, width, {1, 0}),
+                        {32, width * 2});
+    expectLinearOverXor(NvmmaSharedEncodingAttr::get(&context, width, {0, 1}),
+                        {width, 16});
+  }
+  expectLinearOverXor(NvmmaSharedEncodingAttr::get(&context, 128, {1, 0}),
+                      {64, 64}, 4);
+}
+
+TEST_F(SwizzledTileTest, ThreadIndependentRegistersAddConstants) {
+  using namespace tilec::tilegpu;
+  auto swizzled = [&](unsigned vec, unsigned perPhase, unsigned maxPhase,
+                      std::vector<unsigned> order) {
+    return SwizzledSharedEncodingAttr::get(&context, vec, perPhase, maxPhase,
+                                           order);
+  };
+  // A blocked f32 tile, 16-byte vectors: its rows 16 apart are 16 rows of
+  // the 8-row swizzle pattern apart, constants; the 4 registers of a
+  // vector are one group.
+  LinearLayout rows =
+      BlockedEncodingAttr::get(&context, {1, 4}, {4, 8}, {4, 1}, {1, 0})
+          .toLinearLayout({64, 32});
+  EXPECT_EQ(expectConstantRegisterOffsets(rows, swizzled(4, 1, 8, {1, 0}), 4,
+                                          /*vec=*/4),
+            0u);
+  // The transposing copy into wgmma's K-major tile, one element each.
+  LinearLayout transposing =
+      BlockedEncodingAttr::get(&context, {1, 1}, {4, 8}, {1, 4}, {1, 0})
+          .toLinearLayout({32, 64});
+  expectConstantRegisterOffsets(
+      transposing, NvmmaSharedEncodingAttr::get(&context, 128, {0, 1}), 4);
+  // f16 rows of two 128-byte swizzle blocks.
+  expectConstantRegisterOffsets(
+      BlockedEncodingAttr::get(&context, {1, 8}, {8, 4}, {4, 1}, {1, 0})
+          .toLinearLayout({64, 128}),
+      NvmmaSharedEncodingAttr::get(&context, 128, {1, 0}), 2, /*vec=*/8);
+  // tf32 fragments, both operands in both orders, two swizzles.
+  auto mma = MmaEncodingAttr::get(&context, 2, {2, 2}, {16, 8});
+  LinearLayout a = DotOperandEncodingAttr::get(&context, 0, mma, 1)
+                       .toLinearLayout({128, 32});
+  LinearLayout b = DotOperandEncodingAttr::get(&context, 1, mma, 1)
+                       .toLinearLayout({32, 128});
+  for (auto encoding : {swizzled(4, 1, 8, {1, 0}), swizzled(4, 1, 8, {0, 1}),
+                        swizzled(8, 1, 4, {1, 0}), swizzled(8, 1, 4, {0, 1})}) {
+    expectConstantRegisterOffsets(a, encoding, 4);
+    expectConstantRegisterOffsets(b, encoding, 4);
+  }
+  // wgmma's register A (B^T of a transposed tf32 dot) from an N-contiguous
+  // tile in 32-byte chunks: only the fragment's second 8 columns (n + 8)
+  // move the swizzle; K steps and row halves are constants.
+  auto transposed = MmaEncodingAttr::get(&context, 3, {8, 1}, {16, 256, 8},
+                                         /*transposed=*/true);
+  LinearLayout bt = DotOperandEncodingAttr::get(&context, 1, transposed, 1)
+                        .toLinearLayout({32, 128});
+  EXPECT_EQ(llvm::popcount(expectConstantRegisterOffsets(
+                bt, swizzled(8, 1, 4, {1, 0}), 4)),
+            1);
+  expectConstantRegisterOffsets(bt, swizzled(4, 1, 8, {1, 0}), 4);
+}
+
+TEST_F(SwizzledTileTest, Tf32FragmentsReadTheirTilesWithoutBankConflicts) {
+  using namespace tilec::tilegpu;
+  Type f32 = Float32Type::get(&context);
+  auto ldmatrixStyle = [&](std::vector<unsigned> order) {
+    return SwizzledSharedEncodingAttr::get(&context, 4, 1, 8, order);
+  };
+  // Each case: the operand's tile, its order, and whether a warp's fragment
+  // read covers 4 rows by 8 words (M or N contiguous), which ldmatrix's
+  // swizzle serves with 2-way conflicts, or 8 rows by 4 words (K
+  // contiguous), which it serves without.
+  struct Case {
+    DotOperandEncodingAttr operand;
+    std::vector<int64_t> shape;
+    std::vector<unsigned> order;
+    bool acrossRows;
+  };
+  // B^T as wgmma's register A (transposed tf32 dot: row-major B), and
+  // mma.sync's m16n8k8 tf32 operands.
+  auto wgmma = MmaEncodingAttr::get(&context, 3, {8, 1}, {16, 256, 8},
+                                    /*transposed=*/true);
+  auto mma = MmaEncodingAttr::get(&context, 2, {4, 2}, {16, 8});
+  auto wgmmaB = DotOperandEncodingAttr::get(&context, 1, wgmma, 1);
+  auto mmaA = DotOperandEncodingAttr::get(&context, 0, mma, 1);
+  auto mmaB = DotOperandEncodingAttr::get(&context, 1, mma, 1);
+  const Case cases[] = {
+      {wgmmaB, {16, 128}, {1, 0}, true}, {mmaB, {16, 64}, {1, 0}, true},
+      {mmaA, {64, 32}, {0, 1}, true},    {mmaB, {16, 32}, {1, 0}, true},
+      {mmaA, {64, 32}, {1, 0}, false},   {mmaB, {32, 64}, {0, 1}, false},
+  };
+  for (const Case &c : cases) {
+    auto type = RankedTensorType::get(c.shape, f32, c.operand);
+    SwizzledSharedEncodingAttr encoding =
+        getOperandSharedEncoding(type, c.order, c.operand);
+    LinearLayout layout = c.operand.toLinearLayout(c.shape);
+    std::string name;
+    llvm::raw_string_ostream(name)
+        << type << " order " << c.order[0] << c.order[1];
+    EXPECT_EQ(maxWordsPerBank(layout, encoding, 4), 1u) << name;
+    if (c.acrossRows) {
+      EXPECT_EQ(encoding,
+                SwizzledSharedEncodingAttr::get(&context, 8, 1, 4, c.order))
+          << name;
+      EXPECT_EQ(maxWordsPerBank(layout, ldmatrixStyle(c.order), 4), 2u) << name;
+    } else {
+      EXPECT_EQ(encoding, ldmatrixStyle(c.order)) << name;
+    }
+  }
+  // Rows of 16 words keep the default (the 4 phases of 32-byte chunks do
+  // not fit them).
+  auto narrow = RankedTensorType::get({32, 16}, f32, mmaB);
+  EXPECT_EQ(getOperandSharedEncoding(narrow, {1, 0}, mmaB).getVec(), 4u);
 }
 
 TEST_F(SwizzledTileTest, NvmmaBlocksFollowWgmmaLayout) {

@@ -484,9 +484,36 @@ LogicalResult NvmmaSharedEncodingAttr::verify(
   return success();
 }
 
+/// Whether `operand`'s fragments, read from a tile of `type` stored with
+/// `order`, are tf32 fragments read across rows. Lane 4g + t of an m16n8k8
+/// tf32 fragment (and of wgmma's register A, the same fragment) reads K
+/// index t (+ 4) and M or N index g (+ 8): where K is the strided dimension,
+/// a warp's scalar loads cover 4 consecutive rows by 8 consecutive words. In
+/// 16-byte chunks swizzled over 8 phases, rows t and t xor 1 map the 8 words
+/// onto the same two chunks (2-way conflicts); 32-byte chunks over 4 phases
+/// put the 4 rows in 4 different 8-bank quarters, for rows t + 4 too. Rows
+/// of 32 words or more start at bank 0 and hold the 4 chunks. The 16-byte
+/// copies that fill the tile stay whole, each inside one 32-byte chunk.
+/// K-contiguous tiles are read 8 rows by 4 words, which the default swizzle
+/// already spreads over all banks. FMA operands (blocked parents) are read
+/// in other patterns and keep it too.
+static bool readsTf32FragmentsAcrossRows(RankedTensorType type,
+                                         ArrayRef<unsigned> order,
+                                         DotOperandEncodingAttr operand) {
+  unsigned kDim = operand.getOpIdx() == 0 ? 1 : 0;
+  return isa<MmaEncodingAttr>(operand.getParent()) &&
+         type.getElementTypeBitWidth() == 32 && order[0] != kDim &&
+         type.getDimSize(order[0]) >= 32;
+}
+
 SwizzledSharedEncodingAttr
 tilec::tilegpu::getOperandSharedEncoding(RankedTensorType type,
-                                         ArrayRef<unsigned> order) {
+                                         ArrayRef<unsigned> order,
+                                         DotOperandEncodingAttr operand) {
+  if (readsTf32FragmentsAcrossRows(type, order, operand))
+    return SwizzledSharedEncodingAttr::get(type.getContext(), /*vec=*/8,
+                                           /*perPhase=*/1, /*maxPhase=*/4,
+                                           order);
   int64_t bytes = type.getElementTypeBitWidth() / 8;
   int64_t cols = type.getDimSize(order[0]);
   int64_t vec = std::min<int64_t>(16 / bytes, cols);

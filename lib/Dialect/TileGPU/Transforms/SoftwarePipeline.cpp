@@ -64,8 +64,9 @@ bool isZeroConstant(Value value) {
 }
 
 /// The shared layout of an operand's ring: the one its reader wants, wgmma's
-/// for a warpgroup dot, the ldmatrix one otherwise; in the order of the
-/// loads, unless wgmma cannot read that (tf32 only reads K-major tiles).
+/// for a warpgroup dot, otherwise the one the register operand's fragments
+/// read without bank conflicts; in the order of the loads, unless wgmma
+/// cannot read that (tf32 only reads K-major tiles).
 Attribute getRingEncoding(const OperandLoad &operand) {
   auto type = cast<RankedTensorType>(operand.load->getResult(0).getType());
   ArrayRef<unsigned> order =
@@ -76,7 +77,11 @@ Attribute getRingEncoding(const OperandLoad &operand) {
     return getNvmmaSharedEncoding(
         type, getWarpGroupOperandOrder(type.getElementType(), opIdx, order));
   }
-  return getOperandSharedEncoding(type, order);
+  // getOperandLoad admits other consumers only as conversions to dot_op.
+  auto operandEncoding = cast<DotOperandEncodingAttr>(
+      cast<RankedTensorType>(operand.consumer->getResult(0).getType())
+          .getEncoding());
+  return getOperandSharedEncoding(type, order, operandEncoding);
 }
 
 /// Bytes one thread's cp.async would move for `load`: its contiguous run

@@ -494,12 +494,13 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
 
 // tf32 computed transposed (D^T = B^T A^T): b is read into registers in
 // B^T's wgmma A fragment, so its ring takes the order of its loads
-// (N-contiguous, the ldmatrix-style swizzle) and is read by a local_load
-// each step; a's ring is K-major for wgmma's B. The dot reads both from
-// rings, so it runs asynchronously with one group in flight.
+// (N-contiguous) and is read by a local_load each step; a's ring is K-major
+// for wgmma's B. A warp's fragment covers 4 rows of b by 8 words: 32-byte
+// chunks over 4 phases put the rows in different banks. The dot reads both
+// from rings, so it runs asynchronously with one group in flight.
 
 // CHECK-DAG: #[[TA:.+]] = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
-// CHECK-DAG: #[[SB:.+]] = #tilegpu.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+// CHECK-DAG: #[[SB:.+]] = #tilegpu.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 4, order = [1, 0]}>
 // CHECK-DAG: #[[DT:.+]] = #tilegpu.dot_op<{opIdx = 1, parent = #{{.+}}, kWidth = 1}>
 // CHECK-LABEL: func.func @warpgroup_tf32_transposed
 // CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf32, #[[TA]], mutable>
@@ -545,6 +546,61 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
       scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mmat>, tensor<64x32x!tile.ptr<f32>, #rows>, tensor<32x64x!tile.ptr<f32>, #nrows>
     }
     return %r#0 : tensor<64x64xf32, #mmat>
+  }
+}
+
+// -----
+
+// mma.sync tf32 (m16n8k8): a warp reads a fragment of the N-contiguous b
+// as 4 rows by 8 words, so b's ring takes 32-byte chunks over 4 phases;
+// the K-contiguous a is read 8 rows by 4 words, which the ldmatrix-style
+// swizzle of 16-byte chunks over 8 phases already spreads over the banks.
+
+// CHECK-DAG: #[[SA:.+]] = #tilegpu.swizzled_shared<{vec = 4, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+// CHECK-DAG: #[[SB:.+]] = #tilegpu.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 4, order = [1, 0]}>
+// CHECK-LABEL: func.func @mma_tf32
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x64x32xf32, #[[SA]], mutable>
+// CHECK: tilegpu.local_alloc : () -> !tilegpu.memdesc<3x32x64xf32, #[[SB]], mutable>
+// CHECK: scf.for
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<64x32x!tile.ptr<f32>, #{{.+}}> -> !tilegpu.memdesc<64x32xf32, #[[SA]], mutable>
+// CHECK: tilegpu.async_copy_global_to_local %{{.+}} : tensor<32x64x!tile.ptr<f32>, #{{.+}}> -> !tilegpu.memdesc<32x64xf32, #[[SB]], mutable>
+// CHECK: tilegpu.local_load %{{.+}} : !tilegpu.memdesc<64x32xf32, #[[SA]], mutable> -> tensor<64x32xf32, #{{.+}}>
+// CHECK: tilegpu.local_load %{{.+}} : !tilegpu.memdesc<32x64xf32, #[[SB]], mutable> -> tensor<32x64xf32, #{{.+}}>
+// CHECK: tile.dot
+
+#rows = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#nrows = #tilegpu.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 1}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 1}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_80", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @mma_tf32(%a: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %b: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %ra = tile.make_range {start = 0 : i32, end = 32 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #rows}>>
+    %ka = tile.expand_dims %ra {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #rows}>> -> tensor<1x32xi32, #rows>
+    %kab = tile.broadcast %ka : tensor<1x32xi32, #rows> -> tensor<64x32xi32, #rows>
+    %abase = tile.splat %a : !tile.ptr<f32> -> tensor<64x32x!tile.ptr<f32>, #rows>
+    %pa = tile.addptr %abase, %kab : tensor<64x32x!tile.ptr<f32>, #rows>, tensor<64x32xi32, #rows>
+    %rb = tile.make_range {start = 0 : i32, end = 64 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #nrows}>>
+    %nb = tile.expand_dims %rb {axis = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #nrows}>> -> tensor<1x64xi32, #nrows>
+    %nbb = tile.broadcast %nb : tensor<1x64xi32, #nrows> -> tensor<32x64xi32, #nrows>
+    %bbase = tile.splat %b : !tile.ptr<f32> -> tensor<32x64x!tile.ptr<f32>, #nrows>
+    %pb = tile.addptr %bbase, %nbb : tensor<32x64x!tile.ptr<f32>, #nrows>, tensor<32x64xi32, #nrows>
+    %step = arith.constant dense<32> : tensor<64x32xi32, #rows>
+    %stepb = arith.constant dense<2048> : tensor<32x64xi32, #nrows>
+    %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero, %pai = %pa, %pbi = %pb) -> (tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f32>, #rows>, tensor<32x64x!tile.ptr<f32>, #nrows>) : i32 {
+      %x = tile.load %pai : tensor<64x32x!tile.ptr<f32>, #rows>
+      %y = tile.load %pbi : tensor<32x64x!tile.ptr<f32>, #nrows>
+      %xa = tilegpu.convert_layout %x : tensor<64x32xf32, #rows> -> tensor<64x32xf32, #dot_a>
+      %yb = tilegpu.convert_layout %y : tensor<32x64xf32, #nrows> -> tensor<32x64xf32, #dot_b>
+      %d = tile.dot %xa, %yb, %acc {inputPrecision = #tile.precision<tf32>} : tensor<64x32xf32, #dot_a> * tensor<32x64xf32, #dot_b> -> tensor<64x64xf32, #mma>
+      %pan = tile.addptr %pai, %step : tensor<64x32x!tile.ptr<f32>, #rows>, tensor<64x32xi32, #rows>
+      %pbn = tile.addptr %pbi, %stepb : tensor<32x64x!tile.ptr<f32>, #nrows>, tensor<32x64xi32, #nrows>
+      scf.yield %d, %pan, %pbn : tensor<64x64xf32, #mma>, tensor<64x32x!tile.ptr<f32>, #rows>, tensor<32x64x!tile.ptr<f32>, #nrows>
+    }
+    return %r#0 : tensor<64x64xf32, #mma>
   }
 }
 

@@ -57,14 +57,21 @@ getBlockedEncoding(mlir::MLIRContext *context, llvm::ArrayRef<int64_t> shape,
                    llvm::ArrayRef<unsigned> sizePerThread,
                    llvm::ArrayRef<unsigned> order, unsigned numWarps,
                    unsigned threadsPerWarp);
-/// The shared layout of a 2-D operand tile of `type` stored with `order` and
-/// read into registers (ldmatrix, 16-byte vectors): 16-byte chunks, one phase
-/// per 128 bytes of row, as many phases as fit both 8 and the row's chunks,
-/// so that the eight rows an ldmatrix reads fall in different banks (the
-/// choice Triton's builder makes for mma operands).
+/// The shared layout of a 2-D tile of `type` stored with `order` and read
+/// into the registers of `operand`, such that the reads of a warp fall in
+/// different banks. By default ldmatrix's (16-byte vectors): 16-byte chunks,
+/// one phase per 128 bytes of row, as many phases as fit both 8 and the
+/// row's chunks, so that the eight rows an ldmatrix reads fall in different
+/// banks (the choice Triton's builder makes for mma operands). A 32-bit mma
+/// operand (tf32) whose contiguous dimension is M or N, in rows of 32 words
+/// or more, is read a word at a time, 4 rows by 8 words per warp: it takes
+/// 32-byte chunks over 4 phases, one per row, which put the 4 rows in 4
+/// different quarters of the banks (ldmatrix's swizzle puts rows r and
+/// r xor 1 on the same ones).
 SwizzledSharedEncodingAttr
 getOperandSharedEncoding(mlir::RankedTensorType type,
-                         llvm::ArrayRef<unsigned> order);
+                         llvm::ArrayRef<unsigned> order,
+                         DotOperandEncodingAttr operand);
 /// The layout wgmma reads a 2-D tile of `type` stored with `order` in: the
 /// swizzle of as many bytes of the contiguous dimension as fit 128; null
 /// below its 32-byte minimum.

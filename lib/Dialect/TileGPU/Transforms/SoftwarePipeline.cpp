@@ -178,6 +178,16 @@ bool canRunAhead(Operation *op) {
   return !op->getParentOp()->isAncestor(divisorScope);
 }
 
+/// The op that defines `value` in loop body `body`: for a loop-carried
+/// argument, the definition of what the yield passes it from the step
+/// before.
+Operation *getDefinitionInLoop(Value value, Block *body) {
+  if (auto arg = dyn_cast<BlockArgument>(value);
+      arg && arg.getOwner() == body && arg.getArgNumber() > 0)
+    value = body->getTerminator()->getOperand(arg.getArgNumber() - 1);
+  return value.getDefiningOp();
+}
+
 /// Ops of `body` that `roots` need, transitively, through operands and
 /// through the values loop-carried arguments take from the yield. Fails
 /// when one of them cannot run a few steps ahead: it writes memory, holds a
@@ -185,16 +195,12 @@ bool canRunAhead(Operation *op) {
 FailureOr<DenseSet<Operation *>> getRunAheadSlice(scf::ForOp loop,
                                                   ArrayRef<Operation *> roots) {
   Block *body = loop.getBody();
-  Operation *yield = body->getTerminator();
   DenseSet<Operation *> slice(roots.begin(), roots.end());
   SmallVector<Operation *> worklist(roots.begin(), roots.end());
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     for (Value operand : op->getOperands()) {
-      if (auto arg = dyn_cast<BlockArgument>(operand);
-          arg && arg.getOwner() == body && arg.getArgNumber() > 0)
-        operand = yield->getOperand(arg.getArgNumber() - 1);
-      Operation *def = operand.getDefiningOp();
+      Operation *def = getDefinitionInLoop(operand, body);
       if (!def || def->getBlock() != body || !slice.insert(def).second)
         continue;
       bool readsOnly = canRunAhead(def) || isa<tile::LoadOp>(def);
@@ -523,7 +529,6 @@ void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
 /// reader's stage, and what it reads with it.
 unsigned LoopPipeliner::assignRunAheadStages() {
   Block *body = loop.getBody();
-  Operation *yield = body->getTerminator();
   DenseMap<Operation *, unsigned> level;
   unsigned deepest = 0;
   for (Operation &op : llvm::reverse(body->without_terminator())) {
@@ -542,10 +547,7 @@ unsigned LoopPipeliner::assignRunAheadStages() {
   while (!worklist.empty()) {
     Operation *reader = worklist.pop_back_val();
     for (Value operand : reader->getOperands()) {
-      if (auto arg = dyn_cast<BlockArgument>(operand);
-          arg && arg.getOwner() == body && arg.getArgNumber() > 0)
-        operand = yield->getOperand(arg.getArgNumber() - 1);
-      Operation *def = operand.getDefiningOp();
+      Operation *def = getDefinitionInLoop(operand, body);
       if (!def || !runAhead.contains(def) ||
           runAheadStage[def] <= runAheadStage[reader])
         continue;

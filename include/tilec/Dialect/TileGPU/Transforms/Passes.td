@@ -35,9 +35,9 @@ def TileGPURemoveLayoutConversions
     pointer tensors. A load of no more elements than the CTA has threads
     (a gather's row indices) is repeated in the new layout, its pointers and
     mask recomputed with it; larger loads, dots, reductions and function
-    arguments stop the slice: their conversions stay. A conversion feeding a narrowing
-    elementwise op (truncf f32 -> f16) moves after it, so that it moves fewer
-    bytes; a full reduction reads through a conversion, and a conversion
+    arguments stop the slice: their conversions stay. A conversion feeding
+    a narrowing elementwise op (truncf f32 -> f16) moves after it, so that
+    it moves fewer bytes; a full reduction reads through a conversion, and a conversion
     whose one user is an elementwise op with splat operands moves past it,
     so a row stays in its load's layout. Finally dead loop-carried values are
     dropped and common subexpressions merged.

@@ -68,6 +68,7 @@ tilec_status failFrom(const Status &status, tilec_status fallback) {
   case ErrorKind::Device:
     return fail(TILEC_ERROR_DEVICE, status.message());
   case ErrorKind::Compile:
+  case ErrorKind::Resources:
     return fail(TILEC_ERROR_COMPILE, status.message());
   case ErrorKind::Unspecified:
     break;

@@ -16,11 +16,9 @@ TilecJIT::TilecJIT(JITOptions options) : options_(std::move(options)) {
 
 TilecJIT::~TilecJIT() = default;
 
-llvm::Expected<CompiledKernel>
-TilecJIT::compileKernelByName(const std::string &name,
-                              const tilec::Config &config,
-                              const std::string &target,
-                              const tilec::Specialization &specialization) {
+llvm::Expected<CompiledKernel> TilecJIT::compileKernelByName(
+    const std::string &name, const tilec::Config &config,
+    const std::string &target, const tilec::Specialization &specialization) {
   const kernel::KernelDefinition *definition = kernel::lookupKernel(name);
   if (!definition)
     return llvm::createStringError("unknown kernel '" + name + "' (known: " +
@@ -61,9 +59,8 @@ TilecJIT::compileKernelByName(const std::string &name,
   options.cache = options_.cache;
   llvm::Expected<CompiledKernel> compiled = compileKernel(**module, options);
   if (!compiled)
-    return llvm::createStringError(llvm::toString(compiled.takeError()) +
-                                   (diagnostics.empty() ? "" : "\n") +
-                                   diagnostics);
+    return withContext(compiled.takeError(), "",
+                       (diagnostics.empty() ? "" : "\n") + diagnostics);
   return compiled;
 }
 
@@ -73,10 +70,21 @@ TilecJIT::compile(const std::string &kernel, const tilec::Config &config,
                   const tilec::Specialization &specialization) {
   llvm::Expected<CompiledKernel> compiled =
       compileKernelByName(kernel, config, target, specialization);
-  if (!compiled)
-    return tilec::Status::error(llvm::toString(compiled.takeError()));
+  if (!compiled) {
+    llvm::Error error = compiled.takeError();
+    ErrorKind kind = ErrorKind::Unspecified;
+    std::string message;
+    llvm::handleAllErrors(
+        std::move(error), [&](const llvm::ErrorInfoBase &info) {
+          if (info.convertToErrorCode() == blockResourcesExceeded())
+            kind = ErrorKind::Resources;
+          message += info.message();
+        });
+    return tilec::Status::error(kind, message);
+  }
   if (compiled->cubin.empty())
-    return tilec::Status::error("the compile of " + kernel + " produced no cubin");
+    return tilec::Status::error("the compile of " + kernel +
+                                " produced no cubin");
   rt::CompiledArtifact artifact;
   // The json hashes the cubin: write it before the cubin moves out.
   artifact.metadataJson = compiled->metadataJson();
@@ -88,8 +96,8 @@ tilec::Result<tilec::KernelDescription>
 TilecJIT::describe(const std::string &kernel) {
   const kernel::KernelDefinition *definition = kernel::lookupKernel(kernel);
   if (!definition)
-    return Status::error("unknown kernel '" + kernel + "' (known: " +
-                         kernel::knownKernelNames() + ")");
+    return Status::error("unknown kernel '" + kernel +
+                         "' (known: " + kernel::knownKernelNames() + ")");
   return definition->getDescription();
 }
 

@@ -41,10 +41,10 @@ using namespace mlir;
 namespace tilec {
 
 void registerPipelineDialects(DialectRegistry &registry) {
-  registry.insert<tile::TileDialect, tilegpu::TileGPUDialect,
-                  arith::ArithDialect, func::FuncDialect, math::MathDialect,
-                  scf::SCFDialect, cf::ControlFlowDialect, LLVM::LLVMDialect,
-                  NVVM::NVVMDialect>();
+  registry
+      .insert<tile::TileDialect, tilegpu::TileGPUDialect, arith::ArithDialect,
+              func::FuncDialect, math::MathDialect, scf::SCFDialect,
+              cf::ControlFlowDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
   registerPTXTranslations(registry);
 }
 
@@ -71,7 +71,35 @@ void buildTTGIRPipeline(OpPassManager &pm, const CompileOptions &options) {
   pm.addPass(createCSEPass());
   pm.addPass(tilegpu::createTileGPUAllocateSharedMemory());
   pm.addPass(tilegpu::createTileGPUInsertBarriers());
-  pm.addPass(createTileGPUCheckBlockResources());
+}
+
+namespace {
+/// The pipeline's own error codes.
+class PipelineErrorCategory : public std::error_category {
+public:
+  const char *name() const noexcept override { return "tilec-pipeline"; }
+  std::string message(int) const override {
+    return "the config needs more block resources than the target has";
+  }
+};
+} // namespace
+
+std::error_code blockResourcesExceeded() {
+  static const PipelineErrorCategory category;
+  return {1, category};
+}
+
+llvm::Error withContext(llvm::Error error, const llvm::Twine &prefix,
+                        const llvm::Twine &suffix) {
+  std::optional<std::error_code> code;
+  std::string message;
+  llvm::handleAllErrors(std::move(error), [&](const llvm::ErrorInfoBase &info) {
+    if (!code)
+      code = info.convertToErrorCode();
+    message += (message.empty() ? "" : "\n") + info.message();
+  });
+  return llvm::createStringError(code.value_or(llvm::inconvertibleErrorCode()),
+                                 prefix + message + suffix);
 }
 
 void buildLLIRPipeline(OpPassManager &pm) {
@@ -220,6 +248,9 @@ static llvm::Error stageError(llvm::StringRef stage, llvm::StringRef detail) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  "stage " + stage + " failed: " + detail);
 }
+static llvm::Error stageError(llvm::StringRef stage, llvm::Error error) {
+  return withContext(std::move(error), "stage " + stage + " failed: ");
+}
 
 /// What went wrong inside a stage; the driver names the stage.
 static llvm::Error makeError(const llvm::Twine &detail) {
@@ -354,6 +385,11 @@ static llvm::Expected<std::string> runTTGIR(CompileState &state) {
           },
           state.result.ttgir))
     return std::move(error);
+  PassManager check(state.context);
+  check.addPass(createTileGPUCheckBlockResources());
+  if (failed(check.run(state.module)))
+    return llvm::createStringError(blockResourcesExceeded(),
+                                   "see the diagnostics above");
   return "";
 }
 
@@ -502,7 +538,7 @@ static llvm::Error runStage(const StageDef &def, CompileState &state) {
       // wait for the lease to expire to find out.
       if (!key.empty())
         state.cache->releaseLease(name, key);
-      return stageError(name, llvm::toString(meta.takeError()));
+      return stageError(name, meta.takeError());
     }
     state.checkedHash.reset();
     if (!key.empty())
@@ -559,9 +595,10 @@ CompileMetadata CompiledKernel::metadata() const {
     entry.equalToOne = arg.equalToOne;
     md.signature.push_back(std::move(entry));
   }
-  for (auto [stage, text] : {std::pair("ttir", &ttir), std::pair("ttgir", &ttgir),
-                             std::pair("llir", &llir), std::pair("ptx", &ptx),
-                             std::pair("cubin", &cubin)})
+  for (auto [stage, text] :
+       {std::pair("ttir", &ttir), std::pair("ttgir", &ttgir),
+        std::pair("llir", &llir), std::pair("ptx", &ptx),
+        std::pair("cubin", &cubin)})
     if (!text->empty())
       md.hashes[stage] = hashText(*text);
   md.compilerId = getCompilerId();

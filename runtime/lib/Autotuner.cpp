@@ -805,7 +805,9 @@ private:
 };
 
 // Compiles `candidate` and reads its compile json, whose ptxas report goes
-// into its timing; a failure is recorded there.
+// into its timing; a failure is recorded there. A config the compiler
+// refuses for the target's block resources (shared memory past the limit)
+// is pruned, as pruneCandidate prunes one past the device's.
 void compileCandidate(KernelProvider &provider, const std::string &kernel,
                       const Specialization &specialization,
                       Candidate &candidate) {
@@ -814,7 +816,8 @@ void compileCandidate(KernelProvider &provider, const std::string &kernel,
       provider.compile(kernel, candidate.config, specialization);
   candidate.timing.compileMs = msSince(begin);
   if (!artifact) {
-    candidate.timing.status = "failed";
+    candidate.timing.status =
+        artifact.status().kind() == ErrorKind::Resources ? "pruned" : "failed";
     candidate.timing.reason = artifact.message();
     return;
   }

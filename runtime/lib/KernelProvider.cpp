@@ -45,10 +45,12 @@ KernelProvider::compile(const std::string &kernel, const Config &config,
                              "tune/pack the kernel ahead of time)");
   Result<CompiledArtifact> artifact =
       compiler_->compile(kernel, config, target_, specialization);
-  // Whatever stage failed, the kernel could not be made here.
+  // Whatever stage failed, the kernel could not be made here; a config past
+  // the target's block resources keeps its kind, for the tuner to prune.
   if (!artifact)
     return Status::error(
-        ErrorKind::Compile,
+        artifact.status().kind() == ErrorKind::Resources ? ErrorKind::Resources
+                                                         : ErrorKind::Compile,
         "compiling " + kernel + " " + config.str() +
             (specialization.empty() ? "" : " [" + specialization.str() + "]") +
             ": " + artifact.message());

@@ -11,9 +11,9 @@
 #ifndef TILEC_PIPELINE_PIPELINE_H
 #define TILEC_PIPELINE_PIPELINE_H
 
-#include "tilec/contract/CompileMetadata.h"
 #include "tilec/Target/CubinAssembler.h"
 #include "tilec/Target/PTXEmitter.h"
+#include "tilec/contract/CompileMetadata.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -147,8 +147,21 @@ struct CompiledKernel {
 
 /// ttir: canonicalize, cse, symbol-dce.
 void buildTTIRPipeline(mlir::OpPassManager &pm);
-/// ttgir: layouts, coalescing, layout-conversion removal.
+/// ttgir: layouts, coalescing, layout-conversion removal, pipelining, shared
+/// memory and barriers. The ttgir stage then checks the block's resources
+/// (tilegpu-check-block-resources) on its own, so that a config past the
+/// target's limits fails with blockResourcesExceeded().
 void buildTTGIRPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+
+/// The error code of a compile that a config's block resources (shared
+/// memory, registers) stop at the ttgir stage, before ptxas: the config does
+/// not fit the target, the compiler is not at fault. It survives the
+/// context compileKernel and the JIT add (withContext).
+std::error_code blockResourcesExceeded();
+/// `error` with `prefix` and `suffix` around its message, its error code
+/// kept (createStringError with the first error code found).
+llvm::Error withContext(llvm::Error error, const llvm::Twine &prefix,
+                        const llvm::Twine &suffix = "");
 /// ttgir -> LLVM + NVVM dialects.
 void buildLLIRPipeline(mlir::OpPassManager &pm);
 

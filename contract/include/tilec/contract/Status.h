@@ -34,6 +34,10 @@ enum class ErrorKind {
   // A kernel is neither loaded nor compilable here: compiling failed, or no
   // compiler is allowed for a kernel a bundle lacks.
   Compile,
+  // A config needs more of a block's resources (shared memory, registers)
+  // than the target has: the compiler refuses it before ptxas, and a tuner
+  // prunes it rather than reporting a failure.
+  Resources,
 };
 
 class [[nodiscard]] Status {

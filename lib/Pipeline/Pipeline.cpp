@@ -4,6 +4,7 @@
 #include "tilec/Pipeline/StageKey.h"
 
 #include "tilec/Conversion/Passes.h"
+#include "tilec/Conversion/TileGPUToLLVM/BlockResources.h"
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
@@ -385,12 +386,18 @@ static llvm::Expected<std::string> runTTGIR(CompileState &state) {
           },
           state.result.ttgir))
     return std::move(error);
-  PassManager check(state.context);
-  check.addPass(createTileGPUCheckBlockResources());
-  if (failed(check.run(state.module)))
+  // tilegpu-check-block-resources, with the verdict: a config whose sizes
+  // the target cannot hold carries its own error code.
+  switch (checkBlockResources(state.module)) {
+  case BlockResourcesVerdict::Fits:
+    return "";
+  case BlockResourcesVerdict::ExceedsTarget:
     return llvm::createStringError(blockResourcesExceeded(),
                                    "see the diagnostics above");
-  return "";
+  case BlockResourcesVerdict::Unchecked:
+    break;
+  }
+  return makeError("see the diagnostics above");
 }
 
 static llvm::Expected<std::string> runLLIR(CompileState &state) {

@@ -1130,8 +1130,11 @@ Autotuner::adoptOnlyCandidate(const KernelDescription &description,
   compileCandidate(provider_, kernel, specialization, only);
   pruneCandidate(only, provider_.context().properties());
   if (only.timing.status != "ok")
-    return Status::error(kernel + " " + only.text + " " + only.timing.status +
-                         ": " + only.timing.reason);
+    return Status::error(only.timing.status == "pruned"
+                             ? ErrorKind::Resources
+                             : ErrorKind::Unspecified,
+                         kernel + " " + only.text + " " + only.timing.status +
+                             ": " + only.timing.reason);
   Result<std::shared_ptr<const Kernel>> loaded = provider_.load(only.artifact);
   if (!loaded)
     return loaded.status().withContext(kernel + " " + only.text);

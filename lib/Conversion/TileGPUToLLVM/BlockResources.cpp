@@ -92,8 +92,8 @@ private:
 /// The module's total shared memory (tilegpu.shared) against the target's
 /// limit. The error sits at the allocation that reaches the total, where
 /// there is one: the module itself would be printed whole.
-static LogicalResult checkSharedMemory(ModuleOp module, StringRef target,
-                                       int64_t maxSharedBytes) {
+static BlockResourcesVerdict
+checkSharedMemory(ModuleOp module, StringRef target, int64_t maxSharedBytes) {
   auto shared =
       module->getAttrOfType<IntegerAttr>(TileGPUDialect::getSharedAttrName());
   if (!shared) {
@@ -105,11 +105,12 @@ static LogicalResult checkSharedMemory(ModuleOp module, StringRef target,
                         << "': run tilegpu-allocate-shared-memory first";
       return WalkResult::interrupt();
     });
-    return failure(result.wasInterrupted());
+    return result.wasInterrupted() ? BlockResourcesVerdict::Unchecked
+                                   : BlockResourcesVerdict::Fits;
   }
   int64_t total = shared.getInt();
   if (total <= maxSharedBytes)
-    return success();
+    return BlockResourcesVerdict::Fits;
   Operation *highest = nullptr;
   module.walk([&](Operation *op) {
     std::optional<int64_t> offset = getSharedMemoryOffset(op);
@@ -125,24 +126,26 @@ static LogicalResult checkSharedMemory(ModuleOp module, StringRef target,
   if (highest)
     diag << " (this op's " << getAllocationBytes(highest) << " B at offset "
          << *getSharedMemoryOffset(highest) << " reach the total)";
-  return diag;
+  return BlockResourcesVerdict::ExceedsTarget;
 }
 
-LogicalResult tilec::verifyBlockResources(ModuleOp module) {
+BlockResourcesVerdict tilec::checkBlockResources(ModuleOp module) {
   auto target =
       module->getAttrOfType<StringAttr>(TileGPUDialect::getTargetAttrName());
-  if (!target)
-    return module.emitError()
-           << "missing '" << TileGPUDialect::getTargetAttrName()
-           << "': run convert-tile-to-tilegpu first";
+  if (!target) {
+    module.emitError() << "missing '" << TileGPUDialect::getTargetAttrName()
+                       << "': run convert-tile-to-tilegpu first";
+    return BlockResourcesVerdict::Unchecked;
+  }
   std::optional<int64_t> maxSharedBytes =
       getMaxSharedBytesPerBlock(target.getValue());
   if (!maxSharedBytes) {
     std::string known;
     for (const TargetSharedMemory &entry : kTargets)
       known += " sm_" + std::to_string(entry.computeCapability);
-    return module.emitError() << "no shared-memory limit known for target '"
-                              << target.getValue() << "'; known:" << known;
+    module.emitError() << "no shared-memory limit known for target '"
+                       << target.getValue() << "'; known:" << known;
+    return BlockResourcesVerdict::Unchecked;
   }
   RegisterChecker checker;
   WalkResult result = module.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -150,8 +153,12 @@ LogicalResult tilec::verifyBlockResources(ModuleOp module) {
                                      : WalkResult::advance();
   });
   if (result.wasInterrupted())
-    return failure();
+    return BlockResourcesVerdict::ExceedsTarget;
   return checkSharedMemory(module, target.getValue(), *maxSharedBytes);
+}
+
+LogicalResult tilec::verifyBlockResources(ModuleOp module) {
+  return success(checkBlockResources(module) == BlockResourcesVerdict::Fits);
 }
 
 namespace {

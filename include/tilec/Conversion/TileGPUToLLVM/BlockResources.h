@@ -39,10 +39,23 @@ std::optional<int64_t> getMaxSharedBytesPerBlock(llvm::StringRef target);
 /// i64, f64) in two.
 int64_t getRegistersPerThread(mlir::RankedTensorType type);
 
+/// What checkBlockResources found.
+enum class BlockResourcesVerdict {
+  Fits,
+  /// A tensor or the shared memory needs more than the target has: the
+  /// config's sizes are at fault, and a tuner prunes it.
+  ExceedsTarget,
+  /// The module cannot be checked: no target, one without a known limit, or
+  /// shared memory not allocated yet.
+  Unchecked,
+};
+
 /// Emits an error at the first op of `module` (ttgir) with a tensor of more
 /// than kMaxTensorRegistersPerThread registers per thread, or at the module
 /// when its `tilegpu.shared` is more than a block of its `tilegpu.target` can
-/// opt in to.
+/// opt in to, or where the module cannot be checked; says which.
+BlockResourcesVerdict checkBlockResources(mlir::ModuleOp module);
+/// checkBlockResources(module) == Fits, as a LogicalResult.
 mlir::LogicalResult verifyBlockResources(mlir::ModuleOp module);
 
 } // namespace tilec

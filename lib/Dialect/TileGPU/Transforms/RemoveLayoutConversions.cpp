@@ -73,13 +73,17 @@ bool isCheap(Operation *op) {
 /// converted: each thread loads the elements it needs, threads that need
 /// the same one read the same address (one transaction for a warp), and
 /// the round trip through shared memory and its barriers go away. Larger
-/// loads would multiply their traffic.
-bool isSmallLoad(Operation *op, int64_t threads) {
+/// loads would multiply their traffic, and so would a layout that hands one
+/// thread many of the elements: at most kMaxSmallLoadRegisters each.
+constexpr unsigned kMaxSmallLoadRegisters = 16;
+bool isSmallLoad(Operation *op, Attribute layout, int64_t threads) {
   auto load = dyn_cast<tile::LoadOp>(op);
   if (!load || load.getIsVolatile())
     return false;
   auto type = dyn_cast<RankedTensorType>(load.getType());
-  return type && type.getNumElements() <= threads;
+  return type && type.getNumElements() <= threads &&
+         getLinearLayout(type.cloneWithEncoding(layout)).getNumRegisters() <=
+             kMaxSmallLoadRegisters;
 }
 
 /// The layout operand `operand` of `op` needs for `op`'s result to have
@@ -168,7 +172,7 @@ Rematerializer::collectSlice(Value root, Attribute encoding,
     // Another conversion ends the slice: it becomes one from its source.
     if (isa<ConvertLayoutOp>(def))
       continue;
-    if (!isCheap(def) && !isSmallLoad(def, threads))
+    if (!isCheap(def) && !isSmallLoad(def, layout, threads))
       return failure();
     ++numOps;
     Attribute operandLayout = getOperandEncoding(def, layout);

@@ -369,13 +369,23 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
     lastStage = assignRunAheadStages() + numStages - 1;
   }
   // Register prefetches run one step ahead of the math: in the copies' stage
-  // when that is the step before, else a stage of their own.
+  // when that is the step before (then in the body's order with the copies'
+  // ops, some of which they read: the step's offsets), else a stage of their
+  // own.
   unsigned prefetchStage = lastStage - 1;
+  unsigned copyStage = copied.empty() ? 0 : lastStage - (numStages - 1);
   FailureOr<DenseSet<Operation *>> prefetchSlice =
       getRunAheadSlice(loop, prefetched);
-  for (Operation *op : *prefetchSlice)
-    if (!runAhead.contains(op))
-      (prefetchStage == 0 ? runAhead : prefetchedAhead).insert(op);
+  for (Operation *op : *prefetchSlice) {
+    if (runAhead.contains(op))
+      continue;
+    if (prefetchStage == copyStage) {
+      runAhead.insert(op);
+      runAheadStage[op] = copyStage;
+    } else {
+      prefetchedAhead.insert(op);
+    }
+  }
 
   scf::PipeliningOption options;
   options.getScheduleFn =

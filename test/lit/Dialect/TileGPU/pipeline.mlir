@@ -652,3 +652,71 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
     return %r : tensor<64x64xf32, #mma3>
   }
 }
+
+// -----
+
+// A gathered A (a copy, its indices a stage ahead) next to a B whose rows
+// have no alignment facts (prefetched in registers); both read the step's
+// K offset. With two stages the prefetch runs in the copies' stage, in the
+// body's order with the ops it reads.
+
+// CHECK-LABEL: func.func @mixed
+// CHECK: scf.for
+
+// TWO-LABEL: func.func @mixed
+// TWO: scf.for {{.+}} iter_args(%{{[^ ]+}} = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}}, %{{[^ ]+}} = %{{[^ ]+}})
+// TWO: %[[ROWS:.+]] = tile.load %{{.+}}, %{{.+}} : tensor<64x!tile.ptr<i32>
+// TWO: tilegpu.async_copy_global_to_local
+// TWO: %[[B:.+]] = tile.load %{{.+}}, %{{.+}} : tensor<32x64x!tile.ptr<f16>
+// TWO: tile.dot
+// TWO: scf.yield %{{.+}}, %{{.+}}, %[[ROWS]], %[[B]]
+
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+#bl = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+#mma = #tilegpu.mma<{versionMajor = 2, warpsPerCTA = [2, 2], instrShape = [16, 8]}>
+#dot_a = #tilegpu.dot_op<{opIdx = 0, parent = #mma, kWidth = 2}>
+#dot_b = #tilegpu.dot_op<{opIdx = 1, parent = #mma, kWidth = 2}>
+#rows = #tilegpu.slice<{dim = 1, parent = #blocked}>
+module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90", "tilegpu.threads-per-warp" = 32 : i32} {
+  func.func @mixed(%x: !tile.ptr<f16> {tile.divisibility = 16 : i32}, %y: !tile.ptr<f16>, %map: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %n: i32) -> tensor<64x64xf32, #mma> {
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %c32s = arith.constant 32 : i32
+    %zero = arith.constant dense<0.000000e+00> : tensor<64x64xf32, #mma>
+    %c32 = arith.constant dense<32> : tensor<64x1xi32, #blocked>
+    %c64 = arith.constant dense<64> : tensor<64xi32, #rows>
+    %m = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #rows>
+    %mapb = tile.splat %map : !tile.ptr<i32> -> tensor<64x!tile.ptr<i32>, #rows>
+    %pm = tile.addptr %mapb, %m : tensor<64x!tile.ptr<i32>, #rows>, tensor<64xi32, #rows>
+    %ka = tile.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>>
+    %ka2 = tile.expand_dims %ka {axis = 0 : i32} : tensor<32xi32, #tilegpu.slice<{dim = 0, parent = #blocked}>> -> tensor<1x32xi32, #blocked>
+    %cola = tile.broadcast %ka2 : tensor<1x32xi32, #blocked> -> tensor<64x32xi32, #blocked>
+    %basea = tile.splat %x : !tile.ptr<f16> -> tensor<64x32x!tile.ptr<f16>, #blocked>
+    %nb = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #bl}>>
+    %nb2 = tile.expand_dims %nb {axis = 0 : i32} : tensor<64xi32, #tilegpu.slice<{dim = 0, parent = #bl}>> -> tensor<1x64xi32, #bl>
+    %colb = tile.broadcast %nb2 : tensor<1x64xi32, #bl> -> tensor<32x64xi32, #bl>
+    %baseb = tile.splat %y : !tile.ptr<f16> -> tensor<32x64x!tile.ptr<f16>, #bl>
+    %r:2 = scf.for %k = %c0 to %n step %c1 iter_args(%acc = %zero, %pmi = %pm) -> (tensor<64x64xf32, #mma>, tensor<64x!tile.ptr<i32>, #rows>) : i32 {
+      %idx = tile.load %pmi : tensor<64x!tile.ptr<i32>, #rows>
+      %idx2 = tile.expand_dims %idx {axis = 1 : i32} : tensor<64xi32, #rows> -> tensor<64x1xi32, #blocked>
+      %rowa = arith.muli %idx2, %c32 : tensor<64x1xi32, #blocked>
+      %rowa2 = tile.broadcast %rowa : tensor<64x1xi32, #blocked> -> tensor<64x32xi32, #blocked>
+      %kk = arith.muli %k, %c32s : i32
+      %kks = tile.splat %kk : i32 -> tensor<64x32xi32, #blocked>
+      %offa = arith.addi %rowa2, %cola : tensor<64x32xi32, #blocked>
+      %offa2 = arith.addi %offa, %kks : tensor<64x32xi32, #blocked>
+      %pa = tile.addptr %basea, %offa2 : tensor<64x32x!tile.ptr<f16>, #blocked>, tensor<64x32xi32, #blocked>
+      %a = tile.load %pa : tensor<64x32x!tile.ptr<f16>, #blocked>
+      %xa = tilegpu.convert_layout %a : tensor<64x32xf16, #blocked> -> tensor<64x32xf16, #dot_a>
+      %kkb = tile.splat %kk : i32 -> tensor<32x64xi32, #bl>
+      %offb = arith.addi %colb, %kkb : tensor<32x64xi32, #bl>
+      %pb = tile.addptr %baseb, %offb : tensor<32x64x!tile.ptr<f16>, #bl>, tensor<32x64xi32, #bl>
+      %b = tile.load %pb : tensor<32x64x!tile.ptr<f16>, #bl>
+      %yb = tilegpu.convert_layout %b : tensor<32x64xf16, #bl> -> tensor<32x64xf16, #dot_b>
+      %d = tile.dot %xa, %yb, %acc : tensor<64x32xf16, #dot_a> * tensor<32x64xf16, #dot_b> -> tensor<64x64xf32, #mma>
+      %pmn = tile.addptr %pmi, %c64 : tensor<64x!tile.ptr<i32>, #rows>, tensor<64xi32, #rows>
+      scf.yield %d, %pmn : tensor<64x64xf32, #mma>, tensor<64x!tile.ptr<i32>, #rows>
+    }
+    return %r#0 : tensor<64x64xf32, #mma>
+  }
+}

@@ -424,3 +424,26 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return %col : tensor<256x1xi32, #tile>
   }
 }
+
+// -----
+
+// A 64-element load whose target layout gives every thread all 64 elements
+// (a slice whose parent spreads every thread along the sliced dimension)
+// would load 64 values a thread: its conversion stays.
+
+#flat = #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#wide = #tilegpu.blocked<{sizePerThread = [64, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [0, 1]}>
+#all = #tilegpu.slice<{dim = 1, parent = #wide}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, "tilegpu.target" = "sm_90"} {
+  // CHECK-LABEL: func.func @replicated_index_load
+  func.func @replicated_index_load(%map: !tile.ptr<i32>) -> tensor<64xi32, #all> {
+    // CHECK: %[[IDX:.+]] = tile.load %{{.+}} : tensor<64x!tile.ptr<i32>, #{{.+}}>
+    // CHECK: tilegpu.convert_layout %[[IDX]]
+    %r = tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, #flat>
+    %base = tile.splat %map : !tile.ptr<i32> -> tensor<64x!tile.ptr<i32>, #flat>
+    %p = tile.addptr %base, %r : tensor<64x!tile.ptr<i32>, #flat>, tensor<64xi32, #flat>
+    %idx = tile.load %p : tensor<64x!tile.ptr<i32>, #flat>
+    %idxr = tilegpu.convert_layout %idx : tensor<64xi32, #flat> -> tensor<64xi32, #all>
+    return %idxr : tensor<64xi32, #all>
+  }
+}

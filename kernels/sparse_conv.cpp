@@ -163,6 +163,10 @@ TILEC_KERNEL(sparse_conv_fwd) {
                    "Y's element offsets are 32-bit")
           .require("CO * V * CI < 2147483648", "W's element offsets are 32-bit")
           .require("V * N < 2147483648", "the map's offsets are 32-bit")
+          // The pipelined loop divides its step by cdiv(CI, BLOCK_K) ahead
+          // of the first step, also when there is none.
+          .require("CI >= 1", "there is an input channel")
+          .require("CO >= 1", "there is an output channel")
           .require("stride_x >= CI", "rows of X do not overlap")
           .require("stride_y >= CO", "rows of Y do not overlap")
           // The dense bound (every offset of every voxel); the useful count

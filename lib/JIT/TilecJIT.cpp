@@ -16,9 +16,11 @@ TilecJIT::TilecJIT(JITOptions options) : options_(std::move(options)) {
 
 TilecJIT::~TilecJIT() = default;
 
-llvm::Expected<CompiledKernel> TilecJIT::compileKernelByName(
-    const std::string &name, const tilec::Config &config,
-    const std::string &target, const tilec::Specialization &specialization) {
+llvm::Expected<CompiledKernel>
+TilecJIT::compileKernelByName(const std::string &name,
+                              const tilec::Config &config,
+                              const std::string &target,
+                              const tilec::Specialization &specialization) {
   const kernel::KernelDefinition *definition = kernel::lookupKernel(name);
   if (!definition)
     return llvm::createStringError("unknown kernel '" + name + "' (known: " +
@@ -83,8 +85,7 @@ TilecJIT::compile(const std::string &kernel, const tilec::Config &config,
     return tilec::Status::error(kind, message);
   }
   if (compiled->cubin.empty())
-    return tilec::Status::error("the compile of " + kernel +
-                                " produced no cubin");
+    return tilec::Status::error("the compile of " + kernel + " produced no cubin");
   rt::CompiledArtifact artifact;
   // The json hashes the cubin: write it before the cubin moves out.
   artifact.metadataJson = compiled->metadataJson();
@@ -96,8 +97,8 @@ tilec::Result<tilec::KernelDescription>
 TilecJIT::describe(const std::string &kernel) {
   const kernel::KernelDefinition *definition = kernel::lookupKernel(kernel);
   if (!definition)
-    return Status::error("unknown kernel '" + kernel +
-                         "' (known: " + kernel::knownKernelNames() + ")");
+    return Status::error("unknown kernel '" + kernel + "' (known: " +
+                         kernel::knownKernelNames() + ")");
   return definition->getDescription();
 }
 

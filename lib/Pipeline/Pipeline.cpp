@@ -42,10 +42,10 @@ using namespace mlir;
 namespace tilec {
 
 void registerPipelineDialects(DialectRegistry &registry) {
-  registry
-      .insert<tile::TileDialect, tilegpu::TileGPUDialect, arith::ArithDialect,
-              func::FuncDialect, math::MathDialect, scf::SCFDialect,
-              cf::ControlFlowDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  registry.insert<tile::TileDialect, tilegpu::TileGPUDialect,
+                  arith::ArithDialect, func::FuncDialect, math::MathDialect,
+                  scf::SCFDialect, cf::ControlFlowDialect, LLVM::LLVMDialect,
+                  NVVM::NVVMDialect>();
   registerPTXTranslations(registry);
 }
 
@@ -602,10 +602,9 @@ CompileMetadata CompiledKernel::metadata() const {
     entry.equalToOne = arg.equalToOne;
     md.signature.push_back(std::move(entry));
   }
-  for (auto [stage, text] :
-       {std::pair("ttir", &ttir), std::pair("ttgir", &ttgir),
-        std::pair("llir", &llir), std::pair("ptx", &ptx),
-        std::pair("cubin", &cubin)})
+  for (auto [stage, text] : {std::pair("ttir", &ttir), std::pair("ttgir", &ttgir),
+                             std::pair("llir", &llir), std::pair("ptx", &ptx),
+                             std::pair("cubin", &cubin)})
     if (!text->empty())
       md.hashes[stage] = hashText(*text);
   md.compilerId = getCompilerId();

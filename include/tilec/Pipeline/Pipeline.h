@@ -11,9 +11,9 @@
 #ifndef TILEC_PIPELINE_PIPELINE_H
 #define TILEC_PIPELINE_PIPELINE_H
 
+#include "tilec/contract/CompileMetadata.h"
 #include "tilec/Target/CubinAssembler.h"
 #include "tilec/Target/PTXEmitter.h"
-#include "tilec/contract/CompileMetadata.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"

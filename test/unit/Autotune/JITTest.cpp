@@ -87,8 +87,8 @@ TEST(Describe, StridesAreSpecializedByTheCall) {
   jit::TilecJIT compiler;
   auto matmul = compiler.describe("matmul");
   ASSERT_TRUE(matmul.ok()) << matmul.message();
-  for (const char *stride : {"stride_am", "stride_ak", "stride_bk", "stride_bn",
-                             "stride_cm", "stride_cn"})
+  for (const char *stride : {"stride_am", "stride_ak", "stride_bk",
+                             "stride_bn", "stride_cm", "stride_cn"})
     EXPECT_EQ(matmul->getIntegerArguments().at(stride), 1) << stride;
   tilec::Call call;
   call.sizes = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
@@ -96,11 +96,8 @@ TEST(Describe, StridesAreSpecializedByTheCall) {
             "K%16,M%16,N%16,stride_am%16,stride_bk%16,stride_cm%16,"
             "stride_ak=1,stride_bn=1,stride_cn=1");
   // Odd sizes and a transposed B: no %16 where the values have none.
-  call.sizes = {{"M", 1000},
-                {"N", 1000},
-                {"K", 1000},
-                {"stride_bk", 1},
-                {"stride_bn", 1000}};
+  call.sizes = {{"M", 1000}, {"N", 1000}, {"K", 1000},
+                {"stride_bk", 1}, {"stride_bn", 1000}};
   EXPECT_EQ(matmul->specializationOf(call).str(),
             "stride_ak=1,stride_bk=1,stride_cn=1");
 

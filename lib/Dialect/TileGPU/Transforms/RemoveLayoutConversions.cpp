@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tilec/Dialect/TileGPU/Transforms/DeadLoopValues.h"
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+#include "tilec/Dialect/TileGPU/Transforms/DeadLoopValues.h"
 
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
@@ -376,14 +376,15 @@ struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
     // Not past a widening op (extf): the conversion would move more bytes.
     if (!resultType || !resultType.getElementType().isIntOrFloat() ||
         !srcType.getElementType().isIntOrFloat() ||
-        resultType.getElementTypeBitWidth() > srcType.getElementTypeBitWidth())
+        resultType.getElementTypeBitWidth() >
+            srcType.getElementTypeBitWidth())
       return failure();
     // Other operands are rebuilt at the user, so it must be in the
     // conversion's block; a unary op goes next to the conversion, which only
     // pays across blocks when it narrows.
     bool unary = user->getNumOperands() == 1;
-    bool narrows =
-        resultType.getElementTypeBitWidth() < srcType.getElementTypeBitWidth();
+    bool narrows = resultType.getElementTypeBitWidth() <
+                   srcType.getElementTypeBitWidth();
     if (user->getBlock() != op->getBlock() && !(unary && narrows))
       return failure();
     Attribute layout = srcType.getEncoding();
@@ -393,9 +394,9 @@ struct SinkConversionThroughElementwise : OpRewritePattern<ConvertLayoutOp> {
       if (operand == op.getResult())
         continue;
       DenseElementsAttr dense;
-      bool cheap =
-          operand.getDefiningOp<tile::SplatOp>() ||
-          (matchPattern(operand, m_Constant(&dense)) && dense.isSplat());
+      bool cheap = operand.getDefiningOp<tile::SplatOp>() ||
+                   (matchPattern(operand, m_Constant(&dense)) &&
+                    dense.isSplat());
       if (!cheap || !isa<RankedTensorType>(operand.getType()))
         return failure();
     }
@@ -448,8 +449,8 @@ bool carryInConvertedLayout(ModuleOp module) {
       Type outer = arg.getType(), inner = enter.getType();
       OpBuilder builder(forOp);
       OpOperand &init = forOp.getInitArgsMutable()[index];
-      init.set(
-          ConvertLayoutOp::create(builder, enter.getLoc(), inner, init.get()));
+      init.set(ConvertLayoutOp::create(builder, enter.getLoc(), inner,
+                                       init.get()));
       arg.setType(inner);
       enter.getResult().replaceAllUsesWith(arg);
       enter.erase();
@@ -457,8 +458,7 @@ bool carryInConvertedLayout(ModuleOp module) {
       Value result = forOp.getResult(index);
       result.setType(inner);
       builder.setInsertionPointAfter(forOp);
-      auto exit =
-          ConvertLayoutOp::create(builder, leave.getLoc(), outer, result);
+      auto exit = ConvertLayoutOp::create(builder, leave.getLoc(), outer, result);
       result.replaceAllUsesExcept(exit, exit);
       changed = true;
     }
@@ -499,9 +499,9 @@ bool sinkLoopCarriedConversions(ModuleOp module) {
         continue;
       OpBuilder builder(forOp->getContext());
       builder.setInsertionPointAfter(forOp);
-      Value converted =
-          ConvertLayoutOp::create(builder, convert.getLoc(), convert.getType(),
-                                  forOp.getResult(sourceIndex));
+      Value converted = ConvertLayoutOp::create(
+          builder, convert.getLoc(), convert.getType(),
+          forOp.getResult(sourceIndex));
       forOp.getResult(index).replaceAllUsesWith(converted);
       yield->setOperand(index, arg);
       changed = true;

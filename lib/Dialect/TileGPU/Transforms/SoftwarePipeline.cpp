@@ -92,8 +92,7 @@ int64_t getCopyBytes(tile::LoadOp load, BlockedEncodingAttr blocked,
   auto type = cast<RankedTensorType>(load.getType());
   unsigned dim = blocked.getOrder()[0];
   int64_t width = blocked.getSizePerThread()[dim];
-  width =
-      std::min<int64_t>(width, axisInfo.getPtrVectorWidth(load.getPtr(), dim));
+  width = std::min<int64_t>(width, axisInfo.getPtrVectorWidth(load.getPtr(), dim));
   width = std::min<int64_t>(width,
                             axisInfo.getMaskVectorWidth(load.getMask(), dim));
   return width * type.getElementTypeBitWidth() / 8;
@@ -101,7 +100,8 @@ int64_t getCopyBytes(tile::LoadOp load, BlockedEncodingAttr blocked,
 
 /// The load behind a dot operand: through a conversion to a dot_op layout,
 /// or a local_alloc whose every user is a warpgroup dot.
-tile::LoadOp getOperandLoad(Value operand, Block *body, Operation *&consumer) {
+tile::LoadOp getOperandLoad(Value operand, Block *body,
+                            Operation *&consumer) {
   consumer = operand.getDefiningOp();
   Value loaded;
   if (auto convert = dyn_cast_or_null<ConvertLayoutOp>(consumer)) {
@@ -339,7 +339,8 @@ bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
   // The scf pipeliner carries values a distance of one step: every yielded
   // value must come from the body.
   for (Value yielded : body->getTerminator()->getOperands())
-    if (!yielded.getDefiningOp() || yielded.getDefiningOp()->getBlock() != body)
+    if (!yielded.getDefiningOp() ||
+        yielded.getDefiningOp()->getBlock() != body)
       return false;
   SmallVector<Operation *> roots;
   for (OperandLoad operand : loads)
@@ -388,11 +389,9 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   }
 
   scf::PipeliningOption options;
-  options.getScheduleFn =
-      [this](scf::ForOp,
-             std::vector<std::pair<Operation *, unsigned>> &schedule) {
-        getSchedule(schedule);
-      };
+  options.getScheduleFn = [this](scf::ForOp,
+                                 std::vector<std::pair<Operation *, unsigned>>
+                                     &schedule) { getSchedule(schedule); };
   options.peelEpilogue = false;
   options.supportDynamicLoops = true;
   options.predicateFn = predicateOp;
@@ -450,8 +449,8 @@ void LoopPipeliner::makeWarpGroupDotsAsync() {
     return use.getOwner() == yield &&
            loop.getRegionIterArgs()[use.getOperandNumber()] == dot.getC();
   };
-  for (auto dot :
-       llvm::make_early_inc_range(loop.getBody()->getOps<WarpGroupDotOp>())) {
+  for (auto dot : llvm::make_early_inc_range(
+           loop.getBody()->getOps<WarpGroupDotOp>())) {
     if (!readsRing(dot.getA()) || !readsRing(dot.getB()) ||
         !onlyAccumulates(dot))
       continue;

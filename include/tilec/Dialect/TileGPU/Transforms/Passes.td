@@ -37,10 +37,10 @@ def TileGPURemoveLayoutConversions
     mask recomputed with it; larger loads, dots, reductions and function
     arguments stop the slice: their conversions stay. A conversion feeding
     a narrowing elementwise op (truncf f32 -> f16) moves after it, so that
-    it moves fewer bytes; a full reduction reads through a conversion, and a conversion
-    whose one user is an elementwise op with splat operands moves past it,
-    so a row stays in its load's layout. Finally dead loop-carried values are
-    dropped and common subexpressions merged.
+    it moves fewer bytes; a full reduction reads through a conversion, and a
+    conversion whose one user is an elementwise op with splat operands moves
+    past it, so a row stays in its load's layout. Finally dead loop-carried
+    values are dropped and common subexpressions merged.
   }];
   let dependentDialects = ["::tilec::tilegpu::TileGPUDialect",
                            "::mlir::scf::SCFDialect"];

@@ -5,15 +5,21 @@
 namespace tilec::kernel {
 
 std::vector<ArgumentDecl> matmulSizesAndStrides() {
-  return {scalar("M", "i32"),
-          scalar("N", "i32"),
-          scalar("K", "i32"),
-          scalar("stride_am", "i32").byDefault("K"),
-          scalar("stride_ak", "i32").byDefault("1"),
-          scalar("stride_bk", "i32").byDefault("N"),
-          scalar("stride_bn", "i32").byDefault("1"),
-          scalar("stride_cm", "i32").byDefault("N"),
-          scalar("stride_cn", "i32").byDefault("1")};
+  // Sizes and strides that are even, or multiples of 4 or 8, still let rows
+  // copy 4 or 8 bytes at a time (an N of 2222 halves: the mask of B's and
+  // C's columns changes every two elements, and so do their rows' starts).
+  auto sized = [](const char *name) {
+    return scalar(name, "i32").specializeFrom(2);
+  };
+  return {sized("M"),
+          sized("N"),
+          sized("K"),
+          sized("stride_am").byDefault("K"),
+          sized("stride_ak").byDefault("1"),
+          sized("stride_bk").byDefault("N"),
+          sized("stride_bn").byDefault("1"),
+          sized("stride_cm").byDefault("N"),
+          sized("stride_cn").byDefault("1")};
 }
 
 tile::InputPrecision dotPrecision(KernelBuilder &kb, mlir::Type dtype) {

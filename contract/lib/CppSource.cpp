@@ -154,7 +154,8 @@ std::string KernelDescription::toCpp(std::string_view function) const {
     body += "    { tilec::ArgumentDecl a(" + cppStringLiteral(a.name) + ", " +
             cppStringLiteral(a.type) + "); a.divisibilityHint = " +
             integer(a.divisibilityHint) + "; a.defaultValue = " +
-            cppStringLiteral(a.defaultValue) + "; d->arg(std::move(a)); }\n";
+            cppStringLiteral(a.defaultValue) + "; a.specializedFrom = " +
+            integer(a.specializedFrom) + "; d->arg(std::move(a)); }\n";
   for (const AutotuneKeyEntry &k : autotuneKey)
     body += "    d->key(" + cppStringLiteral(k.name) + ", " +
             cppStringLiteral(k.derivation) + ");\n";

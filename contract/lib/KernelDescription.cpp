@@ -59,6 +59,15 @@ KernelDescription &KernelDescription::typeParam(TypeParameter parameter) {
 }
 
 KernelDescription &KernelDescription::arg(ArgumentDecl argument) {
+  if (!isSpecializationDivisor(argument.specializedFrom)) {
+    // A kernel's own declaration is wrong: its facts would mean nothing.
+    std::fprintf(stderr,
+                 "kernel description '%s' (%s): argument '%s' specializes "
+                 "from %lld, not a power of two from 2 to 16\n",
+                 name.c_str(), sourceFile.c_str(), argument.name.c_str(),
+                 static_cast<long long>(argument.specializedFrom));
+    std::abort();
+  }
   signature.push_back(std::move(argument));
   return *this;
 }
@@ -66,7 +75,7 @@ KernelDescription &KernelDescription::arg(ArgumentDecl argument) {
 KernelDescription &
 KernelDescription::args(std::vector<ArgumentDecl> arguments) {
   for (ArgumentDecl &argument : arguments)
-    signature.push_back(std::move(argument));
+    arg(std::move(argument));
   return *this;
 }
 
@@ -302,7 +311,11 @@ std::map<std::string, int64_t> KernelDescription::determinedArguments(
 }
 
 Specialization KernelDescription::specializationOf(const Call &call) const {
-  return Specialization::derive(determinedArguments(call, callNames(call)))
+  std::map<std::string, int64_t> smallestDivisors;
+  for (const ArgumentDecl &argument : signature)
+    smallestDivisors[argument.name] = argument.specializedFrom;
+  return Specialization::derive(determinedArguments(call, callNames(call)),
+                                smallestDivisors)
       .restrictedTo(getIntegerArguments());
 }
 

@@ -53,6 +53,8 @@ std::string KernelDescription::toJson() const {
       entry["divisibility"] = argument.divisibilityHint;
     if (!argument.defaultValue.empty())
       entry["default"] = argument.defaultValue;
+    if (argument.specializedFrom != Specialization::kDivisor)
+      entry["specialize_from"] = argument.specializedFrom;
     json["signature"].push_back(std::move(entry));
   }
   json["configs"] = Json::array();
@@ -151,6 +153,16 @@ static Status readArgument(JsonReader &reader, const Json &json,
           reader.optionalString(json, "default", field, argument.defaultValue);
       !s.ok())
     return s;
+  if (reader.has(json, "specialize_from")) {
+    if (Status s = reader.integer(json, "specialize_from", field,
+                                  argument.specializedFrom);
+        !s.ok())
+      return s;
+    if (!isSpecializationDivisor(argument.specializedFrom))
+      return Status::error(field + ".specialize_from: a power of two from 2 "
+                           "to 16, got " +
+                           std::to_string(argument.specializedFrom));
+  }
   out.push_back(std::move(argument));
   return Status::success();
 }

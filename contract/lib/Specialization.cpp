@@ -5,13 +5,21 @@
 namespace tilec {
 
 Specialization
-Specialization::derive(const std::map<std::string, int64_t> &values) {
+Specialization::derive(const std::map<std::string, int64_t> &values,
+                       const std::map<std::string, int64_t> &smallestDivisors) {
   Specialization result;
   for (const auto &[name, value] : values) {
-    if (value == 1)
+    if (value == 1) {
       result.equalToOne.insert(name);
-    else if (value % 16 == 0)
-      result.divisibility[name] = 16;
+      continue;
+    }
+    int64_t divisor = 1;
+    while (divisor < kDivisor && value % (2 * divisor) == 0)
+      divisor *= 2;
+    auto smallest = smallestDivisors.find(name);
+    if (divisor >= (smallest == smallestDivisors.end() ? kDivisor
+                                                       : smallest->second))
+      result.divisibility[name] = divisor;
   }
   return result;
 }

@@ -97,6 +97,14 @@ static void printKernelList(llvm::raw_ostream &os) {
                               os << " = " << argument.defaultValue;
                           });
     os << ")  [" << kernel->getSourceFile() << "]\n";
+    // Arguments whose values specialize by divisors below 16, by divisor.
+    std::map<int64_t, std::vector<std::string>> finer;
+    for (const ArgumentDecl &argument : kernel->getSignature())
+      if (argument.specializedFrom != Specialization::kDivisor)
+        finer[argument.specializedFrom].push_back(argument.name);
+    for (const auto &[divisor, names] : finer)
+      os << "  specialized from %" << divisor << ": "
+         << llvm::join(names, ", ") << "\n";
     os << "  meta-parameters:\n";
     for (const MetaParameter &parameter : kernel->getMetaParameters())
       printParameter(os, parameter);

@@ -95,11 +95,17 @@ TEST(Describe, StridesAreSpecializedByTheCall) {
   EXPECT_EQ(matmul->specializationOf(call).str(),
             "K%16,M%16,N%16,stride_am%16,stride_bk%16,stride_cm%16,"
             "stride_ak=1,stride_bn=1,stride_cn=1");
-  // Odd sizes and a transposed B: no %16 where the values have none.
+  // Sizes that are multiples of 8 and a transposed B: what the values have.
   call.sizes = {{"M", 1000}, {"N", 1000}, {"K", 1000},
                 {"stride_bk", 1}, {"stride_bn", 1000}};
   EXPECT_EQ(matmul->specializationOf(call).str(),
+            "K%8,M%8,N%8,stride_am%8,stride_bn%8,stride_cm%8,"
             "stride_ak=1,stride_bk=1,stride_cn=1");
+  // Odd and even sizes: the even ones (N = 2222 = 2 x 1111) say so.
+  call.sizes = {{"M", 1111}, {"N", 2222}, {"K", 3333}};
+  EXPECT_EQ(matmul->specializationOf(call).str(),
+            "N%2,stride_bk%2,stride_cm%2,stride_ak=1,stride_bn=1,"
+            "stride_cn=1");
 
   tilec::Call rows;
   rows.sizes = {{"n_rows", 4096}, {"n_cols", 1024}};

@@ -320,6 +320,24 @@ TEST(KernelDescription, JsonRoundTrip) {
   EXPECT_EQ(back.getTailSizes().at("M"), 203);
   EXPECT_EQ(back.getSourceFile(), "kernels/matmul.cpp");
   EXPECT_EQ(back.getLine(), 80u);
+
+  // An argument that specializes from a smaller divisor keeps it.
+  KernelDescription odd = KernelDescription("odd")
+                              .arg(scalar("n", "i32").specializeFrom(2))
+                              .arg(scalar("m", "i32"));
+  auto oddBack = KernelDescription::fromJson(odd.toJson());
+  ASSERT_TRUE(oddBack.ok()) << oddBack.message();
+  EXPECT_EQ(oddBack->toJson(), odd.toJson());
+  Call even;
+  even.sizes = {{"n", 2222}, {"m", 2222}};
+  EXPECT_EQ(oddBack->specializationOf(even).str(), "n%2");
+  std::string json = odd.toJson();
+  json.replace(json.find("\"specialize_from\":2"), 19,
+               "\"specialize_from\":3");
+  auto bad = KernelDescription::fromJson(json);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("specialize_from"), std::string::npos)
+      << bad.message();
 }
 
 TEST(KernelDescription, JsonErrorsNameTheField) {

@@ -187,6 +187,28 @@ TEST(SpecializationTest, DeriveDivisibilityAndUnitValues) {
   EXPECT_TRUE(Specialization::derive({{"N", 1000}}).empty());
 }
 
+// An argument that specializes from 2 says what power of two, up to 16,
+// its value has; the others keep Triton's rule.
+TEST(SpecializationTest, SmallerDivisorsWhereTheArgumentAsks) {
+  std::map<std::string, int64_t> values = {
+      {"odd", 3333}, {"even", 2222}, {"four", 1004}, {"eight", 1000},
+      {"many", 4096}, {"zero", 0},   {"one", 1},     {"plain", 1000}};
+  std::map<std::string, int64_t> from2 = {
+      {"odd", 2},  {"even", 2}, {"four", 2}, {"eight", 2},
+      {"many", 2}, {"zero", 2}, {"one", 2}};
+  Specialization facts = Specialization::derive(values, from2);
+  EXPECT_EQ(facts.str(), "eight%8,even%2,four%4,many%16,zero%16,one=1");
+  // From 4, an even value says nothing.
+  EXPECT_EQ(Specialization::derive({{"even", 2222}, {"four", 1004}},
+                                   {{"even", 4}, {"four", 4}})
+                .str(),
+            "four%4");
+  // The facts read back from their text.
+  auto parsed = Specialization::parse(facts.str());
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  EXPECT_EQ(parsed->divisibility, facts.divisibility);
+}
+
 TEST(SpecializationTest, FactsSpecializeTheKernel) {
   mlir::MLIRContext context;
   const KernelDefinition &softmax = kernelNamed("softmax");

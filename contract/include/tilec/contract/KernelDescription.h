@@ -100,6 +100,17 @@ struct ArgumentDecl {
     divisibilityHint = divisor;
     return *this;
   }
+  /// For an integer argument: the smallest power of two a call's value
+  /// specializes the kernel by. By default a value divisible by 16 says so
+  /// and smaller divisors say nothing (Triton's rule: at most one more
+  /// kernel per argument). From 2, a value divisible by 2, 4 or 8 says that
+  /// too: the alignment an odd row stride still has (2222 halves: 4-byte
+  /// copies instead of 2-byte ones), at the price of up to three more
+  /// kernels per argument.
+  ArgumentDecl &specializeFrom(int64_t divisor) {
+    specializedFrom = divisor;
+    return *this;
+  }
   /// For an integer argument: its value when the call does not give one of
   /// its name, as an expression of the call's sizes ("K" for the row stride
   /// of a dense row-major K-wide matrix, "1" for its column stride).
@@ -113,6 +124,8 @@ struct ArgumentDecl {
   std::string type;
   /// 0 when there is no hint.
   int64_t divisibilityHint = 0;
+  /// See specializeFrom.
+  int64_t specializedFrom = Specialization::kDivisor;
   /// Empty: the call must give the value under the argument's name.
   std::string defaultValue;
 };

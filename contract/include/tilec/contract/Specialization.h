@@ -19,16 +19,24 @@ namespace tilec {
 
 /// What a kernel may assume about a call's integer arguments: those divisible
 /// by 16 and those equal to 1, derived from the call's values the way
-/// Triton's JIT specializes. Facts change the ttir, so they are part of a
+/// Triton's JIT specializes (and divisors 2, 4, 8 for arguments that ask). Facts change the ttir, so they are part of a
 /// compiled kernel's identity: the provider keeps one kernel per
 /// specialization, the autotuner keys its results on it, and ArgPack refuses
 /// values that break the one a kernel was compiled for.
 struct Specialization {
+  /// The divisor a value must have to specialize a kernel, unless its
+  /// argument asks for smaller ones (ArgumentDecl::specializeFrom).
+  static constexpr int64_t kDivisor = 16;
+
   std::map<std::string, int64_t> divisibility;
   std::set<std::string> equalToOne;
 
-  /// Facts about `values` (name -> value): divisible by 16, or 1.
-  static Specialization derive(const std::map<std::string, int64_t> &values);
+  /// Facts about `values` (name -> value): 1, or the largest power of two
+  /// up to 16 that divides the value, when that is at least the value's
+  /// entry in `smallestDivisors` (16 where it has none).
+  static Specialization
+  derive(const std::map<std::string, int64_t> &values,
+         const std::map<std::string, int64_t> &smallestDivisors = {});
   /// The facts a kernel whose integer arguments are `integerArguments` (name
   /// -> declared divisibility, 1 for none) can use: about those arguments
   /// only, without divisibility the declaration already promises, and without
@@ -42,6 +50,13 @@ struct Specialization {
   static Result<Specialization> parse(std::string_view text);
   bool empty() const { return divisibility.empty() && equalToOne.empty(); }
 };
+
+/// Whether `divisor` may be an argument's smallest specializing divisor: a
+/// power of two from 2 to Specialization::kDivisor.
+inline bool isSpecializationDivisor(int64_t divisor) {
+  return divisor >= 2 && divisor <= Specialization::kDivisor &&
+         (divisor & (divisor - 1)) == 0;
+}
 
 } // namespace tilec
 

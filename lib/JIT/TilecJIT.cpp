@@ -16,6 +16,26 @@ TilecJIT::TilecJIT(JITOptions options) : options_(std::move(options)) {
 
 TilecJIT::~TilecJIT() = default;
 
+/// `error`, whose message may point at diagnostics printed above it, with
+/// the diagnostics the handler caught: the first one's message takes the
+/// pointer's place (a tuner's one-line reason then says why), and all of
+/// them follow on their own lines.
+static llvm::Error withDiagnostics(llvm::Error error,
+                                   const std::string &diagnostics) {
+  if (diagnostics.empty())
+    return error;
+  std::string first = diagnostics.substr(0, diagnostics.find('\n'));
+  // Past the location: "loc(...): message".
+  if (size_t colon = first.find("): "); colon != std::string::npos)
+    first = first.substr(colon + 3);
+  return mapErrorMessage(std::move(error), [&](std::string message) {
+    if (size_t at = message.find(kSeeDiagnostics.str());
+        at != std::string::npos)
+      message.replace(at, kSeeDiagnostics.size(), first);
+    return message + "\n" + diagnostics;
+  });
+}
+
 llvm::Expected<CompiledKernel>
 TilecJIT::compileKernelByName(const std::string &name,
                               const tilec::Config &config,
@@ -61,8 +81,7 @@ TilecJIT::compileKernelByName(const std::string &name,
   options.cache = options_.cache;
   llvm::Expected<CompiledKernel> compiled = compileKernel(**module, options);
   if (!compiled)
-    return withContext(compiled.takeError(), "",
-                       (diagnostics.empty() ? "" : "\n") + diagnostics);
+    return withDiagnostics(compiled.takeError(), diagnostics);
   return compiled;
 }
 

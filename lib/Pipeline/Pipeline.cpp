@@ -90,8 +90,9 @@ std::error_code blockResourcesExceeded() {
   return {1, category};
 }
 
-llvm::Error withContext(llvm::Error error, const llvm::Twine &prefix,
-                        const llvm::Twine &suffix) {
+llvm::Error
+mapErrorMessage(llvm::Error error,
+                llvm::function_ref<std::string(std::string)> rewrite) {
   std::optional<std::error_code> code;
   std::string message;
   llvm::handleAllErrors(std::move(error), [&](const llvm::ErrorInfoBase &info) {
@@ -100,7 +101,14 @@ llvm::Error withContext(llvm::Error error, const llvm::Twine &prefix,
     message += (message.empty() ? "" : "\n") + info.message();
   });
   return llvm::createStringError(code.value_or(llvm::inconvertibleErrorCode()),
-                                 prefix + message + suffix);
+                                 rewrite(std::move(message)));
+}
+
+llvm::Error withContext(llvm::Error error, const llvm::Twine &prefix,
+                        const llvm::Twine &suffix) {
+  return mapErrorMessage(std::move(error), [&](std::string message) {
+    return (prefix + message + suffix).str();
+  });
 }
 
 void buildLLIRPipeline(OpPassManager &pm) {
@@ -362,7 +370,7 @@ static llvm::Error runPasses(CompileState &state, Stage stage,
   PassManager pm(state.context);
   build(pm);
   if (failed(pm.run(state.module)))
-    return makeError("see the diagnostics above");
+    return makeError(kSeeDiagnostics);
   artifact = printModule(state.module);
   state.moduleHolds = stage;
   return llvm::Error::success();
@@ -393,11 +401,11 @@ static llvm::Expected<std::string> runTTGIR(CompileState &state) {
     return "";
   case BlockResourcesVerdict::ExceedsTarget:
     return llvm::createStringError(blockResourcesExceeded(),
-                                   "see the diagnostics above");
+                                   kSeeDiagnostics);
   case BlockResourcesVerdict::Unchecked:
     break;
   }
-  return makeError("see the diagnostics above");
+  return makeError(kSeeDiagnostics);
 }
 
 static llvm::Expected<std::string> runLLIR(CompileState &state) {
@@ -407,7 +415,7 @@ static llvm::Expected<std::string> runLLIR(CompileState &state) {
   PassManager pm(state.context);
   buildLLIRPipeline(pm);
   if (failed(pm.run(state.module)))
-    return makeError("see the diagnostics above");
+    return makeError(kSeeDiagnostics);
   state.moduleHolds = std::nullopt;
   if (auto shared = state.module->getAttrOfType<IntegerAttr>(
           tilegpu::TileGPUDialect::getSharedAttrName()))

@@ -158,8 +158,18 @@ void buildTTGIRPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 /// not fit the target, the compiler is not at fault. It survives the
 /// context compileKernel and the JIT add (withContext).
 std::error_code blockResourcesExceeded();
+/// What a stage's error says when the reason is in the diagnostics the
+/// context's handler received (printed before the error by the tools; the
+/// JIT puts them in its message instead).
+constexpr llvm::StringLiteral kSeeDiagnostics = "see the diagnostics above";
+/// `error` with its message (all of its errors', one a line) rewritten by
+/// `rewrite`, its error code kept (createStringError with the first error
+/// code found).
+llvm::Error
+mapErrorMessage(llvm::Error error,
+                llvm::function_ref<std::string(std::string)> rewrite);
 /// `error` with `prefix` and `suffix` around its message, its error code
-/// kept (createStringError with the first error code found).
+/// kept.
 llvm::Error withContext(llvm::Error error, const llvm::Twine &prefix,
                         const llvm::Twine &suffix = "");
 /// ttgir -> LLVM + NVVM dialects.

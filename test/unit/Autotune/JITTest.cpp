@@ -210,6 +210,16 @@ TEST(Compile, ConfigPastSharedMemoryIsAResourcesError) {
                                     "a block on sm_90a has at most 232448 B"),
             std::string::npos)
       << artifact.message();
+  // The first line says why (a tuner's table shows it), and no longer
+  // points at diagnostics that were never printed.
+  std::string firstLine =
+      artifact.message().substr(0, artifact.message().find('\n'));
+  EXPECT_NE(firstLine.find("stage ttgir failed: "), std::string::npos)
+      << firstLine;
+  EXPECT_NE(firstLine.find("B of shared memory"), std::string::npos)
+      << firstLine;
+  EXPECT_EQ(artifact.message().find("diagnostics above"), std::string::npos)
+      << artifact.message();
 }
 
 // Candidates compile on a thread pool: compiles of different configs at once

@@ -146,6 +146,12 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .candidate("BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=4")
           .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")
+          // Tiles past twice the channels compute mostly masked columns or
+          // K steps: not worth compiling (CO = 32 keeps BLOCK_N 32 and 64).
+          .pruneUnless("BLOCK_N <= max(32, 2 * CO)",
+                       "a wider column tile is mostly masked columns")
+          .pruneUnless("BLOCK_K <= max(16, 2 * CI)",
+                       "a deeper K step is mostly masked channels")
           .key("LOG2_N", "ceil(log2(N))")
           .key("CI")
           .key("CO")

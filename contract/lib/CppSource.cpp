@@ -166,6 +166,9 @@ std::string KernelDescription::toCpp(std::string_view function) const {
   for (const auto &[condition, why] : requirements)
     body += "    d->require(" + cppStringLiteral(condition) + ", " +
             cppStringLiteral(why) + ");\n";
+  for (const auto &[condition, why] : pruneConditions)
+    body += "    d->pruneUnless(" + cppStringLiteral(condition) + ", " +
+            cppStringLiteral(why) + ");\n";
   body += "    d->testSizes(" + integerMap(defaultSizes) + ", " +
           integerMap(tailSizes) + ");\n";
   std::string make = "(" + cppStringLiteral(name) + ", " +

@@ -118,6 +118,12 @@ KernelDescription &KernelDescription::require(std::string condition,
   return *this;
 }
 
+KernelDescription &KernelDescription::pruneUnless(std::string condition,
+                                                  std::string why) {
+  pruneConditions.emplace_back(std::move(condition), std::move(why));
+  return *this;
+}
+
 KernelDescription &KernelDescription::flops(std::string expression) {
   flopsExpression = std::move(expression);
   return *this;
@@ -465,6 +471,24 @@ Result<GridSize> KernelDescription::evaluateGrid(const Config &config,
     axes[i] = static_cast<uint32_t>(*value);
   }
   return GridSize{axes[0], axes[1], axes[2]};
+}
+
+Result<std::optional<std::string>>
+KernelDescription::pruneReason(const Config &config, const Call &call) const {
+  std::map<std::string, int64_t> names = callNames(call);
+  for (const auto &[key, value] : config.params)
+    names[key] = value;
+  names["num_warps"] = config.numWarps;
+  names["num_stages"] = config.numStages;
+  for (const auto &[condition, why] : pruneConditions) {
+    Result<int64_t> holds = evaluateExpression(condition, names);
+    if (!holds)
+      return holds.status().withContext("prune condition of " + name);
+    if (!*holds)
+      return std::optional<std::string>("not worth trying: " + condition +
+                                        " does not hold (" + why + ")");
+  }
+  return std::optional<std::string>();
 }
 
 Result<double> KernelDescription::evaluateFlops(const Call &call) const {

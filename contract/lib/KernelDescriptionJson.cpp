@@ -73,6 +73,11 @@ std::string KernelDescription::toJson() const {
   json["requirements"] = Json::array();
   for (const auto &[condition, why] : requirements)
     json["requirements"].push_back({{"condition", condition}, {"why", why}});
+  if (!pruneConditions.empty()) {
+    json["prune_unless"] = Json::array();
+    for (const auto &[condition, why] : pruneConditions)
+      json["prune_unless"].push_back({{"condition", condition}, {"why", why}});
+  }
   json["default_sizes"] = defaultSizes;
   json["tail_sizes"] = tailSizes;
   return json.dump();
@@ -232,17 +237,21 @@ Result<KernelDescription> KernelDescription::fromJson(std::string_view text) {
   if (status.ok())
     status = reader.optionalString(json, "flops", "",
                                    description.flopsExpression);
-  if (status.ok() && reader.has(json, "requirements"))
-    status = reader.objects(json, "requirements", [&](const Json &item,
-                                                      const std::string &field) {
-      std::string condition, why;
-      Status s = reader.string(item, "condition", field, condition);
-      if (s.ok())
-        s = reader.optionalString(item, "why", field, why);
-      if (s.ok())
-        description.requirements.emplace_back(condition, why);
-      return s;
-    });
+  for (auto [field, conditions] :
+       {std::pair{"requirements", &description.requirements},
+        std::pair{"prune_unless", &description.pruneConditions}})
+    if (status.ok() && reader.has(json, field))
+      status = reader.objects(json, field, [&, conditions = conditions](
+                                               const Json &item,
+                                               const std::string &itemField) {
+        std::string condition, why;
+        Status s = reader.string(item, "condition", itemField, condition);
+        if (s.ok())
+          s = reader.optionalString(item, "why", itemField, why);
+        if (s.ok())
+          conditions->emplace_back(condition, why);
+        return s;
+      });
   if (status.ok())
     status = reader.integerMap(json, "default_sizes", description.defaultSizes);
   if (status.ok())

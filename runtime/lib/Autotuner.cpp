@@ -697,6 +697,15 @@ collectCandidates(const KernelDescription &description,
     entry.config = std::move(*config);
     entry.text = text;
     entry.timing.config = text;
+    // The kernel says the candidate is not worth compiling for this call.
+    Result<std::optional<std::string>> pruned =
+        description.pruneReason(entry.config, call);
+    if (!pruned)
+      return pruned.status();
+    if (*pruned) {
+      entry.timing.status = "pruned";
+      entry.timing.reason = **pruned;
+    }
     candidates.push_back(std::move(entry));
   }
   if (candidates.empty())
@@ -807,10 +816,13 @@ private:
 // Compiles `candidate` and reads its compile json, whose ptxas report goes
 // into its timing; a failure is recorded there. A config the compiler
 // refuses for the target's block resources (shared memory past the limit)
-// is pruned, as pruneCandidate prunes one past the device's.
+// is pruned, as pruneCandidate prunes one past the device's. One its kernel
+// already pruned (KernelDescription::pruneUnless) is not compiled.
 void compileCandidate(KernelProvider &provider, const std::string &kernel,
                       const Specialization &specialization,
                       Candidate &candidate) {
+  if (candidate.timing.status == "pruned")
+    return;
   Clock::time_point begin = Clock::now();
   Result<CompiledArtifact> artifact =
       provider.compile(kernel, candidate.config, specialization);

@@ -340,6 +340,34 @@ TEST(KernelDescription, JsonRoundTrip) {
       << bad.message();
 }
 
+// A prune condition speaks of the config (num_warps included) and the call;
+// it says why a candidate is not worth compiling, and survives the JSON.
+TEST(KernelDescription, PruneConditions) {
+  KernelDescription matmul = matmulLike().pruneUnless(
+      "BLOCK_M * BLOCK_N <= 4096 * num_warps", "128 f32 accumulators a thread");
+  auto small = matmul.parseConfig("BLOCK_M=64,BLOCK_N=256,BLOCK_K=32");
+  auto large =
+      matmul.parseConfig("BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,num_warps=4");
+  auto wide =
+      matmul.parseConfig("BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,num_warps=8");
+  ASSERT_TRUE(small.ok() && large.ok() && wide.ok());
+  Call call = matmulCall(512, 512, 512);
+  EXPECT_EQ(*matmul.pruneReason(*small, call), std::nullopt);
+  EXPECT_EQ(*matmul.pruneReason(*wide, call), std::nullopt);
+  auto reason = matmul.pruneReason(*large, call);
+  ASSERT_TRUE(reason.ok() && reason->has_value());
+  EXPECT_EQ(**reason, "not worth trying: BLOCK_M * BLOCK_N <= 4096 * "
+                      "num_warps does not hold (128 f32 accumulators a "
+                      "thread)");
+  auto back = KernelDescription::fromJson(matmul.toJson());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->toJson(), matmul.toJson());
+  EXPECT_EQ(back->getPruneConditions(), matmul.getPruneConditions());
+  // A condition that names nothing known is an error, not a pass.
+  KernelDescription broken = matmulLike().pruneUnless("TILES <= 4", "typo");
+  EXPECT_FALSE(broken.pruneReason(*small, call).ok());
+}
+
 TEST(KernelDescription, JsonErrorsNameTheField) {
   auto error = [](const std::string &json) {
     auto description = KernelDescription::fromJson(json);

@@ -195,6 +195,13 @@ public:
   /// correct, an expression of sizes and meta-parameters ("BLOCK_N >=
   /// n_cols"); evaluateGrid refuses a launch that breaks it, saying `why`.
   KernelDescription &require(std::string condition, std::string why);
+  /// A condition under which a candidate is worth compiling for a call, an
+  /// expression of sizes, meta-parameters, num_warps and num_stages
+  /// ("BLOCK_M * BLOCK_N <= 4096 * num_warps"): the tuner prunes a candidate
+  /// that breaks it before compiling it, saying `why` (Triton's
+  /// early_config_prune). A launch of such a config is not refused: that is
+  /// what require is for.
+  KernelDescription &pruneUnless(std::string condition, std::string why);
   /// Floating-point operations of one call, an expression of its sizes
   /// ("2 * M * N * K"); kernels without one report no TFLOP/s.
   KernelDescription &flops(std::string expression);
@@ -229,6 +236,11 @@ public:
   const std::vector<std::pair<std::string, std::string>> &
   getRequirements() const {
     return requirements;
+  }
+  /// (condition, why) pairs of pruneUnless.
+  const std::vector<std::pair<std::string, std::string>> &
+  getPruneConditions() const {
+    return pruneConditions;
   }
   const std::map<std::string, int64_t> &getDefaultSizes() const {
     return defaultSizes;
@@ -285,6 +297,11 @@ public:
                                const Call &call) const;
   /// The grid for `config` and the call, after checking the requirements.
   Result<GridSize> evaluateGrid(const Config &config, const Call &call) const;
+  /// Why the tuner should not try `config` (resolved) for the call: the
+  /// first prune condition it breaks, or nothing; an error when a condition
+  /// cannot be evaluated.
+  Result<std::optional<std::string>> pruneReason(const Config &config,
+                                                 const Call &call) const;
   /// The FLOP count of the call; 0 without a flops expression.
   Result<double> evaluateFlops(const Call &call) const;
 
@@ -327,6 +344,7 @@ private:
   std::vector<std::string> gridAxes;
   std::string flopsExpression;
   std::vector<std::pair<std::string, std::string>> requirements;
+  std::vector<std::pair<std::string, std::string>> pruneConditions;
   std::map<std::string, int64_t> defaultSizes, tailSizes;
 };
 

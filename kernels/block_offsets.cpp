@@ -5,7 +5,10 @@
 // neighbour (nbt[v * N + r] != -1), in ascending order. With FILL = 0 this
 // kernel writes their count to counts[b]; an exclusive scan of the counts
 // gives blk_start; with FILL = 1 it writes the offsets themselves to
-// blk_off[blk_start[b] ..].
+// blk_off[blk_start[b] ..], each with the 64-row groups of the block that
+// have a neighbour there: entry = v | groups << 16, bit g of groups for rows
+// [64 g, 64 g + 64) of the block (the convolution's warpgroups skip the
+// groups whose bit is clear).
 //
 // Grid: (cdiv(N, BLOCK_M)).
 //
@@ -28,27 +31,30 @@ static void buildBlockOffsets(KernelBuilder &kb) {
   Tensor block = kb.let("block", kb.programId(0));
   Tensor offsets = kb.let("offsets", kb.arange(0, paddedOffsets));
   Tensor column = kb.let("column", kb.expandDims(offsets, 1)); // [:, None]
-  Tensor active0 = kb.let("active", kb.zeros({paddedOffsets}, kb.i32Type()));
-  // The block's rows in tiles of ROW_TILE, so that a tile stays small for
-  // large blocks and kernels.
+  Tensor groups0 = kb.let("groups", kb.zeros({paddedOffsets}, kb.i32Type()));
+  // The block's rows in tiles of ROW_TILE (at most 64, a power of two: a
+  // tile lies in one 64-row group), so that a tile stays small for large
+  // blocks and kernels.
   auto rows = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
     Tensor row = kb.let("row", kb.expandDims(block * blockM + t * rowTile +
                                                  kb.arange(0, rowTile),
                                              0)); // [None, :]
     Tensor mask = kb.let("mask", (row < n) & (column < v));
     Tensor has = kb.let("has", kb.load(nbt + column * n + row, mask, -1) != -1);
-    return {kb.maximum(carried[0], kb.max(kb.cast(has, kb.i32Type()), 1))};
+    Tensor group = kb.let("group", (t * rowTile) / 64);
+    return {carried[0] | (kb.max(kb.cast(has, kb.i32Type()), 1) << group)};
   };
   Tensors loop =
-      kb.let("loop", kb.forRange(0, blockM / rowTile, 1, {active0}, rows));
-  Tensor active = loop[0];
+      kb.let("loop", kb.forRange(0, blockM / rowTile, 1, {groups0}, rows));
+  Tensor groups = loop[0];
+  Tensor active = kb.let("active", kb.cast(groups != 0, kb.i32Type()));
   if (!fill) {
     kb.store(counts + block, kb.sum(active, 0));
     return;
   }
   Tensor position =
       kb.let("position", kb.load(blkStart + block) + kb.cumsum(active, 0) - 1);
-  kb.store(blkOff + position, offsets, active != 0);
+  kb.store(blkOff + position, offsets | (groups << 16), active != 0);
 }
 
 TILEC_KERNEL(block_offsets) {
@@ -63,7 +69,8 @@ TILEC_KERNEL(block_offsets) {
                   .powerOfTwo()
                   .byDefault(64)
                   .derivedAs(
-                      "min(BLOCK_M, max(16, cdiv(2048, next_power_of_2(V))))"))
+                      "min(64, min(BLOCK_M, max(16, cdiv(2048, "
+                      "next_power_of_2(V)))))"))
           .arg(pointer("nbt_ptr", "i32").divisibility(16))
           .arg(pointer("counts_ptr", "i32").divisibility(16))
           .arg(pointer("blk_start_ptr", "i32").divisibility(16))
@@ -78,6 +85,9 @@ TILEC_KERNEL(block_offsets) {
           .grid({"cdiv(N, BLOCK_M)"})
           .require("VP >= V", "a tile column holds every offset")
           .require("ROW_TILE <= BLOCK_M", "a row tile lies inside its block")
+          .require("ROW_TILE <= 64", "a row tile lies inside a 64-row group")
+          .require("BLOCK_M <= 1024", "an entry holds 16 row groups")
+          .require("V <= 65536", "an entry keeps its offset in 16 bits")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
           .testSizes({{"N", 3000}, {"V", 27}}, {{"N", 777}, {"V", 125}}),
       buildBlockOffsets);

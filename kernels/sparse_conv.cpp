@@ -12,7 +12,9 @@
 //     is the voxel at offset v of voxel order[r], or -1;
 //   - row block b (rows [b * BLOCK_M, (b + 1) * BLOCK_M)) loops only over the
 //     offsets some of its rows have: blk_off[blk_start[b] .. blk_start[b+1]),
-//     ascending, so the sum runs in the same order in every process.
+//     ascending, so the sum runs in the same order in every process; each
+//     entry also says which 64-row groups of the block have a neighbour at
+//     that offset, and the dot skips the others (a warpgroup's wgmma).
 //
 // The maps are built for one BLOCK_M (it is fixed by the call and part of the
 // autotune key: the maps' blocks are the kernel's blocks). One loop runs over
@@ -72,7 +74,12 @@ static void buildSparseConv(KernelBuilder &kb) {
   auto step = [&](Tensor s, llvm::ArrayRef<Tensor> carried) -> Tensors {
     Tensor slot = kb.let("slot", s / chunks);
     Tensor c0 = kb.let("c0", (s - slot * chunks) * blockK);
-    Tensor offset = kb.let("offset", kb.load(blkOff + first + slot));
+    // An entry is the offset and the block's 64-row groups that have a
+    // neighbour there (block_offsets.cpp).
+    Tensor entry = kb.let("entry", kb.load(blkOff + first + slot));
+    Tensor offset = kb.let("offset", entry & 0xFFFF);
+    Tensor groups =
+        kb.let("groups", kb.binary(BinaryOpKind::ShrU, entry, 16));
     // Rows with no voxel at this offset (and rows past N) read zeros.
     Tensor nb = kb.let("nb", kb.load(nbt + offset * n + rows, inRange, -1));
     Tensor hasRow = kb.let("has_row", kb.expandDims(nb != -1, 1));
@@ -83,8 +90,10 @@ static void buildSparseConv(KernelBuilder &kb) {
                                        hasRow & (kRow < kLeft), 0.0));
     Tensor bTile = kb.let("b", kb.load(wCols + offset * ci + (c0 + kCol),
                                        (kCol < kLeft) & colMask, 0.0));
-    return {kb.let("acc",
-                   kb.dot(aTile, bTile, carried[0], dotPrecision(kb, dtype)))};
+    // A warpgroup whose 64 rows have no neighbour here skips its MMA.
+    return {kb.let("acc", kb.dotOfRowGroups(aTile, bTile, carried[0],
+                                            dotPrecision(kb, dtype), groups,
+                                            64))};
   };
   Tensors loop = kb.let("loop", kb.forRange(0, steps, 1, {acc0}, step));
   Tensor acc = loop[0];

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -1002,6 +1003,25 @@ Tensor KernelBuilder::dot(Tensor a, Tensor b, Tensor acc,
   }
   return make(tile::DotOp::create(opBuilder, loc(), acc.getType(), a.getValue(),
                                   b.getValue(), acc.getValue(), precision, 0));
+}
+
+Tensor KernelBuilder::dotOfRowGroups(Tensor a, Tensor b, Tensor acc,
+                                     tile::InputPrecision precision,
+                                     Tensor rowGroups, int64_t rowsPerGroup) {
+  Tensor product = dot(a, b, acc, precision);
+  if (!product || !rowGroups)
+    return {};
+  if (!rowGroups.isScalar() || !rowGroups.getElementType().isInteger(32)) {
+    emitError() << "dot: row groups are an i32 scalar, got "
+                << rowGroups.getType();
+    return {};
+  }
+  auto dotOp = product.getValue().getDefiningOp<tile::DotOp>();
+  dotOp.getRowGroupsMutable().assign(rowGroups.getValue());
+  dotOp.setRowsPerGroup(static_cast<uint32_t>(rowsPerGroup));
+  if (mlir::failed(mlir::verify(dotOp)))
+    return {};
+  return product;
 }
 
 Tensor KernelBuilder::reduce(Tensor x, int axis, tile::ReduceKind kind) {

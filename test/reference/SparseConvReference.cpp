@@ -95,11 +95,12 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   maps.blkStart.push_back(0);
   for (int64_t b = 0; b < blocks; ++b) {
     for (int64_t o = 0; o < v; ++o) {
-      bool active = false;
+      uint32_t groups = 0;
       for (int64_t r = b * blockRows; r < std::min(n, (b + 1) * blockRows); ++r)
-        active |= maps.nbt[o * n + r] != -1;
-      if (active)
-        maps.blkOff.push_back(static_cast<int32_t>(o));
+        if (maps.nbt[o * n + r] != -1)
+          groups |= 1u << ((r - b * blockRows) / 64);
+      if (groups)
+        maps.blkOff.push_back(static_cast<int32_t>(o | groups << 16));
     }
     maps.blkStart.push_back(static_cast<int32_t>(maps.blkOff.size()));
   }

@@ -25,7 +25,9 @@ struct HostMaps {
   std::vector<int32_t> nb;
   /// Sorted row r is voxel order[r]; nbt[v * N + r] = nb[order[r] * V + v].
   std::vector<int32_t> order, nbt;
-  /// Row block b loops over blkOff[blkStart[b] .. blkStart[b + 1]).
+  /// Row block b loops over blkOff[blkStart[b] .. blkStart[b + 1]): each
+  /// entry is an offset v | groups << 16, bit g of groups set when some row
+  /// of [64 g, 64 g + 64) of the block has a neighbour at v.
   std::vector<int32_t> blkStart, blkOff;
 };
 

@@ -287,6 +287,12 @@ public:
   /// accumulated into f32 zeros (i32 for integer inputs).
   Tensor dot(Tensor a, Tensor b, Tensor acc = {},
              tile::InputPrecision precision = tile::InputPrecision::IEEE);
+  /// dot(a, b, acc) for the rows whose group (row / rowsPerGroup) has its
+  /// bit set in the i32 scalar `rowGroups`; the other rows keep acc
+  /// (tile.dot's row_groups: the warpgroup MMA skips them).
+  Tensor dotOfRowGroups(Tensor a, Tensor b, Tensor acc,
+                        tile::InputPrecision precision, Tensor rowGroups,
+                        int64_t rowsPerGroup);
   /// Reduces one axis; a 1-D tensor reduces to a scalar.
   Tensor reduce(Tensor x, int axis, tile::ReduceKind kind);
   Tensor sum(Tensor x, int axis) {

@@ -182,6 +182,65 @@ Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
       .getResult(0);
 }
 
+/// `wgmma.mma_async` with both operands through descriptors, issued only
+/// when the i32 `active` is not zero (a row-group dot's strip of rows that
+/// all skip leaves `inouts` as they were): NVVM's op has no guard predicate,
+/// so this form is inline PTX. `transA`/`transB` are the instruction's
+/// immediates (an MN-major tile); tf32 has none.
+Value emitGuardedWgmma(OpBuilder &builder, Location loc,
+                       LLVM::LLVMStructType structType, Value inouts,
+                       Value descA, Value descB, Type element, int64_t instrN,
+                       int64_t instrK, bool transA, bool transB,
+                       Value active) {
+  int64_t accRegs = instrN / 2;
+  StringRef type = element.isF32()    ? "tf32"
+                   : element.isBF16() ? "bf16"
+                                      : "f16";
+  std::string text;
+  llvm::raw_string_ostream asmText(text);
+  asmText << "{\n.reg .pred p, q;\nsetp.ne.b32 p, 1, 0;\nsetp.ne.b32 q, $"
+          << 2 * accRegs + 2 << ", 0;\n@q wgmma.mma_async.sync.aligned.m64n"
+          << instrN << "k" << instrK << ".f32." << type << "." << type << " {";
+  std::string constraints;
+  SmallVector<Value> operands;
+  for (int64_t i = 0; i < accRegs; ++i) {
+    asmText << (i ? ", $" : "$") << i;
+    constraints += "=f,";
+  }
+  for (int64_t i = 0; i < accRegs; ++i) {
+    constraints += std::to_string(i) + ",";
+    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
+  }
+  asmText << "}, $" << 2 * accRegs << ", $" << 2 * accRegs + 1
+          << ", p, 1, 1";
+  if (!element.isF32())
+    asmText << ", " << (transA ? 1 : 0) << ", " << (transB ? 1 : 0);
+  asmText << ";\n}";
+  constraints += "l,l,r";
+  operands.append({descA, descB, active});
+  return LLVM::InlineAsmOp::create(
+             builder, loc, structType, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(builder.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
+/// For a row-group dot: non-zero when some group of the 64 rows from `row`
+/// (a multiple of 64) is active, i.e. when their instructions must run.
+Value emitStripActive(OpBuilder &builder, Location loc, Value rowGroups,
+                      int64_t rowsPerGroup, Value row) {
+  auto c = [&](int64_t v) { return i32Const(builder, loc, v); };
+  Value first = arith::DivUIOp::create(builder, loc, row, c(rowsPerGroup));
+  int64_t groups = std::max<int64_t>(1, 64 / rowsPerGroup);
+  uint32_t mask = groups >= 32 ? ~0u : (1u << groups) - 1;
+  return arith::AndIOp::create(
+      builder, loc, arith::ShRUIOp::create(builder, loc, rowGroups, first),
+      c(static_cast<int32_t>(mask)));
+}
+
 /// The operands of one warpgroup dot, as the instructions see them: A from
 /// a shared tile or from registers, B from a shared tile, both addressed in
 /// the instruction's (row, k) and (k, col).
@@ -256,10 +315,18 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
         getContext(), SmallVector<Type>(instrN / 2, f32));
     auto shape = NVVM::MMAShapeAttr::get(getContext(), 64, instrN, instrK);
 
+    // A row-group dot runs a strip's instructions under its groups' bits.
+    Value rowGroups = adaptor.getRowGroups().empty()
+                          ? Value()
+                          : adaptor.getRowGroups().front();
     NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
     SmallVector<Value> results(acc.begin(), acc.end());
     for (int64_t mr = 0; mr < reps[0]; ++mr) {
       Value row = arith::AddIOp::create(rewriter, loc, groupRow, c(mr * tileM));
+      Value stripActive =
+          rowGroups ? emitStripActive(rewriter, loc, rowGroups,
+                                      *op.getRowsPerGroup(), row)
+                    : Value();
       for (int64_t nr = 0; nr < reps[1]; ++nr) {
         Value col =
             arith::AddIOp::create(rewriter, loc, groupCol, c(nr * tileN));
@@ -276,6 +343,13 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
                 operands.descriptorA(rewriter, loc, row, c(instrK * k));
             Value descB =
                 operands.descriptorB(rewriter, loc, c(instrK * k), col);
+            if (stripActive) {
+              inouts = emitGuardedWgmma(
+                  rewriter, loc, structType, inouts, descA, descB, element,
+                  instrN, instrK, /*transA=*/operands.aTile->colDim != 1,
+                  /*transB=*/operands.bTile.colDim != 0, stripActive);
+              continue;
+            }
             inouts = NVVM::WgmmaMmaAsyncOp::create(
                 rewriter, loc, structType, inouts, descA, descB, shape,
                 getWgmmaType(element), getWgmmaType(element),

@@ -85,6 +85,40 @@ static Value convertTo(OpBuilder &builder, Location loc, Value value,
   return ConvertLayoutOp::create(builder, loc, target, value);
 }
 
+/// `product` where the row's group is active in `rowGroups` (bit row /
+/// rowsPerGroup), `acc` elsewhere: tile.dot's row groups for the lowerings
+/// that compute every row. Both are MxN in one layout.
+static Value keepInactiveRows(OpBuilder &builder, Location loc, Value product,
+                              Value acc, Value rowGroups,
+                              uint32_t rowsPerGroup) {
+  auto type = cast<RankedTensorType>(acc.getType());
+  int64_t m = type.getDimSize(0);
+  Type i32 = builder.getI32Type(), i1 = builder.getI1Type();
+  auto rowType = RankedTensorType::get(
+      {m}, i32,
+      SliceEncodingAttr::get(builder.getContext(), 1, type.getEncoding()));
+  auto splat = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(
+        builder, loc,
+        DenseElementsAttr::get(rowType, builder.getI32IntegerAttr(value)));
+  };
+  Value rows = tile::MakeRangeOp::create(builder, loc, rowType, 0, m);
+  Value group = arith::DivUIOp::create(builder, loc, rows, splat(rowsPerGroup));
+  Value groups = tile::SplatOp::create(builder, loc, rowType, rowGroups);
+  Value bit = arith::AndIOp::create(
+      builder, loc, arith::ShRUIOp::create(builder, loc, groups, group),
+      splat(1));
+  Value active = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                       bit, splat(0));
+  Value column = tile::ExpandDimsOp::create(
+      builder, loc, RankedTensorType::get({m, 1}, i1, type.getEncoding()),
+      active, 1);
+  Value mask = tile::BroadcastOp::create(
+      builder, loc,
+      RankedTensorType::get(type.getShape(), i1, type.getEncoding()), column);
+  return arith::SelectOp::create(builder, loc, mask, product, acc);
+}
+
 /// Clones `op` with new operands and result types (no regions).
 static Operation *cloneWith(ConversionPatternRewriter &rewriter, Operation *op,
                             ValueRange operands, TypeRange resultTypes) {
@@ -436,8 +470,16 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
                                 DotOperandEncodingAttr::get(
                                     getContext(), 1, warpGroup, /*kWidth=*/1))
                     : allocateOperand(rewriter, op.getLoc(), adaptor.getB(), 1);
-      Value d = WarpGroupDotOp::create(rewriter, op.getLoc(), accType, a, b, c,
-                                       /*isAsync=*/false);
+      // The instructions skip inactive row groups; a transposed layout's
+      // rows run along N, so it computes every row and selects.
+      Value rowGroups = transposed ? Value() : adaptor.getRowGroups();
+      Value d = WarpGroupDotOp::create(
+          rewriter, op.getLoc(), accType, a, b, c, rowGroups,
+          /*isAsync=*/false,
+          rowGroups ? op.getRowsPerGroupAttr() : IntegerAttr());
+      if (adaptor.getRowGroups() && !rowGroups)
+        d = keepInactiveRows(rewriter, op.getLoc(), d, c,
+                             adaptor.getRowGroups(), *op.getRowsPerGroup());
       rewriter.replaceOp(
           op, convertTo(rewriter, op.getLoc(), d, defaultType.getEncoding()));
       return success();
@@ -457,6 +499,9 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
     Value d =
         tile::DotOp::create(rewriter, op.getLoc(), accType, a, b, c,
                             op.getInputPrecision(), op.getMaxNumImpreciseAcc());
+    if (adaptor.getRowGroups())
+      d = keepInactiveRows(rewriter, op.getLoc(), d, c, adaptor.getRowGroups(),
+                           *op.getRowsPerGroup());
     rewriter.replaceOp(
         op, convertTo(rewriter, op.getLoc(), d, defaultType.getEncoding()));
     return success();

@@ -303,3 +303,28 @@ func.func @dot_tf32_short_k(%a: tensor<64x4xf32>, %b: tensor<4x64xf32>, %c: tens
   %d = tile.dot %a, %b, %c {inputPrecision = #tile.precision<tf32>} : tensor<64x4xf32> * tensor<4x64xf32> -> tensor<64x64xf32>
   return %d : tensor<64x64xf32>
 }
+
+// -----
+
+// A dot of row groups: the warpgroup dot keeps them (its instructions skip
+// the 64-row strips whose groups are clear); mma.sync computes every row and
+// keeps the accumulator's rows whose group bit is clear.
+// HOPPER-LABEL: func.func @dot_row_groups
+// HOPPER: tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} row_groups(%arg3) {rowsPerGroup = 64 : i32} : !tilegpu.memdesc<128x64xf16, #{{.+}}> * !tilegpu.memdesc<64x256xf16, #{{.+}}> -> tensor<128x256xf32, #{{.+}}>
+// HOPPER-NOT: arith.select
+// HOPPER: return
+// CHECK-LABEL: func.func @dot_row_groups
+// CHECK: %[[ACC:.+]] = tilegpu.convert_layout %arg2 : tensor<128x256xf32, #{{.+}}> -> tensor<128x256xf32, #[[MMA:.+]]>
+// CHECK: %[[D:.+]] = tile.dot {{.+}} -> tensor<128x256xf32, #[[MMA]]>
+// CHECK: %[[ROWS:.+]] = tile.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32, #[[SLICE:.+]]>
+// CHECK: %[[GROUP:.+]] = arith.divui %[[ROWS]], %{{.+}} : tensor<128xi32, #[[SLICE]]>
+// CHECK: %[[BITS:.+]] = tile.splat %arg3 : i32 -> tensor<128xi32, #[[SLICE]]>
+// CHECK: arith.shrui %[[BITS]], %[[GROUP]]
+// CHECK: %[[ACTIVE:.+]] = arith.cmpi ne
+// CHECK: %[[COLUMN:.+]] = tile.expand_dims %[[ACTIVE]] {axis = 1 : i32} : tensor<128xi1, #[[SLICE]]> -> tensor<128x1xi1, #[[MMA]]>
+// CHECK: %[[MASK:.+]] = tile.broadcast %[[COLUMN]] : tensor<128x1xi1, #[[MMA]]> -> tensor<128x256xi1, #[[MMA]]>
+// CHECK: arith.select %[[MASK]], %[[D]], %[[ACC]] : tensor<128x256xi1, #[[MMA]]>, tensor<128x256xf32, #[[MMA]]>
+func.func @dot_row_groups(%a: tensor<128x64xf16>, %b: tensor<64x256xf16>, %c: tensor<128x256xf32>, %g: i32) -> tensor<128x256xf32> {
+  %d = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 64 : i32} : tensor<128x64xf16> * tensor<64x256xf16> -> tensor<128x256xf32>
+  return %d : tensor<128x256xf32>
+}

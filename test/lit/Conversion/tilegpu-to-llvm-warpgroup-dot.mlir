@@ -105,3 +105,39 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
     return
   }
 }
+
+// -----
+
+// A dot of row groups (32 rows a group): each warpgroup's 64-row strip runs
+// its instructions under a guard, non-zero when either of the strip's two
+// groups has its bit set ((groups >> row / 32) & 3). 256 rows on two
+// warpgroups make two strips a warpgroup, four K steps each: eight guarded
+// wgmma (inline PTX: NVVM's op has no guard), none unguarded.
+// CHECK-LABEL: llvm.func @warpgroup_row_groups
+// CHECK-DAG: %[[THREE:.+]] = llvm.mlir.constant(3 : i32) : i32
+// CHECK-DAG: %[[SIZE:.+]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK: %[[FIRST:.+]] = llvm.udiv %{{.+}}, %[[SIZE]] : i32
+// CHECK: %[[SHIFTED:.+]] = llvm.lshr %arg1, %[[FIRST]] : i32
+// CHECK: %[[ACTIVE:.+]] = llvm.and %[[SHIFTED]], %[[THREE]] : i32
+// CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 q, $66, 0;\0A@q wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, $64, $65, p, 1, 1, 0, 1;{{.*}}"=f,{{.*}},l,l,r" {{.*}}, %[[ACTIVE]] :
+// CHECK-COUNT-7: @q wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK-NOT: wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+#mma3 = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [8, 1], instrShape = [16, 64, 16]}>
+#nv = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 8 : i32, tilegpu.target = "sm_90a", "tilegpu.threads-per-warp" = 32 : i32, tilegpu.shared = 32768 : i32} {
+  func.func @warpgroup_row_groups(%out: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %groups: i32) attributes {tile.kernel} {
+    %zero = arith.constant dense<0.000000e+00> : tensor<256x64xf32, #mma3>
+    %a = tilegpu.local_alloc {tilegpu.offset = 0 : i32} : () -> !tilegpu.memdesc<256x64xf16, #nv, mutable>
+    %b = tilegpu.local_alloc {tilegpu.offset = 32768 : i32} : () -> !tilegpu.memdesc<64x64xf16, #nv, mutable>
+    %d = tilegpu.warpgroup_dot %a, %b, %zero row_groups(%groups) {rowsPerGroup = 32 : i32} : !tilegpu.memdesc<256x64xf16, #nv, mutable> * !tilegpu.memdesc<64x64xf16, #nv, mutable> -> tensor<256x64xf32, #mma3>
+    %s = tile.reduce add %d {axis = 1 : i32} : tensor<256x64xf32, #mma3> -> tensor<256xf32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %rows = tile.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %base = tile.splat %out : !tile.ptr<f32> -> tensor<256x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    %p = tile.addptr %base, %rows : tensor<256x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>, tensor<256xi32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    tile.store %p, %s : tensor<256x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>
+    return
+  }
+}

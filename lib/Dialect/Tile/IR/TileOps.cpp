@@ -282,6 +282,25 @@ LogicalResult LoadOp::verify() {
 // DotOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult tilec::tile::verifyRowGroups(Operation *op, Value rowGroups,
+                                            std::optional<uint32_t> rowsPerGroup,
+                                            int64_t rows) {
+  if (static_cast<bool>(rowGroups) != rowsPerGroup.has_value())
+    return op->emitOpError()
+           << "row_groups and rowsPerGroup go together, got "
+           << (rowGroups ? "row_groups only" : "rowsPerGroup only");
+  if (!rowGroups)
+    return success();
+  uint32_t size = *rowsPerGroup;
+  if (size == 0 || (size & (size - 1)) != 0)
+    return op->emitOpError()
+           << "rowsPerGroup must be a power of two, got " << size;
+  if ((rows + size - 1) / size > 32)
+    return op->emitOpError() << rows << " rows in groups of " << size
+                             << " make more than the 32 groups of an i32";
+  return success();
+}
+
 LogicalResult DotOp::verify() {
   auto aType = cast<RankedTensorType>(getA().getType());
   auto bType = cast<RankedTensorType>(getB().getType());
@@ -313,7 +332,8 @@ LogicalResult DotOp::verify() {
     return emitOpError() << "inputPrecision "
                          << stringifyInputPrecision(getInputPrecision())
                          << " applies to f32 inputs only, got " << aElem;
-  return success();
+  return tilec::tile::verifyRowGroups(*this, getRowGroups(),
+                                      getRowsPerGroup(), m);
 }
 
 //===----------------------------------------------------------------------===//

@@ -181,6 +181,12 @@ LogicalResult WarpGroupDotOp::verify() {
   auto mma = dyn_cast<MmaEncodingAttr>(d.getEncoding());
   if (!mma || mma.getVersionMajor() != 3)
     return emitOpError() << "the accumulator needs an mma v3 layout, got " << d;
+  if (failed(tilec::tile::verifyRowGroups(*this, getRowGroups(), getRowsPerGroup(),
+                                   d.getDimSize(0))))
+    return failure();
+  if (getRowGroups() && mma.getTransposed())
+    return emitOpError() << "row groups need rows along M; a transposed "
+                            "layout runs the instructions' rows along N";
   // The shared tiles wgmma reads through descriptors: a, and b unless it is
   // in registers (operand index, type).
   SmallVector<std::pair<unsigned, MemDescType>> tiles = {{0, getA().getType()}};

@@ -97,7 +97,9 @@ struct SortedNeighbourMap {
 
 /// The maps of one (kernel size, dilation, row block): the shared sorted
 /// map and the row blocks' offset lists (block b visits
-/// blk_off[blk_start[b] .. blk_start[b + 1])).
+/// blk_off[blk_start[b] .. blk_start[b + 1]), entries v | groups << 16 with
+/// bit g of groups for the block's rows [64 g, 64 g + 64) that have a
+/// neighbour at offset v).
 struct NeighbourMaps {
   std::shared_ptr<const SortedNeighbourMap> map;
   int64_t blockRows = 0, blocks = 0;

@@ -358,3 +358,27 @@ func.func @equal_to_one_value(%n: i32 {tile.equal_to_one = 1 : i32}) attributes 
 func.func @typo() attributes {tile.kernal} {
   return
 }
+
+// -----
+
+func.func @dot_row_groups_without_size(%a: tensor<128x32xf16>, %b: tensor<32x64xf16>, %c: tensor<128x64xf32>, %g: i32) {
+  // expected-error @+1 {{row_groups and rowsPerGroup go together, got row_groups only}}
+  %d = tile.dot %a, %b, %c row_groups(%g) : tensor<128x32xf16> * tensor<32x64xf16> -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_row_groups_size(%a: tensor<128x32xf16>, %b: tensor<32x64xf16>, %c: tensor<128x64xf32>, %g: i32) {
+  // expected-error @+1 {{rowsPerGroup must be a power of two, got 48}}
+  %d = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 48 : i32} : tensor<128x32xf16> * tensor<32x64xf16> -> tensor<128x64xf32>
+  return
+}
+
+// -----
+
+func.func @dot_row_groups_count(%a: tensor<128x32xf16>, %b: tensor<32x64xf16>, %c: tensor<128x64xf32>, %g: i32) {
+  // expected-error @+1 {{128 rows in groups of 2 make more than the 32 groups of an i32}}
+  %d = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 2 : i32} : tensor<128x32xf16> * tensor<32x64xf16> -> tensor<128x64xf32>
+  return
+}

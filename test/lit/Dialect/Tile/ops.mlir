@@ -116,3 +116,13 @@ func.func @kernel(%p: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %n: i32 {ti
   }
   return
 }
+
+// -----
+
+// A dot whose rows in groups with a clear bit keep the accumulator.
+// CHECK-LABEL: func.func @dot_row_groups
+func.func @dot_row_groups(%a: tensor<128x32xf16>, %b: tensor<32x64xf16>, %c: tensor<128x64xf32>, %g: i32) -> tensor<128x64xf32> {
+  // CHECK: tile.dot %{{.*}}, %{{.*}}, %{{.*}} row_groups(%{{.*}}) {rowsPerGroup = 64 : i32} : tensor<128x32xf16> * tensor<32x64xf16> -> tensor<128x64xf32>
+  %d = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 64 : i32} : tensor<128x32xf16> * tensor<32x64xf16> -> tensor<128x64xf32>
+  return %d : tensor<128x64xf32>
+}

@@ -29,6 +29,12 @@ mlir::Type getPointeeTypeOrTensorOf(mlir::Type ptrLike);
 mlir::Type getI1TypeWithShapeOf(mlir::Type type);
 /// The element type of a tensor, or the type itself for a scalar.
 mlir::Type getElementTypeOrSelf(mlir::Type type);
+/// What tile.dot and tilegpu.warpgroup_dot check of their row groups: both
+/// the operand and the group size or neither, a power of two, at most 32
+/// groups over `rows` rows.
+mlir::LogicalResult verifyRowGroups(mlir::Operation *op, mlir::Value rowGroups,
+                                    std::optional<uint32_t> rowsPerGroup,
+                                    int64_t rows);
 } // namespace tilec::tile
 
 #define GET_ATTRDEF_CLASSES

@@ -235,17 +235,37 @@ def Tile_DotOp : Tile_Op<"dot", [Pure, AllTypesMatch<["c", "d"]>]> {
   let description = [{
     `a` is MxK, `b` is KxN, `c` and `d` are MxN. f32 inputs use `ieee`
     products unless `inputPrecision` allows tf32 tensor cores.
+
+    With `row_groups(%groups)` and `rowsPerGroup = R`, row r of `d` is row
+    r of `c` alone, the product not added, when bit r / R of `%groups` is
+    clear: a kernel that knows which groups of rows of `a` hold nothing
+    (the gathered rows of a sparse convolution) says so, and the warpgroup
+    MMA skips the instructions of rows whose groups are all clear. At most
+    32 groups.
     ```mlir
     %d = tile.dot %a, %b, %c : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32>
+    %e = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 64 : i32} : tensor<128x32xf16> * tensor<32x64xf16> -> tensor<128x64xf32>
     ```
   }];
   let arguments = (ins Tile_NumericTensor:$a, Tile_NumericTensor:$b, Tile_NumericTensor:$c,
+                       Optional<I32>:$rowGroups,
                        DefaultValuedAttr<Tile_InputPrecisionAttr, "::tilec::tile::InputPrecision::IEEE">:$inputPrecision,
-                       DefaultValuedAttr<I32Attr, "0">:$maxNumImpreciseAcc);
+                       DefaultValuedAttr<I32Attr, "0">:$maxNumImpreciseAcc,
+                       OptionalAttr<I32Attr>:$rowsPerGroup);
   let results = (outs Tile_NumericTensor:$d);
   let assemblyFormat = [{
-    $a `,` $b `,` $c attr-dict `:` type($a) `*` type($b) `->` type($d)
+    $a `,` $b `,` $c (`row_groups` `(` $rowGroups^ `)`)? attr-dict `:` type($a) `*` type($b) `->` type($d)
   }];
+  let builders = [
+    // A dot of every row.
+    OpBuilder<(ins "::mlir::Type":$d, "::mlir::Value":$a, "::mlir::Value":$b,
+                   "::mlir::Value":$c,
+                   "::tilec::tile::InputPrecision":$inputPrecision,
+                   "uint32_t":$maxNumImpreciseAcc), [{
+      build($_builder, $_state, d, a, b, c, /*rowGroups=*/::mlir::Value(),
+            inputPrecision, maxNumImpreciseAcc, /*rowsPerGroup=*/nullptr);
+    }]>
+  ];
   let hasVerifier = 1;
 }
 

@@ -222,6 +222,10 @@ def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
     Without `isAsync` the group is waited for at once; with it the result
     may only be read after a `warpgroup_dot_wait` that covers it, and the
     operands may not be overwritten before that.
+
+    `row_groups` and `rowsPerGroup` are `tile.dot`'s: the instructions of a
+    64-row strip whose groups all have their bits clear are skipped (the
+    accumulator keeps its value). Not with a transposed layout.
     ```mlir
     %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<128x64xf16, #nvmma, mutable> * !tilegpu.memdesc<64x128xf16, #nvmma1, mutable> -> tensor<128x128xf32, #mma>
     %e = tilegpu.warpgroup_dot %a, %bt, %c : !tilegpu.memdesc<256x32xf32, #nvmma, mutable> * tensor<32x128xf32, #dot_op_t> -> tensor<256x128xf32, #mma_t>
@@ -229,10 +233,11 @@ def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
   }];
   let arguments = (ins TileGPU_MemDesc:$a,
                        AnyTypeOf<[TileGPU_MemDesc, AnyRankedTensor]>:$b,
-                       AnyRankedTensor:$c, UnitAttr:$isAsync);
+                       AnyRankedTensor:$c, Optional<I32>:$rowGroups,
+                       UnitAttr:$isAsync, OptionalAttr<I32Attr>:$rowsPerGroup);
   let results = (outs AnyRankedTensor:$d);
   let assemblyFormat = [{
-    $a `,` $b `,` $c attr-dict `:` qualified(type($a)) `*` qualified(type($b)) `->` type($d)
+    $a `,` $b `,` $c (`row_groups` `(` $rowGroups^ `)`)? attr-dict `:` qualified(type($a)) `*` qualified(type($b)) `->` type($d)
   }];
   let hasVerifier = 1;
 }

@@ -14,7 +14,7 @@
 //     offsets some of its rows have: blk_off[blk_start[b] .. blk_start[b+1]),
 //     ascending, so the sum runs in the same order in every process; each
 //     entry also says which 64-row groups of the block have a neighbour at
-//     that offset, and the dot skips the others (a warpgroup's wgmma).
+//     that offset (with SKIP_ROW_GROUPS the dot skips the others).
 //
 // The maps are built for one BLOCK_M (it is fixed by the call and part of the
 // autotune key: the maps' blocks are the kernel's blocks). One loop runs over
@@ -40,6 +40,7 @@ static void buildSparseConv(KernelBuilder &kb) {
   int64_t blockM = kb.param("BLOCK_M"), blockN = kb.param("BLOCK_N");
   int64_t blockK = kb.param("BLOCK_K");
   bool hasBias = kb.param("HAS_BIAS");
+  bool skipRowGroups = kb.param("SKIP_ROW_GROUPS");
   mlir::Type dtype = kb.dtype("DTYPE");
   Tensor x = kb.arg("x_ptr"), w = kb.arg("w_ptr"), bias = kb.arg("bias_ptr");
   Tensor y = kb.arg("y_ptr"), nbt = kb.arg("nbt_ptr");
@@ -90,10 +91,15 @@ static void buildSparseConv(KernelBuilder &kb) {
                                        hasRow & (kRow < kLeft), 0.0));
     Tensor bTile = kb.let("b", kb.load(wCols + offset * ci + (c0 + kCol),
                                        (kCol < kLeft) & colMask, 0.0));
-    // A warpgroup whose 64 rows have no neighbour here skips its MMA.
-    return {kb.let("acc", kb.dotOfRowGroups(aTile, bTile, carried[0],
-                                            dotPrecision(kb, dtype), groups,
-                                            64))};
+    // With SKIP_ROW_GROUPS, a warpgroup whose 64 rows have no neighbour
+    // here skips its MMA. It measured slower on the H200 (docs/engine.md,
+    // "Row groups"), so no candidate sets it.
+    if (skipRowGroups)
+      return {kb.let("acc", kb.dotOfRowGroups(aTile, bTile, carried[0],
+                                              dotPrecision(kb, dtype), groups,
+                                              64))};
+    return {kb.let("acc",
+                   kb.dot(aTile, bTile, carried[0], dotPrecision(kb, dtype)))};
   };
   Tensors loop = kb.let("loop", kb.forRange(0, steps, 1, {acc0}, step));
   Tensor acc = loop[0];
@@ -122,6 +128,10 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .param(MetaParameter("BLOCK_K").powerOfTwo().atLeast(
               16, "tile.dot operands are at least 16x16"))
           .param(MetaParameter("HAS_BIAS").atLeast(0).atMost(1).byDefault(0))
+          .param(MetaParameter("SKIP_ROW_GROUPS")
+                     .atLeast(0)
+                     .atMost(1)
+                     .byDefault(0))
           .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
           .typeParam(
               TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))

@@ -291,6 +291,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,HAS_BIAS=1,"
                 "num_warps=8,num_stages=3",
                 false, "CI=128,CO=192"},
+        // Each warpgroup skips the offsets its 64 rows do not have.
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,HAS_BIAS=1,"
+                "SKIP_ROW_GROUPS=1,num_warps=8,num_stages=3",
+                false, "CI=128,CO=192"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,SKIP_ROW_GROUPS=1,"
+                "num_warps=4,num_stages=3",
+                true},
         GpuCase{"sparse_conv_fwd",
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,DTYPE=f32,ALLOW_TF32=1,"
                 "num_warps=4,num_stages=4",

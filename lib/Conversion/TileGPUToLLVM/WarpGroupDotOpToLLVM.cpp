@@ -141,18 +141,18 @@ SmallVector<Value> copyFragment(OpBuilder &builder, Location loc,
   return copies;
 }
 
-/// `wgmma.mma_async` m64nNk8 tf32 with A from the four registers
-/// `fragment` and B through `descB`, accumulating into `inouts` (N/2 f32).
-Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
-                         LLVM::LLVMStructType structType, Value inouts,
-                         ArrayRef<Value> fragment, Value descB,
-                         int64_t instrN) {
-  int64_t accRegs = instrN / 2;
+/// One wgmma as inline PTX: `head` (set-up lines), then `instruction` with
+/// the accumulator registers as D ($0 .. $N/2-1, tied to `inouts`) and
+/// `tail` after them, which names `extra` as $N/2 * 2 and on
+/// (`extraConstraints`).
+Value emitWgmmaAsm(OpBuilder &builder, Location loc,
+                   LLVM::LLVMStructType structType, Value inouts,
+                   StringRef head, StringRef instruction, StringRef tail,
+                   ValueRange extra, StringRef extraConstraints) {
+  int64_t accRegs = structType.getBody().size();
   std::string text;
   llvm::raw_string_ostream asmText(text);
-  asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-          << "wgmma.mma_async.sync.aligned.m64n" << instrN
-          << "k8.f32.tf32.tf32 {";
+  asmText << "{\n" << head << instruction << " {";
   std::string constraints;
   SmallVector<Value> operands;
   for (int64_t i = 0; i < accRegs; ++i) {
@@ -163,15 +163,9 @@ Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
     constraints += std::to_string(i) + ",";
     operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
   }
-  asmText << "}, {";
-  for (auto [i, reg] : llvm::enumerate(fragment)) {
-    asmText << (i ? ", $" : "$") << 2 * accRegs + i;
-    constraints += "r,";
-    operands.push_back(reg);
-  }
-  asmText << "}, $" << 2 * accRegs + fragment.size() << ", p, 1, 1;\n}";
-  constraints += "l";
-  operands.push_back(descB);
+  asmText << "}, " << tail << ";\n}";
+  constraints += extraConstraints;
+  operands.append(extra.begin(), extra.end());
   return LLVM::InlineAsmOp::create(
              builder, loc, structType, operands, text, constraints,
              /*has_side_effects=*/true, /*is_align_stack=*/false,
@@ -180,6 +174,29 @@ Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
                                        LLVM::AsmDialect::AD_ATT),
              /*operand_attrs=*/ArrayAttr())
       .getResult(0);
+}
+
+/// `wgmma.mma_async` m64nNk8 tf32 with A from the four registers
+/// `fragment` and B through `descB`, accumulating into `inouts` (N/2 f32).
+Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
+                         LLVM::LLVMStructType structType, Value inouts,
+                         ArrayRef<Value> fragment, Value descB,
+                         int64_t instrN) {
+  int64_t first = instrN; // 2 x N/2 accumulator operands before
+  std::string tail = "{";
+  for (size_t i = 0; i < fragment.size(); ++i)
+    tail += (i ? ", $" : "$") + std::to_string(first + i);
+  tail += "}, $" + std::to_string(first + fragment.size()) + ", p, 1, 1";
+  SmallVector<Value> extra(fragment.begin(), fragment.end());
+  extra.push_back(descB);
+  std::string constraints;
+  for (size_t i = 0; i < fragment.size(); ++i)
+    constraints += "r,";
+  return emitWgmmaAsm(
+      builder, loc, structType, inouts, ".reg .pred p;\nsetp.ne.b32 p, 1, 0;\n",
+      "wgmma.mma_async.sync.aligned.m64n" + std::to_string(instrN) +
+          "k8.f32.tf32.tf32",
+      tail, extra, constraints + "l");
 }
 
 /// `wgmma.mma_async` with both operands through descriptors, issued only
@@ -192,40 +209,22 @@ Value emitGuardedWgmma(OpBuilder &builder, Location loc,
                        Value descA, Value descB, Type element, int64_t instrN,
                        int64_t instrK, bool transA, bool transB,
                        Value active) {
-  int64_t accRegs = instrN / 2;
-  StringRef type = element.isF32()    ? "tf32"
-                   : element.isBF16() ? "bf16"
-                                      : "f16";
-  std::string text;
-  llvm::raw_string_ostream asmText(text);
-  asmText << "{\n.reg .pred p, q;\nsetp.ne.b32 p, 1, 0;\nsetp.ne.b32 q, $"
-          << 2 * accRegs + 2 << ", 0;\n@q wgmma.mma_async.sync.aligned.m64n"
-          << instrN << "k" << instrK << ".f32." << type << "." << type << " {";
-  std::string constraints;
-  SmallVector<Value> operands;
-  for (int64_t i = 0; i < accRegs; ++i) {
-    asmText << (i ? ", $" : "$") << i;
-    constraints += "=f,";
-  }
-  for (int64_t i = 0; i < accRegs; ++i) {
-    constraints += std::to_string(i) + ",";
-    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
-  }
-  asmText << "}, $" << 2 * accRegs << ", $" << 2 * accRegs + 1
-          << ", p, 1, 1";
+  std::string type = element.isF32()    ? "tf32"
+                     : element.isBF16() ? "bf16"
+                                        : "f16";
+  std::string first = std::to_string(instrN); // after N/2 x 2 operands
+  std::string tail = "$" + first + ", $" + std::to_string(instrN + 1) +
+                     ", p, 1, 1";
   if (!element.isF32())
-    asmText << ", " << (transA ? 1 : 0) << ", " << (transB ? 1 : 0);
-  asmText << ";\n}";
-  constraints += "l,l,r";
-  operands.append({descA, descB, active});
-  return LLVM::InlineAsmOp::create(
-             builder, loc, structType, operands, text, constraints,
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::tailcallkind::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(builder.getContext(),
-                                       LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
+    tail += std::string(", ") + (transA ? "1" : "0") + ", " +
+            (transB ? "1" : "0");
+  return emitWgmmaAsm(
+      builder, loc, structType, inouts,
+      ".reg .pred p, q;\nsetp.ne.b32 p, 1, 0;\nsetp.ne.b32 q, $" +
+          std::to_string(instrN + 2) + ", 0;\n",
+      "@q wgmma.mma_async.sync.aligned.m64n" + std::to_string(instrN) + "k" +
+          std::to_string(instrK) + ".f32." + type + "." + type,
+      tail, {descA, descB, active}, "l,l,r");
 }
 
 /// For a row-group dot: non-zero when some group of the 64 rows from `row`

@@ -199,32 +199,66 @@ Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
       tail, extra, constraints + "l");
 }
 
-/// `wgmma.mma_async` with both operands through descriptors, issued only
-/// when the i32 `active` is not zero (a row-group dot's strip of rows that
-/// all skip leaves `inouts` as they were): NVVM's op has no guard predicate,
-/// so this form is inline PTX. `transA`/`transB` are the instruction's
-/// immediates (an MN-major tile); tf32 has none.
-Value emitGuardedWgmma(OpBuilder &builder, Location loc,
+/// A row-group strip's wgmma instructions, one per (descA, descB) pair, as
+/// one inline PTX block that branches past all of them when the i32
+/// `active` is zero (the same in every thread of the warpgroup). NVVM's op
+/// has no guard. ptxas serializes wgmma behind a branch it cannot prove
+/// warp-uniform (ptxas -v: C7520, "compiler-inserted WG.AR in divergent
+/// path"): a guard on each instruction made each wait for itself. The
+/// branch here is on a vote.sync.all of the condition, which ptxas knows is
+/// uniform, and the instructions stay asynchronous.
+Value emitGuardedGroup(OpBuilder &builder, Location loc,
                        LLVM::LLVMStructType structType, Value inouts,
-                       Value descA, Value descB, Type element, int64_t instrN,
-                       int64_t instrK, bool transA, bool transB,
-                       Value active) {
+                       ArrayRef<std::pair<Value, Value>> descriptors,
+                       Value active, Type element, int64_t instrN,
+                       int64_t instrK, bool transA, bool transB) {
+  int64_t accRegs = instrN / 2;
   std::string type = element.isF32()    ? "tf32"
                      : element.isBF16() ? "bf16"
                                         : "f16";
-  std::string first = std::to_string(instrN); // after N/2 x 2 operands
-  std::string tail = "$" + first + ", $" + std::to_string(instrN + 1) +
-                     ", p, 1, 1";
-  if (!element.isF32())
-    tail += std::string(", ") + (transA ? "1" : "0") + ", " +
-            (transB ? "1" : "0");
-  return emitWgmmaAsm(
-      builder, loc, structType, inouts,
-      ".reg .pred p, q;\nsetp.ne.b32 p, 1, 0;\nsetp.ne.b32 q, $" +
-          std::to_string(instrN + 2) + ", 0;\n",
-      "@q wgmma.mma_async.sync.aligned.m64n" + std::to_string(instrN) + "k" +
-          std::to_string(instrK) + ".f32." + type + "." + type,
-      tail, {descA, descB, active}, "l,l,r");
+  std::string accumulators;
+  for (int64_t i = 0; i < accRegs; ++i)
+    accumulators += (i ? ", $" : "$") + std::to_string(i);
+  // Operands after the accumulators' outputs and tied inputs.
+  int64_t next = 2 * accRegs;
+  std::string text = "{\n.reg .pred p, q;\nsetp.ne.b32 p, 1, 0;\n"
+                     "setp.eq.b32 q, $" +
+                     std::to_string(next + 2 * descriptors.size()) +
+                     ", 0;\nvote.sync.all.pred q, q, 0xffffffff;\n"
+                     "@q bra skip_${:uid};\n";
+  for (size_t i = 0; i < descriptors.size(); ++i) {
+    text += "wgmma.mma_async.sync.aligned.m64n" + std::to_string(instrN) +
+            "k" + std::to_string(instrK) + ".f32." + type + "." + type +
+            " {" + accumulators + "}, $" + std::to_string(next + 2 * i) +
+            ", $" + std::to_string(next + 2 * i + 1) + ", p, 1, 1";
+    if (!element.isF32())
+      text += std::string(", ") + (transA ? "1" : "0") + ", " +
+              (transB ? "1" : "0");
+    text += ";\n";
+  }
+  text += "skip_${:uid}:\n}";
+  std::string constraints;
+  SmallVector<Value> operands;
+  for (int64_t i = 0; i < accRegs; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < accRegs; ++i) {
+    constraints += std::to_string(i) + ",";
+    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
+  }
+  for (auto [descA, descB] : descriptors) {
+    constraints += "l,l,";
+    operands.append({descA, descB});
+  }
+  constraints += "r";
+  operands.push_back(active);
+  return LLVM::InlineAsmOp::create(
+             builder, loc, structType, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(builder.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
 }
 
 /// For a row-group dot: non-zero when some group of the 64 rows from `row`
@@ -336,21 +370,15 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
         for (int64_t i = 0; i < instrN / 2; ++i)
           inouts = LLVM::InsertValueOp::create(rewriter, loc, inouts,
                                                results[first + i], i);
-        for (int64_t k = 0; k < kSteps; ++k) {
-          if (!registerA) {
+        // The strip's instructions from shared memory, one per K step.
+        auto emitSharedSteps = [&](OpBuilder &builder, Value acc) {
+          for (int64_t k = 0; k < kSteps; ++k) {
             Value descA =
-                operands.descriptorA(rewriter, loc, row, c(instrK * k));
+                operands.descriptorA(builder, loc, row, c(instrK * k));
             Value descB =
-                operands.descriptorB(rewriter, loc, c(instrK * k), col);
-            if (stripActive) {
-              inouts = emitGuardedWgmma(
-                  rewriter, loc, structType, inouts, descA, descB, element,
-                  instrN, instrK, /*transA=*/operands.aTile->colDim != 1,
-                  /*transB=*/operands.bTile.colDim != 0, stripActive);
-              continue;
-            }
-            inouts = NVVM::WgmmaMmaAsyncOp::create(
-                rewriter, loc, structType, inouts, descA, descB, shape,
+                operands.descriptorB(builder, loc, c(instrK * k), col);
+            acc = NVVM::WgmmaMmaAsyncOp::create(
+                builder, loc, structType, acc, descA, descB, shape,
                 getWgmmaType(element), getWgmmaType(element),
                 NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
                 NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
@@ -360,19 +388,42 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
                     ? NVVM::MMALayout::col
                     : NVVM::MMALayout::row,
                 /*satfinite=*/nullptr);
-            continue;
           }
-          // The fragment layout orders registers by K step, then M repeat.
-          SmallVector<Value> fragment =
-              copyFragment(rewriter, loc,
-                           operands.aRegisters.slice(4 * (mr * kSteps + k), 4));
-          NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
-          Value descB = operands.descriptorB(rewriter, loc, c(instrK * k), col);
-          inouts = emitRegisterAWgmma(rewriter, loc, structType, inouts,
-                                      fragment, descB, instrN);
-          if (groupPerInstruction) {
-            NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
-            NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc, instructions - 1);
+          return acc;
+        };
+        if (!registerA) {
+          // A row-group strip's group under one branch (emitGuardedGroup).
+          if (stripActive) {
+            SmallVector<std::pair<Value, Value>> descriptors;
+            for (int64_t k = 0; k < kSteps; ++k)
+              descriptors.push_back(
+                  {operands.descriptorA(rewriter, loc, row, c(instrK * k)),
+                   operands.descriptorB(rewriter, loc, c(instrK * k), col)});
+            inouts = emitGuardedGroup(
+                rewriter, loc, structType, inouts, descriptors, stripActive,
+                element, instrN, instrK,
+                /*transA=*/operands.aTile->colDim != 1,
+                /*transB=*/operands.bTile.colDim != 0);
+          } else {
+            inouts = emitSharedSteps(rewriter, inouts);
+          }
+        } else {
+          for (int64_t k = 0; k < kSteps; ++k) {
+            // The fragment layout orders registers by K step, then M
+            // repeat.
+            SmallVector<Value> fragment = copyFragment(
+                rewriter, loc,
+                operands.aRegisters.slice(4 * (mr * kSteps + k), 4));
+            NVVM::WgmmaFenceAlignedOp::create(rewriter, loc);
+            Value descB =
+                operands.descriptorB(rewriter, loc, c(instrK * k), col);
+            inouts = emitRegisterAWgmma(rewriter, loc, structType, inouts,
+                                        fragment, descB, instrN);
+            if (groupPerInstruction) {
+              NVVM::WgmmaGroupSyncAlignedOp::create(rewriter, loc);
+              NVVM::WgmmaWaitGroupSyncOp::create(rewriter, loc,
+                                                 instructions - 1);
+            }
           }
         }
         for (int64_t i = 0; i < instrN / 2; ++i)

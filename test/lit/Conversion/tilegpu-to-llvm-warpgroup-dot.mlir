@@ -109,10 +109,12 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
 // -----
 
 // A dot of row groups (32 rows a group): each warpgroup's 64-row strip runs
-// its instructions under a guard, non-zero when either of the strip's two
-// groups has its bit set ((groups >> row / 32) & 3). 256 rows on two
-// warpgroups make two strips a warpgroup, four K steps each: eight guarded
-// wgmma (inline PTX: NVVM's op has no guard), none unguarded.
+// its four K steps as one inline PTX block that branches past them when
+// neither of the strip's two groups has its bit set ((groups >> row / 32) &
+// 3). The branch is on a vote.sync.all of the condition, so that ptxas
+// knows it is uniform and keeps the wgmma asynchronous (on a plain
+// predicate it serialized them). 256 rows on two warpgroups make two strips
+// a warpgroup: two blocks, eight wgmma, none outside them.
 // CHECK-LABEL: llvm.func @warpgroup_row_groups
 // CHECK-DAG: %[[THREE:.+]] = llvm.mlir.constant(3 : i32) : i32
 // CHECK-DAG: %[[SIZE:.+]] = llvm.mlir.constant(32 : i32) : i32
@@ -120,8 +122,8 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
 // CHECK: %[[FIRST:.+]] = llvm.udiv %{{.+}}, %[[SIZE]] : i32
 // CHECK: %[[SHIFTED:.+]] = llvm.lshr %arg1, %[[FIRST]] : i32
 // CHECK: %[[ACTIVE:.+]] = llvm.and %[[SHIFTED]], %[[THREE]] : i32
-// CHECK: llvm.inline_asm has_side_effects {{.*}}setp.ne.b32 q, $66, 0;\0A@q wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, $64, $65, p, 1, 1, 0, 1;{{.*}}"=f,{{.*}},l,l,r" {{.*}}, %[[ACTIVE]] :
-// CHECK-COUNT-7: @q wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+// CHECK: llvm.inline_asm has_side_effects {{.*}}setp.eq.b32 q, $72, 0;\0Avote.sync.all.pred q, q, 0xffffffff;\0A@q bra skip_${:uid};\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, $64, $65, p, 1, 1, 0, 1;\0Awgmma{{.*}}, $66, $67, p, 1, 1, 0, 1;\0Awgmma{{.*}}, $68, $69, p, 1, 1, 0, 1;\0Awgmma{{.*}}, $70, $71, p, 1, 1, 0, 1;\0Askip_${:uid}:\0A}"{{.*}}"=f,{{.*}},l,l,l,l,l,l,l,l,r" {{.*}}, %[[ACTIVE]] :
+// CHECK: llvm.inline_asm has_side_effects {{.*}}vote.sync.all.pred{{.*}}
 // CHECK-NOT: wgmma.mma_async
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0

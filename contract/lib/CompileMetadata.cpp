@@ -162,6 +162,9 @@ Status parseInto(std::string_view text, CompileMetadata &md) {
     status = readOptionalInt(reader, root, "stack_frame_bytes",
                              md.stackFrameBytes);
   if (status.ok())
+    status = reader.optionalBoolean(root, "wgmma_serialized", "",
+                                    md.wgmmaSerialized);
+  if (status.ok())
     status = reader.integerMap(root, "config", md.config);
   if (status.ok())
     status = reader.stringMap(root, "types", md.types);
@@ -213,6 +216,8 @@ std::string CompileMetadata::toJson() const {
                             std::pair("stack_frame_bytes", stackFrameBytes)})
     if (value)
       json[key] = *value;
+  if (wgmmaSerialized)
+    json["wgmma_serialized"] = true;
   json["config"] = Json::object();
   for (const auto &[key, value] : config)
     json["config"][key] = value;

@@ -471,6 +471,7 @@ static void visitCubinInfo(Info &info, Visit &&visit) {
   visit("spill_load_bytes", info.spillLoadBytes);
   visit("stack_frame_bytes", info.stackFrameBytes);
   visit("const_bytes", info.constBytes);
+  visit("wgmma_serialized", info.wgmmaSerialized);
 }
 
 static llvm::Expected<std::string> runCubin(CompileState &state) {
@@ -596,6 +597,8 @@ CompileMetadata CompiledKernel::metadata() const {
     md.spillStores = cubinInfo.spillStoreBytes;
     md.spillLoads = cubinInfo.spillLoadBytes;
     md.stackFrameBytes = cubinInfo.stackFrameBytes;
+    if (cubinInfo.wgmmaSerialized)
+      md.wgmmaSerialized = true;
   }
   md.config = options.config;
   md.types = options.configTypes;

@@ -124,6 +124,18 @@ llvm::Expected<CubinInfo> tilec::parsePtxasInfo(llvm::StringRef log,
       current->resetCmem = true;
       continue;
     }
+    // "(C7520) Potential Performance Loss: wgmma.mma_async instructions are
+    // serialized due to ... in the function 'name'": noted before the
+    // function's own block.
+    if (line.contains("wgmma.mma_async instructions are serialized")) {
+      size_t at = line.rfind("in the function '");
+      if (at != llvm::StringRef::npos) {
+        llvm::StringRef name = line.drop_front(at + 17).take_until(
+            [](char c) { return c == '\''; });
+        lookup(name).info.wgmmaSerialized = 1;
+      }
+      continue;
+    }
     if (!current)
       continue;
     bool isUsage = line.starts_with("Used ") || line.starts_with("used ");

@@ -280,6 +280,11 @@ int runCompile() {
     llvm::outs() << ", " << compiled->cubinInfo.registers << " registers, "
                  << compiled->cubinInfo.spillStoreBytes << " B spill stores";
   llvm::outs() << "\n";
+  if (compiled->cubinInfo.wgmmaSerialized)
+    llvm::errs() << "tilec compile: warning: ptxas serialized the wgmma "
+                    "instructions of "
+                 << compiled->name
+                 << " (each waits for the one before; ptxas -v says why)\n";
   if (printTimings) {
     double total = 0, withoutPtxas = 0;
     llvm::outs() << (options.cache ? "stage    ms      cache\n"

@@ -33,6 +33,9 @@ struct CubinInfo {
   uint64_t stackFrameBytes = 0;
   /// Sum over all `cmem[N]` banks.
   uint64_t constBytes = 0;
+  /// 1 when ptxas serialized the kernel's wgmma instructions (its C7520
+  /// "Potential Performance Loss" note): each waits for the one before.
+  unsigned wgmmaSerialized = 0;
 };
 
 enum class CubinBackend {

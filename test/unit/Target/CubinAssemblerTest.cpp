@@ -125,6 +125,42 @@ TEST(PtxasInfoParser, Ptxas13Report) {
   EXPECT_EQ(small->registers, 8u);
 }
 
+// ptxas 13.0 on a kernel whose wgmma sat behind a branch on loaded data:
+// the notes come before the function's block and name it.
+constexpr const char *kSerializedWgmmaLog =
+    "ptxas info    : (C7519) warpgroup.arrive is injected in around line 760 "
+    "by compiler to allow use of registers in GMMA in function "
+    "'sparse_conv_fwd'\n"
+    "ptxas info    : (C7520) Potential Performance Loss: wgmma.mma_async "
+    "instructions are serialized due to program dependence on "
+    "compiler-inserted WG.AR in divergent path in the function "
+    "'sparse_conv_fwd'\n"
+    "ptxas info    : 0 bytes gmem\n"
+    "ptxas info    : Compiling entry function 'sparse_conv_fwd' for "
+    "'sm_90a'\n"
+    "ptxas info    : Function properties for sparse_conv_fwd\n"
+    "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+    "ptxas info    : Used 216 registers, used 1 barriers\n"
+    "ptxas info    : Compile time = 97.606 ms\n";
+
+TEST(PtxasInfoParser, SerializedWgmma) {
+  auto conv = parsePtxasInfo(kSerializedWgmmaLog, "sparse_conv_fwd");
+  ASSERT_TRUE(!!conv) << errorText(conv.takeError());
+  EXPECT_EQ(conv->wgmmaSerialized, 1u);
+  EXPECT_EQ(conv->registers, 216u);
+  // The note alone (C7519, an injected arrive) is not a serialization.
+  std::string injectedOnly = kSerializedWgmmaLog;
+  injectedOnly.erase(injectedOnly.find("ptxas info    : (C7520)"),
+                     injectedOnly.find("ptxas info    : 0 bytes gmem") -
+                         injectedOnly.find("ptxas info    : (C7520)"));
+  auto fine = parsePtxasInfo(injectedOnly, "sparse_conv_fwd");
+  ASSERT_TRUE(!!fine) << errorText(fine.takeError());
+  EXPECT_EQ(fine->wgmmaSerialized, 0u);
+  auto other = parsePtxasInfo(kPtxas13Log, "_Z12const_kernelPf");
+  ASSERT_TRUE(!!other) << errorText(other.takeError());
+  EXPECT_EQ(other->wgmmaSerialized, 0u);
+}
+
 TEST(PtxasInfoParser, NamesTheKernelsItFound) {
   // Three kernels and no name: ambiguous.
   auto any = parsePtxasInfo(kPtxas13Log);

@@ -46,6 +46,8 @@ struct CompileMetadata {
   std::optional<int> spillStores;
   std::optional<int> spillLoads;
   std::optional<int> stackFrameBytes;
+  /// ptxas serialized the kernel's wgmma instructions (written only then).
+  bool wgmmaSerialized = false;
   std::map<std::string, int64_t> config; // integers; booleans read as 0/1
   std::map<std::string, std::string> types; // type parameters: DTYPE=f16
   std::map<std::string, std::string> hashes;

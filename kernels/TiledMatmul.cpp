@@ -4,14 +4,14 @@
 
 namespace tilec::kernel {
 
-std::vector<ArgumentDecl> matmulSizesAndStrides() {
+std::vector<ArgumentDecl> matmulSizesAndStrides(int64_t mSpecializedFrom) {
   // Sizes and strides that are even, or multiples of 4 or 8, still let rows
   // copy 4 or 8 bytes at a time (an N of 2222 halves: the mask of B's and
   // C's columns changes every two elements, and so do their rows' starts).
   auto sized = [](const char *name) {
     return scalar(name, "i32").specializeFrom(2);
   };
-  return {sized("M"),
+  return {scalar("M", "i32").specializeFrom(mSpecializedFrom),
           sized("N"),
           sized("K"),
           sized("stride_am").byDefault("K"),

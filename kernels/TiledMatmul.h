@@ -31,8 +31,9 @@ struct KLoopOperands {
 
 /// M, N, K and the six strides of A [M, K], B [K, N] and C [M, N], dense
 /// row-major unless the call says otherwise; no divisibility is declared, the
-/// call's values specialize them.
-std::vector<ArgumentDecl> matmulSizesAndStrides();
+/// call's values specialize them, from %2 (M from `mSpecializedFrom`: M only
+/// masks rows, and a kernel keyed by a bucket of M tunes once per fact).
+std::vector<ArgumentDecl> matmulSizesAndStrides(int64_t mSpecializedFrom = 2);
 
 /// ALLOW_TF32 selects tf32 tensor-core inputs for f32 dots.
 tile::InputPrecision dotPrecision(KernelBuilder &kb, mlir::Type dtype);

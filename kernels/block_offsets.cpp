@@ -82,6 +82,9 @@ TILEC_KERNEL(block_offsets) {
           .key("V")
           .key("BLOCK_M")
           .key("FILL")
+          // The entries' format (offset | 64-row groups << 16): winners and
+          // cubins cached for plain offsets do not match these keys.
+          .key("ENTRY_FORMAT", "2")
           .grid({"cdiv(N, BLOCK_M)"})
           .require("VP >= V", "a tile column holds every offset")
           .require("ROW_TILE <= BLOCK_M", "a row tile lies inside its block")

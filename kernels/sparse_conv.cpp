@@ -166,10 +166,12 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=4")
           .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")
           // Tiles past twice the channels compute mostly masked columns or
-          // K steps: not worth compiling (CO = 32 keeps BLOCK_N 32 and 64).
+          // K steps: not worth compiling (CO = 32 keeps BLOCK_N 32 and 64;
+          // a few channels keep K steps of 16 and 32, so that wide column
+          // tiles stay candidates).
           .pruneUnless("BLOCK_N <= max(32, 2 * CO)",
                        "a wider column tile is mostly masked columns")
-          .pruneUnless("BLOCK_K <= max(16, 2 * CI)",
+          .pruneUnless("BLOCK_K <= max(32, 2 * CI)",
                        "a deeper K step is mostly masked channels")
           .key("LOG2_N", "ceil(log2(N))")
           .key("CI")
@@ -179,6 +181,9 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .key("HAS_BIAS")
           .key("DTYPE")
           .key("ALLOW_TF32")
+          // The entries' format (offset | 64-row groups << 16): winners and
+          // cubins cached for plain offsets do not match these keys.
+          .key("ENTRY_FORMAT", "2")
           .grid({"cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
           // offsets stay below (N - 1) * stride_x + CI.
@@ -190,6 +195,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .require("V * N < 2147483648", "the map's offsets are 32-bit")
           // The pipelined loop divides its step by cdiv(CI, BLOCK_K) ahead
           // of the first step, also when there is none.
+          .require("SKIP_ROW_GROUPS * BLOCK_M <= 1024",
+                   "an offset list entry holds 16 row groups")
           .require("CI >= 1", "there is an input channel")
           .require("CO >= 1", "there is an output channel")
           .require("stride_x >= CI", "rows of X do not overlap")

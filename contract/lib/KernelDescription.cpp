@@ -480,6 +480,10 @@ KernelDescription::pruneReason(const Config &config, const Call &call) const {
     names[key] = value;
   names["num_warps"] = config.numWarps;
   names["num_stages"] = config.numStages;
+  // Conditions speak of arguments too (strides), defaults included, as
+  // requirements do.
+  for (const auto &[argument, value] : determinedArguments(call, names))
+    names.insert({argument, value});
   for (const auto &[condition, why] : pruneConditions) {
     Result<int64_t> holds = evaluateExpression(condition, names);
     if (!holds)

@@ -470,9 +470,13 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
                                 DotOperandEncodingAttr::get(
                                     getContext(), 1, warpGroup, /*kWidth=*/1))
                     : allocateOperand(rewriter, op.getLoc(), adaptor.getB(), 1);
-      // The instructions skip inactive row groups; a transposed layout's
-      // rows run along N, so it computes every row and selects.
-      Value rowGroups = transposed ? Value() : adaptor.getRowGroups();
+      // The instructions skip inactive row groups of at least 64 rows (a
+      // 64-row strip lies in one); a transposed layout's rows run along N,
+      // and smaller groups split a strip: those compute every row and
+      // select.
+      bool skipsStrips = !transposed && op.getRowsPerGroup() &&
+                         *op.getRowsPerGroup() >= 64;
+      Value rowGroups = skipsStrips ? adaptor.getRowGroups() : Value();
       Value d = WarpGroupDotOp::create(
           rewriter, op.getLoc(), accType, a, b, c, rowGroups,
           /*isAsync=*/false,

@@ -328,3 +328,17 @@ func.func @dot_row_groups(%a: tensor<128x64xf16>, %b: tensor<64x256xf16>, %c: te
   %d = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 64 : i32} : tensor<128x64xf16> * tensor<64x256xf16> -> tensor<128x256xf32>
   return %d : tensor<128x256xf32>
 }
+
+// -----
+
+// Groups of 32 rows split a wgmma's 64-row strip: the warpgroup dot
+// computes every row and the rows of clear groups are selected from the
+// accumulator, as with mma.sync.
+// HOPPER-LABEL: func.func @dot_small_row_groups
+// HOPPER: %[[D:.+]] = tilegpu.warpgroup_dot %{{.+}}, %{{.+}}, %{{.+}} : !tilegpu.memdesc
+// HOPPER: arith.divui
+// HOPPER: arith.select %{{.+}}, %[[D]], %{{.+}}
+func.func @dot_small_row_groups(%a: tensor<128x64xf16>, %b: tensor<64x256xf16>, %c: tensor<128x256xf32>, %g: i32) -> tensor<128x256xf32> {
+  %d = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 32 : i32} : tensor<128x64xf16> * tensor<64x256xf16> -> tensor<128x256xf32>
+  return %d : tensor<128x256xf32>
+}

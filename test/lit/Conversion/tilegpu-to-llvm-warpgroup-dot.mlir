@@ -108,20 +108,19 @@ module attributes {"tilegpu.num-warps" = 4 : i32, tilegpu.target = "sm_90a", "ti
 
 // -----
 
-// A dot of row groups (32 rows a group): each warpgroup's 64-row strip runs
-// its four K steps as one inline PTX block that branches past them when
-// neither of the strip's two groups has its bit set ((groups >> row / 32) &
-// 3). The branch is on a vote.sync.all of the condition, so that ptxas
+// A dot of row groups (64 rows a group): each warpgroup's 64-row strip runs
+// its four K steps as one inline PTX block that branches past them when its
+// group's bit is clear ((groups >> row / 64) & 1). The branch is on a vote.sync.all of the condition, so that ptxas
 // knows it is uniform and keeps the wgmma asynchronous (on a plain
 // predicate it serialized them). 256 rows on two warpgroups make two strips
 // a warpgroup: two blocks, eight wgmma, none outside them.
 // CHECK-LABEL: llvm.func @warpgroup_row_groups
-// CHECK-DAG: %[[THREE:.+]] = llvm.mlir.constant(3 : i32) : i32
-// CHECK-DAG: %[[SIZE:.+]] = llvm.mlir.constant(32 : i32) : i32
+// CHECK-DAG: %[[ONE:.+]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-DAG: %[[SIZE:.+]] = llvm.mlir.constant(64 : i32) : i32
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK: %[[FIRST:.+]] = llvm.udiv %{{.+}}, %[[SIZE]] : i32
 // CHECK: %[[SHIFTED:.+]] = llvm.lshr %arg1, %[[FIRST]] : i32
-// CHECK: %[[ACTIVE:.+]] = llvm.and %[[SHIFTED]], %[[THREE]] : i32
+// CHECK: %[[ACTIVE:.+]] = llvm.and %[[SHIFTED]], %[[ONE]] : i32
 // CHECK: llvm.inline_asm has_side_effects {{.*}}setp.eq.b32 q, $72, 0;\0Avote.sync.all.pred q, q, 0xffffffff;\0A@q bra skip_${:uid};\0Awgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, $64, $65, p, 1, 1, 0, 1;\0Awgmma{{.*}}, $66, $67, p, 1, 1, 0, 1;\0Awgmma{{.*}}, $68, $69, p, 1, 1, 0, 1;\0Awgmma{{.*}}, $70, $71, p, 1, 1, 0, 1;\0Askip_${:uid}:\0A}"{{.*}}"=f,{{.*}},l,l,l,l,l,l,l,l,r" {{.*}}, %[[ACTIVE]] :
 // CHECK: llvm.inline_asm has_side_effects {{.*}}vote.sync.all.pred{{.*}}
 // CHECK-NOT: wgmma.mma_async
@@ -134,7 +133,7 @@ module attributes {"tilegpu.num-warps" = 8 : i32, tilegpu.target = "sm_90a", "ti
     %zero = arith.constant dense<0.000000e+00> : tensor<256x64xf32, #mma3>
     %a = tilegpu.local_alloc {tilegpu.offset = 0 : i32} : () -> !tilegpu.memdesc<256x64xf16, #nv, mutable>
     %b = tilegpu.local_alloc {tilegpu.offset = 32768 : i32} : () -> !tilegpu.memdesc<64x64xf16, #nv, mutable>
-    %d = tilegpu.warpgroup_dot %a, %b, %zero row_groups(%groups) {rowsPerGroup = 32 : i32} : !tilegpu.memdesc<256x64xf16, #nv, mutable> * !tilegpu.memdesc<64x64xf16, #nv, mutable> -> tensor<256x64xf32, #mma3>
+    %d = tilegpu.warpgroup_dot %a, %b, %zero row_groups(%groups) {rowsPerGroup = 64 : i32} : !tilegpu.memdesc<256x64xf16, #nv, mutable> * !tilegpu.memdesc<64x64xf16, #nv, mutable> -> tensor<256x64xf32, #mma3>
     %s = tile.reduce add %d {axis = 1 : i32} : tensor<256x64xf32, #mma3> -> tensor<256xf32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
     %rows = tile.make_range {end = 256 : i32, start = 0 : i32} : tensor<256xi32, #tilegpu.slice<{dim = 1, parent = #mma3}>>
     %base = tile.splat %out : !tile.ptr<f32> -> tensor<256x!tile.ptr<f32>, #tilegpu.slice<{dim = 1, parent = #mma3}>>

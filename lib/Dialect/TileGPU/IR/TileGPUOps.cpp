@@ -187,6 +187,10 @@ LogicalResult WarpGroupDotOp::verify() {
   if (getRowGroups() && mma.getTransposed())
     return emitOpError() << "row groups need rows along M; a transposed "
                             "layout runs the instructions' rows along N";
+  if (getRowGroups() && *getRowsPerGroup() < 64)
+    return emitOpError() << "row groups of " << *getRowsPerGroup()
+                         << " rows split a wgmma's 64-row strip; at least "
+                            "64";
   // The shared tiles wgmma reads through descriptors: a, and b unless it is
   // in registers (operand index, type).
   SmallVector<std::pair<unsigned, MemDescType>> tiles = {{0, getA().getType()}};

@@ -62,8 +62,9 @@ namespace tilec::rt {
 struct ConfigTiming {
   // Canonical config text.
   std::string config;
-  // "ok" (benchmarked), "pruned" (cannot run on the device) or "failed"
-  // (compile, load or launch error); `reason` says why for the last two.
+  // "ok" (benchmarked), "pruned" (cannot run on the device, or the kernel's
+  // pruneUnless says it is not worth trying) or "failed" (compile, load or
+  // launch error); `reason` says why for the last two.
   std::string status = "ok";
   std::string reason;
   // Kernel time over the repetitions (L2 flushed before each), microseconds.

@@ -224,8 +224,9 @@ def TileGPU_WarpGroupDotOp : TileGPU_Op<"warpgroup_dot", [
     operands may not be overwritten before that.
 
     `row_groups` and `rowsPerGroup` are `tile.dot`'s: the instructions of a
-    64-row strip whose groups all have their bits clear are skipped (the
-    accumulator keeps its value). Not with a transposed layout.
+    64-row strip whose group has its bit clear are skipped (the accumulator
+    keeps its value). Groups of at least 64 rows (a strip lies in one), and
+    not with a transposed layout.
     ```mlir
     %d = tilegpu.warpgroup_dot %a, %b, %c : !tilegpu.memdesc<128x64xf16, #nvmma, mutable> * !tilegpu.memdesc<64x128xf16, #nvmma1, mutable> -> tensor<128x128xf32, #mma>
     %e = tilegpu.warpgroup_dot %a, %bt, %c : !tilegpu.memdesc<256x32xf32, #nvmma, mutable> * tensor<32x128xf32, #dot_op_t> -> tensor<256x128xf32, #mma_t>

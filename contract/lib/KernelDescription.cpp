@@ -438,18 +438,26 @@ Result<Config> KernelDescription::configForCall(const Config &candidate,
   return resolveConfig(config);
 }
 
+std::map<std::string, int64_t>
+KernelDescription::configNames(const Config &config, const Call &call) const {
+  std::map<std::string, int64_t> names = callNames(call);
+  for (const auto &[key, value] : config.params)
+    names[key] = value;
+  names["num_warps"] = config.numWarps;
+  names["num_stages"] = config.numStages;
+  // Conditions speak of arguments too (strides), defaults included.
+  for (const auto &[argument, value] : determinedArguments(call, names))
+    names.insert({argument, value});
+  return names;
+}
+
 Result<GridSize> KernelDescription::evaluateGrid(const Config &config,
                                                  const Call &call) const {
   if (gridAxes.empty() || gridAxes.size() > 3)
     return Status::error(name + " declares " +
                          std::to_string(gridAxes.size()) +
                          " grid axes; a grid has 1 to 3");
-  std::map<std::string, int64_t> names = callNames(call);
-  for (const auto &[key, value] : config.params)
-    names[key] = value;
-  // Requirements speak of arguments too (strides), defaults included.
-  for (const auto &[argument, value] : determinedArguments(call, names))
-    names.insert({argument, value});
+  std::map<std::string, int64_t> names = configNames(config, call);
   for (const auto &[condition, why] : requirements) {
     Result<int64_t> holds = evaluateExpression(condition, names);
     if (!holds)
@@ -475,15 +483,7 @@ Result<GridSize> KernelDescription::evaluateGrid(const Config &config,
 
 Result<std::optional<std::string>>
 KernelDescription::pruneReason(const Config &config, const Call &call) const {
-  std::map<std::string, int64_t> names = callNames(call);
-  for (const auto &[key, value] : config.params)
-    names[key] = value;
-  names["num_warps"] = config.numWarps;
-  names["num_stages"] = config.numStages;
-  // Conditions speak of arguments too (strides), defaults included, as
-  // requirements do.
-  for (const auto &[argument, value] : determinedArguments(call, names))
-    names.insert({argument, value});
+  std::map<std::string, int64_t> names = configNames(config, call);
   for (const auto &[condition, why] : pruneConditions) {
     Result<int64_t> holds = evaluateExpression(condition, names);
     if (!holds)

@@ -141,6 +141,27 @@ SmallVector<Value> copyFragment(OpBuilder &builder, Location loc,
   return copies;
 }
 
+/// "$0, $1, ..., $n-1": a wgmma's accumulator registers in inline PTX.
+std::string accumulatorList(int64_t accRegs) {
+  std::string list;
+  for (int64_t i = 0; i < accRegs; ++i)
+    list += (i ? ", $" : "$") + std::to_string(i);
+  return list;
+}
+
+/// The accumulators of an inline wgmma: outputs $0 .. $n-1 ("=f"), then the
+/// same registers as inputs tied to them (the elements of `inouts`).
+void appendAccumulators(OpBuilder &builder, Location loc, Value inouts,
+                        int64_t accRegs, std::string &constraints,
+                        SmallVector<Value> &operands) {
+  for (int64_t i = 0; i < accRegs; ++i)
+    constraints += "=f,";
+  for (int64_t i = 0; i < accRegs; ++i) {
+    constraints += std::to_string(i) + ",";
+    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
+  }
+}
+
 /// One wgmma as inline PTX: `head` (set-up lines), then `instruction` with
 /// the accumulator registers as D ($0 .. $N/2-1, tied to `inouts`) and
 /// `tail` after them, which names `extra` as $N/2 * 2 and on
@@ -153,17 +174,10 @@ Value emitWgmmaAsm(OpBuilder &builder, Location loc,
   std::string text;
   llvm::raw_string_ostream asmText(text);
   asmText << "{\n" << head << instruction << " {";
+  asmText << accumulatorList(accRegs) << "}, " << tail << ";\n}";
   std::string constraints;
   SmallVector<Value> operands;
-  for (int64_t i = 0; i < accRegs; ++i) {
-    asmText << (i ? ", $" : "$") << i;
-    constraints += "=f,";
-  }
-  for (int64_t i = 0; i < accRegs; ++i) {
-    constraints += std::to_string(i) + ",";
-    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
-  }
-  asmText << "}, " << tail << ";\n}";
+  appendAccumulators(builder, loc, inouts, accRegs, constraints, operands);
   constraints += extraConstraints;
   operands.append(extra.begin(), extra.end());
   return LLVM::InlineAsmOp::create(
@@ -216,9 +230,7 @@ Value emitGuardedGroup(OpBuilder &builder, Location loc,
   std::string type = element.isF32()    ? "tf32"
                      : element.isBF16() ? "bf16"
                                         : "f16";
-  std::string accumulators;
-  for (int64_t i = 0; i < accRegs; ++i)
-    accumulators += (i ? ", $" : "$") + std::to_string(i);
+  std::string accumulators = accumulatorList(accRegs);
   // Operands after the accumulators' outputs and tied inputs.
   int64_t next = 2 * accRegs;
   std::string text = "{\n.reg .pred p, q;\nsetp.ne.b32 p, 1, 0;\n"
@@ -239,12 +251,7 @@ Value emitGuardedGroup(OpBuilder &builder, Location loc,
   text += "skip_${:uid}:\n}";
   std::string constraints;
   SmallVector<Value> operands;
-  for (int64_t i = 0; i < accRegs; ++i)
-    constraints += "=f,";
-  for (int64_t i = 0; i < accRegs; ++i) {
-    constraints += std::to_string(i) + ",";
-    operands.push_back(LLVM::ExtractValueOp::create(builder, loc, inouts, i));
-  }
+  appendAccumulators(builder, loc, inouts, accRegs, constraints, operands);
   for (auto [descA, descB] : descriptors) {
     constraints += "l,l,";
     operands.append({descA, descB});

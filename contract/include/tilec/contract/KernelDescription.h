@@ -322,6 +322,11 @@ private:
   /// Sizes, then the kernel's parameter defaults, then the call's parameters:
   /// the names an expression of a call can use.
   std::map<std::string, int64_t> callNames(const Call &call) const;
+  /// callNames with `config`'s meta-parameters, num_warps, num_stages and
+  /// the arguments the call determines: what requirements, grids and prune
+  /// conditions are evaluated over.
+  std::map<std::string, int64_t> configNames(const Config &config,
+                                             const Call &call) const;
   /// The integer arguments the call determines: its own values, else the
   /// defaults that evaluate over `names`.
   std::map<std::string, int64_t>

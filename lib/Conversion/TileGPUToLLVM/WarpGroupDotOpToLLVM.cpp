@@ -119,6 +119,19 @@ NVVM::WGMMATypes getWgmmaType(Type type) {
   return type.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
 }
 
+/// Inline PTX with side effects (the optimizers keep and order it).
+Value emitAsm(OpBuilder &builder, Location loc, Type type, ValueRange operands,
+              StringRef text, StringRef constraints) {
+  return LLVM::InlineAsmOp::create(
+             builder, loc, type, operands, text, constraints,
+             /*has_side_effects=*/true, /*is_align_stack=*/false,
+             LLVM::tailcallkind::TailCallKind::None,
+             LLVM::AsmDialectAttr::get(builder.getContext(),
+                                       LLVM::AsmDialect::AD_ATT),
+             /*operand_attrs=*/ArrayAttr())
+      .getResult(0);
+}
+
 /// Fresh registers holding `fragment` (bit-cast to b32), written by moves
 /// the optimizers cannot merge: the registers one wgmma reads from and no
 /// other instruction writes while it runs.
@@ -128,15 +141,8 @@ SmallVector<Value> copyFragment(OpBuilder &builder, Location loc,
   SmallVector<Value> copies;
   for (Value element : fragment) {
     Value bits = LLVM::BitcastOp::create(builder, loc, i32, element);
-    copies.push_back(LLVM::InlineAsmOp::create(
-                         builder, loc, i32, ValueRange{bits}, "mov.b32 $0, $1;",
-                         "=r,r",
-                         /*has_side_effects=*/true, /*is_align_stack=*/false,
-                         LLVM::tailcallkind::TailCallKind::None,
-                         LLVM::AsmDialectAttr::get(builder.getContext(),
-                                                   LLVM::AsmDialect::AD_ATT),
-                         /*operand_attrs=*/ArrayAttr())
-                         .getResult(0));
+    copies.push_back(
+        emitAsm(builder, loc, i32, ValueRange{bits}, "mov.b32 $0, $1;", "=r,r"));
   }
   return copies;
 }
@@ -180,14 +186,7 @@ Value emitWgmmaAsm(OpBuilder &builder, Location loc,
   appendAccumulators(builder, loc, inouts, accRegs, constraints, operands);
   constraints += extraConstraints;
   operands.append(extra.begin(), extra.end());
-  return LLVM::InlineAsmOp::create(
-             builder, loc, structType, operands, text, constraints,
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::tailcallkind::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(builder.getContext(),
-                                       LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
+  return emitAsm(builder, loc, structType, operands, text, constraints);
 }
 
 /// `wgmma.mma_async` m64nNk8 tf32 with A from the four registers
@@ -258,14 +257,7 @@ Value emitGuardedGroup(OpBuilder &builder, Location loc,
   }
   constraints += "r";
   operands.push_back(active);
-  return LLVM::InlineAsmOp::create(
-             builder, loc, structType, operands, text, constraints,
-             /*has_side_effects=*/true, /*is_align_stack=*/false,
-             LLVM::tailcallkind::TailCallKind::None,
-             LLVM::AsmDialectAttr::get(builder.getContext(),
-                                       LLVM::AsmDialect::AD_ATT),
-             /*operand_attrs=*/ArrayAttr())
-      .getResult(0);
+  return emitAsm(builder, loc, structType, operands, text, constraints);
 }
 
 /// For a row-group dot: non-zero when some group of the 64 rows from `row`

@@ -17,21 +17,18 @@ TilecJIT::TilecJIT(JITOptions options) : options_(std::move(options)) {
 TilecJIT::~TilecJIT() = default;
 
 /// `error`, whose message may point at diagnostics printed above it, with
-/// the diagnostics the handler caught: the first one's message takes the
-/// pointer's place (a tuner's one-line reason then says why), and all of
-/// them follow on their own lines.
+/// the diagnostics the handler caught: the first error's message
+/// (`firstError`) takes the pointer's place (a tuner's one-line reason then
+/// says why), and all of them follow on their own lines.
 static llvm::Error withDiagnostics(llvm::Error error,
-                                   const std::string &diagnostics) {
+                                   const std::string &diagnostics,
+                                   const std::string &firstError) {
   if (diagnostics.empty())
     return error;
-  std::string first = diagnostics.substr(0, diagnostics.find('\n'));
-  // Past the location: "loc(...): message".
-  if (size_t colon = first.find("): "); colon != std::string::npos)
-    first = first.substr(colon + 3);
   return mapErrorMessage(std::move(error), [&](std::string message) {
     if (size_t at = message.find(kSeeDiagnostics.str());
-        at != std::string::npos)
-      message.replace(at, kSeeDiagnostics.size(), first);
+        at != std::string::npos && !firstError.empty())
+      message.replace(at, kSeeDiagnostics.size(), firstError);
     return message + "\n" + diagnostics;
   });
 }
@@ -55,8 +52,10 @@ TilecJIT::compileKernelByName(const std::string &name,
   // compile per core.
   mlir::MLIRContext context(registry_, mlir::MLIRContext::Threading::DISABLED);
   kernel::KernelDefinition::loadDialects(context);
-  std::string diagnostics;
+  std::string diagnostics, firstError;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (firstError.empty() && d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      firstError = d.str();
     llvm::raw_string_ostream os(diagnostics);
     os << d.getLocation() << ": " << d.str() << "\n";
     for (const mlir::Diagnostic &note : d.getNotes())
@@ -81,7 +80,7 @@ TilecJIT::compileKernelByName(const std::string &name,
   options.cache = options_.cache;
   llvm::Expected<CompiledKernel> compiled = compileKernel(**module, options);
   if (!compiled)
-    return withDiagnostics(compiled.takeError(), diagnostics);
+    return withDiagnostics(compiled.takeError(), diagnostics, firstError);
   return compiled;
 }
 

@@ -711,6 +711,16 @@ collectCandidates(const KernelDescription &description,
   if (candidates.empty())
     return Status::error(description.getName() +
                          " declares no candidate configs to tune");
+  // The conditions say what is not worth trying, not what cannot run: when
+  // they would leave nothing, everything is tried.
+  if (std::all_of(candidates.begin(), candidates.end(),
+                  [](const Candidate &candidate) {
+                    return candidate.timing.status == "pruned";
+                  }))
+    for (Candidate &candidate : candidates) {
+      candidate.timing.status = "ok";
+      candidate.timing.reason.clear();
+    }
   return candidates;
 }
 

@@ -219,16 +219,18 @@ Value emitRegisterAWgmma(OpBuilder &builder, Location loc,
 /// warp-uniform (ptxas -v: C7520, "compiler-inserted WG.AR in divergent
 /// path"): a guard on each instruction made each wait for itself. The
 /// branch here is on a vote.sync.all of the condition, which ptxas knows is
-/// uniform, and the instructions stay asynchronous.
+/// uniform, and the instructions stay asynchronous. The layouts are NVVM's
+/// op's; PTX's immediates transpose an MN-major tile (A `col`, B `row`).
 Value emitGuardedGroup(OpBuilder &builder, Location loc,
                        LLVM::LLVMStructType structType, Value inouts,
                        ArrayRef<std::pair<Value, Value>> descriptors,
                        Value active, Type element, int64_t instrN,
-                       int64_t instrK, bool transA, bool transB) {
+                       int64_t instrK, NVVM::MMALayout layoutA,
+                       NVVM::MMALayout layoutB) {
   int64_t accRegs = instrN / 2;
-  std::string type = element.isF32()    ? "tf32"
-                     : element.isBF16() ? "bf16"
-                                        : "f16";
+  std::string type = NVVM::stringifyWGMMATypes(getWgmmaType(element)).str();
+  bool transA = layoutA == NVVM::MMALayout::col;
+  bool transB = layoutB == NVVM::MMALayout::row;
   std::string accumulators = accumulatorList(accRegs);
   // Operands after the accumulators' outputs and tied inputs.
   int64_t next = 2 * accRegs;
@@ -287,18 +289,26 @@ struct WarpGroupOperands {
   bool bIsTransposedA;
 
   static WarpGroupOperands get(WarpGroupDotOp op, ValueRange a, ValueRange b);
+  /// Whether each shared tile is K-contiguous (else MN-contiguous).
+  bool aIsKMajor() const { return aTile->colDim == 1; }
+  bool bIsKMajor() const { return bIsTransposedA || bTile.colDim == 0; }
+  /// The same in NVVM's names: a K-major A is `row`, a K-major B `col`.
+  NVVM::MMALayout layoutA() const {
+    return aIsKMajor() ? NVVM::MMALayout::row : NVVM::MMALayout::col;
+  }
+  NVVM::MMALayout layoutB() const {
+    return bIsKMajor() ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  }
   Value descriptorA(OpBuilder &builder, Location loc, Value row,
                     Value k) const {
-    return emitDescriptor(builder, loc, aBase, *aTile, aTile->colDim == 1, row,
-                          k);
+    return emitDescriptor(builder, loc, aBase, *aTile, aIsKMajor(), row, k);
   }
   Value descriptorB(OpBuilder &builder, Location loc, Value k,
                     Value col) const {
     if (bIsTransposedA)
       return emitDescriptor(builder, loc, bBase, bTile, /*kContiguous=*/true,
                             col, k);
-    return emitDescriptor(builder, loc, bBase, bTile, bTile.colDim == 0, k,
-                          col);
+    return emitDescriptor(builder, loc, bBase, bTile, bIsKMajor(), k, col);
   }
 };
 
@@ -369,42 +379,36 @@ struct WarpGroupDotOpConversion : OpConversionPattern<WarpGroupDotOp> {
         for (int64_t i = 0; i < instrN / 2; ++i)
           inouts = LLVM::InsertValueOp::create(rewriter, loc, inouts,
                                                results[first + i], i);
-        // The strip's instructions from shared memory, one per K step.
-        auto emitSharedSteps = [&](OpBuilder &builder, Value acc) {
-          for (int64_t k = 0; k < kSteps; ++k) {
-            Value descA =
-                operands.descriptorA(builder, loc, row, c(instrK * k));
-            Value descB =
-                operands.descriptorB(builder, loc, c(instrK * k), col);
-            acc = NVVM::WgmmaMmaAsyncOp::create(
-                builder, loc, structType, acc, descA, descB, shape,
-                getWgmmaType(element), getWgmmaType(element),
-                NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
-                NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-                operands.aTile->colDim == 1 ? NVVM::MMALayout::row
-                                            : NVVM::MMALayout::col,
-                operands.bTile.colDim == 0 || operands.bIsTransposedA
-                    ? NVVM::MMALayout::col
-                    : NVVM::MMALayout::row,
-                /*satfinite=*/nullptr);
-          }
-          return acc;
-        };
         if (!registerA) {
-          // A row-group strip's group under one branch (emitGuardedGroup).
+          // The strip's instructions from shared memory, one per K step; a
+          // row-group strip's under one branch (emitGuardedGroup).
+          auto descriptorsAt = [&](int64_t k) {
+            // A's first: the order the instructions are emitted in.
+            Value descA =
+                operands.descriptorA(rewriter, loc, row, c(instrK * k));
+            Value descB =
+                operands.descriptorB(rewriter, loc, c(instrK * k), col);
+            return std::pair(descA, descB);
+          };
           if (stripActive) {
             SmallVector<std::pair<Value, Value>> descriptors;
             for (int64_t k = 0; k < kSteps; ++k)
-              descriptors.push_back(
-                  {operands.descriptorA(rewriter, loc, row, c(instrK * k)),
-                   operands.descriptorB(rewriter, loc, c(instrK * k), col)});
+              descriptors.push_back(descriptorsAt(k));
             inouts = emitGuardedGroup(
                 rewriter, loc, structType, inouts, descriptors, stripActive,
-                element, instrN, instrK,
-                /*transA=*/operands.aTile->colDim != 1,
-                /*transB=*/operands.bTile.colDim != 0);
+                element, instrN, instrK, operands.layoutA(),
+                operands.layoutB());
           } else {
-            inouts = emitSharedSteps(rewriter, inouts);
+            for (int64_t k = 0; k < kSteps; ++k) {
+              auto [descA, descB] = descriptorsAt(k);
+              inouts = NVVM::WgmmaMmaAsyncOp::create(
+                  rewriter, loc, structType, inouts, descA, descB, shape,
+                  getWgmmaType(element), getWgmmaType(element),
+                  NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+                  NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                  operands.layoutA(), operands.layoutB(),
+                  /*satfinite=*/nullptr);
+            }
           }
         } else {
           for (int64_t k = 0; k < kSteps; ++k) {

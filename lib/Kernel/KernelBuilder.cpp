@@ -1016,11 +1016,9 @@ Tensor KernelBuilder::dotOfRowGroups(Tensor a, Tensor b, Tensor acc,
     return {};
   }
   auto dotOp = product.getValue().getDefiningOp<tile::DotOp>();
-  int64_t rows = a.getShape()[0];
-  if (rowsPerGroup <= 0 || !llvm::isPowerOf2_64(rowsPerGroup) ||
-      (rows + rowsPerGroup - 1) / rowsPerGroup > 32) {
-    emitError() << "dot: " << rows << " rows in groups of " << rowsPerGroup
-                << ": a group is a power of two of rows, at most 32 groups";
+  if (std::optional<std::string> error =
+          tile::getRowGroupsError(rowsPerGroup, a.getShape()[0])) {
+    emitError() << "dot: " << *error;
     dotOp->erase();
     return {};
   }

@@ -282,6 +282,18 @@ LogicalResult LoadOp::verify() {
 // DotOp
 //===----------------------------------------------------------------------===//
 
+std::optional<std::string> tilec::tile::getRowGroupsError(int64_t rowsPerGroup,
+                                                          int64_t rows) {
+  if (rowsPerGroup <= 0 || (rowsPerGroup & (rowsPerGroup - 1)) != 0)
+    return "rowsPerGroup must be a power of two, got " +
+           std::to_string(rowsPerGroup);
+  if ((rows + rowsPerGroup - 1) / rowsPerGroup > 32)
+    return std::to_string(rows) + " rows in groups of " +
+           std::to_string(rowsPerGroup) +
+           " make more than the 32 groups of an i32";
+  return std::nullopt;
+}
+
 LogicalResult tilec::tile::verifyRowGroups(Operation *op, Value rowGroups,
                                             std::optional<uint32_t> rowsPerGroup,
                                             int64_t rows) {
@@ -291,13 +303,9 @@ LogicalResult tilec::tile::verifyRowGroups(Operation *op, Value rowGroups,
            << (rowGroups ? "row_groups only" : "rowsPerGroup only");
   if (!rowGroups)
     return success();
-  uint32_t size = *rowsPerGroup;
-  if (size == 0 || (size & (size - 1)) != 0)
-    return op->emitOpError()
-           << "rowsPerGroup must be a power of two, got " << size;
-  if ((rows + size - 1) / size > 32)
-    return op->emitOpError() << rows << " rows in groups of " << size
-                             << " make more than the 32 groups of an i32";
+  if (std::optional<std::string> error =
+          getRowGroupsError(*rowsPerGroup, rows))
+    return op->emitOpError() << *error;
   return success();
 }
 

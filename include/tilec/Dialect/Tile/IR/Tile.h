@@ -15,6 +15,9 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+#include <string>
+
 #include "tilec/Dialect/Tile/IR/TileDialect.h.inc"
 #include "tilec/Dialect/Tile/IR/TileEnums.h.inc"
 
@@ -29,9 +32,13 @@ mlir::Type getPointeeTypeOrTensorOf(mlir::Type ptrLike);
 mlir::Type getI1TypeWithShapeOf(mlir::Type type);
 /// The element type of a tensor, or the type itself for a scalar.
 mlir::Type getElementTypeOrSelf(mlir::Type type);
+/// Why `rows` rows cannot be split into groups of `rowsPerGroup` for a
+/// dot's row groups (a power of two, at most the 32 groups of an i32), or
+/// nothing: the rule the ops' verifiers and the kernel builder share.
+std::optional<std::string> getRowGroupsError(int64_t rowsPerGroup,
+                                             int64_t rows);
 /// What tile.dot and tilegpu.warpgroup_dot check of their row groups: both
-/// the operand and the group size or neither, a power of two, at most 32
-/// groups over `rows` rows.
+/// the operand and the group size or neither, and getRowGroupsError.
 mlir::LogicalResult verifyRowGroups(mlir::Operation *op, mlir::Value rowGroups,
                                     std::optional<uint32_t> rowsPerGroup,
                                     int64_t rows);

@@ -92,8 +92,9 @@ static void buildSparseConv(KernelBuilder &kb) {
     Tensor bTile = kb.let("b", kb.load(wCols + offset * ci + (c0 + kCol),
                                        (kCol < kLeft) & colMask, 0.0));
     // With SKIP_ROW_GROUPS, a warpgroup whose 64 rows have no neighbour
-    // here skips its MMA. It measured slower on the H200 (docs/engine.md,
-    // "Row groups"), so no candidate sets it.
+    // here skips its MMA. Its first form measured slower on the H200 and
+    // the current one is not timed yet (docs/engine.md, "Row groups"), so
+    // no candidate sets it.
     if (skipRowGroups)
       return {kb.let("acc", kb.dotOfRowGroups(aTile, bTile, carried[0],
                                               dotPrecision(kb, dtype), groups,
@@ -193,10 +194,10 @@ TILEC_KERNEL(sparse_conv_fwd) {
                    "Y's element offsets are 32-bit")
           .require("CO * V * CI < 2147483648", "W's element offsets are 32-bit")
           .require("V * N < 2147483648", "the map's offsets are 32-bit")
-          // The pipelined loop divides its step by cdiv(CI, BLOCK_K) ahead
-          // of the first step, also when there is none.
           .require("SKIP_ROW_GROUPS * BLOCK_M <= 1024",
                    "an offset list entry holds 16 row groups")
+          // The pipelined loop divides its step by cdiv(CI, BLOCK_K) ahead
+          // of the first step, also when there is none.
           .require("CI >= 1", "there is an input channel")
           .require("CO >= 1", "there is an output channel")
           .require("stride_x >= CI", "rows of X do not overlap")

@@ -15,6 +15,8 @@
 
 #include "LoweringUtils.h"
 
+#include "tilec/Dialect/TileGPU/Transforms/SharedMemory.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
@@ -81,38 +83,9 @@ SmallVector<Value> registerAddresses(OpBuilder &builder, Location loc,
   return addresses;
 }
 
-/// How many consecutive registers of `layout` sit at consecutive, aligned
-/// shared-memory elements (at most 16 bytes): every group of that many
-/// registers is then one vector access. 1 when nothing lines up.
-unsigned sharedVectorWidth(const LinearLayout &layout,
-                           ArrayRef<int64_t> strides, unsigned elementBytes) {
-  auto offsetOf = [&](const LinearLayout::Basis &coords) {
-    int64_t offset = 0;
-    for (auto [coord, stride] : llvm::zip(coords, strides))
-      offset += coord * stride;
-    return offset;
-  };
-  unsigned numRegs = layout.getNumRegisters();
-  for (unsigned vec = std::min<unsigned>(16 / elementBytes, numRegs); vec > 1;
-       vec /= 2) {
-    bool fits = true;
-    for (auto bases : {layout.getLaneBases(), layout.getWarpBases()})
-      for (const LinearLayout::Basis &basis : bases)
-        fits &= offsetOf(basis) % vec == 0;
-    for (unsigned reg = 0; fits && reg < numRegs; reg += vec) {
-      int64_t first = offsetOf(layout.registerCoords(reg));
-      fits &= first % vec == 0;
-      for (unsigned i = 1; fits && i < vec; ++i)
-        fits &= offsetOf(layout.registerCoords(reg + i)) == first + i;
-    }
-    if (fits)
-      return vec;
-  }
-  return 1;
-}
-
 /// Writes `srcRegs` (layout `src`, element at sum(coords * srcStrides)) and
-/// reads the registers of `dst` (at sum(coords * dstStrides)).
+/// reads the registers of `dst` (at sum(coords * dstStrides)), in vectors of
+/// getSharedVectorWidth.
 Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
                     ValueRange srcRegs, const LinearLayout &src,
                     ArrayRef<int64_t> srcStrides, const LinearLayout &dst,
@@ -127,7 +100,7 @@ Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
   unsigned bytes = storageBytes(element);
   SmallVector<Value> srcAddresses =
       registerAddresses(rewriter, loc, base, storage, src, srcStrides, thread);
-  unsigned storeVec = sharedVectorWidth(src, srcStrides, bytes);
+  unsigned storeVec = getSharedVectorWidth(src, srcStrides, bytes);
   auto storeType = VectorType::get({storeVec}, storage);
   for (unsigned first = 0; first < srcRegs.size(); first += storeVec) {
     Value stored = toSharedStorage(rewriter, loc, srcRegs[first]);
@@ -146,7 +119,7 @@ Registers roundTrip(ConversionPatternRewriter &rewriter, Operation *op,
   Registers results;
   SmallVector<Value> dstAddresses = registerAddresses(
       rewriter, loc, base, storage, dst, dstStrides, thread);
-  unsigned loadVec = sharedVectorWidth(dst, dstStrides, bytes);
+  unsigned loadVec = getSharedVectorWidth(dst, dstStrides, bytes);
   auto loadType = VectorType::get({loadVec}, storage);
   for (unsigned first = 0; first < dst.getNumRegisters(); first += loadVec) {
     if (loadVec == 1) {
@@ -191,13 +164,15 @@ struct ConvertLayoutOpConversion
       rewriter.replaceOpWithMultiple(op, {results});
       return success();
     }
-    SmallVector<int64_t> strides = rowMajorStrides(dstType.getShape());
     SmallVector<Type> types;
     if (failed(getTypeConverter()->convertType(dstType, types)))
       return failure();
+    // The scratch's padded rows are the ones its size was allocated for.
+    ConversionScratch scratch =
+        getConversionScratch(src, dst, storageBytes(types.front()));
     rewriter.replaceOpWithMultiple(
-        op, {roundTrip(rewriter, op, srcRegs, src, strides, dst, strides,
-                       types.front())});
+        op, {roundTrip(rewriter, op, srcRegs, src, scratch.strides, dst,
+                       scratch.strides, types.front())});
     return success();
   }
 };

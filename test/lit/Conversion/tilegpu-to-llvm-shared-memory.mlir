@@ -168,3 +168,27 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return %t : tensor<64x32xf32, #blocked>
   }
 }
+
+// -----
+
+// An accumulator fragment (mma v3) written to shared memory for a blocked
+// store: each lane writes two f16 of a row, the 8 lanes of a column pair
+// rows 0-7. Unpadded 256-byte rows would put those 8 rows in the same banks;
+// each row is padded by 8 f16 (16 B), so row 8 starts 8 * 136 elements in,
+// and the blocked reads keep their 16-byte vectors (136 * 2 B rows stay
+// aligned).
+// CHECK-LABEL: llvm.func @padded_accumulator
+// CHECK: %[[STORE_BASE:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, f16
+// CHECK: %[[ROW8:.+]] = llvm.getelementptr %[[STORE_BASE]][1088] : (!llvm.ptr<3>) -> !llvm.ptr<3>, f16
+// CHECK: llvm.store %{{.+}}, %[[STORE_BASE]] {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
+// CHECK: llvm.store %{{.+}}, %[[ROW8]] {alignment = 4 : i64} : vector<2xf16>, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<8xf16>
+#mma = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 128, 16]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1, 8], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90a", tilegpu.shared = 17408 : i32} {
+  func.func @padded_accumulator(%x: tensor<64x128xf16, #mma>) -> tensor<64x128xf16, #blocked> {
+    %y = tilegpu.convert_layout %x {tilegpu.offset = 0 : i32} : tensor<64x128xf16, #mma> -> tensor<64x128xf16, #blocked>
+    return %y : tensor<64x128xf16, #blocked>
+  }
+}

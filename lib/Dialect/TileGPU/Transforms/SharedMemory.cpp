@@ -8,6 +8,10 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include "llvm/ADT/DenseSet.h"
+
+#include <array>
+
 using namespace mlir;
 using namespace tilec;
 using namespace tilec::tilegpu;
@@ -80,6 +84,111 @@ static int64_t getScanSharedBytes(tile::ScanOp scan) {
          getSharedStorageBytes(src.getElementType());
 }
 
+static int64_t getSharedOffset(const LinearLayout::Basis &coords,
+                               ArrayRef<int64_t> strides) {
+  int64_t offset = 0;
+  for (auto [coord, stride] : llvm::zip(coords, strides))
+    offset += coord * stride;
+  return offset;
+}
+
+unsigned tilec::getSharedVectorWidth(const LinearLayout &layout,
+                                     ArrayRef<int64_t> strides,
+                                     unsigned elementBytes) {
+  unsigned numRegs = layout.getNumRegisters();
+  for (unsigned vec = std::min<unsigned>(16 / elementBytes, numRegs); vec > 1;
+       vec /= 2) {
+    bool fits = true;
+    for (auto bases : {layout.getLaneBases(), layout.getWarpBases()})
+      for (const LinearLayout::Basis &basis : bases)
+        fits &= getSharedOffset(basis, strides) % vec == 0;
+    for (unsigned reg = 0; fits && reg < numRegs; reg += vec) {
+      int64_t first = getSharedOffset(layout.registerCoords(reg), strides);
+      fits &= first % vec == 0;
+      for (unsigned i = 1; fits && i < vec; ++i)
+        fits &= getSharedOffset(layout.registerCoords(reg + i), strides) ==
+                first + i;
+    }
+    if (fits)
+      return vec;
+  }
+  return 1;
+}
+
+/// Shared-memory wavefronts one warp takes to access every register of
+/// `layout` in vectors of `vec` elements: a wavefront serves one distinct
+/// 4-byte word per bank (lanes reading the same word share it), and 8- and
+/// 16-byte accesses are served a half and a quarter warp at a time.
+static int64_t countWavefronts(const LinearLayout &layout,
+                               ArrayRef<int64_t> strides,
+                               unsigned elementBytes, unsigned vec) {
+  constexpr unsigned kBanks = 32, kBankBytes = 4;
+  unsigned accessBytes = vec * elementBytes;
+  unsigned lanes = layout.getNumLanes();
+  unsigned lanesPerPhase =
+      std::min(lanes, accessBytes <= kBankBytes ? 32u : 128u / accessBytes);
+  int64_t wavefronts = 0;
+  for (unsigned reg = 0; reg < layout.getNumRegisters(); reg += vec)
+    for (unsigned first = 0; first < lanes; first += lanesPerPhase) {
+      llvm::SmallDenseSet<int64_t, 64> words;
+      for (unsigned lane = first; lane < first + lanesPerPhase; ++lane) {
+        int64_t byte =
+            getSharedOffset(layout.apply(reg, lane, 0), strides) *
+            elementBytes;
+        for (int64_t word = byte / kBankBytes;
+             word <= (byte + accessBytes - 1) / kBankBytes; ++word)
+          words.insert(word);
+      }
+      std::array<int64_t, kBanks> perBank{};
+      for (int64_t word : words)
+        ++perBank[word % kBanks];
+      wavefronts += *std::max_element(perBank.begin(), perBank.end());
+    }
+  return wavefronts;
+}
+
+ConversionScratch tilec::getConversionScratch(const LinearLayout &src,
+                                              const LinearLayout &dst,
+                                              unsigned elementBytes) {
+  ArrayRef<int64_t> shape = dst.getShape();
+  unsigned rank = shape.size();
+  auto withPadding = [&](int64_t pad) {
+    ConversionScratch scratch;
+    scratch.strides.assign(rank, 1);
+    for (int dim = static_cast<int>(rank) - 2; dim >= 0; --dim)
+      scratch.strides[dim] = scratch.strides[dim + 1] * shape[dim + 1] +
+                             (dim == static_cast<int>(rank) - 2 ? pad : 0);
+    scratch.elements = rank ? shape[0] * scratch.strides[0] : 1;
+    scratch.storeVector =
+        getSharedVectorWidth(src, scratch.strides, elementBytes);
+    scratch.loadVector =
+        getSharedVectorWidth(dst, scratch.strides, elementBytes);
+    return scratch;
+  };
+  auto cost = [&](const ConversionScratch &scratch) {
+    return countWavefronts(src, scratch.strides, elementBytes,
+                           scratch.storeVector) +
+           countWavefronts(dst, scratch.strides, elementBytes,
+                           scratch.loadVector);
+  };
+  ConversionScratch best = withPadding(0);
+  if (rank < 2)
+    return best;
+  // Every pad is tried (a pad that misaligns a vector costs its narrower
+  // accesses); the smallest of the cheapest wins.
+  constexpr int64_t kMaxPadBytes = 128;
+  int64_t bestCost = cost(best);
+  for (int64_t pad = 1; pad * elementBytes <= kMaxPadBytes; ++pad) {
+    ConversionScratch padded = withPadding(pad);
+    int64_t paddedCost = cost(padded);
+    if (paddedCost < bestCost) {
+      best = std::move(padded);
+      bestCost = paddedCost;
+    }
+  }
+  return best;
+}
+
 int64_t tilec::getSharedMemoryBytes(Operation *op) {
   // Only tensors with distributed layouts are lowered (ttir has none).
   if (!llvm::all_of(op->getOperandTypes(), [](Type type) {
@@ -100,12 +209,16 @@ int64_t tilec::getSharedMemoryBytes(Operation *op) {
     return 0;
   // A conversion whose threads already hold their elements renames
   // registers; reshape and trans always take the round trip.
-  if (isa<ConvertLayoutOp>(op) &&
-      succeeded(mapRegisters(
-          getLinearLayout(src), getLinearLayout(dst),
+  int64_t elementBytes = getSharedStorageBytes(dst.getElementType());
+  if (!isa<ConvertLayoutOp>(op))
+    return dst.getNumElements() * elementBytes;
+  LinearLayout srcLayout = getLinearLayout(src), dstLayout = getLinearLayout(dst);
+  if (succeeded(mapRegisters(
+          srcLayout, dstLayout,
           [](const LinearLayout::Basis &coords) { return coords; })))
     return 0;
-  return dst.getNumElements() * getSharedStorageBytes(dst.getElementType());
+  return getConversionScratch(srcLayout, dstLayout, elementBytes).elements *
+         elementBytes;
 }
 
 int64_t tilec::getAllocationBytes(Operation *op) {

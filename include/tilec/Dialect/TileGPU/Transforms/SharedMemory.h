@@ -13,11 +13,40 @@
 #ifndef TILEC_DIALECT_TILEGPU_TRANSFORMS_SHAREDMEMORY_H
 #define TILEC_DIALECT_TILEGPU_TRANSFORMS_SHAREDMEMORY_H
 
+#include "tilec/Dialect/TileGPU/IR/LinearLayout.h"
+
 #include "mlir/IR/Operation.h"
 
 #include <optional>
 
 namespace tilec {
+
+/// How many consecutive registers of `layout` sit at consecutive, aligned
+/// shared-memory elements (at most 16 bytes) when element `coords` sits at
+/// sum(coords[d] * strides[d]): every group of that many registers is then
+/// one vector access. 1 when nothing lines up.
+unsigned getSharedVectorWidth(const tilegpu::LinearLayout &layout,
+                              llvm::ArrayRef<int64_t> strides,
+                              unsigned elementBytes);
+
+/// The scratch a layout conversion moves its elements through: `src` writes
+/// it in vectors of `storeVector` elements, `dst` reads it in vectors of
+/// `loadVector`, element `coords` at sum(coords[d] * strides[d]).
+struct ConversionScratch {
+  llvm::SmallVector<int64_t, 4> strides;
+  int64_t elements = 0;
+  unsigned storeVector = 1, loadVector = 1;
+};
+
+/// The scratch of a conversion from `src` to `dst` (layouts of one shape):
+/// row-major, each innermost row padded by the number of elements (up to 128
+/// bytes) that leaves the warps' stores and loads the fewest shared-memory
+/// wavefronts (bank conflicts, and vectors a misaligned row would narrow).
+/// An accumulator fragment writes two elements per lane into eight rows at
+/// once: unpadded rows of 128 bytes or more put all eight in the same banks.
+ConversionScratch getConversionScratch(const tilegpu::LinearLayout &src,
+                                       const tilegpu::LinearLayout &dst,
+                                       unsigned elementBytes);
 
 /// Bytes of scratch shared memory the lowering of `op` uses: a layout
 /// conversion that moves elements between threads, reshape, trans, a

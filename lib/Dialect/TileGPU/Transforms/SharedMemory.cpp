@@ -8,8 +8,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
-#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <array>
 
 using namespace mlir;
@@ -115,37 +116,77 @@ unsigned tilec::getSharedVectorWidth(const LinearLayout &layout,
   return 1;
 }
 
-/// Shared-memory wavefronts one warp takes to access every register of
-/// `layout` in vectors of `vec` elements: a wavefront serves one distinct
-/// 4-byte word per bank (lanes reading the same word share it), and 8- and
-/// 16-byte accesses are served a half and a quarter warp at a time.
-static int64_t countWavefronts(const LinearLayout &layout,
-                               ArrayRef<int64_t> strides,
-                               unsigned elementBytes, unsigned vec) {
-  constexpr unsigned kBanks = 32, kBankBytes = 4;
-  unsigned accessBytes = vec * elementBytes;
-  unsigned lanes = layout.getNumLanes();
-  unsigned lanesPerPhase =
-      std::min(lanes, accessBytes <= kBankBytes ? 32u : 128u / accessBytes);
-  int64_t wavefronts = 0;
-  for (unsigned reg = 0; reg < layout.getNumRegisters(); reg += vec)
-    for (unsigned first = 0; first < lanes; first += lanesPerPhase) {
-      llvm::SmallDenseSet<int64_t, 64> words;
-      for (unsigned lane = first; lane < first + lanesPerPhase; ++lane) {
-        int64_t byte =
-            getSharedOffset(layout.apply(reg, lane, 0), strides) *
-            elementBytes;
-        for (int64_t word = byte / kBankBytes;
-             word <= (byte + accessBytes - 1) / kBankBytes; ++word)
-          words.insert(word);
+namespace {
+/// How one warp accesses a layout's elements in shared memory, in the terms
+/// of the hardware: a wavefront serves one distinct 4-byte word per bank
+/// (lanes reading the same word share it), and 8- and 16-byte accesses are
+/// served a half and a quarter warp at a time. The coordinates of every
+/// register and lane are computed once; strides place them.
+class WarpAccessPattern {
+public:
+  WarpAccessPattern(const LinearLayout &layout, unsigned elementBytes)
+      : elementBytes(elementBytes) {
+    for (unsigned reg = 0; reg < layout.getNumRegisters(); ++reg)
+      registers.push_back(layout.registerCoords(reg));
+    for (unsigned lane = 0; lane < layout.getNumLanes(); ++lane)
+      lanes.push_back(layout.apply(0, lane, 0));
+  }
+
+  /// Wavefronts to access every register in vectors of `vec` elements.
+  int64_t countWavefronts(ArrayRef<int64_t> strides, unsigned vec) const {
+    int64_t wavefronts = 0;
+    SmallVector<int64_t, 128> words;
+    unsigned lanesPerPhase = getLanesPerPhase(vec);
+    for (unsigned reg = 0; reg < registers.size(); reg += vec)
+      for (unsigned first = 0; first < lanes.size(); first += lanesPerPhase) {
+        words.clear();
+        for (unsigned lane = first; lane < first + lanesPerPhase; ++lane) {
+          int64_t byte = getByte(registers[reg], lanes[lane], strides);
+          for (int64_t word = byte / kBankBytes;
+               word <= (byte + vec * elementBytes - 1) / kBankBytes; ++word)
+            words.push_back(word);
+        }
+        llvm::sort(words);
+        std::array<int64_t, kBanks> perBank{};
+        for (int64_t word : llvm::make_range(
+                 words.begin(), std::unique(words.begin(), words.end())))
+          ++perBank[word % kBanks];
+        wavefronts += *std::max_element(perBank.begin(), perBank.end());
       }
-      std::array<int64_t, kBanks> perBank{};
-      for (int64_t word : words)
-        ++perBank[word % kBanks];
-      wavefronts += *std::max_element(perBank.begin(), perBank.end());
-    }
-  return wavefronts;
-}
+    return wavefronts;
+  }
+
+  /// Wavefronts with no bank conflict at all: one per phase of each vector.
+  int64_t countConflictFreeWavefronts(unsigned vec) const {
+    return registers.size() / vec * (lanes.size() / getLanesPerPhase(vec));
+  }
+
+private:
+  static constexpr unsigned kBanks = 32, kBankBytes = 4;
+
+  unsigned getLanesPerPhase(unsigned vec) const {
+    unsigned accessBytes = vec * elementBytes;
+    return std::min<unsigned>(lanes.size(), accessBytes <= kBankBytes
+                                                ? 32u
+                                                : 128u / accessBytes);
+  }
+
+  /// The byte offset of the element at registerCoords XOR laneCoords (the
+  /// layout's own composition of its bases).
+  int64_t getByte(const LinearLayout::Basis &registerCoords,
+                  const LinearLayout::Basis &laneCoords,
+                  ArrayRef<int64_t> strides) const {
+    int64_t offset = 0;
+    for (auto [reg, lane, stride] :
+         llvm::zip(registerCoords, laneCoords, strides))
+      offset += (reg ^ lane) * stride;
+    return offset * elementBytes;
+  }
+
+  unsigned elementBytes;
+  SmallVector<LinearLayout::Basis> registers, lanes;
+};
+} // namespace
 
 ConversionScratch tilec::getConversionScratch(const LinearLayout &src,
                                               const LinearLayout &dst,
@@ -165,20 +206,24 @@ ConversionScratch tilec::getConversionScratch(const LinearLayout &src,
         getSharedVectorWidth(dst, scratch.strides, elementBytes);
     return scratch;
   };
-  auto cost = [&](const ConversionScratch &scratch) {
-    return countWavefronts(src, scratch.strides, elementBytes,
-                           scratch.storeVector) +
-           countWavefronts(dst, scratch.strides, elementBytes,
-                           scratch.loadVector);
-  };
   ConversionScratch best = withPadding(0);
   if (rank < 2)
     return best;
-  // Every pad is tried (a pad that misaligns a vector costs its narrower
-  // accesses); the smallest of the cheapest wins.
+  WarpAccessPattern stores(src, elementBytes), loads(dst, elementBytes);
+  auto cost = [&](const ConversionScratch &scratch) {
+    return stores.countWavefronts(scratch.strides, scratch.storeVector) +
+           loads.countWavefronts(scratch.strides, scratch.loadVector);
+  };
+  // Padding cannot widen the unpadded rows' vectors: their conflict-free
+  // count is the least any pad can reach.
+  int64_t leastCost = stores.countConflictFreeWavefronts(best.storeVector) +
+                      loads.countConflictFreeWavefronts(best.loadVector);
+  // Pads are tried from the smallest (one that misaligns a vector costs its
+  // narrower accesses); the first of the cheapest wins.
   constexpr int64_t kMaxPadBytes = 128;
   int64_t bestCost = cost(best);
-  for (int64_t pad = 1; pad * elementBytes <= kMaxPadBytes; ++pad) {
+  for (int64_t pad = 1;
+       bestCost > leastCost && pad * elementBytes <= kMaxPadBytes; ++pad) {
     ConversionScratch padded = withPadding(pad);
     int64_t paddedCost = cost(padded);
     if (paddedCost < bestCost) {

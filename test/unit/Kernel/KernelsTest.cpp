@@ -68,7 +68,7 @@ TEST(KernelsTest, EveryKernelSpecializesForEveryCandidateConfig) {
       EXPECT_TRUE(funcs[0]->hasAttr(tile::TileDialect::getKernelAttrName()));
     }
   }
-  EXPECT_EQ(kernelNamed("matmul").getDescription().getConfigs().size(), 14u);
+  EXPECT_EQ(kernelNamed("matmul").getDescription().getConfigs().size(), 16u);
 }
 
 TEST(KernelsTest, MatmulHasOneLoopOneDotAndMaskedLoads) {

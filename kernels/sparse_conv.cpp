@@ -92,9 +92,9 @@ static void buildSparseConv(KernelBuilder &kb) {
     Tensor bTile = kb.let("b", kb.load(wCols + offset * ci + (c0 + kCol),
                                        (kCol < kLeft) & colMask, 0.0));
     // With SKIP_ROW_GROUPS, a warpgroup whose 64 rows have no neighbour
-    // here skips its MMA. Its first form measured slower on the H200 and
-    // the current one is not timed yet (docs/engine.md, "Row groups"), so
-    // no candidate sets it.
+    // here skips its MMA. Both forms measured slower on the H200 (the two
+    // warpgroups share each K step, so one that skips waits for the other;
+    // docs/engine.md, "Row groups"), so no candidate sets it.
     if (skipRowGroups)
       return {kb.let("acc", kb.dotOfRowGroups(aTile, bTile, carried[0],
                                               dotPrecision(kb, dtype), groups,

@@ -14,7 +14,11 @@
 //     offsets some of its rows have: blk_off[blk_start[b] .. blk_start[b+1]),
 //     ascending, so the sum runs in the same order in every process; each
 //     entry also says which 64-row groups of the block have a neighbour at
-//     that offset (with SKIP_ROW_GROUPS the dot skips the others).
+//     that offset (with SKIP_ROW_GROUPS the dot skips the others);
+//   - blk_order lists the row blocks by ascending count of offsets (a
+//     stable sort), and programs take them from its end: the blocks with
+//     the most work start first, so that the last wave is the short blocks
+//     (longest-processing-time-first list scheduling on the SMs).
 //
 // The maps are built for one BLOCK_M (it is fixed by the call and part of the
 // autotune key: the maps' blocks are the kernel's blocks). One loop runs over
@@ -22,7 +26,7 @@
 // of the next offsets with the math of this one.
 //
 // Grid: cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M) programs, the column tiles of a
-// row block adjacent, so that they run together and the second gathers its
+// row block adjacent (in blk_order's order, reversed), so that they run together and the second gathers its
 // rows of X from L2 rather than from memory (X does not fit in L2 at the
 // sizes that matter; W does).
 //
@@ -45,15 +49,18 @@ static void buildSparseConv(KernelBuilder &kb) {
   Tensor x = kb.arg("x_ptr"), w = kb.arg("w_ptr"), bias = kb.arg("bias_ptr");
   Tensor y = kb.arg("y_ptr"), nbt = kb.arg("nbt_ptr");
   Tensor order = kb.arg("order_ptr"), blkStart = kb.arg("blk_start_ptr");
-  Tensor blkOff = kb.arg("blk_off_ptr");
+  Tensor blkOff = kb.arg("blk_off_ptr"), blkOrder = kb.arg("blk_order_ptr");
   Tensor n = kb.arg("N"), ci = kb.arg("CI"), co = kb.arg("CO");
   Tensor v = kb.arg("V");
   Tensor strideX = kb.arg("stride_x"), strideY = kb.arg("stride_y");
 
   Tensor pid = kb.let("pid", kb.programId(0));
   Tensor tilesN = kb.let("tiles_n", kb.cdiv(co, blockN));
-  Tensor pidM = kb.let("pid_m", pid / tilesN);
-  Tensor pidN = kb.let("pid_n", pid - pidM * tilesN);
+  Tensor launched = kb.let("launched", pid / tilesN);
+  Tensor pidN = kb.let("pid_n", pid - launched * tilesN);
+  Tensor blocks = kb.let("blocks", kb.cdiv(n, blockM));
+  Tensor pidM =
+      kb.let("pid_m", kb.load(blkOrder + (blocks - 1 - launched)));
   Tensor rows = kb.let("rows", pidM * blockM + kb.arange(0, blockM));
   Tensor offsN = kb.let("offs_n", pidN * blockN + kb.arange(0, blockN));
   Tensor offsK = kb.let("offs_k", kb.arange(0, blockK));
@@ -144,6 +151,7 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .arg(pointer("order_ptr", "i32").divisibility(16))
           .arg(pointer("blk_start_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
+          .arg(pointer("blk_order_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32"))
           .arg(scalar("CI", "i32"))
           .arg(scalar("CO", "i32"))
@@ -185,6 +193,9 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // The entries' format (offset | 64-row groups << 16): winners and
           // cubins cached for plain offsets do not match these keys.
           .key("ENTRY_FORMAT", "2")
+          // Blocks run in blk_order's order: winners timed in plain order
+          // do not match these keys.
+          .key("BLOCK_ORDER", "1")
           .grid({"cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
           // offsets stay below (N - 1) * stride_x + CI.

@@ -78,6 +78,10 @@ Call lookupCall(int64_t n, int log2Slots, int kernelSize, int dilation,
 int radixPasses(int64_t v) {
   return static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
 }
+// 4 bits a pass over a block's count of offsets (0 to V).
+int blockSortPasses(int64_t v) {
+  return static_cast<int>(std::max<int64_t>(1, cdiv(ceilLog2(v + 1), 4)));
+}
 Call digitsCall(int64_t n, int pass) {
   return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
                   {{"BLOCK", kRadixBlock}, {"CHUNKS", kRadixChunks}});
@@ -303,11 +307,19 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
       calls.emplace_back("exclusive_scan", scanCall(16 * programs));
       calls.emplace_back("radix_scatter", scatterCall(n, pass));
     }
-    for (int64_t rows : convRowBlocks())
+    for (int64_t rows : convRowBlocks()) {
+      int64_t blocks = cdiv(n, rows);
       for (int fill : {0, 1}) {
         calls.emplace_back("block_offsets", blockListCall(n, v, rows, fill));
-        calls.emplace_back("exclusive_scan", scanCall(cdiv(n, rows)));
+        calls.emplace_back("exclusive_scan", scanCall(blocks));
       }
+      for (int pass = 0; pass < blockSortPasses(v); ++pass) {
+        calls.emplace_back("radix_histogram", digitsCall(blocks, pass));
+        calls.emplace_back("exclusive_scan",
+                           scanCall(16 * cdiv(blocks, kRadixPerProgram)));
+        calls.emplace_back("radix_scatter", scatterCall(blocks, pass));
+      }
+    }
     engine_->precompile(calls);
   }
 
@@ -413,6 +425,8 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   int64_t countsOffset = (4 * (blocks + 1) + 15) / 16 * 16;
   TRY_ASSIGN(blkStart, allocate(context, countsOffset + 4 * blocks));
   TRY_ASSIGN(blkOff, allocate(context, 4 * std::max<int64_t>(blocks * v, 1)));
+  TRY_ASSIGN(blkOrder, allocate(context, 4 * blocks));
+  TRY_ASSIGN(scratch, allocate(context, blockSortScratchBytes(blocks)));
   if (n == 0) {
     TRY(blkStart.memset32(0));
   } else {
@@ -429,10 +443,58 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                         stream));
     TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 1),
                         blockBuffers, stream));
+    TRY(sortBlocks(counts, blocks, v, blkOrder.ptr(), scratch, stream));
   }
-  return std::make_unique<NeighbourMaps>(
-      NeighbourMaps{std::move(map), blockRows, blocks, std::move(blkStart),
-                    std::move(blkOff)});
+  return std::make_unique<NeighbourMaps>(NeighbourMaps{
+      std::move(map), blockRows, blocks, std::move(blkStart),
+      std::move(blkOff), std::move(blkOrder), std::move(scratch)});
+}
+
+Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks,
+                                int64_t v, rt::DevicePtr blkOrder,
+                                const rt::DeviceBuffer &scratch,
+                                CUstream stream) {
+  // The scratch: two key buffers, the values between passes, the radix
+  // counts and their scan, each at a 16-byte boundary.
+  int64_t programs = cdiv(blocks, kRadixPerProgram);
+  int64_t keyBytes = cdiv(4 * blocks, 16) * 16;
+  auto at = [&](int64_t offset) {
+    return rt::DevicePtr{scratch.address() + offset};
+  };
+  rt::DevicePtr keysA = at(0), keysB = at(keyBytes), valsTmp = at(2 * keyBytes);
+  rt::DevicePtr hist = at(3 * keyBytes);
+  rt::DevicePtr histScan = at(3 * keyBytes + cdiv(4 * 16 * programs, 16) * 16);
+  // A stable sort of (count, block) by count, as the rows' sort (the first
+  // pass takes the positions as values); the passes alternate buffers so
+  // that the last one writes blk_order.
+  int passes = blockSortPasses(v);
+  rt::DevicePtr keysFrom = counts, keysTo = keysA;
+  rt::DevicePtr valsFrom = valsTmp, valsTo = blkOrder;
+  if (passes % 2 == 0)
+    std::swap(valsFrom, valsTo);
+  for (int pass = 0; pass < passes; ++pass) {
+    TRY(engine_->launch("radix_histogram", digitsCall(blocks, pass),
+                        {{"keys_ptr", keysFrom}, {"hist_ptr", hist}}, stream));
+    TRY(engine_->launch("exclusive_scan", scanCall(16 * programs),
+                        {{"in_ptr", hist}, {"out_ptr", histScan}}, stream));
+    TRY(engine_->launch("radix_scatter", scatterCall(blocks, pass),
+                        {{"keys_in_ptr", keysFrom},
+                         {"vals_in_ptr", valsFrom},
+                         {"keys_out_ptr", keysTo},
+                         {"vals_out_ptr", valsTo},
+                         {"hist_scan_ptr", histScan}},
+                        stream));
+    keysFrom = keysTo;
+    keysTo = keysTo.address == keysA.address ? keysB : keysA;
+    std::swap(valsFrom, valsTo);
+  }
+  return Status::success();
+}
+
+int64_t SparseTensor::blockSortScratchBytes(int64_t blocks) {
+  int64_t programs = cdiv(blocks, kRadixPerProgram);
+  return 3 * cdiv(4 * blocks, 16) * 16 + cdiv(4 * 16 * programs, 16) * 16 +
+         4 * (16 * programs + 1);
 }
 
 #undef TRY

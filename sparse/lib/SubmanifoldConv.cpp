@@ -36,7 +36,8 @@ convPointers(const ConvArguments &arguments, const NeighbourMaps &maps) {
           {"nbt_ptr", maps.map->nbt.ptr()},
           {"order_ptr", maps.map->order.ptr()},
           {"blk_start_ptr", maps.blkStart.ptr()},
-          {"blk_off_ptr", maps.blkOff.ptr()}};
+          {"blk_off_ptr", maps.blkOff.ptr()},
+          {"blk_order_ptr", maps.blkOrder.ptr()}};
 }
 
 // Binds every argument; returns where the pointers went.

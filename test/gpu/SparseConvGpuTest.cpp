@@ -110,6 +110,8 @@ protected:
               expected->blkStart);
     EXPECT_EQ(download((*maps)->blkOff, expected->blkOff.size()),
               expected->blkOff);
+    EXPECT_EQ(download((*maps)->blkOrder, expected->blkOrder.size()),
+              expected->blkOrder);
     int64_t pairs = 0;
     for (int32_t entry : expected->nb)
       pairs += entry != -1;

@@ -29,6 +29,9 @@ struct HostMaps {
   /// entry is an offset v | groups << 16, bit g of groups set when some row
   /// of [64 g, 64 g + 64) of the block has a neighbour at v.
   std::vector<int32_t> blkStart, blkOff;
+  /// The row blocks by ascending count of offsets, stably (equal counts by
+  /// block index); the convolution runs them from the end.
+  std::vector<int32_t> blkOrder;
 };
 
 /// The maps of `cloud` for a kernel of `kernelSize`^3 offsets (odd) with

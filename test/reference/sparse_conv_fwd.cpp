@@ -84,6 +84,7 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   problem.tensors["order_ptr"] = int32Tensor(maps->order);
   problem.tensors["blk_start_ptr"] = int32Tensor(maps->blkStart);
   problem.tensors["blk_off_ptr"] = int32Tensor(maps->blkOff);
+  problem.tensors["blk_order_ptr"] = int32Tensor(maps->blkOrder);
   problem.output = "y_ptr";
   return problem;
 }

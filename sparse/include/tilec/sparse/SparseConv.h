@@ -99,11 +99,14 @@ struct SortedNeighbourMap {
 /// map and the row blocks' offset lists (block b visits
 /// blk_off[blk_start[b] .. blk_start[b + 1]), entries v | groups << 16 with
 /// bit g of groups for the block's rows [64 g, 64 g + 64) that have a
-/// neighbour at offset v).
+/// neighbour at offset v), and the order the convolution runs the blocks in
+/// (blk_order: by ascending count of offsets, stably; run from the end).
 struct NeighbourMaps {
   std::shared_ptr<const SortedNeighbourMap> map;
   int64_t blockRows = 0, blocks = 0;
-  rt::DeviceBuffer blkStart, blkOff;
+  rt::DeviceBuffer blkStart, blkOff, blkOrder;
+  /// The block sort's keys and counts (kept until the kernels are done).
+  rt::DeviceBuffer blockSortScratch;
 };
 
 struct ConvArguments;
@@ -141,6 +144,12 @@ private:
   Result<std::unique_ptr<NeighbourMaps>>
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                   int64_t blockRows, CUstream stream);
+  /// Queues the stable radix sort of the row blocks by their `counts` of
+  /// offsets into `blkOrder`, in `scratch` (blockSortScratchBytes).
+  Status sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
+                    rt::DevicePtr blkOrder, const rt::DeviceBuffer &scratch,
+                    CUstream stream);
+  static int64_t blockSortScratchBytes(int64_t blocks);
 
   SparseEngine *engine_;
   rt::DevicePtr coords_;

@@ -140,6 +140,7 @@ static double listScheduleMakespan(const std::vector<double> &work,
 // wave sooner than the plain order wherever there is more than one wave.
 TEST(RowOrderTest, BusiestBlocksFirstShortenTheLastWave) {
   Scene scenes[] = {{"shell128", sparse::shellScene(128)},
+                    {"shell256", sparse::shellScene(256)},
                     {"lidar", sparse::lidarScene(1)}};
   constexpr int kSlots = 132;
   std::printf("scene     block rows  blocks  plain order  busiest first  "

@@ -3,8 +3,9 @@
 // out[0] = 0 and out[i + 1] = in[0] + ... + in[i] for i < N: one program
 // walks the vector in tiles of BLOCK, scanning each tile (tile.scan) and
 // carrying the running total, so the sums are exact and run in one order.
-// The sparse convolution's maps use it twice: for the radix sort's digit
-// counts and for the row blocks' offset counts (their start positions).
+// The sparse convolution's maps use it for the radix sorts' digit counts
+// (of the rows and of the row blocks) and for the row blocks' offset counts
+// (their start positions).
 // Sums past 2^31 wrap; the callers' counts stay far below.
 //
 // Grid: (1).

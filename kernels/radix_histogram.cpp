@@ -1,7 +1,8 @@
 //===- radix_histogram.cpp - digit counts of one radix-sort pass ----------===//
 //
 // The stable LSD radix sort that orders the sparse convolution's rows by
-// their neighbour bitmask (docs/sparse-conv.md) takes 4 bits per pass:
+// their neighbour bitmask, and its row blocks by their count of offsets
+// (docs/sparse-conv.md), takes 4 bits per pass:
 // this kernel counts, per program, how many of its ELEMS = BLOCK * CHUNKS
 // keys have each digit (key >> SHIFT) & 15, and writes the count of digit d
 // of program p to hist[d * NUM_PROGRAMS + p]. An exclusive scan of hist

@@ -5,7 +5,7 @@
 // digit d among the program's ELEMS = BLOCK * CHUNKS goes to
 // hist_scan[d * NUM_PROGRAMS + p] + j, with its value (the voxel index;
 // with FIRST = 1 the value is the key's own position, so the first pass
-// needs no index array). Equal digits keep their order: the sort is stable,
+// needs no index array; the maps sort voxels and row blocks with it). Equal digits keep their order: the sort is stable,
 // and sorting (key, position) pairs is deterministic.
 //
 // Grid: (cdiv(N, BLOCK * CHUNKS)).

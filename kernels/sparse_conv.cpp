@@ -25,10 +25,11 @@
 // (active offset, CI chunk) pairs, so that the pipeliner overlaps the gathers
 // of the next offsets with the math of this one.
 //
-// Grid: cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M) programs, the column tiles of a
-// row block adjacent (in blk_order's order, reversed), so that they run together and the second gathers its
-// rows of X from L2 rather than from memory (X does not fit in L2 at the
-// sizes that matter; W does).
+// Grid: cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M) programs, the row blocks in
+// blk_order's order, reversed, and the column tiles of a row block
+// adjacent, so that they run together and the second gathers its rows of X
+// from L2 rather than from memory (X does not fit in L2 at the sizes that
+// matter; W does).
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,8 +4,9 @@
 // hash table (voxel_hash_insert), the neighbour map and sort keys
 // (voxel_neighbours), a stable radix sort of the keys (radix_histogram,
 // exclusive_scan, radix_scatter; 4 bits a pass), the map in sorted order
-// (neighbour_transpose), and the row blocks' offset lists (block_offsets,
-// exclusive_scan, block_offsets). Every step is deterministic, so the same
+// (neighbour_transpose), the row blocks' offset lists (block_offsets,
+// exclusive_scan, block_offsets) and the blocks sorted by their count of
+// offsets (the same radix sort). Every step is deterministic, so the same
 // coordinates give the same maps in every process.
 //
 //===----------------------------------------------------------------------===//
@@ -99,6 +100,65 @@ Call transposeCall(int64_t n, int64_t v) {
 Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
   return makeCall({{"N", n}, {"V", v}},
                   {{"BLOCK_M", blockRows}, {"FILL", fill}});
+}
+
+// The buffers of a radix sort's passes: keys and values alternate between
+// two buffers each, the digit counts of each program and their scan
+// (4 * 16 * programs and 4 * (16 * programs + 1) bytes).
+struct RadixScratch {
+  rt::DevicePtr keysA, keysB, values, hist, histScan;
+};
+
+// Queues a stable sort of the `n` keys at `keys` (4 bits a pass, `passes`
+// passes; radix_histogram, exclusive_scan, radix_scatter), whose values are
+// the keys' positions (the first pass takes them as such), into `order`:
+// pass p reads the keys of pass p - 1 (p = 0: `keys`) and writes keysA or
+// keysB in turn; the values start in the buffer that makes the last pass
+// write `order`.
+Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
+                 int passes, rt::DevicePtr order, const RadixScratch &scratch,
+                 CUstream stream) {
+  int64_t programs = cdiv(n, kRadixPerProgram);
+  rt::DevicePtr keysFrom = keys;
+  rt::DevicePtr valsFrom = scratch.values, valsTo = order;
+  if (passes % 2 == 0)
+    std::swap(valsFrom, valsTo);
+  for (int pass = 0; pass < passes; ++pass) {
+    rt::DevicePtr keysTo = pass % 2 == 0 ? scratch.keysA : scratch.keysB;
+    if (Status status = engine.launch(
+            "radix_histogram", digitsCall(n, pass),
+            {{"keys_ptr", keysFrom}, {"hist_ptr", scratch.hist}}, stream);
+        !status.ok())
+      return status;
+    if (Status status = engine.launch(
+            "exclusive_scan", scanCall(16 * programs),
+            {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream);
+        !status.ok())
+      return status;
+    if (Status status = engine.launch("radix_scatter", scatterCall(n, pass),
+                                      {{"keys_in_ptr", keysFrom},
+                                       {"vals_in_ptr", valsFrom},
+                                       {"keys_out_ptr", keysTo},
+                                       {"vals_out_ptr", valsTo},
+                                       {"hist_scan_ptr", scratch.histScan}},
+                                      stream);
+        !status.ok())
+      return status;
+    keysFrom = keysTo;
+    std::swap(valsFrom, valsTo);
+  }
+  return Status::success();
+}
+
+// The precompile list's calls of radixSort over `n` keys.
+void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
+                      int64_t n, int passes) {
+  for (int pass = 0; pass < passes; ++pass) {
+    calls.emplace_back("radix_histogram", digitsCall(n, pass));
+    calls.emplace_back("exclusive_scan",
+                       scanCall(16 * cdiv(n, kRadixPerProgram)));
+    calls.emplace_back("radix_scatter", scatterCall(n, pass));
+  }
 }
 
 Result<rt::DeviceBuffer> allocate(const rt::Context &context, int64_t bytes) {
@@ -302,23 +362,14 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
         {"voxel_hash_insert", insertCall(n, log2Slots)},
         {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
         {"neighbour_transpose", transposeCall(n, v)}};
-    for (int pass = 0; pass < radixPasses(v); ++pass) {
-      calls.emplace_back("radix_histogram", digitsCall(n, pass));
-      calls.emplace_back("exclusive_scan", scanCall(16 * programs));
-      calls.emplace_back("radix_scatter", scatterCall(n, pass));
-    }
+    appendRadixCalls(calls, n, radixPasses(v));
     for (int64_t rows : convRowBlocks()) {
       int64_t blocks = cdiv(n, rows);
       for (int fill : {0, 1}) {
         calls.emplace_back("block_offsets", blockListCall(n, v, rows, fill));
         calls.emplace_back("exclusive_scan", scanCall(blocks));
       }
-      for (int pass = 0; pass < blockSortPasses(v); ++pass) {
-        calls.emplace_back("radix_histogram", digitsCall(blocks, pass));
-        calls.emplace_back("exclusive_scan",
-                           scanCall(16 * cdiv(blocks, kRadixPerProgram)));
-        calls.emplace_back("radix_scatter", scatterCall(blocks, pass));
-      }
+      appendRadixCalls(calls, blocks, blockSortPasses(v));
     }
     engine_->precompile(calls);
   }
@@ -349,34 +400,15 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                          {"pairs_ptr", regions[kPairs].ptr()}},
                         stream));
 
-    // Rows sorted by key, stably (radixPasses); the last pass writes the
-    // order.
-    rt::DevicePtr keysFrom = regions[kSortKeys].ptr();
-    rt::DevicePtr keysTo = regions[kKeysOut].ptr();
-    rt::DevicePtr valsFrom = regions[kValsIn].ptr(), valsTo = order.ptr();
-    int passes = radixPasses(v);
-    // The passes alternate buffers; start so that the last one ends in order.
-    if (passes % 2 == 0)
-      std::swap(valsFrom, valsTo);
-    for (int pass = 0; pass < passes; ++pass) {
-      TRY(engine_->launch(
-          "radix_histogram", digitsCall(n, pass),
-          {{"keys_ptr", keysFrom}, {"hist_ptr", regions[kHist].ptr()}},
-          stream));
-      TRY(engine_->launch("exclusive_scan", scanCall(16 * programs),
-                          {{"in_ptr", regions[kHist].ptr()},
-                           {"out_ptr", regions[kHistScan].ptr()}},
-                          stream));
-      TRY(engine_->launch("radix_scatter", scatterCall(n, pass),
-                          {{"keys_in_ptr", keysFrom},
-                           {"vals_in_ptr", valsFrom},
-                           {"keys_out_ptr", keysTo},
-                           {"vals_out_ptr", valsTo},
-                           {"hist_scan_ptr", regions[kHistScan].ptr()}},
-                          stream));
-      std::swap(keysFrom, keysTo);
-      std::swap(valsFrom, valsTo);
-    }
+    // Rows sorted by key, stably (radixPasses); the keys' buffer is the
+    // second ping-pong buffer.
+    TRY(radixSort(*engine_, regions[kSortKeys].ptr(), n, radixPasses(v),
+                  order.ptr(),
+                  RadixScratch{regions[kKeysOut].ptr(),
+                               regions[kSortKeys].ptr(),
+                               regions[kValsIn].ptr(), regions[kHist].ptr(),
+                               regions[kHistScan].ptr()},
+                  stream));
 
     TRY(engine_->launch("neighbour_transpose", transposeCall(n, v),
                         {{"nb_ptr", regions[kNb].ptr()},
@@ -464,31 +496,10 @@ Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks,
   rt::DevicePtr keysA = at(0), keysB = at(keyBytes), valsTmp = at(2 * keyBytes);
   rt::DevicePtr hist = at(3 * keyBytes);
   rt::DevicePtr histScan = at(3 * keyBytes + cdiv(4 * 16 * programs, 16) * 16);
-  // A stable sort of (count, block) by count, as the rows' sort (the first
-  // pass takes the positions as values); the passes alternate buffers so
-  // that the last one writes blk_order.
-  int passes = blockSortPasses(v);
-  rt::DevicePtr keysFrom = counts, keysTo = keysA;
-  rt::DevicePtr valsFrom = valsTmp, valsTo = blkOrder;
-  if (passes % 2 == 0)
-    std::swap(valsFrom, valsTo);
-  for (int pass = 0; pass < passes; ++pass) {
-    TRY(engine_->launch("radix_histogram", digitsCall(blocks, pass),
-                        {{"keys_ptr", keysFrom}, {"hist_ptr", hist}}, stream));
-    TRY(engine_->launch("exclusive_scan", scanCall(16 * programs),
-                        {{"in_ptr", hist}, {"out_ptr", histScan}}, stream));
-    TRY(engine_->launch("radix_scatter", scatterCall(blocks, pass),
-                        {{"keys_in_ptr", keysFrom},
-                         {"vals_in_ptr", valsFrom},
-                         {"keys_out_ptr", keysTo},
-                         {"vals_out_ptr", valsTo},
-                         {"hist_scan_ptr", histScan}},
-                        stream));
-    keysFrom = keysTo;
-    keysTo = keysTo.address == keysA.address ? keysB : keysA;
-    std::swap(valsFrom, valsTo);
-  }
-  return Status::success();
+  // A stable sort of (count, block) by count; counts is read, not written.
+  return radixSort(*engine_, counts, blocks, blockSortPasses(v), blkOrder,
+                   RadixScratch{keysA, keysB, valsTmp, hist, histScan},
+                   stream);
 }
 
 int64_t SparseTensor::blockSortScratchBytes(int64_t blocks) {

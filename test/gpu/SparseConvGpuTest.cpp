@@ -218,8 +218,13 @@ TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
   expectMapsMatch(sparse::denseScene(9), 5, 1, 128);
   expectMapsMatch(sparse::shellScene(40), 3, 2, 64);
   expectMapsMatch(sparse::uniformScene(1, 8, 1, 1), 3, 1, 64);
-  // Enough voxels for several radix-sort programs.
+  // The block sort in one pass (V = 1) and in three (V = 343).
+  expectMapsMatch(sparse::denseScene(9), 1, 1, 64);
+  expectMapsMatch(sparse::denseScene(9), 7, 1, 64);
+  // Enough voxels for several radix-sort programs, and enough 64-row blocks
+  // (1728) for two in the block sort.
   expectMapsMatch(sparse::shellScene(96), 3, 1, 64);
+  expectMapsMatch(sparse::denseScene(48), 3, 1, 64);
 }
 
 TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {

@@ -106,7 +106,9 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   }
   maps.blkOrder.resize(blocks);
   std::iota(maps.blkOrder.begin(), maps.blkOrder.end(), 0);
-  auto count = [&](int32_t b) { return maps.blkStart[b + 1] - maps.blkStart[b]; };
+  auto count = [&](int32_t b) {
+    return maps.blkStart[b + 1] - maps.blkStart[b];
+  };
   std::stable_sort(maps.blkOrder.begin(), maps.blkOrder.end(),
                    [&](int32_t a, int32_t b) { return count(a) < count(b); });
   return maps;

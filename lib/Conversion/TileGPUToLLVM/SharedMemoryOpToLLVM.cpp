@@ -167,9 +167,10 @@ struct ConvertLayoutOpConversion
     SmallVector<Type> types;
     if (failed(getTypeConverter()->convertType(dstType, types)))
       return failure();
-    // The scratch's padded rows are the ones its size was allocated for.
-    ConversionScratch scratch =
-        getConversionScratch(src, dst, storageBytes(types.front()));
+    // The scratch's padded rows are the ones its size was allocated for
+    // (getSharedMemoryBytes: the same layouts and element type).
+    ConversionScratch scratch = getConversionScratch(
+        src, dst, getSharedStorageBytes(dstType.getElementType()));
     rewriter.replaceOpWithMultiple(
         op, {roundTrip(rewriter, op, srcRegs, src, scratch.strides, dst,
                        scratch.strides, types.front())});

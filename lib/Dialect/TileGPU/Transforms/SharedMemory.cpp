@@ -17,9 +17,7 @@ using namespace mlir;
 using namespace tilec;
 using namespace tilec::tilegpu;
 
-/// Bytes of one element in shared memory, stored as getSharedStorageType
-/// says: i1 as i8, pointers as i64.
-static int64_t getSharedStorageBytes(Type element) {
+int64_t tilec::getSharedStorageBytes(Type element) {
   if (isa<tile::PointerType>(element))
     return 8;
   return std::max(8u, element.getIntOrFloatBitWidth()) / 8;
@@ -214,8 +212,9 @@ ConversionScratch tilec::getConversionScratch(const LinearLayout &src,
     return stores.countWavefronts(scratch.strides, scratch.storeVector) +
            loads.countWavefronts(scratch.strides, scratch.loadVector);
   };
-  // Padding cannot widen the unpadded rows' vectors: their conflict-free
-  // count is the least any pad can reach.
+  // Rows are powers of two (tile shapes), whose unpadded strides align every
+  // vector a pad could: the unpadded vectors' conflict-free count is the
+  // least any pad can reach (a miss here would only cost the search).
   int64_t leastCost = stores.countConflictFreeWavefronts(best.storeVector) +
                       loads.countConflictFreeWavefronts(best.loadVector);
   // Pads are tried from the smallest (one that misaligns a vector costs its
@@ -257,7 +256,8 @@ int64_t tilec::getSharedMemoryBytes(Operation *op) {
   int64_t elementBytes = getSharedStorageBytes(dst.getElementType());
   if (!isa<ConvertLayoutOp>(op))
     return dst.getNumElements() * elementBytes;
-  LinearLayout srcLayout = getLinearLayout(src), dstLayout = getLinearLayout(dst);
+  LinearLayout srcLayout = getLinearLayout(src);
+  LinearLayout dstLayout = getLinearLayout(dst);
   if (succeeded(mapRegisters(
           srcLayout, dstLayout,
           [](const LinearLayout::Basis &coords) { return coords; })))

@@ -21,6 +21,10 @@
 
 namespace tilec {
 
+/// Bytes of one element of a tile of `element` in shared memory, stored as
+/// getSharedStorageType says: i1 as i8, pointers as i64.
+int64_t getSharedStorageBytes(mlir::Type element);
+
 /// How many consecutive registers of `layout` sit at consecutive, aligned
 /// shared-memory elements (at most 16 bytes) when element `coords` sits at
 /// sum(coords[d] * strides[d]): every group of that many registers is then

@@ -128,10 +128,13 @@ llvm::Expected<CubinInfo> tilec::parsePtxasInfo(llvm::StringRef log,
     // serialized due to ... in the function 'name'": noted before the
     // function's own block.
     if (line.contains("wgmma.mma_async instructions are serialized")) {
-      size_t at = line.rfind("in the function '");
+      constexpr llvm::StringLiteral kFunction = "in the function '";
+      size_t at = line.rfind(kFunction);
       if (at != llvm::StringRef::npos) {
-        llvm::StringRef name = line.drop_front(at + 17).take_until(
-            [](char c) { return c == '\''; });
+        llvm::StringRef name =
+            line.drop_front(at + kFunction.size()).take_until([](char c) {
+              return c == '\'';
+            });
         lookup(name).info.wgmmaSerialized = 1;
       }
       continue;

@@ -150,6 +150,26 @@ Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
   return Status::success();
 }
 
+// Where the block sort's buffers sit in its scratch (two key buffers, the
+// values between passes, the radix counts and their scan, each at a 16-byte
+// boundary), and the scratch's size.
+struct BlockSortLayout {
+  int64_t keysA, keysB, values, hist, histScan, bytes;
+};
+BlockSortLayout getBlockSortLayout(int64_t blocks) {
+  auto aligned = [](int64_t bytes) { return cdiv(bytes, 16) * 16; };
+  int64_t programs = cdiv(blocks, kRadixPerProgram);
+  int64_t keyBytes = aligned(4 * blocks);
+  BlockSortLayout layout;
+  layout.keysA = 0;
+  layout.keysB = keyBytes;
+  layout.values = 2 * keyBytes;
+  layout.hist = 3 * keyBytes;
+  layout.histScan = layout.hist + aligned(4 * 16 * programs);
+  layout.bytes = layout.histScan + 4 * (16 * programs + 1);
+  return layout;
+}
+
 // The precompile list's calls of radixSort over `n` keys.
 void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
                       int64_t n, int passes) {
@@ -458,7 +478,7 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   TRY_ASSIGN(blkStart, allocate(context, countsOffset + 4 * blocks));
   TRY_ASSIGN(blkOff, allocate(context, 4 * std::max<int64_t>(blocks * v, 1)));
   TRY_ASSIGN(blkOrder, allocate(context, 4 * blocks));
-  TRY_ASSIGN(scratch, allocate(context, blockSortScratchBytes(blocks)));
+  TRY_ASSIGN(scratch, allocate(context, getBlockSortLayout(blocks).bytes));
   if (n == 0) {
     TRY(blkStart.memset32(0));
   } else {
@@ -486,26 +506,16 @@ Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks,
                                 int64_t v, rt::DevicePtr blkOrder,
                                 const rt::DeviceBuffer &scratch,
                                 CUstream stream) {
-  // The scratch: two key buffers, the values between passes, the radix
-  // counts and their scan, each at a 16-byte boundary.
-  int64_t programs = cdiv(blocks, kRadixPerProgram);
-  int64_t keyBytes = cdiv(4 * blocks, 16) * 16;
+  BlockSortLayout layout = getBlockSortLayout(blocks);
   auto at = [&](int64_t offset) {
     return rt::DevicePtr{scratch.address() + offset};
   };
-  rt::DevicePtr keysA = at(0), keysB = at(keyBytes), valsTmp = at(2 * keyBytes);
-  rt::DevicePtr hist = at(3 * keyBytes);
-  rt::DevicePtr histScan = at(3 * keyBytes + cdiv(4 * 16 * programs, 16) * 16);
   // A stable sort of (count, block) by count; counts is read, not written.
   return radixSort(*engine_, counts, blocks, blockSortPasses(v), blkOrder,
-                   RadixScratch{keysA, keysB, valsTmp, hist, histScan},
+                   RadixScratch{at(layout.keysA), at(layout.keysB),
+                                at(layout.values), at(layout.hist),
+                                at(layout.histScan)},
                    stream);
-}
-
-int64_t SparseTensor::blockSortScratchBytes(int64_t blocks) {
-  int64_t programs = cdiv(blocks, kRadixPerProgram);
-  return 3 * cdiv(4 * blocks, 16) * 16 + cdiv(4 * 16 * programs, 16) * 16 +
-         4 * (16 * programs + 1);
 }
 
 #undef TRY

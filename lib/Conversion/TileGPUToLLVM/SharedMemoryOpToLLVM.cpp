@@ -27,14 +27,6 @@ using namespace tilec::lowering;
 
 namespace {
 
-/// Element strides of a row-major tensor of `shape`.
-SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> strides(shape.size(), 1);
-  for (int dim = static_cast<int>(shape.size()) - 2; dim >= 0; --dim)
-    strides[dim] = strides[dim + 1] * shape[dim + 1];
-  return strides;
-}
-
 unsigned storageBytes(Type type) {
   return getSharedStorageType(type).getIntOrFloatBitWidth() / 8;
 }
@@ -191,8 +183,10 @@ struct ShapeOpConversion : OpConversionPattern<SourceOp> {
     auto dstType = cast<RankedTensorType>(op.getType());
     // Both sides address the result's row-major order: reshape keeps the
     // element order, trans reads source dim order[i] as result dim i.
-    SmallVector<int64_t> dstStrides = rowMajorStrides(dstType.getShape());
-    SmallVector<int64_t> srcStrides = rowMajorStrides(srcType.getShape());
+    SmallVector<int64_t, 4> dstStrides =
+        getRowMajorStrides(dstType.getShape());
+    SmallVector<int64_t, 4> srcStrides =
+        getRowMajorStrides(srcType.getShape());
     if constexpr (std::is_same_v<SourceOp, tile::TransOp>)
       for (auto [resultDim, srcDim] : llvm::enumerate(op.getOrder()))
         srcStrides[srcDim] = dstStrides[resultDim];

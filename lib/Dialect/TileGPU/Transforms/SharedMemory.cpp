@@ -83,6 +83,16 @@ static int64_t getScanSharedBytes(tile::ScanOp scan) {
          getSharedStorageBytes(src.getElementType());
 }
 
+SmallVector<int64_t, 4> tilec::getRowMajorStrides(ArrayRef<int64_t> shape,
+                                                  int64_t rowPad) {
+  int rank = static_cast<int>(shape.size());
+  SmallVector<int64_t, 4> strides(rank, 1);
+  for (int dim = rank - 2; dim >= 0; --dim)
+    strides[dim] =
+        strides[dim + 1] * shape[dim + 1] + (dim == rank - 2 ? rowPad : 0);
+  return strides;
+}
+
 static int64_t getSharedOffset(const LinearLayout::Basis &coords,
                                ArrayRef<int64_t> strides) {
   int64_t offset = 0;
@@ -193,10 +203,7 @@ ConversionScratch tilec::getConversionScratch(const LinearLayout &src,
   unsigned rank = shape.size();
   auto withPadding = [&](int64_t pad) {
     ConversionScratch scratch;
-    scratch.strides.assign(rank, 1);
-    for (int dim = static_cast<int>(rank) - 2; dim >= 0; --dim)
-      scratch.strides[dim] = scratch.strides[dim + 1] * shape[dim + 1] +
-                             (dim == static_cast<int>(rank) - 2 ? pad : 0);
+    scratch.strides = getRowMajorStrides(shape, pad);
     scratch.elements = rank ? shape[0] * scratch.strides[0] : 1;
     scratch.storeVector =
         getSharedVectorWidth(src, scratch.strides, elementBytes);

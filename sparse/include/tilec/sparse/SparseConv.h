@@ -145,11 +145,10 @@ private:
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                   int64_t blockRows, CUstream stream);
   /// Queues the stable radix sort of the row blocks by their `counts` of
-  /// offsets into `blkOrder`, in `scratch` (blockSortScratchBytes).
+  /// offsets into `blkOrder`, in `scratch` (getBlockSortLayout's bytes).
   Status sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
                     rt::DevicePtr blkOrder, const rt::DeviceBuffer &scratch,
                     CUstream stream);
-  static int64_t blockSortScratchBytes(int64_t blocks);
 
   SparseEngine *engine_;
   rt::DevicePtr coords_;

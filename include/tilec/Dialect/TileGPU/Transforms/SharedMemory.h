@@ -25,6 +25,12 @@ namespace tilec {
 /// getSharedStorageType says: i1 as i8, pointers as i64.
 int64_t getSharedStorageBytes(mlir::Type element);
 
+/// Element strides of a row-major tensor of `shape` whose innermost rows are
+/// `rowPad` elements longer than the shape's (scratch rows padded against
+/// bank conflicts; 0: dense).
+llvm::SmallVector<int64_t, 4> getRowMajorStrides(llvm::ArrayRef<int64_t> shape,
+                                                 int64_t rowPad = 0);
+
 /// How many consecutive registers of `layout` sit at consecutive, aligned
 /// shared-memory elements (at most 16 bytes) when element `coords` sits at
 /// sum(coords[d] * strides[d]): every group of that many registers is then

@@ -959,6 +959,10 @@ Tensor KernelBuilder::atomicCas(Tensor ptrs, Operand cmp, Operand val,
       mask ? mask.getValue() : Value(), sem, scope));
 }
 
+void KernelBuilder::barrier(unsigned line) {
+  tile::BarrierOp::create(opBuilder, sourceLineLoc(line));
+}
+
 //===----------------------------------------------------------------------===//
 // Compute
 //===----------------------------------------------------------------------===//

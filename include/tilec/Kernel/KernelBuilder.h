@@ -279,6 +279,12 @@ public:
                    tile::MemSemantic sem = tile::MemSemantic::AcqRel,
                    tile::MemSyncScope scope = tile::MemSyncScope::GPU);
 
+  /// tl.debug_barrier(): the program's threads wait for each other; memory
+  /// operations before it are ordered before those after it. Needed where a
+  /// scalar atomic (performed by one thread) is to publish the whole
+  /// program's earlier stores.
+  void barrier(unsigned line = __builtin_LINE());
+
   //===--------------------------------------------------------------------===//
   // Compute
   //===--------------------------------------------------------------------===//

@@ -218,6 +218,18 @@ struct ExpandDimsOpConversion : OpConversionPattern<tile::ExpandDimsOp> {
 /// reduce(axis) yields the slice of its operand's layout; consumers expect
 /// the default layout, so the result is converted (remove-layout-conversions
 /// drops the pair when the next op is an expand_dims).
+/// The program's barrier is the CTA's: `bar.sync`, which also orders the
+/// threads' global memory operations at CTA scope.
+struct BarrierOpConversion : OpConversionPattern<tile::BarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::BarrierOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<BarrierOp>(op);
+    return success();
+  }
+};
+
 struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -569,6 +581,7 @@ struct ConvertTileToTileGPUPass
     conversionTarget.addDynamicallyLegalDialect<
         tile::TileDialect, arith::ArithDialect, math::MathDialect>(isLegal);
     conversionTarget.addLegalDialect<TileGPUDialect>();
+    conversionTarget.addIllegalOp<tile::BarrierOp>();
     conversionTarget.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
       return converter.isSignatureLegal(op.getFunctionType());
     });
@@ -577,7 +590,8 @@ struct ConvertTileToTileGPUPass
     RewritePatternSet patterns(context);
     patterns.add<GenericOpConversion>(converter, context);
     patterns.add<ConstantOpConversion, BroadcastOpConversion,
-                 ExpandDimsOpConversion, ReduceOpConversion>(converter, context,
+                 ExpandDimsOpConversion, ReduceOpConversion,
+                 BarrierOpConversion>(converter, context,
                                                              /*benefit=*/2);
     unsigned computeCapability = 0;
     (void)StringRef(target)

@@ -32,3 +32,18 @@ func.func @scan(%x: tensor<1024x16xi32>) -> tensor<1024x16xi32> {
   %1 = tile.scan max %0 {axis = 1 : i32, reverse = true} : tensor<1024x16xi32>
   return %1 : tensor<1024x16xi32>
 }
+
+// -----
+
+// The program's barrier is the CTA's, where it was.
+// CHECK-LABEL: func.func @barrier
+// CHECK: tile.store
+// CHECK-NEXT: tilegpu.barrier
+// CHECK-NEXT: tile.atomic_rmw add, %arg2, %arg3 : !tile.ptr<i32>
+// CHECK-NOT: tile.barrier
+func.func @barrier(%p: tensor<64x!tile.ptr<f32>>, %v: tensor<64xf32>, %c: !tile.ptr<i32>, %one: i32) {
+  tile.store %p, %v : tensor<64x!tile.ptr<f32>>
+  tile.barrier
+  %0 = tile.atomic_rmw add, %c, %one : !tile.ptr<i32>
+  return
+}

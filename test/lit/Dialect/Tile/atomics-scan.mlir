@@ -41,3 +41,17 @@ func.func @scan(%a: tensor<1024xi32>, %b: tensor<16x128xf32>, %c: tensor<64x4xi6
   %2 = tile.scan xor %c {axis = 0 : i32, reverse = false} : tensor<64x4xi64>
   return
 }
+
+// -----
+
+// A barrier between a program's stores and the atomic that publishes them.
+// CHECK-LABEL: func.func @barrier
+// CHECK: tile.store
+// CHECK-NEXT: tile.barrier
+// CHECK-NEXT: tile.atomic_rmw add
+func.func @barrier(%p: tensor<64x!tile.ptr<f32>>, %v: tensor<64xf32>, %c: !tile.ptr<i32>, %one: i32) {
+  tile.store %p, %v : tensor<64x!tile.ptr<f32>>
+  tile.barrier
+  %0 = tile.atomic_rmw add, %c, %one : !tile.ptr<i32>
+  return
+}

@@ -363,4 +363,21 @@ def Tile_AtomicCASOp : Tile_Op<"atomic_cas", [
   let hasVerifier = 1;
 }
 
+def Tile_BarrierOp : Tile_Op<"barrier", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Every thread of the program arrives before any goes on";
+  let description = [{
+    `tl.debug_barrier()`: the program's threads wait for each other, and
+    the memory operations each issued before it are ordered before those
+    any issues after it. What makes a program's earlier stores part of what
+    a following atomic with release semantics publishes to other programs
+    (the atomic of a scalar is performed by one thread):
+    ```mlir
+    tile.store %partials, %acc : tensor<128x128x!tile.ptr<f32>>
+    tile.barrier
+    %arrived = tile.atomic_rmw add, %count, %one : !tile.ptr<i32>
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // TILEC_DIALECT_TILE_IR_TILEOPS_TD

@@ -20,16 +20,26 @@
 //     the most work start first, so that the last wave is the short blocks
 //     (longest-processing-time-first list scheduling on the SMs).
 //
+// With SPLIT_K = 2 a row block's offsets are split in two halves that run as
+// two programs (launched next to each other): where all of them start at
+// once, the launch lasts about its busiest half block rather than its
+// busiest block.
+// Each writes its f32 partial sums to ws_ptr, and the second to arrive (an
+// atomic count per tile in arrivals_ptr, which it sets back to 0) adds the
+// other's partials to its own and stores the tile. Two partials added are
+// the same sum whichever arrives last (addition commutes), so the result is
+// the same bits in every run.
+//
 // The maps are built for one BLOCK_M (it is fixed by the call and part of the
 // autotune key: the maps' blocks are the kernel's blocks). One loop runs over
 // (active offset, CI chunk) pairs, so that the pipeliner overlaps the gathers
 // of the next offsets with the math of this one.
 //
-// Grid: cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M) programs, the row blocks in
-// blk_order's order, reversed, and the column tiles of a row block
-// adjacent, so that they run together and the second gathers its rows of X
-// from L2 rather than from memory (X does not fit in L2 at the sizes that
-// matter; W does).
+// Grid: SPLIT_K * cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M) programs, the row
+// blocks in blk_order's order, reversed, and the column tiles of a row block
+// (of a half, with SPLIT_K) adjacent, so that they run together and the
+// second gathers its rows of X from L2 rather than from memory (X does not
+// fit in L2 at the sizes that matter; W does).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,19 +56,28 @@ static void buildSparseConv(KernelBuilder &kb) {
   int64_t blockK = kb.param("BLOCK_K");
   bool hasBias = kb.param("HAS_BIAS");
   bool skipRowGroups = kb.param("SKIP_ROW_GROUPS");
+  int64_t splitK = kb.param("SPLIT_K");
   mlir::Type dtype = kb.dtype("DTYPE");
   Tensor x = kb.arg("x_ptr"), w = kb.arg("w_ptr"), bias = kb.arg("bias_ptr");
   Tensor y = kb.arg("y_ptr"), nbt = kb.arg("nbt_ptr");
   Tensor order = kb.arg("order_ptr"), blkStart = kb.arg("blk_start_ptr");
   Tensor blkOff = kb.arg("blk_off_ptr"), blkOrder = kb.arg("blk_order_ptr");
   Tensor n = kb.arg("N"), ci = kb.arg("CI"), co = kb.arg("CO");
+  Tensor ws = kb.arg("ws_ptr"), arrivals = kb.arg("arrivals_ptr");
   Tensor v = kb.arg("V");
   Tensor strideX = kb.arg("stride_x"), strideY = kb.arg("stride_y");
 
   Tensor pid = kb.let("pid", kb.programId(0));
   Tensor tilesN = kb.let("tiles_n", kb.cdiv(co, blockN));
-  Tensor launched = kb.let("launched", pid / tilesN);
-  Tensor pidN = kb.let("pid_n", pid - launched * tilesN);
+  // Program pid is column tile pid_n of half `split` of the launched-th row
+  // block to start.
+  Tensor launched = kb.let("launched", pid / (tilesN * splitK));
+  Tensor pidN = kb.let("pid_n", pid - launched * (tilesN * splitK));
+  Tensor split;
+  if (splitK > 1) {
+    split = kb.let("split", pidN / tilesN);
+    pidN = kb.let("pid_n", pidN - split * tilesN);
+  }
   Tensor blocks = kb.let("blocks", kb.cdiv(n, blockM));
   Tensor pidM =
       kb.let("pid_m", kb.load(blkOrder + (blocks - 1 - launched)));
@@ -74,6 +93,12 @@ static void buildSparseConv(KernelBuilder &kb) {
   // This block's active offsets, and the steps over (offset, CI chunk).
   Tensor first = kb.let("first", kb.load(blkStart + pidM));
   Tensor last = kb.let("last", kb.load(blkStart + pidM + 1));
+  if (splitK > 1) {
+    // The first half takes the odd offset out.
+    Tensor half = kb.let("half", (last - first + 1) / 2);
+    first = kb.let("first", first + split * half);
+    last = kb.let("last", kb.minimum(first + half, last));
+  }
   Tensor chunks = kb.let("chunks", kb.cdiv(ci, blockK));
   Tensor steps = kb.let("steps", (last - first) * chunks);
   // W[co, v, c] read as B[k, co] = W[co, v, c0 + k]: K-major.
@@ -112,6 +137,27 @@ static void buildSparseConv(KernelBuilder &kb) {
   };
   Tensors loop = kb.let("loop", kb.forRange(0, steps, 1, {acc0}, step));
   Tensor acc = loop[0];
+  Tensor storeMask = kb.let("store_mask", kb.expandDims(inRange, 1) & colMask);
+  if (splitK > 1) {
+    // ws[split][row][co]: this half's partial sums, published by the
+    // atomic after every thread's stores (the barrier).
+    Tensor wsRows = kb.let("ws_rows", blocks * blockM);
+    Tensor rowCol = kb.let("row_col", kb.expandDims(rows, 1) * co + cols);
+    kb.store(ws + split * wsRows * co + rowCol, acc, colMask);
+    kb.barrier();
+    Tensor tile = kb.let("tile", pidM * tilesN + pidN);
+    Tensor arrived = kb.let(
+        "arrived", kb.atomicRmw(tile::AtomicRMWKind::Add, arrivals + tile, 1));
+    Tensor isLast = kb.let("is_last", arrived == splitK - 1);
+    // The other half's partials, from L2 (.cg): this SM's L1 may hold none
+    // of them, but nothing would keep it from holding stale ones.
+    Tensor other = kb.let(
+        "other", kb.load(ws + (1 - split) * wsRows * co + rowCol,
+                         colMask & isLast, 0.0, tile::CacheModifier::CG));
+    acc = kb.let("acc", acc + other);
+    kb.store(arrivals + tile, 0, isLast);
+    storeMask = kb.let("store_mask", storeMask & isLast);
+  }
   if (hasBias)
     acc = kb.let(
         "acc", acc + kb.cast(kb.load(bias + cols, colMask, 0.0), kb.f32Type()));
@@ -120,7 +166,7 @@ static void buildSparseConv(KernelBuilder &kb) {
   Tensor out = kb.let("out", kb.cast(acc, dtype));
   Tensor voxel = kb.let("voxel", kb.load(order + rows, inRange, 0));
   Tensor yPtrs = kb.let("y_ptrs", y + kb.expandDims(voxel, 1) * strideY + cols);
-  kb.store(yPtrs, out, kb.expandDims(inRange, 1) & colMask);
+  kb.store(yPtrs, out, storeMask);
 }
 
 TILEC_KERNEL(sparse_conv_fwd) {
@@ -141,6 +187,7 @@ TILEC_KERNEL(sparse_conv_fwd) {
                      .atLeast(0)
                      .atMost(1)
                      .byDefault(0))
+          .param(MetaParameter("SPLIT_K").atLeast(1).atMost(2).byDefault(1))
           .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
           .typeParam(
               TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))
@@ -153,6 +200,12 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .arg(pointer("blk_start_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
           .arg(pointer("blk_order_ptr", "i32").divisibility(16))
+          // SPLIT_K = 2: the halves' partial sums, 2 * cdiv(N, BLOCK_M) *
+          // BLOCK_M * CO f32, and an arrival count per tile,
+          // cdiv(N, BLOCK_M) * cdiv(CO, BLOCK_N) i32, zero before the call
+          // and after it. Unread with SPLIT_K = 1.
+          .arg(pointer("ws_ptr", "f32").divisibility(16))
+          .arg(pointer("arrivals_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32"))
           .arg(scalar("CI", "i32"))
           .arg(scalar("CO", "i32"))
@@ -175,6 +228,16 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .candidate("BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=4")
           .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")
+          // Row blocks in halves, for launches under one wave (below): on
+          // the H200, 3000 voxels, C = 256, 128-row blocks: 44.2 against
+          // 67.4 us (the first); C = 128: 28.2 against 37.8; C = 64 with
+          // 64-row blocks: 15.0 against 19.4 (the third).
+          .candidate("BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3,"
+                     "SPLIT_K=2")
+          .candidate("BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4,"
+                     "SPLIT_K=2")
+          .candidate("BLOCK_N=64,BLOCK_K=64,num_warps=4,num_stages=3,"
+                     "SPLIT_K=2")
           // Tiles past twice the channels compute mostly masked columns or
           // K steps: not worth compiling (CO = 32 keeps BLOCK_N 32 and 64;
           // a few channels keep K steps of 16 and 32, so that wide column
@@ -183,6 +246,16 @@ TILEC_KERNEL(sparse_conv_fwd) {
                        "a wider column tile is mostly masked columns")
           .pruneUnless("BLOCK_K <= max(32, 2 * CI)",
                        "a deeper K step is mostly masked channels")
+          // Halves pay where twice the tiles still start at once on the
+          // H200's 132 SMs: the launch then lasts about its busiest half
+          // block instead of its busiest block. Where there are more, the
+          // busiest-first order already keeps the SMs even and the halves'
+          // second epilogue and partials only cost (the res-64 shell, C =
+          // 256: 119 blocks in 238 tiles, 128.7 against 101.3 us; 6000
+          // voxels: 70.4 against 67.9).
+          .pruneUnless("(SPLIT_K - 1) * cdiv(N, BLOCK_M) * cdiv(CO, BLOCK_N) "
+                       "<= 66",
+                       "halves pay only where twice the tiles start at once")
           .key("LOG2_N", "ceil(log2(N))")
           .key("CI")
           .key("CO")
@@ -197,7 +270,10 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // Blocks run in blk_order's order: winners timed in plain order
           // do not match these keys.
           .key("BLOCK_ORDER", "1")
-          .grid({"cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
+          // Winners tuned before the split candidates existed do not match
+          // these keys.
+          .key("SPLIT_CANDIDATES", "1")
+          .grid({"SPLIT_K * cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
           // offsets stay below (N - 1) * stride_x + CI.
           .require("(N - 1) * stride_x + CI < 2147483648",
@@ -206,6 +282,9 @@ TILEC_KERNEL(sparse_conv_fwd) {
                    "Y's element offsets are 32-bit")
           .require("CO * V * CI < 2147483648", "W's element offsets are 32-bit")
           .require("V * N < 2147483648", "the map's offsets are 32-bit")
+          .require("(SPLIT_K - 1) * 2 * cdiv(N, BLOCK_M) * BLOCK_M * CO < "
+                   "2147483648",
+                   "the partial sums' offsets are 32-bit")
           .require("SKIP_ROW_GROUPS * BLOCK_M <= 1024",
                    "an offset list entry holds 16 row groups")
           // The pipelined loop divides its step by cdiv(CI, BLOCK_K) ahead

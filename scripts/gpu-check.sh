@@ -21,6 +21,10 @@ fi
 export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 failures=0
 table=()
+# What tells runs of one kernel and sizes apart in names: " bf16", " SPLIT_K=2".
+variant() {
+  grep -oE '(DTYPE|SPLIT_K)=[a-z0-9]*' <<< "$1" | sed -e 's/^DTYPE=//' -e 's/^/ /' | tr -d '\n' || true
+}
 record() { # name status detail
   table+=("$(printf '%-58s %-5s %s' "$1" "$2" "$3")")
   [[ $2 == ok ]] || failures=$((failures + 1))
@@ -53,6 +57,7 @@ runs=(
   "gather_matmul BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32 M=203,N=176,K=208,R=301"
   "sparse_conv_fwd BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_stages=3 N=15192,CI=64,CO=64,V=27"
   "sparse_conv_fwd BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,num_stages=3 N=777,CI=3,CO=17,V=27"
+  "sparse_conv_fwd BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,SPLIT_K=2,num_stages=3 N=777,CI=3,CO=17,V=27"
   "voxel_hash_insert num_warps=4 N=777,LOG2_T=11"
   "voxel_neighbours VP=128,BLOCK=16,num_warps=4 N=777,LOG2_T=11,KS=5,DIL=2"
   "radix_scatter FIRST=1,num_warps=4 N=777,SHIFT=28"
@@ -60,7 +65,7 @@ runs=(
 )
 for run in "${runs[@]}"; do
   read -r kernel config sizes <<< "$run"
-  dtype=$(grep -o 'DTYPE=[a-z0-9]*' <<< "$config" | sed 's/DTYPE=/ /' || true)
+  dtype=$(variant "$config")
   log="$logs/run-$kernel-${sizes//[,=]/_}${dtype// /_}.log"
   if "$bin/tilec" run --kernel "$kernel" --config "$config" --sizes "$sizes" > "$log" 2>&1; then
     record "run $kernel $sizes$dtype" ok "$(tail -1 "$log" | sed 's/^ *//' | cut -c1-90)"
@@ -86,7 +91,7 @@ if command -v compute-sanitizer > /dev/null; then
       work=$((work * value))
     done
     (( work <= 1 << 30 )) || continue
-    dtype=$(grep -o 'DTYPE=[a-z0-9]*' <<< "$config" | sed 's/DTYPE=/ /' || true)
+    dtype=$(variant "$config")
     log="$logs/memcheck-$kernel${dtype// /_}.log"
     if compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/tilec" run \
         --kernel "$kernel" --config "$config" --sizes "$sizes" --reps 0 > "$log" 2>&1; then
@@ -105,12 +110,13 @@ if command -v compute-sanitizer > /dev/null; then
   for run in "${runs[@]}"; do
     read -r kernel config sizes <<< "$run"
     [[ $kernel =~ ^(sparse_conv_fwd|voxel_|radix_|block_offsets) && $sizes == N=777* ]] || continue
-    log="$logs/racecheck-$kernel.log"
+    dtype=$(variant "$config")
+    log="$logs/racecheck-$kernel${dtype// /_}.log"
     if compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/tilec" run \
         --kernel "$kernel" --config "$config" --sizes "$sizes" --reps 0 > "$log" 2>&1; then
-      record "racecheck $kernel $sizes" ok "$(grep -o 'RACECHECK SUMMARY: [0-9]* hazard[s]*' "$log" | head -1)"
+      record "racecheck $kernel $sizes$dtype" ok "$(grep -o 'RACECHECK SUMMARY: [0-9]* hazard[s]*' "$log" | head -1)"
     else
-      record "racecheck $kernel $sizes" FAIL "$(grep -o 'RACECHECK SUMMARY.*' "$log" | head -1 || tail -1 "$log")"
+      record "racecheck $kernel $sizes$dtype" FAIL "$(grep -o 'RACECHECK SUMMARY.*' "$log" | head -1 || tail -1 "$log")"
     fi
   done
   log="$logs/memcheck-SparseConvGpuTest.log"

@@ -106,6 +106,14 @@ Status DeviceBuffer::memset8(uint8_t value) {
                         "cuMemsetD8");
 }
 
+Status DeviceBuffer::memset8Async(uint8_t value, CUstream stream) {
+  if (bytes_ == 0)
+    return Status::success();
+  return driver_->check(
+      driver_->api().cuMemsetD8Async(address_, value, bytes_, stream),
+      "cuMemsetD8Async");
+}
+
 Status DeviceBuffer::memset32(uint32_t value) {
   if (bytes_ % 4 != 0)
     return Status::error("memset32: buffer of " + std::to_string(bytes_) +

@@ -43,8 +43,8 @@ import spconv_reference as oracle  # noqa: E402
 from cuda_timing import poison_allocator, wall_ms  # noqa: E402
 
 # The anchors' rows (shared/anchors.md, in its order), the LiDAR-like street,
-# then the rest of the f16 shell grid: a run cut short by --budget-s loses
-# the last ones first.
+# then the rest of the f16 shell grid, then small inputs: a run cut short by
+# --budget-s loses the last ones first.
 ANCHOR_ROWS = ["shell64/32/f16", "shell64/256/f16", "shell128/64/f16",
                "shell128/128/f16", "shell128/256/f16", "shell256/32/f16",
                "shell256/128/f16", "shell256/256/f16", "shell256/128/f32",
@@ -52,6 +52,9 @@ ANCHOR_ROWS = ["shell64/32/f16", "shell64/256/f16", "shell128/64/f16",
 LIDAR_ROWS = ["lidar/32/f16", "lidar/64/f16", "lidar/128/f16"]
 GRID_ROWS = ["shell64/64/f16", "shell64/128/f16", "shell128/32/f16",
              "shell256/64/f16"]
+# Small inputs (a res-32 shell, about 3,900 voxels): launches of fewer
+# programs than SMs, where the convolution's row blocks run in halves.
+SMALL_ROWS = ["shell32/128/f16", "shell32/256/f16"]
 QUICK_ROWS = ["shell64/32/f16", "shell128/128/f16", "shell256/128/f16",
               "uniform500k@512/64/f16", "lidar/64/f16"]
 ROW = re.compile(r"^(?P<scene>shell(?P<res>\d+)|uniform(?P<count>\d+)k@"
@@ -577,8 +580,9 @@ def main():
         sys.exit("tilec bench spconv: torch sees no GPU")
     if not os.path.exists(args.lib):
         sys.exit(f"tilec bench spconv: no {args.lib} (--lib)")
+    full = ANCHOR_ROWS + LIDAR_ROWS + GRID_ROWS + SMALL_ROWS
     names = [r for r in args.rows.split(";") if r] if args.rows else \
-        QUICK_ROWS if args.quick else ANCHOR_ROWS + LIDAR_ROWS + GRID_ROWS
+        QUICK_ROWS if args.quick else full
     try:
         specs = [parse_row(r) for r in names]
     except ValueError as error:

@@ -9,20 +9,43 @@
 #define TILEC_SPARSE_LIB_PREPAREDCONV_H
 
 #include "tilec/runtime/ArgPack.h"
+#include "tilec/runtime/DeviceBuffer.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/Module.h"
 
+#include <map>
 #include <memory>
+#include <utility>
 
 namespace tilec::sparse {
 
+struct NeighbourMaps;
+
+/// What sparse_conv_fwd with SPLIT_K = 2 writes besides y: the halves'
+/// partial sums and the tiles' arrival counts (zero before a launch and
+/// after it).
+struct SplitWorkspace {
+  rt::DeviceBuffer partials, arrivals;
+};
+
 struct PreparedConv {
+  PreparedConv(std::shared_ptr<const rt::Kernel> kernel, rt::Dim3 grid,
+               rt::ArgPack pack)
+      : kernel(std::move(kernel)), grid(grid), pack(std::move(pack)) {}
+
   std::shared_ptr<const rt::Kernel> kernel;
   rt::Dim3 grid;
   rt::ArgPack pack;
-  // Where x, weight, bias and y go in the pack.
-  size_t x = 0, weight = 0, bias = 0, y = 0;
+  // Where x, weight, bias, y and the split workspace go in the pack.
+  size_t x = 0, weight = 0, bias = 0, y = 0, partials = 0, arrivals = 0;
   bool hasBias = false;
+  /// The winner splits its row blocks: a workspace per stream it ran on
+  /// (launches on two streams at once must not share the counts), sized by
+  /// splitWorkspace for these maps and channels.
+  bool split = false;
+  const NeighbourMaps *maps = nullptr;
+  int64_t co = 0;
+  std::map<CUstream, SplitWorkspace> workspaces;
 };
 
 } // namespace tilec::sparse

@@ -25,19 +25,70 @@ namespace {
 
 constexpr const char *kConvKernel = "sparse_conv_fwd";
 
-// The kernel's pointer arguments for one call over `maps`.
+// The kernel's pointer arguments for one call over `maps`, with the split
+// workspace when there is one.
 std::map<std::string, rt::DevicePtr>
-convPointers(const ConvArguments &arguments, const NeighbourMaps &maps) {
+convPointers(const ConvArguments &arguments, const NeighbourMaps &maps,
+             const SplitWorkspace *workspace) {
+  // Unread (no bias, SPLIT_K = 1): any aligned address will do.
+  rt::DevicePtr unread = arguments.y;
   return {{"x_ptr", arguments.x},
           {"w_ptr", arguments.weight},
-          // Unread without bias; any aligned address will do.
-          {"bias_ptr", arguments.bias.address ? arguments.bias : arguments.y},
+          {"bias_ptr", arguments.bias.address ? arguments.bias : unread},
           {"y_ptr", arguments.y},
           {"nbt_ptr", maps.map->nbt.ptr()},
           {"order_ptr", maps.map->order.ptr()},
           {"blk_start_ptr", maps.blkStart.ptr()},
           {"blk_off_ptr", maps.blkOff.ptr()},
-          {"blk_order_ptr", maps.blkOrder.ptr()}};
+          {"blk_order_ptr", maps.blkOrder.ptr()},
+          {"ws_ptr", workspace ? workspace->partials.ptr() : unread},
+          {"arrivals_ptr", workspace ? workspace->arrivals.ptr() : unread}};
+}
+
+bool splitsRowBlocks(const Config &config) {
+  auto split = config.params.find("SPLIT_K");
+  return split != config.params.end() && split->second > 1;
+}
+
+// Whether the tuner may try a config that splits row blocks for `call`:
+// one of the kernel's candidates that does survives its pruning.
+Result<bool> maySplit(const KernelDescription &description, const Call &call) {
+  for (const Config &candidate : description.getConfigs()) {
+    if (!splitsRowBlocks(candidate))
+      continue;
+    Result<Config> config = description.configForCall(candidate, call);
+    if (!config)
+      continue; // the tuner reports it
+    Result<std::optional<std::string>> pruned =
+        description.pruneReason(*config, call);
+    if (!pruned)
+      return pruned.status();
+    if (!*pruned)
+      return true;
+  }
+  return false;
+}
+
+// SPLIT_K = 2's buffers for calls over `maps` with `co` output channels, at
+// the sizes sparse_conv_fwd documents for ws_ptr and arrivals_ptr (the
+// counts for its narrowest column tiles, 16 wide), the counts zeroed on
+// `stream`.
+Result<SplitWorkspace> allocateSplitWorkspace(const rt::Context &context,
+                                              const NeighbourMaps &maps,
+                                              int64_t co, CUstream stream) {
+  int64_t rows = maps.blocks * maps.blockRows;
+  int64_t tiles = maps.blocks * ((co + 15) / 16);
+  Result<rt::DeviceBuffer> partials =
+      rt::DeviceBuffer::allocate(context, size_t(2 * rows * co) * 4);
+  if (!partials)
+    return partials.status().withContext("submanifold_conv3d: partial sums");
+  Result<rt::DeviceBuffer> arrivals =
+      rt::DeviceBuffer::allocate(context, size_t(tiles) * 4);
+  if (!arrivals)
+    return arrivals.status().withContext("submanifold_conv3d: tile counts");
+  if (Status zeroed = arrivals->memset8Async(0, stream); !zeroed.ok())
+    return zeroed;
+  return SplitWorkspace{std::move(*partials), std::move(*arrivals)};
 }
 
 // Binds every argument; returns where the pointers went.
@@ -157,6 +208,7 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
     rt::TuneResult tuned;
     const NeighbourMaps *maps = nullptr;
     Call call;
+    std::optional<SplitWorkspace> workspace;
     double medianUs = std::numeric_limits<double>::infinity();
   };
   std::optional<Choice> best;
@@ -165,15 +217,27 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
         tensor.maps(arguments.kernelSize, arguments.dilation, rows, stream);
     if (!maps)
       return maps.status();
-    // Tuning launches on the benchmarker's stream: the maps must be done.
-    if (Status synced = engine.synchronize(stream); !synced.ok())
-      return synced;
     Choice choice;
     choice.maps = *maps;
     choice.call = rowBlockCall(call, rows);
+    Result<bool> split = maySplit(*description, choice.call);
+    if (!split)
+      return split.status();
+    if (*split) {
+      Result<SplitWorkspace> workspace = allocateSplitWorkspace(
+          engine.context(), **maps, arguments.co, stream);
+      if (!workspace)
+        return workspace.status();
+      choice.workspace = std::move(*workspace);
+    }
+    // Tuning launches on the benchmarker's stream: the maps (and the zeroed
+    // counts) must be done.
+    if (Status synced = engine.synchronize(stream); !synced.ok())
+      return synced;
     double flops = 2.0 * double((*maps)->map->activePairs) *
                    double(arguments.ci) * double(arguments.co);
-    auto pointers = convPointers(arguments, **maps);
+    auto pointers = convPointers(
+        arguments, **maps, choice.workspace ? &*choice.workspace : nullptr);
     rt::InputsFactory inputs =
         [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {
       return std::shared_ptr<const rt::BenchmarkInputs>(
@@ -194,11 +258,11 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
   if (!pack)
     return pack.status();
   auto slots = bindConv(*pack, *description, best->call,
-                        convPointers(arguments, *best->maps));
+                        convPointers(arguments, *best->maps, nullptr));
   if (!slots)
     return slots.status();
   auto prepared = std::make_unique<PreparedConv>(
-      PreparedConv{best->tuned.kernel, best->tuned.grid, std::move(*pack)});
+      best->tuned.kernel, best->tuned.grid, std::move(*pack));
   for (const auto &[name, index] : *slots) {
     if (name == "x_ptr")
       prepared->x = index;
@@ -208,8 +272,19 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
       prepared->bias = index;
     else if (name == "y_ptr")
       prepared->y = index;
+    else if (name == "ws_ptr")
+      prepared->partials = index;
+    else if (name == "arrivals_ptr")
+      prepared->arrivals = index;
   }
   prepared->hasBias = arguments.bias.address != 0;
+  prepared->split = splitsRowBlocks(best->tuned.config);
+  prepared->maps = best->maps;
+  prepared->co = arguments.co;
+  // The tuning's launches left the counts at zero: the call's stream (which
+  // the tuning synchronized) starts from that workspace.
+  if (prepared->split && best->workspace)
+    prepared->workspaces.emplace(stream, std::move(*best->workspace));
   return prepared;
 }
 
@@ -245,6 +320,21 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
           conv.bias, conv.hasBias ? arguments.bias : arguments.y);
       !status.ok())
     return status;
+  if (conv.split) {
+    auto workspace = conv.workspaces.find(stream);
+    if (workspace == conv.workspaces.end()) {
+      Result<SplitWorkspace> allocated = allocateSplitWorkspace(
+          engine.context(), *conv.maps, conv.co, stream);
+      if (!allocated)
+        return allocated.status();
+      workspace = conv.workspaces.emplace(stream, std::move(*allocated)).first;
+    }
+    for (auto [index, pointer] :
+         {std::pair{conv.partials, workspace->second.partials.ptr()},
+          std::pair{conv.arrivals, workspace->second.arrivals.ptr()}})
+      if (Status status = conv.pack.setPointer(index, pointer); !status.ok())
+        return status;
+  }
   return rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
 }
 

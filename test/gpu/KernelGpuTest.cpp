@@ -326,6 +326,30 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"sparse_conv_fwd",
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=3",
                 false, "N=1,CI=16,CO=16"},
+        // Row blocks in halves (SPLIT_K = 2): the halves' partials meet in
+        // the second to arrive; masked channels (3 -> 17), two column tiles
+        // with bias on two warpgroups, tf32, padded rows, and one voxel
+        // (its second half has no offset: its partials are zeros).
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,SPLIT_K=2,num_warps=4,"
+                "num_stages=3",
+                true},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=128,HAS_BIAS=1,SPLIT_K=2,"
+                "num_warps=8,num_stages=3",
+                false, "CI=128,CO=192"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "SPLIT_K=2,num_warps=4,num_stages=3",
+                false},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16,SPLIT_K=2,"
+                "num_warps=4,num_stages=3",
+                false, "stride_x=80,stride_y=100"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,SPLIT_K=2,num_warps=4,"
+                "num_stages=3",
+                false, "N=1,CI=16,CO=16"},
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",
                 false},
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",

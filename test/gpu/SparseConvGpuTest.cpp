@@ -17,6 +17,7 @@
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Pack.h"
 #include "tilec/runtime/StageCache.h"
+#include "tilec/runtime/Stream.h"
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
 
@@ -121,7 +122,8 @@ protected:
   // Runs the convolution on `cloud` and compares it with float64.
   void expectConvMatches(const sparse::VoxelCloud &cloud, int64_t ci,
                          int64_t co, int kernelSize, sparse::DType dtype,
-                         bool tf32, bool bias) {
+                         bool tf32, bool bias, CUstream stream = nullptr,
+                         CUstream repeatStream = nullptr) {
     SCOPED_TRACE("N " + std::to_string(cloud.size()) + " " +
                  std::to_string(ci) + "->" + std::to_string(co) + " KS " +
                  std::to_string(kernelSize) + " " + sparse::dtypeName(dtype) +
@@ -160,8 +162,9 @@ protected:
     arguments.dtype = dtype;
     arguments.allowTf32 = tf32;
     tilec::Status ran =
-        sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+        sparse::submanifoldConv3d(*engine, *tensor, arguments, stream);
     ASSERT_TRUE(ran.ok()) << ran.message();
+    // A blocking stream: the synchronous copy waits for it.
     ASSERT_TRUE(yd.copyToHost(y.bytes.data(), y.bytes.size()).ok());
     if (n == 0)
       return;
@@ -186,13 +189,23 @@ protected:
       }
     EXPECT_EQ(bad, 0);
 
-    // The same call again: the same bits.
+    // The same call again (on `repeatStream`): the same bits.
     std::vector<uint8_t> first = y.bytes;
     ASSERT_TRUE(yd.memset8(0xFF).ok());
-    ran = sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+    ran = sparse::submanifoldConv3d(*engine, *tensor, arguments, repeatStream);
     ASSERT_TRUE(ran.ok()) << ran.message();
     ASSERT_TRUE(yd.copyToHost(y.bytes.data(), y.bytes.size()).ok());
     EXPECT_EQ(y.bytes, first);
+  }
+
+  // An engine whose autotuner runs `pins` (TILEC_PIN_CONFIG's syntax).
+  void pinConfigs(const std::string &pins) {
+    auto pinned = rt::PinnedConfigs::parseSpec(pins);
+    ASSERT_TRUE(pinned.ok()) << pinned.message();
+    engine.reset();
+    autotuner = std::make_unique<rt::Autotuner>(*provider, *cache, *pinned);
+    engine =
+        std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
   }
 
   static rt::Context *context;
@@ -334,6 +347,23 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
   EXPECT_NE(status.message().find("no winner for sparse_conv_fwd"),
             std::string::npos)
       << status.message();
+}
+
+// Row blocks in halves: the second half to arrive adds the first's partial
+// sums, and sets the tile's count back to zero, so that a second call (and
+// one on another stream, with a workspace of its own) gives the same bits.
+TEST_F(SparseConvGpuTest, SplitRowBlocksMatchAndRepeat) {
+  using sparse::DType;
+  pinConfigs("sparse_conv_fwd=BLOCK_N=64,BLOCK_K=32,SPLIT_K=2,num_warps=4,"
+             "num_stages=3");
+  auto stream = rt::Stream::create(*context);
+  ASSERT_TRUE(stream.ok()) << stream.message();
+  expectConvMatches(sparse::shellScene(32), 64, 64, 3, DType::F16, false,
+                    true, nullptr, stream->handle());
+  expectConvMatches(sparse::shellScene(28), 48, 80, 3, DType::BF16, false,
+                    false, stream->handle(), stream->handle());
+  expectConvMatches(sparse::uniformScene(3000, 24, 1, 5), 3, 17, 3, DType::F32,
+                    true, true, stream->handle(), nullptr);
 }
 
 TEST_F(SparseConvGpuTest, EmptyInputAndSingleVoxel) {

@@ -51,6 +51,9 @@ public:
   // output before a kernel runs, so that unwritten elements are caught.
   Status memset8(uint8_t value);
   Status memset32(uint32_t value);
+  // Every byte, ordered on `stream` (a stream that does not synchronize with
+  // the legacy default stream sees it too).
+  Status memset8Async(uint8_t value, CUstream stream);
 
   CUdeviceptr address() const { return address_; }
   DevicePtr ptr() const { return DevicePtr{address_}; }

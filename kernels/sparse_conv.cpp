@@ -149,8 +149,9 @@ static void buildSparseConv(KernelBuilder &kb) {
     Tensor arrived = kb.let(
         "arrived", kb.atomicRmw(tile::AtomicRMWKind::Add, arrivals + tile, 1));
     Tensor isLast = kb.let("is_last", arrived == splitK - 1);
-    // The other half's partials, from L2 (.cg): this SM's L1 may hold none
-    // of them, but nothing would keep it from holding stale ones.
+    // The other half's partials: the acquire (its result comes to every
+    // thread through shared memory after a barrier) orders these loads
+    // after the other half's stores; .cg keeps lines read once out of L1.
     Tensor other = kb.let(
         "other", kb.load(ws + (1 - split) * wsRows * co + rowCol,
                          colMask & isLast, 0.0, tile::CacheModifier::CG));
@@ -203,7 +204,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // SPLIT_K = 2: the halves' partial sums, 2 * cdiv(N, BLOCK_M) *
           // BLOCK_M * CO f32, and an arrival count per tile,
           // cdiv(N, BLOCK_M) * cdiv(CO, BLOCK_N) i32, zero before the call
-          // and after it. Unread with SPLIT_K = 1.
+          // and after it (sparse::splitWorkspaceSize allocates for the
+          // narrowest tiles). Unread with SPLIT_K = 1.
           .arg(pointer("ws_ptr", "f32").divisibility(16))
           .arg(pointer("arrivals_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32"))
@@ -251,8 +253,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // block instead of its busiest block. Where there are more, the
           // busiest-first order already keeps the SMs even and the halves'
           // second epilogue and partials only cost (the res-64 shell, C =
-          // 256: 119 blocks in 238 tiles, 128.7 against 101.3 us; 6000
-          // voxels: 70.4 against 67.9).
+          // 256, 119 blocks: 110.7 us at best in halves against 101.3
+          // whole; 6000 voxels: 70.4 against 67.9).
           .pruneUnless("(SPLIT_K - 1) * cdiv(N, BLOCK_M) * cdiv(CO, BLOCK_N) "
                        "<= 66",
                        "halves pay only where twice the tiles start at once")
@@ -273,6 +275,10 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // Winners tuned before the split candidates existed do not match
           // these keys.
           .key("SPLIT_CANDIDATES", "1")
+          // Whether halves may run depends on the count of row blocks, which
+          // LOG2_N does not fix: small launches key on it (a winner in
+          // halves is never reused where it was pruned).
+          .key("SMALL_BLOCKS", "min(cdiv(N, BLOCK_M), 67)")
           .grid({"SPLIT_K * cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
           // offsets stay below (N - 1) * stride_x + CI.

@@ -1066,10 +1066,8 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
                                    const InputsFactory &inputs) {
   const std::string &kernel = description.getName();
   Clock::time_point start = Clock::now();
-  Result<std::vector<Candidate>> candidates = collectCandidates(
-      description,
-      options_.configs.empty() ? description.getConfigs() : options_.configs,
-      call);
+  Result<std::vector<Candidate>> candidates =
+      collectCandidates(description, configsToTry(description), call);
   if (!candidates)
     return candidates.status();
   const size_t total = candidates->size();
@@ -1137,10 +1135,8 @@ Autotuner::adoptOnlyCandidate(const KernelDescription &description,
                               const Specialization &specialization) {
   const std::string &kernel = description.getName();
   Clock::time_point start = Clock::now();
-  Result<std::vector<Candidate>> candidates = collectCandidates(
-      description,
-      options_.configs.empty() ? description.getConfigs() : options_.configs,
-      call);
+  Result<std::vector<Candidate>> candidates =
+      collectCandidates(description, configsToTry(description), call);
   if (!candidates)
     return candidates.status();
   if (candidates->size() != 1)

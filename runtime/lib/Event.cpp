@@ -7,12 +7,11 @@
 
 namespace tilec::rt {
 
-Result<Event> Event::create(const Context &context) {
+Result<Event> Event::create(const Context &context, unsigned flags) {
   const Driver &driver = context.driver();
   CUevent event = nullptr;
-  if (Status status =
-          driver.check(driver.api().cuEventCreate(&event, CU_EVENT_DEFAULT),
-                       "cuEventCreate");
+  if (Status status = driver.check(driver.api().cuEventCreate(&event, flags),
+                                   "cuEventCreate");
       !status.ok())
     return status;
   return Event(driver, event);
@@ -48,6 +47,11 @@ Status Event::record(const Stream &stream) const {
 Status Event::synchronize() const {
   return driver_->check(driver_->api().cuEventSynchronize(event_),
                         "cuEventSynchronize");
+}
+
+Status Event::makeWait(CUstream stream) const {
+  return driver_->check(driver_->api().cuStreamWaitEvent(stream, event_, 0),
+                        "cuStreamWaitEvent");
 }
 
 Result<float> Event::elapsedMs(const Event &start, const Event &stop) {

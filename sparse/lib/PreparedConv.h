@@ -10,16 +10,16 @@
 
 #include "tilec/runtime/ArgPack.h"
 #include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/Event.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/Module.h"
+#include "tilec/sparse/SparseConv.h"
 
-#include <map>
 #include <memory>
+#include <optional>
 #include <utility>
 
 namespace tilec::sparse {
-
-struct NeighbourMaps;
 
 /// What sparse_conv_fwd with SPLIT_K = 2 writes besides y: the halves'
 /// partial sums and the tiles' arrival counts (zero before a launch and
@@ -36,16 +36,18 @@ struct PreparedConv {
   std::shared_ptr<const rt::Kernel> kernel;
   rt::Dim3 grid;
   rt::ArgPack pack;
-  // Where x, weight, bias, y and the split workspace go in the pack.
+  // Where x, weight, bias, y and the split workspace go in the pack (with
+  // SPLIT_K = 1 the workspace's slots keep an address that is never read).
   size_t x = 0, weight = 0, bias = 0, y = 0, partials = 0, arrivals = 0;
   bool hasBias = false;
-  /// The winner splits its row blocks: a workspace per stream it ran on
-  /// (launches on two streams at once must not share the counts), sized by
-  /// splitWorkspace for these maps and channels.
+  /// The winner splits its row blocks: its workspace (from the tuning, else
+  /// allocated at the first call), and what orders the calls that share
+  /// it: a launch on another stream than the last one's waits for it.
   bool split = false;
-  const NeighbourMaps *maps = nullptr;
-  int64_t co = 0;
-  std::map<CUstream, SplitWorkspace> workspaces;
+  SplitWorkspaceSize splitSize;
+  std::optional<SplitWorkspace> workspace;
+  std::optional<rt::Event> lastLaunch;
+  CUstream lastStream = nullptr;
 };
 
 } // namespace tilec::sparse

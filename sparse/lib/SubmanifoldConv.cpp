@@ -50,10 +50,12 @@ bool splitsRowBlocks(const Config &config) {
   return split != config.params.end() && split->second > 1;
 }
 
-// Whether the tuner may try a config that splits row blocks for `call`:
-// one of the kernel's candidates that does survives its pruning.
-Result<bool> maySplit(const KernelDescription &description, const Call &call) {
-  for (const Config &candidate : description.getConfigs()) {
+// Whether the tuning of `call` may run a config that splits row blocks: one
+// of the configs the autotuner tries that does survives the kernel's
+// pruning.
+Result<bool> maySplit(const rt::Autotuner &autotuner,
+                      const KernelDescription &description, const Call &call) {
+  for (const Config &candidate : autotuner.configsToTry(description)) {
     if (!splitsRowBlocks(candidate))
       continue;
     Result<Config> config = description.configForCall(candidate, call);
@@ -69,26 +71,26 @@ Result<bool> maySplit(const KernelDescription &description, const Call &call) {
   return false;
 }
 
-// SPLIT_K = 2's buffers for calls over `maps` with `co` output channels, at
-// the sizes sparse_conv_fwd documents for ws_ptr and arrivals_ptr (the
-// counts for its narrowest column tiles, 16 wide), the counts zeroed on
-// `stream`.
+// SPLIT_K = 2's buffers at `size`, the counts zeroed on `stream`.
 Result<SplitWorkspace> allocateSplitWorkspace(const rt::Context &context,
-                                              const NeighbourMaps &maps,
-                                              int64_t co, CUstream stream) {
-  int64_t rows = maps.blocks * maps.blockRows;
-  int64_t tiles = maps.blocks * ((co + 15) / 16);
+                                              SplitWorkspaceSize size,
+                                              CUstream stream) {
   Result<rt::DeviceBuffer> partials =
-      rt::DeviceBuffer::allocate(context, size_t(2 * rows * co) * 4);
+      rt::DeviceBuffer::allocate(context, size_t(size.partialFloats) * 4);
   if (!partials)
     return partials.status().withContext("submanifold_conv3d: partial sums");
   Result<rt::DeviceBuffer> arrivals =
-      rt::DeviceBuffer::allocate(context, size_t(tiles) * 4);
+      rt::DeviceBuffer::allocate(context, size_t(size.arrivalCounts) * 4);
   if (!arrivals)
     return arrivals.status().withContext("submanifold_conv3d: tile counts");
   if (Status zeroed = arrivals->memset8Async(0, stream); !zeroed.ok())
     return zeroed;
   return SplitWorkspace{std::move(*partials), std::move(*arrivals)};
+}
+
+SplitWorkspaceSize splitWorkspaceSizeOf(const NeighbourMaps &maps,
+                                        int64_t co) {
+  return splitWorkspaceSize(maps.blocks, maps.blockRows, co);
 }
 
 // Binds every argument; returns where the pointers went.
@@ -220,29 +222,34 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
     Choice choice;
     choice.maps = *maps;
     choice.call = rowBlockCall(call, rows);
-    Result<bool> split = maySplit(*description, choice.call);
+    Result<bool> split =
+        maySplit(engine.autotuner(), *description, choice.call);
     if (!split)
       return split.status();
-    if (*split) {
-      Result<SplitWorkspace> workspace = allocateSplitWorkspace(
-          engine.context(), **maps, arguments.co, stream);
-      if (!workspace)
-        return workspace.status();
-      choice.workspace = std::move(*workspace);
-    }
-    // Tuning launches on the benchmarker's stream: the maps (and the zeroed
-    // counts) must be done.
+    // Tuning launches on the benchmarker's stream: the maps must be done.
     if (Status synced = engine.synchronize(stream); !synced.ok())
       return synced;
     double flops = 2.0 * double((*maps)->map->activePairs) *
                    double(arguments.ci) * double(arguments.co);
-    auto pointers = convPointers(
-        arguments, **maps, choice.workspace ? &*choice.workspace : nullptr);
+    // Called only when the tuning runs (not for a pinned, memoized or
+    // cached winner): the workspace is allocated then, its counts zeroed on
+    // the legacy stream, which the benchmarker's launches follow.
     rt::InputsFactory inputs =
         [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+      if (*split && !choice.workspace) {
+        Result<SplitWorkspace> workspace = allocateSplitWorkspace(
+            engine.context(), splitWorkspaceSizeOf(**maps, arguments.co),
+            nullptr);
+        if (!workspace)
+          return workspace.status();
+        choice.workspace = std::move(*workspace);
+      }
       return std::shared_ptr<const rt::BenchmarkInputs>(
-          std::make_shared<ConvInputs>(*description, choice.call, pointers,
-                                       flops));
+          std::make_shared<ConvInputs>(
+              *description, choice.call,
+              convPointers(arguments, **maps,
+                           choice.workspace ? &*choice.workspace : nullptr),
+              flops));
     };
     Result<rt::TuneResult> tuned =
         engine.autotuner().select(kConvKernel, choice.call, inputs);
@@ -279,16 +286,54 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
   }
   prepared->hasBias = arguments.bias.address != 0;
   prepared->split = splitsRowBlocks(best->tuned.config);
-  prepared->maps = best->maps;
-  prepared->co = arguments.co;
-  // The tuning's launches left the counts at zero: the call's stream (which
-  // the tuning synchronized) starts from that workspace.
-  if (prepared->split && best->workspace)
-    prepared->workspaces.emplace(stream, std::move(*best->workspace));
+  prepared->splitSize = splitWorkspaceSizeOf(*best->maps, arguments.co);
+  // The tuning's launches, all done, left the counts at zero.
+  if (prepared->split)
+    prepared->workspace = std::move(best->workspace);
   return prepared;
 }
 
+// A launch of a prepared conv whose winner splits row blocks: the calls
+// share one workspace, so a launch on another stream than the last one's
+// waits for that one.
+Status launchSplit(SparseEngine &engine, PreparedConv &conv, CUstream stream) {
+  if (!conv.workspace) {
+    Result<SplitWorkspace> workspace =
+        allocateSplitWorkspace(engine.context(), conv.splitSize, stream);
+    if (!workspace)
+      return workspace.status();
+    conv.workspace = std::move(*workspace);
+  }
+  if (!conv.lastLaunch) {
+    Result<rt::Event> event =
+        rt::Event::create(engine.context(), CU_EVENT_DISABLE_TIMING);
+    if (!event)
+      return event.status();
+    conv.lastLaunch = std::move(*event);
+  } else if (stream != conv.lastStream) {
+    if (Status waited = conv.lastLaunch->makeWait(stream); !waited.ok())
+      return waited;
+  }
+  for (auto [index, pointer] :
+       {std::pair{conv.partials, conv.workspace->partials.ptr()},
+        std::pair{conv.arrivals, conv.workspace->arrivals.ptr()}})
+    if (Status status = conv.pack.setPointer(index, pointer); !status.ok())
+      return status;
+  if (Status launched = rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
+      !launched.ok())
+    return launched;
+  conv.lastStream = stream;
+  return conv.lastLaunch->record(stream);
+}
+
 } // namespace
+
+SplitWorkspaceSize splitWorkspaceSize(int64_t blocks, int64_t blockRows,
+                                      int64_t co) {
+  constexpr int64_t kNarrowestColumnTile = 16;
+  return {2 * blocks * blockRows * co,
+          blocks * ((co + kNarrowestColumnTile - 1) / kNarrowestColumnTile)};
+}
 
 Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
                          const ConvArguments &arguments, CUstream stream) {
@@ -320,21 +365,8 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
           conv.bias, conv.hasBias ? arguments.bias : arguments.y);
       !status.ok())
     return status;
-  if (conv.split) {
-    auto workspace = conv.workspaces.find(stream);
-    if (workspace == conv.workspaces.end()) {
-      Result<SplitWorkspace> allocated = allocateSplitWorkspace(
-          engine.context(), *conv.maps, conv.co, stream);
-      if (!allocated)
-        return allocated.status();
-      workspace = conv.workspaces.emplace(stream, std::move(*allocated)).first;
-    }
-    for (auto [index, pointer] :
-         {std::pair{conv.partials, workspace->second.partials.ptr()},
-          std::pair{conv.arrivals, workspace->second.arrivals.ptr()}})
-      if (Status status = conv.pack.setPointer(index, pointer); !status.ok())
-        return status;
-  }
+  if (conv.split)
+    return launchSplit(engine, conv, stream);
   return rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
 }
 

@@ -366,6 +366,23 @@ TEST_F(SparseConvGpuTest, SplitRowBlocksMatchAndRepeat) {
                     true, true, stream->handle(), nullptr);
 }
 
+// A small input (the res-32 shell, 3,900 voxels: under one wave) is tuned
+// with the candidates in halves among the others: they run, each on the
+// workspace the tuning allocated, and the winner's result is right.
+TEST_F(SparseConvGpuTest, TuningRunsHalvesOnSmallInputs) {
+  expectConvMatches(sparse::shellScene(32), 128, 128, 3, sparse::DType::F16,
+                    false, true);
+  int halvesRan = 0;
+  for (const auto &[device, kernels] : cache->entries())
+    if (auto conv = kernels.find("sparse_conv_fwd"); conv != kernels.end())
+      for (const auto &[key, entry] : conv->second)
+        for (const rt::ConfigTiming &timing : entry.timings)
+          if (timing.config.find("SPLIT_K=2") != std::string::npos &&
+              timing.status == "ok" && timing.medianUs > 0)
+            ++halvesRan;
+  EXPECT_GE(halvesRan, 2) << "candidates in halves tuned for both row blocks";
+}
+
 TEST_F(SparseConvGpuTest, EmptyInputAndSingleVoxel) {
   expectConvMatches(sparse::VoxelCloud{}, 16, 16, 3, sparse::DType::F16, false,
                     true);

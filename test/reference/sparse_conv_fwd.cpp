@@ -9,6 +9,7 @@
 #include "SparseConvReference.h"
 
 #include "tilec/Harness/Reference.h"
+#include "tilec/sparse/SparseConv.h"
 
 #include <algorithm>
 #include <cmath>
@@ -86,15 +87,15 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   problem.tensors["blk_off_ptr"] = int32Tensor(maps->blkOff);
   problem.tensors["blk_order_ptr"] = int32Tensor(maps->blkOrder);
   // SPLIT_K = 2's partial sums, poisoned (a half that read the other's
-  // before it was written gives NaN), and arrival counts (zero), at the
-  // sizes the kernel documents.
-  int64_t blocks = (n + blockM - 1) / blockM;
-  HostTensor partials(ElementFormat::F32, 2 * blocks * blockM * co);
+  // before it was written gives NaN), and arrival counts (zero).
+  sparse::SplitWorkspaceSize split =
+      sparse::splitWorkspaceSize((n + blockM - 1) / blockM, blockM, co);
+  HostTensor partials(ElementFormat::F32, split.partialFloats);
   for (size_t i = 0; i < partials.size(); ++i)
     partials.set(i, NAN);
   problem.tensors["ws_ptr"] = std::move(partials);
   problem.tensors["arrivals_ptr"] =
-      int32Tensor(std::vector<int32_t>(blocks * ((co + 15) / 16), 0));
+      int32Tensor(std::vector<int32_t>(split.arrivalCounts, 0));
   problem.output = "y_ptr";
   return problem;
 }

@@ -215,9 +215,6 @@ struct ExpandDimsOpConversion : OpConversionPattern<tile::ExpandDimsOp> {
   }
 };
 
-/// reduce(axis) yields the slice of its operand's layout; consumers expect
-/// the default layout, so the result is converted (remove-layout-conversions
-/// drops the pair when the next op is an expand_dims).
 /// The program's barrier is the CTA's: `bar.sync`, which also orders the
 /// threads' global memory operations at CTA scope.
 struct BarrierOpConversion : OpConversionPattern<tile::BarrierOp> {
@@ -230,6 +227,9 @@ struct BarrierOpConversion : OpConversionPattern<tile::BarrierOp> {
   }
 };
 
+/// reduce(axis) yields the slice of its operand's layout; consumers expect
+/// the default layout, so the result is converted (remove-layout-conversions
+/// drops the pair when the next op is an expand_dims).
 struct ReduceOpConversion : OpConversionPattern<tile::ReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -591,8 +591,7 @@ struct ConvertTileToTileGPUPass
     patterns.add<GenericOpConversion>(converter, context);
     patterns.add<ConstantOpConversion, BroadcastOpConversion,
                  ExpandDimsOpConversion, ReduceOpConversion,
-                 BarrierOpConversion>(converter, context,
-                                                             /*benefit=*/2);
+                 BarrierOpConversion>(converter, context, /*benefit=*/2);
     unsigned computeCapability = 0;
     (void)StringRef(target)
         .drop_front(3)

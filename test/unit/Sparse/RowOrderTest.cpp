@@ -189,8 +189,8 @@ TEST(RowOrderTest, BusiestBlocksFirstShortenTheLastWave) {
 // blocks, 96 programs in halves) the launch ends with the busiest half
 // instead of the busiest block; with more (the res-64 shell: 119 blocks,
 // 476 programs in halves) the whole blocks busiest first end no later. The
-// H200 agreed: 44.2 against 67.4 us, and 128.7 against 101.3
-// (kernels/sparse_conv.cpp prunes halves past 66 tiles).
+// H200 agreed: 44.2 against 67.4 us, and 110.7 at best in halves against
+// 101.3 whole (kernels/sparse_conv.cpp prunes halves past 66 tiles).
 TEST(RowOrderTest, HalvesPayUnderOneWave) {
   constexpr int kSlots = 132;
   Scene scenes[] = {{"3000 voxels", harness::testCloud(3000)},

@@ -290,6 +290,14 @@ public:
   AutotuneOptions &options() { return options_; }
   const std::string &deviceName() const;
 
+  // The configs a tuning of `description`'s kernel tries (before pruning):
+  // the options' configs when set, else the kernel's candidates.
+  const std::vector<Config> &
+  configsToTry(const KernelDescription &description) const {
+    return options_.configs.empty() ? description.getConfigs()
+                                    : options_.configs;
+  }
+
 private:
   Result<const KernelDescription *> describeLocked(const std::string &kernel);
   Result<TuneResult> tune(const KernelDescription &description,

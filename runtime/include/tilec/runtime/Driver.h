@@ -55,6 +55,7 @@ namespace tilec::rt {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
+  X(cuStreamWaitEvent)                                                         \
   X(cuEventElapsedTime)                                                        \
   X(cuModuleLoadData)                                                          \
   X(cuModuleLoadDataEx)                                                        \

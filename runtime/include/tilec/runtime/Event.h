@@ -19,7 +19,10 @@ class Stream;
 class Event {
 public:
   // A timing event (CU_EVENT_DEFAULT); benchmarks measure with pairs of them.
-  static Result<Event> create(const Context &context);
+  // CU_EVENT_DISABLE_TIMING makes one that only orders work, cheaper to
+  // record.
+  static Result<Event> create(const Context &context,
+                              unsigned flags = CU_EVENT_DEFAULT);
 
   ~Event();
   Event(Event &&other) noexcept;
@@ -30,6 +33,8 @@ public:
   Status record(CUstream stream = nullptr) const;
   Status record(const Stream &stream) const;
   Status synchronize() const;
+  // Work queued on `stream` after this waits for the work recorded.
+  Status makeWait(CUstream stream) const;
 
   // Milliseconds between two recorded events; waits for `stop`.
   static Result<float> elapsedMs(const Event &start, const Event &stop);

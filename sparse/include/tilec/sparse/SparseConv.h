@@ -176,6 +176,16 @@ struct ConvArguments {
   bool allowTf32 = false;
 };
 
+/// What sparse_conv_fwd with SPLIT_K = 2 needs besides y, for `blocks` row
+/// blocks of `blockRows` and `co` output channels: the halves' f32 partial
+/// sums (ws_ptr) and an i32 arrival count per tile (arrivals_ptr; tiles as
+/// narrow as the kernel's narrowest BLOCK_N, 16), zero before a launch.
+struct SplitWorkspaceSize {
+  int64_t partialFloats = 0, arrivalCounts = 0;
+};
+SplitWorkspaceSize splitWorkspaceSize(int64_t blocks, int64_t blockRows,
+                                      int64_t co);
+
 /// The row blocks the convolution tunes over (the maps are built per row
 /// block): each is tuned over the kernel's other parameters and the faster
 /// one runs.

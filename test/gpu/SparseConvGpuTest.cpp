@@ -351,7 +351,8 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
 
 // Row blocks in halves: the second half to arrive adds the first's partial
 // sums, and sets the tile's count back to zero, so that a second call (and
-// one on another stream, with a workspace of its own) gives the same bits.
+// one on another stream, which waits for the last launch on the shared
+// workspace) gives the same bits.
 TEST_F(SparseConvGpuTest, SplitRowBlocksMatchAndRepeat) {
   using sparse::DType;
   pinConfigs("sparse_conv_fwd=BLOCK_N=64,BLOCK_K=32,SPLIT_K=2,num_warps=4,"

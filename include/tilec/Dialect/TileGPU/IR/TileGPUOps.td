@@ -185,11 +185,15 @@ def TileGPU_AsyncWaitOp : TileGPU_Op<"async_wait", [
 
 def TileGPU_BarrierOp : TileGPU_Op<"barrier", [
     MemoryEffects<[MemRead<TileGPU_SharedMemory>,
-                   MemWrite<TileGPU_SharedMemory>]>]> {
-  let summary = "Synchronize the CTA's threads and their shared memory";
+                   MemWrite<TileGPU_SharedMemory>, MemRead, MemWrite]>]> {
+  let summary = "Synchronize the CTA's threads and their memory operations";
   let description = [{
     `bar.sync 0`. Inserted by `tilegpu-insert-barriers` where one thread may
-    read or overwrite what another wrote or reads.
+    read or overwrite what another wrote or reads in shared memory, and
+    converted from a program's `tile.barrier`, which also orders global
+    memory operations (a program's stores before an atomic that publishes
+    them): hence effects on the default resource too, so that no pass moves
+    a global load or store across it.
   }];
   let assemblyFormat = "attr-dict";
 }

@@ -23,12 +23,11 @@
 // With SPLIT_K = 2 a row block's offsets are split in two halves that run as
 // two programs (launched next to each other): where all of them start at
 // once, the launch lasts about its busiest half block rather than its
-// busiest block.
-// Each writes its f32 partial sums to ws_ptr, and the second to arrive (an
-// atomic count per tile in arrivals_ptr, which it sets back to 0) adds the
-// other's partials to its own and stores the tile. Two partials added are
-// the same sum whichever arrives last (addition commutes), so the result is
-// the same bits in every run.
+// busiest block. Each writes its f32 partial sums to ws_ptr, and the second
+// to arrive (an atomic count per tile in arrivals_ptr, which it sets back to
+// 0) adds the other's partials to its own and stores the tile. Two partials
+// added are the same sum whichever arrives last (addition commutes), so the
+// result is the same bits in every run.
 //
 // The maps are built for one BLOCK_M (it is fixed by the call and part of the
 // autotune key: the maps' blocks are the kernel's blocks). One loop runs over

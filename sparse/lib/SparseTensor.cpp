@@ -87,15 +87,26 @@ Call digitsCall(int64_t n, int pass) {
   return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
                   {{"BLOCK", kRadixBlock}, {"CHUNKS", kRadixChunks}});
 }
-Call scatterCall(int64_t n, int pass) {
+// FIRST: the first pass of a sort whose values are the keys' positions.
+Call scatterCall(int64_t n, int pass, bool positions) {
   return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
                   {{"BLOCK", kRadixBlock},
                    {"CHUNKS", kRadixChunks},
-                   {"FIRST", pass == 0 ? 1 : 0}});
+                   {"FIRST", pass == 0 && positions ? 1 : 0}});
 }
 Call scanCall(int64_t count) { return makeCall({{"N", count}}); }
 Call transposeCall(int64_t n, int64_t v) {
   return makeCall({{"N", n}, {"V", v}});
+}
+Call unionsCall(int64_t n) {
+  return makeCall({{"N", n}}, {{"ROWS", kCoverRows}});
+}
+Call coverCall(int64_t n) {
+  return makeCall({{"N", n}}, {{"ROWS", kCoverRows}, {"WINDOW", kCoverWindow}});
+}
+// 4 bits a pass over a row's covering group (below cdiv(n, kCoverRows)).
+int coverSortPasses(int64_t n) {
+  return std::max(1, static_cast<int>(cdiv(ceilLog2(cdiv(n, kCoverRows)), 4)));
 }
 Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
   return makeCall({{"N", n}, {"V", v}},
@@ -110,21 +121,23 @@ struct RadixScratch {
 };
 
 // Queues a stable sort of the `n` keys at `keys` (4 bits a pass, `passes`
-// passes; radix_histogram, exclusive_scan, radix_scatter), whose values are
-// the keys' positions (the first pass takes them as such), into `order`:
-// pass p reads the keys of pass p - 1 (p = 0: `keys`) and writes keysA or
-// keysB in turn; the values start in the buffer that makes the last pass
-// write `order`.
+// passes; radix_histogram, exclusive_scan, radix_scatter) into `order`,
+// whose values are `values` (n of them, neither `order` nor
+// scratch.values), else the keys' positions (the first pass takes them as
+// such): pass p reads the keys of pass p - 1 (p = 0: `keys`) and writes
+// keysA or keysB in turn; the values go to scratch.values and `order` in
+// turn, so that the last pass writes `order`.
 Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
                  int passes, rt::DevicePtr order, const RadixScratch &scratch,
-                 CUstream stream) {
+                 CUstream stream,
+                 std::optional<rt::DevicePtr> values = std::nullopt) {
   int64_t programs = cdiv(n, kRadixPerProgram);
   rt::DevicePtr keysFrom = keys;
-  rt::DevicePtr valsFrom = scratch.values, valsTo = order;
-  if (passes % 2 == 0)
-    std::swap(valsFrom, valsTo);
+  rt::DevicePtr valsFrom = values.value_or(scratch.values);
   for (int pass = 0; pass < passes; ++pass) {
     rt::DevicePtr keysTo = pass % 2 == 0 ? scratch.keysA : scratch.keysB;
+    rt::DevicePtr valsTo =
+        (passes - 1 - pass) % 2 == 0 ? order : scratch.values;
     if (Status status = engine.launch(
             "radix_histogram", digitsCall(n, pass),
             {{"keys_ptr", keysFrom}, {"hist_ptr", scratch.hist}}, stream);
@@ -135,7 +148,8 @@ Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
             {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream);
         !status.ok())
       return status;
-    if (Status status = engine.launch("radix_scatter", scatterCall(n, pass),
+    if (Status status = engine.launch("radix_scatter",
+                                      scatterCall(n, pass, !values),
                                       {{"keys_in_ptr", keysFrom},
                                        {"vals_in_ptr", valsFrom},
                                        {"keys_out_ptr", keysTo},
@@ -145,7 +159,7 @@ Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
         !status.ok())
       return status;
     keysFrom = keysTo;
-    std::swap(valsFrom, valsTo);
+    valsFrom = valsTo;
   }
   return Status::success();
 }
@@ -170,14 +184,15 @@ BlockSortLayout getBlockSortLayout(int64_t blocks) {
   return layout;
 }
 
-// The precompile list's calls of radixSort over `n` keys.
+// The precompile list's calls of radixSort over `n` keys (`positions`: its
+// values are the keys' positions).
 void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
-                      int64_t n, int passes) {
+                      int64_t n, int passes, bool positions = true) {
   for (int pass = 0; pass < passes; ++pass) {
     calls.emplace_back("radix_histogram", digitsCall(n, pass));
     calls.emplace_back("exclusive_scan",
                        scanCall(16 * cdiv(n, kRadixPerProgram)));
-    calls.emplace_back("radix_scatter", scatterCall(n, pass));
+    calls.emplace_back("radix_scatter", scatterCall(n, pass, positions));
   }
 }
 
@@ -358,7 +373,8 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
   // insert kernel's bound grows it. The temporaries live in the engine's
   // scratch: statuses, the probe statistics, the table's keys and values,
   // the neighbour map in voxel order, the sort keys, the pair count, the
-  // radix sort's counts, their scan and its ping-pong buffers.
+  // radix sort's counts, their scan and its ping-pong buffers, and the
+  // cover rounds' group unions, covering groups and sort values.
   int log2Slots = std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
   int64_t programs = cdiv(n, kRadixPerProgram);
   std::vector<Region> regions;
@@ -373,8 +389,13 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     kHist,
     kHistScan,
     kKeysOut,
-    kValsIn
+    kValsIn,
+    kKeysB,
+    kUnions,
+    kCover,
+    kCoverValues
   };
+  int64_t coverGroups = cdiv(n, kCoverRows);
   // A first build compiles a dozen small kernels (specializations of the
   // map kernels for these sizes): in parallel, before the first launch.
   {
@@ -383,6 +404,9 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
         {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
         {"neighbour_transpose", transposeCall(n, v)}};
     appendRadixCalls(calls, n, radixPasses(v));
+    calls.emplace_back("mask_unions", unionsCall(n));
+    calls.emplace_back("mask_cover", coverCall(n));
+    appendRadixCalls(calls, n, coverSortPasses(n), /*positions=*/false);
     for (int64_t rows : convRowBlocks()) {
       int64_t blocks = cdiv(n, rows);
       for (int fill : {0, 1}) {
@@ -420,15 +444,32 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                          {"pairs_ptr", regions[kPairs].ptr()}},
                         stream));
 
-    // Rows sorted by key, stably (radixPasses); the keys' buffer is the
-    // second ping-pong buffer.
+    // Rows sorted by key, stably (radixPasses); the keys stay for the
+    // cover rounds.
+    RadixScratch radixScratch{regions[kKeysOut].ptr(), regions[kKeysB].ptr(),
+                              regions[kValsIn].ptr(), regions[kHist].ptr(),
+                              regions[kHistScan].ptr()};
     TRY(radixSort(*engine_, regions[kSortKeys].ptr(), n, radixPasses(v),
-                  order.ptr(),
-                  RadixScratch{regions[kKeysOut].ptr(),
-                               regions[kSortKeys].ptr(),
-                               regions[kValsIn].ptr(), regions[kHist].ptr(),
-                               regions[kHistScan].ptr()},
-                  stream));
+                  order.ptr(), radixScratch, stream));
+    // Then each row moved to the leanest group of rows that runs its
+    // offsets (mask_cover), stably, in rounds; one group has nowhere to go.
+    for (int round = 0; round < kCoverRounds && coverGroups > 1; ++round) {
+      TRY(engine_->launch("mask_unions", unionsCall(n),
+                          {{"order_ptr", order.ptr()},
+                           {"sort_key_ptr", regions[kSortKeys].ptr()},
+                           {"unions_ptr", regions[kUnions].ptr()}},
+                          stream));
+      TRY(engine_->launch("mask_cover", coverCall(n),
+                          {{"order_ptr", order.ptr()},
+                           {"sort_key_ptr", regions[kSortKeys].ptr()},
+                           {"unions_ptr", regions[kUnions].ptr()},
+                           {"cover_ptr", regions[kCover].ptr()},
+                           {"values_ptr", regions[kCoverValues].ptr()}},
+                          stream));
+      TRY(radixSort(*engine_, regions[kCover].ptr(), n, coverSortPasses(n),
+                    order.ptr(), radixScratch, stream,
+                    regions[kCoverValues].ptr()));
+    }
 
     TRY(engine_->launch("neighbour_transpose", transposeCall(n, v),
                         {{"nb_ptr", regions[kNb].ptr()},
@@ -444,7 +485,8 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
                                 int64_t(4) << log2Slots, 4 * n * v, 4 * n, 8,
                                 4 * 16 * programs, 4 * (16 * programs + 1),
-                                4 * n, 4 * n}));
+                                4 * n, 4 * n, 4 * n, 4 * coverGroups, 4 * n,
+                                4 * n}));
     regions = std::move(carved);
     TRY(enqueue());
     TRY(engine_->synchronize(stream));

@@ -44,8 +44,39 @@ uint32_t maskSortKey(const std::vector<bool> &mask) {
   return key;
 }
 
+CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
+                      const std::vector<int32_t> &order, int64_t rows,
+                      int64_t window) {
+  int64_t n = static_cast<int64_t>(order.size());
+  int64_t groups = (n + rows - 1) / rows;
+  auto code = [&](int64_t r) {
+    uint32_t key = sortKeys[order[r]];
+    return key ^ (key >> 1);
+  };
+  CoverRound round;
+  round.unions.assign(groups, 0);
+  for (int64_t r = 0; r < n; ++r)
+    round.unions[r / rows] |= static_cast<int32_t>(code(r));
+  round.cover.resize(n);
+  for (int64_t r = 0; r < n; ++r) {
+    int64_t own = r / rows, best = own;
+    for (int64_t g = std::max<int64_t>(0, own - window);
+         g <= std::min(groups - 1, own + window); ++g) {
+      auto bits = [&](int64_t group) {
+        return __builtin_popcount(static_cast<uint32_t>(round.unions[group]));
+      };
+      bool holds = (code(r) & ~static_cast<uint32_t>(round.unions[g])) == 0;
+      if (holds && (bits(g) < bits(best) || (bits(g) == bits(best) && g < best)))
+        best = g;
+    }
+    round.cover[r] = static_cast<int32_t>(best);
+  }
+  return round;
+}
+
 Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
-                               int dilation, int64_t blockRows) {
+                               int dilation, int64_t blockRows,
+                               int coverRounds) {
   using Key = std::tuple<int32_t, int32_t, int32_t, int32_t>;
   std::map<Key, int32_t> index;
   int64_t n = cloud.size();
@@ -66,7 +97,8 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   maps.offsets = v;
   maps.blockRows = blockRows;
   maps.nb.assign(n * v, -1);
-  std::vector<uint32_t> keys(n);
+  std::vector<uint32_t> &keys = maps.sortKeys;
+  keys.resize(n);
   for (int64_t i = 0; i < n; ++i) {
     std::vector<bool> mask(v);
     int64_t offset = 0;
@@ -87,6 +119,20 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   std::iota(maps.order.begin(), maps.order.end(), 0);
   std::stable_sort(maps.order.begin(), maps.order.end(),
                    [&](int32_t a, int32_t b) { return keys[a] < keys[b]; });
+  for (int round = 0; round < coverRounds; ++round) {
+    std::vector<int32_t> cover =
+        coverRound(keys, maps.order, sparse::kCoverRows, sparse::kCoverWindow)
+            .cover;
+    std::vector<int32_t> rows(n);
+    std::iota(rows.begin(), rows.end(), 0);
+    std::stable_sort(rows.begin(), rows.end(), [&](int32_t a, int32_t b) {
+      return cover[a] < cover[b];
+    });
+    std::vector<int32_t> order(n);
+    for (int64_t r = 0; r < n; ++r)
+      order[r] = maps.order[rows[r]];
+    maps.order = std::move(order);
+  }
   maps.nbt.resize(n * v);
   for (int64_t r = 0; r < n; ++r)
     for (int64_t o = 0; o < v; ++o)

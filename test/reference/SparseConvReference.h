@@ -12,6 +12,7 @@
 
 #include "tilec/Harness/Reference.h"
 #include "tilec/contract/Status.h"
+#include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
 
 #include <cstdint>
@@ -23,6 +24,8 @@ struct HostMaps {
   int64_t voxels = 0, offsets = 0, blockRows = 0;
   /// nb[i * V + v]: the voxel at offset v of voxel i, or -1.
   std::vector<int32_t> nb;
+  /// Each voxel's sort key (maskSortKey).
+  std::vector<uint32_t> sortKeys;
   /// Sorted row r is voxel order[r]; nbt[v * N + r] = nb[order[r] * V + v].
   std::vector<int32_t> order, nbt;
   /// Row block b loops over blkOff[blkStart[b] .. blkStart[b + 1]): each
@@ -35,9 +38,26 @@ struct HostMaps {
 };
 
 /// The maps of `cloud` for a kernel of `kernelSize`^3 offsets (odd) with
-/// `dilation`, and row blocks of `blockRows`. Duplicate voxels are an error.
+/// `dilation`, and row blocks of `blockRows`: the rows sorted by their sort
+/// keys, then `coverRounds` rounds of coverRound over groups of
+/// sparse::kCoverRows rows within sparse::kCoverWindow groups, each followed
+/// by a stable sort of the rows by the group chosen. Duplicate voxels are an
+/// error.
 Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
-                               int dilation, int64_t blockRows);
+                               int dilation, int64_t blockRows,
+                               int coverRounds = sparse::kCoverRounds);
+
+/// One round of mask_unions and mask_cover over the rows in `order` (row r
+/// is voxel order[r], its bitmask the Gray code of sortKeys[order[r]]):
+/// unions[g] of the rows [g * rows, (g + 1) * rows), and cover[r], the group
+/// within `window` of r's own whose union holds r's bitmask, fewest bits
+/// first, then the lowest index.
+struct CoverRound {
+  std::vector<int32_t> unions, cover;
+};
+CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
+                      const std::vector<int32_t> &order, int64_t rows,
+                      int64_t window);
 
 /// The sort key of a voxel's neighbour bitmask (`mask[v]` for each offset,
 /// V = KS^3 of them): the offsets ranked by the number of axes they move

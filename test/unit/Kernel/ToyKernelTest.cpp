@@ -31,10 +31,10 @@ TEST(ToyKernelTest, TheRegistriesFindTheNewFiles) {
   ASSERT_NE(toy(), nullptr) << kernel::knownKernelNames();
   // The shipped kernels are still there, the toy in its sorted place.
   EXPECT_EQ(kernel::knownKernelNames(),
-            "block_offsets, exclusive_scan, gather_matmul, matmul, "
-            "neighbour_transpose, radix_histogram, radix_scatter, softmax, "
-            "sparse_conv_fwd, toy_axpy, vector_add, voxel_hash_insert, "
-            "voxel_neighbours");
+            "block_offsets, exclusive_scan, gather_matmul, mask_cover, "
+            "mask_unions, matmul, neighbour_transpose, radix_histogram, "
+            "radix_scatter, softmax, sparse_conv_fwd, toy_axpy, vector_add, "
+            "voxel_hash_insert, voxel_neighbours");
   EXPECT_NE(harness::findReference("toy_axpy"), nullptr);
   std::vector<std::string> references = harness::listReferenceKernels();
   EXPECT_NE(std::find(references.begin(), references.end(), "toy_axpy"),

@@ -186,6 +186,14 @@ struct SplitWorkspaceSize {
 SplitWorkspaceSize splitWorkspaceSize(int64_t blocks, int64_t blockRows,
                                       int64_t co);
 
+/// The rows' order after the sort by the Gray key (docs/sparse-conv.md,
+/// "Rows moved to lean groups"): kCoverRounds rounds, each mask_unions over
+/// groups of kCoverRows sorted rows, mask_cover within kCoverWindow groups
+/// of a row's own, and a stable sort of the rows by the group chosen.
+inline constexpr int kCoverRounds = 2;
+inline constexpr int64_t kCoverRows = 64;
+inline constexpr int64_t kCoverWindow = 256;
+
 /// The row blocks the convolution tunes over (the maps are built per row
 /// block): each is tuned over the kernel's other parameters and the faster
 /// one runs.

@@ -271,6 +271,9 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // Blocks run in blk_order's order: winners timed in plain order
           // do not match these keys.
           .key("BLOCK_ORDER", "1")
+          // Rows moved to lean groups after the key's sort (mask_cover):
+          // winners timed on the key's order alone do not match these keys.
+          .key("ROW_ORDER", "2")
           // Winners tuned before the split candidates existed do not match
           // these keys.
           .key("SPLIT_CANDIDATES", "1")

@@ -3,9 +3,11 @@
 // unions[g] is the union of the neighbour bitmasks of sorted rows [g * ROWS,
 // (g + 1) * ROWS): row r is voxel order[r], and its bitmask is the Gray code
 // whose rank voxel_neighbours stored as its sort key (key ^ (key >> 1): bit
-// rank(v), or its 32nd of the ranks past 32 offsets). mask_cover moves each
-// row to a group whose union holds its bitmask; the bits' order is the
-// key's, which does not matter to a union or a count of bits.
+// rank(v), or its 32nd of the ranks past 32 offsets). scores[g] =
+// popcount(unions[g]) << 25 | g, what mask_cover minimizes over the groups
+// whose union holds a row's bitmask (g is below 2^25 while N < 2^31 and
+// ROWS >= 64). The bits' order is the key's, which does not matter to a
+// union or a count of bits.
 //
 // Grid: (cdiv(N, ROWS)).
 //
@@ -17,10 +19,21 @@
 using namespace tilec;
 using namespace tilec::kernel;
 
+/// The number of bits set in each element of the i32 tensor `x`.
+static Tensor popcount(KernelBuilder &kb, Tensor x) {
+  auto shrU = [&](Tensor value, int64_t bits) {
+    return kb.binary(BinaryOpKind::ShrU, value, bits);
+  };
+  Tensor pairs = x - (shrU(x, 1) & 0x55555555);
+  Tensor nibbles = (pairs & 0x33333333) + (shrU(pairs, 2) & 0x33333333);
+  Tensor bytes = (nibbles + shrU(nibbles, 4)) & 0x0F0F0F0F;
+  return shrU(bytes * 0x01010101, 24);
+}
+
 static void buildMaskUnions(KernelBuilder &kb) {
   int64_t rows = kb.param("ROWS");
   Tensor order = kb.arg("order_ptr"), sortKey = kb.arg("sort_key_ptr");
-  Tensor unions = kb.arg("unions_ptr");
+  Tensor unions = kb.arg("unions_ptr"), scores = kb.arg("scores_ptr");
   Tensor n = kb.arg("N");
 
   Tensor group = kb.let("group", kb.programId(0));
@@ -29,16 +42,21 @@ static void buildMaskUnions(KernelBuilder &kb) {
   Tensor voxel = kb.let("voxel", kb.load(order + row, inRange, 0));
   Tensor key = kb.let("key", kb.load(sortKey + voxel, inRange, 0));
   Tensor code = kb.let("code", key ^ kb.binary(BinaryOpKind::ShrU, key, 1));
-  kb.store(unions + group, kb.reduce(code, 0, tile::ReduceKind::Or));
+  Tensor union_ =
+      kb.let("union", kb.reduce(code, 0, tile::ReduceKind::Or));
+  kb.store(unions + group, union_);
+  kb.store(scores + group, (popcount(kb, union_) << 25) | group);
 }
 
 TILEC_KERNEL(mask_unions) {
   static const KernelDefinition kernel(
       KernelDescription("mask_unions", "kernels/mask_unions.cpp", __LINE__)
-          .param(MetaParameter("ROWS").powerOfTwo().atLeast(16).byDefault(64))
+          .param(MetaParameter("ROWS").powerOfTwo().atLeast(
+              64, "a group's index fits the score's 25 bits").byDefault(64))
           .arg(pointer("order_ptr", "i32").divisibility(16))
           .arg(pointer("sort_key_ptr", "i32").divisibility(16))
           .arg(pointer("unions_ptr", "i32").divisibility(16))
+          .arg(pointer("scores_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32"))
           .candidate("num_warps=2")
           .key("LOG2_N", "ceil(log2(N))")

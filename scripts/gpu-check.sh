@@ -62,6 +62,9 @@ runs=(
   "voxel_neighbours VP=128,BLOCK=16,num_warps=4 N=777,LOG2_T=11,KS=5,DIL=2"
   "radix_scatter FIRST=1,num_warps=4 N=777,SHIFT=28"
   "block_offsets FILL=1,VP=128,ROW_TILE=16,num_warps=4 N=777,V=125"
+  "mask_unions num_warps=2 N=777"
+  "mask_cover num_warps=4 N=777"
+  "mask_cover num_warps=4 N=40001"
 )
 for run in "${runs[@]}"; do
   read -r kernel config sizes <<< "$run"
@@ -109,7 +112,7 @@ fi
 if command -v compute-sanitizer > /dev/null; then
   for run in "${runs[@]}"; do
     read -r kernel config sizes <<< "$run"
-    [[ $kernel =~ ^(sparse_conv_fwd|voxel_|radix_|block_offsets) && $sizes == N=777* ]] || continue
+    [[ $kernel =~ ^(sparse_conv_fwd|voxel_|radix_|block_offsets|mask_) && $sizes == N=777* ]] || continue
     dtype=$(variant "$config")
     log="$logs/racecheck-$kernel${dtype// /_}.log"
     if compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/tilec" run \

@@ -133,7 +133,10 @@ Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
                  std::optional<rt::DevicePtr> values = std::nullopt) {
   int64_t programs = cdiv(n, kRadixPerProgram);
   rt::DevicePtr keysFrom = keys;
-  rt::DevicePtr valsFrom = values.value_or(scratch.values);
+  // Without values the first pass reads none; name a buffer it does not
+  // write all the same.
+  rt::DevicePtr valsFrom =
+      values.value_or(passes % 2 == 0 ? order : scratch.values);
   for (int pass = 0; pass < passes; ++pass) {
     rt::DevicePtr keysTo = pass % 2 == 0 ? scratch.keysA : scratch.keysB;
     rt::DevicePtr valsTo =
@@ -374,7 +377,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
   // scratch: statuses, the probe statistics, the table's keys and values,
   // the neighbour map in voxel order, the sort keys, the pair count, the
   // radix sort's counts, their scan and its ping-pong buffers, and the
-  // cover rounds' group unions, covering groups and sort values.
+  // cover rounds' group unions and scores, covering groups and sort values.
   int log2Slots = std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
   int64_t programs = cdiv(n, kRadixPerProgram);
   std::vector<Region> regions;
@@ -392,6 +395,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     kValsIn,
     kKeysB,
     kUnions,
+    kScores,
     kCover,
     kCoverValues
   };
@@ -457,12 +461,14 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
       TRY(engine_->launch("mask_unions", unionsCall(n),
                           {{"order_ptr", order.ptr()},
                            {"sort_key_ptr", regions[kSortKeys].ptr()},
-                           {"unions_ptr", regions[kUnions].ptr()}},
+                           {"unions_ptr", regions[kUnions].ptr()},
+                           {"scores_ptr", regions[kScores].ptr()}},
                           stream));
       TRY(engine_->launch("mask_cover", coverCall(n),
                           {{"order_ptr", order.ptr()},
                            {"sort_key_ptr", regions[kSortKeys].ptr()},
                            {"unions_ptr", regions[kUnions].ptr()},
+                           {"scores_ptr", regions[kScores].ptr()},
                            {"cover_ptr", regions[kCover].ptr()},
                            {"values_ptr", regions[kCoverValues].ptr()}},
                           stream));
@@ -485,8 +491,8 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
                carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
                                 int64_t(4) << log2Slots, 4 * n * v, 4 * n, 8,
                                 4 * 16 * programs, 4 * (16 * programs + 1),
-                                4 * n, 4 * n, 4 * n, 4 * coverGroups, 4 * n,
-                                4 * n}));
+                                4 * n, 4 * n, 4 * n, 4 * coverGroups,
+                                4 * coverGroups, 4 * n, 4 * n}));
     regions = std::move(carved);
     TRY(enqueue());
     TRY(engine_->synchronize(stream));

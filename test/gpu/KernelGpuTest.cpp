@@ -259,7 +259,9 @@ INSTANTIATE_TEST_SUITE_P(
         // the table (out-of-range voxels refused), lookups with kernel sizes
         // 3 and 5 and a dilation, the radix sort's counts and stable moves
         // (several programs, the first pass), the prefix sums, the
-        // transposed map and the row blocks' offsets.
+        // transposed map, the row blocks' offsets, and the groups' unions
+        // and each row's covering group (its window ending inside the
+        // groups at 40001 rows, a narrower window too).
         GpuCase{"voxel_hash_insert", "num_warps=4", false},
         GpuCase{"voxel_hash_insert", "num_warps=4", true},
         GpuCase{"voxel_neighbours", "num_warps=4", false},
@@ -277,6 +279,11 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"block_offsets", "FILL=1,VP=128,ROW_TILE=16,num_warps=4",
                 true},
         GpuCase{"block_offsets", "BLOCK_M=128,FILL=1,num_warps=4", false},
+        GpuCase{"mask_unions", "num_warps=2", false},
+        GpuCase{"mask_unions", "num_warps=2", true},
+        GpuCase{"mask_cover", "num_warps=4", false},
+        GpuCase{"mask_cover", "num_warps=4", true},
+        GpuCase{"mask_cover", "WINDOW=3,TILE=16,num_warps=4", true},
         // The sparse convolution over host-built maps (shell voxels):
         // channels that divide the blocks and not (3 -> 17), wgmma with one
         // and two warpgroups, bf16, tf32 and f32, bias, a 5^3 kernel, a

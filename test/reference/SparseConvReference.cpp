@@ -57,6 +57,10 @@ CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
   round.unions.assign(groups, 0);
   for (int64_t r = 0; r < n; ++r)
     round.unions[r / rows] |= static_cast<int32_t>(code(r));
+  for (int64_t g = 0; g < groups; ++g)
+    round.scores.push_back(
+        __builtin_popcount(static_cast<uint32_t>(round.unions[g])) << 25 |
+        static_cast<int32_t>(g));
   round.cover.resize(n);
   for (int64_t r = 0; r < n; ++r) {
     int64_t own = r / rows, best = own;

@@ -49,11 +49,12 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
 
 /// One round of mask_unions and mask_cover over the rows in `order` (row r
 /// is voxel order[r], its bitmask the Gray code of sortKeys[order[r]]):
-/// unions[g] of the rows [g * rows, (g + 1) * rows), and cover[r], the group
-/// within `window` of r's own whose union holds r's bitmask, fewest bits
-/// first, then the lowest index.
+/// unions[g] of the rows [g * rows, (g + 1) * rows), scores[g] =
+/// popcount(unions[g]) << 25 | g, and cover[r], the group within `window`
+/// of r's own whose union holds r's bitmask, fewest bits first, then the
+/// lowest index.
 struct CoverRound {
-  std::vector<int32_t> unions, cover;
+  std::vector<int32_t> unions, scores, cover;
 };
 CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
                       const std::vector<int32_t> &order, int64_t rows,

@@ -1,9 +1,9 @@
 //===- mask_cover.cpp - reference of kernels/mask_cover.cpp ---------------===//
 //
 // The sort keys and the key-sorted row order of a test cloud from the host
-// oracle, with its groups' unions; the expected output is each row's
-// covering group (coverRound). The values (order[r]) are checked by the
-// maps' end-to-end test against the oracle (SparseConvGpuTest).
+// oracle, with its groups' unions and scores; the expected output is each
+// row's covering group (coverRound). The values (order[r]) are checked by
+// the maps' end-to-end test against the oracle (SparseConvGpuTest).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +27,7 @@ TILEC_REFERENCE(mask_cover)(const ReferenceRequest &request) {
   problem.tensors["order_ptr"] = int32Tensor(maps->order);
   problem.tensors["sort_key_ptr"] = int32Tensor(keys);
   problem.tensors["unions_ptr"] = int32Tensor(round.unions);
+  problem.tensors["scores_ptr"] = int32Tensor(round.scores);
   problem.tensors["cover_ptr"] = HostTensor(ElementFormat::I32, *n);
   problem.tensors["values_ptr"] = HostTensor(ElementFormat::I32, *n);
   problem.output = "cover_ptr";

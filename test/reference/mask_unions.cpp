@@ -1,7 +1,9 @@
 //===- mask_unions.cpp - reference of kernels/mask_unions.cpp -------------===//
 //
 // The sort keys and the key-sorted row order of a test cloud from the host
-// oracle; the expected output is each group's union (coverRound).
+// oracle; the expected output is each group's union (coverRound). The
+// scores are checked by the maps' end-to-end test against the oracle
+// (SparseConvGpuTest), which mask_cover's choices depend on.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,8 @@ TILEC_REFERENCE(mask_unions)(const ReferenceRequest &request) {
   problem.tensors["order_ptr"] = int32Tensor(maps->order);
   problem.tensors["sort_key_ptr"] = int32Tensor(keys);
   problem.tensors["unions_ptr"] =
+      HostTensor(ElementFormat::I32, (*n + rows - 1) / rows);
+  problem.tensors["scores_ptr"] =
       HostTensor(ElementFormat::I32, (*n + rows - 1) / rows);
   problem.output = "unions_ptr";
   if (request.withReference) {

@@ -85,7 +85,7 @@ TEST(RowOrderTest, SortKeyComputesLessThanThePlainMask) {
                     {"lidar", sparse::lidarScene(1)}};
   std::printf("scene       N  block rows  plain mask  sort key\n");
   for (const Scene &scene : scenes) {
-    auto maps = harness::buildHostMaps(scene.cloud, 3, 1, 64);
+    auto maps = harness::buildHostMaps(scene.cloud, 3, 1, 64, 0);
     ASSERT_TRUE(maps.ok()) << maps.message();
     std::printf("%s: active %s\n", scene.name, activityByAxes(*maps).c_str());
     std::vector<int32_t> plain = plainMaskOrder(*maps);
@@ -101,9 +101,9 @@ TEST(RowOrderTest, SortKeyComputesLessThanThePlainMask) {
 }
 
 // Moving each row to the group with the fewest offsets that already runs
-// its own (two rounds of mask_cover over 64-row groups) cuts the work of
-// both row blocks on every scene (at 128 rows: the res-64 shell 1.60 ->
-// 1.50, the res-128 shell 1.29 -> 1.24, the street 1.35 -> 1.24).
+// its own (a round of mask_cover over 64-row groups) cuts the work of both
+// row blocks by 2% or more on every scene (at 128 rows: the res-64 shell
+// 1.60 -> 1.52, the res-128 shell 1.29 -> 1.25, the street 1.35 -> 1.27).
 TEST(RowOrderTest, CoverRoundsComputeLessThanTheKey) {
   Scene scenes[] = {{"shell64", sparse::shellScene(64)},
                     {"shell128", sparse::shellScene(128)},
@@ -123,7 +123,7 @@ TEST(RowOrderTest, CoverRoundsComputeLessThanTheKey) {
       double after = computedOverUseful(*covered, covered->order, blockRows);
       std::printf("%-8s  %10lld  %9.3f  %7.3f\n", scene.name,
                   static_cast<long long>(blockRows), before, after);
-      EXPECT_LT(after, before * 0.97) << scene.name << ", " << blockRows
+      EXPECT_LT(after, before * 0.98) << scene.name << ", " << blockRows
                                        << " rows";
     }
   }

@@ -190,7 +190,7 @@ SplitWorkspaceSize splitWorkspaceSize(int64_t blocks, int64_t blockRows,
 /// "Rows moved to lean groups"): kCoverRounds rounds, each mask_unions over
 /// groups of kCoverRows sorted rows, mask_cover within kCoverWindow groups
 /// of a row's own, and a stable sort of the rows by the group chosen.
-inline constexpr int kCoverRounds = 2;
+inline constexpr int kCoverRounds = 1;
 inline constexpr int64_t kCoverRows = 64;
 inline constexpr int64_t kCoverWindow = 256;
 

@@ -3,7 +3,9 @@
 // The map kernels of kernels/ in order (docs/sparse-conv.md): the voxel
 // hash table (voxel_hash_insert), the neighbour map and sort keys
 // (voxel_neighbours), a stable radix sort of the keys (radix_histogram,
-// exclusive_scan, radix_scatter; 4 bits a pass), the map in sorted order
+// exclusive_scan, radix_scatter; 4 bits a pass), each row moved to the
+// leanest group of rows that runs its offsets (mask_unions, mask_cover and
+// the same radix sort by the group), the map in sorted order
 // (neighbour_transpose), the row blocks' offset lists (block_offsets,
 // exclusive_scan, block_offsets) and the blocks sorted by their count of
 // offsets (the same radix sort). Every step is deterministic, so the same

@@ -184,6 +184,23 @@ tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
 
 void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor) { delete tensor; }
 
+tilec_status tilec_sparse_tensor_set_row_order(tilec_sparse_tensor *tensor,
+                                               tilec_row_order order) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  if (order != TILEC_ROW_ORDER_KEY && order != TILEC_ROW_ORDER_LEAN_GROUPS)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "row order " + std::to_string(static_cast<int>(order)) +
+                    " is not TILEC_ROW_ORDER_KEY or "
+                    "TILEC_ROW_ORDER_LEAN_GROUPS");
+  Status set = tensor->tensor.setRowOrder(order == TILEC_ROW_ORDER_KEY
+                                              ? sparse::RowOrder::Key
+                                              : sparse::RowOrder::LeanGroups);
+  if (!set.ok())
+    return failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
+  return succeed();
+}
+
 tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
                                             int32_t kernel_size,
                                             int32_t dilation, void *stream) {

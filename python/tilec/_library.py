@@ -108,6 +108,7 @@ SIGNATURES = {
     "tilec_runtime_destroy": ([_ptr], None),
     "tilec_sparse_tensor_create": ([_ptr, _ptr, _i64, _out(_ptr)], _status),
     "tilec_sparse_tensor_destroy": ([_ptr], None),
+    "tilec_sparse_tensor_set_row_order": ([_ptr, ctypes.c_int], _status),
     "tilec_sparse_tensor_build_maps": ([_ptr, _i32, _i32, _ptr], _status),
     "tilec_sparse_tensor_active_pairs": ([_ptr, _i32, _i32, _out(_i64)],
                                          _status),

@@ -67,12 +67,16 @@ def _destroy(destroy, handle, *keep_alive):
     destroy(handle)
 
 
+# The C API's tilec_row_order, by name.
+ROW_ORDERS = {"key": 0, "lean_groups": 1}
+
+
 class _Maps:
     """The C API sparse tensor over one coordinates tensor: it holds the
     neighbour maps it builds, so every SparseTensor over the same coordinates
     (replace_feature) shares them."""
 
-    def __init__(self, runtime, coords):
+    def __init__(self, runtime, coords, row_order):
         lib = runtime._lib
         handle = ctypes.c_void_p()
         with runtime.lock:
@@ -84,6 +88,10 @@ class _Maps:
         self.built = set()
         weakref.finalize(self, _destroy, lib.lib.tilec_sparse_tensor_destroy,
                          self.handle, runtime, coords)
+        with runtime.lock:
+            lib.check(lib.lib.tilec_sparse_tensor_set_row_order(
+                self.handle, ROW_ORDERS[row_order]),
+                "tilec_sparse_tensor_set_row_order")
 
 
 class SparseTensor:
@@ -98,9 +106,19 @@ class SparseTensor:
     network returns), so the layers of a network share them.
     Duplicate voxels and coordinates out of range are found when the maps
     are built: tilec.InvalidInputError, with the voxels named.
+
+    row_order: "lean_groups" (the default) moves each row of the
+    convolution's GEMM to the leanest group of rows that runs its offsets,
+    less work on surfaces and street scenes for a slower map build; "key"
+    keeps the faster build (docs/sparse-conv.md, "Rows moved to lean
+    groups").
     """
 
-    def __init__(self, coords, features=None, runtime=None):
+    def __init__(self, coords, features=None, runtime=None,
+                 row_order="lean_groups"):
+        if row_order not in ROW_ORDERS:
+            _fail("SparseTensor", "row_order must be one of %s, got %r"
+                  % (", ".join(sorted(ROW_ORDERS)), row_order))
         check_form("SparseTensor", "coords", coords, 2, (torch.int32,),
                    columns=(4, "[N, 4] (batch, x, y, z)"))
         if features is not None:
@@ -108,7 +126,7 @@ class SparseTensor:
         check_device("SparseTensor", "coords", coords)
         if features is not None:
             check_device("SparseTensor", "features", features)
-        self._maps = _Maps(runtime or default_runtime(), coords)
+        self._maps = _Maps(runtime or default_runtime(), coords, row_order)
         self._features = features
 
     @classmethod

@@ -87,6 +87,8 @@ class Tilec:
             "tilec_sparse_tensor_create": ([ptr, ptr, i64, out(ptr)],
                                            ctypes.c_int),
             "tilec_sparse_tensor_destroy": ([ptr], None),
+            "tilec_sparse_tensor_set_row_order": ([ptr, ctypes.c_int],
+                                                  ctypes.c_int),
             "tilec_sparse_tensor_build_maps": ([ptr, i32, i32, ptr],
                                                ctypes.c_int),
             "tilec_sparse_tensor_active_pairs": ([ptr, i32, i32, out(i64)],
@@ -136,13 +138,20 @@ class Tilec:
         finally:
             self.lib.tilec_free(data)
 
-    def tensor(self, coords):
+    # tilec_row_order, by name.
+    ROW_ORDERS = {"key": 0, "lean_groups": 1}
+
+    def tensor(self, coords, row_order="lean_groups"):
         """A new sparse tensor over `coords` (int32 [N, 4] on the GPU, kept
-        alive by the caller), with no maps yet."""
+        alive by the caller), with no maps yet, whose maps will order rows
+        by `row_order` (the C API's default: "lean_groups")."""
         handle = ctypes.c_void_p()
         self.check(self.lib.tilec_sparse_tensor_create(
             self.runtime, ctypes.c_void_p(coords.data_ptr()), coords.shape[0],
             ctypes.byref(handle)), "tilec_sparse_tensor_create")
+        self.check(self.lib.tilec_sparse_tensor_set_row_order(
+            handle, self.ROW_ORDERS[row_order]),
+            "tilec_sparse_tensor_set_row_order")
         return handle
 
     def destroy(self, tensor):

@@ -2,15 +2,17 @@
 a warm-up build, then builds of fresh tensors over the same coordinates (as
 `tilec bench spconv` times them) under torch.profiler, which records the
 driver calls libtilec_c.so makes (through CUPTI) and the GPU's kernels,
-memsets and copies. Prints per scene: the wall time of a build, the GPU's
-busy time, the driver calls by name (count, total and longest host time) and
-the GPU work by name; writes JSON.
+memsets and copies. Prints per scene and row order (--row-orders, default
+both: the key's order alone, and rows moved to lean groups, the default):
+the wall time of a build, the GPU's busy time, the driver calls by name
+(count, total and longest host time) and the GPU work by name; writes JSON.
 
     python3 spconv_maps_profile.py --lib lib/libtilec_c.so [--out DIR]
 """
 
 import argparse
 import collections
+import itertools
 import json
 import os
 import sys
@@ -54,35 +56,38 @@ def main():
     parser.add_argument("--lib", required=True)
     parser.add_argument("--out", default=".")
     parser.add_argument("--builds", type=int, default=5)
+    parser.add_argument("--row-orders", default="key,lean_groups")
     args = parser.parse_args()
     torch.cuda.init()
     torch.empty(1, device=DEVICE)
     tilec = Tilec(args.lib)
     report = []
-    for name, size in SCENES:
+    for (name, size), order in itertools.product(
+            SCENES, args.row_orders.split(",")):
         coords = coords_of(tilec, name, size)
-        tensors = [tilec.tensor(coords)]
+        tensors = [tilec.tensor(coords, order)]
         tilec.build_maps(tensors[-1])  # compiles, plans and grows the scratch
         walls = []
         for _ in range(args.builds):
-            tensors.append(tilec.tensor(coords))
+            tensors.append(tilec.tensor(coords, order))
             walls.append(wall_ms(lambda: tilec.build_maps(tensors[-1]))[0])
         with profile(activities=[ProfilerActivity.CPU,
                                  ProfilerActivity.CUDA]) as prof:
             for _ in range(args.builds):
-                tensors.append(tilec.tensor(coords))
+                tensors.append(tilec.tensor(coords, order))
                 tilec.build_maps(tensors[-1])
                 torch.cuda.synchronize()
         host, gpu = summarize(prof.events(), args.builds)
         gpu_busy = sum(row["total_us"] for row in gpu)
         walls.sort()
-        row = {"scene": f"{name}{size}", "voxels": coords.shape[0],
+        row = {"scene": f"{name}{size}", "row_order": order,
+               "voxels": coords.shape[0],
                "wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
                "gpu_busy_us": gpu_busy, "driver_calls": host, "gpu_work": gpu}
         report.append(row)
-        print(f"\n{row['scene']}: N = {row['voxels']:,}, build "
-              f"{row['wall_ms_median']:.3f} ms (median of {args.builds}), "
-              f"GPU busy {gpu_busy:.1f} us")
+        print(f"\n{row['scene']}, rows in {order} order: N = "
+              f"{row['voxels']:,}, build {row['wall_ms_median']:.3f} ms "
+              f"(median of {args.builds}), GPU busy {gpu_busy:.1f} us")
         print(f"  {'driver call':34} {'count':>6} {'total us':>10} {'max us':>9}")
         for entry in host[:12]:
             print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "

@@ -319,6 +319,14 @@ Result<SparseTensor> SparseTensor::create(SparseEngine &engine,
   return SparseTensor(engine, coords, voxels);
 }
 
+Status SparseTensor::setRowOrder(RowOrder order) {
+  if (order != rowOrder_ && !sorted_.empty())
+    return Status::error("the row order is set before the first maps are "
+                         "built; this tensor's maps are built");
+  rowOrder_ = order;
+  return Status::success();
+}
+
 Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
                                                  int64_t blockRows,
                                                  CUstream stream) {
@@ -402,6 +410,9 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     kCoverValues
   };
   int64_t coverGroups = cdiv(n, kCoverRows);
+  // One group has nowhere to move its rows to.
+  int coverRounds =
+      rowOrder_ == RowOrder::LeanGroups && coverGroups > 1 ? kCoverRounds : 0;
   // A first build compiles a dozen small kernels (specializations of the
   // map kernels for these sizes): in parallel, before the first launch.
   {
@@ -410,9 +421,11 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
         {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
         {"neighbour_transpose", transposeCall(n, v)}};
     appendRadixCalls(calls, n, radixPasses(v));
-    calls.emplace_back("mask_unions", unionsCall(n));
-    calls.emplace_back("mask_cover", coverCall(n));
-    appendRadixCalls(calls, n, coverSortPasses(n), /*positions=*/false);
+    if (coverRounds > 0) {
+      calls.emplace_back("mask_unions", unionsCall(n));
+      calls.emplace_back("mask_cover", coverCall(n));
+      appendRadixCalls(calls, n, coverSortPasses(n), /*positions=*/false);
+    }
     for (int64_t rows : convRowBlocks()) {
       int64_t blocks = cdiv(n, rows);
       for (int fill : {0, 1}) {
@@ -458,8 +471,8 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     TRY(radixSort(*engine_, regions[kSortKeys].ptr(), n, radixPasses(v),
                   order.ptr(), radixScratch, stream));
     // Then each row moved to the leanest group of rows that runs its
-    // offsets (mask_cover), stably, in rounds; one group has nowhere to go.
-    for (int round = 0; round < kCoverRounds && coverGroups > 1; ++round) {
+    // offsets (mask_cover), stably, in rounds (RowOrder::LeanGroups).
+    for (int round = 0; round < coverRounds; ++round) {
       TRY(engine_->launch("mask_unions", unionsCall(n),
                           {{"order_ptr", order.ptr()},
                            {"sort_key_ptr", regions[kSortKeys].ptr()},

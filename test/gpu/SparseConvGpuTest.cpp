@@ -89,21 +89,33 @@ protected:
   }
 
   // The GPU's maps against the oracle's, every buffer.
-  void expectMapsMatch(const sparse::VoxelCloud &cloud, int kernelSize,
-                       int dilation, int64_t blockRows) {
+  void expectMapsMatch(
+      const sparse::VoxelCloud &cloud, int kernelSize, int dilation,
+      int64_t blockRows,
+      sparse::RowOrder rowOrder = sparse::RowOrder::LeanGroups) {
+    bool lean = rowOrder == sparse::RowOrder::LeanGroups;
     SCOPED_TRACE("N " + std::to_string(cloud.size()) + " KS " +
                  std::to_string(kernelSize) + " DIL " +
                  std::to_string(dilation) + " BLOCK_M " +
-                 std::to_string(blockRows));
+                 std::to_string(blockRows) + (lean ? "" : " key order"));
     auto expected =
-        harness::buildHostMaps(cloud, kernelSize, dilation, blockRows);
+        harness::buildHostMaps(cloud, kernelSize, dilation, blockRows,
+                               lean ? sparse::kCoverRounds : 0);
     ASSERT_TRUE(expected.ok()) << expected.message();
     rt::DeviceBuffer coords = upload(cloud.coords);
     auto tensor =
         sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
     ASSERT_TRUE(tensor.ok()) << tensor.message();
+    ASSERT_TRUE(tensor->setRowOrder(rowOrder).ok());
     auto maps = tensor->maps(kernelSize, dilation, blockRows, nullptr);
     ASSERT_TRUE(maps.ok()) << maps.message();
+    // The built maps keep their order.
+    sparse::RowOrder other =
+        lean ? sparse::RowOrder::Key : sparse::RowOrder::LeanGroups;
+    tilec::Status late = tensor->setRowOrder(other);
+    EXPECT_FALSE(late.ok());
+    EXPECT_NE(late.message().find("before the first maps"), std::string::npos);
+    EXPECT_TRUE(tensor->setRowOrder(rowOrder).ok());
     int64_t n = cloud.size();
     EXPECT_EQ(download((*maps)->map->order, n), expected->order);
     EXPECT_EQ(download((*maps)->map->nbt, n * expected->offsets), expected->nbt);
@@ -238,6 +250,9 @@ TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
   // (1728) for two in the block sort.
   expectMapsMatch(sparse::shellScene(96), 3, 1, 64);
   expectMapsMatch(sparse::denseScene(48), 3, 1, 64);
+  // The key's order alone (no cover round).
+  expectMapsMatch(sparse::shellScene(96), 3, 1, 128, sparse::RowOrder::Key);
+  expectMapsMatch(sparse::denseScene(9), 5, 1, 64, sparse::RowOrder::Key);
 }
 
 TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {

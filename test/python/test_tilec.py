@@ -109,6 +109,15 @@ class StatusTest(unittest.TestCase):
         self.assertEqual(caught.exception.status, 1)
         self.assertEqual(caught.exception.function, "tilec_scene_shell")
 
+    def test_a_row_order_needs_a_tensor(self):
+        lib = _library.library()
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            lib.check(lib.lib.tilec_sparse_tensor_set_row_order(None, 0),
+                      "tilec_sparse_tensor_set_row_order")
+        self.assertEqual(str(caught.exception),
+                         "tilec_sparse_tensor_set_row_order: tensor must not "
+                         "be NULL")
+
     def test_a_success_clears_the_message(self):
         lib = _library.library()
         with self.assertRaises(tilec.InvalidArgumentError):
@@ -215,6 +224,14 @@ class TorchArgumentTest(unittest.TestCase):
                            tilec.SparseTensor, coords.tolist())
         self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
                            coords)
+
+    def test_row_order(self):
+        self.assertRefused("row_order must be one of key, lean_groups, got "
+                           "'sorted'", tilec.SparseTensor, self.coords,
+                           row_order="sorted")
+        # A known order gets as far as the devices.
+        self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
+                           self.coords, row_order="key")
 
     def test_features(self):
         n = self.coords.shape[0]

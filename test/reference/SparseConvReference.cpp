@@ -70,7 +70,9 @@ CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
         return __builtin_popcount(static_cast<uint32_t>(round.unions[group]));
       };
       bool holds = (code(r) & ~static_cast<uint32_t>(round.unions[g])) == 0;
-      if (holds && (bits(g) < bits(best) || (bits(g) == bits(best) && g < best)))
+      bool leaner =
+          bits(g) < bits(best) || (bits(g) == bits(best) && g < best);
+      if (holds && leaner)
         best = g;
     }
     round.cover[r] = static_cast<int32_t>(best);

@@ -98,6 +98,20 @@ TILEC_API tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
                                         tilec_sparse_tensor **tensor);
 TILEC_API void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor);
 
+/* How the tensor's maps order the rows of the convolution's GEMM
+ * (docs/sparse-conv.md): by the neighbour bitmask's key (the faster map
+ * build), or then each row moved to the leanest group of rows that runs its
+ * offsets (less GEMM work on surfaces and street scenes; the default). */
+typedef enum tilec_row_order {
+  TILEC_ROW_ORDER_KEY = 0,
+  TILEC_ROW_ORDER_LEAN_GROUPS = 1,
+} tilec_row_order;
+
+/* Sets the row order of the maps `tensor` builds; before its first maps are
+ * built (TILEC_ERROR_INVALID_ARGUMENT after, or for another value). */
+TILEC_API tilec_status tilec_sparse_tensor_set_row_order(
+    tilec_sparse_tensor *tensor, tilec_row_order order);
+
 /* Builds (or finds cached) the maps of a kernel_size^3 window (odd) with
  * `dilation` for every row block the convolution may use, on `stream`, and
  * synchronizes it. Duplicate voxels are TILEC_ERROR_INVALID_INPUT. Optional:

@@ -41,7 +41,8 @@ TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
        {"tilec_last_error", "tilec_version", "tilec_runtime_create",
         "tilec_runtime_create_with_options", "tilec_runtime_destroy",
         "tilec_sparse_tensor_create", "tilec_sparse_tensor_destroy",
-        "tilec_sparse_tensor_build_maps", "tilec_sparse_tensor_active_pairs",
+        "tilec_sparse_tensor_set_row_order", "tilec_sparse_tensor_build_maps",
+        "tilec_sparse_tensor_active_pairs",
         "tilec_submanifold_conv3d", "tilec_scene_shell", "tilec_scene_uniform",
         "tilec_scene_lidar", "tilec_free"})
     EXPECT_NE(dlsym(library, name), nullptr) << name;
@@ -87,6 +88,12 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
   EXPECT_NE(std::string(lastError()).find("res must be"), std::string::npos);
   EXPECT_EQ(convolve(nullptr, nullptr, nullptr, nullptr, nullptr, 16, 16, 3, 1,
                      TILEC_F16, 0, nullptr),
+            TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
+            std::string::npos);
+  auto setRowOrder = function<decltype(tilec_sparse_tensor_set_row_order)>(
+      "tilec_sparse_tensor_set_row_order");
+  EXPECT_EQ(setRowOrder(nullptr, TILEC_ROW_ORDER_KEY),
             TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
             std::string::npos);

@@ -1,9 +1,9 @@
 //===- mask_cover.cpp - each sorted row's covering group of rows ----------===//
 //
-// For sorted row r (voxel order[r], neighbour bitmask code = key ^ (key >>
-// 1) of its sort key, as in mask_unions), cover[r] is the group g of ROWS
-// sorted rows, within WINDOW groups of r's own (r / ROWS), whose union
-// unions[g] holds code and has the fewest bits; ties go to the lowest g
+// For sorted row r (voxel order[r], its neighbour bitmask from its sort key:
+// RowMask.h), cover[r] is the group g of ROWS sorted rows, within WINDOW
+// groups of r's own (r / ROWS), whose union unions[g] holds the bitmask and
+// has the fewest bits; ties go to the lowest g
 // (the smallest score, mask_unions' popcount << 25 | g). r's own group
 // always holds it. values[r] = order[r], the payload of the stable sort by
 // cover that follows.
@@ -20,6 +20,8 @@
 // each (row, lane) and reducing the lanes once at the end.
 //
 //===----------------------------------------------------------------------===//
+
+#include "RowMask.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -38,13 +40,11 @@ static void buildMaskCover(KernelBuilder &kb) {
   Tensor group = kb.let("group", kb.programId(0));
   Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
   Tensor inRange = kb.let("in_range", row < n);
-  Tensor voxel = kb.let("voxel", kb.load(order + row, inRange, 0));
-  Tensor key = kb.let("key", kb.load(sortKey + voxel, inRange, 0));
-  Tensor code = kb.let("code", key ^ kb.binary(BinaryOpKind::ShrU, key, 1));
-  // No bit of code outside a union is (union | ~code) == -1. Broadcast to
+  SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
+  // No bit of the mask outside a union is (union | ~mask) == -1. Broadcast to
   // the loop's tile here, so that its layout is settled outside the loop.
-  Tensor notCode = kb.let(
-      "not_code", kb.broadcastTo(kb.expandDims(code ^ -1, 1), {rows, tile}));
+  Tensor notMask = kb.let(
+      "not_mask", kb.broadcastTo(kb.expandDims(sorted.mask ^ -1, 1), {rows, tile}));
 
   Tensor lo = kb.let("lo", kb.maximum(group - window, 0));
   Tensor hi =
@@ -58,14 +58,14 @@ static void buildMaskCover(KernelBuilder &kb) {
     Tensor valid = kb.let("valid", candidate < hi);
     Tensor union_ = kb.let("union", kb.load(unions + candidate, valid, 0));
     Tensor score = kb.let("score", kb.load(scores + candidate, valid, kNone));
-    Tensor holds = kb.let("holds", (union_ | notCode) == -1);
+    Tensor holds = kb.let("holds", (union_ | notMask) == -1);
     return {kb.minimum(carried[0], kb.where(holds, score, kNone))};
   };
   Tensors loop = kb.let(
       "loop", kb.forRange(0, kb.cdiv(hi - lo, tile), 1, {best0}, candidates));
   Tensor best = kb.let("best", kb.min(loop[0], 1));
   kb.store(cover + row, best & ((1 << 25) - 1), inRange);
-  kb.store(values + row, voxel, inRange);
+  kb.store(values + row, sorted.voxel, inRange);
 }
 
 TILEC_KERNEL(mask_cover) {

@@ -1,17 +1,16 @@
 //===- mask_unions.cpp - the offsets each group of sorted rows has --------===//
 //
 // unions[g] is the union of the neighbour bitmasks of sorted rows [g * ROWS,
-// (g + 1) * ROWS): row r is voxel order[r], and its bitmask is the Gray code
-// whose rank voxel_neighbours stored as its sort key (key ^ (key >> 1): bit
-// rank(v), or its 32nd of the ranks past 32 offsets). scores[g] =
-// popcount(unions[g]) << 25 | g, what mask_cover minimizes over the groups
-// whose union holds a row's bitmask (g is below 2^25 while N < 2^31 and
-// ROWS >= 64). The bits' order is the key's, which does not matter to a
-// union or a count of bits.
+// (g + 1) * ROWS) (row r is voxel order[r], its bitmask from its sort key:
+// RowMask.h), and scores[g] = popcount(unions[g]) << 25 | g, what
+// mask_cover minimizes over the groups whose union holds a row's bitmask
+// (g is below 2^25 while N < 2^31 and ROWS >= 64).
 //
 // Grid: (cdiv(N, ROWS)).
 //
 //===----------------------------------------------------------------------===//
+
+#include "RowMask.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -39,11 +38,9 @@ static void buildMaskUnions(KernelBuilder &kb) {
   Tensor group = kb.let("group", kb.programId(0));
   Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
   Tensor inRange = kb.let("in_range", row < n);
-  Tensor voxel = kb.let("voxel", kb.load(order + row, inRange, 0));
-  Tensor key = kb.let("key", kb.load(sortKey + voxel, inRange, 0));
-  Tensor code = kb.let("code", key ^ kb.binary(BinaryOpKind::ShrU, key, 1));
+  SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
   Tensor union_ =
-      kb.let("union", kb.reduce(code, 0, tile::ReduceKind::Or));
+      kb.let("union", kb.reduce(sorted.mask, 0, tile::ReduceKind::Or));
   kb.store(unions + group, union_);
   kb.store(scores + group, (popcount(kb, union_) << 25) | group);
 }

@@ -271,8 +271,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // Blocks run in blk_order's order: winners timed in plain order
           // do not match these keys.
           .key("BLOCK_ORDER", "1")
-          // Rows moved to lean groups after the key's sort (mask_cover):
-          // winners timed on the key's order alone do not match these keys.
+          // Winners tuned before rows moved to lean groups do not match; both
+          // RowOrders share the key (a winner of one runs on the other).
           .key("ROW_ORDER", "2")
           // Winners tuned before the split candidates existed do not match
           // these keys.

@@ -116,7 +116,7 @@ class SparseTensor:
 
     def __init__(self, coords, features=None, runtime=None,
                  row_order="lean_groups"):
-        if row_order not in ROW_ORDERS:
+        if not isinstance(row_order, str) or row_order not in ROW_ORDERS:
             _fail("SparseTensor", "row_order must be one of %s, got %r"
                   % (", ".join(sorted(ROW_ORDERS)), row_order))
         check_form("SparseTensor", "coords", coords, 2, (torch.int32,),
@@ -130,11 +130,12 @@ class SparseTensor:
         self._features = features
 
     @classmethod
-    def from_spconv(cls, tensor, runtime=None):
+    def from_spconv(cls, tensor, runtime=None, row_order="lean_groups"):
         """The voxels of a spconv (or spconv-Triton) SparseConvTensor: its
         `indices` ([N, 4] int32, batch first) and `features`, not copied. The
-        coordinate order is the tensor's own, as spconv's weights use it."""
-        return cls(tensor.indices, tensor.features, runtime)
+        coordinate order is the tensor's own, as spconv's weights use it.
+        row_order as for SparseTensor."""
+        return cls(tensor.indices, tensor.features, runtime, row_order)
 
     @staticmethod
     def _check_features(features, voxels):

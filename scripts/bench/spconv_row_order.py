@@ -5,10 +5,14 @@ move to lean groups (tilec_sparse_tensor_set_row_order). Prints and writes
 as JSON, per row and order: the map build's wall time (median over fresh
 tensors on the same coordinates, both row blocks' lists, as the benchmark
 times it) and the convolution's kernel time (triton's do_bench median). The
-autotune key does not tell the orders apart, so the first order's tuning
-picks the config and the second reuses it: the two times are one config's
-on two row orders. Both outputs are compared bit for bit (one config, and
-each row adds its neighbours' terms in the same order either way).
+autotune key does not tell the orders apart, so with fresh caches the first
+order (lean groups) tunes the config and the row block and the second
+reuses them: the two times are one config's on two row orders. Both
+outputs are compared bit for bit: with one config each row adds its
+neighbours' terms in the same order either way, unless the config runs row
+blocks in halves (small inputs: a block's offsets are cut where its own
+rows put the cut), so those rows may differ in the last bits. The outputs
+are not checked against a reference here (`tilec bench spconv` does).
 
     python3 spconv_row_order.py --lib lib/libtilec_c.so [--out DIR]
 """

@@ -107,8 +107,9 @@ typedef enum tilec_row_order {
   TILEC_ROW_ORDER_LEAN_GROUPS = 1,
 } tilec_row_order;
 
-/* Sets the row order of the maps `tensor` builds; before its first maps are
- * built (TILEC_ERROR_INVALID_ARGUMENT after, or for another value). */
+/* Sets the row order of the maps `tensor` builds, before its first maps are
+ * built: another order after them, or a value that is no tilec_row_order,
+ * is TILEC_ERROR_INVALID_ARGUMENT. */
 TILEC_API tilec_status tilec_sparse_tensor_set_row_order(
     tilec_sparse_tensor *tensor, tilec_row_order order);
 

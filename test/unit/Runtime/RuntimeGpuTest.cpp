@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/runtime/Runtime.h"
+#include "tilec/runtime/TensorMap.h"
 #include "tilec/runtime/fixtures/TestKernels.h"
 
 #include <gtest/gtest.h>
@@ -222,6 +223,38 @@ TEST_F(RuntimeGpuTest, BuffersCopyAndFill) {
   rt::DeviceBuffer empty = allocate(0);
   EXPECT_EQ(empty.address(), 0u);
   EXPECT_TRUE(empty.memset8(0).ok());
+}
+
+// Tensor maps through the driver table (cuTensorMapEncodeTiled): the same
+// array gives the same 128 bytes, another base address others, and a rule
+// broken is refused before the driver, with its numbers. No kernel reads
+// them yet.
+TEST_F(RuntimeGpuTest, EncodesTensorMapsOfTiles) {
+  if (context->properties().computeMajor < 9)
+    GTEST_SKIP() << "tensor maps need sm_90, the device is "
+                 << context->properties().smName();
+  // 100 x 72 f16 in rows of 80, boxes of 64 x 64 (128-byte rows).
+  rt::DeviceBuffer buffer = allocate(100 * 80 * 2);
+  rt::TiledArray2D array{buffer.ptr(), rt::TmaElement::F16, 100, 72, 80 * 2,
+                         64, 64, rt::TmaSwizzle::Bytes128};
+  auto first = rt::encodeTiledArray2D(context->driver(), array);
+  ASSERT_TRUE(first.ok()) << first.message();
+  auto again = rt::encodeTiledArray2D(context->driver(), array);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(std::memcmp(&*first, &*again, sizeof(CUtensorMap)), 0);
+  array.base.address += 16 * 80 * 2;
+  auto moved = rt::encodeTiledArray2D(context->driver(), array);
+  ASSERT_TRUE(moved.ok()) << moved.message();
+  EXPECT_NE(std::memcmp(&*first, &*moved, sizeof(CUtensorMap)), 0);
+  array.element = rt::TmaElement::F32;
+  array.boxCols = 32;
+  EXPECT_TRUE(rt::encodeTiledArray2D(context->driver(), array).ok());
+  array.base.address += 8;
+  auto refused = rt::encodeTiledArray2D(context->driver(), array);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("is not a multiple of 16 bytes"),
+            std::string::npos)
+      << refused.message();
 }
 
 TEST_F(RuntimeGpuTest, VectorAddFromTheCubin) {

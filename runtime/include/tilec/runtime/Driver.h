@@ -63,6 +63,7 @@ namespace tilec::rt {
   X(cuModuleGetFunction)                                                       \
   X(cuFuncGetAttribute)                                                        \
   X(cuFuncSetAttribute)                                                        \
+  X(cuTensorMapEncodeTiled)                                                    \
   X(cuLaunchKernel)
 
 struct DriverApi {

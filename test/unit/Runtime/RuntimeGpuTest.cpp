@@ -246,9 +246,11 @@ TEST_F(RuntimeGpuTest, EncodesTensorMapsOfTiles) {
   auto moved = rt::encodeTiledArray2D(context->driver(), array);
   ASSERT_TRUE(moved.ok()) << moved.message();
   EXPECT_NE(std::memcmp(&*first, &*moved, sizeof(CUtensorMap)), 0);
-  array.element = rt::TmaElement::F32;
-  array.boxCols = 32;
-  EXPECT_TRUE(rt::encodeTiledArray2D(context->driver(), array).ok());
+  // 50 x 72 f32 in rows of 80, boxes of 64 x 32.
+  array = {buffer.ptr(), rt::TmaElement::F32, 50, 72, 80 * 4, 64, 32,
+           rt::TmaSwizzle::Bytes128};
+  auto f32 = rt::encodeTiledArray2D(context->driver(), array);
+  EXPECT_TRUE(f32.ok()) << f32.message();
   array.base.address += 8;
   auto refused = rt::encodeTiledArray2D(context->driver(), array);
   ASSERT_FALSE(refused.ok());

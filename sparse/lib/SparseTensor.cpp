@@ -47,6 +47,10 @@ constexpr int kTableGrowths = 3;
 constexpr int64_t kRadixBlock = 256;
 constexpr int64_t kRadixChunks = 4;
 constexpr int64_t kRadixPerProgram = kRadixBlock * kRadixChunks;
+// A pass sorts by one digit of 4 bits: 16 counts a program
+// (radix_histogram's and radix_scatter's 16 one-hot columns).
+constexpr int kRadixDigitBits = 4;
+constexpr int64_t kRadixDigits = int64_t(1) << kRadixDigitBits;
 
 int ceilLog2(int64_t value) {
   int log2 = 0;
@@ -77,21 +81,21 @@ Call lookupCall(int64_t n, int log2Slots, int kernelSize, int dilation,
                    {"DIL", dilation},
                    {"V", v}});
 }
-// 4 bits a pass over the sort key's min(V, 32) bits.
-int radixPasses(int64_t v) {
-  return static_cast<int>(cdiv(std::min<int64_t>(v, 32), 4));
+// The passes of a sort of keys of `bits` bits: a digit each, at least one.
+int radixPassesOver(int64_t bits) {
+  return static_cast<int>(std::max<int64_t>(1, cdiv(bits, kRadixDigitBits)));
 }
-// 4 bits a pass over a block's count of offsets (0 to V).
-int blockSortPasses(int64_t v) {
-  return static_cast<int>(std::max<int64_t>(1, cdiv(ceilLog2(v + 1), 4)));
-}
+// Over the sort key's min(V, 32) bits.
+int radixPasses(int64_t v) { return radixPassesOver(std::min<int64_t>(v, 32)); }
+// Over a block's count of offsets (0 to V).
+int blockSortPasses(int64_t v) { return radixPassesOver(ceilLog2(v + 1)); }
 Call digitsCall(int64_t n, int pass) {
-  return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
+  return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
                   {{"BLOCK", kRadixBlock}, {"CHUNKS", kRadixChunks}});
 }
 // FIRST: the first pass of a sort whose values are the keys' positions.
 Call scatterCall(int64_t n, int pass, bool positions) {
-  return makeCall({{"N", n}, {"SHIFT", 4 * pass}},
+  return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
                   {{"BLOCK", kRadixBlock},
                    {"CHUNKS", kRadixChunks},
                    {"FIRST", pass == 0 && positions ? 1 : 0}});
@@ -106,9 +110,9 @@ Call unionsCall(int64_t n) {
 Call coverCall(int64_t n) {
   return makeCall({{"N", n}}, {{"ROWS", kCoverRows}, {"WINDOW", kCoverWindow}});
 }
-// 4 bits a pass over a row's covering group (below cdiv(n, kCoverRows)).
+// Over a row's covering group (below cdiv(n, kCoverRows)).
 int coverSortPasses(int64_t n) {
-  return std::max(1, static_cast<int>(cdiv(ceilLog2(cdiv(n, kCoverRows)), 4)));
+  return radixPassesOver(ceilLog2(cdiv(n, kCoverRows)));
 }
 Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
   return makeCall({{"N", n}, {"V", v}},
@@ -117,7 +121,8 @@ Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
 
 // The buffers of a radix sort's passes: keys and values alternate between
 // two buffers each, the digit counts of each program and their scan
-// (4 * 16 * programs and 4 * (16 * programs + 1) bytes).
+// (4 * kRadixDigits * programs and 4 * (kRadixDigits * programs + 1)
+// bytes).
 struct RadixScratch {
   rt::DevicePtr keysA, keysB, values, hist, histScan;
 };
@@ -149,18 +154,18 @@ Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
         !status.ok())
       return status;
     if (Status status = engine.launch(
-            "exclusive_scan", scanCall(16 * programs),
+            "exclusive_scan", scanCall(kRadixDigits * programs),
             {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream);
         !status.ok())
       return status;
-    if (Status status = engine.launch("radix_scatter",
-                                      scatterCall(n, pass, !values),
-                                      {{"keys_in_ptr", keysFrom},
-                                       {"vals_in_ptr", valsFrom},
-                                       {"keys_out_ptr", keysTo},
-                                       {"vals_out_ptr", valsTo},
-                                       {"hist_scan_ptr", scratch.histScan}},
-                                      stream);
+    if (Status status =
+            engine.launch("radix_scatter", scatterCall(n, pass, !values),
+                          {{"keys_in_ptr", keysFrom},
+                           {"vals_in_ptr", valsFrom},
+                           {"keys_out_ptr", keysTo},
+                           {"vals_out_ptr", valsTo},
+                           {"hist_scan_ptr", scratch.histScan}},
+                          stream);
         !status.ok())
       return status;
     keysFrom = keysTo;
@@ -184,8 +189,8 @@ BlockSortLayout getBlockSortLayout(int64_t blocks) {
   layout.keysB = keyBytes;
   layout.values = 2 * keyBytes;
   layout.hist = 3 * keyBytes;
-  layout.histScan = layout.hist + aligned(4 * 16 * programs);
-  layout.bytes = layout.histScan + 4 * (16 * programs + 1);
+  layout.histScan = layout.hist + aligned(4 * kRadixDigits * programs);
+  layout.bytes = layout.histScan + 4 * (kRadixDigits * programs + 1);
   return layout;
 }
 
@@ -196,7 +201,7 @@ void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
   for (int pass = 0; pass < passes; ++pass) {
     calls.emplace_back("radix_histogram", digitsCall(n, pass));
     calls.emplace_back("exclusive_scan",
-                       scanCall(16 * cdiv(n, kRadixPerProgram)));
+                       scanCall(kRadixDigits * cdiv(n, kRadixPerProgram)));
     calls.emplace_back("radix_scatter", scatterCall(n, pass, positions));
   }
 }
@@ -502,12 +507,12 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
   for (int growth = 0;; ++growth, ++log2Slots) {
     if (log2Slots > 30)
       return Status::error("the voxel table outgrew 2^30 slots");
-    TRY_ASSIGN(carved,
-               carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
-                                int64_t(4) << log2Slots, 4 * n * v, 4 * n, 8,
-                                4 * 16 * programs, 4 * (16 * programs + 1),
-                                4 * n, 4 * n, 4 * n, 4 * coverGroups,
-                                4 * coverGroups, 4 * n, 4 * n}));
+    TRY_ASSIGN(carved, carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
+                                        int64_t(4) << log2Slots, 4 * n * v,
+                                        4 * n, 8, 4 * kRadixDigits * programs,
+                                        4 * (kRadixDigits * programs + 1),
+                                        4 * n, 4 * n, 4 * n, 4 * coverGroups,
+                                        4 * coverGroups, 4 * n, 4 * n}));
     regions = std::move(carved);
     TRY(enqueue());
     TRY(engine_->synchronize(stream));

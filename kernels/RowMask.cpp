@@ -4,8 +4,8 @@
 
 namespace tilec::kernel {
 
-SortedRowMask loadSortedRowMask(KernelBuilder &kb, Tensor order,
-                                Tensor sortKey, Tensor row, Tensor inRange) {
+SortedRowMask loadSortedRowMask(KernelBuilder &kb, Tensor order, Tensor sortKey,
+                                Tensor row, Tensor inRange) {
   Tensor voxel = kb.let("voxel", kb.load(order + row, inRange, 0));
   Tensor key = kb.let("key", kb.load(sortKey + voxel, inRange, 0));
   Tensor mask = kb.let("mask", key ^ kb.binary(BinaryOpKind::ShrU, key, 1));

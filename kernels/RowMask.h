@@ -16,6 +16,12 @@
 
 namespace tilec::kernel {
 
+/// mask_unions scores a group popcount(union) << kScoreIndexBits | group;
+/// mask_cover keeps the smallest score of the groups that hold a row's
+/// bitmask and reads the group from its low bits (groups below 2^25 while
+/// N < 2^31 and groups have at least 64 rows).
+constexpr int kScoreIndexBits = 25;
+
 struct SortedRowMask {
   /// The row's voxel (order[row]) and its neighbour bitmask; 0 for both
   /// where `inRange` is false.
@@ -23,8 +29,8 @@ struct SortedRowMask {
 };
 
 /// The voxels and bitmasks of the sorted rows `row` (an i32 tensor).
-SortedRowMask loadSortedRowMask(KernelBuilder &kb, Tensor order,
-                                Tensor sortKey, Tensor row, Tensor inRange);
+SortedRowMask loadSortedRowMask(KernelBuilder &kb, Tensor order, Tensor sortKey,
+                                Tensor row, Tensor inRange);
 
 } // namespace tilec::kernel
 

@@ -43,12 +43,12 @@ static void buildMaskCover(KernelBuilder &kb) {
   SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
   // No bit of the mask outside a union is (union | ~mask) == -1. Broadcast to
   // the loop's tile here, so that its layout is settled outside the loop.
-  Tensor notMask = kb.let(
-      "not_mask", kb.broadcastTo(kb.expandDims(sorted.mask ^ -1, 1), {rows, tile}));
+  Tensor notMask =
+      kb.let("not_mask",
+             kb.broadcastTo(kb.expandDims(sorted.mask ^ -1, 1), {rows, tile}));
 
   Tensor lo = kb.let("lo", kb.maximum(group - window, 0));
-  Tensor hi =
-      kb.let("hi", kb.minimum(group + window + 1, kb.cdiv(n, rows)));
+  Tensor hi = kb.let("hi", kb.minimum(group + window + 1, kb.cdiv(n, rows)));
   constexpr int64_t kNone = 0x7FFFFFFF;
   Tensor best0 = kb.let("best", kb.full({rows, tile}, kNone, kb.i32Type()));
   auto candidates = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
@@ -64,7 +64,7 @@ static void buildMaskCover(KernelBuilder &kb) {
   Tensors loop = kb.let(
       "loop", kb.forRange(0, kb.cdiv(hi - lo, tile), 1, {best0}, candidates));
   Tensor best = kb.let("best", kb.min(loop[0], 1));
-  kb.store(cover + row, best & ((1 << 25) - 1), inRange);
+  kb.store(cover + row, best & ((1 << kScoreIndexBits) - 1), inRange);
   kb.store(values + row, sorted.voxel, inRange);
 }
 

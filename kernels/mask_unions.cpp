@@ -42,14 +42,16 @@ static void buildMaskUnions(KernelBuilder &kb) {
   Tensor union_ =
       kb.let("union", kb.reduce(sorted.mask, 0, tile::ReduceKind::Or));
   kb.store(unions + group, union_);
-  kb.store(scores + group, (popcount(kb, union_) << 25) | group);
+  kb.store(scores + group, (popcount(kb, union_) << kScoreIndexBits) | group);
 }
 
 TILEC_KERNEL(mask_unions) {
   static const KernelDefinition kernel(
       KernelDescription("mask_unions", "kernels/mask_unions.cpp", __LINE__)
-          .param(MetaParameter("ROWS").powerOfTwo().atLeast(
-              64, "a group's index fits the score's 25 bits").byDefault(64))
+          .param(MetaParameter("ROWS")
+                     .powerOfTwo()
+                     .atLeast(64, "a group's index fits the score's 25 bits")
+                     .byDefault(64))
           .arg(pointer("order_ptr", "i32").divisibility(16))
           .arg(pointer("sort_key_ptr", "i32").divisibility(16))
           .arg(pointer("unions_ptr", "i32").divisibility(16))

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
 
 namespace tilec {
 namespace {
@@ -49,6 +50,38 @@ Status readArgument(JsonReader &reader, const Json &entry,
                                   "contradicts the divisibility " +
                                       std::to_string(arg.divisibility));
   out.push_back(std::move(arg));
+  return Status::success();
+}
+
+Status readTensorMap(JsonReader &reader, const Json &entry,
+                     const std::string &field,
+                     const std::vector<KernelArg> &signature,
+                     std::vector<TensorMapParam> &out) {
+  TensorMapParam map;
+  for (auto [key, value] :
+       {std::pair("base", &map.base), std::pair("rows", &map.rows),
+        std::pair("cols", &map.cols), std::pair("row_stride", &map.rowStride),
+        std::pair("element", &map.element)})
+    if (Status s = reader.string(entry, key, field, *value); !s.ok())
+      return s;
+  for (auto [key, value] : {std::pair("box_rows", &map.boxRows),
+                            std::pair("box_cols", &map.boxCols),
+                            std::pair("swizzle", &map.swizzleBytes)}) {
+    int64_t read = 0;
+    if (Status s = reader.integer(entry, key, field, read, 0,
+                                  std::numeric_limits<uint32_t>::max());
+        !s.ok())
+      return s;
+    *value = static_cast<uint32_t>(read);
+  }
+  // The names and the values, checked by the rules the runtime applies when
+  // it builds an ArgPack.
+  const char *brokenKey = "";
+  Result<ResolvedTensorMap> resolved =
+      resolveTensorMap(map, signature, &brokenKey);
+  if (!resolved)
+    return JsonReader::fieldError(field, brokenKey, resolved.message());
+  out.push_back(std::move(map));
   return Status::success();
 }
 
@@ -152,6 +185,12 @@ Status parseInto(std::string_view text, CompileMetadata &md) {
                               return readArgument(reader, entry, field,
                                                   md.signature);
                             });
+  if (status.ok() && JsonReader::has(root, "tensor_maps"))
+    status = reader.objects(root, "tensor_maps",
+                            [&](const Json &entry, const std::string &field) {
+                              return readTensorMap(reader, entry, field,
+                                                   md.signature, md.tensorMaps);
+                            });
   if (status.ok())
     status = readOptionalInt(reader, root, "registers", md.registers);
   if (status.ok())
@@ -232,6 +271,20 @@ std::string CompileMetadata::toJson() const {
     if (arg.equalToOne)
       entry["equal_to_one"] = true;
     json["signature"].push_back(std::move(entry));
+  }
+  // Absent without maps, so that the jsons of kernels without TMA stay as
+  // they were.
+  if (!tensorMaps.empty()) {
+    json["tensor_maps"] = Json::array();
+    for (const TensorMapParam &map : tensorMaps)
+      json["tensor_maps"].push_back({{"base", map.base},
+                                     {"rows", map.rows},
+                                     {"cols", map.cols},
+                                     {"row_stride", map.rowStride},
+                                     {"element", map.element},
+                                     {"box_rows", map.boxRows},
+                                     {"box_cols", map.boxCols},
+                                     {"swizzle", map.swizzleBytes}});
   }
   json["hashes"] = Json::object();
   for (const std::string &stage : stageOrder(hashes))

@@ -194,6 +194,14 @@ std::string CompileMetadata::toCpp(std::string_view function) const {
             cppStringLiteral(arg.spelling) + ", tilec::ArgType::" +
             argTypeEnumerator(arg.type) + ", " + integer(arg.divisibility) +
             ", " + (arg.equalToOne ? "true" : "false") + "});\n";
+  for (const TensorMapParam &map : tensorMaps)
+    body += "    d->tensorMaps.push_back({" + cppStringLiteral(map.base) +
+            ", " + cppStringLiteral(map.rows) + ", " +
+            cppStringLiteral(map.cols) + ", " +
+            cppStringLiteral(map.rowStride) + ", " +
+            cppStringLiteral(map.element) + ", " + std::to_string(map.boxRows) +
+            "u, " + std::to_string(map.boxCols) + "u, " +
+            std::to_string(map.swizzleBytes) + "u});\n";
   for (auto [field, value] : {std::pair("registers", registers),
                               std::pair("spillStores", spillStores),
                               std::pair("spillLoads", spillLoads),

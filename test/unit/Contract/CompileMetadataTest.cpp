@@ -1,10 +1,23 @@
 //===- CompileMetadataTest.cpp - The compile json's writer and reader ----===//
 
+#include "TensorMapSample.h"
+
 #include "tilec/contract/CompileMetadata.h"
 
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+// `tensorMapSample()`: CompileMetadata::toCpp of TensorMapSample.h's json,
+// written at build time by tilec-write-metadata-cpp.
+#include "TensorMapSample.inc"
 
 namespace {
 
@@ -220,6 +233,205 @@ TEST(CompileMetadataTest, WriterAndReaderRoundTrip) {
   EXPECT_EQ(text.find("\"cache\""), std::string::npos) << text;
   ASSERT_TRUE(CompileMetadata::parse(text).ok());
   EXPECT_EQ(bare.cubinKey(), "");
+}
+
+nlohmann::json tensorMapSampleJson() {
+  return nlohmann::json::parse(tilec::test::kTensorMapSampleJson);
+}
+
+TEST(CompileMetadataTest, ReadsTensorMaps) {
+  Result<CompileMetadata> md =
+      CompileMetadata::parse(tilec::test::kTensorMapSampleJson);
+  ASSERT_TRUE(md.ok()) << md.message();
+  ASSERT_EQ(md->tensorMaps.size(), 2u);
+  const tilec::TensorMapParam &a = md->tensorMaps[0];
+  EXPECT_EQ(a.base, "a_ptr");
+  EXPECT_EQ(a.rows, "M");
+  EXPECT_EQ(a.cols, "K");
+  EXPECT_EQ(a.rowStride, "stride_am");
+  EXPECT_EQ(a.element, "f16");
+  EXPECT_EQ(a.boxRows, 128u);
+  EXPECT_EQ(a.boxCols, 64u);
+  EXPECT_EQ(a.swizzleBytes, 128u);
+  const tilec::TensorMapParam &b = md->tensorMaps[1];
+  EXPECT_EQ(b.base, "b_ptr");
+  EXPECT_EQ(b.rowStride, "stride_bk");
+  EXPECT_EQ(b.element, "bf16");
+  EXPECT_EQ(b.boxCols, 32u);
+  EXPECT_EQ(b.swizzleBytes, 0u);
+}
+
+// The maps are written after the signature, in their order, and read back
+// to the same json.
+TEST(CompileMetadataTest, TensorMapsRoundTrip) {
+  Result<CompileMetadata> md =
+      CompileMetadata::parse(tilec::test::kTensorMapSampleJson);
+  ASSERT_TRUE(md.ok()) << md.message();
+  std::string written = md->toJson();
+  nlohmann::json document = nlohmann::json::parse(written);
+  EXPECT_EQ(document["tensor_maps"], tensorMapSampleJson()["tensor_maps"]);
+  nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(written);
+  std::vector<std::string> keys;
+  for (auto it = ordered.begin(); it != ordered.end(); ++it)
+    keys.push_back(it.key());
+  auto signature = std::find(keys.begin(), keys.end(), "signature");
+  ASSERT_NE(signature, keys.end());
+  ASSERT_NE(signature + 1, keys.end());
+  EXPECT_EQ(*(signature + 1), "tensor_maps") << written;
+  std::vector<std::string> mapKeys;
+  for (auto it = ordered["tensor_maps"][0].begin();
+       it != ordered["tensor_maps"][0].end(); ++it)
+    mapKeys.push_back(it.key());
+  EXPECT_EQ(mapKeys, (std::vector<std::string>{
+                         "base", "rows", "cols", "row_stride", "element",
+                         "box_rows", "box_cols", "swizzle"}));
+
+  Result<CompileMetadata> again = CompileMetadata::parse(written);
+  ASSERT_TRUE(again.ok()) << again.message() << "\n" << written;
+  EXPECT_EQ(again->toJson(), written);
+  ASSERT_EQ(again->tensorMaps.size(), 2u);
+  EXPECT_EQ(again->tensorMaps[1].rows, "K");
+  EXPECT_EQ(again->tensorMaps[1].boxRows, 64u);
+}
+
+// A kernel without maps writes no "tensor_maps", so its json is what it was
+// before maps existed; an empty list reads as no maps.
+TEST(CompileMetadataTest, NoTensorMapsKeepTheJsonAsItWas) {
+  Result<CompileMetadata> md = CompileMetadata::parse(kMatmulJson);
+  ASSERT_TRUE(md.ok()) << md.message();
+  EXPECT_TRUE(md->tensorMaps.empty());
+  std::string written = md->toJson();
+  EXPECT_EQ(written.find("tensor_maps"), std::string::npos) << written;
+
+  nlohmann::json document = tensorMapSampleJson();
+  Result<CompileMetadata> withMaps = CompileMetadata::parse(document.dump());
+  ASSERT_TRUE(withMaps.ok()) << withMaps.message();
+  withMaps->tensorMaps.clear();
+  document.erase("tensor_maps");
+  Result<CompileMetadata> without = CompileMetadata::parse(document.dump());
+  ASSERT_TRUE(without.ok()) << without.message();
+  EXPECT_EQ(withMaps->toJson(), without->toJson());
+
+  document["tensor_maps"] = nlohmann::json::array();
+  Result<CompileMetadata> empty = CompileMetadata::parse(document.dump());
+  ASSERT_TRUE(empty.ok()) << empty.message();
+  EXPECT_TRUE(empty->tensorMaps.empty());
+  EXPECT_EQ(empty->toJson(), without->toJson());
+}
+
+TEST(CompileMetadataTest, NamesTheBrokenFieldOfATensorMap) {
+  struct Case {
+    const char *pointer; // a json pointer into the document
+    nlohmann::json value;
+    const char *message;
+  };
+  const Case cases[] = {
+      {"/tensor_maps", "a_ptr",
+       "field 'tensor_maps' must be an array, got string \"a_ptr\""},
+      {"/tensor_maps/1", 7,
+       "field 'tensor_maps[1]' must be an object, got integer 7"},
+      {"/tensor_maps/0/base", "a",
+       "field 'tensor_maps[0].base' names 'a', which is not an argument of "
+       "the kernel"},
+      {"/tensor_maps/0/base", "M",
+       "field 'tensor_maps[0].base' names 'M' (i32), which is not a pointer "
+       "argument"},
+      {"/tensor_maps/0/rows", "Q",
+       "field 'tensor_maps[0].rows' names 'Q', which is not an argument of "
+       "the kernel"},
+      {"/tensor_maps/0/rows", "a_ptr",
+       "field 'tensor_maps[0].rows' names 'a_ptr' (ptr<f16>), which is not "
+       "an integer argument"},
+      {"/tensor_maps/1/cols", "alpha",
+       "field 'tensor_maps[1].cols' names 'alpha' (f32), which is not an "
+       "integer argument"},
+      {"/tensor_maps/0/row_stride", "stride_ak",
+       "field 'tensor_maps[0].row_stride' names 'stride_ak', which is not an "
+       "argument of the kernel"},
+      {"/tensor_maps/0/row_stride", 64,
+       "field 'tensor_maps[0].row_stride' must be a string, got integer 64"},
+      {"/tensor_maps/0/rows", "",
+       "field 'tensor_maps[0].rows' must not be empty"},
+      {"/tensor_maps/0/element", "f64",
+       "field 'tensor_maps[0].element' must be \"f16\", \"bf16\" or \"f32\", "
+       "got \"f64\""},
+      {"/tensor_maps/0/element", "ptr<f16>",
+       "field 'tensor_maps[0].element' must be \"f16\", \"bf16\" or \"f32\", "
+       "got \"ptr<f16>\""},
+      {"/tensor_maps/0/box_rows", 0,
+       "field 'tensor_maps[0].box_rows' must be in [1, 256], got 0"},
+      {"/tensor_maps/1/box_cols", 257,
+       "field 'tensor_maps[1].box_cols' must be in [1, 256], got 257"},
+      {"/tensor_maps/0/box_cols", -1,
+       "field 'tensor_maps[0].box_cols' must be in [0, 4294967295], got -1"},
+      {"/tensor_maps/0/box_rows", "128",
+       "field 'tensor_maps[0].box_rows' must be an integer, got string "
+       "\"128\""},
+      {"/tensor_maps/0/swizzle", 16,
+       "field 'tensor_maps[0].swizzle' must be 0, 32, 64 or 128, got 16"},
+      {"/tensor_maps/0/swizzle", 256,
+       "field 'tensor_maps[0].swizzle' must be 0, 32, 64 or 128, got 256"},
+  };
+  for (const Case &c : cases) {
+    nlohmann::json document = tensorMapSampleJson();
+    document[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    EXPECT_EQ(parseError(document),
+              std::string("kernel metadata: ") + c.message)
+        << "at " << c.pointer;
+  }
+  for (const char *key : {"base", "rows", "cols", "row_stride", "element",
+                          "box_rows", "box_cols", "swizzle"}) {
+    nlohmann::json document = tensorMapSampleJson();
+    document["tensor_maps"][1].erase(key);
+    EXPECT_EQ(parseError(document), std::string("kernel metadata: field "
+                                                "'tensor_maps[1].") +
+                                        key + "' is missing");
+  }
+}
+
+// The same rules, for callers that build maps in code (the runtime's
+// ArgPack): the broken field's json key and the problem.
+TEST(CompileMetadataTest, ResolvesTensorMapsInTheSignature) {
+  Result<CompileMetadata> md =
+      CompileMetadata::parse(tilec::test::kTensorMapSampleJson);
+  ASSERT_TRUE(md.ok()) << md.message();
+  Result<tilec::ResolvedTensorMap> a =
+      tilec::resolveTensorMap(md->tensorMaps[0], md->signature);
+  ASSERT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(a->base, 0u);
+  EXPECT_EQ(a->rows, 3u);
+  EXPECT_EQ(a->cols, 5u);
+  EXPECT_EQ(a->rowStride, 6u);
+  EXPECT_EQ(a->element, ArgType::F16);
+  Result<tilec::ResolvedTensorMap> b =
+      tilec::resolveTensorMap(md->tensorMaps[1], md->signature);
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->rowStride, 7u);
+  EXPECT_EQ(b->element, ArgType::BF16);
+
+  tilec::TensorMapParam broken = md->tensorMaps[0];
+  broken.boxCols = 0;
+  const char *key = nullptr;
+  Result<tilec::ResolvedTensorMap> refused =
+      tilec::resolveTensorMap(broken, md->signature, &key);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_STREQ(key, "box_cols");
+  EXPECT_EQ(refused.message(), "must be in [1, 256], got 0");
+  broken = md->tensorMaps[0];
+  broken.element = "f32";
+  EXPECT_TRUE(tilec::resolveTensorMap(broken, md->signature).ok());
+  EXPECT_FALSE(tilec::resolveTensorMap(broken, {}).ok());
+}
+
+// toCpp's code (compiled in above) builds the object the json reads to.
+TEST(CompileMetadataTest, GeneratedCppBuildsTheJsonsObject) {
+  Result<CompileMetadata> md =
+      CompileMetadata::parse(tilec::test::kTensorMapSampleJson);
+  ASSERT_TRUE(md.ok()) << md.message();
+  const CompileMetadata &built = ::tensorMapSample();
+  ASSERT_EQ(built.tensorMaps.size(), 2u);
+  EXPECT_EQ(built.tensorMaps[1].element, "bf16");
+  EXPECT_EQ(built.toJson(), md->toJson());
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tilec {
 
@@ -61,6 +62,40 @@ struct KernelArg {
   int64_t divisibility = 1;
   bool equalToOne = false;
 };
+
+// A TMA tensor map the kernel takes as a hidden 128-byte parameter after its
+// signature's: a row-major 2-D array named by the signature's arguments.
+struct TensorMapParam {
+  // A pointer argument's name.
+  std::string base;
+  // Integer arguments' names: the array's rows, its columns and the distance
+  // between rows, in elements.
+  std::string rows, cols, rowStride;
+  // "f16", "bf16" or "f32".
+  std::string element;
+  // The box one copy moves.
+  uint32_t boxRows = 0, boxCols = 0;
+  // The shared-memory swizzle span: 0, 32, 64 or 128 bytes.
+  uint32_t swizzleBytes = 0;
+};
+
+// Where a tensor map's arguments are in the signature, and its element type.
+struct ResolvedTensorMap {
+  size_t base = 0, rows = 0, cols = 0, rowStride = 0;
+  ArgType element = ArgType::F16;
+};
+
+// Resolves the names of `map` in `signature` and checks every field: base
+// names a pointer argument; rows, cols and rowStride name integer
+// arguments; element is f16, bf16 or f32; box sides are from 1 to 256; the
+// swizzle is 0, 32, 64 or 128 bytes. The first broken rule is an error
+// whose message is a predicate about one field (`"names 'Q', which is not an
+// argument of the kernel"`), and `*brokenKey`, when given, is set to that
+// field's json key ("rows", "box_cols"), so that each reader says where.
+Result<ResolvedTensorMap>
+resolveTensorMap(const TensorMapParam &map,
+                 const std::vector<KernelArg> &signature,
+                 const char **brokenKey = nullptr);
 
 } // namespace tilec
 

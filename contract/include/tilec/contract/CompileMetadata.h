@@ -41,6 +41,10 @@ struct CompileMetadata {
   int numStages = 0;
   uint32_t sharedBytes = 0; // dynamic shared memory per block
   std::vector<KernelArg> signature;
+  /// The kernel's hidden TMA tensor-map parameters, after the signature's in
+  /// this order; the runtime encodes each from the arguments it names at
+  /// launch. Optional: written only when there are some.
+  std::vector<TensorMapParam> tensorMaps;
   // Optional: absent for PTX compiled without a ptxas report.
   std::optional<int> registers;
   std::optional<int> spillStores;
@@ -69,7 +73,8 @@ struct CompileMetadata {
   /// The json, fields in schema order, two-space indented, newline-ended.
   std::string toJson() const;
   // A missing required field, a field of the wrong type or out of range is an
-  // error naming the field: "field 'signature[1].type': ...".
+  // error naming the field: "field 'signature[1].type': ...". A tensor map
+  // must name arguments of the signature (resolveTensorMap's rules).
   static Result<CompileMetadata> parse(std::string_view json);
   /// C++ source of `static const tilec::CompileMetadata &FUNCTION()`, which
   /// builds this object once (CppSource.h).

@@ -208,6 +208,8 @@ std::string CompileMetadata::toCpp(std::string_view function) const {
                               std::pair("stackFrameBytes", stackFrameBytes)})
     if (value)
       set(field, std::to_string(*value));
+  if (wgmmaSerialized)
+    set("wgmmaSerialized", "true");
   set("config", integerMap(config));
   set("types", stringMap(types));
   set("hashes", stringMap(hashes));

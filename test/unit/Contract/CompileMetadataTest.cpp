@@ -431,6 +431,7 @@ TEST(CompileMetadataTest, GeneratedCppBuildsTheJsonsObject) {
   const CompileMetadata &built = ::tensorMapSample();
   ASSERT_EQ(built.tensorMaps.size(), 2u);
   EXPECT_EQ(built.tensorMaps[1].element, "bf16");
+  EXPECT_TRUE(built.wgmmaSerialized);
   EXPECT_EQ(built.toJson(), md->toJson());
 }
 

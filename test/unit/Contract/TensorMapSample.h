@@ -1,6 +1,7 @@
 //===- TensorMapSample.h - A compile json with tensor maps ------*- C++ -*-===//
 //
-// A matmul's compile json whose A and B are read through TMA tensor maps:
+// A matmul's compile json whose A and B are read through TMA tensor maps
+// (and whose every other optional field is set):
 // CompileMetadataTest reads it, and WriteMetadataCpp turns it into C++
 // (CompileMetadata::toCpp) that the test compiles in and compares.
 //
@@ -14,8 +15,10 @@ namespace tilec::test {
 inline const char *const kTensorMapSampleJson = R"({
   "name": "matmul", "kernel_name": "matmul_tma", "target": "sm_90a",
   "num_warps": 8, "threads_per_warp": 32, "num_stages": 4,
-  "shared_bytes": 131072,
+  "shared_bytes": 131072, "registers": 168, "spill_stores": 0,
+  "spill_loads": 0, "stack_frame_bytes": 16, "wgmma_serialized": true,
   "config": {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64},
+  "types": {"DTYPE": "f16"},
   "signature": [{"name": "a_ptr", "type": "ptr<f16>", "divisibility": 16},
                 {"name": "b_ptr", "type": "ptr<bf16>", "divisibility": 16},
                 {"name": "c_ptr", "type": "ptr<f32>"},
@@ -31,8 +34,10 @@ inline const char *const kTensorMapSampleJson = R"({
                   {"base": "b_ptr", "rows": "K", "cols": "N",
                    "row_stride": "stride_bk", "element": "bf16",
                    "box_rows": 64, "box_cols": 32, "swizzle": 0}],
-  "hashes": {"ptx": "9a0b"},
-  "compiler_id": "tilec 0.1 llvm 22"
+  "hashes": {"ptx": "9a0b", "cubin": "77c1"},
+  "compiler_id": "tilec 0.1 llvm 22",
+  "compile_ms": {"ptx": 12.5, "cubin": 40.25},
+  "cache": {"cubin": {"key": "0123abcd", "result": "remote hit"}}
 })";
 
 } // namespace tilec::test

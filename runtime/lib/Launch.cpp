@@ -18,6 +18,14 @@ namespace {
     for (const KernelArg &arg : kernel.metadata().signature)
       expected +=
           (expected.empty() ? "" : ", ") + std::string(argTypeName(arg.type));
+    // The maps are named only where there are some, or the types alone would
+    // read as equal.
+    size_t givenMaps = args.tensorMapCount();
+    size_t expectedMaps = kernel.metadata().tensorMaps.size();
+    if (givenMaps != 0 || expectedMaps != 0) {
+      given += ") and " + std::to_string(givenMaps) + " tensor map(s";
+      expected += ") and " + std::to_string(expectedMaps) + " tensor map(s";
+    }
     return Status::error(what + ": the ArgPack was built for (" + given +
                          ") but the kernel takes (" + expected + ")");
   }
@@ -39,6 +47,13 @@ namespace {
                    std::to_string(kernel.sharedBytes()) + " bytes)");
 }
 
+// Out of line: a kernel without tensor maps pays one branch for them.
+[[gnu::noinline]] Status encodeTensorMaps(const Kernel &kernel,
+                                          const ArgPack &args) {
+  return args.encodeTensorMaps(kernel.driver())
+      .withContext("launch of '" + kernel.metadata().kernelName + "'");
+}
+
 } // namespace
 
 Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
@@ -47,6 +62,10 @@ Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
                            !args.complete(),
                        0))
     return argumentError(kernel, args);
+  // The hash matched, so the pack has the kernel's maps.
+  if (__builtin_expect(args.hasTensorMaps(), 0))
+    if (Status status = encodeTensorMaps(kernel, args); !status.ok())
+      return status;
   CUresult result = kernel.driver().api().cuLaunchKernel(
       kernel.function(), grid.x, grid.y, grid.z, kernel.blockThreads(), 1, 1,
       kernel.sharedBytes(), stream, args.kernelParams(), nullptr);

@@ -158,15 +158,41 @@ Result<Kernel> Kernel::create(const Context &context,
       return status.withContext(what);
   }
 
+  // The hidden tensor-map parameters follow the signature's: the function
+  // must have a 128-byte one for each, and where the function takes them is
+  // where makeArgPack's buffer puts them.
+  for (size_t j = 0; j < metadata.tensorMaps.size(); ++j) {
+    size_t index = metadata.signature.size() + j;
+    size_t offset = 0, size = 0;
+    std::string which = what + ": tensor_maps[" + std::to_string(j) +
+                        "] is parameter " + std::to_string(index);
+    if (Status status = driver.check(
+            api.cuFuncGetParamInfo(kernel.function_, index, &offset, &size),
+            "cuFuncGetParamInfo");
+        !status.ok())
+      return status.withContext(which + ", which the loaded function lacks");
+    if (size != 128)
+      return Status::error(which + ", which the loaded function takes as " +
+                           std::to_string(size) +
+                           " bytes, not a 128-byte tensor map");
+    kernel.tensorMapOffsets_.push_back(offset);
+  }
+
   kernel.module_ = std::move(module);
   kernel.blockThreads_ = blockThreads;
-  kernel.signatureHash_ = ArgPack::hashSignature(metadata.signature);
+  kernel.signatureHash_ =
+      ArgPack::hashSignature(metadata.signature, metadata.tensorMaps);
   kernel.metadata_ = std::move(metadata);
   return kernel;
 }
 
 Result<ArgPack> Kernel::makeArgPack() const {
-  return ArgPack::create(metadata_.signature);
+  Result<ArgPack> pack =
+      ArgPack::create(metadata_.signature, metadata_.tensorMaps);
+  if (pack && !tensorMapOffsets_.empty())
+    if (Status status = pack->placeTensorMaps(tensorMapOffsets_); !status.ok())
+      return status.withContext("kernel '" + metadata_.kernelName + "'");
+  return pack;
 }
 
 } // namespace tilec::rt

@@ -386,6 +386,11 @@ tilec::Status runBare(const rt::Context &context, const BareLaunch &bare,
 tilec::Status launchBare(const rt::Context &context, const BareLaunch &bare,
                          const rt::ArgPack &pack, CUfunction function) {
   const rt::Driver &driver = context.driver();
+  // A TMA kernel's hidden tensor maps, encoded as launch() encodes them
+  // (cuTensorMapEncodeTiled, again only when their arguments change).
+  if (pack.hasTensorMaps())
+    if (tilec::Status status = pack.encodeTensorMaps(driver); !status.ok())
+      return status;
   return driver.check(
       driver.api().cuLaunchKernel(function, bare.grid.x, bare.grid.y,
                                   bare.grid.z, bare.metadata.blockThreads(), 1,
@@ -432,7 +437,8 @@ tilec::Result<BareWindow> timeBareWindow(const rt::Context &context,
   auto bare = prepareBare(bundle, kernel, context.properties(), prepared.call);
   if (!bare)
     return bare.status();
-  auto pack = rt::ArgPack::create(bare->metadata.signature);
+  auto pack =
+      rt::ArgPack::create(bare->metadata.signature, bare->metadata.tensorMaps);
   if (!pack)
     return pack.status();
   if (tilec::Status status = prepared.problem->bind(*pack); !status.ok())

@@ -1,13 +1,17 @@
 //===- ArgPackTest.cpp - Argument types, layout, conversions, errors ------===//
 
 #include "tilec/runtime/ArgPack.h"
+#include "tilec/runtime/Driver.h"
 
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <new>
 
 // Counts heap allocations so that the tests can check that setting arguments
@@ -27,12 +31,13 @@ void operator delete(void *p, size_t) noexcept { std::free(p); }
 
 namespace {
 
-using tilec::rt::ArgPack;
 using tilec::ArgType;
-using tilec::rt::DevicePtr;
 using tilec::KernelArg;
 using tilec::Result;
 using tilec::Status;
+using tilec::TensorMapParam;
+using tilec::rt::ArgPack;
+using tilec::rt::DevicePtr;
 
 KernelArg arg(const char *name, const char *spelling) {
   Result<ArgType> type = tilec::parseArgType(spelling);
@@ -40,8 +45,10 @@ KernelArg arg(const char *name, const char *spelling) {
   return KernelArg{name, spelling, type.ok() ? *type : ArgType::Ptr};
 }
 
-ArgPack makePack(std::vector<KernelArg> signature) {
-  Result<ArgPack> pack = ArgPack::create(std::move(signature));
+ArgPack makePack(std::vector<KernelArg> signature,
+                 std::vector<TensorMapParam> tensorMaps = {}) {
+  Result<ArgPack> pack =
+      ArgPack::create(std::move(signature), std::move(tensorMaps));
   EXPECT_TRUE(pack.ok()) << pack.message();
   return std::move(*pack);
 }
@@ -359,3 +366,300 @@ TEST(ArgPackTest, RefusesValuesThatBreakTheSpecialization) {
   EXPECT_TRUE(pack.bind(DevicePtr{0x1000}, 16, 1).ok());
   EXPECT_FALSE(pack.bind(DevicePtr{0x1000}, 16, 3).ok());
 }
+
+namespace {
+
+// A matmul's A and B through TMA: the arguments end at byte 38, so the maps
+// sit at 64 and 192.
+std::vector<KernelArg> tmaSignature() {
+  return {arg("a", "ptr<f16>"), arg("b", "ptr<bf16>"), arg("M", "i32"),
+          arg("N", "u32"),      arg("K", "i64"),       arg("stride_am", "i32"),
+          arg("alpha", "f16")};
+}
+
+std::vector<TensorMapParam> tmaMaps() {
+  return {{"a", "M", "K", "stride_am", "f16", 128, 64, 128},
+          {"b", "K", "N", "N", "bf16", 64, 64, 128}};
+}
+
+const unsigned char *mapBytes(const ArgPack &pack, size_t map) {
+  return static_cast<const unsigned char *>(
+      pack.kernelParams()[pack.size() + map]);
+}
+
+bool allZero(const unsigned char *bytes, size_t size) {
+  for (size_t i = 0; i < size; ++i)
+    if (bytes[i] != 0)
+      return false;
+  return true;
+}
+
+TEST(ArgPackTest, LaysTensorMapsOutAfterTheArgumentsAt64Bytes) {
+  ArgPack pack = makePack(tmaSignature(), tmaMaps());
+  // The maps are hidden: the user's arguments are the signature's.
+  ASSERT_EQ(pack.size(), 7u);
+  ASSERT_EQ(pack.tensorMapCount(), 2u);
+  EXPECT_TRUE(pack.hasTensorMaps());
+  EXPECT_EQ(pack.offset(6), 36u);
+  EXPECT_EQ(pack.tensorMapOffset(0), 64u);
+  EXPECT_EQ(pack.tensorMapOffset(1), 192u);
+  EXPECT_EQ(pack.bufferSize(), 320u);
+  const auto *base = static_cast<const unsigned char *>(pack.buffer());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % 64, 0u)
+      << "the parameter buffer must hold 64-byte aligned maps";
+  for (size_t j = 0; j < pack.tensorMapCount(); ++j) {
+    EXPECT_EQ(pack.kernelParams()[pack.size() + j],
+              base + pack.tensorMapOffset(j))
+        << "map " << j;
+    EXPECT_TRUE(allZero(mapBytes(pack, j), 128)) << "map " << j;
+  }
+  EXPECT_EQ(pack.kernelParams()[pack.size() + 2], nullptr);
+
+  EXPECT_FALSE(pack.complete());
+  Status status =
+      pack.bind(DevicePtr{0x1000}, DevicePtr{0x2000}, 100, 200u, 300, 320, 1.0);
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_TRUE(pack.complete());
+  EXPECT_EQ(readArg<int32_t>(pack, 5), 320);
+  status = pack.bind(DevicePtr{0x1000}, DevicePtr{0x2000}, 100, 200u, 300, 320,
+                     1.0, DevicePtr{0x3000}, DevicePtr{0x4000});
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message().rfind("kernel takes 7 argument(s) (", 0), 0u)
+      << status.message();
+  EXPECT_FALSE(pack.setPointer(7, DevicePtr{0x3000}).ok())
+      << "a map is no argument";
+
+  // Without maps the layout is what it was.
+  ArgPack plain = makePack(tmaSignature());
+  EXPECT_EQ(plain.tensorMapCount(), 0u);
+  EXPECT_FALSE(plain.hasTensorMaps());
+  EXPECT_EQ(plain.bufferSize(), 38u);
+  EXPECT_EQ(plain.kernelParams()[plain.size()], nullptr);
+}
+
+TEST(ArgPackTest, CopiesPointIntoTheirOwnTensorMapSlots) {
+  ArgPack original = makePack(tmaSignature(), tmaMaps());
+  ASSERT_TRUE(
+      original
+          .bind(DevicePtr{0x1000}, DevicePtr{0x2000}, 100, 200u, 300, 320, 1.0)
+          .ok());
+  // Stands in for an encoded map.
+  std::memset(original.kernelParams()[original.size() + 1], 0xA5, 128);
+
+  auto checkOwnSlots = [](const ArgPack &pack) {
+    const auto *base = static_cast<const unsigned char *>(pack.buffer());
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % 64, 0u);
+    for (size_t j = 0; j < pack.tensorMapCount(); ++j)
+      EXPECT_EQ(pack.kernelParams()[pack.size() + j],
+                base + pack.tensorMapOffset(j));
+  };
+  ArgPack copy = original;
+  checkOwnSlots(copy);
+  EXPECT_NE(copy.buffer(), original.buffer());
+  EXPECT_EQ(copy.tensorMapCount(), 2u);
+  EXPECT_EQ(copy.tensorMaps()[1].base, "b");
+  EXPECT_EQ(std::memcmp(mapBytes(copy, 1), mapBytes(original, 1), 128), 0);
+  EXPECT_TRUE(allZero(mapBytes(copy, 0), 128));
+  EXPECT_EQ(copy.signatureHash(), original.signatureHash());
+
+  ArgPack assigned = makePack({arg("x", "i32")});
+  assigned = original;
+  checkOwnSlots(assigned);
+  EXPECT_NE(assigned.buffer(), original.buffer());
+  EXPECT_EQ(std::memcmp(mapBytes(assigned, 1), mapBytes(original, 1), 128), 0);
+  EXPECT_TRUE(assigned.complete());
+
+  const void *storage = copy.buffer();
+  ArgPack moved = std::move(copy);
+  EXPECT_EQ(moved.buffer(), storage);
+  checkOwnSlots(moved);
+}
+
+// A loaded function may take its maps elsewhere than at multiples of 64
+// (sm_90: 48 past one): the pack moves them there and keeps the arguments.
+TEST(ArgPackTest, PlacesTensorMapsWhereTheFunctionTakesThem) {
+  ArgPack pack = makePack(tmaSignature(), tmaMaps());
+  ASSERT_TRUE(
+      pack.bind(DevicePtr{0x1000}, DevicePtr{0x2000}, 100, 200u, 300, 320, 1.0)
+          .ok());
+  Status status = pack.placeTensorMaps({48, 176});
+  ASSERT_TRUE(status.ok()) << status.message();
+  EXPECT_EQ(pack.tensorMapOffset(0), 48u);
+  EXPECT_EQ(pack.tensorMapOffset(1), 176u);
+  EXPECT_EQ(pack.bufferSize(), 304u);
+  const auto *base = static_cast<const unsigned char *>(pack.buffer());
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % 64, 0u);
+  EXPECT_EQ(pack.kernelParams()[7], base + 48);
+  EXPECT_EQ(pack.kernelParams()[8], base + 176);
+  EXPECT_TRUE(allZero(mapBytes(pack, 0), 128));
+  EXPECT_TRUE(pack.complete());
+  EXPECT_EQ(readArg<uint64_t>(pack, 1), 0x2000u);
+  EXPECT_EQ(readArg<int32_t>(pack, 5), 320);
+  ArgPack copy = pack;
+  EXPECT_EQ(copy.kernelParams()[8],
+            static_cast<const unsigned char *>(copy.buffer()) + 176);
+
+  // In any order, as long as they stay apart.
+  ASSERT_TRUE(pack.placeTensorMaps({176, 48}).ok());
+  EXPECT_EQ(pack.bufferSize(), 304u);
+  EXPECT_EQ(pack.placeTensorMaps({48}).message(),
+            "placing 2 tensor map(s) at 1 offset(s)");
+  EXPECT_EQ(pack.placeTensorMaps({32, 176}).message(),
+            "tensor map 0 (a: M x K, row stride stride_am) at offset 32 would "
+            "overlap the arguments, which end at 38");
+  EXPECT_EQ(pack.placeTensorMaps({48, 160}).message(),
+            "tensor map 1 (b: K x N, row stride N) at offset 160 would overlap "
+            "tensor map 0 at offset 48");
+}
+
+TEST(ArgPackTest, RefusesTensorMapsThatNameNoFittingArgument) {
+  struct Case {
+    TensorMapParam map;
+    const char *message;
+  };
+  const Case cases[] = {
+      {{"a", "Q", "K", "stride_am", "f16", 128, 64, 128},
+       "tensor map 0 (a: Q x K, row stride stride_am): rows names 'Q', which "
+       "is not an argument of the kernel"},
+      {{"c", "M", "K", "stride_am", "f16", 128, 64, 128},
+       "tensor map 0 (c: M x K, row stride stride_am): base names 'c', which "
+       "is not an argument of the kernel"},
+      {{"M", "M", "K", "stride_am", "f16", 128, 64, 128},
+       "tensor map 0 (M: M x K, row stride stride_am): base names 'M' (i32), "
+       "which is not a pointer argument"},
+      {{"a", "M", "alpha", "stride_am", "f16", 128, 64, 128},
+       "tensor map 0 (a: M x alpha, row stride stride_am): cols names 'alpha' "
+       "(f16), which is not an integer argument"},
+      {{"a", "M", "K", "stride_am", "i32", 128, 64, 128},
+       "tensor map 0 (a: M x K, row stride stride_am): element must be "
+       "\"f16\", \"bf16\" or \"f32\", got \"i32\""},
+      {{"a", "M", "K", "stride_am", "f16", 0, 64, 128},
+       "tensor map 0 (a: M x K, row stride stride_am): box_rows must be in "
+       "[1, 256], got 0"},
+      {{"a", "M", "K", "stride_am", "f16", 128, 64, 96},
+       "tensor map 0 (a: M x K, row stride stride_am): swizzle must be 0, 32, "
+       "64 or 128, got 96"},
+  };
+  for (const Case &c : cases) {
+    Result<ArgPack> pack = ArgPack::create(tmaSignature(), {c.map});
+    ASSERT_FALSE(pack.ok()) << c.message;
+    EXPECT_EQ(pack.message(), c.message);
+    EXPECT_EQ(pack.status().kind(), tilec::ErrorKind::InvalidArgument);
+  }
+  // The first map that does not resolve is named by its index.
+  std::vector<TensorMapParam> maps = tmaMaps();
+  maps[1].cols = "n";
+  Result<ArgPack> pack = ArgPack::create(tmaSignature(), maps);
+  ASSERT_FALSE(pack.ok());
+  EXPECT_EQ(pack.message().rfind("tensor map 1 (b: K x n, row stride N): "
+                                 "cols names 'n'",
+                                 0),
+            0u)
+      << pack.message();
+}
+
+// A pack built without the kernel's maps, or with others, has another hash,
+// so launch() refuses it rather than passing too few parameters.
+TEST(ArgPackTest, SignatureHashCoversTheTensorMaps) {
+  std::vector<KernelArg> signature = tmaSignature();
+  uint64_t bare = ArgPack::hashSignature(signature);
+  uint64_t withMaps = ArgPack::hashSignature(signature, tmaMaps());
+  EXPECT_NE(bare, withMaps);
+  EXPECT_EQ(ArgPack::hashSignature(signature, {}), bare);
+  EXPECT_EQ(makePack(signature).signatureHash(), bare);
+  EXPECT_EQ(makePack(signature, tmaMaps()).signatureHash(), withMaps);
+
+  std::vector<TensorMapParam> oneMap = {tmaMaps()[0]};
+  EXPECT_NE(ArgPack::hashSignature(signature, oneMap), withMaps);
+  EXPECT_NE(ArgPack::hashSignature(signature, oneMap), bare);
+  auto changed = [&](auto change) {
+    std::vector<TensorMapParam> maps = tmaMaps();
+    change(maps[0]);
+    return ArgPack::hashSignature(signature, maps);
+  };
+  EXPECT_NE(changed([](TensorMapParam &m) { m.rows = "N"; }), withMaps);
+  EXPECT_NE(changed([](TensorMapParam &m) { m.element = "bf16"; }), withMaps);
+  EXPECT_NE(changed([](TensorMapParam &m) { m.boxRows = 64; }), withMaps);
+  EXPECT_NE(changed([](TensorMapParam &m) { m.boxCols = 32; }), withMaps);
+  EXPECT_NE(changed([](TensorMapParam &m) { m.swizzleBytes = 64; }), withMaps);
+  // Names do not change the ABI, as for the arguments: positions do.
+  std::vector<KernelArg> renamed = signature;
+  renamed[0].name = "a_ptr";
+  std::vector<TensorMapParam> maps = tmaMaps();
+  maps[0].base = "a_ptr";
+  EXPECT_EQ(ArgPack::hashSignature(renamed, maps), withMaps);
+}
+
+// The toolkit's stub libcuda: enough to reach encodeTensorMaps' own checks,
+// which come before the driver's call; the call itself fails on the stub.
+std::unique_ptr<tilec::rt::Driver> stubDriver() {
+  std::string stub = TILEC_TEST_CUDA_STUB_LIBRARY;
+  if (stub.empty() || access(stub.c_str(), R_OK) != 0)
+    return nullptr;
+  Result<std::unique_ptr<tilec::rt::Driver>> driver =
+      tilec::rt::Driver::load(stub);
+  EXPECT_TRUE(driver.ok()) << driver.message();
+  return driver.ok() ? std::move(*driver) : nullptr;
+}
+
+TEST(ArgPackTest, EncodingRefusesValuesNoTensorMapCanTake) {
+  std::unique_ptr<tilec::rt::Driver> driver = stubDriver();
+  if (!driver)
+    GTEST_SKIP() << "the CUDA toolkit's stub libcuda.so is not here";
+  ArgPack pack = makePack(tmaSignature(), tmaMaps());
+  const std::string a = "tensor map 0 (a: M x K, row stride stride_am): ";
+  auto refusal = [&] {
+    Status status = pack.encodeTensorMaps(*driver);
+    EXPECT_FALSE(status.ok());
+    return status.message();
+  };
+  ASSERT_TRUE(pack.setPointer(0, DevicePtr{0x7f0000000000}).ok());
+  EXPECT_EQ(refusal(), a + "rows 'M' is not set");
+  ASSERT_TRUE(pack.bind(DevicePtr{0x7f0000000000}, DevicePtr{0x7f0000100000}, 0,
+                        256u, 64, 64, 1.0)
+                  .ok());
+  EXPECT_EQ(refusal(), a + "rows 'M' is 0: a tensor map's array needs at "
+                           "least one row and one column (skip the launch of "
+                           "an empty problem)");
+  ASSERT_TRUE(pack.setInt(2, -5).ok());
+  EXPECT_EQ(refusal().rfind(a + "rows 'M' is -5: ", 0), 0u);
+  ASSERT_TRUE(pack.setInt(2, 1000).ok());
+  ASSERT_TRUE(pack.setInt(4, -64).ok());
+  EXPECT_EQ(refusal().rfind(a + "cols 'K' is -64: ", 0), 0u);
+  ASSERT_TRUE(pack.setInt(4, 64).ok());
+  ASSERT_TRUE(pack.setInt(5, -64).ok());
+  EXPECT_EQ(refusal(), a + "row_stride 'stride_am' is -64: a tensor map's "
+                           "rows must be at increasing addresses");
+  // checkTiledArray2D's rules, in elements turned into bytes.
+  ASSERT_TRUE(pack.setInt(5, 60).ok());
+  EXPECT_EQ(refusal(), a + "row stride of 120 bytes is not a multiple of 16");
+  ASSERT_TRUE(pack.setInt(5, 64).ok());
+  ASSERT_TRUE(pack.setPointer(0, DevicePtr{0x7f0000000008}).ok());
+  EXPECT_EQ(refusal(), a + "base address " + std::to_string(0x7f0000000008ull) +
+                           " is not a multiple of 16 bytes");
+  ASSERT_TRUE(pack.setPointer(0, DevicePtr{0x7f0000000000}).ok());
+
+  // Map 0's values pass every rule: the stub's cuTensorMapEncodeTiled
+  // fails, said with the map, and the slot stays zero.
+  std::string message = refusal();
+  EXPECT_EQ(message.rfind(a + "cuTensorMapEncodeTiled failed: ", 0), 0u)
+      << message;
+  EXPECT_TRUE(allZero(mapBytes(pack, 0), 128));
+  EXPECT_TRUE(allZero(mapBytes(pack, 1), 128));
+  // A failure is not cached: the same values are tried again.
+  EXPECT_EQ(refusal(), message);
+
+  // A row stride whose bytes could overflow is refused before multiplying.
+  ArgPack wide =
+      makePack({arg("a", "ptr<f32>"), arg("M", "i32"), arg("stride", "i64")},
+               {{"a", "M", "M", "stride", "f32", 8, 8, 0}});
+  ASSERT_TRUE(wide.bind(DevicePtr{0x7f0000000000}, 8, int64_t(1) << 62).ok());
+  Status status = wide.encodeTensorMaps(*driver);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "tensor map 0 (a: M x M, row stride stride): row_stride 'stride' "
+            "of 4611686018427387904 elements is more than the driver's limit "
+            "of 2^40 bytes");
+}
+
+} // namespace

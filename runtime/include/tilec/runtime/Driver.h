@@ -63,6 +63,7 @@ namespace tilec::rt {
   X(cuModuleGetFunction)                                                       \
   X(cuFuncGetAttribute)                                                        \
   X(cuFuncSetAttribute)                                                        \
+  X(cuFuncGetParamInfo)                                                        \
   X(cuTensorMapEncodeTiled)                                                    \
   X(cuLaunchKernel)
 

@@ -2,9 +2,11 @@
 //
 // Part of tilec_runtime, the launch library.
 //
-// The host cost of a launch is the driver's cuLaunchKernel plus two compares:
-// everything else (block size, shared memory, the parameter array) was
-// computed when the Kernel and the ArgPack were built.
+// The host cost of a launch is the driver's cuLaunchKernel plus three
+// compares: everything else (block size, shared memory, the parameter array)
+// was computed when the Kernel and the ArgPack were built. A kernel with TMA
+// tensor maps adds four compares per map, and an encode of each map whose
+// arguments changed since the last launch of the same ArgPack.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,7 +31,10 @@ using Dim3 = GridSize;
 
 // Launches `kernel` on `grid` blocks of num_warps * 32 threads with the
 // metadata's shared_bytes of dynamic shared memory. `args` must have been
-// built for the kernel's signature and have every argument set.
+// built for the kernel's signature and tensor maps (Kernel::makeArgPack) and
+// have every argument set; the maps are encoded here
+// (ArgPack::encodeTensorMaps), and a map that cannot be is refused before
+// the driver launches anything.
 Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
               CUstream stream = nullptr);
 Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tilec::rt {
 
@@ -60,12 +61,15 @@ public:
   // Looks up metadata.kernelName and checks that it can run on the context's
   // device: the block fits the function's thread limit and the shared memory
   // fits the device's opt-in maximum. Above the default 48 KiB it opts the
-  // function in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+  // function in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES). A kernel
+  // with tensor maps must have a 128-byte parameter for each after its
+  // signature's; their offsets are read for makeArgPack.
   static Result<Kernel> create(const Context &context,
                                std::shared_ptr<const Module> module,
                                CompileMetadata metadata);
 
-  // An ArgPack for this kernel's signature.
+  // An ArgPack for this kernel's signature and tensor maps, the maps at the
+  // function's offsets (ArgPack::placeTensorMaps).
   Result<ArgPack> makeArgPack() const;
 
   const CompileMetadata &metadata() const { return metadata_; }
@@ -90,6 +94,8 @@ private:
   CUfunction function_ = nullptr;
   uint32_t blockThreads_ = 0;
   uint64_t signatureHash_ = 0;
+  // Where the loaded function takes its tensor maps (cuFuncGetParamInfo).
+  std::vector<size_t> tensorMapOffsets_;
   int registers_ = 0;
   int localBytes_ = 0;
   int staticSharedBytes_ = 0;

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -257,6 +258,190 @@ TEST_F(RuntimeGpuTest, EncodesTensorMapsOfTiles) {
   EXPECT_NE(refused.message().find("is not a multiple of 16 bytes"),
             std::string::npos)
       << refused.message();
+}
+
+// An ArgPack's hidden tensor map: encoded from the arguments it names into
+// its slot, the bytes encodeTiledArray2D gives for the same array; the same
+// values again leave the slot alone (the cache), another base re-encodes it.
+TEST_F(RuntimeGpuTest, EncodesTheTensorMapsOfAnArgPack) {
+  if (context->properties().computeMajor < 9)
+    GTEST_SKIP() << "tensor maps need sm_90, the device is "
+                 << context->properties().smName();
+  // 100 x 72 f16 in rows of 80 elements, boxes of 64 x 64 (128-byte rows).
+  rt::DeviceBuffer buffer = allocate(100 * 80 * 2);
+  tilec::Result<rt::ArgPack> pack =
+      rt::ArgPack::create({{"a", "ptr<f16>", tilec::ArgType::Ptr},
+                           {"M", "i32", tilec::ArgType::I32},
+                           {"K", "i64", tilec::ArgType::I64},
+                           {"stride_am", "i32", tilec::ArgType::I32}},
+                          {{"a", "M", "K", "stride_am", "f16", 64, 64, 128}});
+  ASSERT_TRUE(pack.ok()) << pack.message();
+  ASSERT_TRUE(pack->bind(buffer, 100, 72, 80).ok());
+  const rt::Driver &driver = context->driver();
+  tilec::Status status = pack->encodeTensorMaps(driver);
+  ASSERT_TRUE(status.ok()) << status.message();
+
+  rt::TiledArray2D array{
+      buffer.ptr(), rt::TmaElement::F16,     100, 72, 80 * 2, 64,
+      64,           rt::TmaSwizzle::Bytes128};
+  auto expected = rt::encodeTiledArray2D(driver, array);
+  ASSERT_TRUE(expected.ok()) << expected.message();
+  auto *slot = static_cast<unsigned char *>(pack->kernelParams()[4]);
+  ASSERT_EQ(slot, static_cast<const unsigned char *>(pack->buffer()) +
+                      pack->tensorMapOffset(0));
+  EXPECT_EQ(std::memcmp(slot, &*expected, 128), 0);
+
+  // The same values: the slot is not written (a byte changed here stays).
+  std::vector<unsigned char> encoded(slot, slot + 128);
+  slot[0] ^= 0xFF;
+  ASSERT_TRUE(pack->encodeTensorMaps(driver).ok());
+  EXPECT_EQ(slot[0], static_cast<unsigned char>(encoded[0] ^ 0xFF));
+  slot[0] = encoded[0];
+
+  // Another base (16 rows on): encoded again, as encodeTiledArray2D does.
+  rt::DevicePtr moved{buffer.address() + 16 * 80 * 2};
+  ASSERT_TRUE(pack->setPointer(0, moved).ok());
+  ASSERT_TRUE(pack->encodeTensorMaps(driver).ok());
+  EXPECT_NE(std::memcmp(slot, encoded.data(), 128), 0);
+  array.base = moved;
+  auto movedMap = rt::encodeTiledArray2D(driver, array);
+  ASSERT_TRUE(movedMap.ok()) << movedMap.message();
+  EXPECT_EQ(std::memcmp(slot, &*movedMap, 128), 0);
+
+  // A value the driver's rules refuse: named with the map, the slot zeroed.
+  ASSERT_TRUE(pack->setInt(3, 60).ok());
+  status = pack->encodeTensorMaps(driver);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(), "tensor map 0 (a: M x K, row stride "
+                              "stride_am): row stride of 120 bytes is not a "
+                              "multiple of 16");
+  EXPECT_TRUE(
+      std::all_of(slot, slot + 128, [](unsigned char c) { return c == 0; }));
+}
+
+// A kernel that reads a tile through its hidden tensor map (tma_tile_copy,
+// whose map parameter is declared as tilec's compiler declares it): launched
+// through launch() (kernelParams) and through the packed buffer, with the
+// array changed between launches; and the packs launch() refuses.
+TEST_F(RuntimeGpuTest, LaunchesAKernelWithAHiddenTensorMap) {
+  if (skipUnlessCubinRuns())
+    GTEST_SKIP() << "the test cubin is sm_90";
+  nlohmann::json document =
+      nlohmann::json::parse(metadataJson("tma_tile_copy", 4, 0,
+                                         {{"out", "ptr<f32>"},
+                                          {"in", "ptr<f32>"},
+                                          {"rows", "i32"},
+                                          {"cols", "i32"},
+                                          {"stride", "i32"}}));
+  document["tensor_maps"] = {{{"base", "in"},
+                              {"rows", "rows"},
+                              {"cols", "cols"},
+                              {"row_stride", "stride"},
+                              {"element", "f32"},
+                              {"box_rows", 16},
+                              {"box_cols", 16},
+                              {"swizzle", 0}}};
+  std::optional<rt::Kernel> kernel = makeKernel(loadCubin(), document.dump());
+  ASSERT_TRUE(kernel);
+  tilec::Result<rt::ArgPack> args = kernel->makeArgPack();
+  ASSERT_TRUE(args.ok()) << args.message();
+  ASSERT_EQ(args->tensorMapCount(), 1u);
+  // The arguments end at 28 bytes. The PTX declares the map `.align 64`, and
+  // ptxas puts it at a 64-byte aligned constant-bank address: on sm_90,
+  // whose parameters start at c[0x0][0x210], that is 48 into the buffer.
+  EXPECT_EQ(args->tensorMapOffset(0), 48u);
+  EXPECT_EQ(args->bufferSize(), 176u);
+
+  // 37 x 45 in rows of 48: neither side a whole number of 16 x 16 tiles, so
+  // the last tiles hang over the array, where the map gives zeros.
+  const int rows = 37, cols = 45, stride = 48, tiles = 3;
+  const size_t outSide = tiles * 16;
+  std::vector<float> first = randomFloats(rows * stride, 3);
+  std::vector<float> second = randomFloats(rows * stride, 4);
+  rt::DeviceBuffer in1 = allocate(first.size() * 4),
+                   in2 = allocate(second.size() * 4),
+                   out = allocate(outSide * outSide * 4);
+  ASSERT_TRUE(in1.copyFromHost(first).ok());
+  ASSERT_TRUE(in2.copyFromHost(second).ok());
+  auto check = [&](const std::vector<float> &in, const char *how) {
+    std::vector<float> result(outSide * outSide);
+    ASSERT_TRUE(out.copyToHost(result).ok());
+    size_t wrong = 0;
+    for (size_t r = 0; r < outSide; ++r)
+      for (size_t c = 0; c < outSide; ++c) {
+        bool inside = r < size_t(rows) && c < size_t(cols);
+        float expected = inside ? in[r * stride + c] : 0.0f;
+        if (bitsOf(result[r * outSide + c]) != bitsOf(expected) && wrong++ < 5)
+          ADD_FAILURE() << how << ": out[" << r << "][" << c
+                        << "] = " << result[r * outSide + c] << ", expected "
+                        << expected;
+      }
+    EXPECT_EQ(wrong, 0u) << how;
+  };
+  const rt::Dim3 grid{tiles, tiles, 1};
+
+  ASSERT_TRUE(args->bind(out, in1, rows, cols, stride).ok());
+  ASSERT_TRUE(out.memset32(kPoison).ok());
+  tilec::Status status = rt::launch(*kernel, grid, *args);
+  ASSERT_TRUE(status.ok()) << status.message();
+  check(first, "first array");
+
+  // Another base: launch() encodes the map again.
+  ASSERT_TRUE(args->setPointer(1, in2.ptr()).ok());
+  ASSERT_TRUE(out.memset32(kPoison).ok());
+  status = rt::launch(*kernel, grid, *args);
+  ASSERT_TRUE(status.ok()) << status.message();
+  check(second, "second array");
+
+  // The packed buffer holds the map at the function's offset, so that the
+  // driver takes it as it is (a buffer of another size it refuses).
+  ASSERT_TRUE(args->setPointer(1, in1.ptr()).ok());
+  ASSERT_TRUE(args->encodeTensorMaps(context->driver()).ok());
+  ASSERT_TRUE(out.memset32(kPoison).ok());
+  size_t size = args->bufferSize();
+  void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER,
+                   const_cast<void *>(args->buffer()),
+                   CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
+  ASSERT_EQ(context->driver().api().cuLaunchKernel(
+                kernel->function(), tiles, tiles, 1, kernel->blockThreads(), 1,
+                1, 0, nullptr, nullptr, extra),
+            CUDA_SUCCESS);
+  check(first, "packed buffer");
+  ASSERT_TRUE(context->synchronize().ok());
+
+  // A pack built without the kernel has its map at 64: launch() passes
+  // kernelParams, which the driver lays out itself, so it runs the same.
+  tilec::Result<rt::ArgPack> own = rt::ArgPack::create(
+      kernel->metadata().signature, kernel->metadata().tensorMaps);
+  ASSERT_TRUE(own.ok()) << own.message();
+  EXPECT_EQ(own->tensorMapOffset(0), 64u);
+  ASSERT_TRUE(own->bind(out, in2, rows, cols, stride).ok());
+  ASSERT_TRUE(out.memset32(kPoison).ok());
+  status = rt::launch(*kernel, grid, *own);
+  ASSERT_TRUE(status.ok()) << status.message();
+  check(second, "pack built without the kernel");
+
+  // An empty array has no map: refused before the driver launches.
+  ASSERT_TRUE(args->setInt(2, 0).ok());
+  status = rt::launch(*kernel, {tiles, 0, 1}, *args);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "launch of 'tma_tile_copy': tensor map 0 (in: rows x cols, row "
+            "stride stride): rows 'rows' is 0: a tensor map's array needs at "
+            "least one row and one column (skip the launch of an empty "
+            "problem)");
+
+  // A pack without the kernel's map would pass one parameter too few.
+  tilec::Result<rt::ArgPack> bare =
+      rt::ArgPack::create(kernel->metadata().signature);
+  ASSERT_TRUE(bare.ok());
+  ASSERT_TRUE(bare->bind(out, in1, rows, cols, stride).ok());
+  status = rt::launch(*kernel, grid, *bare);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "launch of 'tma_tile_copy': the ArgPack was built for (ptr, ptr, "
+            "i32, i32, i32) and 0 tensor map(s) but the kernel takes (ptr, "
+            "ptr, i32, i32, i32) and 1 tensor map(s)");
 }
 
 TEST_F(RuntimeGpuTest, VectorAddFromTheCubin) {

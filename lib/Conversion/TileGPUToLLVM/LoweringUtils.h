@@ -199,6 +199,11 @@ void populateWarpGroupDotOpToLLVMPatterns(
     const mlir::LLVMTypeConverter &converter,
     mlir::RewritePatternSet &patterns);
 
+/// mbarriers (init, expect, wait, inval) and TMA copies, issued by thread 0
+/// as predicated inline PTX.
+void populateTmaOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
+                                 mlir::RewritePatternSet &patterns);
+
 } // namespace tilec::lowering
 
 #endif // TILEC_LIB_CONVERSION_TILEGPUTOLLVM_LOWERINGUTILS_H

@@ -76,10 +76,15 @@ public:
     addConversion([context](MemDescType) -> Type {
       return LLVM::LLVMPointerType::get(context, 3);
     });
+    // A tensor map is the generic address of its (grid-constant) parameter.
+    addConversion([context](TensorMapType) -> Type {
+      return LLVM::LLVMPointerType::get(context);
+    });
   }
 
   bool isLegal(Type type) const {
-    return !isa<RankedTensorType, tile::PointerType, MemDescType>(type);
+    return !isa<RankedTensorType, tile::PointerType, MemDescType,
+                TensorMapType>(type);
   }
 };
 
@@ -211,6 +216,7 @@ struct ConvertTileGPUToLLVMPass
     populateDotOperandToLLVMPatterns(converter, patterns);
     populateDotOpToLLVMPatterns(converter, patterns);
     populateWarpGroupDotOpToLLVMPatterns(converter, patterns);
+    populateTmaOpToLLVMPatterns(converter, patterns);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(patterns,
@@ -252,6 +258,18 @@ struct ConvertTileGPUToLLVMPass
       if (func->removeAttr(tile::TileDialect::getKernelAttrName()))
         kernels.push_back(func.getSymNameAttr());
       for (unsigned arg = 0; arg < func.getNumArguments(); ++arg) {
+        // A tensor map is a 128-byte, 64-byte aligned parameter read in
+        // place (its address goes to the TMA copies).
+        if (func.removeArgAttr(arg, TileGPUDialect::getTensorMapAttrName())) {
+          Builder b(context);
+          func.setArgAttr(arg, LLVM::LLVMDialect::getByValAttrName(),
+                          TypeAttr::get(LLVM::LLVMArrayType::get(
+                              b.getI8Type(), 128)));
+          func.setArgAttr(arg, LLVM::LLVMDialect::getAlignAttrName(),
+                          b.getI64IntegerAttr(64));
+          func.setArgAttr(arg, NVVM::NVVMDialect::getGridConstantAttrName(),
+                          b.getUnitAttr());
+        }
         func.removeArgAttr(arg, tile::TileDialect::getEqualToOneAttrName());
         Attribute divisibility = func.removeArgAttr(
             arg, tile::TileDialect::getDivisibilityAttrName());

@@ -122,9 +122,17 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     if (func.getFunctionType().getNumResults() != 0)
       return op->emitError() << "kernel must not return values, it returns "
                              << func.getFunctionType().getNumResults();
+    // A target dialect may append parameters of its own type, described by
+    // an attribute of that dialect (tilegpu's tensor maps).
+    auto isTargetParameter = [&](unsigned index, Type type) {
+      DictionaryAttr attrs = func.getArgAttrDict(index);
+      return attrs && llvm::any_of(attrs, [&](NamedAttribute attr) {
+               return attr.getNameDialect() == &type.getDialect();
+             });
+    };
     for (auto [index, type] :
          llvm::enumerate(func.getFunctionType().getInputs()))
-      if (!isScalarOrPointer(type))
+      if (!isScalarOrPointer(type) && !isTargetParameter(index, type))
         return op->emitError()
                << "kernel argument #" << index
                << " must be a scalar or a !tile.ptr, got " << type;

@@ -140,6 +140,52 @@ LogicalResult AsyncCopyGlobalToLocalOp::verify() {
   return verifySameTile(*this, ptrs, buffer, pointer.getPointeeType());
 }
 
+/// An mbarrier: one mutable i64 in shared memory (a 1x1 tile).
+static LogicalResult verifyBarrier(Operation *op, MemDescType barrier) {
+  if (barrier.getShape() != ArrayRef<int64_t>{1, 1} ||
+      !barrier.getElementType().isInteger(64) || !barrier.getIsMutable())
+    return op->emitOpError() << "needs an mbarrier (a mutable memdesc<1x1xi64>), got "
+                             << barrier;
+  return success();
+}
+
+LogicalResult InitBarrierOp::verify() {
+  if (getCount() < 1 || getCount() >= (1 << 20))
+    return emitOpError() << "counts 1 to 2^20 - 1 arrivals, got " << getCount();
+  return verifyBarrier(*this, getBarrier().getType());
+}
+
+LogicalResult InvalBarrierOp::verify() {
+  return verifyBarrier(*this, getBarrier().getType());
+}
+
+LogicalResult BarrierExpectOp::verify() {
+  if (getBytes() < 0 || getBytes() >= (1 << 20))
+    return emitOpError() << "expects 0 to 2^20 - 1 bytes, got " << getBytes();
+  return verifyBarrier(*this, getBarrier().getType());
+}
+
+LogicalResult WaitBarrierOp::verify() {
+  return verifyBarrier(*this, getBarrier().getType());
+}
+
+LogicalResult AsyncTmaCopyOp::verify() {
+  MemDescType dst = getDst().getType();
+  if (!dst.getIsMutable())
+    return emitOpError() << "writes an immutable buffer " << dst;
+  auto nvmma = dyn_cast<NvmmaSharedEncodingAttr>(dst.getEncoding());
+  if (dst.getShape().size() != 2 || !nvmma || nvmma.getOrder()[0] != 1)
+    return emitOpError() << "copies into a row-major nvmma_shared tile, got "
+                         << dst;
+  int64_t rowBytes =
+      dst.getShape()[1] * dst.getElementType().getIntOrFloatBitWidth() / 8;
+  if (dst.getShape()[0] > 256 || rowBytes % nvmma.getSwizzlingByteWidth() != 0)
+    return emitOpError() << "copies boxes of at most 256 rows and whole "
+                         << nvmma.getSwizzlingByteWidth()
+                         << "-byte swizzle spans, got " << dst;
+  return verifyBarrier(*this, getBarrier().getType());
+}
+
 /// A register b of a transposed warpgroup dot: B^T's wgmma A fragment, tf32.
 static LogicalResult verifyRegisterOperand(WarpGroupDotOp op,
                                            RankedTensorType b,

@@ -209,3 +209,51 @@ func.func @transposed_a_m_major(%a: !tilegpu.memdesc<64x32xf32, #mn>, %b: tensor
 #mmat = #tilegpu.mma<{versionMajor = 3, warpsPerCTA = [4, 1], instrShape = [16, 64, 16], transposed = true}>
 // expected-error @+1 {{mma v3 operands in registers are tf32 A fragments (kWidth 1), got kWidth 2}}
 #dot = #tilegpu.dot_op<{opIdx = 1, parent = #mmat, kWidth = 2}>
+
+// -----
+
+#bars = #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+func.func @barrier_shape(%b: !tilegpu.memdesc<2x1xi64, #bars, mutable>) {
+  // expected-error @+1 {{needs an mbarrier (a mutable memdesc<1x1xi64>), got '!tilegpu.memdesc<2x1xi64, #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>, mutable>'}}
+  tilegpu.init_barrier %b, 1 : !tilegpu.memdesc<2x1xi64, #bars, mutable>
+  return
+}
+
+// -----
+
+#bars = #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+func.func @barrier_count(%b: !tilegpu.memdesc<1x1xi64, #bars, mutable>) {
+  // expected-error @+1 {{counts 1 to 2^20 - 1 arrivals, got 0}}
+  tilegpu.init_barrier %b, 0 : !tilegpu.memdesc<1x1xi64, #bars, mutable>
+  return
+}
+
+// -----
+
+#bars = #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#shared = #tilegpu.swizzled_shared<{vec = 8, perPhase = 1, maxPhase = 8, order = [1, 0]}>
+func.func @tma_layout(%map: !tilegpu.tensormap, %i: i32, %p: i1, %d: !tilegpu.memdesc<64x64xf16, #shared, mutable>, %b: !tilegpu.memdesc<1x1xi64, #bars, mutable>) {
+  // expected-error @+1 {{copies into a row-major nvmma_shared tile}}
+  tilegpu.async_tma_copy %map[%i, %i], %d, %b, %p : !tilegpu.tensormap, !tilegpu.memdesc<64x64xf16, #shared, mutable>, !tilegpu.memdesc<1x1xi64, #bars, mutable>
+  return
+}
+
+// -----
+
+#bars = #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#shared = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+func.func @tma_box_rows(%map: !tilegpu.tensormap, %i: i32, %p: i1, %d: !tilegpu.memdesc<512x64xf16, #shared, mutable>, %b: !tilegpu.memdesc<1x1xi64, #bars, mutable>) {
+  // expected-error @+1 {{copies boxes of at most 256 rows and whole 128-byte swizzle spans}}
+  tilegpu.async_tma_copy %map[%i, %i], %d, %b, %p : !tilegpu.tensormap, !tilegpu.memdesc<512x64xf16, #shared, mutable>, !tilegpu.memdesc<1x1xi64, #bars, mutable>
+  return
+}
+
+// -----
+
+#bars = #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+#shared = #tilegpu.nvmma_shared<{swizzlingByteWidth = 128, order = [1, 0]}>
+func.func @tma_immutable(%map: !tilegpu.tensormap, %i: i32, %p: i1, %d: !tilegpu.memdesc<64x64xf16, #shared>, %b: !tilegpu.memdesc<1x1xi64, #bars, mutable>) {
+  // expected-error @+1 {{writes an immutable buffer}}
+  tilegpu.async_tma_copy %map[%i, %i], %d, %b, %p : !tilegpu.tensormap, !tilegpu.memdesc<64x64xf16, #shared>, !tilegpu.memdesc<1x1xi64, #bars, mutable>
+  return
+}

@@ -44,6 +44,12 @@ def TileGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getOffsetAttrName() {
       return ::llvm::StringLiteral("tilegpu.offset");
     }
+    /// On a kernel argument of type !tilegpu.tensormap: the indices of the
+    /// arguments the runtime encodes it from (base, rows, cols, row_stride)
+    /// and the box (box_rows, box_cols, swizzle in bytes).
+    static constexpr ::llvm::StringLiteral getTensorMapAttrName() {
+      return ::llvm::StringLiteral("tilegpu.tensor_map");
+    }
     /// Reads a module's num-warps; 0 when absent.
     static int getNumWarps(::mlir::Operation *module);
     static int getThreadsPerWarp(::mlir::Operation *module);

@@ -183,6 +183,99 @@ def TileGPU_AsyncWaitOp : TileGPU_Op<"async_wait", [
   let assemblyFormat = "attr-dict";
 }
 
+//===----------------------------------------------------------------------===//
+// TMA: mbarriers and bulk tensor copies
+//===----------------------------------------------------------------------===//
+
+def TileGPU_TensorMap : Type<CPred<"::llvm::isa<::tilec::tilegpu::TensorMapType>($_self)">,
+                             "a TMA tensor map", "::tilec::tilegpu::TensorMapType">;
+
+def TileGPU_InitBarrierOp : TileGPU_Op<"init_barrier", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Initialize an mbarrier in shared memory (one thread)";
+  let description = [{
+    Thread 0 initializes the 8-byte mbarrier `barrier` (a `memdesc<1x1xi64>`)
+    for `count` arrivals per phase, and fences the initialization for the
+    asynchronous proxy that TMA copies complete it from. Other threads use it
+    after a barrier (`tilegpu-insert-barriers` counts this op as a write of
+    its bytes and the other mbarrier ops as reads).
+    ```mlir
+    tilegpu.init_barrier %bar, 1 : !tilegpu.memdesc<1x1xi64, #bars, mutable>
+    ```
+  }];
+  let arguments = (ins TileGPU_MemDesc:$barrier, I32Attr:$count);
+  let assemblyFormat = "$barrier `,` $count attr-dict `:` qualified(type($barrier))";
+  let hasVerifier = 1;
+}
+
+def TileGPU_InvalBarrierOp : TileGPU_Op<"inval_barrier", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Invalidate an mbarrier before its bytes are reused (one thread)";
+  let arguments = (ins TileGPU_MemDesc:$barrier);
+  let assemblyFormat = "$barrier attr-dict `:` qualified(type($barrier))";
+  let hasVerifier = 1;
+}
+
+def TileGPU_BarrierExpectOp : TileGPU_Op<"barrier_expect", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Arrive on an mbarrier expecting `bytes` of copies (one thread)";
+  let description = [{
+    Where `pred` holds, thread 0 arrives on `barrier` and raises the bytes
+    its current phase waits for by `bytes`: the phase completes when the
+    TMA copies that signal it have written that many bytes.
+    ```mlir
+    tilegpu.barrier_expect %bar, 49152, %pred : !tilegpu.memdesc<1x1xi64, #bars, mutable>
+    ```
+  }];
+  let arguments = (ins TileGPU_MemDesc:$barrier, I32Attr:$bytes, I1:$pred);
+  let assemblyFormat = "$barrier `,` $bytes `,` $pred attr-dict `:` qualified(type($barrier))";
+  let hasVerifier = 1;
+}
+
+def TileGPU_AsyncTmaCopyOp : TileGPU_Op<"async_tma_copy", [
+    MemoryEffects<[MemRead, MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Start a TMA copy of a block into shared memory (one thread)";
+  let description = [{
+    Where `pred` holds, thread 0 copies the block of `dst`'s shape at
+    (`row`, `col`) of the array `map` describes into `dst`, zeros where the
+    block lies outside the array, and signals `barrier` with the bytes when
+    they have landed. `dst` is a tile in `#tilegpu.nvmma_shared` layout in
+    the map's swizzle, row-major: a block wider than the swizzle's span is
+    copied as one box per span, each box's rows one after the other (the
+    layout's blocks of 32, 64 or 128 bytes).
+    ```mlir
+    tilegpu.async_tma_copy %map[%row, %col], %slot, %bar, %pred : !tilegpu.tensormap, !tilegpu.memdesc<128x64xf16, #shared, mutable>, !tilegpu.memdesc<1x1xi64, #bars, mutable>
+    ```
+  }];
+  let arguments = (ins TileGPU_TensorMap:$map, I32:$row, I32:$col,
+                       TileGPU_MemDesc:$dst, TileGPU_MemDesc:$barrier, I1:$pred);
+  let assemblyFormat = [{
+    $map `[` $row `,` $col `]` `,` $dst `,` $barrier `,` $pred attr-dict `:` qualified(type($map)) `,` qualified(type($dst)) `,` qualified(type($barrier))
+  }];
+  let hasVerifier = 1;
+}
+
+def TileGPU_WaitBarrierOp : TileGPU_Op<"wait_barrier", [
+    MemoryEffects<[MemRead<TileGPU_SharedMemory>,
+                   MemWrite<TileGPU_SharedMemory>]>]> {
+  let summary = "Wait for the phase of parity `phase` of an mbarrier";
+  let description = [{
+    Every thread waits until `barrier` completes its phase of parity
+    `phase` (0 or 1); the bytes of the TMA copies that signalled it are then
+    visible to the thread, so no CTA barrier follows.
+    ```mlir
+    tilegpu.wait_barrier %bar, %phase : !tilegpu.memdesc<1x1xi64, #bars, mutable>
+    ```
+  }];
+  let arguments = (ins TileGPU_MemDesc:$barrier, I32:$phase);
+  let assemblyFormat = "$barrier `,` $phase attr-dict `:` qualified(type($barrier))";
+  let hasVerifier = 1;
+}
+
 def TileGPU_BarrierOp : TileGPU_Op<"barrier", [
     MemoryEffects<[MemRead<TileGPU_SharedMemory>,
                    MemWrite<TileGPU_SharedMemory>, MemRead, MemWrite]>]> {

@@ -35,4 +35,16 @@ def TileGPU_MemDescType : TypeDef<TileGPU_Dialect, "MemDesc"> {
   }];
 }
 
+def TileGPU_TensorMapType : TypeDef<TileGPU_Dialect, "TensorMap"> {
+  let mnemonic = "tensormap";
+  let summary = "A TMA tensor map the kernel takes as a parameter";
+  let description = [{
+    The 128-byte CUtensorMap of a 2-D array in global memory: a kernel
+    parameter (`.param .align 64`, read in place) that `tilegpu-pipeline`
+    appends for each array it copies with TMA, after the kernel's own. The
+    argument's `tilegpu.tensor_map` attribute says which of the kernel's
+    arguments the runtime encodes it from and the box one copy moves.
+  }];
+}
+
 #endif // TILEC_DIALECT_TILEGPU_IR_TILEGPUTYPES_TD

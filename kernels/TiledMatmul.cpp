@@ -54,4 +54,22 @@ Tensor accumulateOverK(KernelBuilder &kb, const KLoopOperands &operands,
   return loop[2];
 }
 
+Tensor accumulateTilesOverK(KernelBuilder &kb,
+                            const KernelBuilder::TileOfArray &a,
+                            const KernelBuilder::TileOfArray &b,
+                            Tensor rowStart, Tensor colStart, int64_t blockM,
+                            int64_t blockN, int64_t blockK,
+                            tile::InputPrecision precision) {
+  Tensor acc0 = kb.let("acc", kb.zeros({blockM, blockN}, kb.f32Type()));
+  auto kStep = [&](Tensor kTile, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    Tensor k0 = kb.let("k0", kTile * blockK);
+    Tensor aTile = kb.let("a", kb.loadTile(a, rowStart, k0, blockM, blockK));
+    Tensor bTile = kb.let("b", kb.loadTile(b, k0, colStart, blockK, blockN));
+    return {kb.let("acc", kb.dot(aTile, bTile, carried[0], precision))};
+  };
+  Tensor kTiles = kb.let("k_tiles", kb.cdiv(a.cols, blockK));
+  Tensors loop = kb.let("loop", kb.forRange(0, kTiles, 1, {acc0}, kStep));
+  return loop[0];
+}
+
 } // namespace tilec::kernel

@@ -44,6 +44,17 @@ Tensor accumulateOverK(KernelBuilder &kb, const KLoopOperands &operands,
                        int64_t blockM, int64_t blockN, int64_t blockK,
                        tile::InputPrecision precision);
 
+/// The same sum where A [M, K] and B [K, N] are whole arrays: each step
+/// loads its blocks with loadTile (so that on sm_90a they are TMA copies),
+/// the block of A at (rowStart, k * BLOCK_K), of B at (k * BLOCK_K,
+/// colStart).
+Tensor accumulateTilesOverK(KernelBuilder &kb,
+                            const KernelBuilder::TileOfArray &a,
+                            const KernelBuilder::TileOfArray &b,
+                            Tensor rowStart, Tensor colStart, int64_t blockM,
+                            int64_t blockN, int64_t blockK,
+                            tile::InputPrecision precision);
+
 } // namespace tilec::kernel
 
 #endif // TILEC_KERNELS_TILEDMATMUL_H

@@ -6,7 +6,9 @@
 // kernel (a stride of 1 folds away, a multiple of 16 vectorizes), so a dense
 // row-major call compiles to the code of a kernel with unit inner strides,
 // and a transposed B or an odd row stride runs correctly. M, N and K need not
-// divide the blocks: loads and stores are masked at the edges.
+// divide the blocks: loads and stores are masked at the edges. A and B are
+// read a block at a time (loadTile): on sm_90a, where their rows start on
+// 16 bytes and their columns are contiguous, TMA copies them.
 //
 // Grid: cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N) programs along x. Program ids are
 // swizzled in groups of GROUP_M block rows (as in Triton's matmul tutorial),
@@ -44,21 +46,18 @@ static void buildMatmul(KernelBuilder &kb) {
   Tensor pidM = kb.let("pid_m", firstPidM + pidInGroup % groupSizeM);
   Tensor pidN = kb.let("pid_n", pidInGroup / groupSizeM);
 
-  Tensor offsM = kb.let("offs_m", pidM * blockM + kb.arange(0, blockM));
-  Tensor offsN = kb.let("offs_n", pidN * blockN + kb.arange(0, blockN));
-  Tensor offsK = kb.let("offs_k", kb.arange(0, blockK));
-  Tensor rows = kb.let("rows", kb.expandDims(offsM, 1));  // [:, None]
-  Tensor cols = kb.let("cols", kb.expandDims(offsN, 0));  // [None, :]
-  Tensor kRow = kb.let("k_row", kb.expandDims(offsK, 0)); // [None, :]
-  Tensor kCol = kb.let("k_col", kb.expandDims(offsK, 1)); // [:, None]
-  Tensor aPtrs = kb.let("a_ptrs", a + rows * strideAM + kRow * strideAK);
-  Tensor bPtrs = kb.let("b_ptrs", b + kCol * strideBK + cols * strideBN);
+  Tensor rowStart = kb.let("row_start", pidM * blockM);
+  Tensor colStart = kb.let("col_start", pidN * blockN);
+  Tensor acc = accumulateTilesOverK(
+      kb, {a, m, k, strideAM, strideAK}, {b, k, n, strideBK, strideBN},
+      rowStart, colStart, blockM, blockN, blockK, dotPrecision(kb, dtype));
+
+  Tensor offsM = kb.let("offs_m", rowStart + kb.arange(0, blockM));
+  Tensor offsN = kb.let("offs_n", colStart + kb.arange(0, blockN));
+  Tensor rows = kb.let("rows", kb.expandDims(offsM, 1)); // [:, None]
+  Tensor cols = kb.let("cols", kb.expandDims(offsN, 0)); // [None, :]
   Tensor rowMask = kb.let("row_mask", rows < m);
   Tensor colMask = kb.let("col_mask", cols < n);
-
-  Tensor acc = accumulateOverK(
-      kb, {aPtrs, bPtrs, rowMask, colMask, kRow, kCol, k, strideAK, strideBK},
-      blockM, blockN, blockK, dotPrecision(kb, dtype));
 
   Tensor out = kb.let("out", kb.cast(acc, dtype));
   Tensor cPtrs = kb.let("c_ptrs", c + rows * strideCM + cols * strideCN);

@@ -53,6 +53,8 @@ runs=(
   "matmul BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=bf16 M=1111,N=2222,K=3333"
   "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=1024,N=1024,K=1024,stride_bk=1,stride_bn=1024"
   "matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1 M=1000,N=1000,K=1000,stride_bk=1,stride_bn=1000"
+  "matmul BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,DTYPE=f16,num_warps=8,num_stages=4 M=301,N=520,K=200"
+  "matmul BLOCK_M=64,BLOCK_N=128,BLOCK_K=16,DTYPE=bf16,num_stages=3 M=96,N=136,K=40"
   "gather_matmul BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16 M=4096,N=128,K=256,R=8192"
   "gather_matmul BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32 M=203,N=176,K=208,R=301"
   "sparse_conv_fwd BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_stages=3 N=15192,CI=64,CO=64,V=27"
@@ -108,11 +110,13 @@ else
 fi
 
 # The sparse convolution's kernels (shared-memory rings, scans, atomics'
-# broadcasts) and its GPU suite's map build under racecheck.
+# broadcasts), a matmul whose blocks come by TMA (mbarrier rings) and the
+# conv GPU suite's map build under racecheck.
 if command -v compute-sanitizer > /dev/null; then
   for run in "${runs[@]}"; do
     read -r kernel config sizes <<< "$run"
-    [[ $kernel =~ ^(sparse_conv_fwd|voxel_|radix_|block_offsets|mask_) && $sizes == N=777* ]] || continue
+    [[ ($kernel =~ ^(sparse_conv_fwd|voxel_|radix_|block_offsets|mask_) && $sizes == N=777*) ||
+       $config == *num_stages=3* && $sizes == M=96,* ]] || continue
     dtype=$(variant "$config")
     log="$logs/racecheck-$kernel${dtype// /_}.log"
     if compute-sanitizer --tool racecheck --error-exitcode 9 "$bin/tilec" run \
@@ -132,7 +136,8 @@ if command -v compute-sanitizer > /dev/null; then
 fi
 
 # The SASS of the f16/bf16/tf32 matmul the runtime compiles on this device
-# (sm_90a): wgmma (HGMMA), cp.async (LDGSTS), no local memory (LDL/STL).
+# (sm_90a): wgmma (HGMMA), TMA (UTMALDG; tf32: cp.async, LDGSTS), no local
+# memory (LDL/STL).
 cuobjdump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 if [[ -x $cuobjdump ]]; then
   for dtype in f16 bf16 f32; do
@@ -146,9 +151,13 @@ if [[ -x $cuobjdump ]]; then
     "$cuobjdump" -sass "$dir/matmul.cubin" > "$dir/matmul.sass" 2>> "$log"
     hgmma=$(grep -c HGMMA "$dir/matmul.sass")
     ldgsts=$(grep -c LDGSTS "$dir/matmul.sass")
+    utmaldg=$(grep -c UTMALDG "$dir/matmul.sass")
     locals=$(grep -cE '\b(LDL|STL)\b' "$dir/matmul.sass")
-    detail="$hgmma HGMMA, $ldgsts LDGSTS, $locals LDL/STL"
-    if (( hgmma > 0 && ldgsts > 0 && locals == 0 )); then
+    detail="$hgmma HGMMA, $utmaldg UTMALDG, $ldgsts LDGSTS, $locals LDL/STL"
+    # f16/bf16 blocks come by TMA (UTMALDG), tf32's by cp.async (LDGSTS).
+    copies=$utmaldg
+    [[ $dtype == f32 ]] && copies=$ldgsts
+    if (( hgmma > 0 && copies > 0 && locals == 0 )); then
       record "sass matmul $dtype sm_90a" ok "$detail"
     else
       record "sass matmul $dtype sm_90a" FAIL "$detail"

@@ -834,6 +834,34 @@ Tensor KernelBuilder::load(Tensor ptrs, Tensor mask, Operand other,
                                    evict));
 }
 
+Tensor KernelBuilder::loadTile(const TileOfArray &array, Tensor row,
+                               Tensor col, int64_t blockRows,
+                               int64_t blockCols) {
+  Tensor indices[] = {row,        col,          array.rows,
+                      array.cols, array.rowStride, array.colStride};
+  if (!array.base || llvm::any_of(indices, [](const Tensor &t) { return !t; }))
+    return {};
+  if (!array.base.isScalar() || !array.base.isPointer()) {
+    emitError() << "loadTile: the array's base must be a scalar pointer, got "
+                << array.base.getType();
+    return {};
+  }
+  for (const Tensor &index : indices)
+    if (!index.isScalar() || !index.getElementType().isInteger(32)) {
+      emitError() << "loadTile: rows, columns, strides and the block's "
+                     "position must be i32 scalars, got "
+                  << index.getType();
+      return {};
+    }
+  Type pointee =
+      llvm::cast<tile::PointerType>(array.base.getType()).getPointeeType();
+  auto type = RankedTensorType::get({blockRows, blockCols}, pointee);
+  return make(tile::LoadTileOp::create(
+      opBuilder, loc(), type, array.base.getValue(), row.getValue(),
+      col.getValue(), array.rows.getValue(), array.cols.getValue(),
+      array.rowStride.getValue(), array.colStride.getValue()));
+}
+
 void KernelBuilder::store(Tensor ptrs, Operand value, Tensor mask,
                           tile::CacheModifier cache, tile::EvictionPolicy evict,
                           unsigned line) {

@@ -60,6 +60,7 @@ void buildTTGIRPipeline(OpPassManager &pm, const CompileOptions &options) {
   layoutOptions.numWarps = options.numWarps;
   layoutOptions.threadsPerWarp = options.threadsPerWarp;
   layoutOptions.target = options.target;
+  layoutOptions.numStages = options.numStages;
   pm.addPass(createConvertTileToTileGPU(layoutOptions));
   pm.addPass(tilegpu::createTileGPUCoalesce());
   pm.addPass(tilegpu::createTileGPURemoveLayoutConversions());
@@ -408,10 +409,50 @@ static llvm::Expected<std::string> runTTGIR(CompileState &state) {
   return makeError(kSeeDiagnostics);
 }
 
+/// The tensor maps tilegpu-pipeline appended to the kernel of `module`
+/// (ttgir): each argument's tilegpu.tensor_map, its argument indices named
+/// by `signature`, the element type from the base pointer's.
+static std::vector<TensorMapParam>
+readTensorMaps(ModuleOp module, const std::vector<KernelArgument> &signature) {
+  std::vector<TensorMapParam> maps;
+  module.walk([&](func::FuncOp func) {
+    for (unsigned arg = 0; arg < func.getNumArguments(); ++arg) {
+      auto map = func.getArgAttrOfType<DictionaryAttr>(
+          arg, tilegpu::TileGPUDialect::getTensorMapAttrName());
+      if (!map)
+        continue;
+      auto field = [&](StringRef name) {
+        return static_cast<int64_t>(map.getAs<IntegerAttr>(name).getInt());
+      };
+      auto name = [&](StringRef key) {
+        int64_t index = field(key);
+        return index < static_cast<int64_t>(signature.size())
+                   ? signature[index].name
+                   : std::string();
+      };
+      TensorMapParam param;
+      param.base = name("base");
+      param.rows = name("rows");
+      param.cols = name("cols");
+      param.rowStride = name("row_stride");
+      auto pointer = cast<tile::PointerType>(
+          func.getArgument(field("base")).getType());
+      llvm::raw_string_ostream element(param.element);
+      element << pointer.getPointeeType();
+      param.boxRows = static_cast<uint32_t>(field("box_rows"));
+      param.boxCols = static_cast<uint32_t>(field("box_cols"));
+      param.swizzleBytes = static_cast<uint32_t>(field("swizzle"));
+      maps.push_back(std::move(param));
+    }
+  });
+  return maps;
+}
+
 static llvm::Expected<std::string> runLLIR(CompileState &state) {
   CompiledKernel &result = state.result;
   if (auto error = moduleAfter(state, Stage::TTGIR, result.ttgir))
     return std::move(error);
+  result.tensorMaps = readTensorMaps(state.module, result.signature);
   PassManager pm(state.context);
   buildLLIRPipeline(pm);
   if (failed(pm.run(state.module)))
@@ -429,6 +470,13 @@ static llvm::Expected<std::string> runLLIR(CompileState &state) {
   result.llir = printLLVMIR(*state.llvmModule);
   nlohmann::ordered_json meta;
   meta["shared_bytes"] = result.sharedBytes;
+  // A cached llir is read without its ttgir: the maps travel with it.
+  if (!result.tensorMaps.empty()) {
+    CompileMetadata maps;
+    maps.tensorMaps = result.tensorMaps;
+    meta["tensor_maps"] =
+        nlohmann::ordered_json::parse(maps.toJson())["tensor_maps"];
+  }
   return meta.dump();
 }
 
@@ -438,6 +486,22 @@ static bool readLLIRMeta(const std::string &meta, CompiledKernel &result) {
       !json["shared_bytes"].is_number_integer())
     return false;
   result.sharedBytes = json["shared_bytes"].get<int64_t>();
+  result.tensorMaps.clear();
+  if (!json.contains("tensor_maps"))
+    return true;
+  // Read through the contract's own reader (every field checked): a
+  // minimal compile json around the maps.
+  nlohmann::json wrapped = {{"name", "k"},        {"kernel_name", "k"},
+                            {"target", "sm_90a"}, {"num_warps", 1},
+                            {"num_stages", 1},    {"shared_bytes", 0},
+                            {"signature", nlohmann::json::array()},
+                            {"tensor_maps", json["tensor_maps"]}};
+  for (const KernelArgument &arg : result.signature)
+    wrapped["signature"].push_back({{"name", arg.name}, {"type", arg.type}});
+  Result<CompileMetadata> parsed = CompileMetadata::parse(wrapped.dump());
+  if (!parsed)
+    return false;
+  result.tensorMaps = parsed->tensorMaps;
   return true;
 }
 
@@ -613,6 +677,7 @@ CompileMetadata CompiledKernel::metadata() const {
     entry.equalToOne = arg.equalToOne;
     md.signature.push_back(std::move(entry));
   }
+  md.tensorMaps = tensorMaps;
   for (auto [stage, text] : {std::pair("ttir", &ttir), std::pair("ttgir", &ttgir),
                              std::pair("llir", &llir), std::pair("ptx", &ptx),
                              std::pair("cubin", &cubin)})

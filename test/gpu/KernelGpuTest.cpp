@@ -169,6 +169,22 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f16,num_stages=4",
                 false, "M=1111,N=2222,K=3333"},
+        // f16/bf16 blocks copied by TMA (rows 16-byte aligned): masked
+        // tails in M, N and K (zeros from the tensor maps), 128-, 64- and
+        // 32-byte swizzles (64-, 32- and 16-wide K steps), B in 64-column
+        // boxes, fewer K steps than stages.
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,DTYPE=f16,num_warps=8,"
+                "num_stages=4",
+                false, "M=301,N=520,K=200"},
+        GpuCase{"matmul",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=bf16,num_warps=4,"
+                "num_stages=3",
+                false, "M=1000,N=1000,K=1000"},
+        GpuCase{"matmul",
+                "BLOCK_M=64,BLOCK_N=128,BLOCK_K=16,DTYPE=f16,num_warps=4,"
+                "num_stages=4",
+                false, "M=96,N=136,K=40"},
         // tf32 on wgmma from rings: a row-major B computed transposed,
         // D^T = B^T A^T with B^T's fragments in registers (one warpgroup;
         // two along N; 64-wide K steps, two swizzle blocks, with a K tail),

@@ -13,7 +13,10 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tilegpu", "mlir::ModuleOp"> {
     reduction results the slice of their operand's layout, and dot operands
     `dot_op` layouts of the accumulator's; `tilegpu.convert_layout` ops are
     inserted where an op needs its operand in another layout. The target is
-    recorded as module attributes.
+    recorded as module attributes. A `tile.load_tile` stays for
+    tilegpu-pipeline to copy with TMA where it can (sm_90a, num-stages >= 2,
+    both operands of a warpgroup dot in a loop, arrays that tensor maps
+    describe); every other one becomes pointers and a masked `tile.load`.
   }];
   let dependentDialects = ["::tilec::tilegpu::TileGPUDialect"];
   let options = [
@@ -22,6 +25,9 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tilegpu", "mlir::ModuleOp"> {
            "Threads per warp">,
     Option<"target", "target", "std::string", "\"sm_90\"",
            "GPU architecture, e.g. sm_80 or sm_90">,
+    Option<"numStages", "num-stages", "unsigned", "1",
+           "Stages tilegpu-pipeline will give the loads of dots; from 2 on "
+           "sm_90a, tile.load_tile blocks of warpgroup dots stay for TMA">,
   ];
 }
 

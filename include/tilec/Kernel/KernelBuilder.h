@@ -259,6 +259,15 @@ public:
   Tensor load(Tensor ptrs, Tensor mask = {}, Operand other = {},
               tile::CacheModifier cache = tile::CacheModifier::None,
               tile::EvictionPolicy evict = tile::EvictionPolicy::Normal);
+  /// The blockRows x blockCols block at (row, col) of the row-major array
+  /// at `base` with `rows` x `cols` elements and the given strides, zeros
+  /// outside the array (tile.load_tile; a TMA copy where the target has it).
+  /// Every operand but `base` is an i32 scalar; `base` a scalar pointer.
+  struct TileOfArray {
+    Tensor base, rows, cols, rowStride, colStride;
+  };
+  Tensor loadTile(const TileOfArray &array, Tensor row, Tensor col,
+                  int64_t blockRows, int64_t blockCols);
   /// tl.store(ptrs, value, mask): `value` and `mask` broadcast to `ptrs`.
   /// The ops of the statement are located at the calling line.
   void store(Tensor ptrs, Operand value, Tensor mask = {},

@@ -135,6 +135,9 @@ struct CompiledKernel {
   /// Dynamic shared memory the kernel needs at launch, bytes.
   int64_t sharedBytes = 0;
   std::vector<KernelArgument> signature;
+  /// The TMA tensor maps the kernel takes after its signature's arguments
+  /// (tilegpu-pipeline's, read from the ttgir), named by the signature.
+  std::vector<TensorMapParam> tensorMaps;
   std::vector<StageTiming> timings;
   CompileOptions options;
 

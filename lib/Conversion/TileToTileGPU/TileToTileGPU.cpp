@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoadTile.h"
+
 #include "tilec/Analysis/AxisInfo.h"
 #include "tilec/Conversion/Passes.h"
 #include "tilec/Dialect/Tile/IR/Tile.h"
@@ -284,6 +286,44 @@ static unsigned getLoadCopyBytes(Value value, unsigned dim,
   return width * type.getElementType().getIntOrFloatBitWidth() / 8;
 }
 
+/// The mma v3 (wgmma) layout for the MxN accumulator of a 16-bit dot or
+/// of an f32 dot that allows tf32, or null. Warpgroups (4 warps, 64 rows
+/// per instruction) go along M while M has rows for them, the rest along
+/// N; one instruction spans the columns of the warpgroups along N, at most
+/// 256. Both operands are read from shared memory, whose rows must fill a
+/// 32-byte swizzle: K and (for an MN-major b) N of at least one
+/// instruction's K. `transposed`: the layout of D (shape) whose
+/// instructions compute D^T, their M along N and their N along M.
+static Attribute warpGroupMmaLayoutOf(tile::DotOp op, ArrayRef<int64_t> dShape,
+                                      bool transposed, unsigned numWarps,
+                                      bool hasWarpGroupMma) {
+  SmallVector<int64_t> shape(dShape);
+  if (transposed)
+    std::swap(shape[0], shape[1]);
+  auto aType = cast<RankedTensorType>(op.getA().getType());
+  Type aElem = aType.getElementType();
+  Type cElem = cast<RankedTensorType>(op.getC().getType()).getElementType();
+  bool tf32 = aElem.isF32() &&
+              op.getInputPrecision() == tile::InputPrecision::TF32;
+  if (!hasWarpGroupMma || numWarps % 4 != 0 ||
+      !(aElem.isF16() || aElem.isBF16() || tf32) || !cElem.isF32())
+    return {};
+  int64_t instrK = getWarpGroupInstrK(aElem);
+  if (shape[0] < 64 || shape[1] < instrK || aType.getDimSize(1) < instrK)
+    return {};
+  unsigned groups = numWarps / 4, groupsM = 1;
+  while (groupsM < groups && shape[0] >= 128 * groupsM)
+    groupsM *= 2;
+  unsigned groupsN = groups / groupsM;
+  int64_t instrN = std::min<int64_t>(256, shape[1] / groupsN);
+  if (instrN < 8)
+    return {};
+  return MmaEncodingAttr::get(
+      op.getContext(), 3, {4 * groupsM, groupsN},
+      {16, static_cast<unsigned>(instrN), static_cast<unsigned>(instrK)},
+      transposed);
+}
+
 /// The dots that a warpgroup computes transposed if it computes them
 /// (warpGroupComputesTransposed, from their operands' contiguity): decided
 /// on the ttir, before the conversion replaces the values the analysis knows.
@@ -328,41 +368,11 @@ struct DotOpConversion : OpConversionPattern<tile::DotOp> {
         numWarps(converter.getNumWarps()), computeCapability(computeCapability),
         hasWarpGroupMma(hasWarpGroupMma), transposedDots(transposedDots) {}
 
-  /// The mma v3 (wgmma) layout for the MxN accumulator of a 16-bit dot or
-  /// of an f32 dot that allows tf32, or null. Warpgroups (4 warps, 64 rows
-  /// per instruction) go along M while M has rows for them, the rest along
-  /// N; one instruction spans the columns of the warpgroups along N, at most
-  /// 256. Both operands are read from shared memory, whose rows must fill a
-  /// 32-byte swizzle: K and (for an MN-major b) N of at least one
-  /// instruction's K. `transposed`: the layout of D (shape) whose
-  /// instructions compute D^T, their M along N and their N along M.
+  /// warpGroupMmaLayoutOf with this pattern's warps and target.
   Attribute getWarpGroupMmaLayout(tile::DotOp op, ArrayRef<int64_t> dShape,
                                   bool transposed) const {
-    SmallVector<int64_t> shape(dShape);
-    if (transposed)
-      std::swap(shape[0], shape[1]);
-    auto aType = cast<RankedTensorType>(op.getA().getType());
-    Type aElem = aType.getElementType();
-    Type cElem = cast<RankedTensorType>(op.getC().getType()).getElementType();
-    bool tf32 = aElem.isF32() &&
-                op.getInputPrecision() == tile::InputPrecision::TF32;
-    if (!hasWarpGroupMma || numWarps % 4 != 0 ||
-        !(aElem.isF16() || aElem.isBF16() || tf32) || !cElem.isF32())
-      return {};
-    int64_t instrK = getWarpGroupInstrK(aElem);
-    if (shape[0] < 64 || shape[1] < instrK || aType.getDimSize(1) < instrK)
-      return {};
-    unsigned groups = numWarps / 4, groupsM = 1;
-    while (groupsM < groups && shape[0] >= 128 * groupsM)
-      groupsM *= 2;
-    unsigned groupsN = groups / groupsM;
-    int64_t instrN = std::min<int64_t>(256, shape[1] / groupsN);
-    if (instrN < 8)
-      return {};
-    return MmaEncodingAttr::get(
-        getContext(), 3, {4 * groupsM, groupsN},
-        {16, static_cast<unsigned>(instrN), static_cast<unsigned>(instrK)},
-        transposed);
+    return warpGroupMmaLayoutOf(op, dShape, transposed, numWarps,
+                                hasWarpGroupMma);
   }
 
   /// The transposed mma v3 layout of `op` (a dot in transposedDots), or null
@@ -535,6 +545,26 @@ struct ConvertTileToTileGPUPass
     : tilec::impl::ConvertTileToTileGPUBase<ConvertTileToTileGPUPass> {
   using ConvertTileToTileGPUBase::ConvertTileToTileGPUBase;
 
+  /// Each tile.load_tile stays for a TMA copy (copiesWithTma) or becomes
+  /// pointers and a masked load; decided for all before any changes, since
+  /// a block qualifies only with its dot's other operand. (Only tf32 dots
+  /// are computed transposed, and only 16-bit blocks qualify.)
+  void expandLoadTiles(ModuleOp module) {
+    bool hasWarpGroupMma = target == "sm_90a";
+    auto runsOnWarpGroups = [&](tile::DotOp dot) {
+      auto shape = cast<RankedTensorType>(dot.getType()).getShape();
+      return static_cast<bool>(warpGroupMmaLayoutOf(
+          dot, shape, /*transposed=*/false, numWarps, hasWarpGroupMma));
+    };
+    SmallVector<tile::LoadTileOp> expanded;
+    module.walk([&](tile::LoadTileOp load) {
+      if (!hasWarpGroupMma || !copiesWithTma(load, numStages, runsOnWarpGroups))
+        expanded.push_back(load);
+    });
+    for (tile::LoadTileOp load : expanded)
+      expandLoadTile(load);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
@@ -569,6 +599,8 @@ struct ConvertTileToTileGPUPass
     if (shapes.wasInterrupted())
       return signalPassFailure();
 
+    // First: the transposed dots are found from their operands' loads.
+    expandLoadTiles(module);
     DenseSet<Operation *> transposedDots = getTransposedDots(module);
     TileGPUTypeConverter converter(context, numWarps, threadsPerWarp);
     ConversionTarget conversionTarget(*context);

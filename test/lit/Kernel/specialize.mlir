@@ -18,30 +18,21 @@
 // MATMUL-SAME: %stride_cm: i32 {tile.divisibility = 16 : i32}, %stride_cn: i32 {tile.equal_to_one})
 // MATMUL-SAME: attributes {tile.kernel}
 // MATMUL-DAG: %[[ACC0:.+]] = arith.constant dense<0.000000e+00> : tensor<64x64xf32>
-// MATMUL-DAG: %[[ZERO_A:.+]] = arith.constant dense<0.000000e+00> : tensor<64x32xf16>
-// MATMUL-DAG: %[[ZERO_B:.+]] = arith.constant dense<0.000000e+00> : tensor<32x64xf16>
 // GROUP_M = 8 swizzle of the one-dimensional program id.
 // MATMUL: %[[PID:.+]] = tile.program_id x : i32
 // MATMUL: %num_pid_in_group = arith.muli %{{.+}}, %c8_i32 : i32
 // MATMUL: %group_size_m{{.*}} = arith.minsi %{{.+}}, %c8_i32 : i32
-// MATMUL: tile.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
-// MATMUL: %[[ROWS:.+]] = tile.expand_dims %{{.+}} {axis = 1 : i32} : tensor<64xi32> -> tensor<64x1xi32>
-// MATMUL: %[[A_PTRS:.+]] = tile.addptr %{{.+}} : tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi32>
-// MATMUL: %[[B_PTRS:.+]] = tile.addptr %{{.+}} : tensor<32x64x!tile.ptr<f16>>, tensor<32x64xi32>
-// MATMUL: %[[ROW_MASK:.+]] = arith.cmpi slt, %[[ROWS]], %{{.+}} : tensor<64x1xi32>
-// MATMUL: %[[LOOP:.+]]:3 = scf.for %[[KT:.+]] = %c0_i32 to %{{.+}} step %c1_i32 iter_args(%[[AP:.+]] = %[[A_PTRS]], %[[BP:.+]] = %[[B_PTRS]], %[[ACC:.+]] = %[[ACC0]])
-// MATMUL-SAME: -> (tensor<64x32x!tile.ptr<f16>>, tensor<32x64x!tile.ptr<f16>>, tensor<64x64xf32>) : i32
-// The K tail is masked on both operands and reads zeros.
-// MATMUL: %[[A_MASK:.+]] = arith.andi %{{.+}}, %{{.+}} : tensor<64x32xi1>
-// MATMUL: %[[A:.+]] = tile.load %[[AP]], %[[A_MASK]], %[[ZERO_A]] : tensor<64x32x!tile.ptr<f16>>
-// MATMUL: %[[B_MASK:.+]] = arith.andi %{{.+}}, %{{.+}} : tensor<32x64xi1>
-// MATMUL: %[[B:.+]] = tile.load %[[BP]], %[[B_MASK]], %[[ZERO_B]] : tensor<32x64x!tile.ptr<f16>>
+// MATMUL: %[[ROW0:.+]] = arith.muli %{{.+}}, %c64_i32 : i32
+// MATMUL: %[[COL0:.+]] = arith.muli %{{.+}}, %c64_i32 : i32
+// MATMUL: %[[LOOP:.+]] = scf.for %[[KT:.+]] = %c0_i32 to %{{.+}} step %c1_i32 iter_args(%[[ACC:.+]] = %[[ACC0]]) -> (tensor<64x64xf32>) : i32
+// A and B are read a block at a time, zeros past M, N and K (the unit
+// column strides are constants).
+// MATMUL: %[[K0:.+]] = arith.muli %[[KT]], %c32_i32 : i32
+// MATMUL: %[[A:.+]] = tile.load_tile %a_ptr[%[[ROW0]], %[[K0]]] shape[%M, %K] strides[%stride_am, %c1_i32] : !tile.ptr<f16> -> tensor<64x32xf16>
+// MATMUL: %[[B:.+]] = tile.load_tile %b_ptr[%[[K0]], %[[COL0]]] shape[%K, %N] strides[%stride_bk, %c1_i32] : !tile.ptr<f16> -> tensor<32x64xf16>
 // MATMUL: %[[NEXT_ACC:.+]] = tile.dot %[[A]], %[[B]], %[[ACC]] : tensor<64x32xf16> * tensor<32x64xf16> -> tensor<64x64xf32>
-// MATMUL: %[[NEXT_AP:.+]] = tile.addptr %[[AP]], %{{.+}} : tensor<64x32x!tile.ptr<f16>>, tensor<64x32xi32>
-// MATMUL: %[[B_STEP:.+]] = arith.muli %stride_bk, %c32_i32 : i32
-// MATMUL: %[[NEXT_BP:.+]] = tile.addptr %[[BP]], %{{.+}} : tensor<32x64x!tile.ptr<f16>>, tensor<32x64xi32>
-// MATMUL: scf.yield %[[NEXT_AP]], %[[NEXT_BP]], %[[NEXT_ACC]]
-// MATMUL: %[[OUT:.+]] = arith.truncf %[[LOOP]]#2 : tensor<64x64xf32> to tensor<64x64xf16>
+// MATMUL: scf.yield %[[NEXT_ACC]]
+// MATMUL: %[[OUT:.+]] = arith.truncf %[[LOOP]] : tensor<64x64xf32> to tensor<64x64xf16>
 // MATMUL: %[[C_MASK:.+]] = arith.andi %{{.+}}, %{{.+}} : tensor<64x64xi1>
 // MATMUL: tile.store %{{.+}}, %[[OUT]], %[[C_MASK]] : tensor<64x64x!tile.ptr<f16>>
 // MATMUL-NEXT: return
@@ -52,8 +43,8 @@
 // the sizes and row strides are unknown and scale the offsets.
 // GENERIC-LABEL: func.func @matmul(
 // GENERIC-SAME: %M: i32, %N: i32, %K: i32, %stride_am: i32, %stride_ak: i32 {tile.equal_to_one}, %stride_bk: i32, %stride_bn: i32 {tile.equal_to_one}, %stride_cm: i32, %stride_cn: i32 {tile.equal_to_one})
-// GENERIC-DAG: tile.splat %stride_am
-// GENERIC-DAG: tile.splat %stride_bk
+// GENERIC-DAG: strides[%stride_am, %c1_i32]
+// GENERIC-DAG: strides[%stride_bk, %c1_i32]
 // GENERIC-DAG: tile.splat %stride_cm
 
 // MATMUL-F32: func.func @matmul(%a_ptr: !tile.ptr<f32>

@@ -279,6 +279,21 @@ LogicalResult LoadOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// LoadTileOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadTileOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (type.getRank() != 2)
+    return emitOpError() << "loads a 2-D block, got " << type;
+  Type pointee = cast<PointerType>(getBase().getType()).getPointeeType();
+  if (type.getElementType() != pointee)
+    return emitOpError() << "result elements " << type.getElementType()
+                         << " differ from the array's " << pointee;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // DotOp
 //===----------------------------------------------------------------------===//
 

@@ -124,8 +124,9 @@ LogicalResult BarrierAnalysis::visit(Operation *op, State &state) {
     state.clear();
   }
   // An async copy's bytes are read only after an async_wait, whose barrier
-  // clears them: they need not be pending.
-  if (isa<AsyncCopyGlobalToLocalOp>(op))
+  // clears them, or (TMA) after every reader waited on the copy's mbarrier:
+  // they need not be pending.
+  if (isa<AsyncCopyGlobalToLocalOp, AsyncTmaCopyOp>(op))
     return success();
   state.reads.insert(access.reads.begin(), access.reads.end());
   state.writes.insert(access.writes.begin(), access.writes.end());
@@ -179,6 +180,18 @@ LogicalResult BarrierAnalysis::getAccess(Operation *op, Access &access) {
     return getIntervals(store.getDst(), op, access.writes);
   if (auto copy = dyn_cast<AsyncCopyGlobalToLocalOp>(op))
     return getIntervals(copy.getDst(), op, access.writes);
+  // An mbarrier is written by its initialization and invalidation (one
+  // thread, then every thread uses it); arrivals and waits on it are
+  // atomic and need no barrier between them.
+  if (isa<InitBarrierOp, InvalBarrierOp>(op))
+    return getIntervals(op->getOperand(0), op, access.writes);
+  if (auto expect = dyn_cast<BarrierExpectOp>(op))
+    return getIntervals(expect.getBarrier(), op, access.reads);
+  if (auto wait = dyn_cast<WaitBarrierOp>(op))
+    return getIntervals(wait.getBarrier(), op, access.reads);
+  if (auto copy = dyn_cast<AsyncTmaCopyOp>(op))
+    return success(succeeded(getIntervals(copy.getDst(), op, access.writes)) &&
+                   succeeded(getIntervals(copy.getBarrier(), op, access.reads)));
   if (auto alloc = dyn_cast<LocalAllocOp>(op))
     return alloc.getSrc() ? getIntervals(alloc.getResult(), op, access.writes)
                           : success();

@@ -28,6 +28,7 @@
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -160,6 +161,31 @@ collectOperandLoads(scf::ForOp loop, const ModuleAxisInfoAnalysis &axisInfo) {
   return loads;
 }
 
+/// A block that convert-tile-to-tilegpu left for TMA (tile.load_tile; it
+/// decided that the loop pipelines) and the local_alloc its warpgroup dot
+/// reads it from.
+struct TmaOperand {
+  tile::LoadTileOp load;
+  LocalAllocOp consumer;
+};
+
+/// The tile.load_tile blocks of `loop`'s warpgroup dots.
+SmallVector<TmaOperand> collectTmaOperands(scf::ForOp loop) {
+  SmallVector<TmaOperand> operands;
+  for (auto dot : loop.getBody()->getOps<WarpGroupDotOp>())
+    for (Value operand : {Value(dot.getA()), Value(dot.getB())}) {
+      auto alloc = operand.getDefiningOp<LocalAllocOp>();
+      auto load = alloc && alloc.getSrc()
+                      ? alloc.getSrc().getDefiningOp<tile::LoadTileOp>()
+                      : tile::LoadTileOp();
+      if (load && alloc->hasOneUse() && load->hasOneUse() &&
+          alloc->getBlock() == loop.getBody() &&
+          load->getBlock() == loop.getBody())
+        operands.push_back({load, alloc});
+    }
+  return operands;
+}
+
 /// Whether `op` may run for a step that does not exist (the pipeliner's
 /// prologue and its predicated last steps): pure ops, and integer divisions
 /// by a value defined outside the loop. Such a division is not speculatable
@@ -228,6 +254,27 @@ Value emitSlotIndex(OpBuilder &builder, Location loc, scf::ForOp loop,
   return slot;
 }
 
+/// The parity of the round of the ring that step `iv` is in:
+/// (((iv - lb) / step) / numStages) & 1, as i32: the phase of its slot's
+/// mbarrier that its copies complete.
+Value emitPhase(OpBuilder &builder, Location loc, scf::ForOp loop,
+                unsigned numStages) {
+  Value iv = loop.getInductionVar();
+  Value step = arith::DivSIOp::create(
+      builder, loc,
+      arith::SubIOp::create(builder, loc, iv, loop.getLowerBound()),
+      loop.getStep());
+  auto constant = [&](int64_t value) {
+    return arith::ConstantOp::create(
+        builder, loc, builder.getIntegerAttr(iv.getType(), value));
+  };
+  Value round = arith::DivSIOp::create(builder, loc, step, constant(numStages));
+  Value phase = arith::AndIOp::create(builder, loc, round, constant(1));
+  if (!phase.getType().isInteger(32))
+    phase = arith::IndexCastOp::create(builder, loc, builder.getI32Type(), phase);
+  return phase;
+}
+
 Value getSlot(OpBuilder &builder, Location loc, Value ring, Value index) {
   auto ringType = cast<MemDescType>(ring.getType());
   auto slotType = MemDescType::get(
@@ -266,6 +313,11 @@ Operation *predicateOp(RewriterBase &rewriter, Operation *op, Value pred) {
     load.getMaskMutable().assign(mask);
     return op;
   }
+  if (isa<AsyncTmaCopyOp, BarrierExpectOp>(op)) {
+    OpOperand &opPred = op->getOpOperands().back();
+    opPred.set(arith::AndIOp::create(rewriter, op->getLoc(), opPred.get(), pred));
+    return op;
+  }
   if (isMemoryEffectFree(op) || isa<AsyncCommitGroupOp>(op))
     return op;
   return nullptr;
@@ -276,13 +328,15 @@ public:
   LoopPipeliner(scf::ForOp loop, unsigned numStages)
       : loop(loop), numStages(numStages) {}
 
-  /// Whether `loads` can become copies that run numStages - 1 steps ahead.
-  bool canPipeline(ArrayRef<OperandLoad> loads);
-  /// Rewrites `loads` into ring copies and pipelines the loop.
-  LogicalResult run(ArrayRef<OperandLoad> loads);
+  /// Whether `loads` and `tma` can become copies that run numStages - 1
+  /// steps ahead.
+  bool canPipeline(ArrayRef<OperandLoad> loads, ArrayRef<TmaOperand> tma);
+  /// Rewrites `loads` and `tma` into ring copies and pipelines the loop.
+  LogicalResult run(ArrayRef<OperandLoad> loads, ArrayRef<TmaOperand> tma);
 
 private:
   void rewriteLoads(ArrayRef<OperandLoad> loads);
+  LogicalResult rewriteTmaLoads(ArrayRef<TmaOperand> tma);
   void makeWarpGroupDotsAsync();
   void waitForWarpGroupDots(RewriterBase &rewriter, scf::ForOp pipelined,
                             ArrayRef<bool> yieldsDotResult);
@@ -297,6 +351,8 @@ private:
   SmallVector<WarpGroupDotWaitOp> dotWaits;
   AsyncCommitGroupOp commit;
   AsyncWaitOp wait;
+  /// The TMA copies' mbarriers, one per slot (null without TMA copies).
+  Value barriers;
   /// The last stage (the math) and what runs in stage 0 and, for register
   /// prefetches when stage 0 is further ahead, in stage lastStage - 1.
   unsigned lastStage = 1;
@@ -328,7 +384,8 @@ bool writesGlobalMemory(Operation *op) {
   return result.wasInterrupted();
 }
 
-bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
+bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads,
+                                ArrayRef<TmaOperand> tma) {
   Block *body = loop.getBody();
   // Loads move up to numStages - 1 steps earlier, past any store of the
   // steps between; a volatile load must not move at all.
@@ -345,10 +402,13 @@ bool LoopPipeliner::canPipeline(ArrayRef<OperandLoad> loads) {
   SmallVector<Operation *> roots;
   for (OperandLoad operand : loads)
     roots.push_back(operand.load);
+  for (TmaOperand operand : tma)
+    roots.push_back(operand.load);
   return succeeded(getRunAheadSlice(loop, roots));
 }
 
-LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
+LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads,
+                                 ArrayRef<TmaOperand> tma) {
   SmallVector<OperandLoad> copied;
   SmallVector<Operation *> prefetched;
   for (const OperandLoad &operand : loads) {
@@ -359,13 +419,17 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   }
   // Without copies, one step ahead is all registers can afford.
   lastStage = 1;
-  if (!copied.empty()) {
-    rewriteLoads(copied);
+  if (!copied.empty() || !tma.empty()) {
+    if (!copied.empty())
+      rewriteLoads(copied);
+    if (!tma.empty() && failed(rewriteTmaLoads(tma)))
+      return failure();
     makeWarpGroupDotsAsync();
     // The copies take the loads' operands, which canPipeline checked; the
     // slot indices they add are pure.
     SmallVector<Operation *> roots(copies);
-    roots.push_back(commit);
+    if (commit)
+      roots.push_back(commit);
     runAhead = *getRunAheadSlice(loop, roots);
     lastStage = assignRunAheadStages() + numStages - 1;
   }
@@ -374,7 +438,7 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   // ops, some of which they read: the step's offsets), else a stage of their
   // own.
   unsigned prefetchStage = lastStage - 1;
-  unsigned copyStage = copied.empty() ? 0 : lastStage - (numStages - 1);
+  unsigned copyStage = copies.empty() ? 0 : lastStage - (numStages - 1);
   FailureOr<DenseSet<Operation *>> prefetchSlice =
       getRunAheadSlice(loop, prefetched);
   for (Operation *op : *prefetchSlice) {
@@ -415,7 +479,19 @@ LogicalResult LoopPipeliner::run(ArrayRef<OperandLoad> loads) {
   // that follows the copies' wait, after which the rings' bytes are free.
   rewriter.setInsertionPointAfter(*pipelined);
   waitForWarpGroupDots(rewriter, *pipelined, yieldsDotResult);
-  AsyncWaitOp::create(rewriter, loc, 0);
+  if (wait)
+    AsyncWaitOp::create(rewriter, loc, 0);
+  // Every TMA copy of a real step was waited for in the loop (those past
+  // the end never started): the mbarriers are idle, and are invalidated
+  // before their bytes serve anything else.
+  if (barriers) {
+    for (unsigned slot = 0; slot < numStages; ++slot)
+      InvalBarrierOp::create(
+          rewriter, loc,
+          getSlot(rewriter, loc, barriers,
+                  arith::ConstantIntOp::create(rewriter, loc, slot, 32)));
+    LocalDeallocOp::create(rewriter, loc, barriers);
+  }
   for (Value ring : rings)
     LocalDeallocOp::create(rewriter, loc, ring);
   return success();
@@ -528,6 +604,140 @@ void LoopPipeliner::rewriteLoads(ArrayRef<OperandLoad> loads) {
   commit = AsyncCommitGroupOp::create(builder, loop.getLoc());
 }
 
+/// The tensor map of `load`'s array as copied into `slot`-shaped tiles of
+/// `encoding`: a kernel argument appended to the function (one per distinct
+/// array and box), which the runtime encodes from the arguments that
+/// `tilegpu.tensor_map` names.
+FailureOr<Value> getTensorMap(tile::LoadTileOp load, NvmmaSharedEncodingAttr encoding) {
+  auto func = load->getParentOfType<func::FuncOp>();
+  auto argIndex = [](Value value) -> int64_t {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner()->isEntryBlock() ? arg.getArgNumber() : -1;
+  };
+  auto type = cast<RankedTensorType>(load.getType());
+  unsigned elementBytes = type.getElementTypeBitWidth() / 8;
+  unsigned swizzle = encoding.getSwizzlingByteWidth();
+  int64_t indices[] = {argIndex(load.getBase()), argIndex(load.getRows()),
+                       argIndex(load.getCols()), argIndex(load.getRowStride())};
+  if (llvm::is_contained(indices, -1))
+    return load.emitOpError()
+           << "was left for a TMA copy but its array is not described by "
+              "kernel arguments";
+  Builder b(load.getContext());
+  NamedAttribute fields[] = {
+      b.getNamedAttr("base", b.getI32IntegerAttr(indices[0])),
+      b.getNamedAttr("rows", b.getI32IntegerAttr(indices[1])),
+      b.getNamedAttr("cols", b.getI32IntegerAttr(indices[2])),
+      b.getNamedAttr("row_stride", b.getI32IntegerAttr(indices[3])),
+      b.getNamedAttr("box_rows",
+                     b.getI32IntegerAttr(type.getDimSize(0))),
+      b.getNamedAttr("box_cols", b.getI32IntegerAttr(swizzle / elementBytes)),
+      b.getNamedAttr("swizzle", b.getI32IntegerAttr(swizzle))};
+  DictionaryAttr map = b.getDictionaryAttr(fields);
+  StringRef attrName = TileGPUDialect::getTensorMapAttrName();
+  for (BlockArgument arg : func.getArguments())
+    if (func.getArgAttr(arg.getArgNumber(), attrName) == map)
+      return Value(arg);
+  unsigned index = func.getNumArguments();
+  if (failed(func.insertArgument(
+          index, TensorMapType::get(load.getContext()),
+          b.getDictionaryAttr(b.getNamedAttr(attrName, map)), load.getLoc())))
+    return load.emitOpError() << "could not append a tensor-map argument";
+  return Value(func.getArgument(index));
+}
+
+/// Each block becomes a TMA copy into a ring slot, issued in the copies'
+/// stage: thread 0 arms the slot's mbarrier with the bytes of the step's
+/// blocks, then starts the copies; the step that reads the slot waits for
+/// the mbarrier's phase of that round, ((step / numStages) & 1), in place
+/// of its local_alloc.
+LogicalResult LoopPipeliner::rewriteTmaLoads(ArrayRef<TmaOperand> tma) {
+  MLIRContext *context = loop.getContext();
+  Location loc = loop.getLoc();
+  OpBuilder builder(loop);
+  auto barrierEncoding =
+      SwizzledSharedEncodingAttr::get(context, 1, 1, 1, {1, 0});
+  auto i64 = builder.getI64Type();
+  barriers = LocalAllocOp::create(
+      builder, loc,
+      MemDescType::get(context, {numStages, 1, 1}, i64, barrierEncoding,
+                       /*isMutable=*/true),
+      Value());
+  for (unsigned slot = 0; slot < numStages; ++slot)
+    InitBarrierOp::create(
+        builder, loc,
+        getSlot(builder, loc, barriers,
+                arith::ConstantIntOp::create(builder, loc, slot, 32)),
+        /*count=*/1);
+
+  SmallVector<std::pair<TmaOperand, Value>> maps;
+  int64_t stepBytes = 0;
+  for (TmaOperand operand : tma) {
+    auto encoding =
+        dyn_cast<NvmmaSharedEncodingAttr>(operand.consumer.getType().getEncoding());
+    if (!encoding || encoding.getOrder()[0] != 1)
+      return operand.load.emitOpError()
+             << "was left for a TMA copy but its warpgroup dot reads it "
+                "column-major";
+    FailureOr<Value> map = getTensorMap(operand.load, encoding);
+    if (failed(map))
+      return failure();
+    maps.push_back({operand, *map});
+    stepBytes += operand.consumer.getType().getSizeInBytes();
+    SmallVector<int64_t> ringShape = {numStages};
+    llvm::append_range(ringShape, operand.consumer.getType().getShape());
+    builder.setInsertionPoint(loop);
+    rings.push_back(LocalAllocOp::create(
+        builder, loc,
+        MemDescType::get(context, ringShape,
+                         operand.consumer.getType().getElementType(), encoding,
+                         /*isMutable=*/true),
+        Value()));
+  }
+
+  // The copies, where the first block was loaded.
+  Operation *first = tma.front().load;
+  for (TmaOperand operand : tma)
+    if (operand.load->isBeforeInBlock(first))
+      first = operand.load;
+  builder.setInsertionPoint(first);
+  Value slotIndex = emitSlotIndex(builder, loc, loop, numStages);
+  Value slotBarrier = getSlot(builder, loc, barriers, slotIndex);
+  Value always = arith::ConstantIntOp::create(builder, loc, 1, 1);
+  copies.push_back(BarrierExpectOp::create(builder, loc, slotBarrier,
+                                           static_cast<int32_t>(stepBytes),
+                                           always));
+  for (auto [index, entry] : llvm::enumerate(maps)) {
+    auto [operand, map] = entry;
+    Value ring = rings[rings.size() - tma.size() + index];
+    builder.setInsertionPoint(operand.load);
+    copies.push_back(AsyncTmaCopyOp::create(
+        builder, operand.load.getLoc(), map, operand.load.getRow(),
+        operand.load.getCol(), getSlot(builder, loc, ring, slotIndex),
+        slotBarrier, always));
+  }
+
+  // The reads: one wait before the first reader of the step's slots.
+  Operation *firstRead = tma.front().consumer;
+  for (TmaOperand operand : tma)
+    if (operand.consumer->isBeforeInBlock(firstRead))
+      firstRead = operand.consumer;
+  builder.setInsertionPoint(firstRead);
+  Value readIndex = emitSlotIndex(builder, loc, loop, numStages);
+  WaitBarrierOp::create(builder, loc, getSlot(builder, loc, barriers, readIndex),
+                        emitPhase(builder, loc, loop, numStages));
+  for (auto [index, entry] : llvm::enumerate(maps)) {
+    TmaOperand operand = entry.first;
+    Value ring = rings[rings.size() - tma.size() + index];
+    builder.setInsertionPoint(operand.consumer);
+    operand.consumer.getResult().replaceAllUsesWith(
+        getSlot(builder, loc, ring, readIndex));
+    operand.consumer->erase();
+    operand.load->erase();
+  }
+  return success();
+}
+
 /// Stages for runAhead, returning the copies' stage. An op's level is the
 /// number of loads on the longest path from it to a copy (itself included):
 /// the copies and what only they read are level 0, the neighbour rows they
@@ -612,20 +822,41 @@ struct TileGPUPipelinePass
     ModuleOp module = getOperation();
     ModuleAxisInfoAnalysis axisInfo(module);
     // Innermost loops only, collected first: pipelining replaces them.
-    SmallVector<std::pair<scf::ForOp, SmallVector<OperandLoad>>> work;
+    struct Work {
+      scf::ForOp loop;
+      SmallVector<OperandLoad> loads;
+      SmallVector<TmaOperand> tma;
+    };
+    SmallVector<Work> work;
     module.walk([&](scf::ForOp loop) {
       if (!loop.getBody()->getOps<scf::ForOp>().empty())
         return;
       SmallVector<OperandLoad> loads = collectOperandLoads(loop, axisInfo);
-      if (!loads.empty())
-        work.emplace_back(loop, std::move(loads));
+      SmallVector<TmaOperand> tma = collectTmaOperands(loop);
+      if (!loads.empty() || !tma.empty())
+        work.push_back({loop, std::move(loads), std::move(tma)});
     });
-    for (auto &[loop, loads] : work) {
+    for (auto &[loop, loads, tma] : work) {
       LoopPipeliner pipeliner(loop, numStages);
-      // A loop whose copies cannot run ahead is left as it was.
-      if (pipeliner.canPipeline(loads) && failed(pipeliner.run(loads)))
+      // A loop whose copies cannot run ahead is left as it was; but a block
+      // left for TMA has no other lowering.
+      if (!pipeliner.canPipeline(loads, tma)) {
+        if (tma.empty())
+          continue;
+        tma.front().load.emitOpError()
+            << "was left for a TMA copy but its loop cannot be pipelined";
+        return signalPassFailure();
+      }
+      if (failed(pipeliner.run(loads, tma)))
         return signalPassFailure();
     }
+    // A tile.load_tile outside such a loop has no lowering either.
+    WalkResult stray = module.walk([](tile::LoadTileOp load) {
+      load.emitOpError() << "was left for a TMA copy outside a pipelined loop";
+      return WalkResult::interrupt();
+    });
+    if (stray.wasInterrupted())
+      return signalPassFailure();
   }
 };
 

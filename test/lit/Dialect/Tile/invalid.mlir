@@ -382,3 +382,19 @@ func.func @dot_row_groups_count(%a: tensor<128x32xf16>, %b: tensor<32x64xf16>, %
   %d = tile.dot %a, %b, %c row_groups(%g) {rowsPerGroup = 2 : i32} : tensor<128x32xf16> * tensor<32x64xf16> -> tensor<128x64xf32>
   return
 }
+
+// -----
+
+func.func @load_tile_rank(%a: !tile.ptr<f16>, %i: i32) -> tensor<64xf16> {
+  // expected-error @+1 {{loads a 2-D block, got 'tensor<64xf16>'}}
+  %t = tile.load_tile %a[%i, %i] shape [%i, %i] strides [%i, %i] : !tile.ptr<f16> -> tensor<64xf16>
+  return %t : tensor<64xf16>
+}
+
+// -----
+
+func.func @load_tile_element(%a: !tile.ptr<f16>, %i: i32) -> tensor<64x32xf32> {
+  // expected-error @+1 {{result elements 'f32' differ from the array's 'f16'}}
+  %t = tile.load_tile %a[%i, %i] shape [%i, %i] strides [%i, %i] : !tile.ptr<f16> -> tensor<64x32xf32>
+  return %t : tensor<64x32xf32>
+}

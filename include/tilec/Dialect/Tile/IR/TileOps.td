@@ -206,6 +206,34 @@ def Tile_LoadOp : Tile_Op<"load", [
   let hasVerifier = 1;
 }
 
+def Tile_LoadTileOp : Tile_Op<"load_tile", [MemoryEffects<[MemRead]>]> {
+  let summary = "Load a 2-D block of an array, zeros outside the array";
+  let description = [{
+    `base` is the first element of an array of `rows` x `cols` elements,
+    `row_stride` and `col_stride` elements apart. The result's element
+    (i, j) is the array's element (row + i, col + j), or zero where that
+    lies outside the array (row + i >= rows or col + j >= cols). `row` and
+    `col` are not negative, and every element offset fits an i32.
+
+    The block is named as a whole, not through a tensor of pointers: on
+    sm_90a a block that feeds a warpgroup dot in a pipelined loop is copied
+    by TMA (cp.async.bulk.tensor, a tensor map the runtime encodes from
+    `base`, `rows`, `cols` and `row_stride`, which are then kernel
+    arguments, with `col_stride` 1); elsewhere `convert-tile-to-tilegpu`
+    expands it into pointers and a masked load.
+    ```mlir
+    %a = tile.load_tile %a_ptr[%row, %col] shape [%M, %K] strides [%sm, %c1] : !tile.ptr<f16> -> tensor<128x64xf16>
+    ```
+  }];
+  let arguments = (ins Tile_Ptr:$base, I32:$row, I32:$col, I32:$rows,
+                       I32:$cols, I32:$rowStride, I32:$colStride);
+  let results = (outs Tile_StaticTensor:$result);
+  let assemblyFormat = [{
+    $base `[` $row `,` $col `]` `shape` `[` $rows `,` $cols `]` `strides` `[` $rowStride `,` $colStride `]` attr-dict `:` qualified(type($base)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tile_StoreOp : Tile_Op<"store", [
     MemoryEffects<[MemWrite]>,
     TypesMatchWith<"value type matches the pointee type of ptr", "ptr", "value",

@@ -324,7 +324,8 @@ struct CompileState {
   OwningOpRef<ModuleOp> reparsed;
 
   llvm::LLVMContext llvmContext;
-  /// The llir stage's module; null when the llir came from the cache.
+  /// The llir stage's module while it runs; the ptx stage parses the llir
+  /// text into it.
   std::unique_ptr<llvm::Module> llvmModule;
 };
 
@@ -468,6 +469,11 @@ static llvm::Expected<std::string> runLLIR(CompileState &state) {
   if (auto error = optimizeLLVMModule(*state.llvmModule, state.options.ptx))
     return std::move(error);
   result.llir = printLLVMIR(*state.llvmModule);
+  // The ptx stage is keyed by the llir text, so it reads that text back
+  // rather than this module: the printer does not keep use-list orders,
+  // which steer codegen's register numbering, and a PTX made from the
+  // in-memory module differed from one made from the cached llir.
+  state.llvmModule.reset();
   nlohmann::ordered_json meta;
   meta["shared_bytes"] = result.sharedBytes;
   // A cached llir is read without its ttgir: the maps travel with it.
@@ -513,8 +519,8 @@ static llvm::Expected<std::string> runPTX(CompileState &state) {
     if (!state.llvmModule) {
       std::string message;
       llvm::raw_string_ostream os(message);
-      diagnostic.print("cached-llir", os, /*ShowColors=*/false);
-      return makeError("cannot parse the cached llir: " + message);
+      diagnostic.print("llir", os, /*ShowColors=*/false);
+      return makeError("cannot parse the llir: " + message);
     }
   }
   auto ptx = emitPTX(*state.llvmModule, state.options.ptx);

@@ -8,11 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
 #include "tilec/contract/CompileMetadata.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
@@ -26,6 +28,9 @@ struct GpuCase {
   bool tailSizes;
   /// Sizes and strides over the default or tail sizes ("stride_bk=1,...").
   std::string sizes = "";
+  /// On a target with TMA (sm_90a) the kernel must copy blocks with it: its
+  /// compile json lists tensor maps, which no other target's does.
+  bool copiesWithTma = false;
 };
 
 // Readable case descriptions in test logs instead of raw bytes.
@@ -98,28 +103,50 @@ TEST_P(KernelGpuTest, MatchesFloat64Reference) {
   auto module = definition->specialize(
       mlirContext, *config, description.specializationOf(request.call));
   ASSERT_TRUE(mlir::succeeded(module)) << diagnostics;
-  tilec::CompileOptions options;
-  options.numWarps = config->numWarps;
-  options.numStages = config->numStages;
-  options.config = config->params;
-  options.configTypes = config->types;
-  auto compiled = tilec::compileKernel(**module, options);
-  ASSERT_TRUE(static_cast<bool>(compiled))
-      << llvm::toString(compiled.takeError()) << diagnostics;
+  // The device's own target first (sm_90a on Hopper: wgmma, TMA). A kernel
+  // with a dot also runs compiled for the plain sm_XX its cubins run on
+  // where that differs (mma.sync, cp.async: the engine of every GPU before
+  // Hopper), with one seed: both engines are checked on this GPU.
+  const tilec::rt::DeviceProperties &device = context->properties();
+  std::vector<std::string> targets = {device.compileTarget()};
+  bool hasDot = false;
+  (*module)->walk([&](tilec::tile::DotOp) { hasDot = true; });
+  if (hasDot && device.smName() != device.compileTarget())
+    targets.push_back(device.smName());
+  for (const std::string &target : targets) {
+    SCOPED_TRACE("target " + target);
+    // Compiling lowers the module in place: each target compiles a copy.
+    mlir::OwningOpRef<mlir::ModuleOp> specialized((*module)->clone());
+    tilec::CompileOptions options;
+    options.numWarps = config->numWarps;
+    options.numStages = config->numStages;
+    options.target = target;
+    options.config = config->params;
+    options.configTypes = config->types;
+    auto compiled = tilec::compileKernel(*specialized, options);
+    ASSERT_TRUE(static_cast<bool>(compiled))
+        << llvm::toString(compiled.takeError()) << diagnostics;
 
-  auto metadata = tilec::CompileMetadata::parse(compiled->metadataJson());
-  ASSERT_TRUE(metadata.ok()) << metadata.message();
-  auto loaded = tilec::rt::Module::loadCubin(*context, compiled->cubin.data(),
-                                             compiled->cubin.size());
-  ASSERT_TRUE(loaded.ok()) << loaded.message();
-  auto kernel = tilec::rt::Kernel::create(*context, *loaded, *metadata);
-  ASSERT_TRUE(kernel.ok()) << kernel.message();
+    auto metadata = tilec::CompileMetadata::parse(compiled->metadataJson());
+    ASSERT_TRUE(metadata.ok()) << metadata.message();
+    EXPECT_EQ(metadata->target, target);
+    bool tmaTarget = target == "sm_90a";
+    EXPECT_EQ(!metadata->tensorMaps.empty(), param.copiesWithTma && tmaTarget)
+        << metadata->tensorMaps.size() << " tensor maps";
+    auto loaded = tilec::rt::Module::loadCubin(*context, compiled->cubin.data(),
+                                               compiled->cubin.size());
+    ASSERT_TRUE(loaded.ok()) << loaded.message();
+    auto kernel = tilec::rt::Kernel::create(*context, *loaded, *metadata);
+    ASSERT_TRUE(kernel.ok()) << kernel.message();
 
-  for (uint32_t seed : {1u, 2u}) {
-    request.seed = seed;
-    auto report = tilec::harness::runAndCheck(*context, *kernel, request);
-    ASSERT_TRUE(report.ok()) << report.message();
-    EXPECT_TRUE(report->passed) << report->describe();
+    bool primary = target == targets.front();
+    for (uint32_t seed :
+         primary ? std::vector<uint32_t>{1, 2} : std::vector<uint32_t>{1}) {
+      request.seed = seed;
+      auto report = tilec::harness::runAndCheck(*context, *kernel, request);
+      ASSERT_TRUE(report.ok()) << report.message();
+      EXPECT_TRUE(report->passed) << report->describe();
+    }
   }
 }
 
@@ -131,8 +158,7 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"vector_add", "BLOCK=256,num_warps=2", true},
         GpuCase{"softmax", "BLOCK_N=1024", false},
         GpuCase{"softmax", "BLOCK_N=1024", true},
-        GpuCase{"softmax", "BLOCK_N=128,num_warps=1", true,
-                "n_cols=100"},
+        GpuCase{"softmax", "BLOCK_N=128,num_warps=1", true, "n_cols=100"},
         // Rows padded apart: the gaps must stay poisoned.
         GpuCase{"softmax", "BLOCK_N=1024", true,
                 "input_row_stride=1003,output_row_stride=1017"},
@@ -141,27 +167,28 @@ INSTANTIATE_TEST_SUITE_P(
         // tiles than stages; a last step reading slot 0, whose bytes the
         // epilogue's scratch reuses), two along N ([4, 2]: B's strips start
         // inside a swizzle block), tails, tf32 from rings, and odd strides
-        // (the registers-prefetch path).
+        // (the registers-prefetch path). The f16/bf16 cases with rows
+        // 16-byte aligned copy by TMA on sm_90a.
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=f16,num_warps=8,"
                 "num_stages=4",
-                false, "M=256,N=256,K=64"},
+                false, "M=256,N=256,K=64", true},
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=f16,num_warps=8,"
                 "num_stages=4",
-                false, "M=256,N=256,K=128"},
+                false, "M=256,N=256,K=128", true},
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,num_warps=8,"
                 "num_stages=4",
-                false, "M=384,N=256,K=320"},
+                false, "M=384,N=256,K=320", true},
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16,num_warps=8,"
                 "num_stages=3",
-                true},
+                true, "", true},
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,DTYPE=f16,num_warps=8,"
                 "num_stages=3",
-                true},
+                true, "", true},
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
                 "num_stages=3",
@@ -176,15 +203,15 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=256,BLOCK_K=64,DTYPE=f16,num_warps=8,"
                 "num_stages=4",
-                false, "M=301,N=520,K=200"},
+                false, "M=301,N=520,K=200", true},
         GpuCase{"matmul",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=bf16,num_warps=4,"
                 "num_stages=3",
-                false, "M=1000,N=1000,K=1000"},
+                false, "M=1000,N=1000,K=1000", true},
         GpuCase{"matmul",
                 "BLOCK_M=64,BLOCK_N=128,BLOCK_K=16,DTYPE=f16,num_warps=4,"
                 "num_stages=4",
-                false, "M=96,N=136,K=40"},
+                false, "M=96,N=136,K=40", true},
         // tf32 on wgmma from rings: a row-major B computed transposed,
         // D^T = B^T A^T with B^T's fragments in registers (one warpgroup;
         // two along N; 64-wide K steps, two swizzle blocks, with a K tail),
@@ -292,8 +319,7 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"neighbour_transpose", "num_warps=4", false},
         GpuCase{"neighbour_transpose", "VP=128,BLOCK=32,num_warps=4", true},
         GpuCase{"block_offsets", "num_warps=4", false},
-        GpuCase{"block_offsets", "FILL=1,VP=128,ROW_TILE=16,num_warps=4",
-                true},
+        GpuCase{"block_offsets", "FILL=1,VP=128,ROW_TILE=16,num_warps=4", true},
         GpuCase{"block_offsets", "BLOCK_M=128,FILL=1,num_warps=4", false},
         GpuCase{"mask_unions", "num_warps=2", false},
         GpuCase{"mask_unions", "num_warps=2", true},
@@ -385,8 +411,8 @@ INSTANTIATE_TEST_SUITE_P(
         // of 16 (refused before the strides were arguments).
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false,
                 "M=1000,N=1000,K=1000"},
-        GpuCase{"matmul", "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16",
-                false, "M=1000,N=1000,K=1000"},
+        GpuCase{"matmul", "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16", false,
+                "M=1000,N=1000,K=1000"},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32", true,
                 "K=211"},
         GpuCase{"matmul",
@@ -407,8 +433,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1",
                 true},
         GpuCase{"matmul",
-                "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32,ALLOW_TF32=1",
-                true, "stride_bk=1,stride_bn=208"},
+                "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32,ALLOW_TF32=1", true,
+                "stride_bk=1,stride_bn=208"},
         // Padded rows: A's and C's row strides larger than the row.
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true,
                 "stride_am=221,stride_cm=183"},
@@ -416,12 +442,12 @@ INSTANTIATE_TEST_SUITE_P(
         // aligned and odd, every dtype.
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false,
                 "stride_bk=1,stride_bn=512"},
-        GpuCase{"matmul", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f16",
-                false, "stride_bk=1,stride_bn=512"},
+        GpuCase{"matmul", "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=f16", false,
+                "stride_bk=1,stride_bn=512"},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", true,
                 "stride_bk=1,stride_bn=208"},
-        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16",
-                false, "stride_bk=1,stride_bn=512"},
+        GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16", false,
+                "stride_bk=1,stride_bn=512"},
         GpuCase{"matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16", false,
                 "M=1000,N=1000,K=1000,stride_bk=1,stride_bn=1000"},
         GpuCase{"matmul", "BLOCK_M=32,BLOCK_N=64,BLOCK_K=16,DTYPE=f32", true,

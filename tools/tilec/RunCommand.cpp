@@ -39,6 +39,12 @@ static cl::opt<int> repetitions("reps",
                                 cl::desc("Timed repetitions (0: no timing)"),
                                 cl::init(20), cl::sub(runCommand),
                                 cl::cat(category));
+static cl::opt<std::string>
+    targetName("target",
+               cl::desc("Compile for this target instead of the device's own "
+                        "(sm_90a on Hopper; sm_90 runs there too, without "
+                        "wgmma and TMA)"),
+               cl::init(""), cl::sub(runCommand), cl::cat(category));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::sub(runCommand), cl::cat(category));
 
@@ -48,11 +54,10 @@ static int fail(const llvm::Twine &message) {
 }
 
 int runRun() {
-  const kernel::KernelDefinition *definition =
-      kernel::lookupKernel(kernelName);
+  const kernel::KernelDefinition *definition = kernel::lookupKernel(kernelName);
   if (!definition)
-    return fail("unknown kernel '" + kernelName + "' (known: " +
-                kernel::knownKernelNames() + ")");
+    return fail("unknown kernel '" + kernelName +
+                "' (known: " + kernel::knownKernelNames() + ")");
   const KernelDescription &description = definition->getDescription();
   auto parsed = tilec::Config::parse(configText);
   if (!parsed)
@@ -79,6 +84,12 @@ int runRun() {
   request.config = *config;
   request.call.params = config->params;
 
+  // The device first: the kernel compiles for its target, as the runtime's
+  // JIT does.
+  auto gpu = rt::Context::create();
+  if (!gpu)
+    return fail(gpu.message());
+
   mlir::DialectRegistry registry;
   registerPipelineDialects(registry);
   mlir::MLIRContext context(registry);
@@ -92,15 +103,14 @@ int runRun() {
   CompileOptions options;
   options.numWarps = config->numWarps;
   options.numStages = config->numStages;
+  options.target = targetName.empty() ? gpu->properties().compileTarget()
+                                      : std::string(targetName);
   options.config = config->params;
   options.configTypes = config->types;
   auto compiled = compileKernel(**module, options);
   if (!compiled)
     return fail(llvm::toString(compiled.takeError()));
 
-  auto gpu = rt::Context::create();
-  if (!gpu)
-    return fail(gpu.message());
   auto metadata = tilec::CompileMetadata::parse(compiled->metadataJson());
   if (!metadata)
     return fail(metadata.message());
@@ -117,8 +127,8 @@ int runRun() {
   llvm::outs() << kernelName << " " << config->str() << " ";
   for (const auto &[name, value] : request.call.sizes)
     llvm::outs() << name << "=" << value << " ";
-  llvm::outs() << "(" << compiled->cubinInfo.registers << " regs, "
-               << compiled->sharedBytes << " B smem)\n  "
+  llvm::outs() << "(" << options.target << ", " << compiled->cubinInfo.registers
+               << " regs, " << compiled->sharedBytes << " B smem)\n  "
                << report->describe() << "\n";
   return report->passed ? 0 : 1;
 }

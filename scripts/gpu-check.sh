@@ -31,7 +31,7 @@ record() { # name status detail
 }
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
-for suite in KernelGpuTest AutotuneGpuTest SparseConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests; do
+for suite in KernelGpuTest CApiGpuTest AutotuneGpuTest SparseConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests; do
   if "$bin/$suite" --gtest_output=json:"$out/$suite.json" > "$logs/$suite.log" 2>&1; then
     record "$suite" ok "$(grep -c '^\[       OK \]' "$logs/$suite.log") passed"
   else

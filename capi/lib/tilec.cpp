@@ -13,6 +13,8 @@
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/Launch.h"
+#include "tilec/runtime/Module.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/sparse/SparseConv.h"
@@ -33,6 +35,12 @@ struct tilec_runtime {
   std::unique_ptr<rt::AutotuneCache> autotuneCache;
   std::unique_ptr<rt::Autotuner> autotuner;
   std::unique_ptr<sparse::SparseEngine> engine;
+};
+
+struct tilec_kernel {
+  tilec_runtime *runtime;
+  rt::Kernel kernel;
+  rt::ArgPack args;
 };
 
 struct tilec_sparse_tensor {
@@ -166,6 +174,66 @@ tilec_runtime_create_with_options(const tilec_runtime_options *options,
 }
 
 void tilec_runtime_destroy(tilec_runtime *runtime) { delete runtime; }
+
+tilec_status tilec_kernel_load(tilec_runtime *runtime, const void *cubin,
+                               size_t cubin_size, const char *metadata,
+                               tilec_kernel **kernel) {
+  if (!runtime || !cubin || !metadata || !kernel)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "runtime, cubin, metadata and kernel must not be NULL");
+  auto parsed = CompileMetadata::parse(metadata);
+  if (!parsed)
+    return failFrom(parsed.status(), TILEC_ERROR_INVALID_ARGUMENT);
+  auto module = rt::Module::loadCubin(*runtime->context, cubin, cubin_size);
+  if (!module)
+    return failFrom(module.status(), TILEC_ERROR_DEVICE);
+  auto loaded =
+      rt::Kernel::create(*runtime->context, *module, std::move(*parsed));
+  if (!loaded)
+    return failFrom(loaded.status(), TILEC_ERROR_DEVICE);
+  auto args = loaded->makeArgPack();
+  if (!args)
+    return failFrom(args.status(), TILEC_ERROR_INVALID_ARGUMENT);
+  *kernel = new tilec_kernel{runtime, std::move(*loaded), std::move(*args)};
+  return succeed();
+}
+
+void tilec_kernel_destroy(tilec_kernel *kernel) { delete kernel; }
+
+tilec_status tilec_kernel_set_pointer(tilec_kernel *kernel, size_t index,
+                                      const void *value) {
+  if (!kernel)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
+  Status set = kernel->args.setPointer(
+      index, rt::DevicePtr{reinterpret_cast<CUdeviceptr>(value)});
+  return set.ok() ? succeed() : failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
+}
+
+tilec_status tilec_kernel_set_int(tilec_kernel *kernel, size_t index,
+                                  int64_t value) {
+  if (!kernel)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
+  Status set = kernel->args.setInt(index, value);
+  return set.ok() ? succeed() : failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
+}
+
+tilec_status tilec_kernel_set_float(tilec_kernel *kernel, size_t index,
+                                    double value) {
+  if (!kernel)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
+  Status set = kernel->args.setFloat(index, value);
+  return set.ok() ? succeed() : failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
+}
+
+tilec_status tilec_kernel_launch(tilec_kernel *kernel, uint32_t grid_x,
+                                 uint32_t grid_y, uint32_t grid_z,
+                                 void *stream) {
+  if (!kernel)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
+  Status launched = rt::launch(kernel->kernel, rt::Dim3{grid_x, grid_y, grid_z},
+                               kernel->args, static_cast<CUstream>(stream));
+  return launched.ok() ? succeed() : failFrom(launched, TILEC_ERROR_DEVICE);
+}
 
 tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
                                         const int32_t *coords, int64_t n,

@@ -26,14 +26,16 @@ namespace {
       given += ") and " + std::to_string(givenMaps) + " tensor map(s";
       expected += ") and " + std::to_string(expectedMaps) + " tensor map(s";
     }
-    return Status::error(what + ": the ArgPack was built for (" + given +
-                         ") but the kernel takes (" + expected + ")");
+    return Status::error(ErrorKind::InvalidArgument,
+                         what + ": the ArgPack was built for (" + given +
+                             ") but the kernel takes (" + expected + ")");
   }
   std::string unset;
   for (size_t i = 0; i < args.size(); ++i)
     if (!args.isSet(i))
       unset += (unset.empty() ? "" : ", ") + args.signature()[i].name;
-  return Status::error(what + ": argument(s) never set: " + unset);
+  return Status::error(ErrorKind::InvalidArgument,
+                       what + ": argument(s) never set: " + unset);
 }
 
 [[gnu::cold, gnu::noinline]] Status launchError(const Kernel &kernel, Dim3 grid,

@@ -15,6 +15,7 @@
 #ifndef TILEC_TILEC_H
 #define TILEC_TILEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -84,6 +85,46 @@ TILEC_API tilec_status tilec_runtime_create_with_options(
 TILEC_API void tilec_runtime_destroy(tilec_runtime *runtime);
 
 /*----------------------------------------------------------------------------
+ * Compiled kernels: a cubin and its compile json (`tilec compile --dump-dir`,
+ * docs/runtime.md), launched through the runtime as C++ launches them: the
+ * arguments checked against the kernel's signature and specialization, the
+ * TMA tensor maps it takes (the json's tensor_maps) encoded from them.
+ *--------------------------------------------------------------------------*/
+
+typedef struct tilec_kernel tilec_kernel;
+
+/* Loads `cubin` (cubin_size bytes) on the runtime's device with the compile
+ * json `metadata` (NUL-terminated); refused if the json is malformed, names
+ * no function of the cubin, or asks for more than the device has. The
+ * kernel keeps the runtime's device: destroy it before the runtime. */
+TILEC_API tilec_status tilec_kernel_load(tilec_runtime *runtime,
+                                         const void *cubin, size_t cubin_size,
+                                         const char *metadata,
+                                         tilec_kernel **kernel);
+TILEC_API void tilec_kernel_destroy(tilec_kernel *kernel);
+
+/* Sets argument `index` of the signature. A value of the wrong kind (a
+ * pointer for an integer argument), one that does not fit the declared
+ * width, or one that breaks the kernel's specialization (a stride the
+ * kernel was compiled to assume divisible by 16) is refused. Arguments keep
+ * their values across launches. Not to be called on one kernel from two
+ * threads at once, nor during another thread's launch of it. */
+TILEC_API tilec_status tilec_kernel_set_pointer(tilec_kernel *kernel,
+                                                size_t index,
+                                                const void *value);
+TILEC_API tilec_status tilec_kernel_set_int(tilec_kernel *kernel, size_t index,
+                                            int64_t value);
+TILEC_API tilec_status tilec_kernel_set_float(tilec_kernel *kernel,
+                                              size_t index, double value);
+
+/* Launches grid_x * grid_y * grid_z blocks on `stream` (a CUstream; NULL:
+ * the legacy default stream) with the arguments set so far; refused if one
+ * is not set or a tensor map cannot be encoded from them. */
+TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *kernel,
+                                           uint32_t grid_x, uint32_t grid_y,
+                                           uint32_t grid_z, void *stream);
+
+/*----------------------------------------------------------------------------
  * Sparse tensors and submanifold convolution
  *--------------------------------------------------------------------------*/
 
@@ -94,8 +135,9 @@ typedef struct tilec_sparse_tensor tilec_sparse_tensor;
  * caller keeps the memory alive) and caches the neighbour maps it builds,
  * per (kernel size, dilation, row block). */
 TILEC_API tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
-                                        const int32_t *coords, int64_t n,
-                                        tilec_sparse_tensor **tensor);
+                                                  const int32_t *coords,
+                                                  int64_t n,
+                                                  tilec_sparse_tensor **tensor);
 TILEC_API void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor);
 
 /* How the tensor's maps order the rows of the convolution's GEMM
@@ -117,16 +159,15 @@ TILEC_API tilec_status tilec_sparse_tensor_set_row_order(
  * `dilation` for every row block the convolution may use, on `stream`, and
  * synchronizes it. Duplicate voxels are TILEC_ERROR_INVALID_INPUT. Optional:
  * the convolution builds what it needs. */
-TILEC_API tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
-                                            int32_t kernel_size,
-                                            int32_t dilation, void *stream);
+TILEC_API tilec_status
+tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor, int32_t kernel_size,
+                               int32_t dilation, void *stream);
 
 /* The number of (voxel, offset) pairs with a neighbour, from built maps:
  * useful FLOPs of a convolution = 2 * pairs * ci * co. */
-TILEC_API tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
-                                              int32_t kernel_size,
-                                              int32_t dilation,
-                                              int64_t *pairs);
+TILEC_API tilec_status tilec_sparse_tensor_active_pairs(
+    tilec_sparse_tensor *tensor, int32_t kernel_size, int32_t dilation,
+    int64_t *pairs);
 
 /* y[n, co] = bias[co] + sum over offsets v with a neighbour j of voxel i:
  * sum_c x[j, c] * weight[co, v, c]. x: [n, ci], weight: [co, k, k, k, ci],
@@ -134,25 +175,25 @@ TILEC_API tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *ten
  * f32 may use tf32 tensor cores when allow_tf32 is nonzero. The first call
  * of a shape tunes the kernel (and persists the winner) unless the autotune
  * cache has it. Runs on `stream`; does not synchronize it. */
-TILEC_API tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
-                                      const void *x, const void *weight,
-                                      const void *bias, void *y, int32_t ci,
-                                      int32_t co, int32_t kernel_size,
-                                      int32_t dilation, tilec_dtype dtype,
-                                      int32_t allow_tf32, void *stream);
+TILEC_API tilec_status tilec_submanifold_conv3d(
+    tilec_sparse_tensor *tensor, const void *x, const void *weight,
+    const void *bias, void *y, int32_t ci, int32_t co, int32_t kernel_size,
+    int32_t dilation, tilec_dtype dtype, int32_t allow_tf32, void *stream);
 
 /*----------------------------------------------------------------------------
  * Voxel scenes for tests and benchmarks (host memory; free with tilec_free)
  *--------------------------------------------------------------------------*/
 
 /* A thin spherical shell in a res^3 grid (15,192 voxels at res 64). */
-TILEC_API tilec_status tilec_scene_shell(int32_t res, int32_t batch, int32_t **coords,
-                               int64_t *n);
+TILEC_API tilec_status tilec_scene_shell(int32_t res, int32_t batch,
+                                         int32_t **coords, int64_t *n);
 /* `count` distinct voxels drawn uniformly from a res^3 grid per batch. */
-TILEC_API tilec_status tilec_scene_uniform(int64_t count, int32_t res, int32_t batch,
-                                 uint64_t seed, int32_t **coords, int64_t *n);
+TILEC_API tilec_status tilec_scene_uniform(int64_t count, int32_t res,
+                                           int32_t batch, uint64_t seed,
+                                           int32_t **coords, int64_t *n);
 /* A LiDAR-like street scene voxelized at 0.1 m (about 107k voxels). */
-TILEC_API tilec_status tilec_scene_lidar(uint64_t seed, int32_t **coords, int64_t *n);
+TILEC_API tilec_status tilec_scene_lidar(uint64_t seed, int32_t **coords,
+                                         int64_t *n);
 TILEC_API void tilec_free(void *memory);
 
 #ifdef __cplusplus

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tilec/tilec.h"
 #include "tilec/runtime/EmbeddedBundle.h"
+#include "tilec/tilec.h"
 
 #include <gtest/gtest.h>
 
@@ -37,14 +37,27 @@ protected:
 };
 
 TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
-  for (const char *name :
-       {"tilec_last_error", "tilec_version", "tilec_runtime_create",
-        "tilec_runtime_create_with_options", "tilec_runtime_destroy",
-        "tilec_sparse_tensor_create", "tilec_sparse_tensor_destroy",
-        "tilec_sparse_tensor_set_row_order", "tilec_sparse_tensor_build_maps",
-        "tilec_sparse_tensor_active_pairs",
-        "tilec_submanifold_conv3d", "tilec_scene_shell", "tilec_scene_uniform",
-        "tilec_scene_lidar", "tilec_free"})
+  for (const char *name : {"tilec_last_error",
+                           "tilec_version",
+                           "tilec_runtime_create",
+                           "tilec_runtime_create_with_options",
+                           "tilec_runtime_destroy",
+                           "tilec_kernel_load",
+                           "tilec_kernel_destroy",
+                           "tilec_kernel_set_pointer",
+                           "tilec_kernel_set_int",
+                           "tilec_kernel_set_float",
+                           "tilec_kernel_launch",
+                           "tilec_sparse_tensor_create",
+                           "tilec_sparse_tensor_destroy",
+                           "tilec_sparse_tensor_set_row_order",
+                           "tilec_sparse_tensor_build_maps",
+                           "tilec_sparse_tensor_active_pairs",
+                           "tilec_submanifold_conv3d",
+                           "tilec_scene_shell",
+                           "tilec_scene_uniform",
+                           "tilec_scene_lidar",
+                           "tilec_free"})
     EXPECT_NE(dlsym(library, name), nullptr) << name;
   // LLVM may be a dependency (a shared LLVM in a development build), but
   // this library defines none of it for others to bind to.
@@ -105,6 +118,19 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
   EXPECT_EQ(createWith(&options, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("not both"), std::string::npos);
   EXPECT_EQ(runtime, nullptr);
+  auto load = function<decltype(tilec_kernel_load)>("tilec_kernel_load");
+  auto launch = function<decltype(tilec_kernel_launch)>("tilec_kernel_launch");
+  auto setInt =
+      function<decltype(tilec_kernel_set_int)>("tilec_kernel_set_int");
+  tilec_kernel *kernel = nullptr;
+  EXPECT_EQ(load(nullptr, "", 0, "{}", &kernel), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("must not be NULL"),
+            std::string::npos);
+  EXPECT_EQ(kernel, nullptr);
+  EXPECT_EQ(setInt(nullptr, 0, 1), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launch(nullptr, 1, 1, 1, nullptr), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("kernel must not be NULL"),
+            std::string::npos);
 }
 
 TEST_F(CApiTest, WithoutAGpuTheRuntimeSaysSo) {

@@ -7,8 +7,9 @@ triton.testing.do_bench medians with the L2 flushed; the table goes to stdout,
 everything to JSON, and a plot to PNG where matplotlib is present.
 
 tilec's kernel is tuned by `tilec tune` (its own process: tilec's compiler is
-C++), then its winning cubin and compile json are loaded here through the
-CUDA driver and launched on torch's stream next to the peers.
+C++), then its winning cubin and compile json are loaded here through
+tilec's C API (libtilec_c.so: the runtime binds the arguments and encodes the
+TMA tensor maps) and launched on torch's stream next to the peers.
 """
 
 import argparse
@@ -37,48 +38,63 @@ SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192),
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
 
-class Driver:
-    """The few CUDA driver calls that load and launch a tilec cubin."""
+class TilecKernels:
+    """Compiled tilec kernels through libtilec_c.so (tilec_kernel_*): loaded,
+    bound and launched by tilec's runtime, which checks the arguments against
+    the kernel's signature and encodes the TMA tensor maps it takes."""
 
-    def __init__(self):
-        self.cuda = ctypes.CDLL("libcuda.so.1")
+    def __init__(self, path):
+        self.lib = ctypes.CDLL(path)
+        ptr, size = ctypes.c_void_p, ctypes.c_size_t
+        u32 = ctypes.c_uint32
+        signatures = {
+            "tilec_last_error": ([], ctypes.c_char_p),
+            "tilec_runtime_create": ([ctypes.POINTER(ptr)], ctypes.c_int),
+            "tilec_kernel_load": ([ptr, ctypes.c_char_p, size,
+                                   ctypes.c_char_p, ctypes.POINTER(ptr)],
+                                  ctypes.c_int),
+            "tilec_kernel_set_pointer": ([ptr, size, ptr], ctypes.c_int),
+            "tilec_kernel_set_int": ([ptr, size, ctypes.c_int64],
+                                     ctypes.c_int),
+            "tilec_kernel_launch": ([ptr, u32, u32, u32, ptr], ctypes.c_int),
+        }
+        for name, (argtypes, restype) in signatures.items():
+            function = getattr(self.lib, name)
+            function.argtypes, function.restype = argtypes, restype
+        self.runtime = ptr()
+        self.check(self.lib.tilec_runtime_create(ctypes.byref(self.runtime)),
+                   "tilec_runtime_create")
+        self.kernels = []  # loaded kernels live as long as the runtime
 
-    def check(self, result, what):
-        if result != 0:
-            name = ctypes.c_char_p()
-            self.cuda.cuGetErrorName(result, ctypes.byref(name))
-            raise RuntimeError(f"{what}: {name.value.decode()} ({result})")
+    def check(self, status, what):
+        if status != 0:
+            raise RuntimeError(
+                f"{what}: {self.lib.tilec_last_error().decode()} ({status})")
 
-    def load(self, cubin, symbol, shared_bytes):
-        module = ctypes.c_void_p()
-        self.check(self.cuda.cuModuleLoadData(ctypes.byref(module), cubin),
-                   "cuModuleLoadData")
-        function = ctypes.c_void_p()
-        self.check(self.cuda.cuModuleGetFunction(
-            ctypes.byref(function), module, symbol.encode()),
-            "cuModuleGetFunction")
-        # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
-        self.check(self.cuda.cuFuncSetAttribute(function, 8, shared_bytes),
-                   "cuFuncSetAttribute")
-        return function
-
-    def launcher(self, function, grid, threads, shared_bytes, arguments):
-        """A closure that launches with prepared arguments on torch's stream."""
-        holders = [ctypes.c_uint64(v) if kind == "ptr" else ctypes.c_int32(v)
-                   for kind, v in arguments]
-        params = (ctypes.c_void_p * len(holders))(
-            *[ctypes.cast(ctypes.byref(h), ctypes.c_void_p) for h in holders])
-        launch = self.cuda.cuLaunchKernel
-        gx, gy, gz = (ctypes.c_uint(g) for g in grid)
-        block = ctypes.c_uint(threads)
-        one = ctypes.c_uint(1)
-        shared = ctypes.c_uint(shared_bytes)
+    def launcher(self, cubin, metadata, grid, values):
+        """A closure that launches with the arguments set once, on torch's
+        stream."""
+        kernel = ctypes.c_void_p()
+        self.check(self.lib.tilec_kernel_load(
+            self.runtime, cubin, len(cubin),
+            json.dumps(metadata).encode(), ctypes.byref(kernel)),
+            "tilec_kernel_load")
+        self.kernels.append(kernel)
+        for index, arg in enumerate(metadata["signature"]):
+            value = values[arg["name"]]
+            if arg["type"].startswith("ptr"):
+                self.check(self.lib.tilec_kernel_set_pointer(
+                    kernel, index, value), f"argument {arg['name']}")
+            else:
+                self.check(self.lib.tilec_kernel_set_int(kernel, index, value),
+                           f"argument {arg['name']}")
+        launch = self.lib.tilec_kernel_launch
+        gx, gy, gz = grid
 
         def run():
             stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-            self.check(launch(function, gx, gy, gz, block, one, one, shared,
-                              stream, params, None), "cuLaunchKernel")
-        run.holders = (holders, params)  # keep the argument memory alive
+            self.check(launch(kernel, gx, gy, gz, stream),
+                       "tilec_kernel_launch")
         return run
 
 
@@ -111,7 +127,7 @@ def tune_tilec(tilec, m, n, k, dtype, work):
     return tuned, metadata, cubin, compile_ms[len(compile_ms) // 2]
 
 
-def tilec_launcher(driver, tuned, metadata, cubin, a, b, c):
+def tilec_launcher(kernels, tuned, metadata, cubin, a, b, c):
     m, k = a.shape
     n = b.shape[1]
     values = {"a_ptr": a.data_ptr(), "b_ptr": b.data_ptr(),
@@ -119,13 +135,7 @@ def tilec_launcher(driver, tuned, metadata, cubin, a, b, c):
               "stride_am": a.stride(0), "stride_ak": a.stride(1),
               "stride_bk": b.stride(0), "stride_bn": b.stride(1),
               "stride_cm": c.stride(0), "stride_cn": c.stride(1)}
-    arguments = [("ptr" if arg["type"].startswith("ptr") else "i32",
-                  values[arg["name"]]) for arg in metadata["signature"]]
-    function = driver.load(cubin, metadata["kernel_name"],
-                           metadata["shared_bytes"])
-    threads = metadata["num_warps"] * metadata["threads_per_warp"]
-    return driver.launcher(function, tuned["grid"], threads,
-                           metadata["shared_bytes"], arguments)
+    return kernels.launcher(cubin, metadata, tuned["grid"], values)
 
 
 def worst_error(c, reference, dtype, k):
@@ -143,7 +153,7 @@ def bench(launch):
                                    return_mode="median")
 
 
-def run_row(driver, tilec, m, n, k, dtype, work):
+def run_row(kernels, tilec, m, n, k, dtype, work):
     torch.manual_seed(m * 31 + n * 7 + k)
     a = torch.empty(m, k, device="cuda").uniform_(-1, 1).to(DTYPES[dtype])
     b = torch.empty(k, n, device="cuda").uniform_(-1, 1).to(DTYPES[dtype])
@@ -154,7 +164,7 @@ def run_row(driver, tilec, m, n, k, dtype, work):
     tuned, metadata, cubin, compile_ms = tune_tilec(tilec, m, n, k, dtype,
                                                    work)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=DTYPES[dtype])
-    launch = tilec_launcher(driver, tuned, metadata, cubin, a, b, c)
+    launch = tilec_launcher(kernels, tuned, metadata, cubin, a, b, c)
     launch()
     torch.cuda.synchronize()
     row["tilec"] = {"config": tuned["config"], "compile_ms_median": compile_ms,
@@ -228,6 +238,7 @@ def plot(rows, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tilec", required=True, help="the tilec binary")
+    parser.add_argument("--lib", required=True, help="libtilec_c.so")
     parser.add_argument("--out", default=".", help="where JSON and PNG go")
     parser.add_argument("--dtypes", default="f16,bf16,f32")
     parser.add_argument("--shapes", default="",
@@ -235,8 +246,8 @@ def main():
     args = parser.parse_args()
     shapes = SHAPES if not args.shapes else [
         tuple(int(v) for v in s.split("x")) for s in args.shapes.split(";")]
-    driver = Driver()
     torch.cuda.init()
+    kernels = TilecKernels(args.lib)
     os.makedirs(args.out, exist_ok=True)
     json_path = os.path.join(args.out, "bench-gemm.json")
 
@@ -251,7 +262,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for dtype in args.dtypes.split(","):
             for m, n, k in shapes:
-                rows.append(run_row(driver, args.tilec, m, n, k, dtype, work))
+                rows.append(run_row(kernels, args.tilec, m, n, k, dtype, work))
                 r = rows[-1]
                 print(f"  {m}x{n}x{k} {dtype}: tilec {r['tilec']['tflops']:.1f}"
                       f" Triton {r['triton']['tflops']:.1f} cuBLAS "

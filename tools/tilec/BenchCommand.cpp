@@ -31,8 +31,7 @@ static cl::OptionCategory category("tilec bench options");
 static cl::opt<std::string> benchName(cl::Positional, cl::desc("<gemm|spconv>"),
                                       cl::Required, cl::sub(benchCommand),
                                       cl::cat(category));
-static cl::opt<std::string> outDir("out",
-                                   cl::desc("Where the JSON and PNG go"),
+static cl::opt<std::string> outDir("out", cl::desc("Where the JSON and PNG go"),
                                    cl::init("bench-out"), cl::sub(benchCommand),
                                    cl::cat(category));
 static cl::opt<std::string>
@@ -60,11 +59,12 @@ static cl::opt<double>
             cl::desc("spconv: no row starts after this many "
                      "seconds (the script's default when unset)"),
             cl::sub(benchCommand), cl::cat(category));
-static cl::opt<std::string> library("lib",
-                                    cl::desc("spconv: libtilec_c.so (default: "
-                                             "<bin>/../lib/libtilec_c.so)"),
-                                    cl::init(""), cl::sub(benchCommand),
-                                    cl::cat(category));
+static cl::opt<std::string> library(
+    "lib",
+    cl::desc(
+        "libtilec_c.so, through which both launch tilec's kernels (default: "
+        "<bin>/../lib/libtilec_c.so)"),
+    cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<std::string>
     python("python", cl::desc("The Python that has torch and triton"),
            cl::init("python3"), cl::sub(benchCommand), cl::cat(category));
@@ -103,12 +103,21 @@ scriptArguments(const std::string &self) {
     return llvm::createStringError("--" + option + " is " + owner +
                                    "'s option, not " + benchName + "'s");
   };
-  std::vector<std::string> args;
+  // Both launch tilec's kernels through the C API. The library's place in
+  // the build tree (build/bin, build/lib) and in the GPU bundle (bin, lib).
+  std::string lib = library;
+  if (lib.empty())
+    lib = (llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)) +
+           "/lib/libtilec_c.so")
+              .str();
+  if (!llvm::sys::fs::exists(lib))
+    return llvm::createStringError("no C API library at " + lib + " (--lib)");
+  std::vector<std::string> args = {"--lib", lib};
   if (!dtypes.empty())
     args.insert(args.end(), {"--dtypes", dtypes});
   if (benchName == "gemm") {
     for (cl::Option *option :
-         std::initializer_list<cl::Option *>{&rows, &quick, &budgetS, &library})
+         std::initializer_list<cl::Option *>{&rows, &quick, &budgetS})
       if (option->getNumOccurrences())
         return misplaced(option->ArgStr, "spconv");
     args.insert(args.end(), {"--tilec", self});
@@ -118,16 +127,6 @@ scriptArguments(const std::string &self) {
   }
   if (shapes.getNumOccurrences())
     return misplaced(shapes.ArgStr, "gemm");
-  // The library's place in the build tree (build/bin, build/lib) and in the
-  // GPU bundle (bin, lib).
-  std::string lib = library;
-  if (lib.empty())
-    lib = (llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)) +
-           "/lib/libtilec_c.so")
-              .str();
-  if (!llvm::sys::fs::exists(lib))
-    return llvm::createStringError("no C API library at " + lib + " (--lib)");
-  args.insert(args.end(), {"--lib", lib});
   if (!rows.empty())
     args.insert(args.end(), {"--rows", rows});
   if (quick)
@@ -144,8 +143,8 @@ int runBench(const char *argv0) {
     return fail("unknown benchmark '" + benchName + "' (known: gemm, spconv)");
   std::string script = findScript(self, benchName);
   if (script.empty())
-    return fail("scripts/bench/" + benchName +
-                ".py not found next to " + self + " (set TILEC_BENCH_DIR)");
+    return fail("scripts/bench/" + benchName + ".py not found next to " + self +
+                " (set TILEC_BENCH_DIR)");
   auto interpreter = llvm::sys::findProgramByName(python);
   if (!interpreter)
     return fail("no '" + python + "' on PATH (--python)");

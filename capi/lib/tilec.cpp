@@ -113,6 +113,16 @@ tilec_status returnCloud(const sparse::VoxelCloud &cloud, int32_t **coords,
   return succeed();
 }
 
+/// One argument of a loaded kernel set by `set`, its refusal the caller's.
+template <typename Set>
+tilec_status setArgument(tilec_kernel *kernel, Set set) {
+  if (!kernel)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
+  Status status = set(kernel->args);
+  return status.ok() ? succeed()
+                     : failFrom(status, TILEC_ERROR_INVALID_ARGUMENT);
+}
+
 } // namespace
 
 extern "C" {
@@ -202,27 +212,22 @@ void tilec_kernel_destroy(tilec_kernel *kernel) { delete kernel; }
 
 tilec_status tilec_kernel_set_pointer(tilec_kernel *kernel, size_t index,
                                       const void *value) {
-  if (!kernel)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
-  Status set = kernel->args.setPointer(
-      index, rt::DevicePtr{reinterpret_cast<CUdeviceptr>(value)});
-  return set.ok() ? succeed() : failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
+  return setArgument(kernel, [&](rt::ArgPack &args) {
+    return args.setPointer(index,
+                           rt::DevicePtr{reinterpret_cast<CUdeviceptr>(value)});
+  });
 }
 
 tilec_status tilec_kernel_set_int(tilec_kernel *kernel, size_t index,
                                   int64_t value) {
-  if (!kernel)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
-  Status set = kernel->args.setInt(index, value);
-  return set.ok() ? succeed() : failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
+  return setArgument(
+      kernel, [&](rt::ArgPack &args) { return args.setInt(index, value); });
 }
 
 tilec_status tilec_kernel_set_float(tilec_kernel *kernel, size_t index,
                                     double value) {
-  if (!kernel)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
-  Status set = kernel->args.setFloat(index, value);
-  return set.ok() ? succeed() : failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
+  return setArgument(
+      kernel, [&](rt::ArgPack &args) { return args.setFloat(index, value); });
 }
 
 tilec_status tilec_kernel_launch(tilec_kernel *kernel, uint32_t grid_x,

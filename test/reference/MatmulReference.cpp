@@ -82,22 +82,22 @@ buildStridedMatmul(const ReferenceRequest &request, int64_t sourceRows,
   if (request.withReference) {
     // Elements of C's buffer outside the matrix must stay poisoned.
     problem.expected.assign(cElements, NAN);
-    std::vector<double> bValues(b.size());
-    for (size_t i = 0; i < bValues.size(); ++i)
-      bValues[i] = b.get(i);
-    std::vector<double> row(n);
-    for (int64_t i = 0; i < m; ++i) {
-      std::fill(row.begin(), row.end(), 0.0);
-      if (int64_t source = rowOf(i); source >= 0)
-        for (int64_t kk = 0; kk < k; ++kk) {
-          double av = a.get(source * sam + kk * sak);
-          const double *bRow = &bValues[kk * sbk];
-          for (int64_t j = 0; j < n; ++j)
-            row[j] += av * bRow[j * sbn];
-        }
-      for (int64_t j = 0; j < n; ++j)
-        problem.expected[i * scm + j * scn] = row[j];
-    }
+    std::vector<double> aValues = a.toDoubles(), bValues = b.toDoubles();
+    forEachRowRange(m, [&](int64_t begin, int64_t end) {
+      std::vector<double> row(n);
+      for (int64_t i = begin; i < end; ++i) {
+        std::fill(row.begin(), row.end(), 0.0);
+        if (int64_t source = rowOf(i); source >= 0)
+          for (int64_t kk = 0; kk < k; ++kk) {
+            double av = aValues[source * sam + kk * sak];
+            const double *bRow = &bValues[kk * sbk];
+            for (int64_t j = 0; j < n; ++j)
+              row[j] += av * bRow[j * sbn];
+          }
+        for (int64_t j = 0; j < n; ++j)
+          problem.expected[i * scm + j * scn] = row[j];
+      }
+    });
   }
   problem.tensors["a_ptr"] = std::move(a);
   problem.tensors["b_ptr"] = std::move(b);

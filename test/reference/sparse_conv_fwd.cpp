@@ -62,18 +62,24 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   if (request.withReference) {
     // Elements between rows (stride_y > CO) stay poisoned.
     problem.expected.assign(yElements, NAN);
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t o = 0; o < co; ++o) {
-        double sum = hasBias ? bias.get(o) : 0.0;
-        for (int64_t k = 0; k < v; ++k) {
-          int32_t source = maps->nb[i * v + k];
-          if (source < 0)
-            continue;
-          for (int64_t c = 0; c < ci; ++c)
-            sum += x.get(source * strideX + c) * w.get((o * v + k) * ci + c);
+    std::vector<double> xs = x.toDoubles(), ws = w.toDoubles();
+    std::vector<double> biases = bias.toDoubles();
+    forEachRowRange(n, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        for (int64_t o = 0; o < co; ++o) {
+          double sum = hasBias ? biases[o] : 0.0;
+          for (int64_t k = 0; k < v; ++k) {
+            int32_t source = maps->nb[i * v + k];
+            if (source < 0)
+              continue;
+            const double *xRow = &xs[source * strideX];
+            const double *wRow = &ws[(o * v + k) * ci];
+            for (int64_t c = 0; c < ci; ++c)
+              sum += xRow[c] * wRow[c];
+          }
+          problem.expected[i * strideY + o] = sum;
         }
-        problem.expected[i * strideY + o] = sum;
-      }
+    });
     problem.tolerance =
         toleranceFor(*format, tf32, std::sqrt(double(v) * double(ci)));
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 namespace tilec::harness {
 namespace {
@@ -132,6 +133,30 @@ double HostTensor::get(size_t index) const {
   uint16_t h;
   std::memcpy(&h, &bytes[index * 2], 2);
   return format == ElementFormat::F16 ? halfToDouble(h) : bfloat16ToDouble(h);
+}
+
+std::vector<double> HostTensor::toDoubles() const {
+  std::vector<double> values(size());
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = get(i);
+  return values;
+}
+
+void forEachRowRange(int64_t count,
+                     const std::function<void(int64_t, int64_t)> &body) {
+  int64_t threads = std::min<int64_t>(
+      count, std::max(1u, std::thread::hardware_concurrency()));
+  if (threads <= 1) {
+    if (count > 0)
+      body(0, count);
+    return;
+  }
+  std::vector<std::thread> workers;
+  int64_t step = (count + threads - 1) / threads;
+  for (int64_t begin = 0; begin < count; begin += step)
+    workers.emplace_back(body, begin, std::min(count, begin + step));
+  for (std::thread &worker : workers)
+    worker.join();
 }
 
 void fillUniform(HostTensor &tensor, Random &rng, double lo, double hi,

@@ -17,6 +17,7 @@
 #include "tilec/contract/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,7 +50,17 @@ struct HostTensor {
   /// Exact for every i64 (set() goes through a double).
   void setInteger(size_t index, int64_t value);
   double get(size_t index) const;
+  /// Every element as a double: what a reference's inner loop reads, so
+  /// that it decodes each element once rather than once per use.
+  std::vector<double> toDoubles() const;
 };
+
+/// Calls `body(begin, end)` on disjoint ranges covering [0, count) from
+/// several threads (one per hardware thread, at most `count`) and returns
+/// when all are done. For references whose outputs are independent rows:
+/// each row is computed as one thread would, so the result is the same.
+void forEachRowRange(int64_t count,
+                     const std::function<void(int64_t, int64_t)> &body);
 
 /// splitmix64: deterministic per seed, and fast enough to fill the inputs of
 /// a 4096^3 matmul while the autotuner compiles.

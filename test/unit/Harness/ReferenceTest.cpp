@@ -1,0 +1,132 @@
+//===- ReferenceTest.cpp - the float64 references, checked by hand --------===//
+//
+// The matmul and sparse-convolution references compute their rows on
+// several threads from decoded copies of the inputs; each must equal, bit
+// for bit, the plain loop over the host tensors it returns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SparseConvReference.h"
+
+#include "tilec/Harness/KernelHarness.h"
+#include "tilec/Harness/Reference.h"
+#include "tilec/Kernel/KernelRegistry.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+
+namespace {
+
+using namespace tilec;
+using namespace tilec::harness;
+
+struct Built {
+  std::map<std::string, int64_t> arguments;
+  ReferenceProblem problem;
+};
+
+/// The reference of `kernel` for its default sizes overridden by `sizes`.
+Built buildReference(const std::string &kernel,
+                     const std::map<std::string, int64_t> &sizes,
+                     const std::map<std::string, std::string> &types,
+                     const std::map<std::string, int64_t> &params) {
+  const kernel::KernelDefinition *definition = kernel::lookupKernel(kernel);
+  EXPECT_NE(definition, nullptr);
+  const KernelDescription &description = definition->getDescription();
+  RunRequest request = requestFor(description);
+  for (const auto &[name, value] : sizes)
+    request.call.sizes[name] = value;
+  request.call.types = types;
+  request.call.params = params;
+  auto values = description.evaluateIntegerArguments(request.call);
+  EXPECT_TRUE(values.ok()) << values.message();
+  Built built;
+  built.arguments = {values->begin(), values->end()};
+  Random rng(7);
+  ReferenceRequest inputs{description, request.call, built.arguments, true,
+                          rng};
+  auto problem = findReference(kernel)(inputs);
+  EXPECT_TRUE(problem.ok()) << problem.message();
+  built.problem = std::move(*problem);
+  return built;
+}
+
+TEST(ReferenceTest, RowRangesCoverEveryRowOnce) {
+  for (int64_t count : {0, 1, 2, 3, 17, 1000}) {
+    std::vector<std::atomic<int>> seen(count);
+    forEachRowRange(count, [&](int64_t begin, int64_t end) {
+      ASSERT_LE(0, begin);
+      ASSERT_LE(begin, end);
+      ASSERT_LE(end, count);
+      for (int64_t i = begin; i < end; ++i)
+        ++seen[i];
+    });
+    for (int64_t i = 0; i < count; ++i)
+      EXPECT_EQ(seen[i].load(), 1) << count << " rows, row " << i;
+  }
+}
+
+// Padded strides in every matrix, bf16, sizes that do not divide a thread
+// count.
+TEST(ReferenceTest, MatmulIsThePlainLoop) {
+  Built built = buildReference("matmul",
+                               {{"M", 37},
+                                {"N", 29},
+                                {"K", 23},
+                                {"stride_am", 31},
+                                {"stride_bk", 41},
+                                {"stride_cm", 33}},
+                               {{"DTYPE", "bf16"}}, {});
+  const auto &args = built.arguments;
+  const HostTensor &a = built.problem.tensors.at("a_ptr");
+  const HostTensor &b = built.problem.tensors.at("b_ptr");
+  const std::vector<double> &expected = built.problem.expected;
+  int64_t m = args.at("M"), n = args.at("N"), k = args.at("K");
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        sum += a.get(i * args.at("stride_am") + kk * args.at("stride_ak")) *
+               b.get(kk * args.at("stride_bk") + j * args.at("stride_bn"));
+      ASSERT_EQ(expected[i * args.at("stride_cm") + j * args.at("stride_cn")],
+                sum)
+          << i << ", " << j;
+    }
+  // The padding between C's rows stays poisoned.
+  EXPECT_TRUE(std::isnan(expected[n * args.at("stride_cn")]));
+}
+
+TEST(ReferenceTest, SparseConvolutionIsThePlainLoop) {
+  int64_t n = 300, ci = 12, co = 10, v = 27;
+  Built built = buildReference(
+      "sparse_conv_fwd",
+      {{"N", n}, {"CI", ci}, {"CO", co}, {"V", v}, {"stride_y", co + 3}},
+      {{"DTYPE", "f16"}}, {{"BLOCK_M", 64}, {"HAS_BIAS", 1}});
+  const HostTensor &x = built.problem.tensors.at("x_ptr");
+  const HostTensor &w = built.problem.tensors.at("w_ptr");
+  const HostTensor &bias = built.problem.tensors.at("bias_ptr");
+  auto maps = buildHostMaps(testCloud(n), 3, 1, 64);
+  ASSERT_TRUE(maps.ok()) << maps.message();
+  int64_t strideX = built.arguments.at("stride_x");
+  int64_t pairs = 0;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < co; ++o) {
+      double sum = bias.get(o);
+      for (int64_t kk = 0; kk < v; ++kk) {
+        int32_t source = maps->nb[i * v + kk];
+        if (source < 0)
+          continue;
+        pairs += o == 0;
+        for (int64_t c = 0; c < ci; ++c)
+          sum += x.get(source * strideX + c) * w.get((o * v + kk) * ci + c);
+      }
+      ASSERT_EQ(built.problem.expected[i * (co + 3) + o], sum)
+          << i << ", " << o;
+    }
+  EXPECT_GT(pairs, n); // neighbours beyond each voxel itself
+  EXPECT_TRUE(std::isnan(built.problem.expected[co]));
+}
+
+} // namespace

@@ -38,7 +38,6 @@ struct tilec_runtime {
 };
 
 struct tilec_kernel {
-  tilec_runtime *runtime;
   rt::Kernel kernel;
   rt::ArgPack args;
 };
@@ -204,7 +203,7 @@ tilec_status tilec_kernel_load(tilec_runtime *runtime, const void *cubin,
   auto args = loaded->makeArgPack();
   if (!args)
     return failFrom(args.status(), TILEC_ERROR_INVALID_ARGUMENT);
-  *kernel = new tilec_kernel{runtime, std::move(*loaded), std::move(*args)};
+  *kernel = new tilec_kernel{std::move(*loaded), std::move(*args)};
   return succeed();
 }
 

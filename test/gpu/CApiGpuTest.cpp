@@ -9,14 +9,9 @@
 #include "tilec/tilec.h"
 
 #include "tilec/Harness/KernelHarness.h"
+#include "tilec/JIT/TilecJIT.h"
 #include "tilec/Kernel/KernelRegistry.h"
-#include "tilec/Pipeline/Pipeline.h"
 #include "tilec/contract/CompileMetadata.h"
-
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "llvm/Support/Error.h"
 
 #include <gtest/gtest.h>
 
@@ -32,7 +27,8 @@ struct CompiledMatmul {
 };
 
 // f16 128x128x64 with 3 stages on sizes whose rows are 16-byte aligned
-// (strides 72 and 136) and that end in tails: TMA on sm_90a.
+// (strides 72 and 136) and that end in tails: TMA on sm_90a. Compiled by the
+// JIT, specialized for the call as the runtime does.
 void compileMatmul(const tilec::rt::Context &context, CompiledMatmul &out) {
   const auto *definition = tilec::kernel::lookupKernel("matmul");
   ASSERT_NE(definition, nullptr);
@@ -50,28 +46,13 @@ void compileMatmul(const tilec::rt::Context &context, CompiledMatmul &out) {
   out.request.call.sizes["stride_bk"] = 136;
   out.request.call.sizes["stride_cm"] = 136;
 
-  mlir::DialectRegistry registry;
-  tilec::registerPipelineDialects(registry);
-  mlir::MLIRContext mlirContext(registry);
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&mlirContext, [&](mlir::Diagnostic &d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
-  auto module = definition->specialize(
-      mlirContext, *config, description.specializationOf(out.request.call));
-  ASSERT_TRUE(mlir::succeeded(module)) << diagnostics;
-  tilec::CompileOptions options;
-  options.numWarps = config->numWarps;
-  options.numStages = config->numStages;
-  options.target = context.properties().compileTarget();
-  options.config = config->params;
-  options.configTypes = config->types;
-  auto compiled = tilec::compileKernel(**module, options);
-  ASSERT_TRUE(static_cast<bool>(compiled))
-      << llvm::toString(compiled.takeError()) << diagnostics;
-  out.cubin = compiled->cubin;
-  out.json = compiled->metadataJson();
+  tilec::jit::TilecJIT compiler;
+  auto artifact =
+      compiler.compile("matmul", *config, context.properties().compileTarget(),
+                       description.specializationOf(out.request.call));
+  ASSERT_TRUE(artifact.ok()) << artifact.message();
+  out.cubin = artifact->cubin;
+  out.json = artifact->metadataJson;
   auto metadata = tilec::CompileMetadata::parse(out.json);
   ASSERT_TRUE(metadata.ok()) << metadata.message();
   out.metadata = *metadata;
@@ -104,7 +85,8 @@ TEST(CApiGpuTest, LaunchesACompiledMatmulWithItsTensorMaps) {
   // Not every argument set: refused, nothing launched.
   EXPECT_EQ(tilec_kernel_launch(kernel, grid->x, grid->y, grid->z, nullptr),
             TILEC_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(tilec_last_error()).find("never set"), std::string::npos)
+  EXPECT_NE(std::string(tilec_last_error()).find("never set"),
+            std::string::npos)
       << tilec_last_error();
   const auto &arguments = (*problem)->arguments;
   for (size_t i = 0; i < arguments.size(); ++i) {

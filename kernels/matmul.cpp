@@ -121,6 +121,12 @@ TILEC_KERNEL(matmul) {
                      "num_warps=8,num_stages=3")
           .candidate("BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,"
                      "num_warps=8,num_stages=3")
+          // Four stages of them just fit (196,608 B): one more step of
+          // copies in flight for tf32, whose B^T comes through registers.
+          .candidate("BLOCK_M=128,BLOCK_N=256,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=8,num_stages=4")
+          .candidate("BLOCK_M=256,BLOCK_N=128,BLOCK_K=32,GROUP_M=8,"
+                     "num_warps=8,num_stages=4")
           .key("M")
           .key("N")
           .key("K")

@@ -1,7 +1,7 @@
 """The peer of kernels/matmul.cpp for `tilec bench gemm`: the same algorithm
 written in Triton (GROUP_M swizzle of a 1-D grid, K loop with masked tail
 loads, f32 accumulation, one masked store), autotuned over the same
-sixteen configs kernels/matmul.cpp declares, with the same six strides."""
+eighteen configs kernels/matmul.cpp declares, with the same six strides."""
 
 import torch
 import triton
@@ -25,6 +25,8 @@ CONFIGS = [
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8}, num_warps=8, num_stages=4),
     triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=8, num_stages=3),
     triton.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=8, num_stages=3),
+    triton.Config({"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=8, num_stages=4),
+    triton.Config({"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}, num_warps=8, num_stages=4),
 ]
 
 

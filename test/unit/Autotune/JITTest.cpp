@@ -33,7 +33,7 @@ TEST(Describe, Matmul) {
   auto description = compiler.describe("matmul");
   ASSERT_TRUE(description.ok()) << description.message();
   EXPECT_EQ(description->getName(), "matmul");
-  EXPECT_EQ(description->getConfigs().size(), 16u);
+  EXPECT_EQ(description->getConfigs().size(), 18u);
   std::vector<std::string> keyNames;
   for (const tilec::AutotuneKeyEntry &entry : description->getAutotuneKey())
     keyNames.push_back(entry.name);

@@ -68,7 +68,7 @@ TEST(KernelsTest, EveryKernelSpecializesForEveryCandidateConfig) {
       EXPECT_TRUE(funcs[0]->hasAttr(tile::TileDialect::getKernelAttrName()));
     }
   }
-  EXPECT_EQ(kernelNamed("matmul").getDescription().getConfigs().size(), 16u);
+  EXPECT_EQ(kernelNamed("matmul").getDescription().getConfigs().size(), 18u);
 }
 
 // The matmul names its operands' blocks whole (tile.load_tile: zeros

@@ -6,6 +6,11 @@ tensors, through libtilec_c.so (ctypes; no build against torch).
     conv = tilec.nn.SubMConv3d(32, 64, 3).cuda().half()
     y = conv(x)                                  # a tilec.SparseTensor
 
+and any kernel `tilec compile --dump-dir` wrote, launched by the runtime:
+
+    kernel = tilec.Kernel.from_dump("out", "matmul").set(a_ptr=a, ...)
+    kernel.launch((blocks,), stream=torch.cuda.current_stream())
+
 The library is found through $TILEC_LIBRARY, next to the package, in the lib/
 beside the package's folder (the GPU bundle), or in build/lib of the checkout
 (tilec.library_path() says which). Importing the package needs neither
@@ -20,6 +25,7 @@ from ._library import (PACKAGE_VERSION as __version__, CompileError,
                        InvalidInputError, LibraryNotFoundError, library_path,
                        library_version)
 from .runtime import Runtime, default_runtime, set_default_runtime
+from .kernel import Kernel
 from . import scenes
 
 # What needs PyTorch is imported on first use, so that `import tilec` works
@@ -43,6 +49,6 @@ def __getattr__(name):
 
 __all__ = ["__version__", "CompileError", "DeviceError", "Error",
            "InternalError", "InvalidArgumentError", "InvalidInputError",
-           "LibraryNotFoundError", "Runtime", "SparseTensor",
+           "Kernel", "LibraryNotFoundError", "Runtime", "SparseTensor",
            "default_runtime", "library_path", "library_version", "nn",
            "scenes", "set_default_runtime", "submanifold_conv3d"]

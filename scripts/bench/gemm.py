@@ -8,12 +8,12 @@ everything to JSON, and a plot to PNG where matplotlib is present.
 
 tilec's kernel is tuned by `tilec tune` (its own process: tilec's compiler is
 C++), then its winning cubin and compile json are loaded here through
-tilec's C API (libtilec_c.so: the runtime binds the arguments and encodes the
-TMA tensor maps) and launched on torch's stream next to the peers.
+the tilec package's Kernel (python/tilec: libtilec_c.so's tilec_kernel_*, so
+the runtime binds the arguments and encodes the TMA tensor maps) and launched
+on torch's stream next to the peers.
 """
 
 import argparse
-import ctypes
 import json
 import math
 import os
@@ -29,7 +29,11 @@ except ImportError as error:
     sys.exit(f"tilec bench gemm: needs python3 with torch and triton "
              f"({error}); run it where they are, e.g. on the GPU machine")
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The tilec package of this checkout; it loads the library on first use,
+# from $TILEC_LIBRARY, which main() sets to the one it was given.
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
+import tilec  # noqa: E402
 import triton_matmul  # noqa: E402
 
 SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192),
@@ -38,73 +42,13 @@ SHAPES = [(1024, 1024, 1024), (4096, 4096, 4096), (8192, 8192, 8192),
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 
 
-class TilecKernels:
-    """Compiled tilec kernels through libtilec_c.so (tilec_kernel_*): loaded,
-    bound and launched by tilec's runtime, which checks the arguments against
-    the kernel's signature and encodes the TMA tensor maps it takes."""
-
-    def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
-        ptr, size = ctypes.c_void_p, ctypes.c_size_t
-        u32 = ctypes.c_uint32
-        signatures = {
-            "tilec_last_error": ([], ctypes.c_char_p),
-            "tilec_runtime_create": ([ctypes.POINTER(ptr)], ctypes.c_int),
-            "tilec_kernel_load": ([ptr, ctypes.c_char_p, size,
-                                   ctypes.c_char_p, ctypes.POINTER(ptr)],
-                                  ctypes.c_int),
-            "tilec_kernel_set_pointer": ([ptr, size, ptr], ctypes.c_int),
-            "tilec_kernel_set_int": ([ptr, size, ctypes.c_int64],
-                                     ctypes.c_int),
-            "tilec_kernel_launch": ([ptr, u32, u32, u32, ptr], ctypes.c_int),
-        }
-        for name, (argtypes, restype) in signatures.items():
-            function = getattr(self.lib, name)
-            function.argtypes, function.restype = argtypes, restype
-        self.runtime = ptr()
-        self.check(self.lib.tilec_runtime_create(ctypes.byref(self.runtime)),
-                   "tilec_runtime_create")
-        self.kernels = []  # loaded kernels live as long as the runtime
-
-    def check(self, status, what):
-        if status != 0:
-            raise RuntimeError(
-                f"{what}: {self.lib.tilec_last_error().decode()} ({status})")
-
-    def launcher(self, cubin, metadata, grid, values):
-        """A closure that launches with the arguments set once, on torch's
-        stream."""
-        kernel = ctypes.c_void_p()
-        self.check(self.lib.tilec_kernel_load(
-            self.runtime, cubin, len(cubin),
-            json.dumps(metadata).encode(), ctypes.byref(kernel)),
-            "tilec_kernel_load")
-        self.kernels.append(kernel)
-        for index, arg in enumerate(metadata["signature"]):
-            value = values[arg["name"]]
-            if arg["type"].startswith("ptr"):
-                self.check(self.lib.tilec_kernel_set_pointer(
-                    kernel, index, value), f"argument {arg['name']}")
-            else:
-                self.check(self.lib.tilec_kernel_set_int(kernel, index, value),
-                           f"argument {arg['name']}")
-        launch = self.lib.tilec_kernel_launch
-        gx, gy, gz = grid
-
-        def run():
-            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-            self.check(launch(kernel, gx, gy, gz, stream),
-                       "tilec_kernel_launch")
-        return run
-
-
-def tune_tilec(tilec, m, n, k, dtype, work):
+def tune_tilec(tilec_bin, m, n, k, dtype, work):
     """Tunes tilec's matmul for the call and compiles the winner into `work`."""
     sizes = f"M={m},N={n},K={k}"
     tune_json = os.path.join(work, "tune.json")
     # --force: a winner already in the autotune cache would come back
     # without the timings (and compile times) this table reports.
-    command = [tilec, "tune", "--kernel", "matmul", "--sizes", sizes,
+    command = [tilec_bin, "tune", "--kernel", "matmul", "--sizes", sizes,
                "--types", f"DTYPE={dtype}", "--force", "--quiet",
                "--json", tune_json]
     if dtype == "f32":
@@ -115,27 +59,26 @@ def tune_tilec(tilec, m, n, k, dtype, work):
     dump = os.path.join(work, "winner")
     # The target the tuner compiled for on this device (sm_90a on an H200:
     # wgmma), not `tilec compile`'s default.
-    subprocess.run([tilec, "compile", "--kernel", "matmul", "--config",
+    subprocess.run([tilec_bin, "compile", "--kernel", "matmul", "--config",
                     tuned["config"], "--target", tuned["target"],
                     "--arg-values", sizes, "--dump-dir", dump],
                    check=True, stdout=subprocess.DEVNULL)
-    with open(os.path.join(dump, "matmul.json")) as f:
-        metadata = json.load(f)
-    with open(os.path.join(dump, "matmul.cubin"), "rb") as f:
-        cubin = f.read()
     compile_ms = sorted(t["compile_ms"] for t in tuned["timings"])
-    return tuned, metadata, cubin, compile_ms[len(compile_ms) // 2]
+    return tuned, tilec.Kernel.from_dump(dump, "matmul"), \
+        compile_ms[len(compile_ms) // 2]
 
 
-def tilec_launcher(kernels, tuned, metadata, cubin, a, b, c):
+def tilec_launcher(tuned, kernel, a, b, c):
+    """A closure that launches `kernel` on torch's stream, its arguments
+    set once."""
     m, k = a.shape
     n = b.shape[1]
-    values = {"a_ptr": a.data_ptr(), "b_ptr": b.data_ptr(),
-              "c_ptr": c.data_ptr(), "M": m, "N": n, "K": k,
-              "stride_am": a.stride(0), "stride_ak": a.stride(1),
-              "stride_bk": b.stride(0), "stride_bn": b.stride(1),
-              "stride_cm": c.stride(0), "stride_cn": c.stride(1)}
-    return kernels.launcher(cubin, metadata, tuned["grid"], values)
+    kernel.set(a_ptr=a, b_ptr=b, c_ptr=c, M=m, N=n, K=k,
+               stride_am=a.stride(0), stride_ak=a.stride(1),
+               stride_bk=b.stride(0), stride_bn=b.stride(1),
+               stride_cm=c.stride(0), stride_cn=c.stride(1))
+    grid = tuned["grid"]
+    return lambda: kernel.launch(grid, torch.cuda.current_stream())
 
 
 def worst_error(c, reference, dtype, k):
@@ -153,7 +96,7 @@ def bench(launch):
                                    return_mode="median")
 
 
-def run_row(kernels, tilec, m, n, k, dtype, work):
+def run_row(tilec_bin, m, n, k, dtype, work):
     torch.manual_seed(m * 31 + n * 7 + k)
     a = torch.empty(m, k, device="cuda").uniform_(-1, 1).to(DTYPES[dtype])
     b = torch.empty(k, n, device="cuda").uniform_(-1, 1).to(DTYPES[dtype])
@@ -161,10 +104,9 @@ def run_row(kernels, tilec, m, n, k, dtype, work):
     flops = 2.0 * m * n * k
     row = {"M": m, "N": n, "K": k, "dtype": dtype}
 
-    tuned, metadata, cubin, compile_ms = tune_tilec(tilec, m, n, k, dtype,
-                                                   work)
+    tuned, kernel, compile_ms = tune_tilec(tilec_bin, m, n, k, dtype, work)
     c = torch.full((m, n), float("nan"), device="cuda", dtype=DTYPES[dtype])
-    launch = tilec_launcher(kernels, tuned, metadata, cubin, a, b, c)
+    launch = tilec_launcher(tuned, kernel, a, b, c)
     launch()
     torch.cuda.synchronize()
     row["tilec"] = {"config": tuned["config"], "compile_ms_median": compile_ms,
@@ -247,7 +189,7 @@ def main():
     shapes = SHAPES if not args.shapes else [
         tuple(int(v) for v in s.split("x")) for s in args.shapes.split(";")]
     torch.cuda.init()
-    kernels = TilecKernels(args.lib)
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
     os.makedirs(args.out, exist_ok=True)
     json_path = os.path.join(args.out, "bench-gemm.json")
 
@@ -262,7 +204,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for dtype in args.dtypes.split(","):
             for m, n, k in shapes:
-                rows.append(run_row(kernels, args.tilec, m, n, k, dtype, work))
+                rows.append(run_row(args.tilec, m, n, k, dtype, work))
                 r = rows[-1]
                 print(f"  {m}x{n}x{k} {dtype}: tilec {r['tilec']['tflops']:.1f}"
                       f" Triton {r['triton']['tflops']:.1f} cuBLAS "

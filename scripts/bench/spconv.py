@@ -38,8 +38,10 @@ try:
 except ImportError:
     triton = None
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
 import spconv_reference as oracle  # noqa: E402
+from tilec import _library as tilec_library  # noqa: E402
 from cuda_timing import poison_allocator, wall_ms  # noqa: E402
 
 # The anchors' rows (shared/anchors.md, in its order), the LiDAR-like street,
@@ -69,52 +71,21 @@ PEER_NAMES = {"ours": "tilec", "spconv_triton": "spconv-Triton",
               "torch": "torch"}
 
 
-class TilecError(RuntimeError):
-    pass
-
-
 class Tilec:
-    """libtilec_c.so through ctypes (capi/include/tilec/tilec.h)."""
+    """libtilec_c.so's runtime, scenes and sparse-convolution calls, at the C
+    API's level (capi/include/tilec/tilec.h): the signatures and the errors
+    are the tilec package's (python/tilec/_library.py)."""
 
     def __init__(self, path):
-        self.lib = ctypes.CDLL(path)
-        ptr, i32, i64 = ctypes.c_void_p, ctypes.c_int32, ctypes.c_int64
-        out = ctypes.POINTER
-        signatures = {
-            "tilec_last_error": ([], ctypes.c_char_p),
-            "tilec_runtime_create": ([out(ptr)], ctypes.c_int),
-            "tilec_runtime_destroy": ([ptr], None),
-            "tilec_sparse_tensor_create": ([ptr, ptr, i64, out(ptr)],
-                                           ctypes.c_int),
-            "tilec_sparse_tensor_destroy": ([ptr], None),
-            "tilec_sparse_tensor_set_row_order": ([ptr, ctypes.c_int],
-                                                  ctypes.c_int),
-            "tilec_sparse_tensor_build_maps": ([ptr, i32, i32, ptr],
-                                               ctypes.c_int),
-            "tilec_sparse_tensor_active_pairs": ([ptr, i32, i32, out(i64)],
-                                                 ctypes.c_int),
-            "tilec_submanifold_conv3d": ([ptr, ptr, ptr, ptr, ptr, i32, i32,
-                                          i32, i32, ctypes.c_int, i32, ptr],
-                                         ctypes.c_int),
-            "tilec_scene_shell": ([i32, i32, out(out(i32)), out(i64)],
-                                  ctypes.c_int),
-            "tilec_scene_uniform": ([i64, i32, i32, ctypes.c_uint64,
-                                     out(out(i32)), out(i64)], ctypes.c_int),
-            "tilec_scene_lidar": ([ctypes.c_uint64, out(out(i32)), out(i64)],
-                                  ctypes.c_int),
-            "tilec_free": ([ptr], None),
-        }
-        for name, (argtypes, restype) in signatures.items():
-            function = getattr(self.lib, name)
-            function.argtypes, function.restype = argtypes, restype
-        self.runtime = ptr()
+        self.library = tilec_library.Library(path)
+        self.lib = self.library.lib
+        self.runtime = ctypes.c_void_p()
         self.check(self.lib.tilec_runtime_create(ctypes.byref(self.runtime)),
                    "tilec_runtime_create")
 
     def check(self, status, what):
-        if status != 0:
-            message = self.lib.tilec_last_error() or b""
-            raise TilecError(f"{what}: status {status}: {message.decode()}")
+        """Raises the package's error for a failed call (tilec.Error)."""
+        self.library.check(status, what)
 
     def scene(self, name, res, count):
         """[N, 4] int32 (batch, x, y, z) on the host, from the C API."""

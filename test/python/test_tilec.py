@@ -126,6 +126,47 @@ class StatusTest(unittest.TestCase):
         self.assertEqual(lib.lib.tilec_last_error(), b"")
 
 
+class KernelTest(unittest.TestCase):
+    """tilec.Kernel: what is refused before the library sees it, and the C
+    API's own refusals of a NULL kernel; scripts/bench-gemm.sh launches
+    kernels through it on the GPU."""
+
+    def test_a_compile_json_without_a_signature_is_refused(self):
+        for metadata in ("not json", "{}", {"signature": [{"name": "x"}]},
+                         b'{"signature": 3}'):
+            with self.assertRaises(tilec.InvalidArgumentError) as caught:
+                tilec.Kernel(b"", metadata)
+            self.assertEqual(caught.exception.function, "Kernel")
+
+    def test_the_c_api_refuses_a_null_kernel(self):
+        lib = _library.library()
+        for status in (lib.lib.tilec_kernel_set_int(None, 0, 1),
+                       lib.lib.tilec_kernel_set_pointer(None, 0, None),
+                       lib.lib.tilec_kernel_set_float(None, 0, 1.0),
+                       lib.lib.tilec_kernel_launch(None, 1, 1, 1, None)):
+            self.assertEqual(status, tilec.InvalidArgumentError.status)
+        self.assertEqual(
+            lib.lib.tilec_kernel_load(None, b"", 0, b"{}", None),
+            tilec.InvalidArgumentError.status)
+
+    def test_a_dumped_kernel_names_its_arguments(self):
+        if not gpu_present():
+            self.skipTest("no GPU: the kernel cannot be loaded")
+        tool = pathlib.Path(os.environ["TILEC_LIBRARY"]).parent.parent / \
+            "bin" / "tilec"
+        with tempfile.TemporaryDirectory() as dump:
+            subprocess.run([str(tool), "compile", "--kernel", "vector_add",
+                            "--config", "BLOCK=1024", "--dump-dir", dump],
+                           check=True, capture_output=True)
+            kernel = tilec.Kernel.from_dump(dump, "vector_add")
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            kernel.set(x=1)
+        self.assertIn("has no argument 'x'", str(caught.exception))
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            kernel.launch((1,))
+        self.assertEqual(caught.exception.function, "tilec_kernel_launch")
+
+
 class SceneTest(unittest.TestCase):
     def test_shell_voxels_come_back_in_pythons_memory(self):
         words, n = _library.library().scene("shell", 64, 2)

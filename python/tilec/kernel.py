@@ -57,6 +57,12 @@ def _stream_handle(stream):
     return getattr(stream, "cuda_stream", stream)
 
 
+def _destroy(destroy, handle, runtime):
+    """Destroys a kernel; `runtime` rides along so that the runtime (the
+    device context the kernel lives in) outlives it."""
+    destroy(handle)
+
+
 class Kernel:
     """A cubin loaded on a runtime's device with its compile json. Arguments
     keep their values across launches; one kernel is not to be set or
@@ -76,8 +82,9 @@ class Kernel:
             json.dumps(self.metadata).encode(), ctypes.byref(handle)),
             "tilec_kernel_load")
         self.handle = handle.value
-        weakref.finalize(self, self._lib.lib.tilec_kernel_destroy,
-                         self.handle, self.runtime)
+        self._finalizer = weakref.finalize(
+            self, _destroy, self._lib.lib.tilec_kernel_destroy, self.handle,
+            self.runtime)
 
     @classmethod
     def from_dump(cls, directory, name, runtime=None):
@@ -92,6 +99,11 @@ class Kernel:
         return (f"tilec.Kernel({self.metadata.get('name')!r}, "
                 f"{self.metadata.get('target')!r}, "
                 f"{self.metadata.get('config')!r})")
+
+    def close(self):
+        """Unloads the kernel now (else when it is collected); a second
+        close does nothing, and a closed kernel is not to be used."""
+        self._finalizer()
 
     def set(self, **values):
         """Sets arguments by name: a pointer from a tensor or an int address,

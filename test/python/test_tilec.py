@@ -165,6 +165,8 @@ class KernelTest(unittest.TestCase):
         with self.assertRaises(tilec.InvalidArgumentError) as caught:
             kernel.launch((1,))
         self.assertEqual(caught.exception.function, "tilec_kernel_launch")
+        kernel.close()  # unloads through the C API, and only once
+        kernel.close()
 
 
 class SceneTest(unittest.TestCase):

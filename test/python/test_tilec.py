@@ -7,6 +7,7 @@ is enough) and skip otherwise; on the GPU, scripts/pytorch-check.sh runs
 the rest. Run by ctest (test/python/CMakeLists.txt), with TILEC_LIBRARY set.
 """
 
+import ctypes
 import os
 import pathlib
 import subprocess
@@ -148,6 +149,16 @@ class KernelTest(unittest.TestCase):
         self.assertEqual(
             lib.lib.tilec_kernel_load(None, b"", 0, b"{}", None),
             tilec.InvalidArgumentError.status)
+
+    def test_the_finalizer_calls_destroy_with_the_handle_alone(self):
+        # What a collected Kernel runs: the runtime rides along to stay
+        # alive, and only the handle reaches tilec_kernel_destroy (NULL:
+        # a no-op), whose ctypes signature refuses anything more.
+        from tilec import kernel as kernel_module
+        lib = _library.library()
+        kernel_module._destroy(lib.lib.tilec_kernel_destroy, None, object())
+        with self.assertRaises(ctypes.ArgumentError):
+            lib.lib.tilec_kernel_destroy(None, object())
 
     def test_a_dumped_kernel_names_its_arguments(self):
         if not gpu_present():

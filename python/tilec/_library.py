@@ -183,6 +183,14 @@ class Library:
             self.lib.tilec_free(data)
 
 
+def release(destroy, handle, *keep_alive):
+    """A C API object's finalizer (weakref.finalize): destroys `handle`,
+    while `keep_alive` (its runtime, the memory it reads) lasts until it is
+    gone. Only the handle reaches `destroy`, whose ctypes signature refuses
+    more."""
+    destroy(handle)
+
+
 _loaded = None
 _load_lock = threading.Lock()
 

@@ -15,7 +15,7 @@ import os
 import pathlib
 import weakref
 
-from ._library import InvalidArgumentError, library
+from ._library import InvalidArgumentError, library, release
 from .runtime import default_runtime
 
 
@@ -57,12 +57,6 @@ def _stream_handle(stream):
     return getattr(stream, "cuda_stream", stream)
 
 
-def _destroy(destroy, handle, runtime):
-    """Destroys a kernel; `runtime` rides along so that the runtime (the
-    device context the kernel lives in) outlives it."""
-    destroy(handle)
-
-
 class Kernel:
     """A cubin loaded on a runtime's device with its compile json. Arguments
     keep their values across launches; one kernel is not to be set or
@@ -82,8 +76,9 @@ class Kernel:
             json.dumps(self.metadata).encode(), ctypes.byref(handle)),
             "tilec_kernel_load")
         self.handle = handle.value
+        # The runtime (the device context the kernel lives in) outlives it.
         self._finalizer = weakref.finalize(
-            self, _destroy, self._lib.lib.tilec_kernel_destroy, self.handle,
+            self, release, self._lib.lib.tilec_kernel_destroy, self.handle,
             self.runtime)
 
     @classmethod
@@ -117,11 +112,13 @@ class Kernel:
                     f"argument '{name}' (it has "
                     f"{', '.join(self._index)})")
             kind = self.signature[index]["type"]
-            function = ("tilec_kernel_set_pointer" if kind.startswith("ptr")
-                        else "tilec_kernel_set_float" if kind.startswith("f")
-                        else "tilec_kernel_set_int")
-            converted = (_address(value) if kind.startswith("ptr") else
-                         float(value) if kind.startswith("f") else int(value))
+            if kind.startswith("ptr"):
+                function, converted = "tilec_kernel_set_pointer", \
+                    _address(value)
+            elif kind.startswith("f"):
+                function, converted = "tilec_kernel_set_float", float(value)
+            else:
+                function, converted = "tilec_kernel_set_int", int(value)
             self._lib.check(getattr(self._lib.lib, function)(
                 self.handle, index, converted), f"{function} ({name})")
         return self
@@ -129,11 +126,12 @@ class Kernel:
     def launch(self, grid, stream=None):
         """Launches a grid (1 to 3 block counts) on `stream` with the
         arguments set so far; refused if one is not set."""
-        grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-        if len(grid) != 3 or any(int(g) < 1 for g in grid):
+        grid = tuple(int(g) for g in grid)
+        if not 1 <= len(grid) <= 3 or any(g < 1 for g in grid):
             raise InvalidArgumentError(
                 "Kernel.launch", f"a grid is 1 to 3 positive block counts, "
                 f"got {grid}")
+        grid += (1,) * (3 - len(grid))
         self._lib.check(self._lib.lib.tilec_kernel_launch(
-            self.handle, int(grid[0]), int(grid[1]), int(grid[2]),
-            _stream_handle(stream)), "tilec_kernel_launch")
+            self.handle, *grid, _stream_handle(stream)),
+            "tilec_kernel_launch")

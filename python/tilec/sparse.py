@@ -13,7 +13,7 @@ import weakref
 
 import torch
 
-from ._library import InvalidArgumentError
+from ._library import InvalidArgumentError, release
 from .runtime import default_runtime
 
 # enum tilec_dtype
@@ -61,12 +61,6 @@ def current_stream():
     return torch.cuda.current_stream(DEVICE).cuda_stream
 
 
-def _destroy(destroy, handle, *keep_alive):
-    """Destroys a C API sparse tensor; `keep_alive` (its runtime and the
-    coordinates it reads) lasts until it is gone."""
-    destroy(handle)
-
-
 # The C API's tilec_row_order, by name.
 ROW_ORDERS = {"key": 0, "lean_groups": 1}
 
@@ -86,7 +80,8 @@ class _Maps:
         self.runtime, self.handle, self.coords = runtime, handle.value, coords
         # The (kernel size, dilation) whose maps are built.
         self.built = set()
-        weakref.finalize(self, _destroy, lib.lib.tilec_sparse_tensor_destroy,
+        # The runtime and the coordinates it reads outlive it.
+        weakref.finalize(self, release, lib.lib.tilec_sparse_tensor_destroy,
                          self.handle, runtime, coords)
         with runtime.lock:
             lib.check(lib.lib.tilec_sparse_tensor_set_row_order(

@@ -151,12 +151,12 @@ class KernelTest(unittest.TestCase):
             tilec.InvalidArgumentError.status)
 
     def test_the_finalizer_calls_destroy_with_the_handle_alone(self):
-        # What a collected Kernel runs: the runtime rides along to stay
-        # alive, and only the handle reaches tilec_kernel_destroy (NULL:
-        # a no-op), whose ctypes signature refuses anything more.
-        from tilec import kernel as kernel_module
+        # What a collected Kernel (or sparse tensor) runs: the runtime rides
+        # along to stay alive, and only the handle reaches
+        # tilec_kernel_destroy (NULL: a no-op), whose ctypes signature
+        # refuses anything more.
         lib = _library.library()
-        kernel_module._destroy(lib.lib.tilec_kernel_destroy, None, object())
+        _library.release(lib.lib.tilec_kernel_destroy, None, object())
         with self.assertRaises(ctypes.ArgumentError):
             lib.lib.tilec_kernel_destroy(None, object())
 

@@ -42,6 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "..", "python")]
 import spconv_reference as oracle  # noqa: E402
 from tilec import _library as tilec_library  # noqa: E402
+from tilec import scenes as tilec_scenes  # noqa: E402
 from cuda_timing import poison_allocator, wall_ms  # noqa: E402
 
 # The anchors' rows (shared/anchors.md, in its order), the LiDAR-like street,
@@ -61,7 +62,6 @@ QUICK_ROWS = ["shell64/32/f16", "shell128/128/f16", "shell256/128/f16",
               "uniform500k@512/64/f16", "lidar/64/f16"]
 ROW = re.compile(r"^(?P<scene>shell(?P<res>\d+)|uniform(?P<count>\d+)k@"
                  r"(?P<grid>\d+)|lidar)/(?P<c>\d+)/(?P<dtype>f16|bf16|f32)$")
-SCENE_SEED = 1  # tilec_scene_uniform and tilec_scene_lidar (106,860 voxels)
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
 TILEC_DTYPES = {"f16": 0, "bf16": 1, "f32": 2}  # enum tilec_dtype
 KERNEL_SIZE, DILATION = 3, 1
@@ -76,8 +76,9 @@ class Tilec:
     API's level (capi/include/tilec/tilec.h): the signatures and the errors
     are the tilec package's (python/tilec/_library.py)."""
 
-    def __init__(self, path):
-        self.library = tilec_library.Library(path)
+    def __init__(self):
+        # The package's library: $TILEC_LIBRARY, which main() sets to --lib.
+        self.library = tilec_library.library()
         self.lib = self.library.lib
         self.runtime = ctypes.c_void_p()
         self.check(self.lib.tilec_runtime_create(ctypes.byref(self.runtime)),
@@ -86,28 +87,6 @@ class Tilec:
     def check(self, status, what):
         """Raises the package's error for a failed call (tilec.Error)."""
         self.library.check(status, what)
-
-    def scene(self, name, res, count):
-        """[N, 4] int32 (batch, x, y, z) on the host, from the C API."""
-        data, n = ctypes.POINTER(ctypes.c_int32)(), ctypes.c_int64()
-        if name == "shell":
-            status = self.lib.tilec_scene_shell(res, 1, ctypes.byref(data),
-                                                ctypes.byref(n))
-        elif name == "uniform":
-            status = self.lib.tilec_scene_uniform(count, res, 1, SCENE_SEED,
-                                                  ctypes.byref(data),
-                                                  ctypes.byref(n))
-        else:
-            status = self.lib.tilec_scene_lidar(SCENE_SEED, ctypes.byref(data),
-                                                ctypes.byref(n))
-        self.check(status, f"tilec_scene_{name}")
-        try:
-            words = (ctypes.c_int32 * (4 * n.value)).from_address(
-                ctypes.addressof(data.contents))
-            return torch.frombuffer(bytearray(words), dtype=torch.int32).view(
-                n.value, 4).clone()
-        finally:
-            self.lib.tilec_free(data)
 
     # tilec_row_order, by name.
     ROW_ORDERS = {"key": 0, "lean_groups": 1}
@@ -187,12 +166,22 @@ def poisoned(n, c, dtype):
     return torch.full((n, c), math.nan, device=DEVICE, dtype=dtype)
 
 
+def scene_voxels(spec):
+    """The row's scene as int32 [N, 4] (batch, x, y, z) on the host: the C
+    API's scenes through the package (tilec.scenes, its seed)."""
+    if spec["kind"] == "shell":
+        return tilec_scenes.shell(spec["res"])
+    if spec["kind"] == "uniform":
+        return tilec_scenes.uniform(spec["count"], spec["res"])
+    return tilec_scenes.lidar()
+
+
 class Scene:
     """A scene's voxels on the GPU and its map built in torch (the oracle)."""
 
     def __init__(self, tilec, spec):
         self.name = spec["scene"]
-        host = tilec.scene(spec["kind"], spec["res"], spec["count"])
+        host = scene_voxels(spec)
         self.coords = host.to(DEVICE).contiguous()
         self.n = host.shape[0]
         self.nb = oracle.neighbour_map(self.coords, KERNEL_SIZE, DILATION)
@@ -572,7 +561,8 @@ def main():
     torch.cuda.init()
     torch.empty(1, device=DEVICE)  # the primary context, before tilec's
     start = time.perf_counter()
-    tilec = Tilec(args.lib)
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
+    tilec = Tilec()
     runtime_ms = (time.perf_counter() - start) * 1e3
     peer, missing = load_peer()
     bench = Bench(args, tilec, peer)

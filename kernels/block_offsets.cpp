@@ -75,7 +75,7 @@ TILEC_KERNEL(block_offsets) {
           .arg(pointer("counts_ptr", "i32").divisibility(16))
           .arg(pointer("blk_start_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")

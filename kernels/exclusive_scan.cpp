@@ -43,7 +43,7 @@ TILEC_KERNEL(exclusive_scan) {
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(1024))
           .arg(pointer("in_ptr", "i32").divisibility(16))
           .arg(pointer("out_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .candidate("num_warps=8")
           .key("LOG2_N", "ceil(log2(N))")
           .grid({"1"})

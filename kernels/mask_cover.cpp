@@ -83,7 +83,7 @@ TILEC_KERNEL(mask_cover) {
           .arg(pointer("scores_ptr", "i32").divisibility(16))
           .arg(pointer("cover_ptr", "i32").divisibility(16))
           .arg(pointer("values_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
           .grid({"cdiv(N, ROWS)"})

@@ -56,7 +56,7 @@ TILEC_KERNEL(mask_unions) {
           .arg(pointer("sort_key_ptr", "i32").divisibility(16))
           .arg(pointer("unions_ptr", "i32").divisibility(16))
           .arg(pointer("scores_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .candidate("num_warps=2")
           .key("LOG2_N", "ceil(log2(N))")
           .grid({"cdiv(N, ROWS)"})

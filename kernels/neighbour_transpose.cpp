@@ -43,7 +43,7 @@ TILEC_KERNEL(neighbour_transpose) {
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("order_ptr", "i32").divisibility(16))
           .arg(pointer("nbt_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")

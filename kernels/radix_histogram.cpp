@@ -51,7 +51,7 @@ TILEC_KERNEL(radix_histogram) {
           .param(MetaParameter("CHUNKS").atLeast(1).byDefault(4))
           .arg(pointer("keys_ptr", "i32").divisibility(16))
           .arg(pointer("hist_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("SHIFT", "i32"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")

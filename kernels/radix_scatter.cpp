@@ -68,7 +68,7 @@ TILEC_KERNEL(radix_scatter) {
           .arg(pointer("keys_out_ptr", "i32").divisibility(16))
           .arg(pointer("vals_out_ptr", "i32").divisibility(16))
           .arg(pointer("hist_scan_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("SHIFT", "i32"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")

@@ -207,7 +207,7 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // narrowest tiles). Unread with SPLIT_K = 1.
           .arg(pointer("ws_ptr", "f32").divisibility(16))
           .arg(pointer("arrivals_ptr", "i32").divisibility(16))
-          .arg(scalar("N", "i32"))
+          .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("CI", "i32"))
           .arg(scalar("CO", "i32"))
           .arg(scalar("V", "i32"))
@@ -254,8 +254,11 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // second epilogue and partials only cost (the res-64 shell, C =
           // 256, 119 blocks: 110.7 us at best in halves against 101.3
           // whole; 6000 voxels: 70.4 against 67.9).
-          .pruneUnless("(SPLIT_K - 1) * cdiv(N, BLOCK_M) * cdiv(CO, BLOCK_N) "
-                       "<= 66",
+          // Counted at the largest N of the call's ceil(log2 N) bucket, so
+          // that the key decides it: every size of a tuned bucket reuses its
+          // winner (and a bundle packed from a few sizes serves them all).
+          .pruneUnless("(SPLIT_K - 1) * cdiv(next_power_of_2(N), BLOCK_M) * "
+                       "cdiv(CO, BLOCK_N) <= 66",
                        "halves pay only where twice the tiles start at once")
           .key("LOG2_N", "ceil(log2(N))")
           .key("CI")
@@ -274,13 +277,10 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // Winners tuned before rows moved to lean groups do not match; both
           // RowOrders share the key (a winner of one runs on the other).
           .key("ROW_ORDER", "2")
-          // Winners tuned before the split candidates existed do not match
-          // these keys.
-          .key("SPLIT_CANDIDATES", "1")
-          // Whether halves may run depends on the count of row blocks, which
-          // LOG2_N does not fix: small launches key on it (a winner in
-          // halves is never reused where it was pruned).
-          .key("SMALL_BLOCKS", "min(cdiv(N, BLOCK_M), 67)")
+          // Winners tuned before the split candidates existed, or pruned by
+          // the exact count of row blocks (version 1), do not match these
+          // keys.
+          .key("SPLIT_CANDIDATES", "2")
           .grid({"SPLIT_K * cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
           // offsets stay below (N - 1) * stride_x + CI.

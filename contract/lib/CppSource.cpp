@@ -152,10 +152,12 @@ std::string KernelDescription::toCpp(std::string_view function) const {
   }
   for (const ArgumentDecl &a : signature)
     body += "    { tilec::ArgumentDecl a(" + cppStringLiteral(a.name) + ", " +
-            cppStringLiteral(a.type) + "); a.divisibilityHint = " +
-            integer(a.divisibilityHint) + "; a.defaultValue = " +
-            cppStringLiteral(a.defaultValue) + "; a.specializedFrom = " +
-            integer(a.specializedFrom) + "; d->arg(std::move(a)); }\n";
+            cppStringLiteral(a.type) +
+            "); a.divisibilityHint = " + integer(a.divisibilityHint) +
+            "; a.defaultValue = " + cppStringLiteral(a.defaultValue) +
+            "; a.specializedFrom = " + integer(a.specializedFrom) +
+            "; a.specialized = " + (a.specialized ? "true" : "false") +
+            "; d->arg(std::move(a)); }\n";
   for (const AutotuneKeyEntry &k : autotuneKey)
     body += "    d->key(" + cppStringLiteral(k.name) + ", " +
             cppStringLiteral(k.derivation) + ");\n";

@@ -318,10 +318,14 @@ std::map<std::string, int64_t> KernelDescription::determinedArguments(
 
 Specialization KernelDescription::specializationOf(const Call &call) const {
   std::map<std::string, int64_t> smallestDivisors;
-  for (const ArgumentDecl &argument : signature)
+  std::map<std::string, int64_t> values =
+      determinedArguments(call, callNames(call));
+  for (const ArgumentDecl &argument : signature) {
     smallestDivisors[argument.name] = argument.specializedFrom;
-  return Specialization::derive(determinedArguments(call, callNames(call)),
-                                smallestDivisors)
+    if (!argument.specialized)
+      values.erase(argument.name);
+  }
+  return Specialization::derive(values, smallestDivisors)
       .restrictedTo(getIntegerArguments());
 }
 

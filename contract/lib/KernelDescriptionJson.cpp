@@ -55,6 +55,8 @@ std::string KernelDescription::toJson() const {
       entry["default"] = argument.defaultValue;
     if (argument.specializedFrom != Specialization::kDivisor)
       entry["specialize_from"] = argument.specializedFrom;
+    if (!argument.specialized)
+      entry["specialize"] = false;
     json["signature"].push_back(std::move(entry));
   }
   json["configs"] = Json::array();
@@ -168,6 +170,10 @@ static Status readArgument(JsonReader &reader, const Json &json,
                            "to 16, got " +
                            std::to_string(argument.specializedFrom));
   }
+  if (Status s = reader.optionalBoolean(json, "specialize", field,
+                                        argument.specialized);
+      !s.ok())
+    return s;
   out.push_back(std::move(argument));
   return Status::success();
 }

@@ -105,6 +105,12 @@ static void printKernelList(llvm::raw_ostream &os) {
     for (const auto &[divisor, names] : finer)
       os << "  specialized from %" << divisor << ": "
          << llvm::join(names, ", ") << "\n";
+    std::vector<std::string> unspecialized;
+    for (const ArgumentDecl &argument : kernel->getSignature())
+      if (!argument.specialized)
+        unspecialized.push_back(argument.name);
+    if (!unspecialized.empty())
+      os << "  not specialized: " << llvm::join(unspecialized, ", ") << "\n";
     os << "  meta-parameters:\n";
     for (const MetaParameter &parameter : kernel->getMetaParameters())
       printParameter(os, parameter);

@@ -340,6 +340,37 @@ TEST(KernelDescription, JsonRoundTrip) {
       << bad.message();
 }
 
+// An argument that does not specialize gives no facts for any value (not
+// %16, not == 1), so every value of a bucket shares one kernel; the other
+// arguments still specialize, and the choice survives the JSON.
+TEST(KernelDescription, DoNotSpecialize) {
+  KernelDescription stream = KernelDescription("stream")
+                                 .arg(scalar("N", "i32").doNotSpecialize())
+                                 .arg(scalar("V", "i32"));
+  auto back = KernelDescription::fromJson(stream.toJson());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->toJson(), stream.toJson());
+  EXPECT_NE(stream.toJson().find("\"specialize\":false"), std::string::npos);
+  for (const KernelDescription *description : {&stream, &*back}) {
+    for (int64_t n : {1, 16, 4096, 1000, 65536}) {
+      Call call;
+      call.sizes = {{"N", n}, {"V", 32}};
+      EXPECT_EQ(description->specializationOf(call).str(), "V%16") << n;
+    }
+    Call one;
+    one.sizes = {{"N", 1}, {"V", 1}};
+    EXPECT_EQ(description->specializationOf(one).str(), "V=1");
+  }
+  std::string json = stream.toJson();
+  const std::string unspecialized = "\"specialize\":false";
+  json.replace(json.find(unspecialized), unspecialized.size(),
+               "\"specialize\":0");
+  auto bad = KernelDescription::fromJson(json);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("specialize"), std::string::npos)
+      << bad.message();
+}
+
 // A prune condition speaks of the config (num_warps included) and the call;
 // it says why a candidate is not worth compiling, and survives the JSON.
 TEST(KernelDescription, PruneConditions) {

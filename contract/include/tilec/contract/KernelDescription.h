@@ -111,6 +111,15 @@ struct ArgumentDecl {
     specializedFrom = divisor;
     return *this;
   }
+  /// For an integer argument: no value specializes the kernel (Triton's
+  /// do_not_specialize). For sizes that a stream of calls cannot predict,
+  /// such as a point cloud's voxel count: every value of a tuned bucket then
+  /// runs the one kernel, so a new value never compiles and a bundle packed
+  /// from a few values serves them all.
+  ArgumentDecl &doNotSpecialize() {
+    specialized = false;
+    return *this;
+  }
   /// For an integer argument: its value when the call does not give one of
   /// its name, as an expression of the call's sizes ("K" for the row stride
   /// of a dense row-major K-wide matrix, "1" for its column stride).
@@ -126,6 +135,8 @@ struct ArgumentDecl {
   int64_t divisibilityHint = 0;
   /// See specializeFrom.
   int64_t specializedFrom = Specialization::kDivisor;
+  /// See doNotSpecialize.
+  bool specialized = true;
   /// Empty: the call must give the value under the argument's name.
   std::string defaultValue;
 };

@@ -260,14 +260,16 @@ tilec_status tilec_sparse_tensor_set_row_order(tilec_sparse_tensor *tensor,
                                                tilec_row_order order) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  if (order != TILEC_ROW_ORDER_KEY && order != TILEC_ROW_ORDER_LEAN_GROUPS)
+  if (order != TILEC_ROW_ORDER_KEY && order != TILEC_ROW_ORDER_LEAN_GROUPS &&
+      order != TILEC_ROW_ORDER_AUTO)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "row order " + std::to_string(static_cast<int>(order)) +
-                    " is not TILEC_ROW_ORDER_KEY or "
-                    "TILEC_ROW_ORDER_LEAN_GROUPS");
-  Status set = tensor->tensor.setRowOrder(order == TILEC_ROW_ORDER_KEY
-                                              ? sparse::RowOrder::Key
-                                              : sparse::RowOrder::LeanGroups);
+                    " is not TILEC_ROW_ORDER_KEY, TILEC_ROW_ORDER_LEAN_GROUPS "
+                    "or TILEC_ROW_ORDER_AUTO");
+  Status set = tensor->tensor.setRowOrder(
+      order == TILEC_ROW_ORDER_KEY           ? sparse::RowOrder::Key
+      : order == TILEC_ROW_ORDER_LEAN_GROUPS ? sparse::RowOrder::LeanGroups
+                                             : sparse::RowOrder::Auto);
   if (!set.ok())
     return failFrom(set, TILEC_ERROR_INVALID_ARGUMENT);
   return succeed();

@@ -62,7 +62,7 @@ def current_stream():
 
 
 # The C API's tilec_row_order, by name.
-ROW_ORDERS = {"key": 0, "lean_groups": 1}
+ROW_ORDERS = {"key": 0, "lean_groups": 1, "auto": 2}
 
 
 class _Maps:
@@ -78,8 +78,6 @@ class _Maps:
                 runtime.handle, coords.data_ptr(), coords.shape[0],
                 ctypes.byref(handle)), "tilec_sparse_tensor_create")
         self.runtime, self.handle, self.coords = runtime, handle.value, coords
-        # The (kernel size, dilation) whose maps are built.
-        self.built = set()
         # The runtime and the coordinates it reads outlive it.
         weakref.finalize(self, release, lib.lib.tilec_sparse_tensor_destroy,
                          self.handle, runtime, coords)
@@ -102,15 +100,16 @@ class SparseTensor:
     Duplicate voxels and coordinates out of range are found when the maps
     are built: tilec.InvalidInputError, with the voxels named.
 
-    row_order: "lean_groups" (the default) moves each row of the
-    convolution's GEMM to the leanest group of rows that runs its offsets,
-    less work on surfaces and street scenes for a slower map build; "key"
-    keeps the faster build (docs/sparse-conv.md, "Rows moved to lean
-    groups").
+    row_order: "lean_groups" moves each row of the convolution's GEMM to
+    the leanest group of rows that runs its offsets, less work on surfaces
+    and street scenes for a slower map build; "key" keeps the faster build;
+    "auto" (the default) takes "lean_groups" where the first convolution
+    over the maps has in * out channels >= 256 * 256, else "key"
+    (docs/sparse-conv.md, "Rows moved to lean groups").
     """
 
     def __init__(self, coords, features=None, runtime=None,
-                 row_order="lean_groups"):
+                 row_order="auto"):
         if not isinstance(row_order, str) or row_order not in ROW_ORDERS:
             _fail("SparseTensor", "row_order must be one of %s, got %r"
                   % (", ".join(sorted(ROW_ORDERS)), row_order))
@@ -125,7 +124,7 @@ class SparseTensor:
         self._features = features
 
     @classmethod
-    def from_spconv(cls, tensor, runtime=None, row_order="lean_groups"):
+    def from_spconv(cls, tensor, runtime=None, row_order="auto"):
         """The voxels of a spconv (or spconv-Triton) SparseConvTensor: its
         `indices` ([N, 4] int32, batch first) and `features`, not copied. The
         coordinate order is the tensor's own, as spconv's weights use it.
@@ -171,16 +170,16 @@ class SparseTensor:
 
     def build_maps(self, kernel_size=3, dilation=1):
         """Builds (or finds cached) the maps of a kernel_size^3 window on
-        torch's current stream and waits for them. The first convolution of
-        a (kernel size, dilation) calls it: the C API reports a wrong input
-        (duplicate voxels, coordinates out of range) from here as such."""
+        torch's current stream and waits for them: every row block the
+        convolution may use, rows in the key's order unless the tensor's
+        row_order says "lean_groups". Optional: a convolution builds what it
+        needs itself."""
         maps = self._maps
         lib = maps.runtime._lib
         with maps.runtime.lock:
             lib.check(lib.lib.tilec_sparse_tensor_build_maps(
                 maps.handle, kernel_size, dilation, current_stream()),
                 "tilec_sparse_tensor_build_maps")
-        maps.built.add((kernel_size, dilation))
 
     def active_pairs(self, kernel_size=3, dilation=1):
         """The (voxel, offset) pairs with a neighbour: a convolution's useful
@@ -248,10 +247,11 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     if features is None:
         _fail("submanifold_conv3d", "the tensor has no features")
     k = check_conv_arguments(features, weight, bias, dilation)
+    # The convolution builds the maps it needs on first use (the row block
+    # its tuned winner runs, the row order its channels call for) and
+    # reports a wrong input (duplicate voxels, coordinates out of range) as
+    # tilec.InvalidInputError.
     maps = tensor._maps
-    # An empty tensor has no maps to build (the convolution is a no-op).
-    if tensor.voxels and (k, dilation) not in maps.built:
-        tensor.build_maps(k, dilation)
     co = weight.shape[0]
     y = torch.empty(tensor.voxels, co, dtype=features.dtype, device=DEVICE)
     tf32 = features.dtype == torch.float32 and \

@@ -510,6 +510,21 @@ Autotuner::describeLocked(const std::string &kernel) {
                        deviceName() + " to read its key and grid from");
 }
 
+bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (options_.force)
+    return false;
+  Result<const KernelDescription *> description = describeLocked(kernel);
+  if (!description)
+    return false;
+  Result<std::string> key = (*description)->evaluateAutotuneKey(call);
+  if (!key)
+    return false;
+  return chosen_.count(kernel + "\n" +
+                       specializedAutotuneKey(
+                           *key, (*description)->specializationOf(call))) != 0;
+}
+
 Result<TuneResult> Autotuner::select(const std::string &kernel,
                                      const Call &call,
                                      const InputsFactory &inputs) {

@@ -23,14 +23,15 @@ from torch.profiler import ProfilerActivity, profile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_timing import wall_ms  # noqa: E402
 from spconv import DEVICE, Tilec  # noqa: E402
+from tilec import scenes as tilec_scenes  # noqa: E402
 
 SCENES = [("shell", 64), ("shell", 256), ("uniform", 500)]
 
 
-def coords_of(tilec, name, size):
+def coords_of(name, size):
     if name == "shell":
-        return tilec.scene("shell", size, 0).to(DEVICE)
-    return tilec.scene("uniform", 512, size * 1000).to(DEVICE)
+        return tilec_scenes.shell(size).to(DEVICE)
+    return tilec_scenes.uniform(size * 1000, 512).to(DEVICE)
 
 
 def summarize(events, builds):
@@ -60,11 +61,13 @@ def main():
     args = parser.parse_args()
     torch.cuda.init()
     torch.empty(1, device=DEVICE)
-    tilec = Tilec(args.lib)
+    # The package's library (Tilec's) is $TILEC_LIBRARY.
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
+    tilec = Tilec()
     report = []
     for (name, size), order in itertools.product(
             SCENES, args.row_orders.split(",")):
-        coords = coords_of(tilec, name, size)
+        coords = coords_of(name, size)
         tensors = [tilec.tensor(coords, order)]
         tilec.build_maps(tensors[-1])  # compiles, plans and grows the scratch
         walls = []

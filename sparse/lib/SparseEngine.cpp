@@ -59,6 +59,9 @@ Result<rt::DevicePtr> SparseEngine::scratch(size_t bytes) {
 
 namespace {
 
+// Plans kept at most (each a kernel's argument pack for one exact call).
+constexpr size_t kMaxPlans = 4096;
+
 std::string planKey(const std::string &kernel, const Call &call) {
   return kernel + callKey(call);
 }
@@ -89,6 +92,10 @@ Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
   std::string key = planKey(kernel, call);
   if (auto found = plans_.find(key); found != plans_.end())
     return found->second.get();
+  // A stream of clouds of new sizes makes new plans forever; they are cheap
+  // to rebuild from the autotuner's choices, so the table is bounded.
+  if (plans_.size() >= kMaxPlans)
+    plans_.clear();
   // Through the autotuner, so that the map kernel's config and cubin key
   // land in the autotune cache (and a bundle can serve them) like a tuned
   // kernel's: a kernel with a single candidate is recorded, not benchmarked.
@@ -120,7 +127,10 @@ void SparseEngine::precompile(
   std::vector<Job> jobs;
   std::set<std::string> seen;
   for (const auto &[kernel, call] : calls) {
-    if (plans_.count(planKey(kernel, call)))
+    // A size inside a bucket this process already ran needs nothing: its
+    // kernel is loaded, whatever the exact size.
+    if (plans_.count(planKey(kernel, call)) ||
+        autotuner_.hasChoice(kernel, call))
       continue;
     Result<Resolved> resolved = resolve(autotuner_, kernel, call);
     if (!resolved)

@@ -334,7 +334,8 @@ Status SparseTensor::setRowOrder(RowOrder order) {
 
 Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
                                                  int64_t blockRows,
-                                                 CUstream stream) {
+                                                 CUstream stream,
+                                                 int64_t channels) {
   if (kernelSize < 1 || kernelSize % 2 == 0 || kernelSize > 7)
     return Status::error("kernel size " + std::to_string(kernelSize) +
                          ": odd, from 1 to 7");
@@ -347,8 +348,11 @@ Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
   std::shared_ptr<const SortedNeighbourMap> &sorted =
       sorted_[{kernelSize, dilation}];
   if (!sorted) {
+    bool lean =
+        rowOrder_ == RowOrder::LeanGroups ||
+        (rowOrder_ == RowOrder::Auto && channels >= kLeanGroupsMinChannels);
     Result<std::shared_ptr<const SortedNeighbourMap>> built =
-        buildSortedMap(kernelSize, dilation, stream);
+        buildSortedMap(kernelSize, dilation, lean, stream);
     if (!built) {
       sorted_.erase({kernelSize, dilation});
       return built.status();
@@ -372,7 +376,8 @@ Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
   return status
 
 Result<std::shared_ptr<const SortedNeighbourMap>>
-SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
+SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
+                             CUstream stream) {
   const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = int64_t(kernelSize) * kernelSize * kernelSize;
   int64_t activePairs = 0;
@@ -416,8 +421,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
   };
   int64_t coverGroups = cdiv(n, kCoverRows);
   // One group has nowhere to move its rows to.
-  int coverRounds =
-      rowOrder_ == RowOrder::LeanGroups && coverGroups > 1 ? kCoverRounds : 0;
+  int coverRounds = lean && coverGroups > 1 ? kCoverRounds : 0;
   // A first build compiles a dozen small kernels (specializations of the
   // map kernels for these sizes): in parallel, before the first launch.
   {
@@ -476,7 +480,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, CUstream stream) {
     TRY(radixSort(*engine_, regions[kSortKeys].ptr(), n, radixPasses(v),
                   order.ptr(), radixScratch, stream));
     // Then each row moved to the leanest group of rows that runs its
-    // offsets (mask_cover), stably, in rounds (RowOrder::LeanGroups).
+    // offsets (mask_cover), stably, in rounds (`lean`).
     for (int round = 0; round < coverRounds; ++round) {
       TRY(engine_->launch("mask_unions", unionsCall(n),
                           {{"order_ptr", order.ptr()},

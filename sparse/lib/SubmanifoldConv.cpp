@@ -198,6 +198,8 @@ const std::vector<int64_t> &convRowBlocks() {
 namespace {
 
 // Tunes (or finds tuned) each row block's kernel and prepares the fastest.
+// A row block whose winner this process already chose needs no maps to
+// choose: a new tensor in a known bucket builds the winner's lists alone.
 Result<std::unique_ptr<PreparedConv>>
 prepareConv(SparseEngine &engine, SparseTensor &tensor,
             const ConvArguments &arguments, const Call &call, CUstream stream) {
@@ -205,49 +207,62 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
       engine.autotuner().describe(kConvKernel);
   if (!description)
     return description.status();
+  auto mapsOf = [&](int64_t rows) {
+    return tensor.maps(arguments.kernelSize, arguments.dilation, rows, stream,
+                       arguments.ci * arguments.co);
+  };
   // Each row block's tuned kernel and its measured time.
   struct Choice {
     rt::TuneResult tuned;
-    const NeighbourMaps *maps = nullptr;
+    int64_t rows = 0;
     Call call;
     std::optional<SplitWorkspace> workspace;
     double medianUs = std::numeric_limits<double>::infinity();
   };
   std::optional<Choice> best;
   for (int64_t rows : convRowBlocks()) {
-    Result<const NeighbourMaps *> maps =
-        tensor.maps(arguments.kernelSize, arguments.dilation, rows, stream);
-    if (!maps)
-      return maps.status();
     Choice choice;
-    choice.maps = *maps;
+    choice.rows = rows;
     choice.call = rowBlockCall(call, rows);
     Result<bool> split =
         maySplit(engine.autotuner(), *description, choice.call);
     if (!split)
       return split.status();
-    // Tuning launches on the benchmarker's stream: the maps must be done.
-    if (Status synced = engine.synchronize(stream); !synced.ok())
-      return synced;
-    double flops = 2.0 * double((*maps)->map->activePairs) *
-                   double(arguments.ci) * double(arguments.co);
+    // The maps are built before select() may tune (which holds the
+    // autotuner while it runs the inputs factory, so the map kernels'
+    // launches cannot select there).
+    const NeighbourMaps *maps = nullptr;
+    if (!engine.autotuner().hasChoice(kConvKernel, choice.call)) {
+      Result<const NeighbourMaps *> built = mapsOf(rows);
+      if (!built)
+        return built.status();
+      maps = *built;
+    }
     // Called only when the tuning runs (not for a pinned, memoized or
-    // cached winner): the workspace is allocated then, its counts zeroed on
-    // the legacy stream, which the benchmarker's launches follow.
+    // cached winner), so `maps` is set: the workspace is allocated then,
+    // its counts zeroed on the legacy stream, which the benchmarker's
+    // launches follow.
     rt::InputsFactory inputs =
         [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+      if (!maps)
+        return Status::error("sparse_conv_fwd: tuning without maps");
+      // Tuning launches on the benchmarker's stream: the maps must be done.
+      if (Status synced = engine.synchronize(stream); !synced.ok())
+        return synced;
       if (*split && !choice.workspace) {
         Result<SplitWorkspace> workspace = allocateSplitWorkspace(
-            engine.context(), splitWorkspaceSizeOf(**maps, arguments.co),
+            engine.context(), splitWorkspaceSizeOf(*maps, arguments.co),
             nullptr);
         if (!workspace)
           return workspace.status();
         choice.workspace = std::move(*workspace);
       }
+      double flops = 2.0 * double(maps->map->activePairs) *
+                     double(arguments.ci) * double(arguments.co);
       return std::shared_ptr<const rt::BenchmarkInputs>(
           std::make_shared<ConvInputs>(
               *description, choice.call,
-              convPointers(arguments, **maps,
+              convPointers(arguments, *maps,
                            choice.workspace ? &*choice.workspace : nullptr),
               flops));
     };
@@ -261,11 +276,14 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
     if (!best || choice.medianUs < best->medianUs)
       best = std::move(choice);
   }
+  Result<const NeighbourMaps *> bestMaps = mapsOf(best->rows);
+  if (!bestMaps)
+    return bestMaps.status();
   Result<rt::ArgPack> pack = best->tuned.kernel->makeArgPack();
   if (!pack)
     return pack.status();
   auto slots = bindConv(*pack, *description, best->call,
-                        convPointers(arguments, *best->maps, nullptr));
+                        convPointers(arguments, **bestMaps, nullptr));
   if (!slots)
     return slots.status();
   auto prepared = std::make_unique<PreparedConv>(
@@ -286,7 +304,7 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
   }
   prepared->hasBias = arguments.bias.address != 0;
   prepared->split = splitsRowBlocks(best->tuned.config);
-  prepared->splitSize = splitWorkspaceSizeOf(*best->maps, arguments.co);
+  prepared->splitSize = splitWorkspaceSizeOf(**bestMaps, arguments.co);
   // The tuning's launches, all done, left the counts at zero.
   if (prepared->split)
     prepared->workspace = std::move(best->workspace);

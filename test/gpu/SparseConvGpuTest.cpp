@@ -364,6 +364,74 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
       << status.message();
 }
 
+// A stream of clouds of new sizes from a bundle: packed after three sizes
+// of one ceil(log2 N) bucket, it serves 100 other sizes of that bucket
+// (multiples of 16 among them) with no compiler, loading no module past the
+// first size's, because neither the map kernels nor the convolution
+// specialize on the voxel count; a size of a bucket it lacks is an error
+// that names the bucket.
+TEST_F(SparseConvGpuTest, BundleServesEverySizeOfItsBuckets) {
+  using sparse::DType;
+  // ceil(log2 N) = 12: 2049 to 4096 voxels.
+  std::set<int64_t> sizes = {2100, 3001, 4000};
+  for (int64_t n : sizes) {
+    expectConvMatches(sparse::shellSceneOfSize(n), 16, 16, 3, DType::F16, false,
+                      true);
+    if (HasFatalFailure())
+      return;
+  }
+  auto packed = rt::packBundle(*cache, stageCache.get(), nullptr, {});
+  ASSERT_TRUE(packed.ok()) << packed.message();
+  auto bundle = rt::KernelBundle::decode(
+      rt::KernelBundle::encode(packed->contents), "stream.bundle");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  engine.reset();
+  autotuner.reset();
+  provider = std::make_unique<rt::KernelProvider>(*context, nullptr);
+  ASSERT_TRUE(provider->setBundle(*bundle, rt::BundlePolicy::Strict).ok());
+  cache = std::make_unique<rt::AutotuneCache>(directory + "/none.json");
+  autotuner =
+      std::make_unique<rt::Autotuner>(*provider, *cache, rt::PinnedConfigs());
+  engine =
+      std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
+
+  std::vector<int64_t> stream = {2064, 4096, 4080, 2049, 3008};
+  for (int64_t n : stream)
+    sizes.insert(n);
+  uint64_t state = 7;
+  while (stream.size() < 100) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    int64_t n = 2049 + int64_t((state >> 33) % 2048);
+    if (sizes.insert(n).second)
+      stream.push_back(n);
+  }
+  int multiplesOf16 = 0, loadsOfTheFirst = 0;
+  for (size_t i = 0; i < stream.size(); ++i) {
+    expectConvMatches(sparse::shellSceneOfSize(stream[i]), 16, 16, 3,
+                      DType::F16, false, true);
+    if (HasFatalFailure())
+      return;
+    if (i == 0)
+      loadsOfTheFirst = provider->bundleLoadCount();
+    multiplesOf16 += stream[i] % 16 == 0;
+  }
+  EXPECT_GE(multiplesOf16, 5);
+  EXPECT_EQ(provider->compileCount(), 0);
+  EXPECT_EQ(provider->bundleLoadCount(), loadsOfTheFirst)
+      << "a new size of a served bucket loaded a module";
+
+  sparse::VoxelCloud other = sparse::shellSceneOfSize(5000);
+  rt::DeviceBuffer coords = upload(other.coords);
+  auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), 5000);
+  ASSERT_TRUE(tensor.ok()) << tensor.message();
+  auto maps = tensor->maps(3, 1, 64, nullptr);
+  ASSERT_FALSE(maps.ok());
+  EXPECT_NE(maps.message().find("no winner for"), std::string::npos)
+      << maps.message();
+  EXPECT_NE(maps.message().find("LOG2_N=13"), std::string::npos)
+      << maps.message();
+}
+
 // Row blocks in halves: the second half to arrive adds the first's partial
 // sums, and sets the tile's count back to zero, so that a second call (and
 // one on another stream, which waits for the last launch on the shared

@@ -280,8 +280,8 @@ class TorchArgumentTest(unittest.TestCase):
                            coords)
 
     def test_row_order(self):
-        self.assertRefused("row_order must be one of key, lean_groups, got "
-                           "'sorted'", tilec.SparseTensor, self.coords,
+        self.assertRefused("row_order must be one of auto, key, lean_groups, "
+                           "got 'sorted'", tilec.SparseTensor, self.coords,
                            row_order="sorted")
         # A known order gets as far as the devices.
         self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,

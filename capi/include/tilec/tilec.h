@@ -143,10 +143,13 @@ TILEC_API void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor);
 /* How the tensor's maps order the rows of the convolution's GEMM
  * (docs/sparse-conv.md): by the neighbour bitmask's key (the faster map
  * build), or then each row moved to the leanest group of rows that runs its
- * offsets (less GEMM work on surfaces and street scenes; the default). */
+ * offsets (less GEMM work on surfaces and street scenes), or the latter only
+ * where the convolution that first builds the maps has CI * CO >= 256 * 256
+ * (the default: the round's map time pays back within a few such layers). */
 typedef enum tilec_row_order {
   TILEC_ROW_ORDER_KEY = 0,
   TILEC_ROW_ORDER_LEAN_GROUPS = 1,
+  TILEC_ROW_ORDER_AUTO = 2,
 } tilec_row_order;
 
 /* Sets the row order of the maps `tensor` builds, before its first maps are

@@ -283,6 +283,12 @@ public:
   Result<TuneResult> select(const std::string &kernel, const Call &call,
                             const InputsFactory &inputs = {});
 
+  // Whether select() would answer a call from this process's own choice for
+  // its key (no compile, no cache or bundle read, no module load): a new
+  // size inside a bucket that was already selected. False for a kernel that
+  // cannot be described or keyed: select() reports those.
+  bool hasChoice(const std::string &kernel, const Call &call);
+
   // The kernel's description: the compiler's, else the one stored in the
   // autotune cache for this device.
   Result<KernelDescription> describe(const std::string &kernel);

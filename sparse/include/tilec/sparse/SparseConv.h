@@ -122,10 +122,21 @@ enum class RowOrder {
   /// Then each row moved to the leanest group of rows that runs its
   /// offsets (kCoverRounds rounds): 3.7-5.6% less GEMM work at 128 rows on
   /// surfaces and street scenes, little on random clouds, for 0.05-0.4 ms
-  /// more GPU time in the map build on the H200. The default. Both orders
-  /// share the convolution's tuned winners.
+  /// more GPU time in the map build on the H200. Both orders share the
+  /// convolution's tuned winners.
   LeanGroups,
+  /// LeanGroups where the convolution that first builds the maps has
+  /// CI * CO >= kLeanGroupsMinChannels (its few percent of a layer pay the
+  /// round back within a few layers), else Key; maps built without a
+  /// convolution (tilec_sparse_tensor_build_maps) take Key. The default.
+  Auto,
 };
+
+/// RowOrder::Auto's threshold on CI * CO: at 256 x 256 a layer's ~3% saved
+/// repays the cover round's map time in about five layers; at 128 x 128 it
+/// would take about twenty (docs/sparse-conv.md, "Rows moved to lean
+/// groups").
+inline constexpr int64_t kLeanGroupsMinChannels = 256 * 256;
 
 class SparseTensor {
 public:
@@ -150,15 +161,18 @@ public:
   /// first use (which synchronizes it: the counts decide the buffers'
   /// sizes); row blocks of one (kernelSize, dilation) share the sorted map.
   /// Duplicate voxels and coordinates out of range are errors.
+  /// `channels`: CI * CO of the convolution that asks, which decides
+  /// RowOrder::Auto (0: none).
   Result<const NeighbourMaps *> maps(int kernelSize, int dilation,
-                                     int64_t blockRows, CUstream stream);
+                                     int64_t blockRows, CUstream stream,
+                                     int64_t channels = 0);
 
 private:
   friend Status submanifoldConv3d(SparseEngine &, SparseTensor &,
                                   const ConvArguments &, CUstream);
   SparseTensor(SparseEngine &engine, rt::DevicePtr coords, int64_t voxels);
   Result<std::shared_ptr<const SortedNeighbourMap>>
-  buildSortedMap(int kernelSize, int dilation, CUstream stream);
+  buildSortedMap(int kernelSize, int dilation, bool lean, CUstream stream);
   Result<std::unique_ptr<NeighbourMaps>>
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                   int64_t blockRows, CUstream stream);
@@ -171,7 +185,7 @@ private:
   SparseEngine *engine_;
   rt::DevicePtr coords_;
   int64_t voxels_;
-  RowOrder rowOrder_ = RowOrder::LeanGroups;
+  RowOrder rowOrder_ = RowOrder::Auto;
   std::map<std::pair<int, int>, std::shared_ptr<const SortedNeighbourMap>>
       sorted_;
   std::map<std::tuple<int, int, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;

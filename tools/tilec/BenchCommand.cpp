@@ -5,6 +5,9 @@
 // cuBLAS, spconv-Triton) in one Python process, because the peers live in
 // Python. They need python3 with torch and triton, and a GPU. gemm drives
 // the tilec binary; spconv calls libtilec_c.so (the C API) through ctypes.
+// spconv --frames (scripts/bench/spconv_frames.py) streams scans of new sizes
+// through maps and layer stacks next to spconv-Triton and FlexGEMM, then
+// from a bundle it makes with this tilec (warmup, pack) in a fresh process.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +28,8 @@ namespace tilec::tool {
 cl::SubCommand benchCommand(
     "bench", "Benchmark a kernel against its peers on the GPU, in one process "
              "(gemm: tilec, a Triton kernel of the same algorithm, cuBLAS; "
-             "spconv: tilec's submanifold convolution, spconv-Triton, torch)");
+             "spconv: tilec's submanifold convolution, spconv-Triton, torch; "
+             "spconv --frames: streams of scans of new sizes, with FlexGEMM)");
 
 static cl::OptionCategory category("tilec bench options");
 static cl::opt<std::string> benchName(cl::Positional, cl::desc("<gemm|spconv>"),
@@ -52,12 +56,21 @@ static cl::opt<std::string>
                   "(the script's default when empty)"),
          cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<bool> quick("quick",
-                           cl::desc("spconv: five rows, shorter timing"),
+                           cl::desc("spconv: five rows, shorter timing "
+                                    "(--frames: two configs, fewer frames)"),
                            cl::sub(benchCommand), cl::cat(category));
+static cl::opt<bool>
+    frames("frames",
+           cl::desc("spconv: a stream of scans of new sizes through maps "
+                    "and layer stacks next to spconv-Triton and FlexGEMM, "
+                    "then from a bundle with the JIT off, and the map "
+                    "build next to FlexGEMM's neighbour cache "
+                    "(scripts/bench/spconv_frames.py)"),
+           cl::sub(benchCommand), cl::cat(category));
 static cl::opt<double>
     budgetS("budget-s",
-            cl::desc("spconv: no row starts after this many "
-                     "seconds (the script's default when unset)"),
+            cl::desc("spconv: no row (--frames: no section) starts after "
+                     "this many seconds (the script's default when unset)"),
             cl::sub(benchCommand), cl::cat(category));
 static cl::opt<std::string> library(
     "lib",
@@ -113,11 +126,27 @@ scriptArguments(const std::string &self) {
   if (!llvm::sys::fs::exists(lib))
     return llvm::createStringError("no C API library at " + lib + " (--lib)");
   std::vector<std::string> args = {"--lib", lib};
+  if (benchName == "spconv" && frames) {
+    // The frames run f16 3x3x3 stacks of their own: the table's row
+    // choices do not apply.
+    for (cl::Option *option :
+         std::initializer_list<cl::Option *>{&rows, &dtypes, &shapes})
+      if (option->getNumOccurrences())
+        return llvm::createStringError("--" + option->ArgStr +
+                                       " is not an option of spconv --frames");
+    // The tilec that runs warmup and pack for the bundle stream.
+    args.insert(args.end(), {"--tilec", self});
+    if (quick)
+      args.push_back("--quick");
+    if (budgetS.getNumOccurrences())
+      args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
+    return args;
+  }
   if (!dtypes.empty())
     args.insert(args.end(), {"--dtypes", dtypes});
   if (benchName == "gemm") {
     for (cl::Option *option :
-         std::initializer_list<cl::Option *>{&rows, &quick, &budgetS})
+         std::initializer_list<cl::Option *>{&rows, &quick, &budgetS, &frames})
       if (option->getNumOccurrences())
         return misplaced(option->ArgStr, "spconv");
     args.insert(args.end(), {"--tilec", self});
@@ -141,9 +170,12 @@ int runBench(const char *argv0) {
       argv0, reinterpret_cast<void *>(&runBench));
   if (benchName != "gemm" && benchName != "spconv")
     return fail("unknown benchmark '" + benchName + "' (known: gemm, spconv)");
-  std::string script = findScript(self, benchName);
+  std::string name = benchName == "spconv" && frames
+                         ? std::string("spconv_frames")
+                         : std::string(benchName);
+  std::string script = findScript(self, name);
   if (script.empty())
-    return fail("scripts/bench/" + benchName + ".py not found next to " + self +
+    return fail("scripts/bench/" + name + ".py not found next to " + self +
                 " (set TILEC_BENCH_DIR)");
   auto interpreter = llvm::sys::findProgramByName(python);
   if (!interpreter)

@@ -510,6 +510,12 @@ Autotuner::describeLocked(const std::string &kernel) {
                        deviceName() + " to read its key and grid from");
 }
 
+// Where chosen_ keeps a kernel's choice for a (specialized) autotune key.
+static std::string choiceKey(const std::string &kernel,
+                             const std::string &key) {
+  return kernel + "\n" + key;
+}
+
 bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (options_.force)
@@ -520,9 +526,9 @@ bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
   Result<std::string> key = (*description)->evaluateAutotuneKey(call);
   if (!key)
     return false;
-  return chosen_.count(kernel + "\n" +
-                       specializedAutotuneKey(
-                           *key, (*description)->specializationOf(call))) != 0;
+  return chosen_.count(choiceKey(
+             kernel, specializedAutotuneKey(
+                         *key, (*description)->specializationOf(call)))) != 0;
 }
 
 Result<TuneResult> Autotuner::select(const std::string &kernel,
@@ -561,7 +567,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   *key = specializedAutotuneKey(declaredKey, specialization);
   step("key");
 
-  std::string memoKey = kernel + "\n" + *key;
+  std::string memoKey = choiceKey(kernel, *key);
   if (!options_.force) {
     if (auto it = chosen_.find(memoKey); it != chosen_.end()) {
       TuneResult result = it->second;

@@ -97,18 +97,19 @@ static void printKernelList(llvm::raw_ostream &os) {
                               os << " = " << argument.defaultValue;
                           });
     os << ")  [" << kernel->getSourceFile() << "]\n";
-    // Arguments whose values specialize by divisors below 16, by divisor.
+    // Arguments whose values specialize by divisors below 16, by divisor,
+    // and those no value specializes.
     std::map<int64_t, std::vector<std::string>> finer;
-    for (const ArgumentDecl &argument : kernel->getSignature())
-      if (argument.specializedFrom != Specialization::kDivisor)
-        finer[argument.specializedFrom].push_back(argument.name);
-    for (const auto &[divisor, names] : finer)
-      os << "  specialized from %" << divisor << ": "
-         << llvm::join(names, ", ") << "\n";
     std::vector<std::string> unspecialized;
-    for (const ArgumentDecl &argument : kernel->getSignature())
+    for (const ArgumentDecl &argument : kernel->getSignature()) {
       if (!argument.specialized)
         unspecialized.push_back(argument.name);
+      else if (argument.specializedFrom != Specialization::kDivisor)
+        finer[argument.specializedFrom].push_back(argument.name);
+    }
+    for (const auto &[divisor, names] : finer)
+      os << "  specialized from %" << divisor << ": " << llvm::join(names, ", ")
+         << "\n";
     if (!unspecialized.empty())
       os << "  not specialized: " << llvm::join(unspecialized, ", ") << "\n";
     os << "  meta-parameters:\n";

@@ -2,12 +2,13 @@
 //
 // The stable LSD radix sort that orders the sparse convolution's rows by
 // their neighbour bitmask, and its row blocks by their count of offsets
-// (docs/sparse-conv.md), takes 4 bits per pass:
+// (docs/sparse-conv.md), takes DIGIT_BITS bits per pass:
 // this kernel counts, per program, how many of its ELEMS = BLOCK * CHUNKS
-// keys have each digit (key >> SHIFT) & 15, and writes the count of digit d
-// of program p to hist[d * NUM_PROGRAMS + p]. An exclusive scan of hist
-// (exclusive_scan) then gives every (digit, program) its first output
-// position, in the order a stable sort needs; radix_scatter moves the keys.
+// keys have each digit (key >> SHIFT) & (2^DIGIT_BITS - 1), and writes the
+// count of digit d of program p to hist[d * NUM_PROGRAMS + p]. Exclusive
+// scans of hist's rows (exclusive_scan, a program per digit) then give
+// every (digit, program) its first output position past the smaller
+// digits, in the order a stable sort needs; radix_scatter moves the keys.
 //
 // Grid: (cdiv(N, BLOCK * CHUNKS)).
 //
@@ -21,26 +22,27 @@ using namespace tilec::kernel;
 
 static void buildRadixHistogram(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), chunks = kb.param("CHUNKS");
+  int64_t digitCount = int64_t(1) << kb.param("DIGIT_BITS");
   Tensor keys = kb.arg("keys_ptr"), hist = kb.arg("hist_ptr");
   Tensor n = kb.arg("N"), shift = kb.arg("SHIFT");
 
   Tensor program = kb.let("program", kb.programId(0));
   Tensor programs = kb.let("programs", kb.numPrograms(0));
-  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, 16), 0));
-  Tensor counts0 = kb.let("counts", kb.zeros({16}, kb.i32Type()));
+  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, digitCount), 0));
+  Tensor counts0 = kb.let("counts", kb.zeros({digitCount}, kb.i32Type()));
   auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
     Tensor index =
         kb.let("index", (program * chunks + c) * block + kb.arange(0, block));
     Tensor inRange = kb.let("in_range", index < n);
     Tensor key = kb.let("key", kb.load(keys + index, inRange, 0));
     Tensor digit =
-        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & 15);
+        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & (digitCount - 1));
     Tensor onehot = kb.let("onehot", (kb.expandDims(digit, 1) == digits) &
                                          kb.expandDims(inRange, 1));
     return {carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0)};
   };
   Tensors loop = kb.let("loop", kb.forRange(0, chunks, 1, {counts0}, chunk));
-  kb.store(hist + kb.arange(0, 16) * programs + program, loop[0]);
+  kb.store(hist + kb.arange(0, digitCount) * programs + program, loop[0]);
 }
 
 TILEC_KERNEL(radix_histogram) {
@@ -49,6 +51,7 @@ TILEC_KERNEL(radix_histogram) {
                         __LINE__)
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(256))
           .param(MetaParameter("CHUNKS").atLeast(1).byDefault(4))
+          .param(MetaParameter("DIGIT_BITS").atLeast(1).atMost(8).byDefault(4))
           .arg(pointer("keys_ptr", "i32").divisibility(16))
           .arg(pointer("hist_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32").doNotSpecialize())
@@ -59,9 +62,10 @@ TILEC_KERNEL(radix_histogram) {
           // program: a stored winner must have the call's.
           .key("BLOCK")
           .key("CHUNKS")
+          .key("DIGIT_BITS")
           .grid({"cdiv(N, BLOCK * CHUNKS)"})
-          .require("SHIFT >= 0", "the digit's shift is in [0, 28]")
-          .require("SHIFT <= 28", "the digit's shift is in [0, 28]")
+          .require("SHIFT >= 0", "the digit's shift is in [0, 31]")
+          .require("SHIFT <= 31", "the digit's shift is in [0, 31]")
           .testSizes({{"N", 10000}, {"SHIFT", 4}}, {{"N", 777}, {"SHIFT", 28}}),
       buildRadixHistogram);
   return kernel;

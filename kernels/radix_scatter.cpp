@@ -1,9 +1,11 @@
 //===- radix_scatter.cpp - the moves of one radix-sort pass ---------------===//
 //
-// With hist_scan the exclusive scan of radix_histogram's counts (same
-// SHIFT, same grid), program p moves its keys in order: the j-th key of
-// digit d among the program's ELEMS = BLOCK * CHUNKS goes to
-// hist_scan[d * NUM_PROGRAMS + p] + j, with its value (the voxel index;
+// With hist_scan the exclusive scans of radix_histogram's counts (same
+// SHIFT, same grid), a row of NUM_PROGRAMS + 1 per digit (exclusive_scan
+// with ROWS = 2^DIGIT_BITS: the row's last entry is the digit's total),
+// program p moves its keys in order: the j-th key of digit d among the
+// program's ELEMS = BLOCK * CHUNKS goes to the total of the digits below d
+// plus hist_scan[d * (NUM_PROGRAMS + 1) + p] + j, with its value (the voxel index;
 // with FIRST = 1 the value is the key's own position, so the first pass
 // needs no index array; the maps sort voxels and row blocks with it). Equal digits keep their order: the sort is stable,
 // and sorting (key, position) pairs is deterministic.
@@ -20,6 +22,7 @@ using namespace tilec::kernel;
 
 static void buildRadixScatter(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), chunks = kb.param("CHUNKS");
+  int64_t digitCount = int64_t(1) << kb.param("DIGIT_BITS");
   bool first = kb.param("FIRST");
   Tensor keysIn = kb.arg("keys_in_ptr"), valsIn = kb.arg("vals_in_ptr");
   Tensor keysOut = kb.arg("keys_out_ptr"), valsOut = kb.arg("vals_out_ptr");
@@ -28,10 +31,14 @@ static void buildRadixScatter(KernelBuilder &kb) {
 
   Tensor program = kb.let("program", kb.programId(0));
   Tensor programs = kb.let("programs", kb.numPrograms(0));
-  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, 16), 0));
-  // Where the program's next key of each digit goes.
+  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, digitCount), 0));
+  // Where the program's next key of each digit goes: the keys of smaller
+  // digits (the rows' totals), then this digit's keys of earlier programs.
+  Tensor row = kb.let("row", kb.arange(0, digitCount) * (programs + 1));
+  Tensor totals = kb.let("totals", kb.load(histScan + row + programs));
+  Tensor before = kb.let("before", kb.cumsum(totals, 0) - totals);
   Tensor next0 =
-      kb.let("next", kb.load(histScan + kb.arange(0, 16) * programs + program));
+      kb.let("next", kb.load(histScan + row + program) + before);
   auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
     Tensor index =
         kb.let("index", (program * chunks + c) * block + kb.arange(0, block));
@@ -40,7 +47,7 @@ static void buildRadixScatter(KernelBuilder &kb) {
     Tensor value =
         first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
     Tensor digit =
-        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & 15);
+        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & (digitCount - 1));
     Tensor onehot =
         kb.let("onehot", kb.cast((kb.expandDims(digit, 1) == digits) &
                                      kb.expandDims(inRange, 1),
@@ -62,6 +69,7 @@ TILEC_KERNEL(radix_scatter) {
       KernelDescription("radix_scatter", "kernels/radix_scatter.cpp", __LINE__)
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(256))
           .param(MetaParameter("CHUNKS").atLeast(1).byDefault(4))
+          .param(MetaParameter("DIGIT_BITS").atLeast(1).atMost(8).byDefault(4))
           .param(MetaParameter("FIRST").atLeast(0).atMost(1).byDefault(0))
           .arg(pointer("keys_in_ptr", "i32").divisibility(16))
           .arg(pointer("vals_in_ptr", "i32").divisibility(16))
@@ -76,10 +84,11 @@ TILEC_KERNEL(radix_scatter) {
           // program: a stored winner must have the call's.
           .key("BLOCK")
           .key("CHUNKS")
+          .key("DIGIT_BITS")
           .key("FIRST")
           .grid({"cdiv(N, BLOCK * CHUNKS)"})
-          .require("SHIFT >= 0", "the digit's shift is in [0, 28]")
-          .require("SHIFT <= 28", "the digit's shift is in [0, 28]")
+          .require("SHIFT >= 0", "the digit's shift is in [0, 31]")
+          .require("SHIFT <= 31", "the digit's shift is in [0, 31]")
           .testSizes({{"N", 10000}, {"SHIFT", 4}}, {{"N", 777}, {"SHIFT", 28}}),
       buildRadixScatter);
   return kernel;

@@ -3,7 +3,7 @@
 // The map kernels of kernels/ in order (docs/sparse-conv.md): the voxel
 // hash table (voxel_hash_insert), the neighbour map and sort keys
 // (voxel_neighbours), a stable radix sort of the keys (radix_histogram,
-// exclusive_scan, radix_scatter; 4 bits a pass), each row moved to the
+// exclusive_scan, radix_scatter; 7 bits a pass), each row moved to the
 // leanest group of rows that runs its offsets (mask_unions, mask_cover and
 // the same radix sort by the group), the map in sorted order
 // (neighbour_transpose), the row blocks' offset lists (block_offsets,
@@ -34,22 +34,27 @@ enum InsertStatus {
   kOutOfRange = 3
 };
 
-// A table at most a quarter full: voxel_neighbours walks every lookup as
+// A table at most an eighth full: voxel_neighbours walks every lookup as
 // far as the longest insertion's probe sequence, which at a load near 1/2
-// is 3x as long (37 against 12 slots for 500k random voxels). At most
-// kTableGrowths doublings when a sequence runs past voxel_hash_insert's
-// MAX_PROBES.
-constexpr int kTableSlotsPerVoxel = 4;
+// is 3x as long as at 1/4 (37 against 12 slots for 500k random voxels), and
+// 1/8 took 1% to 14% off the map build on the H200 (fresh tensors of 60-100%
+// subsets of the res-64 and res-256 shells and of 500k random voxels;
+// docs/bench.md). At most kTableGrowths doublings when a sequence runs
+// past voxel_hash_insert's MAX_PROBES.
+constexpr int kTableSlotsPerVoxel = 8;
 constexpr int kTableGrowths = 3;
 // The radix passes' programs each count and move kRadixBlock * kRadixChunks
-// keys. Few chained chunks keep a pass short at the map's sizes (each chunk
-// waits on the one before); the histogram grows with the program count.
-constexpr int64_t kRadixBlock = 256;
-constexpr int64_t kRadixChunks = 4;
+// keys in one chunk: a pass is as short as one program's chunk (chunks of a
+// program wait on each other), and the digit counts, a row per digit, are
+// scanned a program per digit.
+constexpr int64_t kRadixBlock = 128;
+constexpr int64_t kRadixChunks = 1;
 constexpr int64_t kRadixPerProgram = kRadixBlock * kRadixChunks;
-// A pass sorts by one digit of 4 bits: 16 counts a program
-// (radix_histogram's and radix_scatter's 16 one-hot columns).
-constexpr int kRadixDigitBits = 4;
+// A pass sorts by one digit of 7 bits, 128 counts a program
+// (radix_histogram's and radix_scatter's one-hot columns): the rows' 27-bit
+// key takes 4 passes, a block's count of offsets (0 to 27) one. Of 4 to 8
+// bits on the H200, 7 gave the shortest map builds (docs/bench.md).
+constexpr int kRadixDigitBits = 7;
 constexpr int64_t kRadixDigits = int64_t(1) << kRadixDigitBits;
 
 int ceilLog2(int64_t value) {
@@ -91,16 +96,26 @@ int radixPasses(int64_t v) { return radixPassesOver(std::min<int64_t>(v, 32)); }
 int blockSortPasses(int64_t v) { return radixPassesOver(ceilLog2(v + 1)); }
 Call digitsCall(int64_t n, int pass) {
   return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
-                  {{"BLOCK", kRadixBlock}, {"CHUNKS", kRadixChunks}});
+                  {{"BLOCK", kRadixBlock},
+                   {"CHUNKS", kRadixChunks},
+                   {"DIGIT_BITS", kRadixDigitBits}});
 }
 // FIRST: the first pass of a sort whose values are the keys' positions.
 Call scatterCall(int64_t n, int pass, bool positions) {
   return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
                   {{"BLOCK", kRadixBlock},
                    {"CHUNKS", kRadixChunks},
+                   {"DIGIT_BITS", kRadixDigitBits},
                    {"FIRST", pass == 0 && positions ? 1 : 0}});
 }
-Call scanCall(int64_t count) { return makeCall({{"N", count}}); }
+// The exclusive sums of `rows` vectors of `count` (exclusive_scan's ROWS).
+Call scanCall(int64_t count, int64_t rows = 1) {
+  return makeCall({{"N", count}, {"ROWS", rows}});
+}
+// The radix sort's scan: a row of its programs' counts per digit.
+Call digitScanCall(int64_t programs) {
+  return scanCall(programs, kRadixDigits);
+}
 Call transposeCall(int64_t n, int64_t v) {
   return makeCall({{"N", n}, {"V", v}});
 }
@@ -121,13 +136,13 @@ Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
 
 // The buffers of a radix sort's passes: keys and values alternate between
 // two buffers each, the digit counts of each program and their scan
-// (4 * kRadixDigits * programs and 4 * (kRadixDigits * programs + 1)
+// (4 * kRadixDigits * programs and 4 * kRadixDigits * (programs + 1)
 // bytes).
 struct RadixScratch {
   rt::DevicePtr keysA, keysB, values, hist, histScan;
 };
 
-// Queues a stable sort of the `n` keys at `keys` (4 bits a pass, `passes`
+// Queues a stable sort of the `n` keys at `keys` (a digit a pass, `passes`
 // passes; radix_histogram, exclusive_scan, radix_scatter) into `order`,
 // whose values are `values` (n of them, neither `order` nor
 // scratch.values), else the keys' positions (the first pass takes them as
@@ -154,7 +169,7 @@ Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
         !status.ok())
       return status;
     if (Status status = engine.launch(
-            "exclusive_scan", scanCall(kRadixDigits * programs),
+            "exclusive_scan", digitScanCall(programs),
             {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream);
         !status.ok())
       return status;
@@ -190,7 +205,7 @@ BlockSortLayout getBlockSortLayout(int64_t blocks) {
   layout.values = 2 * keyBytes;
   layout.hist = 3 * keyBytes;
   layout.histScan = layout.hist + aligned(4 * kRadixDigits * programs);
-  layout.bytes = layout.histScan + 4 * (kRadixDigits * programs + 1);
+  layout.bytes = layout.histScan + 4 * kRadixDigits * (programs + 1);
   return layout;
 }
 
@@ -201,7 +216,7 @@ void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
   for (int pass = 0; pass < passes; ++pass) {
     calls.emplace_back("radix_histogram", digitsCall(n, pass));
     calls.emplace_back("exclusive_scan",
-                       scanCall(kRadixDigits * cdiv(n, kRadixPerProgram)));
+                       digitScanCall(cdiv(n, kRadixPerProgram)));
     calls.emplace_back("radix_scatter", scatterCall(n, pass, positions));
   }
 }
@@ -392,7 +407,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
   if (n == 0)
     return assemble(std::move(order), std::move(nbt));
 
-  // The hash table: at most a quarter full; a probe sequence longer than the
+  // The hash table: at most an eighth full; a probe sequence longer than the
   // insert kernel's bound grows it. The temporaries live in the engine's
   // scratch: statuses, the probe statistics, the table's keys and values,
   // the neighbour map in voxel order, the sort keys, the pair count, the
@@ -514,7 +529,7 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
     TRY_ASSIGN(carved, carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
                                         int64_t(4) << log2Slots, 4 * n * v,
                                         4 * n, 8, 4 * kRadixDigits * programs,
-                                        4 * (kRadixDigits * programs + 1),
+                                        4 * kRadixDigits * (programs + 1),
                                         4 * n, 4 * n, 4 * n, 4 * coverGroups,
                                         4 * coverGroups, 4 * n, 4 * n}));
     regions = std::move(carved);

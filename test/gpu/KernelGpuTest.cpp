@@ -314,6 +314,13 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"radix_histogram", "num_warps=4", true},
         GpuCase{"radix_scatter", "num_warps=4", false},
         GpuCase{"radix_scatter", "FIRST=1,num_warps=4", true},
+        // Wider digits, as the maps sort with: 128 rows of counts.
+        GpuCase{"radix_histogram", "DIGIT_BITS=7,BLOCK=128,CHUNKS=1,num_warps=4",
+                true},
+        GpuCase{"radix_scatter", "DIGIT_BITS=7,BLOCK=128,CHUNKS=1,num_warps=4",
+                false},
+        GpuCase{"radix_scatter",
+                "DIGIT_BITS=6,BLOCK=256,CHUNKS=2,FIRST=1,num_warps=4", true},
         GpuCase{"exclusive_scan", "num_warps=8", false},
         GpuCase{"exclusive_scan", "num_warps=8", true},
         GpuCase{"neighbour_transpose", "num_warps=4", false},

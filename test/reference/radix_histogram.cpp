@@ -18,17 +18,18 @@ TILEC_REFERENCE(radix_histogram)(const ReferenceRequest &request) {
   int64_t perProgram =
       request.paramOrDefault("BLOCK") * request.paramOrDefault("CHUNKS");
   int64_t programs = (*n + perProgram - 1) / perProgram;
+  int64_t digits = int64_t(1) << request.paramOrDefault("DIGIT_BITS");
   std::vector<int32_t> keys(*n);
   for (int32_t &key : keys)
     key = static_cast<int32_t>(request.rng.next());
   ReferenceProblem problem;
   problem.tensors["keys_ptr"] = int32Tensor(keys);
-  problem.tensors["hist_ptr"] = HostTensor(ElementFormat::I32, 16 * programs);
+  problem.tensors["hist_ptr"] = HostTensor(ElementFormat::I32, digits * programs);
   problem.output = "hist_ptr";
   if (request.withReference) {
-    problem.expected.assign(16 * programs, 0);
+    problem.expected.assign(digits * programs, 0);
     for (int64_t i = 0; i < *n; ++i) {
-      uint32_t digit = (static_cast<uint32_t>(keys[i]) >> *shift) & 15;
+      uint32_t digit = (static_cast<uint32_t>(keys[i]) >> *shift) & (digits - 1);
       problem.expected[digit * programs + i / perProgram] += 1;
     }
   }

@@ -24,6 +24,7 @@ TILEC_REFERENCE(radix_scatter)(const ReferenceRequest &request) {
   int64_t perProgram =
       request.paramOrDefault("BLOCK") * request.paramOrDefault("CHUNKS");
   int64_t programs = (*n + perProgram - 1) / perProgram;
+  int64_t digits = int64_t(1) << request.paramOrDefault("DIGIT_BITS");
   std::vector<int32_t> keys(*n), vals(*n);
   for (int32_t &key : keys)
     key = static_cast<int32_t>(request.rng.next() & 0xF0F0F0F5);
@@ -32,13 +33,17 @@ TILEC_REFERENCE(radix_scatter)(const ReferenceRequest &request) {
     for (int64_t i = *n - 1; i > 0; --i)
       std::swap(vals[i], vals[request.rng.below(i + 1)]);
   auto digit = [&](int64_t i) {
-    return (static_cast<uint32_t>(keys[i]) >> *shift) & 15;
+    return (static_cast<uint32_t>(keys[i]) >> *shift) & (digits - 1);
   };
-  std::vector<int32_t> scan(16 * programs, 0);
+  // A row of programs + 1 exclusive sums per digit (the last its total).
+  std::vector<int32_t> counts(digits * programs, 0);
   for (int64_t i = 0; i < *n; ++i)
-    scan[digit(i) * programs + i / perProgram] += 1;
-  std::exclusive_scan(scan.begin(), scan.end(), scan.begin(), 0);
-
+    counts[digit(i) * programs + i / perProgram] += 1;
+  std::vector<int32_t> scan(digits * (programs + 1), 0);
+  for (int64_t d = 0; d < digits; ++d)
+    for (int64_t p = 0; p < programs; ++p)
+      scan[d * (programs + 1) + p + 1] =
+          scan[d * (programs + 1) + p] + counts[d * programs + p];
   ReferenceProblem problem;
   problem.tensors["keys_in_ptr"] = int32Tensor(keys);
   problem.tensors["vals_in_ptr"] = int32Tensor(vals);

@@ -33,6 +33,14 @@ struct SparseEngine::LaunchPlan {
   std::vector<std::pair<std::string, size_t>> pointers;
 };
 
+// What every call of one autotune bucket shares: the chosen kernel, its
+// config and an argument pack to copy.
+struct SparseEngine::BucketPlan {
+  std::shared_ptr<const rt::Kernel> kernel;
+  Config config;
+  rt::ArgPack pack;
+};
+
 SparseEngine::SparseEngine(rt::KernelProvider &provider,
                            rt::Autotuner &autotuner, rt::AutotuneCache &cache)
     : provider_(provider), autotuner_(autotuner), cache_(cache) {}
@@ -87,30 +95,63 @@ Result<Resolved> resolve(rt::Autotuner &autotuner, const std::string &kernel,
 
 } // namespace
 
+Result<const KernelDescription *>
+SparseEngine::describe(const std::string &kernel) {
+  if (auto found = descriptions_.find(kernel); found != descriptions_.end())
+    return &found->second;
+  Result<KernelDescription> description = autotuner_.describe(kernel);
+  if (!description)
+    return description.status();
+  return &descriptions_.emplace(kernel, std::move(*description)).first->second;
+}
+
 Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
                                                       const Call &call) {
   std::string key = planKey(kernel, call);
   if (auto found = plans_.find(key); found != plans_.end())
     return found->second.get();
   // A stream of clouds of new sizes makes new plans forever; they are cheap
-  // to rebuild from the autotuner's choices, so the table is bounded.
+  // to rebuild from their buckets, so the tables are bounded.
   if (plans_.size() >= kMaxPlans)
     plans_.clear();
-  // Through the autotuner, so that the map kernel's config and cubin key
-  // land in the autotune cache (and a bundle can serve them) like a tuned
-  // kernel's: a kernel with a single candidate is recorded, not benchmarked.
-  Result<rt::TuneResult> selected = autotuner_.select(kernel, call);
-  if (!selected)
-    return selected.status();
-  Result<KernelDescription> description = autotuner_.describe(kernel);
+  if (buckets_.size() >= kMaxPlans)
+    buckets_.clear();
+  Result<const KernelDescription *> description = describe(kernel);
   if (!description)
     return description.status();
-  Result<rt::ArgPack> pack = selected->kernel->makeArgPack();
-  if (!pack)
-    return pack.status();
-  auto plan = std::make_unique<LaunchPlan>(LaunchPlan{
-      selected->kernel, selected->grid, std::move(*pack), {}});
-  auto pointers = bindIntegerArguments(plan->pack, *description, call);
+  Result<std::string> autotuneKey = (*description)->evaluateAutotuneKey(call);
+  if (!autotuneKey)
+    return autotuneKey.status();
+  std::string bucketKey =
+      kernel + "\n" +
+      rt::specializedAutotuneKey(*autotuneKey,
+                                 (*description)->specializationOf(call));
+  auto bucket = buckets_.find(bucketKey);
+  if (bucket == buckets_.end()) {
+    // Through the autotuner, so that the map kernel's config and cubin key
+    // land in the autotune cache (and a bundle can serve them) like a tuned
+    // kernel's: a kernel with a single candidate is recorded, not
+    // benchmarked.
+    Result<rt::TuneResult> selected = autotuner_.select(kernel, call);
+    if (!selected)
+      return selected.status();
+    Result<rt::ArgPack> pack = selected->kernel->makeArgPack();
+    if (!pack)
+      return pack.status();
+    bucket = buckets_
+                 .emplace(std::move(bucketKey),
+                          std::make_unique<BucketPlan>(BucketPlan{
+                              selected->kernel, selected->config,
+                              std::move(*pack)}))
+                 .first;
+  }
+  const BucketPlan &chosen = *bucket->second;
+  Result<rt::Dim3> grid = (*description)->evaluateGrid(chosen.config, call);
+  if (!grid)
+    return grid.status();
+  auto plan = std::make_unique<LaunchPlan>(
+      LaunchPlan{chosen.kernel, *grid, chosen.pack, {}});
+  auto pointers = bindIntegerArguments(plan->pack, **description, call);
   if (!pointers)
     return pointers.status();
   plan->pointers = std::move(*pointers);

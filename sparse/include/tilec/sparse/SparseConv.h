@@ -73,7 +73,9 @@ public:
 
 private:
   struct LaunchPlan;
+  struct BucketPlan;
   Result<LaunchPlan *> plan(const std::string &kernel, const Call &call);
+  Result<const KernelDescription *> describe(const std::string &kernel);
 
   rt::KernelProvider &provider_;
   rt::Autotuner &autotuner_;
@@ -81,6 +83,12 @@ private:
   std::optional<rt::DeviceBuffer> scratch_;
   /// By kernel and call: a repeated launch sets its pointers and goes.
   std::map<std::string, std::unique_ptr<LaunchPlan>> plans_;
+  /// By kernel and (specialized) autotune key: a call of a new size in a
+  /// bucket the autotuner already chose for binds its integers, computes
+  /// its grid and goes, without the autotuner.
+  std::map<std::string, std::unique_ptr<BucketPlan>> buckets_;
+  /// The map kernels' descriptions, by kernel.
+  std::map<std::string, KernelDescription> descriptions_;
 };
 
 /// The neighbour map of one (kernel size, dilation), in the masked GEMM's

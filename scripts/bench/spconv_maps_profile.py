@@ -6,6 +6,9 @@ memsets and copies. Prints per scene and row order (--row-orders, default
 both: the key's order alone, and rows moved to lean groups, the default):
 the wall time of a build, the GPU's busy time, the driver calls by name
 (count, total and longest host time) and the GPU work by name; writes JSON.
+With --fresh-sizes every build after the first is over a new random subset
+(60-100%) of the scene, so that every build has a voxel count of its own,
+as a stream of scans does.
 
     python3 spconv_maps_profile.py --lib lib/libtilec_c.so [--out DIR]
 """
@@ -26,6 +29,30 @@ from spconv import DEVICE, Tilec  # noqa: E402
 from tilec import scenes as tilec_scenes  # noqa: E402
 
 SCENES = [("shell", 64), ("shell", 256), ("uniform", 500)]
+
+
+class Coordinates:
+    """The scene's coordinates, or (fresh) a new random subset of 60-100%
+    of them at every call, each of a voxel count not drawn before."""
+
+    def __init__(self, coords, fresh, seed=0):
+        self.coords, self.fresh = coords, fresh
+        self.generator = torch.Generator().manual_seed(seed)
+        self.seen = set()
+
+    def __call__(self):
+        if not self.fresh:
+            return self.coords
+        total = self.coords.shape[0]
+        while True:
+            count = int(total * (0.6 + 0.4 * torch.rand(
+                1, generator=self.generator).item()))
+            if count not in self.seen:
+                break
+        self.seen.add(count)
+        keep = torch.randperm(total, generator=self.generator)[:count]
+        return self.coords[keep.sort().values.to(self.coords.device)] \
+            .contiguous()
 
 
 def coords_of(name, size):
@@ -58,6 +85,9 @@ def main():
     parser.add_argument("--out", default=".")
     parser.add_argument("--builds", type=int, default=5)
     parser.add_argument("--row-orders", default="key,lean_groups")
+    parser.add_argument("--fresh-sizes", action="store_true")
+    parser.add_argument("--scenes", default=",".join(
+        f"{name}{size}" for name, size in SCENES))
     args = parser.parse_args()
     torch.cuda.init()
     torch.empty(1, device=DEVICE)
@@ -65,31 +95,39 @@ def main():
     os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
     tilec = Tilec()
     report = []
+    scenes = [(name, size) for name, size in SCENES
+              if f"{name}{size}" in args.scenes.split(",")]
     for (name, size), order in itertools.product(
-            SCENES, args.row_orders.split(",")):
-        coords = coords_of(name, size)
-        tensors = [tilec.tensor(coords, order)]
-        tilec.build_maps(tensors[-1])  # compiles, plans and grows the scratch
+            scenes, args.row_orders.split(",")):
+        coordinates = Coordinates(coords_of(name, size), args.fresh_sizes)
+        held = []  # each tensor with the coordinates it reads
+
+        def new_tensor():
+            coords = coordinates()
+            held.append((tilec.tensor(coords, order), coords))
+            return held[-1][0]
+        tilec.build_maps(new_tensor())  # compiles, plans, grows the scratch
         walls = []
         for _ in range(args.builds):
-            tensors.append(tilec.tensor(coords, order))
-            walls.append(wall_ms(lambda: tilec.build_maps(tensors[-1]))[0])
+            tensor = new_tensor()
+            walls.append(wall_ms(lambda: tilec.build_maps(tensor))[0])
         with profile(activities=[ProfilerActivity.CPU,
                                  ProfilerActivity.CUDA]) as prof:
             for _ in range(args.builds):
-                tensors.append(tilec.tensor(coords, order))
-                tilec.build_maps(tensors[-1])
+                tilec.build_maps(new_tensor())
                 torch.cuda.synchronize()
         host, gpu = summarize(prof.events(), args.builds)
         gpu_busy = sum(row["total_us"] for row in gpu)
         walls.sort()
         row = {"scene": f"{name}{size}", "row_order": order,
-               "voxels": coords.shape[0],
+               "voxels": coordinates.coords.shape[0],
+               "fresh_sizes": args.fresh_sizes,
                "wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
                "gpu_busy_us": gpu_busy, "driver_calls": host, "gpu_work": gpu}
         report.append(row)
         print(f"\n{row['scene']}, rows in {order} order: N = "
-              f"{row['voxels']:,}, build {row['wall_ms_median']:.3f} ms "
+              f"{row['voxels']:,}"
+              f"{' (60-100% subsets)' if args.fresh_sizes else ''}, build {row['wall_ms_median']:.3f} ms "
               f"(median of {args.builds}), GPU busy {gpu_busy:.1f} us")
         print(f"  {'driver call':34} {'count':>6} {'total us':>10} {'max us':>9}")
         for entry in host[:12]:
@@ -99,7 +137,7 @@ def main():
         for entry in gpu[:12]:
             print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
                   f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
-        for tensor in tensors:
+        for tensor, _ in held:
             tilec.destroy(tensor)
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "spconv-maps-profile.json"), "w") as out:

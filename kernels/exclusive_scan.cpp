@@ -56,7 +56,8 @@ TILEC_KERNEL(exclusive_scan) {
           .key("LOG2_N", "ceil(log2(N))")
           .grid({"ROWS"})
           .require("ROWS >= 1", "at least one vector")
-          .require("ROWS * (N + 1) < 2147483648", "the sums' offsets are 32-bit")
+          .require("ROWS * (N + 1) < 2147483648",
+                   "the sums' offsets are 32-bit")
           .testSizes({{"N", 65536}}, {{"N", 977}, {"ROWS", 128}}),
       buildExclusiveScan);
   return kernel;

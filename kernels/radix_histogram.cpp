@@ -35,8 +35,8 @@ static void buildRadixHistogram(KernelBuilder &kb) {
         kb.let("index", (program * chunks + c) * block + kb.arange(0, block));
     Tensor inRange = kb.let("in_range", index < n);
     Tensor key = kb.let("key", kb.load(keys + index, inRange, 0));
-    Tensor digit =
-        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & (digitCount - 1));
+    Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
+                                       (digitCount - 1));
     Tensor onehot = kb.let("onehot", (kb.expandDims(digit, 1) == digits) &
                                          kb.expandDims(inRange, 1));
     return {carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0)};

@@ -5,10 +5,11 @@
 // with ROWS = 2^DIGIT_BITS: the row's last entry is the digit's total),
 // program p moves its keys in order: the j-th key of digit d among the
 // program's ELEMS = BLOCK * CHUNKS goes to the total of the digits below d
-// plus hist_scan[d * (NUM_PROGRAMS + 1) + p] + j, with its value (the voxel index;
-// with FIRST = 1 the value is the key's own position, so the first pass
-// needs no index array; the maps sort voxels and row blocks with it). Equal digits keep their order: the sort is stable,
-// and sorting (key, position) pairs is deterministic.
+// plus hist_scan[d * (NUM_PROGRAMS + 1) + p] + j, with its value (the voxel
+// index; with FIRST = 1 the value is the key's own position, so the first pass
+// needs no index array; the maps sort voxels and row blocks with it). Equal
+// digits keep their order: the sort is stable, and sorting (key, position)
+// pairs is deterministic.
 //
 // Grid: (cdiv(N, BLOCK * CHUNKS)).
 //
@@ -37,8 +38,7 @@ static void buildRadixScatter(KernelBuilder &kb) {
   Tensor row = kb.let("row", kb.arange(0, digitCount) * (programs + 1));
   Tensor totals = kb.let("totals", kb.load(histScan + row + programs));
   Tensor before = kb.let("before", kb.cumsum(totals, 0) - totals);
-  Tensor next0 =
-      kb.let("next", kb.load(histScan + row + program) + before);
+  Tensor next0 = kb.let("next", kb.load(histScan + row + program) + before);
   auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
     Tensor index =
         kb.let("index", (program * chunks + c) * block + kb.arange(0, block));
@@ -46,8 +46,8 @@ static void buildRadixScatter(KernelBuilder &kb) {
     Tensor key = kb.let("key", kb.load(keysIn + index, inRange, 0));
     Tensor value =
         first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
-    Tensor digit =
-        kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) & (digitCount - 1));
+    Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
+                                       (digitCount - 1));
     Tensor onehot =
         kb.let("onehot", kb.cast((kb.expandDims(digit, 1) == digits) &
                                      kb.expandDims(inRange, 1),

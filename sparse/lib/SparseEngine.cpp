@@ -138,12 +138,12 @@ Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
     Result<rt::ArgPack> pack = selected->kernel->makeArgPack();
     if (!pack)
       return pack.status();
-    bucket = buckets_
-                 .emplace(std::move(bucketKey),
-                          std::make_unique<BucketPlan>(BucketPlan{
-                              selected->kernel, selected->config,
-                              std::move(*pack)}))
-                 .first;
+    bucket =
+        buckets_
+            .emplace(std::move(bucketKey),
+                     std::make_unique<BucketPlan>(BucketPlan{
+                         selected->kernel, selected->config, std::move(*pack)}))
+            .first;
   }
   const BucketPlan &chosen = *bucket->second;
   Result<rt::Dim3> grid = (*description)->evaluateGrid(chosen.config, call);

@@ -315,8 +315,8 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"radix_scatter", "num_warps=4", false},
         GpuCase{"radix_scatter", "FIRST=1,num_warps=4", true},
         // Wider digits, as the maps sort with: 128 rows of counts.
-        GpuCase{"radix_histogram", "DIGIT_BITS=7,BLOCK=128,CHUNKS=1,num_warps=4",
-                true},
+        GpuCase{"radix_histogram",
+                "DIGIT_BITS=7,BLOCK=128,CHUNKS=1,num_warps=4", true},
         GpuCase{"radix_scatter", "DIGIT_BITS=7,BLOCK=128,CHUNKS=1,num_warps=4",
                 false},
         GpuCase{"radix_scatter",

@@ -17,8 +17,7 @@ TILEC_REFERENCE(exclusive_scan)(const ReferenceRequest &request) {
     x = static_cast<int32_t>(request.rng.below(100));
   ReferenceProblem problem;
   problem.tensors["in_ptr"] = int32Tensor(in);
-  problem.tensors["out_ptr"] =
-      HostTensor(ElementFormat::I32, (*n + 1) * *rows);
+  problem.tensors["out_ptr"] = HostTensor(ElementFormat::I32, (*n + 1) * *rows);
   problem.output = "out_ptr";
   if (request.withReference) {
     for (int64_t row = 0; row < *rows; ++row) {

@@ -24,12 +24,14 @@ TILEC_REFERENCE(radix_histogram)(const ReferenceRequest &request) {
     key = static_cast<int32_t>(request.rng.next());
   ReferenceProblem problem;
   problem.tensors["keys_ptr"] = int32Tensor(keys);
-  problem.tensors["hist_ptr"] = HostTensor(ElementFormat::I32, digits * programs);
+  problem.tensors["hist_ptr"] =
+      HostTensor(ElementFormat::I32, digits * programs);
   problem.output = "hist_ptr";
   if (request.withReference) {
     problem.expected.assign(digits * programs, 0);
     for (int64_t i = 0; i < *n; ++i) {
-      uint32_t digit = (static_cast<uint32_t>(keys[i]) >> *shift) & (digits - 1);
+      uint32_t digit =
+          (static_cast<uint32_t>(keys[i]) >> *shift) & (digits - 1);
       problem.expected[digit * programs + i / perProgram] += 1;
     }
   }

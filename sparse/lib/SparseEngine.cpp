@@ -74,23 +74,12 @@ std::string planKey(const std::string &kernel, const Call &call) {
   return kernel + callKey(call);
 }
 
-// A map kernel's description and its one config completed for `call`.
-struct Resolved {
-  KernelDescription description;
-  Config config;
-};
-Result<Resolved> resolve(rt::Autotuner &autotuner, const std::string &kernel,
-                         const Call &call) {
-  Result<KernelDescription> description = autotuner.describe(kernel);
-  if (!description)
-    return description.status();
-  if (description->getConfigs().empty())
-    return Status::error(kernel + " declares no config");
-  Result<Config> config =
-      description->configForCall(description->getConfigs().front(), call);
-  if (!config)
-    return config.status();
-  return Resolved{std::move(*description), std::move(*config)};
+// A map kernel's one config completed for `call`.
+Result<Config> singleConfig(const KernelDescription &description,
+                            const Call &call) {
+  if (description.getConfigs().empty())
+    return Status::error(description.getName() + " declares no config");
+  return description.configForCall(description.getConfigs().front(), call);
 }
 
 } // namespace
@@ -173,20 +162,21 @@ void SparseEngine::precompile(
     if (plans_.count(planKey(kernel, call)) ||
         autotuner_.hasChoice(kernel, call))
       continue;
-    Result<Resolved> resolved = resolve(autotuner_, kernel, call);
-    if (!resolved)
+    Result<const KernelDescription *> description = describe(kernel);
+    if (!description)
       continue;
-    Specialization specialization =
-        resolved->description.specializationOf(call);
+    Result<Config> config = singleConfig(**description, call);
+    if (!config)
+      continue;
+    Specialization specialization = (*description)->specializationOf(call);
     // A bundle's cubin loads without compiling.
     if (const rt::KernelBundle *bundle = provider_.bundle();
-        bundle && bundle->findCubin(kernel, resolved->config.str(),
-                                    specialization.str(), provider_.target()))
+        bundle && bundle->findCubin(kernel, config->str(), specialization.str(),
+                                    provider_.target()))
       continue;
-    if (seen.insert(kernel + "|" + resolved->config.str() + "|" +
-                    specialization.str())
+    if (seen.insert(kernel + "|" + config->str() + "|" + specialization.str())
             .second)
-      jobs.push_back({kernel, resolved->config, specialization});
+      jobs.push_back({kernel, *config, specialization});
   }
   if (jobs.size() < 2)
     return;

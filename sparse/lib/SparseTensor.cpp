@@ -134,10 +134,19 @@ Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
                   {{"BLOCK_M", blockRows}, {"FILL", fill}});
 }
 
+// The bytes of a radix pass's digit counts over `programs` programs (a row
+// of programs per digit, radix_histogram) and of their scans (a row of
+// programs + 1 per digit, exclusive_scan with ROWS = kRadixDigits).
+int64_t digitCountBytes(int64_t programs) {
+  return 4 * kRadixDigits * programs;
+}
+int64_t digitScanBytes(int64_t programs) {
+  return 4 * kRadixDigits * (programs + 1);
+}
+
 // The buffers of a radix sort's passes: keys and values alternate between
 // two buffers each, the digit counts of each program and their scan
-// (4 * kRadixDigits * programs and 4 * kRadixDigits * (programs + 1)
-// bytes).
+// (digitCountBytes and digitScanBytes).
 struct RadixScratch {
   rt::DevicePtr keysA, keysB, values, hist, histScan;
 };
@@ -204,8 +213,8 @@ BlockSortLayout getBlockSortLayout(int64_t blocks) {
   layout.keysB = keyBytes;
   layout.values = 2 * keyBytes;
   layout.hist = 3 * keyBytes;
-  layout.histScan = layout.hist + aligned(4 * kRadixDigits * programs);
-  layout.bytes = layout.histScan + 4 * kRadixDigits * (programs + 1);
+  layout.histScan = layout.hist + aligned(digitCountBytes(programs));
+  layout.bytes = layout.histScan + digitScanBytes(programs);
   return layout;
 }
 
@@ -528,8 +537,8 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
       return Status::error("the voxel table outgrew 2^30 slots");
     TRY_ASSIGN(carved, carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
                                         int64_t(4) << log2Slots, 4 * n * v,
-                                        4 * n, 8, 4 * kRadixDigits * programs,
-                                        4 * kRadixDigits * (programs + 1),
+                                        4 * n, 8, digitCountBytes(programs),
+                                        digitScanBytes(programs),
                                         4 * n, 4 * n, 4 * n, 4 * coverGroups,
                                         4 * coverGroups, 4 * n, 4 * n}));
     regions = std::move(carved);

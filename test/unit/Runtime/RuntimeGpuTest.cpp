@@ -226,6 +226,60 @@ TEST_F(RuntimeGpuTest, BuffersCopyAndFill) {
   EXPECT_TRUE(empty.memset8(0).ok());
 }
 
+// The pool: memory written on one stream, freed after another stream's
+// work, reused by the next allocation of its size without a new mapping,
+// each allocation readable where it was ordered.
+TEST_F(RuntimeGpuTest, PoolOrdersAllocationsAndFreesOnStreams) {
+  tilec::Result<std::unique_ptr<rt::DevicePool>> pool =
+      rt::DevicePool::create(*context);
+  ASSERT_TRUE(pool.ok()) << pool.message();
+  EXPECT_TRUE((*pool)->pooled()) << "an H100/H200-class GPU has memory pools";
+  const rt::Driver &driver = context->driver();
+  tilec::Result<rt::Stream> first = rt::Stream::create(*context);
+  tilec::Result<rt::Stream> second = rt::Stream::create(*context);
+  ASSERT_TRUE(first.ok() && second.ok());
+  const size_t words = 1 << 18;
+  CUdeviceptr freedAddress = 0;
+  for (uint32_t round = 0; round < 3; ++round) {
+    tilec::Result<rt::PoolBuffer> buffer =
+        (*pool)->allocate(words * 4, first->handle());
+    ASSERT_TRUE(buffer.ok()) << buffer.message();
+    EXPECT_EQ(buffer->size(), words * 4);
+    if (round > 0)
+      EXPECT_EQ(buffer->address(), freedAddress) << "the pool kept the memory";
+    const uint8_t fill = static_cast<uint8_t>(0x50 + round);
+    ASSERT_EQ(driver.api().cuMemsetD8Async(buffer->address(), fill, words * 4,
+                                           first->handle()),
+              CUDA_SUCCESS);
+    ASSERT_TRUE(first->synchronize().ok());
+    std::vector<uint32_t> back(words);
+    ASSERT_EQ(
+        driver.api().cuMemcpyDtoH(back.data(), buffer->address(), words * 4),
+        CUDA_SUCCESS);
+    EXPECT_EQ(back.front(), fill * 0x01010101u);
+    EXPECT_EQ(back.back(), fill * 0x01010101u);
+    freedAddress = buffer->address();
+    buffer->releaseOn(second->handle());
+    EXPECT_EQ(buffer->address(), 0u);
+    ASSERT_TRUE(second->synchronize().ok());
+  }
+  // Zero bytes still give an address; a buffer freed by its destructor goes
+  // back on the legacy default stream.
+  {
+    tilec::Result<rt::PoolBuffer> tiny = (*pool)->allocate(0, nullptr);
+    ASSERT_TRUE(tiny.ok()) << tiny.message();
+    EXPECT_NE(tiny->address(), 0u);
+  }
+  ASSERT_EQ(driver.api().cuCtxSynchronize(), CUDA_SUCCESS);
+  // More than the device holds is an error with the size, not a crash.
+  tilec::Result<rt::PoolBuffer> huge =
+      (*pool)->allocate(size_t(1) << 50, nullptr);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_NE(huge.message().find("allocating 1125899906842624 bytes"),
+            std::string::npos)
+      << huge.message();
+}
+
 // Tensor maps through the driver table (cuTensorMapEncodeTiled): the same
 // array gives the same 128 bytes, another base address others, and a rule
 // broken is refused before the driver, with its numbers. No kernel reads

@@ -48,6 +48,12 @@ namespace tilec::rt {
   X(cuMemsetD8)                                                                \
   X(cuMemsetD32)                                                               \
   X(cuMemsetD8Async)                                                           \
+  X(cuMemPoolCreate)                                                           \
+  X(cuMemPoolDestroy)                                                          \
+  X(cuMemPoolSetAttribute)                                                     \
+  X(cuMemPoolTrimTo)                                                           \
+  X(cuMemAllocFromPoolAsync)                                                   \
+  X(cuMemFreeAsync)                                                            \
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy)                                                           \
   X(cuStreamSynchronize)                                                       \

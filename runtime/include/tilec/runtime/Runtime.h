@@ -7,19 +7,20 @@
 #ifndef TILEC_RUNTIME_RUNTIME_H
 #define TILEC_RUNTIME_RUNTIME_H
 
-#include "tilec/runtime/ArgPack.h"
 #include "tilec/contract/ArgType.h"
+#include "tilec/contract/CompileMetadata.h"
+#include "tilec/contract/Status.h"
+#include "tilec/runtime/ArgPack.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Device.h"
 #include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/DevicePool.h"
 #include "tilec/runtime/DevicePtr.h"
 #include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelLoader.h"
-#include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/Module.h"
-#include "tilec/contract/Status.h"
 #include "tilec/runtime/Stream.h"
 
 #endif // TILEC_RUNTIME_RUNTIME_H

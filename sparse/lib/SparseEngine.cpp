@@ -65,6 +65,41 @@ Result<rt::DevicePtr> SparseEngine::scratch(size_t bytes) {
   return scratch_->ptr();
 }
 
+Result<rt::PoolBuffer> SparseEngine::allocateMaps(size_t bytes,
+                                                  CUstream stream) {
+  if (!pool_) {
+    Result<std::unique_ptr<rt::DevicePool>> pool =
+        rt::DevicePool::create(context());
+    if (!pool)
+      return pool.status();
+    pool_ = std::move(*pool);
+  }
+  return pool_->allocate(bytes, stream);
+}
+
+Status
+SparseEngine::orderLegacyStreamAfter(const std::vector<CUstream> &streams) {
+  for (CUstream stream : streams) {
+    // The legacy default stream orders itself after the others' work.
+    if (stream == nullptr || stream == CU_STREAM_LEGACY)
+      continue;
+    if (!ordering_) {
+      Result<rt::Event> event =
+          rt::Event::create(context(), CU_EVENT_DISABLE_TIMING);
+      if (!event)
+        return event.status();
+      ordering_ = std::move(*event);
+    }
+    // A wait takes the event as recorded when it is queued, so one event
+    // serves every stream in turn.
+    if (Status status = ordering_->record(stream); !status.ok())
+      return status;
+    if (Status status = ordering_->makeWait(nullptr); !status.ok())
+      return status;
+  }
+  return Status::success();
+}
+
 namespace {
 
 // Plans kept at most (each a kernel's argument pack for one exact call).
@@ -187,6 +222,13 @@ void SparseEngine::precompile(
     });
   for (std::thread &thread : threads)
     thread.join();
+}
+
+bool SparseEngine::firstUseOf(const std::string &signature) {
+  // Bounded like the plans: a forgotten signature only precompiles again.
+  if (signatures_.size() >= kMaxPlans)
+    signatures_.clear();
+  return signatures_.insert(signature).second;
 }
 
 Status

@@ -19,7 +19,9 @@
 
 #include "tilec/runtime/Driver.h"
 
+#include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstring>
 #include <optional>
 
@@ -230,12 +232,6 @@ void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
   }
 }
 
-Result<rt::DeviceBuffer> allocate(const rt::Context &context, int64_t bytes) {
-  // Never empty: a kernel still gets a valid address.
-  return rt::DeviceBuffer::allocate(
-      context, static_cast<size_t>(std::max<int64_t>(bytes, 16)));
-}
-
 // A region of the engine's scratch buffer: one build's temporaries live
 // there, so that a build allocates only the maps it returns.
 class Region {
@@ -329,9 +325,40 @@ Status describeInsertError(const Region &statuses, int64_t voxels,
 SparseTensor::SparseTensor(SparseEngine &engine, rt::DevicePtr coords,
                            int64_t voxels)
     : engine_(&engine), coords_(coords), voxels_(voxels) {}
-SparseTensor::~SparseTensor() = default;
+SparseTensor::~SparseTensor() { releaseMaps(); }
 SparseTensor::SparseTensor(SparseTensor &&) noexcept = default;
-SparseTensor &SparseTensor::operator=(SparseTensor &&) noexcept = default;
+SparseTensor &SparseTensor::operator=(SparseTensor &&other) noexcept {
+  if (this != &other) {
+    releaseMaps();
+    engine_ = other.engine_;
+    coords_ = other.coords_;
+    voxels_ = other.voxels_;
+    rowOrder_ = other.rowOrder_;
+    sorted_ = std::move(other.sorted_);
+    maps_ = std::move(other.maps_);
+    convs_ = std::move(other.convs_);
+    streams_ = std::move(other.streams_);
+  }
+  return *this;
+}
+
+void SparseTensor::noteStream(CUstream stream) {
+  if (std::find(streams_.begin(), streams_.end(), stream) == streams_.end())
+    streams_.push_back(stream);
+}
+
+void SparseTensor::releaseMaps() {
+  if (streams_.empty())
+    return;
+  // Without the ordering (no event could be made or recorded) the frees
+  // wait for the whole device instead.
+  if (!engine_->orderLegacyStreamAfter(streams_).ok())
+    (void)engine_->context().driver().api().cuCtxSynchronize();
+  convs_.clear();
+  maps_.clear();
+  sorted_.clear();
+  streams_.clear();
+}
 
 Result<SparseTensor> SparseTensor::create(SparseEngine &engine,
                                           rt::DevicePtr coords,
@@ -369,25 +396,20 @@ Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
   auto key = std::make_tuple(kernelSize, dilation, blockRows);
   if (auto found = maps_.find(key); found != maps_.end())
     return found->second.get();
-  std::shared_ptr<const SortedNeighbourMap> &sorted =
-      sorted_[{kernelSize, dilation}];
-  if (!sorted) {
-    bool lean =
-        rowOrder_ == RowOrder::LeanGroups ||
-        (rowOrder_ == RowOrder::Auto && channels >= kLeanGroupsMinChannels);
-    Result<std::shared_ptr<const SortedNeighbourMap>> built =
-        buildSortedMap(kernelSize, dilation, lean, stream);
-    if (!built) {
-      sorted_.erase({kernelSize, dilation});
-      return built.status();
-    }
-    sorted = std::move(*built);
-  }
-  Result<std::unique_ptr<NeighbourMaps>> lists =
-      buildBlockLists(sorted, blockRows, stream);
-  if (!lists)
-    return lists.status();
-  return (maps_[key] = std::move(*lists)).get();
+  noteStream(stream);
+  bool lean =
+      rowOrder_ == RowOrder::LeanGroups ||
+      (rowOrder_ == RowOrder::Auto && channels >= kLeanGroupsMinChannels);
+  auto sorted = sorted_.find({kernelSize, dilation});
+  Result<std::unique_ptr<NeighbourMaps>> built =
+      sorted != sorted_.end()
+          ? buildBlockLists(sorted->second, blockRows, stream)
+          : buildMaps(kernelSize, dilation, lean, blockRows, stream);
+  if (!built)
+    return built.status();
+  if (sorted == sorted_.end())
+    sorted_[{kernelSize, dilation}] = (*built)->map;
+  return (maps_[key] = std::move(*built)).get();
 }
 
 #define TRY_ASSIGN(name, expression)                                           \
@@ -399,27 +421,61 @@ Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
   if (Status status = (expression); !status.ok())                              \
   return status
 
-Result<std::shared_ptr<const SortedNeighbourMap>>
-SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
-                             CUstream stream) {
+namespace {
+
+// The smallest bucket-defining facts of a map build's launches: for each
+// voxel-like count they take (the voxels, the radix programs, the cover
+// groups, each row block's blocks and programs), its ceil(log2) (the
+// autotune keys) and whether it is 1 or a multiple of 16 (what a
+// specialization may see), with the window, the table and the cover rounds.
+// Builds of one signature launch in the same buckets, so the first of them
+// precompiles for all; a signature finer than the buckets only precompiles
+// more often, never less.
+std::string buildSignature(int64_t n, int log2Slots, int kernelSize,
+                           int dilation, int coverRounds) {
+  std::string signature =
+      std::to_string(kernelSize) + "," + std::to_string(dilation) + "," +
+      std::to_string(log2Slots) + "," + std::to_string(coverRounds);
+  auto count = [&](int64_t value) {
+    signature += "|" + std::to_string(ceilLog2(value)) +
+                 (value == 1        ? "=1"
+                  : value % 16 == 0 ? "%16"
+                                    : "");
+  };
+  count(n);
+  count(cdiv(n, kRadixPerProgram));
+  count(cdiv(n, kCoverRows));
+  for (int64_t rows : convRowBlocks()) {
+    count(cdiv(n, rows));
+    count(cdiv(cdiv(n, rows), kRadixPerProgram));
+  }
+  return signature;
+}
+
+} // namespace
+
+Result<std::unique_ptr<NeighbourMaps>>
+SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
+                        int64_t blockRows, CUstream stream) {
   const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = int64_t(kernelSize) * kernelSize * kernelSize;
-  int64_t activePairs = 0;
-  auto assemble = [&](rt::DeviceBuffer order, rt::DeviceBuffer nbt) {
-    return std::make_shared<const SortedNeighbourMap>(
-        SortedNeighbourMap{n, v, kernelSize, dilation, activePairs,
-                           std::move(order), std::move(nbt)});
-  };
-
-  TRY_ASSIGN(order, allocate(context, 4 * n));
-  TRY_ASSIGN(nbt, allocate(context, 4 * n * v));
+  // order, then nbt at a 256-byte boundary.
+  int64_t nbtOffset = cdiv(4 * n, 256) * 256;
+  TRY_ASSIGN(storage, engine_->allocateMaps(nbtOffset + 4 * n * v, stream));
+  rt::DevicePtr order = storage.ptr();
+  rt::DevicePtr nbt{storage.address() + nbtOffset};
+  // The pair count is set once the build is done.
+  auto map = std::make_shared<SortedNeighbourMap>(
+      SortedNeighbourMap{n, v, kernelSize, dilation, /*activePairs=*/0, order,
+                         nbt, std::move(storage)});
   if (n == 0)
-    return assemble(std::move(order), std::move(nbt));
+    return buildBlockLists(map, blockRows, stream);
 
   // The hash table: at most an eighth full; a probe sequence longer than the
   // insert kernel's bound grows it. The temporaries live in the engine's
-  // scratch: statuses, the probe statistics, the table's keys and values,
-  // the neighbour map in voxel order, the sort keys, the pair count, the
+  // scratch: statuses, the table's statistics (the longest probe sequence
+  // and the insert's status, then the pair count at byte 16), the table's
+  // keys and values, the neighbour map in voxel order, the sort keys, the
   // radix sort's counts, their scan and its ping-pong buffers, and the
   // cover rounds' group unions and scores, covering groups and sort values.
   int log2Slots = std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
@@ -427,12 +483,11 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
   std::vector<Region> regions;
   enum {
     kStatuses,
-    kProbes,
+    kStats,
     kKeys,
     kVals,
     kNb,
     kSortKeys,
-    kPairs,
     kHist,
     kHistScan,
     kKeysOut,
@@ -443,12 +498,15 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
     kCover,
     kCoverValues
   };
+  constexpr int64_t kPairsOffset = 16;
   int64_t coverGroups = cdiv(n, kCoverRows);
   // One group has nowhere to move its rows to.
   int coverRounds = lean && coverGroups > 1 ? kCoverRounds : 0;
-  // A first build compiles a dozen small kernels (specializations of the
-  // map kernels for these sizes): in parallel, before the first launch.
-  {
+  // A first build of its buckets compiles a dozen small kernels
+  // (specializations of the map kernels for these sizes): in parallel,
+  // before the first launch.
+  if (engine_->firstUseOf(
+          buildSignature(n, log2Slots, kernelSize, dilation, coverRounds))) {
     std::vector<std::pair<std::string, Call>> calls = {
         {"voxel_hash_insert", insertCall(n, log2Slots)},
         {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
@@ -470,19 +528,20 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
     engine_->precompile(calls);
   }
 
-  // Every step is queued at once; the one synchronization at the end says
-  // whether the table took every voxel (else it grows and the steps run
-  // again) and how many pairs there are.
+  // Every step is queued at once, the block lists too; the one
+  // synchronization at the end says whether the table took every voxel
+  // (else it grows and the steps run again) and how many pairs there are.
   auto enqueue = [&]() -> Status {
     TRY(regions[kKeys].memset8Async(0xFF, stream));
-    TRY(regions[kProbes].memset8Async(0, stream));
-    TRY(regions[kPairs].memset8Async(0, stream));
+    TRY(regions[kStats].memset8Async(0, stream));
+    rt::DevicePtr probes = regions[kStats].ptr();
+    rt::DevicePtr pairs{probes.address + kPairsOffset};
     TRY(engine_->launch("voxel_hash_insert", insertCall(n, log2Slots),
                         {{"coords_ptr", coords_},
                          {"keys_ptr", regions[kKeys].ptr()},
                          {"vals_ptr", regions[kVals].ptr()},
                          {"status_ptr", regions[kStatuses].ptr()},
-                         {"probes_ptr", regions[kProbes].ptr()}},
+                         {"probes_ptr", probes}},
                         stream));
     // The neighbour map, the sort keys and the pair count.
     TRY(engine_->launch("voxel_neighbours",
@@ -490,10 +549,10 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
                         {{"coords_ptr", coords_},
                          {"keys_ptr", regions[kKeys].ptr()},
                          {"vals_ptr", regions[kVals].ptr()},
-                         {"probes_ptr", regions[kProbes].ptr()},
+                         {"probes_ptr", probes},
                          {"nb_ptr", regions[kNb].ptr()},
                          {"sort_key_ptr", regions[kSortKeys].ptr()},
-                         {"pairs_ptr", regions[kPairs].ptr()}},
+                         {"pairs_ptr", pairs}},
                         stream));
 
     // Rows sorted by key, stably (radixPasses); the keys stay for the
@@ -502,18 +561,18 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
                               regions[kValsIn].ptr(), regions[kHist].ptr(),
                               regions[kHistScan].ptr()};
     TRY(radixSort(*engine_, regions[kSortKeys].ptr(), n, radixPasses(v),
-                  order.ptr(), radixScratch, stream));
+                  map->order, radixScratch, stream));
     // Then each row moved to the leanest group of rows that runs its
     // offsets (mask_cover), stably, in rounds (`lean`).
     for (int round = 0; round < coverRounds; ++round) {
       TRY(engine_->launch("mask_unions", unionsCall(n),
-                          {{"order_ptr", order.ptr()},
+                          {{"order_ptr", map->order},
                            {"sort_key_ptr", regions[kSortKeys].ptr()},
                            {"unions_ptr", regions[kUnions].ptr()},
                            {"scores_ptr", regions[kScores].ptr()}},
                           stream));
       TRY(engine_->launch("mask_cover", coverCall(n),
-                          {{"order_ptr", order.ptr()},
+                          {{"order_ptr", map->order},
                            {"sort_key_ptr", regions[kSortKeys].ptr()},
                            {"unions_ptr", regions[kUnions].ptr()},
                            {"scores_ptr", regions[kScores].ptr()},
@@ -521,42 +580,51 @@ SparseTensor::buildSortedMap(int kernelSize, int dilation, bool lean,
                            {"values_ptr", regions[kCoverValues].ptr()}},
                           stream));
       TRY(radixSort(*engine_, regions[kCover].ptr(), n, coverSortPasses(n),
-                    order.ptr(), radixScratch, stream,
+                    map->order, radixScratch, stream,
                     regions[kCoverValues].ptr()));
     }
 
     TRY(engine_->launch("neighbour_transpose", transposeCall(n, v),
                         {{"nb_ptr", regions[kNb].ptr()},
-                         {"order_ptr", order.ptr()},
-                         {"nbt_ptr", nbt.ptr()}},
+                         {"order_ptr", map->order},
+                         {"nbt_ptr", map->nbt}},
                         stream));
     return Status::success();
   };
   for (int growth = 0;; ++growth, ++log2Slots) {
     if (log2Slots > 30)
       return Status::error("the voxel table outgrew 2^30 slots");
-    TRY_ASSIGN(carved, carve(*engine_, {4 * n, 8, int64_t(8) << log2Slots,
-                                        int64_t(4) << log2Slots, 4 * n * v,
-                                        4 * n, 8, digitCountBytes(programs),
-                                        digitScanBytes(programs),
-                                        4 * n, 4 * n, 4 * n, 4 * coverGroups,
-                                        4 * coverGroups, 4 * n, 4 * n}));
+    TRY_ASSIGN(carved, carve(*engine_,
+                             {4 * n, 32, int64_t(8) << log2Slots,
+                              int64_t(4) << log2Slots, 4 * n * v, 4 * n,
+                              digitCountBytes(programs),
+                              digitScanBytes(programs), 4 * n, 4 * n, 4 * n,
+                              4 * coverGroups, 4 * coverGroups, 4 * n, 4 * n}));
     regions = std::move(carved);
     TRY(enqueue());
+    // The lists read the map in the stream's order; they are dropped and
+    // queued again when the table grows.
+    TRY_ASSIGN(lists, buildBlockLists(map, blockRows, stream));
     TRY(engine_->synchronize(stream));
-    std::array<int32_t, 2> probeStats{};
-    TRY(regions[kProbes].copyToHost(probeStats.data(), sizeof(probeStats)));
-    if (probeStats[1] == kDuplicate || probeStats[1] == kOutOfRange)
+    // The longest probe sequence, the insert's status and the pair count.
+    struct {
+      int32_t probes[2];
+      int32_t unused[2];
+      int64_t pairs;
+    } stats{};
+    static_assert(offsetof(decltype(stats), pairs) == kPairsOffset);
+    TRY(regions[kStats].copyToHost(&stats, sizeof(stats)));
+    if (stats.probes[1] == kDuplicate || stats.probes[1] == kOutOfRange)
       return describeInsertError(regions[kStatuses], n, coords_, context);
-    if (probeStats[1] == kInserted)
-      break;
+    if (stats.probes[1] == kInserted) {
+      // The scratch is free for the next build: the stream is idle.
+      map->activePairs = stats.pairs;
+      return lists;
+    }
     if (growth == kTableGrowths)
       return Status::error("the voxel table found no free slot after " +
                            std::to_string(kTableGrowths) + " doublings");
   }
-  TRY(regions[kPairs].copyToHost(&activePairs, 8));
-  // The scratch is free for the next build once the stream is idle.
-  return assemble(std::move(order), std::move(nbt));
 }
 
 Result<std::unique_ptr<NeighbourMaps>>
@@ -565,46 +633,58 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   const rt::Context &context = engine_->context();
   int64_t n = map->voxels, v = map->offsets;
   int64_t blocks = cdiv(n, blockRows);
-  // blk_start, then each block's count (what the scan reads, kept with the
-  // maps so that nothing is freed while the kernels run); the lists are
-  // allocated at their largest (every block visiting every offset), so that
-  // no count has to come back to the host first.
-  // The counts start at a 16-byte boundary, as block_offsets declares.
-  int64_t countsOffset = (4 * (blocks + 1) + 15) / 16 * 16;
-  TRY_ASSIGN(blkStart, allocate(context, countsOffset + 4 * blocks));
-  TRY_ASSIGN(blkOff, allocate(context, 4 * std::max<int64_t>(blocks * v, 1)));
-  TRY_ASSIGN(blkOrder, allocate(context, 4 * blocks));
-  TRY_ASSIGN(scratch, allocate(context, getBlockSortLayout(blocks).bytes));
+  // In one allocation, each part at a 256-byte boundary: blk_start, then
+  // each block's count (what the scan reads, kept with the maps so that
+  // nothing is freed while the kernels run; at a 16-byte boundary, as
+  // block_offsets declares), the lists at their largest (every block
+  // visiting every offset, so that no count has to come back to the host
+  // first), blk_order and the block sort's scratch.
+  auto aligned = [](int64_t bytes) {
+    return cdiv(std::max<int64_t>(bytes, 16), 256) * 256;
+  };
+  int64_t countsOffset = cdiv(4 * (blocks + 1), 16) * 16;
+  int64_t blkOffOffset = aligned(countsOffset + 4 * blocks);
+  int64_t blkOrderOffset = blkOffOffset + aligned(4 * blocks * v);
+  int64_t scratchOffset = blkOrderOffset + aligned(4 * blocks);
+  TRY_ASSIGN(storage,
+             engine_->allocateMaps(
+                 scratchOffset + getBlockSortLayout(blocks).bytes, stream));
+  auto at = [&](int64_t offset) {
+    return rt::DevicePtr{storage.address() + offset};
+  };
+  rt::DevicePtr blkStart = at(0), blkOff = at(blkOffOffset),
+                blkOrder = at(blkOrderOffset);
   if (n == 0) {
-    TRY(blkStart.memset32(0));
+    const rt::Driver &driver = context.driver();
+    TRY(driver.check(driver.api().cuMemsetD8Async(storage.address(), 0,
+                                                  blkOffOffset, stream),
+                     "cuMemsetD8Async"));
   } else {
-    rt::DevicePtr counts{blkStart.address() + countsOffset};
+    rt::DevicePtr counts = at(countsOffset);
     std::map<std::string, rt::DevicePtr> blockBuffers = {
-        {"nbt_ptr", map->nbt.ptr()},
+        {"nbt_ptr", map->nbt},
         {"counts_ptr", counts},
-        {"blk_start_ptr", blkStart.ptr()},
-        {"blk_off_ptr", blkOff.ptr()}};
+        {"blk_start_ptr", blkStart},
+        {"blk_off_ptr", blkOff}};
     TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 0),
                         blockBuffers, stream));
     TRY(engine_->launch("exclusive_scan", scanCall(blocks),
-                        {{"in_ptr", counts}, {"out_ptr", blkStart.ptr()}},
-                        stream));
+                        {{"in_ptr", counts}, {"out_ptr", blkStart}}, stream));
     TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 1),
                         blockBuffers, stream));
-    TRY(sortBlocks(counts, blocks, v, blkOrder.ptr(), scratch, stream));
+    TRY(sortBlocks(counts, blocks, v, blkOrder, at(scratchOffset), stream));
   }
-  return std::make_unique<NeighbourMaps>(NeighbourMaps{
-      std::move(map), blockRows, blocks, std::move(blkStart),
-      std::move(blkOff), std::move(blkOrder), std::move(scratch)});
+  return std::make_unique<NeighbourMaps>(
+      NeighbourMaps{std::move(map), blockRows, blocks, blkStart, blkOff,
+                    blkOrder, std::move(storage)});
 }
 
-Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks,
-                                int64_t v, rt::DevicePtr blkOrder,
-                                const rt::DeviceBuffer &scratch,
+Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
+                                rt::DevicePtr blkOrder, rt::DevicePtr scratch,
                                 CUstream stream) {
   BlockSortLayout layout = getBlockSortLayout(blocks);
   auto at = [&](int64_t offset) {
-    return rt::DevicePtr{scratch.address() + offset};
+    return rt::DevicePtr{scratch.address + offset};
   };
   // A stable sort of (count, block) by count; counts is read, not written.
   return radixSort(*engine_, counts, blocks, blockSortPasses(v), blkOrder,

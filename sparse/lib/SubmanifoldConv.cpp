@@ -36,11 +36,11 @@ convPointers(const ConvArguments &arguments, const NeighbourMaps &maps,
           {"w_ptr", arguments.weight},
           {"bias_ptr", arguments.bias.address ? arguments.bias : unread},
           {"y_ptr", arguments.y},
-          {"nbt_ptr", maps.map->nbt.ptr()},
-          {"order_ptr", maps.map->order.ptr()},
-          {"blk_start_ptr", maps.blkStart.ptr()},
-          {"blk_off_ptr", maps.blkOff.ptr()},
-          {"blk_order_ptr", maps.blkOrder.ptr()},
+          {"nbt_ptr", maps.map->nbt},
+          {"order_ptr", maps.map->order},
+          {"blk_start_ptr", maps.blkStart},
+          {"blk_off_ptr", maps.blkOff},
+          {"blk_order_ptr", maps.blkOrder},
           {"ws_ptr", workspace ? workspace->partials.ptr() : unread},
           {"arrivals_ptr", workspace ? workspace->arrivals.ptr() : unread}};
 }
@@ -360,6 +360,7 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   int64_t n = tensor.voxels();
   if (n == 0)
     return Status::success();
+  tensor.noteStream(stream);
   Call call = convCall(arguments, n);
   // The maps differ by dilation, the kernel does not.
   std::string key =

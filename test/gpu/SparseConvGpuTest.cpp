@@ -14,6 +14,7 @@
 #include "tilec/JIT/TilecJIT.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Pack.h"
 #include "tilec/runtime/StageCache.h"
@@ -85,6 +86,18 @@ protected:
                                        size_t count) {
     std::vector<int32_t> values(count);
     EXPECT_TRUE(buffer.copyToHost(values).ok());
+    return values;
+  }
+  // The maps' buffers are views of one allocation each.
+  std::vector<int32_t> download(rt::DevicePtr pointer, size_t count) const {
+    std::vector<int32_t> values(count);
+    const rt::Driver &driver = context->driver();
+    EXPECT_TRUE(
+        driver
+            .check(driver.api().cuMemcpyDtoH(values.data(), pointer.address,
+                                             count * sizeof(int32_t)),
+                   "cuMemcpyDtoH")
+            .ok());
     return values;
   }
 

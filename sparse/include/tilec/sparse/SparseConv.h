@@ -21,12 +21,15 @@
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/DevicePool.h"
+#include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Workload.h"
 
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -63,8 +66,21 @@ public:
   /// (from the stage cache). A failed compile is reported by the launch.
   void precompile(const std::vector<std::pair<std::string, Call>> &calls);
 
+  /// Whether `signature` is new to this engine (then it is remembered): a
+  /// build whose signature names every bucket its launches fall in
+  /// precompiles once per signature, not once per voxel count.
+  bool firstUseOf(const std::string &signature);
+
   /// Waits for `stream` (a checked cuStreamSynchronize).
   Status synchronize(CUstream stream) const;
+
+  /// `bytes` of device memory ordered on `stream`, from the engine's pool
+  /// (rt::DevicePool, created on first use): what a tensor's maps live in.
+  Result<rt::PoolBuffer> allocateMaps(size_t bytes, CUstream stream);
+
+  /// Orders the legacy default stream after the work queued so far on each
+  /// of `streams`, so that memory they used can be freed on it.
+  Status orderLegacyStreamAfter(const std::vector<CUstream> &streams);
 
   /// A device buffer of at least `bytes` for one operation's temporaries,
   /// grown as needed and reused by the next operation (each ends with its
@@ -81,12 +97,17 @@ private:
   rt::Autotuner &autotuner_;
   rt::AutotuneCache &cache_;
   std::optional<rt::DeviceBuffer> scratch_;
+  std::unique_ptr<rt::DevicePool> pool_;
+  /// Recorded on a stream for the legacy default stream to wait for.
+  std::optional<rt::Event> ordering_;
   /// By kernel and call: a repeated launch sets its pointers and goes.
   std::map<std::string, std::unique_ptr<LaunchPlan>> plans_;
   /// By kernel and (specialized) autotune key: a call of a new size in a
   /// bucket the autotuner already chose for binds its integers, computes
   /// its grid and goes, without the autotuner.
   std::map<std::string, std::unique_ptr<BucketPlan>> buckets_;
+  /// The signatures firstUseOf has seen.
+  std::set<std::string> signatures_;
   /// The map kernels' descriptions, by kernel.
   std::map<std::string, KernelDescription> descriptions_;
 };
@@ -99,8 +120,9 @@ struct SortedNeighbourMap {
   /// (voxel, offset) pairs with a neighbour.
   int64_t activePairs = 0;
   /// Sorted row r is voxel order[r]; nbt[v * N + r] its neighbour at offset
-  /// v, or -1.
-  rt::DeviceBuffer order, nbt;
+  /// v, or -1. Both live in `storage` (one allocation a map).
+  rt::DevicePtr order, nbt;
+  rt::PoolBuffer storage;
 };
 
 /// The maps of one (kernel size, dilation, row block): the shared sorted
@@ -112,9 +134,11 @@ struct SortedNeighbourMap {
 struct NeighbourMaps {
   std::shared_ptr<const SortedNeighbourMap> map;
   int64_t blockRows = 0, blocks = 0;
-  rt::DeviceBuffer blkStart, blkOff, blkOrder;
-  /// The block sort's keys and counts (kept until the kernels are done).
-  rt::DeviceBuffer blockSortScratch;
+  rt::DevicePtr blkStart, blkOff, blkOrder;
+  /// One allocation for the lists: blk_start and each block's count of
+  /// offsets, blk_off, blk_order and the block sort's keys and counts (kept
+  /// until the kernels are done).
+  rt::PoolBuffer storage;
 };
 
 struct ConvArguments;
@@ -166,8 +190,11 @@ public:
   RowOrder rowOrder() const { return rowOrder_; }
 
   /// The maps for (kernelSize, dilation, blockRows), built on `stream` on
-  /// first use (which synchronizes it: the counts decide the buffers'
-  /// sizes); row blocks of one (kernelSize, dilation) share the sorted map.
+  /// first use; row blocks of one (kernelSize, dilation) share the sorted
+  /// map. The first build of a (kernelSize, dilation) queues the sorted map
+  /// and the block lists, then synchronizes the stream once (the voxel
+  /// table's statistics say whether it took every voxel); later row blocks
+  /// queue their lists without waiting.
   /// Duplicate voxels and coordinates out of range are errors.
   /// `channels`: CI * CO of the convolution that asks, which decides
   /// RowOrder::Auto (0: none).
@@ -179,15 +206,24 @@ private:
   friend Status submanifoldConv3d(SparseEngine &, SparseTensor &,
                                   const ConvArguments &, CUstream);
   SparseTensor(SparseEngine &engine, rt::DevicePtr coords, int64_t voxels);
-  Result<std::shared_ptr<const SortedNeighbourMap>>
-  buildSortedMap(int kernelSize, int dilation, bool lean, CUstream stream);
+  /// Remembers that work on `stream` reads the maps.
+  void noteStream(CUstream stream);
+  /// Frees the maps once the work queued so far on every stream that read
+  /// them is done (on the legacy default stream, which waits for each).
+  void releaseMaps();
+  /// Builds the sorted map of (kernelSize, dilation) and the lists of
+  /// `blockRows` over it (one synchronization).
+  Result<std::unique_ptr<NeighbourMaps>> buildMaps(int kernelSize, int dilation,
+                                                   bool lean, int64_t blockRows,
+                                                   CUstream stream);
+  /// Queues the row blocks' lists over `map`.
   Result<std::unique_ptr<NeighbourMaps>>
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                   int64_t blockRows, CUstream stream);
   /// Queues the stable radix sort of the row blocks by their `counts` of
   /// offsets into `blkOrder`, in `scratch` (getBlockSortLayout's bytes).
   Status sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
-                    rt::DevicePtr blkOrder, const rt::DeviceBuffer &scratch,
+                    rt::DevicePtr blkOrder, rt::DevicePtr scratch,
                     CUstream stream);
 
   SparseEngine *engine_;
@@ -200,6 +236,9 @@ private:
   /// By the call's shape: a repeated call packs its four pointers and
   /// launches, nothing else.
   std::map<std::string, std::unique_ptr<PreparedConv>> convs_;
+  /// The streams that ran work on the maps (noteStream). They must outlive
+  /// the tensor: its destruction orders the maps' frees after them.
+  std::vector<CUstream> streams_;
 };
 
 struct ConvArguments {

@@ -7,21 +7,14 @@
 // at most probes[0] slots, the longest any insertion used: a key that is
 // not within them is not in the table.
 //
-// Also per voxel, sort_key[i], which orders the rows of the masked GEMM:
-// the offsets that have a neighbour as a bitmask, offset v at bit rank(v)
-// (V <= 32) or floor(rank(v) * 32 / V), read as a Gray code (its rank in
-// the reflected Gray sequence); and pairs[0] += the number of (voxel,
-// offset) pairs with a neighbour (the convolution's useful work).
-//
-// Why this key: a row block of the convolution loops over every offset any
-// of its rows has, so rows that sort next to each other should have similar
-// masks. Masks that are adjacent in Gray order differ in few bits, and
-// rank(v) puts the offsets whose bits split a surface's voxels most evenly
-// on the most significant bits: offsets are ranked by the number of axes
-// they move along, corners (3) lowest, then faces (1), edges (2) and the
-// centre (0), ties by v. On the shells of docs/sparse-conv.md this cuts the
-// blocks' computed pairs over the useful ones at res 128 from 1.38 to 1.29
-// (128-row blocks) and from 1.26 to 1.20 (64 rows).
+// Only the lower half of the window is looked up: j at offset v of i means
+// i at offset V - 1 - v of j (the window is symmetric), so a hit writes both
+// nb[i * V + v] and nb[j * V + V - 1 - v], and the centre is i itself. The
+// upper half's entries that no hit writes stay as the caller set them: nb
+// is all -1 before the launch. Half the lookups for scattered stores: 114
+// against 380 us at 500k random voxels on the H200, 70 against 174 us at
+// the res-256 shell (docs/bench.md). neighbour_keys then reads the rows
+// for the sort keys.
 //
 // Grid: (cdiv(N, BLOCK)); each program looks up BLOCK voxels x VP offsets.
 //
@@ -34,50 +27,11 @@
 using namespace tilec;
 using namespace tilec::kernel;
 
-/// rank(v) of each offset of the padded row: its place among the V offsets
-/// ordered by (class, v), where an offset that moves along 3, 1, 2 or 0 axes
-/// is of class 0 (corners), 1 (faces), 2 (edges) or 3 (the centre). Counted
-/// by a loop over the V offsets u, one [VP] compare each, so that the
-/// ranks cost the lookups no registers.
-static Tensor offsetRanks(KernelBuilder &kb, Tensor kernelSize, Tensor v) {
-  Tensor radius = kernelSize / 2;
-  auto classOf = [&](Tensor offset) {
-    auto moves = [&](Tensor axisOffset) {
-      return kb.cast(axisOffset != radius, kb.i32Type());
-    };
-    Tensor axes = moves(offset / (kernelSize * kernelSize)) +
-                  moves(offset / kernelSize % kernelSize) +
-                  moves(offset % kernelSize);
-    return kb.where(axes == 3, 0,
-                    kb.where(axes == 1, 1, kb.where(axes == 2, 2, 3)));
-  };
-  Tensor offset = kb.arange(0, kb.param("VP"));
-  Tensor offsetClass = kb.let("offset_class", classOf(offset));
-  auto count = [&](Tensor u, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    Tensor uClass = classOf(u);
-    Tensor before =
-        (uClass < offsetClass) | ((uClass == offsetClass) & (u < offset));
-    return {carried[0] + kb.cast(before, kb.i32Type())};
-  };
-  Tensor zero = kb.full({kb.param("VP")}, 0, kb.i32Type());
-  return kb.let("ranks", kb.forRange(0, v, 1, {zero}, count)[0]);
-}
-
-/// The rank of Gray code `code` in the reflected Gray sequence: the prefix
-/// XOR of its bits from the top (logical shifts: bit 31 may be set).
-static Tensor grayRank(KernelBuilder &kb, Tensor code) {
-  Tensor rank = code;
-  for (int shift : {1, 2, 4, 8, 16})
-    rank = rank ^ kb.binary(BinaryOpKind::ShrU, rank, shift);
-  return kb.let("gray_rank", rank);
-}
-
 static void buildVoxelNeighbours(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
   Tensor coords = kb.arg("coords_ptr"), keys = kb.arg("keys_ptr");
   Tensor vals = kb.arg("vals_ptr"), probes = kb.arg("probes_ptr");
-  Tensor nb = kb.arg("nb_ptr"), sortKey = kb.arg("sort_key_ptr");
-  Tensor pairs = kb.arg("pairs_ptr");
+  Tensor nb = kb.arg("nb_ptr");
   Tensor n = kb.arg("N"), log2Slots = kb.arg("LOG2_T");
   Tensor kernelSize = kb.arg("KS"), dilation = kb.arg("DIL");
   Tensor v = kb.arg("V");
@@ -87,7 +41,9 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
   Tensor offset = kb.let("offset", kb.arange(0, paddedOffsets));
   Tensor rows = kb.let("rows", kb.expandDims(voxel, 1));  // [:, None]
   Tensor cols = kb.let("cols", kb.expandDims(offset, 0)); // [None, :]
-  Tensor lookup = kb.let("lookup", kb.expandDims(inRange, 1) & (cols < v));
+  // The lower half of the window: offsets below the centre, (V - 1) / 2.
+  Tensor centre = kb.let("centre", (v - 1) / 2);
+  Tensor lookup = kb.let("lookup", kb.expandDims(inRange, 1) & (cols < centre));
   auto coordinate = [&](int axis) {
     return kb.expandDims(kb.load(coords + voxel * 4 + axis, inRange, 0), 1);
   };
@@ -126,37 +82,31 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
       kb.let("loop", kb.forRange(0, longest, 1, {found0, pending0}, probe));
   Tensor found = loop[0];
   kb.store(nb + rows * v + cols, found, lookup);
-
-  Tensor has = kb.let("has", found != -1);
-  Tensor rank =
-      kb.let("rank", kb.expandDims(offsetRanks(kb, kernelSize, v), 0));
-  Tensor bit = kb.let("bit", kb.where(v <= 32, rank, rank * 32 / v));
-  Tensor bits =
-      kb.let("bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));
-  Tensor mask = kb.let("mask", kb.reduce(bits, 1, tile::ReduceKind::Or));
-  kb.store(sortKey + voxel, grayRank(kb, mask), inRange);
-  Tensor count =
-      kb.let("count", kb.sum(kb.sum(kb.cast(has, kb.i64Type()), 1), 0));
-  kb.atomicRmw(tile::AtomicRMWKind::Add, pairs, count);
+  // The mirrored entry of every hit, and the centre.
+  kb.store(nb + found * v + (v - 1 - cols),
+           kb.broadcastTo(rows, {block, paddedOffsets}),
+           lookup & (found != -1));
+  kb.store(nb + voxel * v + centre, voxel, inRange);
 }
 
 TILEC_KERNEL(voxel_neighbours) {
   static const KernelDefinition kernel(
       KernelDescription("voxel_neighbours", "kernels/voxel_neighbours.cpp",
                         __LINE__)
-          // The offsets padded to a power of two, one tile column each, and
-          // voxels per program so that a tile holds 2048 lookups.
-          .param(MetaParameter("VP").powerOfTwo().byDefault(32).derivedAs(
-              "next_power_of_2(KS * KS * KS)"))
-          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(64).derivedAs(
-              "max(16, cdiv(2048, next_power_of_2(KS * KS * KS)))"))
+          // The lower half's offsets padded to a power of two, one tile
+          // column each, and voxels per program so that a tile holds 2048
+          // lookups.
+          .param(MetaParameter("VP").powerOfTwo().byDefault(16).derivedAs(
+              "next_power_of_2(max(1, floor((KS * KS * KS - 1) / 2)))"))
+          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(128).derivedAs(
+              "max(16, cdiv(2048, next_power_of_2(max(1, floor((KS * KS * KS - "
+              "1) "
+              "/ 2)))))"))
           .arg(pointer("coords_ptr", "i32").divisibility(16))
           .arg(pointer("keys_ptr", "i64").divisibility(16))
           .arg(pointer("vals_ptr", "i32").divisibility(16))
           .arg(pointer("probes_ptr", "i32").divisibility(16))
           .arg(pointer("nb_ptr", "i32").divisibility(16))
-          .arg(pointer("sort_key_ptr", "i32").divisibility(16))
-          .arg(pointer("pairs_ptr", "i64").divisibility(16))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("LOG2_T", "i32").doNotSpecialize())
           .arg(scalar("KS", "i32"))
@@ -166,7 +116,8 @@ TILEC_KERNEL(voxel_neighbours) {
           .key("LOG2_N", "ceil(log2(N))")
           .key("KS")
           .grid({"cdiv(N, BLOCK)"})
-          .require("VP >= KS * KS * KS", "a tile row holds every offset")
+          .require("VP >= (KS * KS * KS - 1) / 2",
+                   "a tile row holds the lower half's offsets")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
           .require("LOG2_T >= 1", "the table has at least two slots")
           .require("LOG2_T <= 30", "slot indices are 32-bit")

@@ -1,11 +1,11 @@
 //===- SparseTensor.cpp - Neighbour maps built on the GPU -----------------===//
 //
 // The map kernels of kernels/ in order (docs/sparse-conv.md): the voxel
-// hash table (voxel_hash_insert), the neighbour map and sort keys
-// (voxel_neighbours), a stable radix sort of the keys (radix_histogram,
-// exclusive_scan, radix_scatter; 7 bits a pass), each row moved to the
-// leanest group of rows that runs its offsets (mask_unions, mask_cover and
-// the same radix sort by the group), the map in sorted order
+// hash table (voxel_hash_insert), the neighbour map (voxel_neighbours), the
+// rows' sort keys (neighbour_keys), a stable radix sort of the keys
+// (radix_histogram, exclusive_scan, radix_scatter; 7 bits a pass), each row
+// moved to the leanest group of rows that runs its offsets (mask_unions,
+// mask_cover and the same radix sort by the group), the map in sorted order
 // (neighbour_transpose), the row blocks' offset lists (block_offsets,
 // exclusive_scan, block_offsets) and the blocks sorted by their count of
 // offsets (the same radix sort). Every step is deterministic, so the same
@@ -87,6 +87,9 @@ Call lookupCall(int64_t n, int log2Slots, int kernelSize, int dilation,
                    {"KS", kernelSize},
                    {"DIL", dilation},
                    {"V", v}});
+}
+Call keysCall(int64_t n, int kernelSize, int64_t v) {
+  return makeCall({{"N", n}, {"KS", kernelSize}, {"V", v}});
 }
 // The passes of a sort of keys of `bits` bits: a digit each, at least one.
 int radixPassesOver(int64_t bits) {
@@ -510,6 +513,7 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
     std::vector<std::pair<std::string, Call>> calls = {
         {"voxel_hash_insert", insertCall(n, log2Slots)},
         {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
+        {"neighbour_keys", keysCall(n, kernelSize, v)},
         {"neighbour_transpose", transposeCall(n, v)}};
     appendRadixCalls(calls, n, radixPasses(v));
     if (coverRounds > 0) {
@@ -543,14 +547,20 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
                          {"status_ptr", regions[kStatuses].ptr()},
                          {"probes_ptr", probes}},
                         stream));
-    // The neighbour map, the sort keys and the pair count.
+    // The neighbour map (all -1 first: the lookups write the hits of the
+    // window's upper half from the other voxel), then the sort keys and the
+    // pair count.
+    TRY(regions[kNb].memset8Async(0xFF, stream));
     TRY(engine_->launch("voxel_neighbours",
                         lookupCall(n, log2Slots, kernelSize, dilation, v),
                         {{"coords_ptr", coords_},
                          {"keys_ptr", regions[kKeys].ptr()},
                          {"vals_ptr", regions[kVals].ptr()},
                          {"probes_ptr", probes},
-                         {"nb_ptr", regions[kNb].ptr()},
+                         {"nb_ptr", regions[kNb].ptr()}},
+                        stream));
+    TRY(engine_->launch("neighbour_keys", keysCall(n, kernelSize, v),
+                        {{"nb_ptr", regions[kNb].ptr()},
                          {"sort_key_ptr", regions[kSortKeys].ptr()},
                          {"pairs_ptr", pairs}},
                         stream));

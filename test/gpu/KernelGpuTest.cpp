@@ -309,7 +309,9 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"voxel_hash_insert", "num_warps=4", true},
         GpuCase{"voxel_neighbours", "num_warps=4", false},
         // Derived parameters are the test's to give (KS = 5: 125 offsets).
-        GpuCase{"voxel_neighbours", "VP=128,BLOCK=16,num_warps=4", true},
+        GpuCase{"voxel_neighbours", "VP=64,BLOCK=32,num_warps=4", true},
+        GpuCase{"neighbour_keys", "num_warps=4", false},
+        GpuCase{"neighbour_keys", "VP=128,BLOCK=16,num_warps=4", true},
         GpuCase{"radix_histogram", "num_warps=4", false},
         GpuCase{"radix_histogram", "num_warps=4", true},
         GpuCase{"radix_scatter", "num_warps=4", false},

@@ -341,7 +341,7 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
     kernels.insert(selection.kernel);
   for (const char *kernel :
        {"sparse_conv_fwd", "voxel_hash_insert", "voxel_neighbours",
-        "radix_histogram", "exclusive_scan", "radix_scatter",
+        "neighbour_keys", "radix_histogram", "exclusive_scan", "radix_scatter",
         "neighbour_transpose", "block_offsets"})
     EXPECT_TRUE(kernels.count(kernel)) << kernel;
 

@@ -23,16 +23,15 @@ TEST(KernelDefinitionTest, RegistryHoldsEveryKernelFile) {
     names.push_back(kernel->getName());
   EXPECT_EQ(names, (std::vector<std::string>{
                        "block_offsets", "exclusive_scan", "gather_matmul",
-                       "mask_cover", "mask_unions", "matmul",
+                       "mask_cover", "mask_unions", "matmul", "neighbour_keys",
                        "neighbour_transpose", "radix_histogram",
                        "radix_scatter", "softmax", "sparse_conv_fwd",
-                       "vector_add", "voxel_hash_insert",
-                       "voxel_neighbours"}));
+                       "vector_add", "voxel_hash_insert", "voxel_neighbours"}));
   EXPECT_EQ(lookupKernel("nope"), nullptr);
   EXPECT_EQ(knownKernelNames(),
             "block_offsets, exclusive_scan, gather_matmul, mask_cover, "
-            "mask_unions, matmul, neighbour_transpose, radix_histogram, "
-            "radix_scatter, softmax, "
+            "mask_unions, matmul, neighbour_keys, neighbour_transpose, "
+            "radix_histogram, radix_scatter, softmax, "
             "sparse_conv_fwd, vector_add, voxel_hash_insert, voxel_neighbours");
 }
 

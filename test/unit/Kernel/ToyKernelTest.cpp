@@ -32,7 +32,8 @@ TEST(ToyKernelTest, TheRegistriesFindTheNewFiles) {
   // The shipped kernels are still there, the toy in its sorted place.
   EXPECT_EQ(kernel::knownKernelNames(),
             "block_offsets, exclusive_scan, gather_matmul, mask_cover, "
-            "mask_unions, matmul, neighbour_transpose, radix_histogram, "
+            "mask_unions, matmul, neighbour_keys, neighbour_transpose, "
+            "radix_histogram, "
             "radix_scatter, softmax, sparse_conv_fwd, toy_axpy, vector_add, "
             "voxel_hash_insert, voxel_neighbours");
   EXPECT_NE(harness::findReference("toy_axpy"), nullptr);

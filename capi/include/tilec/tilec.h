@@ -138,6 +138,9 @@ TILEC_API tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
                                                   const int32_t *coords,
                                                   int64_t n,
                                                   tilec_sparse_tensor **tensor);
+/* Frees the tensor's maps without waiting for the device: on the legacy
+ * default stream, after the work queued so far on every stream that built or
+ * read them. Those streams must not have been destroyed yet. */
 TILEC_API void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor);
 
 /* How the tensor's maps order the rows of the convolution's GEMM

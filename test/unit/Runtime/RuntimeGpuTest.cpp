@@ -245,8 +245,9 @@ TEST_F(RuntimeGpuTest, PoolOrdersAllocationsAndFreesOnStreams) {
         (*pool)->allocate(words * 4, first->handle());
     ASSERT_TRUE(buffer.ok()) << buffer.message();
     EXPECT_EQ(buffer->size(), words * 4);
-    if (round > 0)
+    if (round > 0) {
       EXPECT_EQ(buffer->address(), freedAddress) << "the pool kept the memory";
+    }
     const uint8_t fill = static_cast<uint8_t>(0x50 + round);
     ASSERT_EQ(driver.api().cuMemsetD8Async(buffer->address(), fill, words * 4,
                                            first->handle()),

@@ -9,8 +9,10 @@
 // GEMM (kernels/sparse_conv.cpp) over them, tuned on the first call of a
 // shape and from the autotune cache after that.
 //
-// Everything runs on the caller's stream; the maps' buffers are allocated
-// synchronously. Not thread-safe: one SparseEngine per thread, or a lock.
+// Everything runs on the caller's stream; the maps' buffers come from the
+// engine's memory pool, ordered on that stream, and go back to it when the
+// tensor is destroyed, after every stream that used them (which must still
+// exist then). Not thread-safe: one SparseEngine per thread, or a lock.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,147 @@
+"""Two or more builds of libtilec_c.so against each other in one process, on
+the GPU machine: each lib's map build (a new sparse tensor, build_maps(3, 1),
+rows in the key's order) over the same fresh random subsets of a scene, the
+libs in turn (the order alternating per subset), so that the machine's
+drift between processes and sessions (10-45% of a build's wall time on the
+H200, docs/bench.md) cancels in the paired differences.
+
+Each library is loaded on its own (ctypes, RTLD_LOCAL: the static builds
+keep their symbols to themselves) with a runtime of its own and caches of
+its own under --cache-root, so that builds of different kernel code never
+share a stage or autotune entry. Prints per scene and lib the build's
+median, 25th percentile and minimum, the destroy's median, and the paired
+difference of every lib after the first against the first; writes JSON.
+
+    python3 spconv_maps_ab.py --libs A/libtilec_c.so,B/libtilec_c.so
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tilec import scenes  # noqa: E402
+from tilec._library import Library  # noqa: E402
+
+SCENES = "shell64,shell256,uniform500"
+
+
+def coords_of(name):
+    """shellR: the res-R shell; uniformK: K thousand random voxels in 512^3."""
+    if name.startswith("shell"):
+        return scenes.shell(int(name[len("shell"):])).cuda()
+    return scenes.uniform(int(name[len("uniform"):]) * 1000, 512).cuda()
+
+
+class Lib:
+    """One libtilec_c.so with its runtime and caches."""
+
+    def __init__(self, path, label, cache_root):
+        cache = os.path.join(cache_root, label)
+        os.environ["TILEC_CACHE_DIR"] = os.path.join(cache, "stage")
+        os.environ["TILEC_AUTOTUNE_CACHE"] = os.path.join(cache,
+                                                          "autotune.json")
+        self.label = label
+        self.library = Library(path)
+        self.lib = self.library.lib
+        self.runtime = ctypes.c_void_p()
+        self.library.check(self.lib.tilec_runtime_create(
+            ctypes.byref(self.runtime)), "tilec_runtime_create")
+
+    def build(self, coords, stream):
+        """(build ms, destroy ms) of a new tensor over `coords`."""
+        handle = ctypes.c_void_p()
+        self.library.check(self.lib.tilec_sparse_tensor_create(
+            self.runtime, ctypes.c_void_p(coords.data_ptr()),
+            coords.shape[0], ctypes.byref(handle)),
+            "tilec_sparse_tensor_create")
+        self.library.check(self.lib.tilec_sparse_tensor_set_row_order(
+            handle, 0), "tilec_sparse_tensor_set_row_order")
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        self.library.check(self.lib.tilec_sparse_tensor_build_maps(
+            handle, 3, 1, stream), "tilec_sparse_tensor_build_maps")
+        torch.cuda.synchronize()
+        built = (time.perf_counter() - start) * 1e3
+        start = time.perf_counter()
+        self.lib.tilec_sparse_tensor_destroy(handle)
+        return built, (time.perf_counter() - start) * 1e3
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--libs", required=True,
+                        help="comma-separated libtilec_c.so paths")
+    parser.add_argument("--scenes", default=SCENES)
+    parser.add_argument("--builds", type=int, default=25,
+                        help="fresh subsets per scene")
+    parser.add_argument("--cache-root", default="/tmp/tilec-maps-ab")
+    parser.add_argument("--out", default=".")
+    args = parser.parse_args()
+    torch.cuda.init()
+    torch.empty(1, device="cuda")
+    paths = args.libs.split(",")
+    libs = [Lib(path, f"lib{i}", args.cache_root)
+            for i, path in enumerate(paths)]
+    stream = torch.cuda.current_stream().cuda_stream
+    generator = torch.Generator().manual_seed(0)
+    report = []
+    for scene in args.scenes.split(","):
+        full = coords_of(scene)
+        total = full.shape[0]
+
+        def subset():
+            count = int(total * (0.6 + 0.4 * torch.rand(
+                1, generator=generator).item()))
+            keep = torch.randperm(total, generator=generator)[:count]
+            return full[keep.sort().values.cuda()].contiguous()
+        for lib in libs:  # compiles and plans its buckets
+            for _ in range(2):
+                lib.build(subset(), stream)
+        builds = [[] for _ in libs]
+        destroys = [[] for _ in libs]
+        for k in range(args.builds):
+            coords = subset()
+            order = list(range(len(libs)))
+            if k % 2:
+                order.reverse()
+            for i in order:
+                built, destroyed = libs[i].build(coords, stream)
+                builds[i].append(built)
+                destroys[i].append(destroyed)
+        print(f"{scene}: N = {total:,}, {args.builds} fresh subsets "
+              f"(60-100%), each built by every lib in turn")
+        row = {"scene": scene, "voxels": total, "libs": []}
+        for i, path in enumerate(paths):
+            walls = sorted(builds[i])
+            entry = {"lib": path, "build_ms": builds[i],
+                     "destroy_ms": destroys[i],
+                     "build_ms_median": statistics.median(walls),
+                     "destroy_ms_median": statistics.median(destroys[i])}
+            if i > 0:
+                paired = sorted(b - a for a, b in zip(builds[0], builds[i]))
+                entry["paired_ms_median"] = statistics.median(paired)
+                entry["paired_ms_p25_p75"] = [paired[len(paired) // 4],
+                                              paired[3 * len(paired) // 4]]
+            row["libs"].append(entry)
+            print(f"  lib{i} build ms median {entry['build_ms_median']:.3f} "
+                  f"p25 {walls[len(walls) // 4]:.3f} min {walls[0]:.3f}, "
+                  f"destroy ms median {entry['destroy_ms_median']:.3f}"
+                  + (f", paired vs lib0 {entry['paired_ms_median']:+.3f} ms "
+                     f"(p25 {entry['paired_ms_p25_p75'][0]:+.3f}, p75 "
+                     f"{entry['paired_ms_p25_p75'][1]:+.3f})" if i else "")
+                  + f"  ({path})")
+        report.append(row)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "spconv-maps-ab.json"), "w") as out:
+        json.dump(report, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -317,9 +317,12 @@ std::map<std::string, int64_t> KernelDescription::determinedArguments(
 }
 
 Specialization KernelDescription::specializationOf(const Call &call) const {
+  return specializationOfValues(determinedArguments(call, callNames(call)));
+}
+
+Specialization KernelDescription::specializationOfValues(
+    std::map<std::string, int64_t> values) const {
   std::map<std::string, int64_t> smallestDivisors;
-  std::map<std::string, int64_t> values =
-      determinedArguments(call, callNames(call));
   for (const ArgumentDecl &argument : signature) {
     smallestDivisors[argument.name] = argument.specializedFrom;
     if (!argument.specialized)
@@ -343,7 +346,11 @@ Result<Specialization> KernelDescription::specializationOfArguments(
 
 Result<std::string>
 KernelDescription::evaluateAutotuneKey(const Call &call) const {
-  std::map<std::string, int64_t> names = callNames(call);
+  return autotuneKeyOver(call, callNames(call));
+}
+
+Result<std::string> KernelDescription::autotuneKeyOver(
+    const Call &call, const std::map<std::string, int64_t> &names) const {
   std::string text;
   for (const AutotuneKeyEntry &entry : autotuneKey) {
     std::string value;
@@ -445,23 +452,78 @@ Result<Config> KernelDescription::configForCall(const Config &candidate,
 std::map<std::string, int64_t>
 KernelDescription::configNames(const Config &config, const Call &call) const {
   std::map<std::string, int64_t> names = callNames(call);
-  for (const auto &[key, value] : config.params)
-    names[key] = value;
-  names["num_warps"] = config.numWarps;
-  names["num_stages"] = config.numStages;
+  addConfig(config, names);
   // Conditions speak of arguments too (strides), defaults included.
   for (const auto &[argument, value] : determinedArguments(call, names))
     names.insert({argument, value});
   return names;
 }
 
+void KernelDescription::addConfig(const Config &config,
+                                  std::map<std::string, int64_t> &names) const {
+  for (const auto &[key, value] : config.params)
+    names[key] = value;
+  names["num_warps"] = config.numWarps;
+  names["num_stages"] = config.numStages;
+}
+
+Result<KernelDescription::CallEvaluation>
+KernelDescription::evaluateCall(const Call &call) const {
+  CallEvaluation evaluation;
+  evaluation.names = callNames(call);
+  std::map<std::string, int64_t> arguments;
+  for (const ArgumentDecl &argument : signature) {
+    if (!isIntegerTypeName(argument.type))
+      continue;
+    Result<int64_t> value = argumentValue(argument, call, evaluation.names);
+    if (!value)
+      return value.status();
+    evaluation.integerArguments.emplace_back(argument.name, *value);
+    arguments[argument.name] = *value;
+    if (call.sizes.count(argument.name))
+      evaluation.given[argument.name] = *value;
+    else
+      evaluation.defaulted.push_back(&argument);
+  }
+  Result<std::string> key = autotuneKeyOver(call, evaluation.names);
+  if (!key)
+    return key.status();
+  evaluation.autotuneKey = std::move(*key);
+  evaluation.specialization = specializationOfValues(std::move(arguments));
+  return evaluation;
+}
+
+Result<GridSize>
+KernelDescription::evaluateGrid(const Config &config,
+                                const CallEvaluation &evaluation) const {
+  // configNames without evaluating the call again: the arguments the call
+  // gives, and the defaults over the names with the config (a default may
+  // name a meta-parameter).
+  std::map<std::string, int64_t> names = evaluation.names;
+  addConfig(config, names);
+  std::map<std::string, int64_t> defaults;
+  for (const ArgumentDecl *argument : evaluation.defaulted)
+    if (Result<int64_t> value =
+            evaluateExpression(argument->defaultValue, names))
+      defaults[argument->name] = *value;
+  for (const auto &[argument, value] : evaluation.given)
+    names.insert({argument, value});
+  for (const auto &[argument, value] : defaults)
+    names.insert({argument, value});
+  return gridOver(config, names);
+}
+
 Result<GridSize> KernelDescription::evaluateGrid(const Config &config,
                                                  const Call &call) const {
+  return gridOver(config, configNames(config, call));
+}
+
+Result<GridSize>
+KernelDescription::gridOver(const Config &config,
+                            const std::map<std::string, int64_t> &names) const {
   if (gridAxes.empty() || gridAxes.size() > 3)
-    return Status::error(name + " declares " +
-                         std::to_string(gridAxes.size()) +
+    return Status::error(name + " declares " + std::to_string(gridAxes.size()) +
                          " grid axes; a grid has 1 to 3");
-  std::map<std::string, int64_t> names = configNames(config, call);
   for (const auto &[condition, why] : requirements) {
     Result<int64_t> holds = evaluateExpression(condition, names);
     if (!holds)

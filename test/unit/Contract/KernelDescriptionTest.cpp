@@ -293,6 +293,69 @@ TEST(KernelDescription, GridsAndRequirements) {
       << grid.message();
 }
 
+// evaluateCall gives what the four functions give separately, over calls
+// with given and defaulted arguments, a derived key, specializations and a
+// requirement; its grid sees the config where a default names a
+// meta-parameter.
+TEST(KernelDescription, OneEvaluationOfACallAgreesWithTheParts) {
+  KernelDescription matmul =
+      matmulLike()
+          .arg(scalar("tiles_m", "i32").byDefault("cdiv(M, BLOCK_M)"))
+          .key("LOG2_M", "ceil(log2(M))")
+          .require("tiles_m >= 1", "a tile at least");
+  auto config = Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32");
+  ASSERT_TRUE(config.ok());
+  Call strided = matmulCall(203, 176, 208);
+  strided.sizes["stride_am"] = 1;
+  strided.params["BLOCK_M"] = 32;
+  Call withParams = matmulCall(4096, 32, 64);
+  withParams.params["BLOCK_M"] = 128;
+  for (const Call &call : {matmulCall(512, 512, 512), matmulCall(203, 176, 208),
+                           strided, withParams, matmulCall(1, 16, 1)}) {
+    // tiles_m needs BLOCK_M from the call's parameters: without it both
+    // fail alike.
+    auto evaluation = matmul.evaluateCall(call);
+    auto integers = matmul.evaluateIntegerArguments(call);
+    ASSERT_EQ(evaluation.ok(), integers.ok());
+    if (!integers.ok()) {
+      EXPECT_EQ(evaluation.message(), integers.message());
+      continue;
+    }
+    EXPECT_EQ(evaluation->integerArguments, *integers);
+    auto key = matmul.evaluateAutotuneKey(call);
+    ASSERT_TRUE(key.ok());
+    EXPECT_EQ(evaluation->autotuneKey, *key);
+    EXPECT_EQ(evaluation->specialization.str(),
+              matmul.specializationOf(call).str());
+    auto separate = matmul.evaluateGrid(*config, call);
+    auto together = matmul.evaluateGrid(*config, *evaluation);
+    ASSERT_EQ(separate.ok(), together.ok());
+    if (separate.ok()) {
+      EXPECT_EQ(together->x, separate->x);
+      EXPECT_EQ(together->y, separate->y);
+    }
+  }
+  // The launch's tiles_m is over the call's BLOCK_M (128: 32 tiles), the
+  // requirement's over the config's (64: 64 tiles), as evaluateGrid alone.
+  auto evaluation = matmul.evaluateCall(withParams);
+  ASSERT_TRUE(evaluation.ok()) << evaluation.message();
+  EXPECT_EQ(evaluation->integerArguments.back(),
+            (std::pair<std::string, int64_t>{"tiles_m", 32}));
+  auto tight =
+      KernelDescription(matmul).require("tiles_m == 64", "the config's tiles");
+  auto grid = tight.evaluateGrid(*config, *tight.evaluateCall(withParams));
+  ASSERT_TRUE(grid.ok()) << grid.message();
+  EXPECT_EQ(grid->x, 64u);
+  EXPECT_TRUE(tight.evaluateGrid(*config, withParams).ok());
+  // A call without a value for an argument is the same error.
+  Call missing;
+  missing.sizes = {{"M", 5}, {"N", 5}};
+  auto failed = matmul.evaluateCall(missing);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.message(),
+            matmul.evaluateIntegerArguments(missing).message());
+}
+
 TEST(KernelDescription, Flops) {
   EXPECT_DOUBLE_EQ(*matmulLike().evaluateFlops(matmulCall(8192, 8192, 8192)),
                    2.0 * 8192 * 8192 * 8192);

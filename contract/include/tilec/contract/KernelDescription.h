@@ -308,6 +308,28 @@ public:
                                const Call &call) const;
   /// The grid for `config` and the call, after checking the requirements.
   Result<GridSize> evaluateGrid(const Config &config, const Call &call) const;
+
+  /// What a launch of a call needs besides its config, evaluated with the
+  /// call's names built once (a launch of a new size evaluates all of it;
+  /// the functions above each build the names again): the same values as
+  /// evaluateAutotuneKey, specializationOf and evaluateIntegerArguments,
+  /// and what evaluateGrid needs from the call.
+  struct CallEvaluation {
+    std::string autotuneKey;
+    Specialization specialization;
+    /// In signature order.
+    std::vector<std::pair<std::string, int64_t>> integerArguments;
+    /// callNames of the call; the integer arguments the call gives; those
+    /// it leaves to their defaults (declarations of this description).
+    std::map<std::string, int64_t> names, given;
+    std::vector<const ArgumentDecl *> defaulted;
+  };
+  /// An error where evaluateAutotuneKey or evaluateIntegerArguments would
+  /// give one.
+  Result<CallEvaluation> evaluateCall(const Call &call) const;
+  /// evaluateGrid of `config` and the call `evaluation` was made of.
+  Result<GridSize> evaluateGrid(const Config &config,
+                                const CallEvaluation &evaluation) const;
   /// Why the tuner should not try `config` (resolved) for the call: the
   /// first prune condition it breaks, or nothing; an error when a condition
   /// cannot be evaluated.
@@ -343,6 +365,21 @@ private:
   std::map<std::string, int64_t>
   determinedArguments(const Call &call,
                       const std::map<std::string, int64_t> &names) const;
+  /// evaluateAutotuneKey over the call's `names` (callNames).
+  Result<std::string>
+  autotuneKeyOver(const Call &call,
+                  const std::map<std::string, int64_t> &names) const;
+  /// specializationOf a call whose determined integer arguments are
+  /// `values`.
+  Specialization
+  specializationOfValues(std::map<std::string, int64_t> values) const;
+  /// `config`'s meta-parameters, num_warps and num_stages into `names`.
+  void addConfig(const Config &config,
+                 std::map<std::string, int64_t> &names) const;
+  /// The requirements checked and the grid axes evaluated over `names`
+  /// (configNames).
+  Result<GridSize> gridOver(const Config &config,
+                            const std::map<std::string, int64_t> &names) const;
   /// The call's value of `argument`, else its default over `names`.
   Result<int64_t> argumentValue(const ArgumentDecl &argument, const Call &call,
                                 const std::map<std::string, int64_t> &names)

@@ -166,6 +166,55 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   return maps;
 }
 
+std::vector<double> hostConvForward(const std::vector<int32_t> &nb, int64_t v,
+                                    const std::vector<double> &x,
+                                    const std::vector<double> &w,
+                                    const std::vector<double> &bias, int64_t ci,
+                                    int64_t co) {
+  int64_t n = static_cast<int64_t>(nb.size()) / v;
+  std::vector<double> y(n * co);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < co; ++o) {
+      double sum = bias.empty() ? 0.0 : bias[o];
+      for (int64_t k = 0; k < v; ++k) {
+        int32_t source = nb[i * v + k];
+        if (source < 0)
+          continue;
+        for (int64_t c = 0; c < ci; ++c)
+          sum += x[source * ci + c] * w[(o * v + k) * ci + c];
+      }
+      y[i * co + o] = sum;
+    }
+  return y;
+}
+
+HostConvGradients hostConvBackward(const std::vector<int32_t> &nb, int64_t v,
+                                   const std::vector<double> &x,
+                                   const std::vector<double> &w,
+                                   const std::vector<double> &dy, int64_t ci,
+                                   int64_t co) {
+  int64_t n = static_cast<int64_t>(nb.size()) / v;
+  HostConvGradients gradients;
+  gradients.dx.assign(n * ci, 0.0);
+  gradients.dw.assign(co * v * ci, 0.0);
+  gradients.db.assign(co, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t o = 0; o < co; ++o) {
+      double g = dy[i * co + o];
+      gradients.db[o] += g;
+      for (int64_t k = 0; k < v; ++k) {
+        int32_t source = nb[i * v + k];
+        if (source < 0)
+          continue;
+        for (int64_t c = 0; c < ci; ++c) {
+          gradients.dx[source * ci + c] += g * w[(o * v + k) * ci + c];
+          gradients.dw[(o * v + k) * ci + c] += g * x[source * ci + c];
+        }
+      }
+    }
+  return gradients;
+}
+
 HostVoxelTable buildHostVoxelTable(const sparse::VoxelCloud &cloud,
                                    int log2Slots) {
   HostVoxelTable table;

@@ -67,6 +67,31 @@ CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
 /// neighbour; the key is that code's rank in the reflected Gray sequence.
 uint32_t maskSortKey(const std::vector<bool> &mask);
 
+/// The submanifold convolution in float64 over a neighbour map `nb` [N, V]
+/// (HostMaps::nb, -1 where an offset has no neighbour): x [N, ci], w [co,
+/// V, ci] (the weights' [Co, Kx, Ky, Kz, Ci] order), bias [co] or empty;
+/// y[i, o] = bias[o] + sum over v, c of x[nb[i, v], c] * w[o, v, c].
+std::vector<double> hostConvForward(const std::vector<int32_t> &nb, int64_t v,
+                                    const std::vector<double> &x,
+                                    const std::vector<double> &w,
+                                    const std::vector<double> &bias, int64_t ci,
+                                    int64_t co);
+
+/// The gradients of hostConvForward for an output gradient dy [N, co]:
+/// dx[j, c] = sum over (i, v) with nb[i, v] = j of dy[i, o] * w[o, v, c];
+/// dw[o, v, c] = sum over i of dy[i, o] * x[nb[i, v], c]; db[o] = sum over
+/// i of dy[i, o]. Written from the definition, not from the kernels' plan
+/// (dgrad as a forward with mirrored transposed weights), so that a test
+/// can check that plan against it.
+struct HostConvGradients {
+  std::vector<double> dx, dw, db;
+};
+HostConvGradients hostConvBackward(const std::vector<int32_t> &nb, int64_t v,
+                                   const std::vector<double> &x,
+                                   const std::vector<double> &w,
+                                   const std::vector<double> &dy, int64_t ci,
+                                   int64_t co);
+
 /// The voxel hash table of voxel_hash_insert, filled on the host by
 /// inserting the voxels in order (the same slots the GPU gives when no two
 /// voxels contend; lookups find the same voxels either way): key (b << 48 |

@@ -1,0 +1,141 @@
+//===- ConvGradientTest.cpp - The convolution's float64 gradients ---------===//
+//
+// The host oracle of the submanifold convolution's backward pass
+// (hostConvBackward, test/reference/SparseConvReference.h), checked against
+// central differences of the forward oracle, and the identity the GPU's
+// input gradient is planned on (docs/sparse-conv.md): on a submanifold map,
+// dx is the forward convolution of dy with each offset's weights transposed
+// and taken from the mirrored offset, W'[c, u, o] = W[o, V - 1 - u, c].
+//
+//===----------------------------------------------------------------------===//
+
+#include "SparseConvReference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace tilec;
+
+namespace {
+
+struct Problem {
+  harness::HostMaps maps;
+  int64_t n = 0, v = 0, ci = 0, co = 0;
+  std::vector<double> x, w, bias, dy;
+};
+
+Problem makeProblem(int64_t voxels, int kernelSize, int dilation, int64_t ci,
+                    int64_t co, unsigned seed) {
+  Problem problem;
+  auto maps = harness::buildHostMaps(harness::testCloud(voxels), kernelSize,
+                                     dilation, 64);
+  EXPECT_TRUE(maps.ok()) << maps.message();
+  problem.maps = std::move(*maps);
+  problem.n = voxels;
+  problem.v = int64_t(kernelSize) * kernelSize * kernelSize;
+  problem.ci = ci;
+  problem.co = co;
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  auto fill = [&](std::vector<double> &values, int64_t count) {
+    values.resize(count);
+    for (double &value : values)
+      value = uniform(engine);
+  };
+  fill(problem.x, voxels * ci);
+  fill(problem.w, co * problem.v * ci);
+  fill(problem.bias, co);
+  fill(problem.dy, voxels * co);
+  return problem;
+}
+
+// L = sum of y * dy, whose gradient is what hostConvBackward gives.
+double loss(const Problem &p, const std::vector<double> &x,
+            const std::vector<double> &w, const std::vector<double> &bias) {
+  std::vector<double> y =
+      harness::hostConvForward(p.maps.nb, p.v, x, w, bias, p.ci, p.co);
+  double sum = 0;
+  for (size_t i = 0; i < y.size(); ++i)
+    sum += y[i] * p.dy[i];
+  return sum;
+}
+
+// Every element of `analytic` against the central difference of the loss
+// in `values` (L is linear in each, so the difference is exact up to
+// rounding).
+void expectCentralDifferences(const Problem &p, std::vector<double> &values,
+                              const std::vector<double> &analytic,
+                              const char *what) {
+  ASSERT_EQ(values.size(), analytic.size()) << what;
+  const double h = 0.5;
+  size_t wrong = 0;
+  for (size_t e = 0; e < values.size(); ++e) {
+    double saved = values[e];
+    values[e] = saved + h;
+    double up = loss(p, p.x, p.w, p.bias);
+    values[e] = saved - h;
+    double down = loss(p, p.x, p.w, p.bias);
+    values[e] = saved;
+    double numeric = (up - down) / (2 * h);
+    if (std::abs(numeric - analytic[e]) > 1e-9 * (1 + std::abs(numeric)) &&
+        wrong++ < 5)
+      ADD_FAILURE() << what << "[" << e << "] = " << analytic[e]
+                    << ", central difference " << numeric;
+  }
+  EXPECT_EQ(wrong, 0u) << what;
+}
+
+TEST(ConvGradientTest, MatchesCentralDifferencesOfTheForward) {
+  for (auto [kernelSize, dilation] : {std::pair{3, 1}, std::pair{5, 2}}) {
+    Problem p = makeProblem(90, kernelSize, dilation, 3, 2, 7 + kernelSize);
+    harness::HostConvGradients g =
+        harness::hostConvBackward(p.maps.nb, p.v, p.x, p.w, p.dy, p.ci, p.co);
+    // The perturbed vectors are the problem's own (loss reads p).
+    expectCentralDifferences(p, p.x, g.dx, "dx");
+    expectCentralDifferences(p, p.w, g.dw, "dw");
+    expectCentralDifferences(p, p.bias, g.db, "db");
+  }
+}
+
+TEST(ConvGradientTest, InputGradientIsTheForwardWithMirroredTransposedWeights) {
+  for (auto [kernelSize, dilation] :
+       {std::pair{3, 1}, std::pair{3, 2}, std::pair{5, 1}}) {
+    Problem p = makeProblem(400, kernelSize, dilation, 5, 4, 3 + kernelSize);
+    harness::HostConvGradients g =
+        harness::hostConvBackward(p.maps.nb, p.v, p.x, p.w, p.dy, p.ci, p.co);
+    // W'[c, u, o] = W[o, V - 1 - u, c]: co' = ci, ci' = co.
+    std::vector<double> mirrored(p.w.size());
+    for (int64_t o = 0; o < p.co; ++o)
+      for (int64_t u = 0; u < p.v; ++u)
+        for (int64_t c = 0; c < p.ci; ++c)
+          mirrored[(c * p.v + u) * p.co + o] =
+              p.w[(o * p.v + (p.v - 1 - u)) * p.ci + c];
+    std::vector<double> dx = harness::hostConvForward(p.maps.nb, p.v, p.dy,
+                                                      mirrored, {}, p.co, p.ci);
+    ASSERT_EQ(dx.size(), g.dx.size());
+    for (size_t e = 0; e < dx.size(); ++e)
+      ASSERT_NEAR(dx[e], g.dx[e], 1e-12 * (1 + std::abs(g.dx[e])))
+          << "dx[" << e << "], kernel " << kernelSize << ", dilation "
+          << dilation;
+  }
+}
+
+// The identity rests on the map's symmetry: j at offset v of i exactly when
+// i is at offset V - 1 - v of j.
+TEST(ConvGradientTest, TheSubmanifoldMapIsSymmetric) {
+  Problem p = makeProblem(500, 3, 1, 1, 1, 1);
+  int64_t checked = 0;
+  for (int64_t i = 0; i < p.n; ++i)
+    for (int64_t k = 0; k < p.v; ++k) {
+      int32_t j = p.maps.nb[i * p.v + k];
+      if (j < 0)
+        continue;
+      ASSERT_EQ(p.maps.nb[j * p.v + (p.v - 1 - k)], i);
+      ++checked;
+    }
+  EXPECT_GT(checked, p.n) << "the test cloud has neighbours";
+}
+
+} // namespace

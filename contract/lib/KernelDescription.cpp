@@ -166,6 +166,15 @@ static Status checkParameter(const MetaParameter &parameter, int64_t value) {
                          (why.empty() ? "" : " (" + why + ")") + ", got " +
                          std::to_string(value));
   };
+  // The kernels compute with a meta-parameter as an i32 constant: a value
+  // outside its range would wrap into another number, a wrong kernel
+  // rather than an error.
+  if (value < std::numeric_limits<int32_t>::min() ||
+      value > std::numeric_limits<int32_t>::max())
+    return Status::error("'" + parameter.name +
+                         "' must fit in a signed "
+                         "32-bit integer (the kernels compute in i32), got " +
+                         std::to_string(value));
   if (parameter.mustBePowerOfTwo && !isPowerOfTwo(value))
     return Status::error("'" + parameter.name +
                          "' must be a power of two, got " +

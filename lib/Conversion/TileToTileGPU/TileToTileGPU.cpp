@@ -568,8 +568,11 @@ struct ConvertTileToTileGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
-    if (numWarps == 0 || !llvm::isPowerOf2_32(numWarps)) {
-      module.emitError() << "num-warps must be a power of two, got "
+    // A CTA holds at most 1024 threads: more warps compile to a kernel
+    // that can never launch.
+    if (numWarps == 0 || !llvm::isPowerOf2_32(numWarps) || numWarps > 32) {
+      module.emitError() << "num-warps must be a power of two from 1 to 32, "
+                            "got "
                          << static_cast<unsigned>(numWarps);
       return signalPassFailure();
     }

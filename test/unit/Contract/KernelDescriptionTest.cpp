@@ -98,6 +98,16 @@ TEST(KernelDescription, ResolvesConfigs) {
         "'DTYPE' is a type parameter");
   check("BLOCK_M=f16,BLOCK_N=64,BLOCK_K=32", "'BLOCK_M' takes an integer");
   check("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,ALLOW_TF32=2", "at most 1");
+  // A value the kernel's i32 constants cannot hold (it would wrap into a
+  // negative number and compile): refused, whatever the declaration allows.
+  check("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,GROUP_M=2147483648",
+        "'GROUP_M' must fit in a signed 32-bit integer (the kernels compute "
+        "in i32), got 2147483648");
+  check("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,GROUP_M=4294967297",
+        "got 4294967297");
+  EXPECT_TRUE(
+      matmul.parseConfig("BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,GROUP_M=2147483647")
+          .ok());
 }
 
 TEST(KernelDescription, SignatureTakesTheConfigTypes) {

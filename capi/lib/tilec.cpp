@@ -341,11 +341,23 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
   return succeed();
 }
 
+// What a sparse tensor holds at most (SparseTensor::create): a scene
+// larger than that could not be used, and its generation would run for
+// minutes or exhaust the host's memory.
+constexpr int64_t kSceneVoxelLimit = int64_t(1) << 28;
+
 tilec_status tilec_scene_shell(int32_t res, int32_t batch, int32_t **coords,
                                int64_t *n) {
   if (res < 1 || res > 4096 || batch < 1)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "res must be in [1, 4096] and batch at least 1");
+  // A shell holds under 4 res^2 voxels a batch: bounded before any work.
+  if (4 * int64_t(res) * res * batch > kSceneVoxelLimit)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "a shell of res " + std::to_string(res) + " in " +
+                    std::to_string(batch) + " batches holds about " +
+                    std::to_string(4 * int64_t(res) * res * batch) +
+                    " voxels; a scene holds at most 2^28");
   return returnCloud(sparse::shellScene(res, batch), coords, n);
 }
 
@@ -354,6 +366,12 @@ tilec_status tilec_scene_uniform(int64_t count, int32_t res, int32_t batch,
   if (count < 0 || res < 1 || res > 65536 || batch < 1)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "count >= 0, res in [1, 65536] and batch >= 1");
+  int64_t perBatch = std::min(count, int64_t(res) * res * res);
+  if (perBatch > kSceneVoxelLimit / batch)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                std::to_string(perBatch) + " voxels in each of " +
+                    std::to_string(batch) +
+                    " batches: a scene holds at most 2^28 voxels");
   return returnCloud(sparse::uniformScene(count, res, batch, seed), coords, n);
 }
 

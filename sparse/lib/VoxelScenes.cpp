@@ -45,15 +45,38 @@ VoxelCloud sortedCloud(std::vector<Voxel> voxels) {
 VoxelCloud shellScene(int res, int batch) {
   std::vector<Voxel> voxels;
   double centre = (res - 1) / 2.0, outer = res / 2.0, inner = outer - 1.25;
+  auto inShell = [&](double dx, double dy, double dz) {
+    double distance = std::sqrt(dx * dx + dy * dy + dz * dz);
+    return distance >= inner && distance <= outer;
+  };
+  // Per (x, y), only the z within a voxel of the shell's two crossings are
+  // tested (with the same predicate as a test of every z): the work is the
+  // shell's size, res^2, not the grid's, res^3.
   for (int b = 0; b < batch; ++b)
     for (int x = 0; x < res; ++x)
-      for (int y = 0; y < res; ++y)
-        for (int z = 0; z < res; ++z) {
-          double dx = x - centre, dy = y - centre, dz = z - centre;
-          double distance = std::sqrt(dx * dx + dy * dy + dz * dz);
-          if (distance >= inner && distance <= outer)
-            voxels.push_back({b, x, y, z});
+      for (int y = 0; y < res; ++y) {
+        double dx = x - centre, dy = y - centre;
+        double planar = dx * dx + dy * dy;
+        if (planar > outer * outer + 1)
+          continue;
+        double far = std::sqrt(std::max(0.0, outer * outer - planar)) + 1;
+        double near = std::sqrt(std::max(0.0, inner * inner - planar)) - 1;
+        auto scan = [&](double from, double to) {
+          int first = std::max(0, static_cast<int>(std::floor(centre + from)));
+          int last =
+              std::min(res - 1, static_cast<int>(std::ceil(centre + to)));
+          for (int z = first; z <= last; ++z)
+            if (inShell(dx, dy, z - centre))
+              voxels.push_back({b, x, y, z});
+        };
+        // dz in [-far, -near] and [near, far]; one range where they meet.
+        if (near <= 0) {
+          scan(-far, far);
+        } else {
+          scan(-far, -near);
+          scan(near, far);
         }
+      }
   return sortedCloud(std::move(voxels));
 }
 
@@ -89,16 +112,27 @@ VoxelCloud uniformScene(int64_t count, int res, int batch, uint64_t seed) {
   int64_t cells = static_cast<int64_t>(res) * res * res;
   count = std::min(count, cells);
   std::vector<Voxel> voxels;
+  auto voxelOf = [&](int b, int64_t cell) {
+    return Voxel{b, static_cast<int32_t>(cell / (int64_t(res) * res)),
+                 static_cast<int32_t>(cell / res % res),
+                 static_cast<int32_t>(cell % res)};
+  };
   for (int b = 0; b < batch; ++b) {
+    // More than half the grid: draw the cells left out instead, so that the
+    // draws stay within twice the smaller set (a draw of every cell would
+    // take about cells * ln(cells)).
+    bool complement = count > cells / 2;
+    int64_t drawn = complement ? cells - count : count;
     std::unordered_set<int64_t> taken;
-    while (static_cast<int64_t>(taken.size()) < count) {
+    while (static_cast<int64_t>(taken.size()) < drawn) {
       int64_t cell = static_cast<int64_t>(random.next() % cells);
-      if (!taken.insert(cell).second)
-        continue;
-      voxels.push_back({b, static_cast<int32_t>(cell / (res * res)),
-                        static_cast<int32_t>(cell / res % res),
-                        static_cast<int32_t>(cell % res)});
+      if (taken.insert(cell).second && !complement)
+        voxels.push_back(voxelOf(b, cell));
     }
+    if (complement)
+      for (int64_t cell = 0; cell < cells; ++cell)
+        if (!taken.count(cell))
+          voxels.push_back(voxelOf(b, cell));
   }
   return sortedCloud(std::move(voxels));
 }

@@ -190,10 +190,13 @@ TILEC_API tilec_status tilec_submanifold_conv3d(
  * Voxel scenes for tests and benchmarks (host memory; free with tilec_free)
  *--------------------------------------------------------------------------*/
 
-/* A thin spherical shell in a res^3 grid (15,192 voxels at res 64). */
+/* A thin spherical shell in a res^3 grid (15,192 voxels at res 64), res
+ * from 1 to 4096. A scene holds at most 2^28 voxels (what a sparse tensor
+ * holds): larger ones are refused before any work. */
 TILEC_API tilec_status tilec_scene_shell(int32_t res, int32_t batch,
                                          int32_t **coords, int64_t *n);
-/* `count` distinct voxels drawn uniformly from a res^3 grid per batch. */
+/* `count` distinct voxels drawn uniformly from a res^3 grid per batch (all
+ * of it when count is larger), at most 2^28 in all. */
 TILEC_API tilec_status tilec_scene_uniform(int64_t count, int32_t res,
                                            int32_t batch, uint64_t seed,
                                            int32_t **coords, int64_t *n);

@@ -99,6 +99,17 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
   int64_t n = 0;
   EXPECT_EQ(shell(0, 1, &coords, &n), TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("res must be"), std::string::npos);
+  // Scenes larger than a sparse tensor holds are refused before any work.
+  EXPECT_EQ(shell(4096, 5, &coords, &n), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("at most 2^28"), std::string::npos);
+  auto uniform = function<decltype(tilec_scene_uniform)>("tilec_scene_uniform");
+  EXPECT_EQ(uniform(int64_t(1) << 40, 65536, 1, 0, &coords, &n),
+            TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("at most 2^28 voxels"),
+            std::string::npos)
+      << lastError();
+  EXPECT_EQ(uniform(int64_t(1) << 27, 65536, 3, 0, &coords, &n),
+            TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(convolve(nullptr, nullptr, nullptr, nullptr, nullptr, 16, 16, 3, 1,
                      TILEC_F16, 0, nullptr),
             TILEC_ERROR_INVALID_ARGUMENT);

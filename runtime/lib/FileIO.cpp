@@ -144,30 +144,48 @@ std::string parentDirectory(const std::string &path) {
   return path.substr(0, slash);
 }
 
-Result<FileContents> readFileContents(const std::string &path) {
-  int fd = openRetrying(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<FileContents> readFileContents(const std::string &path,
+                                      const ReadLimits &limits) {
+  // O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise. It
+  // changes nothing for a regular file.
+  int flags = O_RDONLY | O_CLOEXEC | (limits.regularOnly ? O_NONBLOCK : 0);
+  int fd = openRetrying(path.c_str(), flags);
   if (fd < 0)
     return Status::error(path + ": cannot open: " + errnoText(errno));
+  auto fail = [&](const std::string &message) {
+    ::close(fd);
+    return Status::error(path + ": " + message);
+  };
+  auto tooLarge = [&](uint64_t bytes) {
+    return fail(std::to_string(bytes) + " bytes, more than the " +
+                std::to_string(limits.maxBytes) + " allowed");
+  };
   FileContents contents;
   struct stat info;
   if (::fstat(fd, &info) == 0) {
+    if (limits.regularOnly && !S_ISREG(info.st_mode))
+      return fail("not a regular file");
+    if (uint64_t(info.st_size) > limits.maxBytes)
+      return tooLarge(uint64_t(info.st_size));
     contents.device = info.st_dev;
     contents.inode = info.st_ino;
     if (info.st_size > 0)
       contents.bytes.reserve(size_t(info.st_size));
+  } else if (limits.regularOnly) {
+    return fail("cannot stat: " + errnoText(errno));
   }
   char chunk[65536];
   while (true) {
     ssize_t got = ::read(fd, chunk, sizeof(chunk));
     if (got < 0 && errno == EINTR)
       continue;
-    if (got < 0) {
-      int error = errno;
-      ::close(fd);
-      return Status::error(path + ": cannot read: " + errnoText(error));
-    }
+    if (got < 0)
+      return fail("cannot read: " + errnoText(errno));
     if (got == 0)
       break;
+    // A file that grows while it is read is held to the same bound.
+    if (contents.bytes.size() + size_t(got) > limits.maxBytes)
+      return tooLarge(contents.bytes.size() + size_t(got));
     contents.bytes.append(chunk, size_t(got));
   }
   ::close(fd);

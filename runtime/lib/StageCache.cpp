@@ -38,6 +38,13 @@ constexpr std::string_view kFormatVersion = "1";
 constexpr std::string_view kStatsMagic = "tilec-cache-stats 1";
 // The header line is short; a longer first line is not ours.
 constexpr size_t kMaxHeaderBytes = 256;
+// The largest entry stored or read: a cubin or an IR dump of the largest
+// kernels is a few MB. Larger files in the cache are not read (a 6 GiB file
+// took 40 s and 6 GB before its header could refuse it).
+constexpr uint64_t kMaxEntryBytes = uint64_t(256) << 20;
+// How entries are read: regular files of at most kMaxEntryBytes (a FIFO or
+// a symlink to a device placed in the cache is refused, not waited on).
+const ReadLimits kEntryReadLimits{/*regularOnly=*/true, kMaxEntryBytes};
 // A temporary file older than this belongs to no live writer even if its pid
 // was reused (a write takes milliseconds), or was written on another host.
 constexpr int64_t kStaleTempSeconds = 3600;
@@ -116,6 +123,9 @@ struct WalkedFile {
   std::string full;
   uint64_t bytes = 0;
   int64_t mtimeSeconds = 0;
+  // Anything else (a symlink, a FIFO, a directory) in an entry's place is
+  // not ours to count or prune; verify reports and removes it.
+  bool regular = true, directory = false;
 };
 
 Result<std::vector<WalkedFile>> walkStageFiles(const std::string &root) {
@@ -142,8 +152,8 @@ Result<std::vector<WalkedFile>> walkStageFiles(const std::string &root) {
         struct stat info;
         if (::lstat(file.full.c_str(), &info) != 0)
           continue; // removed meanwhile
-        if (!S_ISREG(info.st_mode))
-          continue;
+        file.regular = S_ISREG(info.st_mode);
+        file.directory = S_ISDIR(info.st_mode);
         file.bytes = uint64_t(info.st_size);
         file.mtimeSeconds = int64_t(info.st_mtime);
         files.push_back(std::move(file));
@@ -421,7 +431,7 @@ std::optional<CacheArtifact> StageCache::lookupImpl(std::string_view stage,
     return std::nullopt;
   }
   std::string path = joinPath(directory_, entryPath(stage, key));
-  Result<FileContents> contents = readFileContents(path);
+  Result<FileContents> contents = readFileContents(path, kEntryReadLimits);
   if (!contents) {
     // Absent is the ordinary miss; an unreadable entry is one too (the next
     // store replaces it).
@@ -637,6 +647,11 @@ bool StageCache::store(std::string_view stage, std::string_view key,
   if (!storesEnabled() && !toRemote)
     return false;
   std::string entry = encodeEntry(stage, key, payload, meta);
+  // Lookups would refuse it: not stored (the artifact is rebuilt instead).
+  if (entry.size() > kMaxEntryBytes) {
+    releaseLease(stage, key);
+    return false;
+  }
   bool stored = storeLocally(stage, key, entry);
   if (toRemote) {
     StageCounters delta;
@@ -697,6 +712,8 @@ Result<std::vector<CacheEntryInfo>> StageCache::list() const {
     return files.status();
   std::vector<CacheEntryInfo> entries;
   for (const WalkedFile &file : *files) {
+    if (!file.regular)
+      continue;
     std::optional<std::string> key = entryKeyOf(file);
     if (!key || file.shard != key->substr(0, 2))
       continue;
@@ -725,6 +742,8 @@ Result<CacheStats> StageCache::stats() const {
     stats.stages.push_back(entry);
   }
   for (const WalkedFile &file : *files) {
+    if (!file.regular)
+      continue;
     if (isTemporaryFileName(file.name)) {
       ++stats.tempFiles;
       stats.tempBytes += file.bytes;
@@ -761,7 +780,26 @@ Result<CacheVerifyReport> StageCache::verify() {
       report.unknownFiles.push_back(file.relative);
       continue;
     }
-    Result<FileContents> contents = readFileContents(file.full);
+    if (!file.regular) {
+      // Lookups refuse it; removed, so that a store can take the name
+      // again (a rename cannot replace a directory that holds files).
+      bool removed = file.directory ? ::rmdir(file.full.c_str()) == 0
+                                    : ::unlink(file.full.c_str()) == 0;
+      report.corrupt.push_back(file.relative + ": not a regular file" +
+                               (removed ? "" : " (could not remove it)"));
+      continue;
+    }
+    if (file.bytes > kMaxEntryBytes) {
+      // Never read: removed by its size.
+      bool removed = ::unlink(file.full.c_str()) == 0;
+      report.corrupt.push_back(
+          file.relative + ": " + std::to_string(file.bytes) +
+          " bytes, more than the " + std::to_string(kMaxEntryBytes) +
+          " an entry may hold" + (removed ? "" : " (could not remove it)"));
+      continue;
+    }
+    Result<FileContents> contents =
+        readFileContents(file.full, kEntryReadLimits);
     if (!contents) {
       report.corrupt.push_back(file.relative + ": " + contents.message());
       continue;
@@ -793,6 +831,8 @@ Result<CachePruneReport> StageCache::prune(uint64_t maxBytes) {
   CachePruneReport report;
   std::vector<const WalkedFile *> entries;
   for (const WalkedFile &file : *files) {
+    if (!file.regular)
+      continue;
     if (isTemporaryFileName(file.name)) {
       if (isStaleTemp(file.name, file.mtimeSeconds) &&
           ::unlink(file.full.c_str()) == 0)
@@ -835,7 +875,7 @@ Status StageCache::clear() {
   if (!files)
     return files.status();
   for (const WalkedFile &file : *files) {
-    if (!isTemporaryFileName(file.name) && !entryKeyOf(file))
+    if (!file.regular || (!isTemporaryFileName(file.name) && !entryKeyOf(file)))
       continue; // not ours
     if (::unlink(file.full.c_str()) != 0 && errno != ENOENT)
       return Status::error("cannot remove " + file.full + ": " +

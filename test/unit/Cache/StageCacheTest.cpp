@@ -494,6 +494,46 @@ TEST_F(StageCacheTest, VerifyFindsAndRemovesCorruptEntries) {
   EXPECT_TRUE(report->corrupt.empty());
 }
 
+// What is not a regular file, or is too large, in an entry's place: a
+// lookup misses at once (a FIFO made it wait forever, /dev/zero behind a
+// symlink ran out of memory, a 6 GiB file was read whole), and verify
+// reports and removes it, so that the key is stored again.
+TEST_F(StageCacheTest, EntriesThatAreNotRegularFilesOrTooLargeAreRefused) {
+  auto cache = open(dir);
+  for (const char *name : {"fifo", "zero", "large", "dir"})
+    ASSERT_TRUE(cache->store("ptx", keyOf(name), "ptx"));
+  std::string fifo = entryFile("ptx", keyOf("fifo"));
+  ASSERT_EQ(::unlink(fifo.c_str()), 0);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string zero = entryFile("ptx", keyOf("zero"));
+  ASSERT_EQ(::unlink(zero.c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/zero", zero.c_str()), 0);
+  std::string large = entryFile("ptx", keyOf("large"));
+  ASSERT_EQ(::truncate(large.c_str(), off_t(1) << 30), 0); // sparse
+  std::string directory = entryFile("ptx", keyOf("dir"));
+  ASSERT_EQ(::unlink(directory.c_str()), 0);
+  ASSERT_EQ(::mkdir(directory.c_str(), 0700), 0);
+  for (const char *name : {"fifo", "zero", "large", "dir"})
+    EXPECT_FALSE(cache->lookup("ptx", keyOf(name))) << name;
+  auto report = cache->verify();
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->valid, 0u);
+  ASSERT_EQ(report->corrupt.size(), 4u);
+  std::string all;
+  for (const std::string &line : report->corrupt)
+    all += line + "\n";
+  EXPECT_NE(all.find("not a regular file"), std::string::npos) << all;
+  EXPECT_NE(all.find("1073741824 bytes, more than the"), std::string::npos)
+      << all;
+  for (const char *name : {"fifo", "zero", "large", "dir"}) {
+    EXPECT_FALSE(exists(entryFile("ptx", keyOf(name)))) << name;
+    ASSERT_TRUE(cache->store("ptx", keyOf(name), "again")) << name;
+    auto found = cache->lookup("ptx", keyOf(name));
+    ASSERT_TRUE(found) << name;
+    EXPECT_EQ(found->payload, "again");
+  }
+}
+
 // clear removes what is ours and nothing else.
 TEST_F(StageCacheTest, ClearRemovesOnlyCacheFiles) {
   auto cache = open(dir);

@@ -181,6 +181,37 @@ TEST_F(FileIOTest, ReadReturnsTheWholeFileAndItsIdentity) {
   EXPECT_EQ(read->inode, info.st_ino);
 }
 
+// Limits for files from outside: a FIFO is refused at once (its open would
+// wait for a writer), a symlink to /dev/zero too (its read never ends), a
+// file over the bound before a byte of it is read.
+TEST_F(FileIOTest, LimitedReadsRefuseWhatIsNotARegularFileOrTooLarge) {
+  const rt::ReadLimits limits{/*regularOnly=*/true, /*maxBytes=*/1000};
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  tilec::Result<rt::FileContents> read = rt::readFileContents(fifo, limits);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.message(), fifo + ": not a regular file");
+  std::string zero = dir + "/zero";
+  ASSERT_EQ(::symlink("/dev/zero", zero.c_str()), 0);
+  read = rt::readFileContents(zero, limits);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.message(), zero + ": not a regular file");
+  // A sparse 1 GiB file: refused by its size, so the test reads nothing.
+  std::string large = dir + "/large";
+  ASSERT_TRUE(rt::writeFileAtomically(large, "x").ok());
+  ASSERT_EQ(::truncate(large.c_str(), off_t(1) << 30), 0);
+  read = rt::readFileContents(large, limits);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.message(),
+            large + ": 1073741824 bytes, more than the 1000 allowed");
+  // Within the limits the file reads as without them.
+  std::string small = dir + "/small";
+  ASSERT_TRUE(rt::writeFileAtomically(small, std::string(1000, 'y')).ok());
+  read = rt::readFileContents(small, limits);
+  ASSERT_TRUE(read) << read.message();
+  EXPECT_EQ(read->bytes, std::string(1000, 'y'));
+}
+
 TEST_F(FileIOTest, AtomicWriteReplacesTheFileAndLeavesNoTemporary) {
   std::string path = dir + "/entry";
   ASSERT_TRUE(rt::writeFileAtomically(path, "old").ok());

@@ -17,6 +17,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -44,9 +45,20 @@ struct FileContents {
   ino_t inode = 0;
 };
 
-// Errors read "<path>: cannot open: <reason>" and "<path>: cannot read:
-// <reason>".
-Result<FileContents> readFileContents(const std::string &path);
+// What a reader of files from outside accepts: a regular file (not a FIFO,
+// which would block the open or the read, nor a device such as /dev/zero
+// behind a symlink, which never ends) of at most `maxBytes` (checked before
+// anything is read, and again while reading).
+struct ReadLimits {
+  bool regularOnly = false;
+  uint64_t maxBytes = UINT64_MAX;
+};
+
+// Errors read "<path>: cannot open: <reason>", "<path>: cannot read:
+// <reason>", "<path>: not a regular file" and "<path>: N bytes, more than
+// the M allowed".
+Result<FileContents> readFileContents(const std::string &path,
+                                      const ReadLimits &limits = {});
 Result<std::string> readFile(const std::string &path);
 
 struct AtomicWriteOptions {

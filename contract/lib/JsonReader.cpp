@@ -40,6 +40,38 @@ std::string jsonParseError(std::string_view text) {
   return collector.message;
 }
 
+std::string jsonNestingError(std::string_view text, size_t maxDepth) {
+  size_t depth = 0, line = 1, column = 0;
+  bool inString = false, escaped = false;
+  for (char c : text) {
+    ++column;
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    }
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > maxDepth)
+        return "nests deeper than " + std::to_string(maxDepth) +
+               " arrays and objects at line " + std::to_string(line) +
+               ", column " + std::to_string(column);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return "";
+}
+
 } // namespace tilec
 
 namespace tilec::contract_detail {
@@ -54,6 +86,8 @@ std::string fieldName(const std::string &prefix, const char *key) {
 } // namespace
 
 Result<Json> JsonReader::parse(std::string_view text) {
+  if (std::string deep = jsonNestingError(text); !deep.empty())
+    return Status::error("invalid json: " + deep);
   Json root = Json::parse(text.begin(), text.end(), /*cb=*/nullptr,
                           /*allow_exceptions=*/false);
   if (root.is_discarded()) {

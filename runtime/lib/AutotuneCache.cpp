@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/runtime/AutotuneCache.h"
+#include "tilec/contract/JsonError.h"
 
 #include "tilec/runtime/CounterFile.h"
 #include "tilec/runtime/FileIO.h"
@@ -193,6 +194,8 @@ Result<Json> readCacheFile(const std::string &path, bool &exists) {
     return text.status();
   if (text->empty())
     return Json::object();
+  if (std::string deep = jsonNestingError(*text); !deep.empty())
+    return Status::error(path + " is not valid JSON: it " + deep);
   Json json = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded())
     return Status::error(path + " is not valid JSON");
@@ -566,6 +569,8 @@ std::string AutotuneCache::encodeEntry(const AutotuneEntry &entry) {
 }
 
 Result<AutotuneEntry> AutotuneCache::decodeEntry(const std::string &json) {
+  if (std::string deep = jsonNestingError(json); !deep.empty())
+    return Status::error("an autotune entry is not valid JSON: it " + deep);
   Json parsed = Json::parse(json, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded())
     return Status::error("an autotune entry is not valid JSON");

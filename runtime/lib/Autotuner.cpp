@@ -1,6 +1,7 @@
 //===- Autotuner.cpp - Picking a kernel's config on the device ------------===//
 
 #include "tilec/runtime/Autotuner.h"
+#include "tilec/contract/JsonError.h"
 
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/Workload.h"
@@ -156,6 +157,8 @@ Result<PinnedConfigs> PinnedConfigs::parseFile(const std::string &path) {
   Result<std::string> text = readFile(path);
   if (!text)
     return text.status().withContext("pin file");
+  if (std::string deep = jsonNestingError(*text); !deep.empty())
+    return Status::error("pin file " + path + " " + deep);
   nlohmann::json json =
       nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object())

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/runtime/Bundle.h"
+#include "tilec/contract/JsonError.h"
 
 #include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/Crc32c.h"
@@ -293,6 +294,8 @@ KernelBundle::decode(std::string bytes, const std::string &origin) {
   std::string_view payload(storage.data() + header->headerBytes +
                                header->manifestBytes,
                            header->payloadBytes);
+  if (std::string deep = jsonNestingError(manifestText); !deep.empty())
+    return fail("the manifest " + deep);
   Json manifest = Json::parse(manifestText, nullptr, false);
   if (manifest.is_discarded() || !manifest.is_object())
     return fail("the manifest is not a JSON object");

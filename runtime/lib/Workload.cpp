@@ -493,6 +493,8 @@ Result<Workload> Workload::parse(std::string_view text,
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
     return fail("the file is empty (a workload is {\"format\": \"" +
                 std::string(kFormat) + "\", \"version\": 1, \"calls\": [...]})");
+  if (std::string deep = jsonNestingError(text); !deep.empty())
+    return fail("is not valid JSON: it " + deep);
   Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (root.is_discarded())
     return fail(invalidJsonMessage(text));

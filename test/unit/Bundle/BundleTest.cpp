@@ -236,6 +236,21 @@ TEST(Bundle, AManifestThatDoesNotMatchItsCubinsIsRefused) {
       << error;
 }
 
+// A manifest nested 100,000 deep (its CRC-32C right) overflowed the JSON
+// parser's stack; it is refused with where it nests too deep.
+TEST(Bundle, ADeeplyNestedManifestIsRefused) {
+  rt::KernelBundle::Contents contents = sampleContents();
+  std::string error = decodeError(withManifest(contents, [](std::string m) {
+    return replaceFirst(m, "\"median_us\": 12.5",
+                        "\"median_us\": " + std::string(100000, '[') +
+                            std::string(100000, ']'));
+  }));
+  EXPECT_NE(error.find("the manifest nests deeper than 512 arrays and "
+                       "objects at line"),
+            std::string::npos)
+      << error;
+}
+
 TEST(Bundle, CompileJsonMustDescribeItsCubin) {
   rt::KernelBundle::Contents contents = sampleContents();
   contents.cubins[1].metadataJson = compileJson("scale", "sm_90");

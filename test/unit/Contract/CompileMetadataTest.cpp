@@ -3,6 +3,7 @@
 #include "TensorMapSample.h"
 
 #include "tilec/contract/CompileMetadata.h"
+#include "tilec/contract/JsonError.h"
 
 #include <gtest/gtest.h>
 
@@ -433,6 +434,27 @@ TEST(CompileMetadataTest, GeneratedCppBuildsTheJsonsObject) {
   EXPECT_EQ(built.tensorMaps[1].element, "bf16");
   EXPECT_TRUE(built.wgmmaSerialized);
   EXPECT_EQ(built.toJson(), md->toJson());
+}
+
+} // namespace
+
+namespace {
+
+// Nesting is measured outside strings, and a text nested past the bound is
+// an error where it crashed the parser (100,000 levels).
+TEST(JsonNesting, IsMeasuredOutsideStringsAndBounded) {
+  EXPECT_EQ(tilec::jsonNestingError("{\"a\": [[1], {\"b\": [2]}]}", 4), "");
+  EXPECT_EQ(tilec::jsonNestingError("{\"a\": [[1], {\"b\": [2]}]}", 3),
+            "nests deeper than 3 arrays and objects at line 1, column 19");
+  EXPECT_EQ(tilec::jsonNestingError("{\"a\": \"[[[[[[\\\"[[[[\"}", 1), "");
+  EXPECT_EQ(tilec::jsonNestingError("{\"a\":\n [[[1]]]}", 3),
+            "nests deeper than 3 arrays and objects at line 2, column 4");
+  std::string deep =
+      "{\"name\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  auto parsed = tilec::CompileMetadata::parse(deep);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.message().find("nests deeper than 512"), std::string::npos)
+      << parsed.message();
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include "tilec/runtime/StageCache.h"
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -669,8 +670,15 @@ void decodeAll(const Json &root,
 Status AutotuneCache::load() {
   warnings_.clear();
   entries_.clear();
-  if (!isRegularFile(path_))
+  if (!isRegularFile(path_)) {
+    // Missing is an empty cache; a directory (or a device) in its place is
+    // not: it read as empty, and no winner could ever be stored.
+    struct stat info;
+    if (::stat(path_.c_str(), &info) == 0)
+      return Status::error("autotune cache: " + path_ +
+                           " is not a regular file");
     return Status::success();
+  }
   Result<std::string> text = readFile(path_);
   if (!text)
     return text.status().withContext("autotune cache");

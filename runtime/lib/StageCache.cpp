@@ -129,6 +129,11 @@ struct WalkedFile {
 };
 
 Result<std::vector<WalkedFile>> walkStageFiles(const std::string &root) {
+  // A cache that is a file would read as an empty one, and verify or prune
+  // would report success over nothing.
+  struct stat rootInfo;
+  if (::stat(root.c_str(), &rootInfo) == 0 && !S_ISDIR(rootInfo.st_mode))
+    return Status::error("the cache " + root + " is not a directory");
   std::vector<WalkedFile> files;
   for (std::string_view stage : kCacheStages) {
     std::string stageDir = joinPath(root, stage);

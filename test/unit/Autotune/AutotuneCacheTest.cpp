@@ -1,8 +1,10 @@
 //===- AutotuneCacheTest.cpp - The autotune cache file --------------------===//
 
 #include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/FileIO.h"
 
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
@@ -88,6 +90,17 @@ TEST_F(AutotuneCacheTest, MissingFileIsEmpty) {
   ASSERT_TRUE(cache.load().ok());
   EXPECT_TRUE(cache.entries().empty());
   EXPECT_EQ(cache.find("NVIDIA H200", "matmul", "M=1"), nullptr);
+}
+
+// A directory where the file should be is not an empty cache (it read as
+// one, and no winner could be stored).
+TEST_F(AutotuneCacheTest, ADirectoryInPlaceOfTheFileIsAnError) {
+  ASSERT_TRUE(rt::makeDirectories(path).ok());
+  rt::AutotuneCache cache(path);
+  tilec::Status loaded = cache.load();
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.message(),
+            "autotune cache: " + path + " is not a regular file");
 }
 
 TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {

@@ -534,6 +534,18 @@ TEST_F(StageCacheTest, EntriesThatAreNotRegularFilesOrTooLargeAreRefused) {
   }
 }
 
+// A cache directory that is a file is an error, not an empty cache that
+// verifies.
+TEST_F(StageCacheTest, ACacheThatIsAFileIsAnError) {
+  std::string file = root + "/plain";
+  writeFile(file, "not a cache");
+  auto cache = open(file);
+  auto report = cache->verify();
+  ASSERT_FALSE(report);
+  EXPECT_EQ(report.message(), "the cache " + file + " is not a directory");
+  EXPECT_FALSE(cache->prune(0));
+}
+
 // clear removes what is ours and nothing else.
 TEST_F(StageCacheTest, ClearRemovesOnlyCacheFiles) {
   auto cache = open(dir);

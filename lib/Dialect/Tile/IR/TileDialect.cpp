@@ -122,6 +122,21 @@ LogicalResult TileDialect::verifyOperationAttribute(Operation *op,
     if (func.getFunctionType().getNumResults() != 0)
       return op->emitError() << "kernel must not return values, it returns "
                              << func.getFunctionType().getNumResults();
+    // The name becomes the PTX entry's: a letter or '_' then letters,
+    // digits, '_' or '$' (others aborted the NVPTX backend: "Symbol name
+    // with unsupported characters").
+    StringRef name = func.getSymName();
+    auto isLetter = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    };
+    if (name.empty() || !isLetter(name.front()) ||
+        !llvm::all_of(name, [&](char c) {
+          return isLetter(c) || (c >= '0' && c <= '9') || c == '$';
+        }))
+      return op->emitError()
+             << "kernel name '" << name
+             << "' is not a PTX identifier (a letter or '_', then letters, "
+                "digits, '_' or '$')";
     // A target dialect may append parameters of its own type, described by
     // an attribute of that dialect (tilegpu's tensor maps).
     auto isTargetParameter = [&](unsigned index, Type type) {

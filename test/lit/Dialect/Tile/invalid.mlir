@@ -319,6 +319,27 @@ func.func @kernel_result() -> i32 attributes {tile.kernel} {
 
 // -----
 
+// expected-error @+1 {{kernel name 'a.b-c' is not a PTX identifier (a letter or '_', then letters, digits, '_' or '$')}}
+func.func @"a.b-c"() attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel name '9lives' is not a PTX identifier}}
+func.func @"9lives"() attributes {tile.kernel} {
+  return
+}
+
+// -----
+
+// A name that is one: '_' first, '$' inside.
+func.func @_ok$1() attributes {tile.kernel} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{kernel argument #0 must be a scalar or a !tile.ptr, got 'tensor<4xf32>'}}
 func.func @kernel_tensor_arg(%t: tensor<4xf32>) attributes {tile.kernel} {
   return

@@ -11,6 +11,7 @@
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+#include "tilec/Support/LargeStack.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -40,6 +41,9 @@ int main(int argc, char **argv) {
                   mlir::func::FuncDialect, mlir::math::MathDialect,
                   mlir::scf::SCFDialect, mlir::cf::ControlFlowDialect,
                   mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect>();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "tilec optimizer driver\n", registry));
+  // Deeply nested input ends in a parse error, not a stack overflow.
+  return tilec::runOnLargeStack([&] {
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, "tilec optimizer driver\n", registry));
+  });
 }

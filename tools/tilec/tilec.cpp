@@ -8,6 +8,8 @@
 
 #include "Commands.h"
 
+#include "tilec/Support/LargeStack.h"
+
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -26,23 +28,28 @@ int main(int argc, char **argv) {
       "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4 --dump-dir out\n"
       "  tilec run --kernel matmul --config BLOCK_M=64,BLOCK_N=64,BLOCK_K=32 "
       "--sizes M=203,N=176,K=208\n");
-  if (tilec::tool::compileCommand)
-    return tilec::tool::runCompile();
-  if (tilec::tool::runCommand)
-    return tilec::tool::runRun();
-  if (tilec::tool::tuneCommand)
-    return tilec::tool::runTune();
-  if (tilec::tool::warmupCommand)
-    return tilec::tool::runWarmup();
-  if (tilec::tool::cacheCommand)
-    return tilec::tool::runCache();
-  if (tilec::tool::benchCommand)
-    return tilec::tool::runBench(argv[0]);
-  if (tilec::tool::packCommand)
-    return tilec::tool::runPack();
-  if (tilec::tool::bundleCommand)
-    return tilec::tool::runBundle();
-  llvm::errs() << "tilec: a subcommand is required (compile, run, cache, tune, "
-                  "warmup, bench, pack, bundle); see tilec --help\n";
-  return 2;
+  // The parsers recurse per level of nesting: deeply nested input (a .ttir,
+  // --llvm-passes) ends in their error, not a stack overflow.
+  return tilec::runOnLargeStack([&] {
+    if (tilec::tool::compileCommand)
+      return tilec::tool::runCompile();
+    if (tilec::tool::runCommand)
+      return tilec::tool::runRun();
+    if (tilec::tool::tuneCommand)
+      return tilec::tool::runTune();
+    if (tilec::tool::warmupCommand)
+      return tilec::tool::runWarmup();
+    if (tilec::tool::cacheCommand)
+      return tilec::tool::runCache();
+    if (tilec::tool::benchCommand)
+      return tilec::tool::runBench(argv[0]);
+    if (tilec::tool::packCommand)
+      return tilec::tool::runPack();
+    if (tilec::tool::bundleCommand)
+      return tilec::tool::runBundle();
+    llvm::errs()
+        << "tilec: a subcommand is required (compile, run, cache, tune, "
+           "warmup, bench, pack, bundle); see tilec --help\n";
+    return 2;
+  });
 }

@@ -568,22 +568,24 @@ struct ConvertTileToTileGPUPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
+    // A bad option is the pass's, not an operation's: reported at the
+    // module's location without the module itself (an op's diagnostic
+    // prints the op, here the whole program).
+    auto optionError = [&]() { return mlir::emitError(module.getLoc()); };
     // A CTA holds at most 1024 threads: more warps compile to a kernel
     // that can never launch.
     if (numWarps == 0 || !llvm::isPowerOf2_32(numWarps) || numWarps > 32) {
-      module.emitError() << "num-warps must be a power of two from 1 to 32, "
-                            "got "
-                         << static_cast<unsigned>(numWarps);
+      optionError() << "num-warps must be a power of two from 1 to 32, got "
+                    << static_cast<unsigned>(numWarps);
       return signalPassFailure();
     }
     if (threadsPerWarp != 32) {
-      module.emitError() << "threads-per-warp must be 32 on NVIDIA GPUs, got "
-                         << static_cast<unsigned>(threadsPerWarp);
+      optionError() << "threads-per-warp must be 32 on NVIDIA GPUs, got "
+                    << static_cast<unsigned>(threadsPerWarp);
       return signalPassFailure();
     }
     if (!StringRef(target).starts_with("sm_")) {
-      module.emitError() << "target must look like sm_90, got '" << target
-                         << "'";
+      optionError() << "target must look like sm_90, got '" << target << "'";
       return signalPassFailure();
     }
     // Layouts assume power-of-two shapes (each bit of an index is a basis).

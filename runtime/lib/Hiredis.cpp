@@ -32,7 +32,10 @@ Result<HiredisApi> loadHiredis(const std::string &library) {
   };
   resolve(api.connectWithTimeout, "redisConnectWithTimeout");
   resolve(api.setTimeout, "redisSetTimeout");
-  resolve(api.commandArgv, "redisCommandArgv");
+  resolve(api.appendCommandArgv, "redisAppendCommandArgv");
+  resolve(api.bufferWrite, "redisBufferWrite");
+  resolve(api.bufferRead, "redisBufferRead");
+  resolve(api.getReplyFromReader, "redisGetReplyFromReader");
   resolve(api.freeReplyObject, "freeReplyObject");
   resolve(api.free, "redisFree");
   if (!missing.empty())

@@ -31,7 +31,10 @@ namespace tilec::rt {
 struct HiredisApi {
   decltype(&::redisConnectWithTimeout) connectWithTimeout = nullptr;
   decltype(&::redisSetTimeout) setTimeout = nullptr;
-  decltype(&::redisCommandArgv) commandArgv = nullptr;
+  decltype(&::redisAppendCommandArgv) appendCommandArgv = nullptr;
+  decltype(&::redisBufferWrite) bufferWrite = nullptr;
+  decltype(&::redisBufferRead) bufferRead = nullptr;
+  decltype(&::redisGetReplyFromReader) getReplyFromReader = nullptr;
   decltype(&::freeReplyObject) freeReplyObject = nullptr;
   decltype(&::redisFree) free = nullptr;
 };

@@ -4,12 +4,14 @@
 
 #include "Hiredis.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
@@ -299,24 +301,63 @@ RemoteCache::sendLocked(std::initializer_list<std::string_view> arguments) {
     argv.push_back(argument.data());
     lengths.push_back(argument.size());
   }
+  // One deadline for the whole request: the socket's timeout bounds each
+  // read, and a server that sends a byte at a time (or announces a long
+  // reply) held a request for as long as it liked.
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(options_.timeoutMs);
+  auto timedOut = [&] {
+    return Status::error("no reply within " +
+                         std::to_string(options_.timeoutMs) + " ms");
+  };
+  auto ioError = [&]() -> Status {
+    if (context_->err == REDIS_ERR_EOF)
+      return Status::error("the server closed the connection");
+    if (context_->err == REDIS_ERR_IO &&
+        (errno == EAGAIN || errno == EWOULDBLOCK))
+      return timedOut();
+    return Status::error(context_->errstr);
+  };
+  // Waits until the socket is ready for `events` or the deadline passes.
+  auto wait = [&](short events) -> bool {
+    while (true) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
+      if (left <= 0)
+        return false;
+      struct pollfd descriptor = {context_->fd, events, 0};
+      int ready = ::poll(&descriptor, 1, static_cast<int>(left));
+      if (ready > 0)
+        return true;
+      if (ready == 0 || errno != EINTR)
+        return false;
+    }
+  };
   void *raw = nullptr;
-  int error = 0;
   {
     SigpipeBlock block;
-    errno = 0;
-    raw = api_->commandArgv(context_, int(argv.size()), argv.data(),
-                            lengths.data());
-    error = errno;
-  }
-  if (!raw) {
-    bool timedOut = context_->err == REDIS_ERR_IO &&
-                    (error == EAGAIN || error == EWOULDBLOCK);
-    return Status::error(timedOut
-                             ? "no reply within " +
-                                   std::to_string(options_.timeoutMs) + " ms"
-                         : context_->err == REDIS_ERR_EOF
-                             ? std::string("the server closed the connection")
-                             : std::string(context_->errstr));
+    if (api_->appendCommandArgv(context_, int(argv.size()), argv.data(),
+                                lengths.data()) != REDIS_OK)
+      return Status::error(context_->errstr);
+    for (int written = 0; !written;) {
+      if (!wait(POLLOUT))
+        return timedOut();
+      errno = 0;
+      if (api_->bufferWrite(context_, &written) != REDIS_OK)
+        return ioError();
+    }
+    while (true) {
+      if (api_->getReplyFromReader(context_, &raw) != REDIS_OK)
+        return Status::error(context_->errstr);
+      if (raw)
+        break;
+      if (!wait(POLLIN))
+        return timedOut();
+      errno = 0;
+      if (api_->bufferRead(context_) != REDIS_OK)
+        return ioError();
+    }
   }
   auto *reply = static_cast<redisReply *>(raw);
   Reply copy;

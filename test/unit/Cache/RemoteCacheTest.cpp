@@ -13,6 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
@@ -141,6 +147,59 @@ TEST(RemoteCacheAddress, EnvironmentNamesTheVariable) {
       << bad.message();
   ::unsetenv("TILEC_REDIS");
   ::unsetenv("TILEC_REDIS_NAMESPACE");
+}
+
+// A server that answers a byte every 100 ms (each read within the socket's
+// timeout) and announces a long reply: the request ends at its deadline. It
+// held a compile 21.9 s with a timeout of 150 ms when the timeout bounded
+// each read instead of the reply.
+TEST(RemoteCacheFailure, ADrippingReplyEndsAtTheDeadline) {
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in address = {};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(
+      ::bind(listener, reinterpret_cast<sockaddr *>(&address), sizeof(address)),
+      0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(
+      ::getsockname(listener, reinterpret_cast<sockaddr *>(&address), &length),
+      0);
+  std::atomic<bool> stop{false};
+  std::thread server([&] {
+    int client = ::accept(listener, nullptr, nullptr);
+    if (client < 0)
+      return;
+    char request[256];
+    (void)::read(client, request, sizeof(request));
+    std::string reply = "$1000\r\n" + std::string(1000, 'x') + "\r\n";
+    for (char byte : reply) {
+      if (stop || ::write(client, &byte, 1) != 1)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ::close(client);
+  });
+  RemoteCacheOptions options;
+  options.port = ntohs(address.sin_port);
+  std::vector<std::string> warnings;
+  RemoteCache remote(options, [&](const std::string &message) {
+    warnings.push_back(message);
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(remote.get("tilec:1:cubin:x"));
+  double elapsed = msSince(start);
+  stop = true;
+  server.join();
+  ::close(listener);
+  EXPECT_GE(elapsed, 140);
+  EXPECT_LT(elapsed, 1500);
+  EXPECT_FALSE(remote.enabled());
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("no reply within 150 ms"), std::string::npos)
+      << warnings[0];
 }
 
 // Nothing listens on the port: the first request warns, later ones fail at

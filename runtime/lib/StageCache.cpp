@@ -678,6 +678,15 @@ bool StageCache::storeLocally(std::string_view stage, std::string_view key,
     return false;
   Status written = writeEntry(stage, key, entry);
   if (!written.ok()) {
+    // A directory in this entry's place (a rename cannot replace one that
+    // holds files) fails this key alone: the cache stays writable for the
+    // others.
+    if (std::string path = joinPath(directory_, entryPath(stage, key));
+        isDirectory(path)) {
+      warning_("cannot store " + path + ": a directory is in its place (" +
+               written.message() + "); `tilec cache verify` reports it");
+      return false;
+    }
     {
       std::lock_guard<std::mutex> lock(mutex_);
       storesEnabled_ = false;

@@ -534,6 +534,22 @@ TEST_F(StageCacheTest, EntriesThatAreNotRegularFilesOrTooLargeAreRefused) {
   }
 }
 
+// A directory holding files in one entry's place fails that key's store
+// alone; it disabled every store of the cache for the process.
+TEST_F(StageCacheTest, ADirectoryInAnEntrysPlaceFailsThatKeyAlone) {
+  auto cache = open(dir);
+  ASSERT_TRUE(cache->store("llir", keyOf("first"), "x"));
+  std::string blocked = entryFile("llir", keyOf("blocked"));
+  ASSERT_EQ(std::system(("mkdir -p '" + blocked + "'").c_str()), 0);
+  writeFile(blocked + "/inside", "a file");
+  EXPECT_FALSE(cache->store("llir", keyOf("blocked"), "y"));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("a directory is in its place"), std::string::npos)
+      << warnings[0];
+  EXPECT_TRUE(cache->store("llir", keyOf("after"), "z"));
+  EXPECT_TRUE(cache->lookup("llir", keyOf("after")));
+}
+
 // A cache directory that is a file is an error, not an empty cache that
 // verifies.
 TEST_F(StageCacheTest, ACacheThatIsAFileIsAnError) {

@@ -10,6 +10,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -207,8 +208,20 @@ RemoteCacheOptions::fromEnvironment() {
   Result<RemoteCacheOptions> options = parseAddress(address);
   if (!options)
     return options.status().withContext("TILEC_REDIS");
-  if (const char *ns = std::getenv("TILEC_REDIS_NAMESPACE"); ns && *ns)
+  if (const char *ns = std::getenv("TILEC_REDIS_NAMESPACE"); ns && *ns) {
+    // Letters, digits, '_', '-' and '.': the namespace starts every key, and
+    // the documented cleanup matches "<namespace>:*", which a '*', ':', '?',
+    // '[' or a space or newline in it would widen or break.
+    std::string_view text = ns;
+    if (text.size() > 64 || !std::all_of(text.begin(), text.end(), [](char c) {
+          return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+        }))
+      return Status::error("TILEC_REDIS_NAMESPACE: '" + std::string(text) +
+                           "' must be 1 to 64 letters, digits, '_', '-' or "
+                           "'.'");
     options->keyNamespace = ns;
+  }
   if (Status status = readMilliseconds("TILEC_REDIS_TIMEOUT_MS", kMaxTimeoutMs,
                                        options->timeoutMs);
       !status.ok())

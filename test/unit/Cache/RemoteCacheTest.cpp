@@ -124,6 +124,19 @@ TEST(RemoteCacheAddress, EnvironmentNamesTheVariable) {
   EXPECT_EQ((*set)->leaseMs, 30000);
   EXPECT_EQ(RemoteCache(**set).key("cubin", "ab12"), "team-a:1:cubin:ab12");
 
+  // A namespace that would widen or break "<namespace>:*" is refused.
+  for (const char *bad : {"team*", "a:b", "x\ny", "with space", "q?"}) {
+    ::setenv("TILEC_REDIS_NAMESPACE", bad, 1);
+    auto refused = RemoteCacheOptions::fromEnvironment();
+    ASSERT_FALSE(refused) << bad;
+    EXPECT_NE(refused.message().find("TILEC_REDIS_NAMESPACE: '"),
+              std::string::npos)
+        << refused.message();
+  }
+  ::setenv("TILEC_REDIS_NAMESPACE", "team-a.v2_x", 1);
+  EXPECT_TRUE(RemoteCacheOptions::fromEnvironment());
+  ::setenv("TILEC_REDIS_NAMESPACE", "team-a", 1);
+
   ::setenv("TILEC_REDIS_TIMEOUT_MS", "0", 1);
   auto zero = RemoteCacheOptions::fromEnvironment();
   ASSERT_FALSE(zero);

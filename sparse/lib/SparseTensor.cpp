@@ -263,18 +263,27 @@ private:
   size_t bytes;
 };
 
-// Carves regions of `sizes` bytes (each 256-byte aligned) from one scratch
-// buffer of the engine.
-Result<std::vector<Region>> carve(SparseEngine &engine,
-                                  const std::vector<int64_t> &sizes) {
-  std::vector<size_t> offsets;
-  size_t total = 0;
+// Where parts of `sizes` bytes go in one allocation, laid end to end, each
+// at a 256-byte boundary and given at least 16 bytes (a kernel gets a valid
+// address even for an empty part); `total` is the allocation's size.
+std::vector<int64_t> packedOffsets(const std::vector<int64_t> &sizes,
+                                   int64_t &total) {
+  std::vector<int64_t> offsets;
+  total = 0;
   for (int64_t size : sizes) {
     offsets.push_back(total);
-    total +=
-        (static_cast<size_t>(std::max<int64_t>(size, 16)) + 255) / 256 * 256;
+    total += cdiv(std::max<int64_t>(size, 16), 256) * 256;
   }
-  Result<rt::DevicePtr> base = engine.scratch(total);
+  return offsets;
+}
+
+// Carves regions of `sizes` bytes (packedOffsets) from one scratch buffer
+// of the engine.
+Result<std::vector<Region>> carve(SparseEngine &engine,
+                                  const std::vector<int64_t> &sizes) {
+  int64_t total = 0;
+  std::vector<int64_t> offsets = packedOffsets(sizes, total);
+  Result<rt::DevicePtr> base = engine.scratch(static_cast<size_t>(total));
   if (!base)
     return base.status();
   std::vector<Region> regions;
@@ -462,11 +471,12 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
                         int64_t blockRows, CUstream stream) {
   const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = int64_t(kernelSize) * kernelSize * kernelSize;
-  // order, then nbt at a 256-byte boundary.
-  int64_t nbtOffset = cdiv(4 * n, 256) * 256;
-  TRY_ASSIGN(storage, engine_->allocateMaps(nbtOffset + 4 * n * v, stream));
+  // order, then nbt.
+  int64_t bytes = 0;
+  std::vector<int64_t> offsets = packedOffsets({4 * n, 4 * n * v}, bytes);
+  TRY_ASSIGN(storage, engine_->allocateMaps(bytes, stream));
   rt::DevicePtr order = storage.ptr();
-  rt::DevicePtr nbt{storage.address() + nbtOffset};
+  rt::DevicePtr nbt{storage.address() + offsets[1]};
   // The pair count is set once the build is done.
   auto map = std::make_shared<SortedNeighbourMap>(
       SortedNeighbourMap{n, v, kernelSize, dilation, /*activePairs=*/0, order,
@@ -643,31 +653,28 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   const rt::Context &context = engine_->context();
   int64_t n = map->voxels, v = map->offsets;
   int64_t blocks = cdiv(n, blockRows);
-  // In one allocation, each part at a 256-byte boundary: blk_start, then
-  // each block's count (what the scan reads, kept with the maps so that
-  // nothing is freed while the kernels run; at a 16-byte boundary, as
-  // block_offsets declares), the lists at their largest (every block
-  // visiting every offset, so that no count has to come back to the host
-  // first), blk_order and the block sort's scratch.
-  auto aligned = [](int64_t bytes) {
-    return cdiv(std::max<int64_t>(bytes, 16), 256) * 256;
-  };
+  // In one allocation (packedOffsets): blk_start, then each block's count
+  // (what the scan reads, kept with the maps so that nothing is freed while
+  // the kernels run; at a 16-byte boundary, as block_offsets declares), the
+  // lists at their largest (every block visiting every offset, so that no
+  // count has to come back to the host first), blk_order and the block
+  // sort's scratch.
   int64_t countsOffset = cdiv(4 * (blocks + 1), 16) * 16;
-  int64_t blkOffOffset = aligned(countsOffset + 4 * blocks);
-  int64_t blkOrderOffset = blkOffOffset + aligned(4 * blocks * v);
-  int64_t scratchOffset = blkOrderOffset + aligned(4 * blocks);
-  TRY_ASSIGN(storage,
-             engine_->allocateMaps(
-                 scratchOffset + getBlockSortLayout(blocks).bytes, stream));
+  int64_t bytes = 0;
+  std::vector<int64_t> offsets =
+      packedOffsets({countsOffset + 4 * blocks, 4 * blocks * v, 4 * blocks,
+                     getBlockSortLayout(blocks).bytes},
+                    bytes);
+  TRY_ASSIGN(storage, engine_->allocateMaps(bytes, stream));
   auto at = [&](int64_t offset) {
     return rt::DevicePtr{storage.address() + offset};
   };
-  rt::DevicePtr blkStart = at(0), blkOff = at(blkOffOffset),
-                blkOrder = at(blkOrderOffset);
+  rt::DevicePtr blkStart = at(offsets[0]), blkOff = at(offsets[1]),
+                blkOrder = at(offsets[2]);
   if (n == 0) {
     const rt::Driver &driver = context.driver();
     TRY(driver.check(driver.api().cuMemsetD8Async(storage.address(), 0,
-                                                  blkOffOffset, stream),
+                                                  offsets[1], stream),
                      "cuMemsetD8Async"));
   } else {
     rt::DevicePtr counts = at(countsOffset);
@@ -682,7 +689,7 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                         {{"in_ptr", counts}, {"out_ptr", blkStart}}, stream));
     TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 1),
                         blockBuffers, stream));
-    TRY(sortBlocks(counts, blocks, v, blkOrder, at(scratchOffset), stream));
+    TRY(sortBlocks(counts, blocks, v, blkOrder, at(offsets[3]), stream));
   }
   return std::make_unique<NeighbourMaps>(
       NeighbourMaps{std::move(map), blockRows, blocks, blkStart, blkOff,

@@ -26,17 +26,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tilec import scenes  # noqa: E402
+from spconv_maps_profile import SCENES, Coordinates, coords_of  # noqa: E402
 from tilec._library import Library  # noqa: E402
-
-SCENES = "shell64,shell256,uniform500"
-
-
-def coords_of(name):
-    """shellR: the res-R shell; uniformK: K thousand random voxels in 512^3."""
-    if name.startswith("shell"):
-        return scenes.shell(int(name[len("shell"):])).cuda()
-    return scenes.uniform(int(name[len("uniform"):]) * 1000, 512).cuda()
 
 
 class Lib:
@@ -78,7 +69,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--libs", required=True,
                         help="comma-separated libtilec_c.so paths")
-    parser.add_argument("--scenes", default=SCENES)
+    parser.add_argument("--scenes", default=",".join(
+        f"{name}{size}" for name, size in SCENES))
     parser.add_argument("--builds", type=int, default=25,
                         help="fresh subsets per scene")
     parser.add_argument("--cache-root", default="/tmp/tilec-maps-ab")
@@ -90,17 +82,14 @@ def main():
     libs = [Lib(path, f"lib{i}", args.cache_root)
             for i, path in enumerate(paths)]
     stream = torch.cuda.current_stream().cuda_stream
-    generator = torch.Generator().manual_seed(0)
     report = []
-    for scene in args.scenes.split(","):
-        full = coords_of(scene)
-        total = full.shape[0]
-
-        def subset():
-            count = int(total * (0.6 + 0.4 * torch.rand(
-                1, generator=generator).item()))
-            keep = torch.randperm(total, generator=generator)[:count]
-            return full[keep.sort().values.cuda()].contiguous()
+    for name, size in SCENES:
+        scene = f"{name}{size}"
+        if scene not in args.scenes.split(","):
+            continue
+        # A new random 60-100% subset at every call, each of its own size.
+        subset = Coordinates(coords_of(name, size), fresh=True)
+        total = subset.coords.shape[0]
         for lib in libs:  # compiles and plans its buckets
             for _ in range(2):
                 lib.build(subset(), stream)

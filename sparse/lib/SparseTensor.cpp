@@ -673,9 +673,9 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                 blkOrder = at(offsets[2]);
   if (n == 0) {
     const rt::Driver &driver = context.driver();
-    TRY(driver.check(driver.api().cuMemsetD8Async(storage.address(), 0,
-                                                  offsets[1], stream),
-                     "cuMemsetD8Async"));
+    TRY(driver.check(
+        driver.api().cuMemsetD8Async(storage.address(), 0, offsets[1], stream),
+        "cuMemsetD8Async"));
   } else {
     rt::DevicePtr counts = at(countsOffset);
     std::map<std::string, rt::DevicePtr> blockBuffers = {

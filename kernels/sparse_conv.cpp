@@ -29,6 +29,14 @@
 // added are the same sum whichever arrives last (addition commutes), so the
 // result is the same bits in every run.
 //
+// With TRANSPOSE_W the kernel computes the input gradient of a forward
+// convolution: dX = sum over offsets u of dY[nb(i, u)] W_f[:, V - 1 - u, :]
+// (voxel j is at offset u of voxel i exactly when i is at the mirrored
+// offset V - 1 - u of j), so X is dY, Y is dX, CI and CO are the forward's
+// CO and CI, and w_ptr is the forward's weights [CI, V, CO] read as
+// B[k, n] = W_f[k, V - 1 - offset, n]: the same maps, row blocks and offset
+// lists as the forward's.
+//
 // The maps are built for one BLOCK_M (it is fixed by the call and part of the
 // autotune key: the maps' blocks are the kernel's blocks). One loop runs over
 // (active offset, CI chunk) pairs, so that the pipeliner overlaps the gathers
@@ -55,6 +63,7 @@ static void buildSparseConv(KernelBuilder &kb) {
   int64_t blockK = kb.param("BLOCK_K");
   bool hasBias = kb.param("HAS_BIAS");
   bool skipRowGroups = kb.param("SKIP_ROW_GROUPS");
+  bool transposeW = kb.param("TRANSPOSE_W");
   int64_t splitK = kb.param("SPLIT_K");
   mlir::Type dtype = kb.dtype("DTYPE");
   Tensor x = kb.arg("x_ptr"), w = kb.arg("w_ptr"), bias = kb.arg("bias_ptr");
@@ -100,8 +109,10 @@ static void buildSparseConv(KernelBuilder &kb) {
   }
   Tensor chunks = kb.let("chunks", kb.cdiv(ci, blockK));
   Tensor steps = kb.let("steps", (last - first) * chunks);
-  // W[co, v, c] read as B[k, co] = W[co, v, c0 + k]: K-major.
-  Tensor wCols = kb.let("w_cols", w + cols * (v * ci));
+  // W[co, v, c] read as B[k, co] = W[co, v, c0 + k]: K-major; with
+  // TRANSPOSE_W, W[c, v, co] read as B[k, co] = W[c0 + k, V - 1 - v, co]:
+  // N-major.
+  Tensor wCols = transposeW ? Tensor() : kb.let("w_cols", w + cols * (v * ci));
 
   Tensor acc0 = kb.let("acc", kb.zeros({blockM, blockN}, kb.f32Type()));
   auto step = [&](Tensor s, llvm::ArrayRef<Tensor> carried) -> Tensors {
@@ -121,8 +132,11 @@ static void buildSparseConv(KernelBuilder &kb) {
     Tensor kLeft = kb.let("k_left", ci - c0);
     Tensor aTile = kb.let("a", kb.load(x + aRows * strideX + (c0 + kRow),
                                        hasRow & (kRow < kLeft), 0.0));
-    Tensor bTile = kb.let("b", kb.load(wCols + offset * ci + (c0 + kCol),
-                                       (kCol < kLeft) & colMask, 0.0));
+    Tensor bPtrs = transposeW
+                       ? kb.let("b_ptrs", w + (c0 + kCol) * (v * co) +
+                                              (v - 1 - offset) * co + cols)
+                       : kb.let("b_ptrs", wCols + offset * ci + (c0 + kCol));
+    Tensor bTile = kb.let("b", kb.load(bPtrs, (kCol < kLeft) & colMask, 0.0));
     // With SKIP_ROW_GROUPS, a warpgroup whose 64 rows have no neighbour
     // here skips its MMA. Both forms measured slower on the H200 (the two
     // warpgroups share each K step, so one that skips waits for the other;
@@ -188,6 +202,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
                      .atMost(1)
                      .byDefault(0))
           .param(MetaParameter("SPLIT_K").atLeast(1).atMost(2).byDefault(1))
+          // Set by the call: the input gradient (see the file comment).
+          .param(MetaParameter("TRANSPOSE_W").atLeast(0).atMost(1).byDefault(0))
           .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
           .typeParam(
               TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))
@@ -266,6 +282,7 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .key("V")
           .key("BLOCK_M")
           .key("HAS_BIAS")
+          .key("TRANSPOSE_W")
           .key("DTYPE")
           .key("ALLOW_TF32")
           // The entries' format (offset | 64-row groups << 16): winners and

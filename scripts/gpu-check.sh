@@ -60,6 +60,13 @@ runs=(
   "sparse_conv_fwd BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_stages=3 N=15192,CI=64,CO=64,V=27"
   "sparse_conv_fwd BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,num_stages=3 N=777,CI=3,CO=17,V=27"
   "sparse_conv_fwd BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,SPLIT_K=2,num_stages=3 N=777,CI=3,CO=17,V=27"
+  "sparse_conv_fwd BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,TRANSPOSE_W=1,num_stages=3 N=777,CI=3,CO=17,V=27"
+  "sparse_conv_wgrad BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_stages=3 N=15192,CI=64,CO=64,V=27,SPLITS=3,SPLIT_PAIRS=5064"
+  "sparse_conv_wgrad BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,num_stages=3 N=777,CI=3,CO=17,V=27,SPLITS=2,SPLIT_PAIRS=400"
+  "offset_pair_counts num_warps=4 N=777,V=27"
+  "offset_pairs num_warps=4 N=777,V=27"
+  "split_sum num_warps=4 T=777,S=3"
+  "column_sums num_warps=4 N=777,C=17,ROWS_PER_PART=100"
   "voxel_hash_insert num_warps=4 N=777,LOG2_T=11"
   "voxel_neighbours VP=128,BLOCK=16,num_warps=4 N=777,LOG2_T=11,KS=5,DIL=2"
   "radix_scatter FIRST=1,num_warps=4 N=777,SHIFT=28"
@@ -115,7 +122,7 @@ fi
 if command -v compute-sanitizer > /dev/null; then
   for run in "${runs[@]}"; do
     read -r kernel config sizes <<< "$run"
-    [[ ($kernel =~ ^(sparse_conv_fwd|voxel_|radix_|block_offsets|mask_) && $sizes == N=777*) ||
+    [[ ($kernel =~ ^(sparse_conv_|voxel_|radix_|block_offsets|mask_|offset_pair|column_sums) && $sizes == N=777*) ||
        $config == *num_stages=3* && $sizes == M=96,* ]] || continue
     dtype=$(variant "$config")
     log="$logs/racecheck-$kernel${dtype// /_}.log"

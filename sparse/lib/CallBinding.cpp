@@ -43,4 +43,27 @@ bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
   return pointers;
 }
 
+Result<std::vector<std::pair<std::string, size_t>>>
+bindCall(rt::ArgPack &pack, const KernelDescription &description,
+         const Call &call,
+         const std::map<std::string, rt::DevicePtr> &pointers) {
+  const std::string &kernel = description.getName();
+  auto slots = bindIntegerArguments(pack, description, call);
+  if (!slots)
+    return slots.status();
+  for (const auto &[name, index] : *slots) {
+    auto pointer = pointers.find(name);
+    if (pointer == pointers.end())
+      return Status::error(kernel + ": no buffer for " + name);
+    if (Status status = pack.setPointer(index, pointer->second); !status.ok())
+      return status.withContext(kernel + " argument " + name);
+  }
+  return slots;
+}
+
+Status CallInputs::bind(rt::ArgPack &pack) const {
+  auto bound = bindCall(pack, description, call, pointers);
+  return bound ? Status::success() : bound.status();
+}
+
 } // namespace tilec::sparse

@@ -11,6 +11,10 @@
 #include "tilec/contract/KernelDescription.h"
 #include "tilec/contract/Status.h"
 #include "tilec/runtime/ArgPack.h"
+#include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/DeviceBuffer.h"
+
+#include <map>
 
 #include <string>
 #include <utility>
@@ -28,6 +32,31 @@ std::string callKey(const Call &call);
 Result<std::vector<std::pair<std::string, size_t>>>
 bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
                      const Call &call);
+
+/// Binds every argument of `call`: the integers from the call, the pointers
+/// from `pointers` by name (an error names one that is missing); returns
+/// where the pointers went.
+Result<std::vector<std::pair<std::string, size_t>>>
+bindCall(rt::ArgPack &pack, const KernelDescription &description,
+         const Call &call,
+         const std::map<std::string, rt::DevicePtr> &pointers);
+
+/// A call's own buffers, for tuning on the data it will run on.
+class CallInputs : public rt::BenchmarkInputs {
+public:
+  CallInputs(KernelDescription description, Call call,
+             std::map<std::string, rt::DevicePtr> pointers, double flops)
+      : description(std::move(description)), call(std::move(call)),
+        pointers(std::move(pointers)), usefulFlops(flops) {}
+  Status bind(rt::ArgPack &pack) const override;
+  double flops() const override { return usefulFlops; }
+
+private:
+  KernelDescription description;
+  Call call;
+  std::map<std::string, rt::DevicePtr> pointers;
+  double usefulFlops;
+};
 
 } // namespace tilec::sparse
 

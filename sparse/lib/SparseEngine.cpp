@@ -129,8 +129,9 @@ SparseEngine::describe(const std::string &kernel) {
   return &descriptions_.emplace(kernel, std::move(*description)).first->second;
 }
 
-Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
-                                                      const Call &call) {
+Result<SparseEngine::LaunchPlan *>
+SparseEngine::plan(const std::string &kernel, const Call &call,
+                   const rt::InputsFactory &inputs) {
   std::string key = planKey(kernel, call);
   if (auto found = plans_.find(key); found != plans_.end())
     return found->second.get();
@@ -156,7 +157,7 @@ Result<SparseEngine::LaunchPlan *> SparseEngine::plan(const std::string &kernel,
     // land in the autotune cache (and a bundle can serve them) like a tuned
     // kernel's: a kernel with a single candidate is recorded, not
     // benchmarked.
-    Result<rt::TuneResult> selected = autotuner_.select(kernel, call);
+    Result<rt::TuneResult> selected = autotuner_.select(kernel, call, inputs);
     if (!selected)
       return selected.status();
     Result<rt::ArgPack> pack = selected->kernel->makeArgPack();
@@ -234,8 +235,8 @@ bool SparseEngine::firstUseOf(const std::string &signature) {
 Status
 SparseEngine::launch(const std::string &kernel, const Call &call,
                      const std::map<std::string, rt::DevicePtr> &pointers,
-                     CUstream stream) {
-  Result<LaunchPlan *> plan = this->plan(kernel, call);
+                     CUstream stream, const rt::InputsFactory &inputs) {
+  Result<LaunchPlan *> plan = this->plan(kernel, call, inputs);
   if (!plan)
     return plan.status();
   LaunchPlan &launch = **plan;

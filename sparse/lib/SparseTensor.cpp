@@ -134,6 +134,11 @@ Call coverCall(int64_t n) {
 int coverSortPasses(int64_t n) {
   return radixPassesOver(ceilLog2(cdiv(n, kCoverRows)));
 }
+// offset_pair_counts's and offset_pairs's rows a program.
+constexpr int64_t kPairChunkRows = 1024;
+Call pairListCall(int64_t n, int64_t v) {
+  return makeCall({{"N", n}, {"V", v}}, {{"BLOCK", kPairChunkRows}});
+}
 Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
   return makeCall({{"N", n}, {"V", v}},
                   {{"BLOCK_M", blockRows}, {"FILL", fill}});
@@ -348,6 +353,7 @@ SparseTensor &SparseTensor::operator=(SparseTensor &&other) noexcept {
     rowOrder_ = other.rowOrder_;
     sorted_ = std::move(other.sorted_);
     maps_ = std::move(other.maps_);
+    pairs_ = std::move(other.pairs_);
     convs_ = std::move(other.convs_);
     streams_ = std::move(other.streams_);
   }
@@ -367,6 +373,7 @@ void SparseTensor::releaseMaps() {
   if (!engine_->orderLegacyStreamAfter(streams_).ok())
     (void)engine_->context().driver().api().cuCtxSynchronize();
   convs_.clear();
+  pairs_.clear();
   maps_.clear();
   sorted_.clear();
   streams_.clear();
@@ -694,6 +701,64 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   return std::make_unique<NeighbourMaps>(
       NeighbourMaps{std::move(map), blockRows, blocks, blkStart, blkOff,
                     blkOrder, std::move(storage)});
+}
+
+Result<const OffsetPairs *>
+SparseTensor::offsetPairs(int kernelSize, int dilation, CUstream stream) {
+  if (auto found = pairs_.find({kernelSize, dilation}); found != pairs_.end())
+    return found->second.get();
+  auto sorted = sorted_.find({kernelSize, dilation});
+  if (sorted == sorted_.end()) {
+    TRY_ASSIGN(built,
+               maps(kernelSize, dilation, convRowBlocks().front(), stream));
+    (void)built;
+    sorted = sorted_.find({kernelSize, dilation});
+  }
+  noteStream(stream);
+  std::shared_ptr<const SortedNeighbourMap> map = sorted->second;
+  int64_t n = map->voxels, v = map->offsets;
+  int64_t counts = v * cdiv(n, kPairChunkRows);
+  // The counts per (offset, row chunk), their scan, the starts and the
+  // pairs (the build counted them), in one allocation.
+  int64_t bytes = 0;
+  std::vector<int64_t> offsets =
+      packedOffsets({4 * counts, 4 * (counts + 1), 4 * (v + 1),
+                     4 * map->activePairs, 4 * map->activePairs},
+                    bytes);
+  TRY_ASSIGN(storage, engine_->allocateMaps(bytes, stream));
+  auto at = [&](int64_t offset) {
+    return rt::DevicePtr{storage.address() + offset};
+  };
+  auto pairs = std::make_unique<OffsetPairs>(OffsetPairs{
+      map, at(offsets[2]), at(offsets[3]), at(offsets[4]), std::move(storage)});
+  if (n == 0) {
+    const rt::Driver &driver = engine_->context().driver();
+    TRY(driver.check(driver.api().cuMemsetD8Async(pairs->start.address, 0,
+                                                  4 * (v + 1), stream),
+                     "cuMemsetD8Async"));
+  } else {
+    if (engine_->firstUseOf("offset_pairs|" + std::to_string(v) + "|" +
+                            std::to_string(ceilLog2(n)) + "|" +
+                            std::to_string(ceilLog2(counts))))
+      engine_->precompile({{"offset_pair_counts", pairListCall(n, v)},
+                           {"exclusive_scan", scanCall(counts)},
+                           {"offset_pairs", pairListCall(n, v)}});
+    TRY(engine_->launch("offset_pair_counts", pairListCall(n, v),
+                        {{"nbt_ptr", map->nbt}, {"counts_ptr", at(offsets[0])}},
+                        stream));
+    TRY(engine_->launch(
+        "exclusive_scan", scanCall(counts),
+        {{"in_ptr", at(offsets[0])}, {"out_ptr", at(offsets[1])}}, stream));
+    TRY(engine_->launch("offset_pairs", pairListCall(n, v),
+                        {{"nbt_ptr", map->nbt},
+                         {"order_ptr", map->order},
+                         {"scan_ptr", at(offsets[1])},
+                         {"pair_start_ptr", pairs->start},
+                         {"pair_in_ptr", pairs->in},
+                         {"pair_out_ptr", pairs->out}},
+                        stream));
+  }
+  return (pairs_[{kernelSize, dilation}] = std::move(pairs)).get();
 }
 
 Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,

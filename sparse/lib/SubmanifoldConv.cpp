@@ -93,45 +93,6 @@ SplitWorkspaceSize splitWorkspaceSizeOf(const NeighbourMaps &maps,
   return splitWorkspaceSize(maps.blocks, maps.blockRows, co);
 }
 
-// Binds every argument; returns where the pointers went.
-Result<std::vector<std::pair<std::string, size_t>>>
-bindConv(rt::ArgPack &pack, const KernelDescription &description,
-         const Call &call,
-         const std::map<std::string, rt::DevicePtr> &pointers) {
-  auto slots = bindIntegerArguments(pack, description, call);
-  if (!slots)
-    return slots.status();
-  for (const auto &[name, index] : *slots) {
-    auto pointer = pointers.find(name);
-    if (pointer == pointers.end())
-      return Status::error(std::string(kConvKernel) + ": no buffer for " +
-                           name);
-    if (Status status = pack.setPointer(index, pointer->second); !status.ok())
-      return status.withContext(std::string(kConvKernel) + " argument " + name);
-  }
-  return slots;
-}
-
-// The call's own buffers, for tuning on the data it will run on.
-class ConvInputs : public rt::BenchmarkInputs {
-public:
-  ConvInputs(KernelDescription description, Call call,
-             std::map<std::string, rt::DevicePtr> pointers, double flops)
-      : description(std::move(description)), call(std::move(call)),
-        pointers(std::move(pointers)), usefulFlops(flops) {}
-  Status bind(rt::ArgPack &pack) const override {
-    auto bound = bindConv(pack, description, call, pointers);
-    return bound ? Status::success() : bound.status();
-  }
-  double flops() const override { return usefulFlops; }
-
-private:
-  KernelDescription description;
-  Call call;
-  std::map<std::string, rt::DevicePtr> pointers;
-  double usefulFlops;
-};
-
 Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
   auto fail = [](const std::string &why) {
     return Status::error(ErrorKind::InvalidArgument,
@@ -178,6 +139,7 @@ Call convCall(const ConvArguments &arguments, int64_t voxels) {
                 {"stride_y", arguments.yStride()}};
   call.types = {{"DTYPE", dtypeName(arguments.dtype)}};
   call.params = {{"HAS_BIAS", arguments.bias.address ? 1 : 0},
+                 {"TRANSPOSE_W", arguments.transposeWeight ? 1 : 0},
                  {"ALLOW_TF32", arguments.allowTf32 ? 1 : 0}};
   return call;
 }
@@ -260,7 +222,7 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
       double flops = 2.0 * double(maps->map->activePairs) *
                      double(arguments.ci) * double(arguments.co);
       return std::shared_ptr<const rt::BenchmarkInputs>(
-          std::make_shared<ConvInputs>(
+          std::make_shared<CallInputs>(
               *description, choice.call,
               convPointers(arguments, *maps,
                            choice.workspace ? &*choice.workspace : nullptr),
@@ -282,7 +244,7 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
   Result<rt::ArgPack> pack = best->tuned.kernel->makeArgPack();
   if (!pack)
     return pack.status();
-  auto slots = bindConv(*pack, *description, best->call,
+  auto slots = bindCall(*pack, *description, best->call,
                         convPointers(arguments, **bestMaps, nullptr));
   if (!slots)
     return slots.status();
@@ -367,7 +329,11 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
       callKey(call) + ",dilation=" + std::to_string(arguments.dilation);
   auto found = tensor.convs_.find(key);
   if (found == tensor.convs_.end()) {
-    rt::WorkloadRecorder::process().recordConvLayer(convLayerOf(arguments, n));
+    // The input gradient's kernel calls record themselves (a workload
+    // layer is a forward convolution).
+    if (!arguments.transposeWeight)
+      rt::WorkloadRecorder::process().recordConvLayer(
+          convLayerOf(arguments, n));
     Result<std::unique_ptr<PreparedConv>> prepared =
         prepareConv(engine, tensor, arguments, call, stream);
     if (!prepared)

@@ -408,6 +408,66 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,SPLIT_K=2,num_warps=4,"
                 "num_stages=3",
                 false, "N=1,CI=16,CO=16"},
+        // The input gradient (the forward with the weights mirrored and
+        // transposed): wgmma, masked channels, bf16 on two warpgroups,
+        // tf32, halves, a 5^3 kernel with a dilation.
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,TRANSPOSE_W=1,num_warps=4,"
+                "num_stages=3",
+                false},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,TRANSPOSE_W=1,num_warps=4,"
+                "num_stages=3",
+                true},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,TRANSPOSE_W=1,"
+                "num_warps=8,num_stages=3",
+                false, "CI=128,CO=192"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "TRANSPOSE_W=1,SPLIT_K=2,num_warps=4,num_stages=3",
+                false},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,DTYPE=f32,TRANSPOSE_W=1,"
+                "num_warps=4,num_stages=2",
+                true},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,DTYPE=bf16,TRANSPOSE_W=1,"
+                "num_warps=4,num_stages=4",
+                false, "N=2000,CI=32,CO=48,V=125,DIL=2"},
+        // The weight gradient's pieces: the offsets' pair lists, each
+        // part's sums (dY read column-wise, masked channels, bf16, f32 and
+        // tf32, a 5^3 kernel), the parts added in order, dY's column sums.
+        GpuCase{"offset_pair_counts", "num_warps=4", false},
+        GpuCase{"offset_pair_counts", "BLOCK=128,num_warps=4", true},
+        GpuCase{"offset_pairs", "num_warps=4", false},
+        GpuCase{"offset_pairs", "BLOCK=128,num_warps=4", true},
+        GpuCase{"sparse_conv_wgrad",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3",
+                false},
+        GpuCase{"sparse_conv_wgrad",
+                "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,num_warps=4,num_stages=3",
+                true},
+        GpuCase{"sparse_conv_wgrad",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=32,DTYPE=bf16,num_warps=8,"
+                "num_stages=3",
+                false, "CI=128,CO=192"},
+        GpuCase{"sparse_conv_wgrad",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f32,ALLOW_TF32=1,"
+                "num_warps=4,num_stages=3",
+                false},
+        GpuCase{"sparse_conv_wgrad",
+                "BLOCK_M=32,BLOCK_N=32,BLOCK_K=16,DTYPE=f32,num_warps=4,"
+                "num_stages=2",
+                true},
+        GpuCase{"sparse_conv_wgrad",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=64,num_warps=4,num_stages=3",
+                false, "N=2000,CI=32,CO=48,V=125,stride_x=40,stride_dy=64"},
+        GpuCase{"split_sum", "num_warps=4", false},
+        GpuCase{"split_sum", "DTYPE=bf16,num_warps=4", true},
+        GpuCase{"column_sums", "num_warps=4", false},
+        GpuCase{"column_sums", "DTYPE=f32,BLOCK_R=16,BLOCK_C=32,num_warps=4",
+                true},
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",
                 false},
         GpuCase{"gather_matmul", "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16",

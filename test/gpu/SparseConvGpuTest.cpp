@@ -223,6 +223,129 @@ protected:
     EXPECT_EQ(y.bytes, first);
   }
 
+  // The gradients of a convolution on `cloud` (after its forward, as in
+  // training) against float64, then the same bits from a second call.
+  struct BackwardCase {
+    int64_t ci = 32, co = 32;
+    int kernelSize = 3, dilation = 1;
+    sparse::DType dtype = sparse::DType::F16;
+    bool tf32 = false, weightGradF32 = false;
+  };
+  void expectBackwardMatches(const sparse::VoxelCloud &cloud,
+                             const BackwardCase &c, CUstream stream = nullptr) {
+    SCOPED_TRACE("N " + std::to_string(cloud.size()) + " " +
+                 std::to_string(c.ci) + "->" + std::to_string(c.co) + " KS " +
+                 std::to_string(c.kernelSize) + " DIL " +
+                 std::to_string(c.dilation) + " " + sparse::dtypeName(c.dtype) +
+                 (c.tf32 ? " tf32" : "") + (c.weightGradF32 ? " f32 dW" : ""));
+    int64_t n = cloud.size();
+    int64_t v = int64_t(c.kernelSize) * c.kernelSize * c.kernelSize;
+    auto format = harness::formatOf(sparse::dtypeName(c.dtype));
+    ASSERT_TRUE(format.ok());
+    auto gradFormat =
+        c.weightGradF32 ? tilec::harness::ElementFormat::F32 : *format;
+    harness::Random rng(c.ci * 7919 + c.co);
+    auto host = [&](harness::ElementFormat f, int64_t count, bool fill) {
+      harness::HostTensor t(f, std::max<int64_t>(count, 1));
+      if (fill)
+        harness::fillUniform(t, rng, -1, 1, true);
+      return t;
+    };
+    harness::HostTensor x = host(*format, n * c.ci, true);
+    harness::HostTensor w = host(*format, c.co * v * c.ci, true);
+    harness::HostTensor dy = host(*format, n * c.co, true);
+    harness::HostTensor y = host(*format, n * c.co, false);
+    harness::HostTensor dx = host(*format, n * c.ci, false);
+    harness::HostTensor dw = host(gradFormat, c.co * v * c.ci, false);
+    harness::HostTensor db = host(gradFormat, c.co, false);
+    auto toDevice = [&](const harness::HostTensor &t) {
+      auto buffer = rt::DeviceBuffer::allocate(*context, t.bytes.size());
+      EXPECT_TRUE(buffer.ok());
+      EXPECT_TRUE(buffer->copyFromHost(t.bytes.data(), t.bytes.size()).ok());
+      return std::move(*buffer);
+    };
+    rt::DeviceBuffer coords = upload(cloud.coords), xd = toDevice(x);
+    rt::DeviceBuffer wd = toDevice(w), dyd = toDevice(dy), yd = toDevice(y);
+    rt::DeviceBuffer dxd = toDevice(dx), dwd = toDevice(dw), dbd = toDevice(db);
+    auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), n);
+    ASSERT_TRUE(tensor.ok()) << tensor.message();
+    sparse::ConvBackwardArguments arguments;
+    sparse::ConvArguments &forward = arguments.forward;
+    forward.x = xd.ptr();
+    forward.weight = wd.ptr();
+    forward.y = yd.ptr();
+    forward.ci = c.ci;
+    forward.co = c.co;
+    forward.kernelSize = c.kernelSize;
+    forward.dilation = c.dilation;
+    forward.dtype = c.dtype;
+    forward.allowTf32 = c.tf32;
+    arguments.dy = dyd.ptr();
+    arguments.dx = dxd.ptr();
+    arguments.dw = dwd.ptr();
+    arguments.db = dbd.ptr();
+    arguments.weightGradF32 = c.weightGradF32;
+    tilec::Status ran =
+        sparse::submanifoldConv3d(*engine, *tensor, forward, stream);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    auto runBackward = [&]() {
+      for (rt::DeviceBuffer *poisoned : {&dxd, &dwd, &dbd})
+        ASSERT_TRUE(poisoned->memset8(0xFF).ok());
+      tilec::Status status = sparse::submanifoldConv3dBackward(
+          *engine, *tensor, arguments, stream);
+      ASSERT_TRUE(status.ok()) << status.message();
+      ASSERT_TRUE(context->synchronize().ok());
+      for (auto [device, hostTensor] :
+           {std::pair{&dxd, &dx}, std::pair{&dwd, &dw}, std::pair{&dbd, &db}})
+        ASSERT_TRUE(
+            device
+                ->copyToHost(hostTensor->bytes.data(), hostTensor->bytes.size())
+                .ok());
+    };
+    runBackward();
+    auto maps = harness::buildHostMaps(cloud, c.kernelSize, c.dilation, 64);
+    ASSERT_TRUE(maps.ok());
+    std::vector<double> xs(n * c.ci), ws(c.co * v * c.ci), dys(n * c.co);
+    for (size_t i = 0; i < xs.size(); ++i)
+      xs[i] = x.get(i);
+    for (size_t i = 0; i < ws.size(); ++i)
+      ws[i] = w.get(i);
+    for (size_t i = 0; i < dys.size(); ++i)
+      dys[i] = dy.get(i);
+    harness::HostConvGradients want =
+        harness::hostConvBackward(maps->nb, v, xs, ws, dys, c.ci, c.co);
+    auto expectClose = [&](const char *name, const harness::HostTensor &got,
+                           const std::vector<double> &expected,
+                           harness::Tolerance tolerance) {
+      int64_t bad = 0;
+      for (size_t i = 0; i < expected.size(); ++i) {
+        double value = got.get(i);
+        if (!(std::abs(value - expected[i]) <=
+              tolerance.atol + tolerance.rtol * std::abs(expected[i])))
+          if (bad++ < 5)
+            ADD_FAILURE() << name << "[" << i << "] = " << value << ", want "
+                          << expected[i];
+      }
+      EXPECT_EQ(bad, 0) << name;
+    };
+    if (n > 0)
+      expectClose(
+          "dx", dx, want.dx,
+          harness::toleranceFor(*format, c.tf32, std::sqrt(double(v * c.co))));
+    // dW and db sum over the voxels in f32.
+    harness::Tolerance sums = harness::toleranceFor(
+        gradFormat, c.tf32, std::sqrt(double(std::max<int64_t>(n, 1))));
+    expectClose("dw", dw, want.dw, sums);
+    expectClose("db", db, want.db, sums);
+
+    // The same call again: the same bits.
+    std::vector<uint8_t> first[3] = {dx.bytes, dw.bytes, db.bytes};
+    runBackward();
+    EXPECT_EQ(dx.bytes, first[0]);
+    EXPECT_EQ(dw.bytes, first[1]);
+    EXPECT_EQ(db.bytes, first[2]);
+  }
+
   // An engine whose autotuner runs `pins` (TILEC_PIN_CONFIG's syntax).
   void pinConfigs(const std::string &pins) {
     auto pinned = rt::PinnedConfigs::parseSpec(pins);
@@ -322,6 +445,58 @@ TEST_F(SparseConvGpuTest, ConvolutionMatchesFloat64) {
   expectConvMatches(sparse::denseScene(10), 16, 16, 5, DType::F16, false,
                     false);
   expectConvMatches(sparse::shellScene(20), 32, 32, 3, DType::F32, true, false);
+}
+
+TEST_F(SparseConvGpuTest, GradientsMatchFloat64) {
+  using sparse::DType;
+  BackwardCase c;
+  expectBackwardMatches(sparse::shellScene(32), c);
+  // Ci != Co, channels that divide no block, bf16 and f32 (tf32 too), f32
+  // weight gradients, a 5^3 kernel, a dilation, a batch of two scenes, a
+  // random cloud.
+  c.ci = 3;
+  c.co = 17;
+  c.dtype = DType::F32;
+  expectBackwardMatches(sparse::uniformScene(3000, 24, 1, 5), c);
+  c.ci = 48;
+  c.co = 32;
+  c.dtype = DType::BF16;
+  c.weightGradF32 = true;
+  expectBackwardMatches(sparse::shellScene(24, 2), c);
+  c = BackwardCase();
+  c.ci = c.co = 16;
+  c.kernelSize = 5;
+  expectBackwardMatches(sparse::denseScene(10), c);
+  c = BackwardCase();
+  c.dilation = 2;
+  c.ci = 64;
+  c.co = 128;
+  expectBackwardMatches(sparse::shellScene(40), c);
+  c = BackwardCase();
+  c.dtype = DType::F32;
+  c.tf32 = true;
+  expectBackwardMatches(sparse::shellScene(20), c);
+  // More voxels than one part of pairs (several parts per offset).
+  c = BackwardCase();
+  c.ci = c.co = 64;
+  expectBackwardMatches(sparse::shellScene(96), c);
+}
+
+TEST_F(SparseConvGpuTest, GradientsOfNoVoxelAndOneVoxel) {
+  BackwardCase c;
+  c.ci = 16;
+  c.co = 24;
+  expectBackwardMatches(sparse::VoxelCloud{}, c);
+  expectBackwardMatches(sparse::uniformScene(1, 8, 1, 1), c);
+}
+
+TEST_F(SparseConvGpuTest, GradientsOnAStream) {
+  auto stream = rt::Stream::create(*context);
+  ASSERT_TRUE(stream.ok()) << stream.message();
+  BackwardCase c;
+  c.ci = 32;
+  c.co = 64;
+  expectBackwardMatches(sparse::shellScene(48), c, stream->handle());
 }
 
 // The convolution and its map kernels from a bundle alone: tuned through the

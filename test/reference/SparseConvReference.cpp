@@ -240,6 +240,40 @@ HostVoxelTable buildHostVoxelTable(const sparse::VoxelCloud &cloud,
   return table;
 }
 
+Result<int> kernelSizeOf(int64_t offsets) {
+  for (int size = 1; size <= 7; size += 2)
+    if (int64_t(size) * size * size == offsets)
+      return size;
+  return Status::error("V = " + std::to_string(offsets) +
+                       " is not the cube of an odd kernel size up to 7");
+}
+
+std::vector<int32_t> offsetPairCounts(const std::vector<int32_t> &nbt,
+                                      int64_t n, int64_t v, int64_t block) {
+  int64_t chunks = (n + block - 1) / block;
+  std::vector<int32_t> counts(v * chunks, 0);
+  for (int64_t offset = 0; offset < v; ++offset)
+    for (int64_t r = 0; r < n; ++r)
+      counts[offset * chunks + r / block] += nbt[offset * n + r] != -1;
+  return counts;
+}
+
+HostOffsetPairs hostOffsetPairs(const std::vector<int32_t> &nbt,
+                                const std::vector<int32_t> &order, int64_t n,
+                                int64_t v) {
+  HostOffsetPairs pairs;
+  for (int64_t offset = 0; offset < v; ++offset) {
+    pairs.start.push_back(static_cast<int32_t>(pairs.in.size()));
+    for (int64_t r = 0; r < n; ++r)
+      if (int32_t nb = nbt[offset * n + r]; nb != -1) {
+        pairs.in.push_back(nb);
+        pairs.out.push_back(order[r]);
+      }
+  }
+  pairs.start.push_back(static_cast<int32_t>(pairs.in.size()));
+  return pairs;
+}
+
 HostTensor int32Tensor(const std::vector<int32_t> &values) {
   HostTensor tensor(ElementFormat::I32, std::max<size_t>(values.size(), 1));
   for (size_t i = 0; i < values.size(); ++i)

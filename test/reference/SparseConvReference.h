@@ -105,6 +105,25 @@ struct HostVoxelTable {
 HostVoxelTable buildHostVoxelTable(const sparse::VoxelCloud &cloud,
                                    int log2Slots);
 
+/// The odd kernel size whose cube is `offsets`; an error otherwise.
+Result<int> kernelSizeOf(int64_t offsets);
+
+/// counts[v * chunks + c]: the sorted rows of chunk c (rows [c * block,
+/// (c + 1) * block) below n) with a neighbour at offset v in `nbt`
+/// (HostMaps::nbt), chunks = cdiv(n, block).
+std::vector<int32_t> offsetPairCounts(const std::vector<int32_t> &nbt,
+                                      int64_t n, int64_t v, int64_t block);
+
+/// Each offset's pairs in sorted row order: for v, p in [start[v],
+/// start[v + 1]), in[p] = nbt[v * n + r] (the neighbour) and out[p] =
+/// order[r] (the voxel around it) for the rows r with one.
+struct HostOffsetPairs {
+  std::vector<int32_t> start, in, out;
+};
+HostOffsetPairs hostOffsetPairs(const std::vector<int32_t> &nbt,
+                                const std::vector<int32_t> &order, int64_t n,
+                                int64_t v);
+
 /// An i32 host tensor of `values` (one element when empty: a kernel still
 /// needs an address).
 HostTensor int32Tensor(const std::vector<int32_t> &values);

@@ -29,10 +29,9 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   }
   auto [n, ci, co, v, strideX, strideY] =
       std::tuple(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]);
-  int kernelSize = static_cast<int>(std::lround(std::cbrt(double(v))));
-  if (int64_t(kernelSize) * kernelSize * kernelSize != v || kernelSize % 2 == 0)
-    return Status::error("V = " + std::to_string(v) +
-                         " is not the cube of an odd kernel size");
+  Result<int> kernelSize = kernelSizeOf(v);
+  if (!kernelSize)
+    return kernelSize.status();
   if (n < 1 || ci < 1 || co < 1)
     return Status::error("N, CI and CO must be positive");
   int dilation = request.call.sizes.count("DIL")
@@ -40,6 +39,9 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
                      : 1;
   int64_t blockM = request.paramOrDefault("BLOCK_M");
   bool hasBias = request.paramOrDefault("HAS_BIAS");
+  // The input gradient's weights: W[c, V - 1 - k, o] (the forward's
+  // [CO, V, CI] of the transposed convolution).
+  bool transposeW = request.paramOrDefault("TRANSPOSE_W");
   auto dtype = request.type("DTYPE");
   if (!dtype)
     return dtype.status();
@@ -48,7 +50,7 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
     return format.status();
   bool tf32 = *format == ElementFormat::F32 && request.param("ALLOW_TF32", 0);
 
-  auto maps = buildHostMaps(testCloud(n), kernelSize, dilation, blockM);
+  auto maps = buildHostMaps(testCloud(n), *kernelSize, dilation, blockM);
   if (!maps)
     return maps.status();
 
@@ -73,6 +75,11 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
             if (source < 0)
               continue;
             const double *xRow = &xs[source * strideX];
+            if (transposeW) {
+              for (int64_t c = 0; c < ci; ++c)
+                sum += xRow[c] * ws[(c * v + (v - 1 - k)) * co + o];
+              continue;
+            }
             const double *wRow = &ws[(o * v + k) * ci];
             for (int64_t c = 0; c < ci; ++c)
               sum += xRow[c] * wRow[c];

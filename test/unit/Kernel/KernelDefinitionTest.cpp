@@ -21,18 +21,34 @@ TEST(KernelDefinitionTest, RegistryHoldsEveryKernelFile) {
   std::vector<std::string> names;
   for (const KernelDefinition *kernel : listKernels())
     names.push_back(kernel->getName());
-  EXPECT_EQ(names, (std::vector<std::string>{
-                       "block_offsets", "exclusive_scan", "gather_matmul",
-                       "mask_cover", "mask_unions", "matmul", "neighbour_keys",
-                       "neighbour_transpose", "radix_histogram",
-                       "radix_scatter", "softmax", "sparse_conv_fwd",
-                       "vector_add", "voxel_hash_insert", "voxel_neighbours"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"block_offsets",
+                                             "column_sums",
+                                             "exclusive_scan",
+                                             "gather_matmul",
+                                             "mask_cover",
+                                             "mask_unions",
+                                             "matmul",
+                                             "neighbour_keys",
+                                             "neighbour_transpose",
+                                             "offset_pair_counts",
+                                             "offset_pairs",
+                                             "radix_histogram",
+                                             "radix_scatter",
+                                             "softmax",
+                                             "sparse_conv_fwd",
+                                             "sparse_conv_wgrad",
+                                             "split_sum",
+                                             "vector_add",
+                                             "voxel_hash_insert",
+                                             "voxel_neighbours"}));
   EXPECT_EQ(lookupKernel("nope"), nullptr);
   EXPECT_EQ(knownKernelNames(),
-            "block_offsets, exclusive_scan, gather_matmul, mask_cover, "
-            "mask_unions, matmul, neighbour_keys, neighbour_transpose, "
-            "radix_histogram, radix_scatter, softmax, "
-            "sparse_conv_fwd, vector_add, voxel_hash_insert, voxel_neighbours");
+            "block_offsets, column_sums, exclusive_scan, gather_matmul, "
+            "mask_cover, mask_unions, matmul, neighbour_keys, "
+            "neighbour_transpose, offset_pair_counts, offset_pairs, "
+            "radix_histogram, radix_scatter, softmax, sparse_conv_fwd, "
+            "sparse_conv_wgrad, split_sum, vector_add, voxel_hash_insert, "
+            "voxel_neighbours");
 }
 
 TEST(KernelDefinitionTest, ResolvesAgainstTheMatmul) {

@@ -31,10 +31,11 @@ TEST(ToyKernelTest, TheRegistriesFindTheNewFiles) {
   ASSERT_NE(toy(), nullptr) << kernel::knownKernelNames();
   // The shipped kernels are still there, the toy in its sorted place.
   EXPECT_EQ(kernel::knownKernelNames(),
-            "block_offsets, exclusive_scan, gather_matmul, mask_cover, "
-            "mask_unions, matmul, neighbour_keys, neighbour_transpose, "
-            "radix_histogram, "
-            "radix_scatter, softmax, sparse_conv_fwd, toy_axpy, vector_add, "
+            "block_offsets, column_sums, exclusive_scan, gather_matmul, "
+            "mask_cover, mask_unions, matmul, neighbour_keys, "
+            "neighbour_transpose, offset_pair_counts, offset_pairs, "
+            "radix_histogram, radix_scatter, softmax, sparse_conv_fwd, "
+            "sparse_conv_wgrad, split_sum, toy_axpy, vector_add, "
             "voxel_hash_insert, voxel_neighbours");
   EXPECT_NE(harness::findReference("toy_axpy"), nullptr);
   std::vector<std::string> references = harness::listReferenceKernels();

@@ -55,13 +55,14 @@ public:
   rt::AutotuneCache &cache() { return cache_; }
   const rt::Context &context() const { return provider_.context(); }
 
-  /// Launches one of the kernels with a single config (the map kernels):
-  /// that config completed for `call`, its grid, `pointers` by argument
-  /// name and the call's integer arguments. A grid with no program launches
-  /// nothing.
+  /// Launches one of the kernels: the config the autotuner selects for
+  /// `call`'s bucket (a map kernel's single config; a tuned kernel's winner,
+  /// tuned on `inputs` when no cache or bundle has it), its grid, `pointers`
+  /// by argument name and the call's integer arguments. A grid with no
+  /// program launches nothing.
   Status launch(const std::string &kernel, const Call &call,
                 const std::map<std::string, rt::DevicePtr> &pointers,
-                CUstream stream);
+                CUstream stream, const rt::InputsFactory &inputs = {});
 
   /// Compiles, in parallel, the kernels of the `calls` (kernel, call) that
   /// have no launch plan yet, so that the launches after it only load them
@@ -92,7 +93,8 @@ public:
 private:
   struct LaunchPlan;
   struct BucketPlan;
-  Result<LaunchPlan *> plan(const std::string &kernel, const Call &call);
+  Result<LaunchPlan *> plan(const std::string &kernel, const Call &call,
+                            const rt::InputsFactory &inputs);
   Result<const KernelDescription *> describe(const std::string &kernel);
 
   rt::KernelProvider &provider_;
@@ -143,7 +145,18 @@ struct NeighbourMaps {
   rt::PoolBuffer storage;
 };
 
+/// Each offset's (voxel, neighbour) pairs of a sorted map, listed on the GPU
+/// (offset_pairs.cpp): offset v's pairs are [start[v], start[v + 1]),
+/// in[p] the neighbour, out[p] the voxel around it, in sorted row order.
+struct OffsetPairs {
+  std::shared_ptr<const SortedNeighbourMap> map;
+  rt::DevicePtr start, in, out;
+  /// One allocation: the counts and their scan, start, in and out.
+  rt::PoolBuffer storage;
+};
+
 struct ConvArguments;
+struct ConvBackwardArguments;
 /// A convolution call ready to launch: its tuned kernel, grid and packed
 /// arguments over one tensor's maps (SubmanifoldConv.cpp).
 struct PreparedConv;
@@ -207,6 +220,9 @@ public:
 private:
   friend Status submanifoldConv3d(SparseEngine &, SparseTensor &,
                                   const ConvArguments &, CUstream);
+  friend Status submanifoldConv3dBackward(SparseEngine &, SparseTensor &,
+                                          const ConvBackwardArguments &,
+                                          CUstream);
   SparseTensor(SparseEngine &engine, rt::DevicePtr coords, int64_t voxels);
   /// Remembers that work on `stream` reads the maps.
   void noteStream(CUstream stream);
@@ -222,6 +238,10 @@ private:
   Result<std::unique_ptr<NeighbourMaps>>
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                   int64_t blockRows, CUstream stream);
+  /// The pair lists of (kernelSize, dilation), listed on `stream` on first
+  /// use over the sorted map (built first if there is none).
+  Result<const OffsetPairs *> offsetPairs(int kernelSize, int dilation,
+                                          CUstream stream);
   /// Queues the stable radix sort of the row blocks by their `counts` of
   /// offsets into `blkOrder`, in `scratch` (getBlockSortLayout's bytes).
   Status sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
@@ -235,6 +255,7 @@ private:
   std::map<std::pair<int, int>, std::shared_ptr<const SortedNeighbourMap>>
       sorted_;
   std::map<std::tuple<int, int, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;
+  std::map<std::pair<int, int>, std::unique_ptr<OffsetPairs>> pairs_;
   /// By the call's shape: a repeated call packs its four pointers and
   /// launches, nothing else.
   std::map<std::string, std::unique_ptr<PreparedConv>> convs_;
@@ -256,7 +277,40 @@ struct ConvArguments {
   int kernelSize = 3, dilation = 1;
   DType dtype = DType::F16;
   bool allowTf32 = false;
+  /// The input gradient's form (submanifoldConv3dBackward sets it): weight
+  /// is a forward convolution's [ci, k, k, k, co] (this call's ci is the
+  /// forward's co), read mirrored and transposed per offset.
+  bool transposeWeight = false;
 };
+
+/// The gradients of the convolution `forward` describes (its y and bias are
+/// not read) for dy = dL/dy [N, co], rows dyRowStride apart (default co).
+/// Each gradient is computed where its pointer is set: dx [N, ci] (rows
+/// dxRowStride apart, default ci) in the dtype, overwritten; dw [co, k, k, k,
+/// ci] and db [co] overwritten, in the dtype, or f32 with weightGradF32
+/// (fp16 weight gradients overflow in mixed-precision training). Every sum
+/// runs in a fixed order: the same input gives the same bits in every
+/// process (docs/sparse-conv.md, "Training").
+struct ConvBackwardArguments {
+  ConvArguments forward;
+  rt::DevicePtr dy;
+  int64_t dyRowStride = 0;
+  rt::DevicePtr dx, dw, db;
+  int64_t dxRowStride = 0;
+  bool weightGradF32 = false;
+  int64_t dyStride() const { return dyRowStride ? dyRowStride : forward.co; }
+  int64_t dxStride() const { return dxRowStride ? dxRowStride : forward.ci; }
+};
+
+/// The weight gradient's partition of each offset's pairs into `parts`
+/// parts of `pairsPerPart` (sparse_conv_wgrad's SPLITS and SPLIT_PAIRS):
+/// a function of the call's sizes alone, so that the sums run in the same
+/// order whatever config runs them.
+struct WeightGradSplit {
+  int64_t parts = 1, pairsPerPart = 1;
+};
+WeightGradSplit weightGradSplit(int64_t voxels, int64_t offsets, int64_t ci,
+                                int64_t co);
 
 /// What sparse_conv_fwd with SPLIT_K = 2 needs besides y, for `blocks` row
 /// blocks of `blockRows` and `co` output channels: the halves' f32 partial
@@ -285,6 +339,14 @@ const std::vector<int64_t> &convRowBlocks();
 /// comment); errors name the argument that is wrong.
 Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
                          const ConvArguments &arguments, CUstream stream);
+
+/// The gradients of a convolution over `tensor`'s voxels
+/// (ConvBackwardArguments): dx is the forward kernel over the same maps with
+/// the weights mirrored and transposed (TRANSPOSE_W), dw sparse_conv_wgrad
+/// over the offsets' pair lists and split_sum, db column_sums and split_sum.
+Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
+                                 const ConvBackwardArguments &arguments,
+                                 CUstream stream);
 
 /// The kernel submanifoldConv3d tunes, and its call for each row block of
 /// convRowBlocks() (in that order) over `voxels` voxels: the keys a

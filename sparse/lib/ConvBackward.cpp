@@ -1,0 +1,252 @@
+//===- ConvBackward.cpp - The convolution's gradients over cached maps ----===//
+//
+// dX is the forward kernel over the tensor's own maps with the weights read
+// mirrored and transposed (sparse_conv_fwd with TRANSPOSE_W; submanifoldConv3d
+// tunes and prepares it like a forward call). dW reduces each offset's pair
+// list (SparseTensor::offsetPairs) in fixed parts (sparse_conv_wgrad, tuned
+// on the call's own data), then adds the parts in order (split_sum); dB adds
+// fixed row chunks of dY's columns (column_sums) the same way. The parts'
+// partial sums live in the engine's pool, freed on the stream after the
+// last kernel that reads them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CallBinding.h"
+
+#include "tilec/sparse/SparseConv.h"
+
+#include <algorithm>
+
+namespace tilec::sparse {
+namespace {
+
+constexpr const char *kWgradKernel = "sparse_conv_wgrad";
+// The parts' partial sums of one weight gradient take at most this much
+// memory; fewer parts where the weights are large.
+constexpr int64_t kWeightPartsBytes = int64_t(64) << 20;
+// Parts of at least this many pairs: fewer make more partial sums to add
+// than pairs to reduce.
+constexpr int64_t kMinPairsPerPart = 4096;
+constexpr int64_t kMaxWeightParts = 32;
+// The bias gradient's row chunks.
+constexpr int64_t kBiasRowsPerPart = 8192;
+
+int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+Status fail(const std::string &why) {
+  return Status::error(ErrorKind::InvalidArgument,
+                       "submanifold_conv3d_backward: " + why);
+}
+
+Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
+  const ConvArguments &f = a.forward;
+  if (f.ci < 1 || f.co < 1)
+    return fail("ci and co must be positive, got " + std::to_string(f.ci) +
+                " and " + std::to_string(f.co));
+  if (f.kernelSize < 1 || f.kernelSize % 2 == 0 || f.kernelSize > 7)
+    return fail("the kernel size must be odd, 1 to 7, got " +
+                std::to_string(f.kernelSize));
+  if (f.dilation < 1)
+    return fail("the dilation must be at least 1, got " +
+                std::to_string(f.dilation));
+  if (f.allowTf32 && f.dtype != DType::F32)
+    return fail("allow_tf32 applies to f32 only");
+  if (a.dw.address && f.xStride() < f.ci)
+    return fail("rows of x must not overlap (row stride " +
+                std::to_string(f.xStride()) + ")");
+  if (a.forward.transposeWeight)
+    return fail("the forward call is a forward convolution (transposeWeight "
+                "unset)");
+  if (a.dyStride() < a.forward.co)
+    return fail("rows of dy must not overlap (row stride " +
+                std::to_string(a.dyStride()) + ")");
+  if (a.dxStride() < a.forward.ci)
+    return fail("rows of dx must not overlap (row stride " +
+                std::to_string(a.dxStride()) + ")");
+  if (voxels == 0)
+    return Status::success();
+  std::pair<const char *, rt::DevicePtr> needed[] = {
+      {"dy", a.dy},
+      {"weight (for dx)", a.dx.address ? a.forward.weight : rt::DevicePtr{16}},
+      {"x (for dw)", a.dw.address ? a.forward.x : rt::DevicePtr{16}}};
+  for (const auto &[name, pointer] : needed)
+    if (pointer.address == 0 || pointer.address % 16)
+      return fail(std::string(name) + " must be a 16-byte aligned device "
+                                      "pointer");
+  for (const auto &[name, pointer] :
+       {std::pair{"dx", a.dx}, std::pair{"dw", a.dw}, std::pair{"db", a.db}})
+    if (pointer.address % 16)
+      return fail(std::string(name) + " must be 16-byte aligned");
+  return Status::success();
+}
+
+// The input gradient: the forward kernel with the channels swapped and the
+// weights transposed, over the same maps.
+Status inputGradient(SparseEngine &engine, SparseTensor &tensor,
+                     const ConvBackwardArguments &a, CUstream stream) {
+  ConvArguments transposed = a.forward;
+  transposed.x = a.dy;
+  transposed.y = a.dx;
+  transposed.bias = {};
+  transposed.ci = a.forward.co;
+  transposed.co = a.forward.ci;
+  transposed.xRowStride = a.dyStride();
+  transposed.yRowStride = a.dxStride();
+  transposed.transposeWeight = true;
+  return submanifoldConv3d(engine, tensor, transposed, stream);
+}
+
+const char *gradDtypeName(const ConvBackwardArguments &a) {
+  return a.weightGradF32 ? "f32" : dtypeName(a.forward.dtype);
+}
+
+// Adds `parts` f32 partial sums of `total` elements each into `out`, in
+// order, on `stream`, then frees them there.
+Status addParts(SparseEngine &engine, rt::PoolBuffer parts, int64_t count,
+                int64_t total, rt::DevicePtr out, const char *dtype,
+                CUstream stream) {
+  Call call;
+  call.sizes = {{"T", total}, {"S", count}};
+  call.types = {{"DTYPE", dtype}};
+  Status status =
+      engine.launch("split_sum", call,
+                    {{"parts_ptr", parts.ptr()}, {"out_ptr", out}}, stream);
+  parts.releaseOn(stream);
+  return status;
+}
+
+Status weightGradient(SparseEngine &engine, SparseTensor &tensor,
+                      const OffsetPairs &pairs, const ConvBackwardArguments &a,
+                      CUstream stream) {
+  const ConvArguments &f = a.forward;
+  int64_t n = tensor.voxels(), v = pairs.map->offsets;
+  WeightGradSplit split = weightGradSplit(n, v, f.ci, f.co);
+  int64_t total = f.co * v * f.ci;
+  Result<rt::PoolBuffer> parts =
+      engine.allocateMaps(size_t(4 * split.parts * total), stream);
+  if (!parts)
+    return parts.status().withContext("the weight gradient's partial sums");
+  Call call;
+  call.sizes = {{"N", n},
+                {"CI", f.ci},
+                {"CO", f.co},
+                {"V", v},
+                {"SPLITS", split.parts},
+                {"SPLIT_PAIRS", split.pairsPerPart},
+                {"stride_x", f.xStride()},
+                {"stride_dy", a.dyStride()}};
+  call.types = {{"DTYPE", dtypeName(f.dtype)}};
+  call.params = {{"ALLOW_TF32", f.allowTf32 ? 1 : 0}};
+  std::map<std::string, rt::DevicePtr> pointers = {
+      {"x_ptr", f.x},
+      {"dy_ptr", a.dy},
+      {"pair_start_ptr", pairs.start},
+      {"pair_in_ptr", pairs.in},
+      {"pair_out_ptr", pairs.out},
+      {"ws_ptr", parts->ptr()}};
+  // Tuned on the call's own pairs when no cache or bundle has a winner:
+  // the pair lists must be done before the tuner's stream reads them.
+  rt::InputsFactory inputs =
+      [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {
+    if (Status synced = engine.synchronize(stream); !synced.ok())
+      return synced;
+    Result<KernelDescription> description =
+        engine.autotuner().describe(kWgradKernel);
+    if (!description)
+      return description.status();
+    double flops =
+        2.0 * double(pairs.map->activePairs) * double(f.ci) * double(f.co);
+    return std::shared_ptr<const rt::BenchmarkInputs>(
+        std::make_shared<CallInputs>(std::move(*description), call, pointers,
+                                     flops));
+  };
+  if (Status status =
+          engine.launch(kWgradKernel, call, pointers, stream, inputs);
+      !status.ok())
+    return status;
+  return addParts(engine, std::move(*parts), split.parts, total, a.dw,
+                  gradDtypeName(a), stream);
+}
+
+Status biasGradient(SparseEngine &engine, int64_t n,
+                    const ConvBackwardArguments &a, CUstream stream) {
+  int64_t co = a.forward.co, chunks = cdiv(n, kBiasRowsPerPart);
+  Result<rt::PoolBuffer> parts =
+      engine.allocateMaps(size_t(4 * chunks * co), stream);
+  if (!parts)
+    return parts.status().withContext("the bias gradient's partial sums");
+  Call call;
+  call.sizes = {{"N", n},
+                {"C", co},
+                {"ROWS_PER_PART", kBiasRowsPerPart},
+                {"stride_y", a.dyStride()}};
+  call.types = {{"DTYPE", dtypeName(a.forward.dtype)}};
+  if (Status status =
+          engine.launch("column_sums", call,
+                        {{"y_ptr", a.dy}, {"parts_ptr", parts->ptr()}}, stream);
+      !status.ok())
+    return status;
+  return addParts(engine, std::move(*parts), chunks, co, a.db, gradDtypeName(a),
+                  stream);
+}
+
+} // namespace
+
+WeightGradSplit weightGradSplit(int64_t voxels, int64_t offsets, int64_t ci,
+                                int64_t co) {
+  // Every offset has at most `voxels` pairs, so parts of cdiv(voxels,
+  // parts) cover each list.
+  int64_t byPairs =
+      std::clamp<int64_t>(voxels / kMinPairsPerPart, 1, kMaxWeightParts);
+  int64_t byMemory =
+      std::max<int64_t>(1, kWeightPartsBytes / (4 * offsets * ci * co));
+  WeightGradSplit split;
+  split.parts = std::min(byPairs, byMemory);
+  split.pairsPerPart = std::max<int64_t>(1, cdiv(voxels, split.parts));
+  return split;
+}
+
+Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
+                                 const ConvBackwardArguments &arguments,
+                                 CUstream stream) {
+  int64_t n = tensor.voxels();
+  if (Status status = checkBackward(arguments, n); !status.ok())
+    return status;
+  const ConvArguments &f = arguments.forward;
+  int64_t v = int64_t(f.kernelSize) * f.kernelSize * f.kernelSize;
+  if (n == 0) {
+    // No voxel: the sums are empty.
+    const rt::Driver &driver = engine.context().driver();
+    int64_t bytes = arguments.weightGradF32 || f.dtype == DType::F32 ? 4 : 2;
+    for (auto [pointer, count] : {std::pair{arguments.dw, f.co * v * f.ci},
+                                  std::pair{arguments.db, f.co}})
+      if (pointer.address)
+        if (Status status = driver.check(
+                driver.api().cuMemsetD8Async(pointer.address, 0,
+                                             size_t(count * bytes), stream),
+                "cuMemsetD8Async");
+            !status.ok())
+          return status;
+    return Status::success();
+  }
+  if (arguments.dx.address)
+    if (Status status = inputGradient(engine, tensor, arguments, stream);
+        !status.ok())
+      return status;
+  if (arguments.dw.address) {
+    // The forward's checks (channels, kernel, dilation) come first.
+    Result<const OffsetPairs *> pairs =
+        tensor.offsetPairs(f.kernelSize, f.dilation, stream);
+    if (!pairs)
+      return pairs.status();
+    if (Status status =
+            weightGradient(engine, tensor, **pairs, arguments, stream);
+        !status.ok())
+      return status;
+  }
+  if (arguments.db.address)
+    return biasGradient(engine, n, arguments, stream);
+  return Status::success();
+}
+
+} // namespace tilec::sparse

@@ -726,9 +726,9 @@ SparseTensor::offsetPairs(int kernelSize, int dilation, CUstream stream) {
                      4 * map->activePairs, 4 * map->activePairs},
                     bytes);
   TRY_ASSIGN(storage, engine_->allocateMaps(bytes, stream));
-  auto at = [&](int64_t offset) {
-    return rt::DevicePtr{storage.address() + offset};
-  };
+  // The storage moves into the pairs below: its address first.
+  CUdeviceptr base = storage.address();
+  auto at = [base](int64_t offset) { return rt::DevicePtr{base + offset}; };
   auto pairs = std::make_unique<OffsetPairs>(OffsetPairs{
       map, at(offsets[2]), at(offsets[3]), at(offsets[4]), std::move(storage)});
   if (n == 0) {

@@ -138,4 +138,54 @@ TEST(ConvGradientTest, TheSubmanifoldMapIsSymmetric) {
   EXPECT_GT(checked, p.n) << "the test cloud has neighbours";
 }
 
+// The weight gradient's plan: each offset's pair list (in sorted row order)
+// cut into weightGradSplit's parts, each part's sums added in part order,
+// gives dw; every pair is in exactly one part, and the parts' partial sums
+// stay within their memory bound.
+TEST(ConvGradientTest, WeightGradientPartsCoverEveryPairOnce) {
+  // Enough voxels for several parts.
+  Problem p = makeProblem(20000, 3, 1, 3, 2, 11);
+  harness::HostOffsetPairs pairs =
+      harness::hostOffsetPairs(p.maps.nbt, p.maps.order, p.n, p.v);
+  harness::HostConvGradients g =
+      harness::hostConvBackward(p.maps.nb, p.v, p.x, p.w, p.dy, p.ci, p.co);
+  {
+    sparse::WeightGradSplit split =
+        sparse::weightGradSplit(p.n, p.v, p.ci, p.co);
+    ASSERT_GT(split.parts, 1);
+    std::vector<double> dw(p.co * p.v * p.ci, 0.0);
+    std::vector<int> seen(pairs.in.size(), 0);
+    for (int64_t v = 0; v < p.v; ++v)
+      for (int64_t part = 0; part < split.parts; ++part) {
+        int64_t end = pairs.start[v + 1];
+        int64_t first =
+            std::min<int64_t>(pairs.start[v] + part * split.pairsPerPart, end);
+        int64_t last = std::min(first + split.pairsPerPart, end);
+        for (int64_t q = first; q < last; ++q) {
+          ++seen[q];
+          for (int64_t o = 0; o < p.co; ++o)
+            for (int64_t c = 0; c < p.ci; ++c)
+              dw[(o * p.v + v) * p.ci + c] +=
+                  p.dy[pairs.out[q] * p.co + o] * p.x[pairs.in[q] * p.ci + c];
+        }
+      }
+    for (size_t q = 0; q < seen.size(); ++q)
+      ASSERT_EQ(seen[q], 1) << "pair " << q;
+    for (size_t e = 0; e < dw.size(); ++e)
+      ASSERT_NEAR(dw[e], g.dw[e], 1e-9 * (1 + std::abs(g.dw[e])));
+  }
+  // Every list fits its parts; the partial sums stay under 64 MiB unless a
+  // single part is left.
+  for (int64_t voxels : {1, 4095, 4096, 100000, 500000, 1 << 27})
+    for (int64_t channels : {3, 64, 256, 1024}) {
+      sparse::WeightGradSplit split =
+          sparse::weightGradSplit(voxels, 27, channels, channels);
+      EXPECT_GE(split.parts, 1);
+      EXPECT_GE(split.parts * split.pairsPerPart, voxels);
+      EXPECT_TRUE(split.parts == 1 ||
+                  split.parts * 27 * channels * channels * 4 <= (64 << 20))
+          << voxels << " voxels, " << channels << " channels";
+    }
+}
+
 } // namespace

@@ -61,6 +61,13 @@ tilec_status succeed() {
   return TILEC_OK;
 }
 
+// Makes the runtime's context current on the calling thread: a call may
+// come from any thread (PyTorch runs autograd's backward on threads of its
+// own, where no context is current).
+Status enter(const tilec_runtime &runtime) {
+  return runtime.context->makeCurrent();
+}
+
 // Statuses of the libraries do not carry a category: an invalid-argument
 // check comes first in each entry point, so what fails later is the device,
 // the input or the compiler, told apart by the message's origin.
@@ -254,7 +261,12 @@ tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
   return succeed();
 }
 
-void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor) { delete tensor; }
+void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor) {
+  // The maps' frees are queued on the runtime's context.
+  if (tensor)
+    (void)enter(*tensor->runtime);
+  delete tensor;
+}
 
 tilec_status tilec_sparse_tensor_set_row_order(tilec_sparse_tensor *tensor,
                                                tilec_row_order order) {
@@ -280,6 +292,8 @@ tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
                                             int32_t dilation, void *stream) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  if (Status entered = enter(*tensor->runtime); !entered.ok())
+    return failFrom(entered, TILEC_ERROR_DEVICE);
   for (int64_t rows : sparse::convRowBlocks()) {
     auto maps = tensor->tensor.maps(kernel_size, dilation, rows,
                                     static_cast<CUstream>(stream));
@@ -300,6 +314,8 @@ tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
   if (!tensor || !pairs)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "tensor and pairs must not be NULL");
+  if (Status entered = enter(*tensor->runtime); !entered.ok())
+    return failFrom(entered, TILEC_ERROR_DEVICE);
   auto maps = tensor->tensor.maps(kernel_size, dilation,
                                   sparse::convRowBlocks().front(), nullptr);
   if (!maps)
@@ -316,6 +332,8 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
                                       int32_t allow_tf32, void *stream) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  if (Status entered = enter(*tensor->runtime); !entered.ok())
+    return failFrom(entered, TILEC_ERROR_DEVICE);
   sparse::ConvArguments arguments;
   if (!toDType(dtype, arguments.dtype))
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
@@ -336,6 +354,44 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
   Status status =
       sparse::submanifoldConv3d(*tensor->runtime->engine, tensor->tensor,
                                 arguments, static_cast<CUstream>(stream));
+  if (!status.ok())
+    return failFrom(status, TILEC_ERROR_INTERNAL);
+  return succeed();
+}
+
+tilec_status tilec_submanifold_conv3d_backward(
+    tilec_sparse_tensor *tensor, const void *x, const void *weight,
+    const void *dy, void *dx, void *dw, void *db, int32_t ci, int32_t co,
+    int32_t kernel_size, int32_t dilation, tilec_dtype dtype,
+    int32_t allow_tf32, int32_t weight_grad_f32, void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  if (Status entered = enter(*tensor->runtime); !entered.ok())
+    return failFrom(entered, TILEC_ERROR_DEVICE);
+  sparse::ConvBackwardArguments arguments;
+  sparse::ConvArguments &forward = arguments.forward;
+  if (!toDType(dtype, forward.dtype))
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "dtype " + std::to_string(int(dtype)) +
+                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
+  auto address = [](const void *p) {
+    return rt::DevicePtr{reinterpret_cast<CUdeviceptr>(p)};
+  };
+  forward.x = address(x);
+  forward.weight = address(weight);
+  forward.ci = ci;
+  forward.co = co;
+  forward.kernelSize = kernel_size;
+  forward.dilation = dilation;
+  forward.allowTf32 = allow_tf32 != 0;
+  arguments.dy = address(dy);
+  arguments.dx = address(dx);
+  arguments.dw = address(dw);
+  arguments.db = address(db);
+  arguments.weightGradF32 = weight_grad_f32 != 0;
+  Status status = sparse::submanifoldConv3dBackward(
+      *tensor->runtime->engine, tensor->tensor, arguments,
+      static_cast<CUstream>(stream));
   if (!status.ok())
     return failFrom(status, TILEC_ERROR_INTERNAL);
   return succeed();

@@ -8,7 +8,8 @@ its checkpoint:
 SubMConv3d's parameters are `weight` [Co, K, K, K, Ci] and `bias` [Co], the
 layout of spconv 2.x (KRSC) and of FlexGEMM, whose kernel offsets run over
 the first, second and third coordinate after the batch in the same order as
-ours (docs/pytorch.md gives the evidence). Forward only.
+ours (docs/pytorch.md gives the evidence). SubMConv3d trains: autograd runs
+tilec's backward (dX, dW, db; docs/sparse-conv.md, "Training").
 """
 
 import math
@@ -18,27 +19,6 @@ from torch import nn
 
 from ._library import InvalidArgumentError
 from .sparse import SparseTensor, submanifold_conv3d
-
-BACKWARD_MESSAGE = (
-    "tilec.nn.SubMConv3d has no backward pass (tilec's sparse convolution is "
-    "forward only): run the model under torch.no_grad() or "
-    "torch.inference_mode(); to train, train with spconv or FlexGEMM and "
-    "load the state_dict into tilec's modules for inference")
-
-
-class _ForwardOnly(torch.autograd.Function):
-    """The convolution where autograd records it: the forward runs, a
-    backward through it raises with BACKWARD_MESSAGE (rather than returning
-    no gradient, which would train silently wrong)."""
-
-    @staticmethod
-    def forward(ctx, features, weight, bias, tensor, dilation):
-        return submanifold_conv3d(tensor, weight, bias, dilation)
-
-    @staticmethod
-    def backward(ctx, grad):
-        raise NotImplementedError(BACKWARD_MESSAGE)
-
 
 class SparseModule(nn.Module):
     """A module that takes and returns a tilec.SparseTensor; SparseSequential
@@ -122,14 +102,8 @@ class SubMConv3d(SparseModule):
             raise InvalidArgumentError(
                 "SubMConv3d", f"the layer takes {self.in_channels} input "
                 f"channels, the features have {features.shape[1]}")
-        parameters = (features, self.weight, self.bias)
-        if torch.is_grad_enabled() and any(
-                p is not None and p.requires_grad for p in parameters):
-            y = _ForwardOnly.apply(features, self.weight, self.bias, x,
-                                   self.dilation)
-        else:
-            y = submanifold_conv3d(x, self.weight, self.bias, self.dilation)
-        return x.replace_feature(y)
+        return x.replace_feature(
+            submanifold_conv3d(x, self.weight, self.bias, self.dilation))
 
     def extra_repr(self):
         text = f"{self.in_channels}, {self.out_channels}, " \

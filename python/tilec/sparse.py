@@ -236,9 +236,22 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     """y [N, Co] = the submanifold convolution of tensor.features [N, Ci] with
     weight [Co, K, K, K, Ci] (offset (kx, ky, kz) of the window reads the
     voxel at (x, y, z) + ((kx, ky, kz) - K // 2) * dilation) plus bias [Co],
-    on torch's current stream; forward only, no autograd (tilec.nn's module
-    wraps it for autograd). f32 runs on tf32 tensor cores when
-    torch.backends.cuda.matmul.allow_tf32 is set."""
+    on torch's current stream. Differentiable in the features, weight and
+    bias (tilec's backward: submanifold_conv3d_backward); under
+    torch.autocast it runs in the autocast dtype. f32 runs on tf32 tensor
+    cores when torch.backends.cuda.matmul.allow_tf32 is set."""
+    if not isinstance(tensor, SparseTensor):
+        _fail("submanifold_conv3d", "expected a tilec.SparseTensor (from a "
+              "spconv tensor: tilec.SparseTensor.from_spconv), got "
+              f"{type(tensor).__name__}")
+    if tensor.features is None:
+        _fail("submanifold_conv3d", "the tensor has no features")
+    return _SubmanifoldConv3d.apply(tensor.features, weight, bias, tensor,
+                                    dilation)
+
+
+def _forward(tensor, weight, bias, dilation):
+    """submanifold_conv3d without autograd."""
     if not isinstance(tensor, SparseTensor):
         _fail("submanifold_conv3d", "expected a tilec.SparseTensor (from a "
               "spconv tensor: tilec.SparseTensor.from_spconv), got "
@@ -265,3 +278,95 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
             1 if tf32 else 0, current_stream())
     lib.check(status, "tilec_submanifold_conv3d")
     return y
+
+
+def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
+                                input_grad=True, weight_grad=True,
+                                bias_grad=False, weight_grad_dtype=None):
+    """The gradients of y = submanifold_conv3d(tensor, weight, bias,
+    dilation) for grad = dL/dy [N, Co]: (dx [N, Ci], dw [Co, K, K, K, Ci],
+    db [Co]), each None unless asked for. dx is of the features' dtype; dw
+    and db of weight_grad_dtype (the features' dtype, or torch.float32: fp16
+    weight gradients overflow in mixed-precision training). Every sum runs in
+    an order fixed by the call, so the same inputs give the same bits in
+    every process. Runs on torch's current stream."""
+    function = "submanifold_conv3d_backward"
+    if not isinstance(tensor, SparseTensor):
+        _fail(function, "expected a tilec.SparseTensor, got "
+              f"{type(tensor).__name__}")
+    features = tensor.features
+    if features is None:
+        _fail(function, "the tensor has no features")
+    k = check_conv_arguments(features, weight, None, dilation)
+    co = weight.shape[0]
+    check_form(function, "grad", grad, 2, (features.dtype,),
+               columns=(co, f"[N, {co}] (the output's shape)"))
+    if grad.shape[0] != tensor.voxels:
+        _fail(function, f"grad has {grad.shape[0]} rows for {tensor.voxels} "
+              f"voxels")
+    check_device(function, "grad", grad)
+    grad_dtype = weight_grad_dtype or features.dtype
+    if grad_dtype not in (features.dtype, torch.float32):
+        _fail(function, f"weight_grad_dtype must be {_name(features.dtype)} "
+              f"or float32, got {_name(grad_dtype)}")
+    dx = torch.empty_like(features) if input_grad else None
+    dw = torch.empty(weight.shape, dtype=grad_dtype, device=DEVICE) \
+        if weight_grad else None
+    db = torch.empty(co, dtype=grad_dtype, device=DEVICE) \
+        if bias_grad else None
+    tf32 = features.dtype == torch.float32 and \
+        torch.backends.cuda.matmul.allow_tf32
+    maps = tensor._maps
+    lib = maps.runtime._lib
+
+    def pointer(t):
+        return None if t is None else t.data_ptr()
+    with maps.runtime.lock:
+        status = lib.lib.tilec_submanifold_conv3d_backward(
+            maps.handle, features.data_ptr(), weight.data_ptr(),
+            grad.data_ptr(), pointer(dx), pointer(dw), pointer(db),
+            features.shape[1], co, k, dilation, DTYPES[features.dtype],
+            1 if tf32 else 0, 1 if grad_dtype == torch.float32 else 0,
+            current_stream())
+    lib.check(status, "tilec_submanifold_conv3d_backward")
+    return dx, dw, db
+
+
+class _SubmanifoldConv3d(torch.autograd.Function):
+    """The convolution where autograd records it. Under torch.autocast the
+    features and parameters run in the autocast dtype; the backward returns
+    each gradient in its input's own dtype (a float32 master weight gets its
+    gradient summed in float32, never rounded through fp16). dX, dW and db
+    are computed only where autograd needs them."""
+
+    @staticmethod
+    def forward(ctx, features, weight, bias, tensor, dilation):
+        run, w, b = tensor, weight, bias
+        if torch.is_autocast_enabled("cuda"):
+            # What autocast does for torch's own convolutions.
+            dtype = torch.get_autocast_dtype("cuda")
+            run = tensor.replace_feature(features.to(dtype))
+            w = weight.to(dtype)
+            b = None if bias is None else bias.to(dtype)
+        ctx.save_for_backward(run.features, w)
+        ctx.tensor, ctx.dilation = run, dilation
+        ctx.dtypes = (features.dtype, weight.dtype,
+                      None if bias is None else bias.dtype)
+        with torch.autocast("cuda", enabled=False):
+            return _forward(run, w, b, dilation)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        features, weight = ctx.saved_tensors
+        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+        x_dtype, w_dtype, b_dtype = ctx.dtypes
+        wide = torch.float32 if torch.float32 in (w_dtype, b_dtype) else None
+        dx, dw, db = submanifold_conv3d_backward(
+            ctx.tensor.replace_feature(features),
+            grad.to(features.dtype).contiguous(), weight, ctx.dilation,
+            input_grad=need_dx, weight_grad=need_dw, bias_grad=need_db,
+            weight_grad_dtype=wide)
+        return (None if dx is None else dx.to(x_dtype),
+                None if dw is None else dw.to(w_dtype),
+                None if db is None else db.to(b_dtype), None, None)

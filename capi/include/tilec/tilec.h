@@ -186,6 +186,22 @@ TILEC_API tilec_status tilec_submanifold_conv3d(
     const void *bias, void *y, int32_t ci, int32_t co, int32_t kernel_size,
     int32_t dilation, tilec_dtype dtype, int32_t allow_tf32, void *stream);
 
+/* The gradients of tilec_submanifold_conv3d(tensor, x, weight, bias, y, ci,
+ * co, kernel_size, dilation, dtype, allow_tf32) for dy = dL/dy [n, co]: each
+ * one computed where its pointer is not NULL, overwriting it: dx [n, ci] of
+ * `dtype`; dw [co, k, k, k, ci] and db [co] of `dtype`, or f32 when
+ * weight_grad_f32 is nonzero (fp16 weight gradients overflow in
+ * mixed-precision training). weight is read for dx, x for dw. Every sum
+ * runs in an order fixed by the call: the same inputs give the same bits in
+ * every process. Uses (or builds) the tensor's maps; the first call of a
+ * shape tunes its kernels unless the autotune cache has them. Runs on
+ * `stream`; does not synchronize it. */
+TILEC_API tilec_status tilec_submanifold_conv3d_backward(
+    tilec_sparse_tensor *tensor, const void *x, const void *weight,
+    const void *dy, void *dx, void *dw, void *db, int32_t ci, int32_t co,
+    int32_t kernel_size, int32_t dilation, tilec_dtype dtype,
+    int32_t allow_tf32, int32_t weight_grad_f32, void *stream);
+
 /*----------------------------------------------------------------------------
  * Voxel scenes for tests and benchmarks (host memory; free with tilec_free)
  *--------------------------------------------------------------------------*/

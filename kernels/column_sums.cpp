@@ -48,7 +48,7 @@ static void buildColumnSums(KernelBuilder &kb) {
 TILEC_KERNEL(column_sums) {
   static const KernelDefinition kernel(
       KernelDescription("column_sums", "kernels/column_sums.cpp", __LINE__)
-          .param(MetaParameter("BLOCK_R").powerOfTwo().byDefault(64))
+          .param(MetaParameter("BLOCK_R").powerOfTwo().byDefault(32))
           .param(MetaParameter("BLOCK_C").powerOfTwo().byDefault(64))
           .typeParam(
               TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))

@@ -29,10 +29,12 @@ constexpr int64_t kWeightPartsBytes = int64_t(64) << 20;
 // than pairs to reduce.
 constexpr int64_t kMinPairsPerPart = 4096;
 constexpr int64_t kMaxWeightParts = 32;
-// The bias gradient's row chunks: a program each (per 64 columns), 16 steps
-// of 64 rows (8192-row chunks took 132 us at 107k voxels, C = 64, on the
-// H200: 13 programs).
-constexpr int64_t kBiasRowsPerPart = 1024;
+// The bias gradient's row chunks: at least kMinBiasRows rows, at most
+// kMaxBiasParts chunks (a function of N alone). 8192-row chunks ran 13
+// programs at 107k voxels, C = 64, on the H200 (132 us); split_sum waits
+// on one load per part, so the parts stay few.
+constexpr int64_t kMinBiasRows = 1024;
+constexpr int64_t kMaxBiasParts = 128;
 
 int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -180,7 +182,8 @@ Status weightGradient(SparseEngine &engine, SparseTensor &tensor,
 
 Status biasGradient(SparseEngine &engine, int64_t n,
                     const ConvBackwardArguments &a, CUstream stream) {
-  int64_t co = a.forward.co, chunks = cdiv(n, kBiasRowsPerPart);
+  int64_t rowsPerPart = std::max(kMinBiasRows, cdiv(n, kMaxBiasParts));
+  int64_t co = a.forward.co, chunks = cdiv(n, rowsPerPart);
   Result<rt::PoolBuffer> parts =
       engine.allocateMaps(size_t(4 * chunks * co), stream);
   if (!parts)
@@ -188,7 +191,7 @@ Status biasGradient(SparseEngine &engine, int64_t n,
   Call call;
   call.sizes = {{"N", n},
                 {"C", co},
-                {"ROWS_PER_PART", kBiasRowsPerPart},
+                {"ROWS_PER_PART", rowsPerPart},
                 {"stride_y", a.dyStride()}};
   call.types = {{"DTYPE", dtypeName(a.forward.dtype)}};
   if (Status status =

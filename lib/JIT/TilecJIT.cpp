@@ -78,6 +78,7 @@ TilecJIT::compileKernelByName(const std::string &name,
   options.ptx = options_.ptx;
   options.cubin = options_.cubin;
   options.cache = options_.cache;
+  applyDebugEnvironment(options);
   llvm::Expected<CompiledKernel> compiled = compileKernel(**module, options);
   if (!compiled)
     return withDiagnostics(compiled.takeError(), diagnostics, firstError);

@@ -23,10 +23,13 @@
 #include "llvm/AsmParser/Parser.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
@@ -34,6 +37,7 @@
 #include <link.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -371,6 +375,8 @@ static llvm::Error runPasses(CompileState &state, Stage stage,
                              std::string &artifact) {
   PassManager pm(state.context);
   build(pm);
+  if (const auto &configure = state.options.compile.configurePasses)
+    configure(pm);
   if (failed(pm.run(state.module)))
     return makeError(kSeeDiagnostics);
   artifact = printModule(state.module);
@@ -456,6 +462,8 @@ static llvm::Expected<std::string> runLLIR(CompileState &state) {
   result.tensorMaps = readTensorMaps(state.module, result.signature);
   PassManager pm(state.context);
   buildLLIRPipeline(pm);
+  if (const auto &configure = state.options.compile.configurePasses)
+    configure(pm);
   if (failed(pm.run(state.module)))
     return makeError(kSeeDiagnostics);
   state.moduleHolds = std::nullopt;
@@ -637,6 +645,73 @@ static llvm::Error runStage(const StageDef &def, CompileState &state) {
   return llvm::Error::success();
 }
 
+void applyDebugEnvironment(CompileOptions &options) {
+  for (auto [variable, field] :
+       {std::pair{"TILEC_DUMP_DIR", &CompileOptions::dumpDir},
+        std::pair{"TILEC_OVERRIDE_DIR", &CompileOptions::overrideDir}})
+    if (const char *value = std::getenv(variable);
+        value && *value && (options.*field).empty())
+      options.*field = value;
+}
+
+/// <dir>/<kernel>-<id>/<kernel>.<extension>.
+static std::string debugPath(llvm::StringRef dir, const CompiledKernel &result,
+                             llvm::StringRef extension) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, result.debugName,
+                          result.name + "." + extension.str());
+  return std::string(path);
+}
+
+/// Writes `contents` to `path` (its directory created) through a temporary
+/// file renamed into place.
+static llvm::Error writeDebugFile(const std::string &path,
+                                  llvm::StringRef contents) {
+  if (std::error_code error =
+          llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
+    return makeError("cannot create the dump directory of " + path + ": " +
+                     error.message());
+  std::error_code error;
+  llvm::ToolOutputFile file(path, error, llvm::sys::fs::OF_None);
+  if (error)
+    return makeError("cannot write " + path + ": " + error.message());
+  file.os() << contents;
+  file.os().flush();
+  if (file.os().has_error()) {
+    file.os().clear_error();
+    return makeError("writing " + path + " failed");
+  }
+  file.keep();
+  return llvm::Error::success();
+}
+
+/// After stage `def`: its artifact replaced by the override directory's
+/// file where there is one (the next MLIR or LLVM stage then parses the
+/// text), and written to the dump directory.
+static llvm::Error applyDebugDirectories(const StageDef &def,
+                                         CompileState &state) {
+  const CompileOptions &options = state.result.options;
+  std::string &artifact = state.result.*def.output;
+  llvm::StringRef name = getStageName(def.stage);
+  if (!options.overrideDir.empty() && def.stage != Stage::Cubin) {
+    std::string path = debugPath(options.overrideDir, state.result, name);
+    if (llvm::sys::fs::exists(path)) {
+      auto text = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+      if (!text)
+        return makeError("cannot read the override " + path + ": " +
+                         text.getError().message());
+      artifact = (*text)->getBuffer().str();
+      state.checkedHash.reset();
+      state.moduleHolds.reset();
+      state.result.overrides.push_back(path);
+    }
+  }
+  if (options.dumpDir.empty())
+    return llvm::Error::success();
+  return writeDebugFile(debugPath(options.dumpDir, state.result, name),
+                        artifact);
+}
+
 llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
                                              const CompileOptions &options) {
   CompiledKernel result;
@@ -644,12 +719,23 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   if (auto error = readKernel(module, result))
     return std::move(error);
   CompileState state(module, options, result);
+  bool debugging = !options.dumpDir.empty() || !options.overrideDir.empty();
+  if (debugging)
+    result.debugName =
+        result.name + "-" + hashText(printModule(module)).substr(0, 16);
   for (const StageDef &def : kStages) {
     if (def.stage == Stage::Cubin && options.skipCubin)
       break;
     if (auto error = runStage(def, state))
       return std::move(error);
+    if (debugging)
+      if (auto error = applyDebugDirectories(def, state))
+        return stageError(getStageName(def.stage), std::move(error));
   }
+  if (!options.dumpDir.empty())
+    if (auto error = writeDebugFile(debugPath(options.dumpDir, result, "json"),
+                                    result.metadataJson()))
+      return std::move(error);
   return result;
 }
 

@@ -10,6 +10,9 @@ namespace tilec::tool {
 /// process exit status.
 extern llvm::cl::SubCommand compileCommand;
 int runCompile();
+/// Registers MLIR's pass-manager and timing options (--mlir-print-ir-*,
+/// --mlir-timing, ...) as options of `tilec compile`; before parsing.
+void registerCompilePassOptions();
 extern llvm::cl::SubCommand runCommand;
 int runRun();
 extern llvm::cl::SubCommand tuneCommand;

@@ -2,6 +2,8 @@
 
 #include "Commands.h"
 
+#include "tilec/Conversion/Passes.h"
+#include "tilec/Dialect/TileGPU/Transforms/Passes.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
 #include "tilec/runtime/RemoteCache.h"
@@ -10,6 +12,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -20,6 +25,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace cl = llvm::cl;
@@ -86,6 +92,40 @@ static cl::opt<std::string>
              cl::desc("The stage cache (default: $TILEC_CACHE_DIR, else "
                       "~/.tilec/cache; see docs/cache.md)"),
              cl::init(""), cl::sub(compileCommand), cl::cat(category));
+
+void registerCompilePassOptions() {
+  static llvm::cl::OptionCategory passCategory(
+      "MLIR pass instrumentation (each stage's passes; a stage the cache "
+      "serves runs none: add --no-cache)");
+  std::set<cl::Option *> before;
+  for (const auto &[name, option] :
+       cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
+    before.insert(option);
+  // The passes the stages run, first, so that --mlir-print-ir-after=<pass>
+  // and its kin find their names (their parsers list the registry as it is
+  // when they are made).
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  registerTilecConversionPasses();
+  tilegpu::registerTileGPUTransformsPasses();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  std::set<cl::Option *> added;
+  for (const auto &[name, option] :
+       cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
+    if (!before.count(option))
+      added.insert(option);
+  // Moved from the top level, where the LLVM libraries' hundreds of
+  // options are hidden, to the compile subcommand.
+  for (cl::Option *option : added) {
+    option->removeArgument();
+    option->Subs.clear();
+    option->addSubCommand(compileCommand);
+    option->addCategory(passCategory);
+    option->addArgument();
+  }
+}
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tilec compile: error: " << message << "\n";
@@ -173,6 +213,8 @@ int runCompile() {
   registerPipelineDialects(registry);
   mlir::MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // One kernel at a time; IR printing needs a single thread.
+  context.disableMultithreading();
   llvm::SourceMgr sourceMgr;
   mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
@@ -192,6 +234,12 @@ int runCompile() {
   options.numWarps = numWarps;
   options.skipCubin = noCubin;
   options.ptx.llvmPasses = llvmPasses;
+  // TILEC_DUMP_DIR and TILEC_OVERRIDE_DIR (docs/environment.md).
+  applyDebugEnvironment(options);
+  options.configurePasses = [](mlir::PassManager &pm) {
+    (void)mlir::applyPassManagerCLOptions(pm);
+    mlir::applyDefaultTimingPassManagerCLOptions(pm);
+  };
   if (!noCache)
     options.cache = std::make_shared<rt::StageCache>(
         cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir,
@@ -273,6 +321,13 @@ int runCompile() {
       return 1;
   }
 
+  for (const std::string &override : compiled->overrides)
+    llvm::errs() << "tilec compile: note: " << override
+                 << " replaced its stage's output\n";
+  if (!compiled->options.dumpDir.empty())
+    llvm::errs() << "tilec compile: note: stages dumped to "
+                 << compiled->options.dumpDir << "/" << compiled->debugName
+                 << "\n";
   llvm::outs() << compiled->name << ": " << compiled->options.target
                << ", " << compiled->options.numWarps << " warps, "
                << compiled->sharedBytes << " B shared";

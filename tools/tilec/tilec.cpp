@@ -8,13 +8,21 @@
 
 #include "Commands.h"
 
+#include "TilecCommit.h"
 #include "tilec/Support/LargeStack.h"
+
+#include "llvm/Config/llvm-config.h"
 
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  tilec::tool::registerCompilePassOptions();
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "tilec " TILEC_VERSION " (commit " TILEC_COMMIT ")\n"
+       << "  built with LLVM " LLVM_VERSION_STRING "\n";
+  });
   // The LLVM libraries register hundreds of options at the top level, and
   // tilec reads none of them: its options live in the subcommands, whose
   // help lists only their own.

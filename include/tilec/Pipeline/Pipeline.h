@@ -19,6 +19,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,6 +58,20 @@ struct CompileOptions {
   /// stage and touches no disk, so that library users and tests are
   /// hermetic; `tilec compile` opens $TILEC_CACHE_DIR (~/.tilec/cache).
   std::shared_ptr<rt::StageCache> cache;
+  /// Triton's debugging conventions (docs/environment.md): with dumpDir,
+  /// every stage's artifact is also written to
+  /// <dumpDir>/<kernel>-<id>/<kernel>.<stage> (and <kernel>.json), <id> the
+  /// first 16 hex digits of the SHA-256 of the specialized input, the same
+  /// for the same kernel, config and specialization in every process. With
+  /// overrideDir, a stage whose file exists at the same place under it
+  /// (ttir, ttgir, llir or ptx) takes that text instead of its own output,
+  /// and the stages after it run on it. applyDebugEnvironment sets both
+  /// from TILEC_DUMP_DIR and TILEC_OVERRIDE_DIR.
+  std::string dumpDir, overrideDir;
+  /// Called on each pass manager a stage runs (ttir, ttgir, llir), before
+  /// it runs: `tilec compile` applies MLIR's --mlir-print-ir-* and
+  /// --mlir-timing options there. Stages the cache serves run no passes.
+  std::function<void(mlir::PassManager &)> configurePasses;
 
   /// Every field: those the ttgir stage reads key it, the rest say why they
   /// key nothing here.
@@ -88,7 +103,16 @@ constexpr auto CompileOptions::fields() {
                     "the input is already specialized to them, and its hash "
                     "keys the ttir; only the json records them"),
       excludedField("cache", &CompileOptions::cache,
-                    "where artifacts are kept, not what they are"));
+                    "where artifacts are kept, not what they are"),
+      excludedField("dump_dir", &CompileOptions::dumpDir,
+                    "where copies of the artifacts go, not what they are"),
+      excludedField("configure_passes", &CompileOptions::configurePasses,
+                    "instruments the passes (IR printing, timing); no "
+                    "artifact changes"),
+      excludedField("override_dir", &CompileOptions::overrideDir,
+                    "an overridden stage's text keys the stages after it "
+                    "(their input's hash); the override itself is never "
+                    "stored"));
 }
 static_assert(
     listsEveryFieldOnce<CompileOptions>(),
@@ -140,6 +164,11 @@ struct CompiledKernel {
   std::vector<TensorMapParam> tensorMaps;
   std::vector<StageTiming> timings;
   CompileOptions options;
+  /// With a dump or override directory: <kernel>-<id>, the compile's
+  /// directory under each (CompileOptions::dumpDir), and the files whose
+  /// text replaced a stage's output.
+  std::string debugName;
+  std::vector<std::string> overrides;
 
   /// The metadata written next to the artifacts (<name>.json), in the
   /// contract's schema.
@@ -187,6 +216,12 @@ void buildLLIRPipeline(mlir::OpPassManager &pm);
 /// then left in whatever state the stages that ran on it produced.
 llvm::Expected<CompiledKernel> compileKernel(mlir::ModuleOp module,
                                              const CompileOptions &options);
+
+/// Sets options.dumpDir and options.overrideDir from TILEC_DUMP_DIR and
+/// TILEC_OVERRIDE_DIR where those are set and non-empty and the options
+/// have none: every compile path (tilec compile, the JIT behind tune,
+/// warmup, run and the C API) calls it.
+void applyDebugEnvironment(CompileOptions &options);
 
 /// Identifies the compiler in metadata and cache keys:
 /// "tilec-<version> llvm-<version>" followed by the identity of each binary

@@ -21,6 +21,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 namespace rt = tilec::rt;
@@ -328,3 +330,34 @@ TEST(Compile, SpecializationReachesTheKernel) {
 }
 
 } // namespace
+
+// TILEC_DUMP_DIR reaches the compiles of the JIT (what tune, warmup, run and
+// Python compile through): every stage under <kernel>-<id>, also when the
+// stage cache served the stages.
+TEST(Compile, DumpDirectoryFromTheEnvironment) {
+  std::string why;
+  if (!havePtxas(why))
+    GTEST_SKIP() << why;
+  char dir[] = "/tmp/tilec-jit-dump-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  std::string dump = std::string(dir) + "/dump";
+  ASSERT_EQ(::setenv("TILEC_DUMP_DIR", dump.c_str(), 1), 0);
+  jit::JITOptions options;
+  options.cache = std::make_shared<rt::StageCache>(std::string(dir) + "/cache");
+  jit::TilecJIT compiler(options);
+  auto config = tilec::Config::parse("BLOCK=1024,num_warps=4");
+  for (int run = 0; run < 2; ++run) {
+    auto compiled = compiler.compile("vector_add", *config, "sm_90", {});
+    ASSERT_TRUE(compiled.ok()) << compiled.message();
+  }
+  ::unsetenv("TILEC_DUMP_DIR");
+  std::string listing = dump + "/listing";
+  ASSERT_EQ(std::system(("ls " + dump + "/vector_add-*/ > " + listing).c_str()),
+            0);
+  std::ifstream in(listing);
+  std::string files((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  EXPECT_EQ(files, "vector_add.cubin\nvector_add.json\nvector_add.llir\n"
+                   "vector_add.ptx\nvector_add.ttgir\nvector_add.ttir\n");
+  ASSERT_EQ(std::system(("rm -rf '" + std::string(dir) + "'").c_str()), 0);
+}

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <set>
 
 using namespace tilec;
@@ -41,6 +42,9 @@ void change(CubinBackend &value) {
 }
 void change(std::map<std::string, int64_t> &value) { ++value["X"]; }
 void change(std::map<std::string, std::string> &value) { value["X"] += "x"; }
+void change(std::function<void(mlir::PassManager &)> &value) {
+  value = [](mlir::PassManager &) {};
+}
 void change(std::shared_ptr<rt::StageCache> &value) {
   value = std::make_shared<rt::StageCache>("/nonexistent/tilec-cache");
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs dependencies, builds, and runs every test: lit, then ctest (unit
-# tests; GPU tests skip with a reason where there is no GPU). Exits non-zero
-# on any failure.
+# tests; GPU tests skip with a reason where there is no GPU), then builds the
+# wheel and tests it installed in a fresh venv. Exits non-zero on any
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_BUILD_DIR:-build}
@@ -10,3 +11,5 @@ scripts/build.sh
 /usr/lib/llvm-22/bin/lit -sv "$build_dir/test/lit"
 # redis-server was installed above: the shared-cache tests must run, not skip.
 TILEC_REQUIRE_REDIS=1 ctest --test-dir "$build_dir" --output-on-failure -LE lit -j "$(nproc)"
+# The wheel (static library and tool), installed alone in a fresh venv.
+scripts/build-wheel.sh --test

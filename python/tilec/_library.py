@@ -9,6 +9,8 @@ import array
 import ctypes
 import os
 import pathlib
+import shutil
+import sys
 import threading
 
 LIBRARY_NAME = "libtilec_c.so"
@@ -199,12 +201,46 @@ _loaded = None
 _load_lock = threading.Lock()
 
 
+# Where the CUDA toolkit's ptxas is looked for before the PyPI package's.
+TOOLKIT_PTXAS = pathlib.Path("/usr/local/cuda/bin/ptxas")
+
+
+def wheel_ptxas():
+    """The ptxas of the nvidia-cuda-nvcc package (a dependency of tilec's
+    wheel: nvidia/cu13/bin/ptxas on sys.path), or None."""
+    for entry in sys.path:
+        path = pathlib.Path(entry or ".") / "nvidia" / "cu13" / "bin" / "ptxas"
+        if path.is_file() and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def use_ptxas():
+    """The ptxas the library's compiles run, set as $TILEC_PTXAS when it is
+    the PyPI package's: $TILEC_PTXAS when set; else the CUDA toolkit's (at
+    /usr/local/cuda or on PATH), which the library finds itself; else the
+    nvidia-cuda-nvcc package's. None when there is none."""
+    explicit = os.environ.get("TILEC_PTXAS")
+    if explicit:
+        return pathlib.Path(explicit)
+    if TOOLKIT_PTXAS.is_file():
+        return TOOLKIT_PTXAS
+    on_path = shutil.which("ptxas")
+    if on_path:
+        return pathlib.Path(on_path)
+    packaged = wheel_ptxas()
+    if packaged:
+        os.environ["TILEC_PTXAS"] = str(packaged)
+    return packaged
+
+
 def library():
     """The process's Library, loaded on first use from the first of
     candidates() that exists."""
     global _loaded
     with _load_lock:
         if _loaded is None:
+            use_ptxas()
             tried = candidates()
             found = next((p for p in tried if p.is_file()), None)
             if found is None:

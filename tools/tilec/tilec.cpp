@@ -10,6 +10,7 @@
 
 #include "TilecCommit.h"
 #include "tilec/Support/LargeStack.h"
+#include "tilec/Target/CubinAssembler.h"
 
 #include "llvm/Config/llvm-config.h"
 
@@ -22,6 +23,18 @@ int main(int argc, char **argv) {
   llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "tilec " TILEC_VERSION " (commit " TILEC_COMMIT ")\n"
        << "  built with LLVM " LLVM_VERSION_STRING "\n";
+    // The ptxas the cubin stage runs ($TILEC_PTXAS, the configure-time
+    // path, PATH), with its own version line.
+    llvm::Expected<std::string> ptxas = tilec::findPtxas("");
+    if (!ptxas) {
+      os << "  ptxas: " << llvm::toString(ptxas.takeError()) << "\n";
+      return;
+    }
+    std::string identity = tilec::getPtxasIdentity(tilec::CubinOptions());
+    llvm::StringRef release = llvm::StringRef(identity).trim();
+    release = release.substr(release.rfind('\n') + 1);
+    os << "  ptxas: " << *ptxas << (release.empty() ? "" : " (") << release
+       << (release.empty() ? "" : ")") << "\n";
   });
   // The LLVM libraries register hundreds of options at the top level, and
   // tilec reads none of them: its options live in the subcommands, whose

@@ -27,6 +27,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -736,6 +737,61 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
     if (auto error = writeDebugFile(debugPath(options.dumpDir, result, "json"),
                                     result.metadataJson()))
       return std::move(error);
+  return result;
+}
+
+/// The name of the one kernel entry of an llir or ptx text.
+static llvm::Expected<std::string> entryName(Stage stage,
+                                             llvm::StringRef text) {
+  llvm::Regex entry(
+      stage == Stage::LLIR
+          ? "define[^@\n]* ptx_kernel [^@\n]*@([A-Za-z_.$][A-Za-z0-9_.$]*)\\("
+          : "\\.entry[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)[ \t]*\\(");
+  std::vector<std::string> names;
+  for (llvm::StringRef rest = text;;) {
+    llvm::SmallVector<llvm::StringRef, 2> match;
+    if (!entry.match(rest, &match))
+      break;
+    names.push_back(match[1].str());
+    rest = rest.substr(match[0].data() - rest.data() + match[0].size());
+  }
+  if (names.size() != 1)
+    return stageError(getStageName(stage),
+                      "the input must hold exactly one kernel entry, found " +
+                          std::to_string(names.size()));
+  return names.front();
+}
+
+llvm::Expected<CompiledKernel>
+compileFromArtifact(MLIRContext &context, Stage after, std::string text,
+                    const CompileOptions &options) {
+  if (after != Stage::LLIR && after != Stage::PTX)
+    return makeError("an artifact input is llir or ptx");
+  CompiledKernel result;
+  result.options = options;
+  llvm::Expected<std::string> name = entryName(after, text);
+  if (!name)
+    return name.takeError();
+  result.name = *name;
+  (after == Stage::LLIR ? result.llir : result.ptx) = std::move(text);
+  OwningOpRef<ModuleOp> anchor(ModuleOp::create(UnknownLoc::get(&context)));
+  CompileState state(*anchor, options, result);
+  bool debugging = !options.dumpDir.empty() || !options.overrideDir.empty();
+  if (debugging)
+    result.debugName =
+        result.name + "-" +
+        hashText(after == Stage::LLIR ? result.llir : result.ptx).substr(0, 16);
+  for (const StageDef &def : kStages) {
+    if (unsigned(def.stage) <= unsigned(after))
+      continue;
+    if (def.stage == Stage::Cubin && options.skipCubin)
+      break;
+    if (auto error = runStage(def, state))
+      return std::move(error);
+    if (debugging)
+      if (auto error = applyDebugDirectories(def, state))
+        return stageError(getStageName(def.stage), std::move(error));
+  }
   return result;
 }
 

@@ -225,7 +225,9 @@ llvm::Expected<std::string> tilec::findPtxas(llvm::StringRef explicitPath) {
       (configured.empty()
            ? std::string()
            : "the configure-time path '" + configured.str() + "' and ") +
-      "PATH");
+      "PATH. Without a toolkit, `pip install nvidia-cuda-nvcc` ships one "
+      "(<site-packages>/nvidia/cu13/bin/ptxas; tilec's wheel uses it by "
+      "itself)");
 }
 
 std::string tilec::getPtxasIdentity(const CubinOptions &options) {

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -36,7 +37,8 @@ cl::SubCommand compileCommand("compile",
                               "Run a kernel through every stage to a cubin");
 
 static cl::OptionCategory category("tilec compile options");
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.ttir>"),
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("<input.ttir | .llir | .ptx>"),
                                       cl::init(""), cl::sub(compileCommand),
                                       cl::cat(category));
 static cl::opt<std::string>
@@ -247,6 +249,9 @@ int runCompile() {
           llvm::errs() << "tilec compile: warning: " << message << "\n";
         });
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  // An .llir or .ptx input: its stage and text.
+  std::optional<Stage> artifactStage;
+  std::string artifactText;
   if (!kernelName.empty()) {
     if (!inputFile.empty())
       return fail("give either an input file or --kernel, not both");
@@ -292,15 +297,49 @@ int runCompile() {
     if (!configText.empty())
       return fail("--config applies to --kernel; a .ttir file is already "
                   "specialized");
-    module = mlir::parseSourceFile<mlir::ModuleOp>(inputFile.getValue(),
-                                                   sourceMgr, &context);
-    if (!module)
-      return 1;
+    llvm::StringRef extension = llvm::sys::path::extension(inputFile);
+    if (extension == ".llir" || extension == ".ptx") {
+      // A later stage's artifact (a dump, or one edited by hand): the
+      // stages after it run on it.
+      auto buffer = llvm::MemoryBuffer::getFile(inputFile, /*IsText=*/true);
+      if (!buffer)
+        return fail("cannot read " + inputFile + ": " +
+                    buffer.getError().message());
+      artifactStage = extension == ".llir" ? Stage::LLIR : Stage::PTX;
+      artifactText = (*buffer)->getBuffer().str();
+    } else {
+      module = mlir::parseSourceFile<mlir::ModuleOp>(inputFile.getValue(),
+                                                     sourceMgr, &context);
+      if (!module)
+        return 1;
+    }
   }
 
-  auto compiled = compileKernel(*module, options);
-  if (!compiled)
+  // Each compile runs on its own copy: the passes spend a module.
+  auto compileWith = [&](const CompileOptions &with) {
+    if (artifactStage)
+      return compileFromArtifact(context, *artifactStage, artifactText, with);
+    mlir::OwningOpRef<mlir::ModuleOp> copy(module->clone());
+    return compileKernel(*copy, with);
+  };
+  auto compiled = compileWith(options);
+  bool cubinFailed = false;
+  if (!compiled && !options.skipCubin) {
+    // A cubin stage that fails (no ptxas, a ptxas error) still leaves the
+    // stages before it to read: compiled again without it.
+    std::string error = llvm::toString(compiled.takeError());
+    CompileOptions withoutCubin = options;
+    withoutCubin.skipCubin = true;
+    compiled = compileWith(withoutCubin);
+    if (!compiled) {
+      llvm::consumeError(compiled.takeError());
+      return fail(error);
+    }
+    llvm::errs() << "tilec compile: error: " << error << "\n";
+    cubinFailed = true;
+  } else if (!compiled) {
     return fail(llvm::toString(compiled.takeError()));
+  }
 
   if (!dumpDir.empty()) {
     if (std::error_code error = llvm::sys::fs::create_directories(dumpDir))
@@ -310,15 +349,24 @@ int runCompile() {
       llvm::sys::path::append(result, compiled->name + suffix);
       return std::string(result);
     };
-    bool ok = writeArtifact(path(".ttir"), compiled->ttir) &&
-              writeArtifact(path(".ttgir"), compiled->ttgir) &&
-              writeArtifact(path(".llir"), compiled->llir) &&
-              writeArtifact(path(".ptx"), compiled->ptx) &&
-              (compiled->cubin.empty() ||
-               writeArtifact(path(".cubin"), compiled->cubin)) &&
-              writeArtifact(path(".json"), compiled->metadataJson());
-    if (!ok)
+    // Stages that did not run (before an .llir or .ptx input, a cubin that
+    // failed) write nothing.
+    for (auto [suffix, text] : {std::pair{".ttir", &compiled->ttir},
+                                std::pair{".ttgir", &compiled->ttgir},
+                                std::pair{".llir", &compiled->llir},
+                                std::pair{".ptx", &compiled->ptx},
+                                std::pair{".cubin", &compiled->cubin}})
+      if (!text->empty() && !writeArtifact(path(suffix), *text))
+        return 1;
+    if (!writeArtifact(path(".json"), compiled->metadataJson()))
       return 1;
+  }
+  if (cubinFailed) {
+    if (!dumpDir.empty())
+      llvm::errs() << "tilec compile: note: the stages before the cubin are "
+                      "in "
+                   << dumpDir << "\n";
+    return 1;
   }
 
   for (const std::string &override : compiled->overrides)

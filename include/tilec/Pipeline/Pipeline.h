@@ -217,6 +217,15 @@ void buildLLIRPipeline(mlir::OpPassManager &pm);
 llvm::Expected<CompiledKernel> compileKernel(mlir::ModuleOp module,
                                              const CompileOptions &options);
 
+/// Runs the stages after `after` on `text`, that stage's artifact read from
+/// a file: Stage::LLIR (an .llir) runs ptx and cubin, Stage::PTX (a .ptx)
+/// the cubin. The kernel is the text's one entry (`define ptx_kernel` /
+/// `.entry`); its signature and shared memory are the ttir's to say, so
+/// the result has none. `context` only anchors the compile's state.
+llvm::Expected<CompiledKernel>
+compileFromArtifact(mlir::MLIRContext &context, Stage after, std::string text,
+                    const CompileOptions &options);
+
 /// Sets options.dumpDir and options.overrideDir from TILEC_DUMP_DIR and
 /// TILEC_OVERRIDE_DIR where those are set and non-empty and the options
 /// have none: every compile path (tilec compile, the JIT behind tune,

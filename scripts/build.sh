@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Configures and builds tilec into ${TILEC_BUILD_DIR:-build}. Extra arguments
-# go to CMake (e.g. -DTILEC_STATIC=ON).
+# Configures and builds tilec into ${TILEC_BUILD_DIR:-build}: every target,
+# or only $TILEC_BUILD_TARGETS (space-separated; scripts/main.sh builds the
+# tilec tool alone). Extra arguments go to CMake (e.g. -DTILEC_STATIC=ON).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_BUILD_DIR:-build}
@@ -10,4 +11,8 @@ cmake -S . -B "$build_dir" -G Ninja \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
   "${launcher[@]}" "$@"
-cmake --build "$build_dir" -j "$(nproc)"
+targets=()
+for target in ${TILEC_BUILD_TARGETS:-}; do
+  targets+=(--target "$target")
+done
+cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_BUILD_DIR:-build}
 scripts/install-deps.sh
-scripts/build.sh
+# The tool alone: the tests and their binaries are scripts/test.sh's.
+TILEC_BUILD_TARGETS=tilec scripts/build.sh
 config=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,DTYPE=f16,num_warps=4
 "$build_dir/bin/tilec" compile --kernel matmul --config "$config" \
   --arg-values M=4096,N=4096,K=4096 --dump-dir out/matmul --timings

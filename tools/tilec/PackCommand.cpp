@@ -38,6 +38,10 @@ static cl::opt<std::string>
     outputPath("o", cl::desc("The bundle file to write (default tilec.bundle)"),
                cl::init("tilec.bundle"), cl::sub(packCommand),
                cl::cat(packCategory));
+// The aliased option's subcommand is the alias's.
+static cl::alias outputPathLong("output", cl::desc("Alias for -o"),
+                                cl::aliasopt(outputPath), cl::NotHidden,
+                                cl::cat(packCategory));
 static cl::opt<std::string> deviceName(
     "device",
     cl::desc("Only the winners tuned on this device (e.g. \"NVIDIA H200\"); "
@@ -79,14 +83,16 @@ static cl::opt<std::string> outDir("out-dir",
                                    cl::init("."), cl::sub(bundleCommand),
                                    cl::cat(bundleCategory));
 
-// The C identifier of the emitted source, for both commands.
+// The C identifier of the emitted source, for both commands: one category
+// of its own, so that each command's help lists it once.
+static cl::OptionCategory emitCategory("tilec pack --emit-cpp and tilec "
+                                       "bundle emit-cpp options");
 static cl::opt<std::string>
     sourceName("name",
                cl::desc("The C identifier of the emitted bundle (default "
                         "tilec_bundle)"),
                cl::init("tilec_bundle"), cl::sub(packCommand),
-               cl::sub(bundleCommand), cl::cat(packCategory),
-               cl::cat(bundleCategory));
+               cl::sub(bundleCommand), cl::cat(emitCategory));
 
 static int fail(const char *command, const llvm::Twine &message) {
   llvm::errs() << "tilec " << command << ": error: " << message << "\n";

@@ -16,6 +16,7 @@
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
+#include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
@@ -105,7 +106,9 @@ static cl::opt<unsigned> seed("seed", cl::desc("Seed of the random inputs"),
                               cl::init(1), cl::sub(tuneCommand),
                               cl::cat(category));
 static cl::opt<std::string>
-    jsonPath("json", cl::desc("Also write the result as JSON to this file"),
+    jsonPath("json",
+             cl::desc("Also write the result (with --show: the "
+                      "cache's entries) as JSON to this file"),
              cl::init(""), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<bool> show("show",
                           cl::desc("Print the autotune cache "
@@ -125,12 +128,43 @@ static std::string formatTflops(double flops, double us) {
   return buffer;
 }
 
+// --show --json: the entries as a list, one object each.
+static int writeShowJson(const rt::AutotuneCache &cache) {
+  nlohmann::ordered_json json;
+  json["autotune_cache"] = cache.path();
+  json["entries"] = nlohmann::ordered_json::array();
+  for (const auto &[deviceName, kernels] : cache.entries())
+    for (const auto &[kernel, keys] : kernels)
+      for (const auto &[key, entry] : keys) {
+        size_t ran = std::count_if(
+            entry.timings.begin(), entry.timings.end(),
+            [](const rt::ConfigTiming &t) { return t.status == "ok"; });
+        json["entries"].push_back({{"device", deviceName},
+                                   {"kernel", kernel},
+                                   {"key", key},
+                                   {"winner", entry.config},
+                                   {"median_us", entry.winnerMedianUs()},
+                                   {"configs_ran", ran},
+                                   {"configs", entry.timings.size()},
+                                   {"tuned_at", entry.tunedAt},
+                                   {"cubin_cached", !entry.cubinKey.empty()}});
+      }
+  if (tilec::Status status =
+          rt::writeFileAtomically(jsonPath.getValue(), json.dump(2) + "\n");
+      !status.ok())
+    return fail(status.message());
+  return 0;
+}
+
 static int runShow() {
   rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
   if (tilec::Status status = cache.load(); !status.ok())
     return fail(status.message());
   for (const std::string &warning : cache.warnings())
     llvm::errs() << "tilec tune: warning: " << warning << "\n";
+  if (!jsonPath.empty())
+    if (int failed = writeShowJson(cache))
+      return failed;
   size_t count = 0;
   for (const auto &[deviceName, kernels] : cache.entries())
     for (const auto &[kernel, keys] : kernels)

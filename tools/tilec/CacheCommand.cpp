@@ -10,11 +10,14 @@
 #include "Commands.h"
 
 #include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json.hpp>
 
 #include <ctime>
 
@@ -42,6 +45,10 @@ static cl::opt<std::string>
             cl::desc("prune: the size to shrink the entries to, in bytes or "
                      "with a K, M, G suffix (e.g. 100M, 1G)"),
             cl::init(""), cl::sub(cacheCommand), cl::cat(category));
+static cl::opt<std::string>
+    jsonPath("json",
+             cl::desc("stats: also write the table as JSON to this file"),
+             cl::init(""), cl::sub(cacheCommand), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tilec cache: error: " << message << "\n";
@@ -108,10 +115,45 @@ static void printRemoteStats(const rt::CacheStats &stats) {
   printRow(autotuneCounters, "autotune");
 }
 
+// stats --json: each stage's row, its shared-tier counters with it.
+static int writeStatsJson(const rt::StageCache &cache,
+                          const rt::CacheStats &stats) {
+  auto remote = [](const rt::RemoteCounters &counters) {
+    return nlohmann::ordered_json{
+        {"hits", counters.hits},       {"misses", counters.misses},
+        {"rejects", counters.rejects}, {"stores", counters.stores},
+        {"errors", counters.errors},   {"waits", counters.waits}};
+  };
+  nlohmann::ordered_json json;
+  json["cache"] = cache.directory();
+  json["stages"] = nlohmann::ordered_json::array();
+  for (const rt::CacheStats::Stage &stage : stats.stages)
+    json["stages"].push_back({{"stage", stage.name},
+                              {"entries", stage.entries},
+                              {"bytes", stage.bytes},
+                              {"hits", stage.counters.hits},
+                              {"misses", stage.counters.misses},
+                              {"corrupt", stage.counters.corrupt},
+                              {"stores", stage.counters.stores},
+                              {"remote", remote(stage.counters.remote)}});
+  json["temp_files"] = stats.tempFiles;
+  json["temp_bytes"] = stats.tempBytes;
+  json["autotune_remote"] =
+      remote(rt::AutotuneCache(rt::AutotuneCache::defaultPath()).remoteStats());
+  if (Status status =
+          rt::writeFileAtomically(jsonPath.getValue(), json.dump(2) + "\n");
+      !status.ok())
+    return fail(status.message());
+  return 0;
+}
+
 static int printStats(rt::StageCache &cache) {
   auto stats = cache.stats();
   if (!stats)
     return fail(stats.message());
+  if (!jsonPath.empty())
+    if (int failed = writeStatsJson(cache, *stats))
+      return failed;
   llvm::outs() << "cache: " << cache.directory() << "\n";
   llvm::outs() << "stage   entries     size     hits   misses  corrupt   "
                   "stores\n";

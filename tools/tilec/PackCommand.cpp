@@ -21,6 +21,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <nlohmann/json.hpp>
+
 #include <map>
 
 namespace cl = llvm::cl;
@@ -78,6 +80,11 @@ static cl::opt<std::string> targetName(
     "target",
     cl::desc("verify: also check that the bundle serves this target (sm_90)"),
     cl::init(""), cl::sub(bundleCommand), cl::cat(bundleCategory));
+static cl::opt<std::string>
+    showJson("json",
+             cl::desc("show: also write what it prints as JSON to "
+                      "this file"),
+             cl::init(""), cl::sub(bundleCommand), cl::cat(bundleCategory));
 static cl::opt<std::string> outDir("out-dir",
                                    cl::desc("emit-cpp: the output directory"),
                                    cl::init("."), cl::sub(bundleCommand),
@@ -215,6 +222,31 @@ static void showBundle(const rt::KernelBundle &bundle) {
   }
 }
 
+// show --json: the bundle's summary and one object per selection.
+static Status writeShowJson(const rt::KernelBundle &bundle) {
+  nlohmann::ordered_json json;
+  json["bundle"] = bundle.origin();
+  json["bytes"] = bundle.fileBytes();
+  json["kernels"] = bundle.kernels().size();
+  json["cubins"] = bundle.cubins().size();
+  json["cubin_bytes"] = bundle.cubinBytesTotal();
+  json["created_at"] = bundle.createdAt();
+  json["packed_by"] = bundle.packedBy();
+  json["selections"] = nlohmann::ordered_json::array();
+  for (const rt::BundleSelection &selection : bundle.selections()) {
+    const rt::BundleCubin &cubin = bundle.cubins()[selection.cubin];
+    json["selections"].push_back({{"device", selection.device},
+                                  {"target", selection.target},
+                                  {"kernel", selection.kernel},
+                                  {"key", selection.key},
+                                  {"config", cubin.config},
+                                  {"cubin", selection.cubin},
+                                  {"cubin_bytes", cubin.bytes.size()},
+                                  {"median_us", selection.medianUs}});
+  }
+  return rt::writeFileAtomically(showJson.getValue(), json.dump(2) + "\n");
+}
+
 int runBundle() {
   if (bundleAction != "show" && bundleAction != "verify" &&
       bundleAction != "emit-cpp")
@@ -228,6 +260,9 @@ int runBundle() {
     return fail("bundle", bundle.message());
   if (bundleAction == "show") {
     showBundle(**bundle);
+    if (!showJson.empty())
+      if (Status status = writeShowJson(**bundle); !status.ok())
+        return fail("bundle", status.message());
     return 0;
   }
   if (bundleAction == "emit-cpp") {

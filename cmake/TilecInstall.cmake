@@ -96,6 +96,11 @@ configure_package_config_file(cmake/tilecConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/tilecConfigVersion.cmake
   VERSION ${PROJECT_VERSION}
   COMPATIBILITY SameMinorVersion)
+# pkg-config for the C API (libtilec_c.so and tilec/tilec.h), for builds
+# that do not use CMake: `pkg-config --cflags --libs tilec`.
+configure_file(cmake/tilec.pc.in ${PROJECT_BINARY_DIR}/tilec.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/tilec.pc
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 install(FILES
     ${PROJECT_BINARY_DIR}/tilecConfig.cmake
     ${PROJECT_BINARY_DIR}/tilecConfigVersion.cmake

@@ -79,5 +79,26 @@ done
 
 consume compiler-consumer "$@"
 
+# The C API without CMake: pkg-config's flags build and link a C program,
+# which loads the library by its versioned soname.
+soname=$(readelf -d "$prefix/lib/libtilec_c.so" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ $soname == libtilec_c.so.* ]] || fail "libtilec_c.so has no versioned soname ($soname)"
+cat > "$work/c_consumer.c" <<'PROGRAM'
+#include <stdio.h>
+#include <tilec/tilec.h>
+int main(void) {
+  printf("tilec_version() = %s\n", tilec_version());
+  return 0;
+}
+PROGRAM
+flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs tilec)
+cc -o "$work/c_consumer" "$work/c_consumer.c" $flags
+if leaks=$(grep -lF -e "$src/" -e "$build/" <<<"$flags"); then
+  fail "pkg-config's flags name the source or build tree: $flags"
+fi
+readelf -d "$work/c_consumer" | grep -qF "[$soname]" ||
+  fail "the C program does not load $soname"
+LD_LIBRARY_PATH=$prefix/lib "$work/c_consumer"
+
 rm -rf "$work"
 echo "check-install: the installed package works"

@@ -5,13 +5,15 @@
 set -euo pipefail
 
 # python3-venv: scripts/build-wheel.sh tests the wheel in a fresh venv.
+# clang: the libFuzzer targets (scripts/fuzz.sh; its libFuzzer and
+# sanitizer runtimes come with it).
 # ccache: a rebuild (another checkout, a clean build) compiles only what
 # changed.
 # libhiredis-dev: the header of the shared cache tier's client (the library
 # itself is opened at run time); redis-server: the server the shared-cache
 # tests start on a free port of their own (its packaged service is not used).
 packages=(
-  cmake ninja-build g++ ccache python3 python3-venv xz-utils
+  cmake ninja-build g++ ccache clang python3 python3-venv xz-utils
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools lld-22
   libzstd-dev zlib1g-dev nlohmann-json3-dev libgtest-dev
   libhiredis-dev redis-server

@@ -48,8 +48,15 @@ namespace {
 using Assignments = std::vector<std::pair<std::string, std::string>>;
 
 /// "A=1, B=f16" as (name, value) pairs in order: every entry NAME=VALUE with
-/// an identifier for a name, a value, no name twice.
+/// an identifier for a name, a value, no name twice. Spaces around the
+/// names, values and commas are allowed (the canonical text shows what was
+/// read); tabs, newlines and other whitespace are refused: a config pasted
+/// with a line break is a mistake to point at, not a spelling to accept.
 Result<Assignments> splitAssignments(std::string_view text) {
+  if (size_t at = text.find_first_of("\t\n\r\v\f");
+      at != std::string_view::npos)
+    return Status::error("a tab or line break at offset " + std::to_string(at) +
+                         " (entries are KEY=VALUE separated by ',')");
   Assignments entries;
   if (trim(text).empty())
     return entries;

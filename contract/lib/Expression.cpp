@@ -173,8 +173,13 @@ private:
         }
         if (overflowsDivision(value.integer, rhs.integer))
           return value;
-        value = Value::ofInteger(
-            value.integer - floorDiv(value.integer, rhs.integer) * rhs.integer);
+        // Floor modulo from the truncating one: a - floorDiv(a, b) * b
+        // overflows for |b| near 2^63 (5 % -2^63 is 5 - 2^63), this does
+        // not (r and b have opposite signs where they are added).
+        int64_t remainder = value.integer % rhs.integer;
+        if (remainder != 0 && (remainder < 0) != (rhs.integer < 0))
+          remainder += rhs.integer;
+        value = Value::ofInteger(remainder);
       } else {
         break;
       }
@@ -182,9 +187,25 @@ private:
     return value;
   }
 
+  // One level deeper (a parenthesis, a unary minus, a function's
+  // arguments): descriptions are a few levels deep; a cached or fuzzed one
+  // could be anything, and each level is a frame of the recursive descent
+  // ("--...-1" of a few thousand levels overflowed the stack, found by
+  // ExpressionFuzzer).
+  bool enter() {
+    if (++depth_ > kMaxDepth) {
+      fail("nested deeper than " + std::to_string(kMaxDepth));
+      return false;
+    }
+    return true;
+  }
+
   Value unary() {
     if (consume("-")) {
+      if (!enter())
+        return {};
       Value value = unary();
+      --depth_;
       if (value.isInteger && value.integer == INT64_MIN) {
         fail("integer overflow");
         return value;
@@ -203,11 +224,8 @@ private:
     }
     char c = text_[pos_];
     if (consume("(")) {
-      // Descriptions are a few tokens deep; a cached one could be anything.
-      if (++depth_ > kMaxDepth) {
-        fail("nested deeper than " + std::to_string(kMaxDepth));
+      if (!enter())
         return {};
-      }
       Value value = expression();
       --depth_;
       if (!consume(")"))
@@ -252,11 +270,14 @@ private:
   Value call(const std::string &function) {
     std::vector<Value> args;
     if (!consume(")")) {
+      if (!enter())
+        return {};
       do {
         args.push_back(expression());
         if (!error_.empty())
           return {};
       } while (consume(","));
+      --depth_;
       if (!consume(")")) {
         fail("missing ')' after the arguments of " + function);
         return {};

@@ -55,6 +55,12 @@ TEST(ConfigTest, RejectsMalformedText) {
   EXPECT_NE(errorOf("num_warps=3").find("power of two"), std::string::npos);
   EXPECT_NE(errorOf("num_warps=64").find("1 to 32"), std::string::npos);
   EXPECT_NE(errorOf("num_stages=0").find("1 to 8"), std::string::npos);
+  // Spaces are allowed around names, values and commas (above); a line
+  // break or a tab is a pasting mistake.
+  EXPECT_NE(errorOf("BLOCK_M=64,num_warps=4\n").find("line break at offset 22"),
+            std::string::npos);
+  EXPECT_NE(errorOf("BLOCK_M=\t64").find("tab or line break"),
+            std::string::npos);
   // The whole text is quoted, so the user sees which config was wrong.
   EXPECT_NE(errorOf("BLOCK_M").find("config 'BLOCK_M'"), std::string::npos);
 }

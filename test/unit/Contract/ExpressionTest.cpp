@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 namespace {
 
 int64_t eval(const std::string &expression,
@@ -28,6 +30,12 @@ TEST(Expression, Arithmetic) {
   EXPECT_EQ(eval("-7 % 3"), 2);
   EXPECT_EQ(eval("10 / 4 * 2"), 5); // real division, integral result
   EXPECT_EQ(eval("M - N", {{"M", 3}, {"N", 5}}), -2);
+  EXPECT_EQ(eval("7 % -3"), -2);
+  EXPECT_EQ(eval("-7 % -3"), -1);
+  // Floor modulo by a divisor near 2^63 (found by ExpressionFuzzer: the
+  // form a - floorDiv(a, b) * b overflowed): Python's 5 % -2**63.
+  EXPECT_EQ(eval("5 % small", {{"small", INT64_MIN}}), INT64_MIN + 5);
+  EXPECT_EQ(eval("-5 % big", {{"big", INT64_MAX}}), INT64_MAX - 5);
 }
 
 TEST(Expression, Functions) {
@@ -83,6 +91,22 @@ TEST(Expression, Errors) {
             std::string::npos);
   // Every error quotes the expression.
   EXPECT_NE(evalError("1 +").find("'1 +'"), std::string::npos);
+}
+
+// Every level of the recursive descent counts toward the depth limit:
+// parentheses, unary minus chains and function arguments (thousands of
+// '-' overflowed the stack, found by ExpressionFuzzer).
+TEST(Expression, DepthIsBoundedForEveryKindOfNesting) {
+  EXPECT_NE(evalError(std::string(100000, '-') + "1").find("nested deeper"),
+            std::string::npos);
+  std::string calls;
+  for (int i = 0; i < 100000; ++i)
+    calls += "ceil(";
+  EXPECT_NE(evalError(calls + "1").find("nested deeper"), std::string::npos);
+  EXPECT_NE(evalError(std::string(100000, '(') + "1").find("nested deeper"),
+            std::string::npos);
+  EXPECT_EQ(eval("--1"), 1);
+  EXPECT_EQ(eval("ceil(floor(ceil(7)))"), 7);
 }
 
 TEST(Expression, Comparisons) {

@@ -109,6 +109,17 @@ TEST(Expression, DepthIsBoundedForEveryKindOfNesting) {
   EXPECT_EQ(eval("ceil(floor(ceil(7)))"), 7);
 }
 
+// An integral real result past int64 is an error, not an undefined
+// conversion (found by ExpressionFuzzer).
+TEST(Expression, RealResultsPastInt64AreErrors) {
+  EXPECT_NE(evalError("1e30").find("unexpected"), std::string::npos);
+  EXPECT_NE(evalError("big / 1 * 4", {{"big", INT64_MAX}})
+                .find("out of the 64-bit range"),
+            std::string::npos);
+  EXPECT_EQ(eval("big / 2 * 2 - 1024 // 1", {{"big", int64_t(1) << 62}}),
+            (int64_t(1) << 62) - 1024);
+}
+
 TEST(Expression, Comparisons) {
   EXPECT_EQ(eval("BLOCK_N >= n_cols", {{"BLOCK_N", 1024}, {"n_cols", 1000}}),
             1);

@@ -149,6 +149,18 @@ tilec_runtime_create_with_options(const tilec_runtime_options *options,
   if (options && options->bundle_path && options->embedded_bundle)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "give a bundle file or an embedded bundle, not both");
+  // A bundle is checked before the driver is touched: a bad one gives the
+  // same error with or without a GPU.
+  std::shared_ptr<const rt::KernelBundle> bundle;
+  if (options && (options->bundle_path || options->embedded_bundle)) {
+    auto opened =
+        options->bundle_path
+            ? rt::KernelBundle::open(options->bundle_path)
+            : rt::KernelBundle::fromEmbedded(*options->embedded_bundle);
+    if (!opened)
+      return failFrom(opened.status(), TILEC_ERROR_INVALID_ARGUMENT);
+    bundle = std::move(*opened);
+  }
   auto created = std::make_unique<tilec_runtime>();
   auto context = rt::Context::create(0);
   if (!context)
@@ -161,19 +173,12 @@ tilec_runtime_create_with_options(const tilec_runtime_options *options,
   created->compiler = std::make_unique<jit::TilecJIT>(jitOptions);
   created->provider = std::make_unique<rt::KernelProvider>(
       *created->context, created->compiler.get(), created->stageCache);
-  if (options && (options->bundle_path || options->embedded_bundle)) {
-    auto bundle =
-        options->bundle_path
-            ? rt::KernelBundle::open(options->bundle_path)
-            : rt::KernelBundle::fromEmbedded(*options->embedded_bundle);
-    if (!bundle)
-      return failFrom(bundle.status(), TILEC_ERROR_INVALID_ARGUMENT);
+  if (bundle)
     if (tilec::Status status = created->provider->setBundle(
-            *bundle, options->allow_jit ? rt::BundlePolicy::FallBack
-                                        : rt::BundlePolicy::Strict);
+            bundle, options->allow_jit ? rt::BundlePolicy::FallBack
+                                       : rt::BundlePolicy::Strict);
         !status.ok())
       return failFrom(status, TILEC_ERROR_DEVICE);
-  }
   created->autotuneCache = std::make_unique<rt::AutotuneCache>(
       rt::AutotuneCache::defaultPath(), rt::RemoteCache::fromEnvironment());
   rt::AutotuneOptions tuning;

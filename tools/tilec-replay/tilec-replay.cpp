@@ -297,10 +297,8 @@ int main(int argc, char **argv) {
   auto workload = rt::Workload::load(options.workloadPath);
   if (!workload)
     return fail(workload.message());
-  auto context = rt::Context::create(options.device);
-  if (!context)
-    return fail(context.message());
-
+  // The bundle is checked before the driver is touched: a bad one gives
+  // the same error with or without a GPU.
   std::shared_ptr<const rt::KernelBundle> bundle;
   if (!options.bundlePath.empty()) {
     auto opened = rt::KernelBundle::open(options.bundlePath);
@@ -308,6 +306,9 @@ int main(int argc, char **argv) {
       return fail(opened.message());
     bundle = *opened;
   }
+  auto context = rt::Context::create(options.device);
+  if (!context)
+    return fail(context.message());
   // From a bundle a deployed program has no cache directory at all.
   auto stageCache = bundle ? nullptr
                            : std::make_shared<rt::StageCache>(

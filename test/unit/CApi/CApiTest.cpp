@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <dlfcn.h>
 
 #include <string>
@@ -129,6 +131,20 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
   EXPECT_EQ(createWith(&options, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("not both"), std::string::npos);
   EXPECT_EQ(runtime, nullptr);
+  // A bundle is checked before the driver: the same error with or without
+  // a GPU.
+  char path[] = "/tmp/tilec-capi-bad-bundle-XXXXXX";
+  int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::write(fd, "not a bundle", 12), 12);
+  ::close(fd);
+  tilec_runtime_options fromFile = {path, nullptr, 0};
+  EXPECT_EQ(createWith(&fromFile, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("not a tilec bundle"),
+            std::string::npos)
+      << lastError();
+  EXPECT_EQ(runtime, nullptr);
+  ::unlink(path);
   auto load = function<decltype(tilec_kernel_load)>("tilec_kernel_load");
   auto launch = function<decltype(tilec_kernel_launch)>("tilec_kernel_launch");
   auto setInt =

@@ -11,6 +11,8 @@ scripts/build.sh
 /usr/lib/llvm-22/bin/lit -sv "$build_dir/test/lit"
 # redis-server was installed above: the shared-cache tests must run, not skip.
 TILEC_REQUIRE_REDIS=1 ctest --test-dir "$build_dir" --output-on-failure -LE lit -j "$(nproc)"
+# The docs' checked console blocks, run and compared with the page.
+python3 scripts/check-docs.py --build-dir "$build_dir"
 # The wheel (static library and tool), installed alone in a fresh venv.
 scripts/build-wheel.sh --test
 # Each parser's fuzzer for a bounded time (15 s each; docs/hardening.md).

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Runs the console blocks of docs/*.md that are marked to be checked and
+compares what each command prints with what the page shows, so that the
+pages cannot drift from the tools.
+
+A block is checked when the line before its opening fence is
+
+    <!-- check-docs -->
+
+and the fence is ```console. Its lines starting with "$ " are commands, run
+in order by one bash (so `cd` and variables carry over) from the
+repository root, with the build's tools first on PATH; the lines after a
+command, up to the next command, are its expected output (stdout and
+stderr together). Before comparing, both sides are normalized where a
+value is the machine's and not the tool's: decimal numbers (times), the
+commit `tilec --version` names, and sizes with a unit. Exits non-zero, and
+prints the difference, when any output differs or a command fails where
+the page shows no error.
+
+    scripts/check-docs.py [--build-dir build] [docs/environment.md ...]
+"""
+
+import argparse
+import difflib
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+MARKER = "<!-- check-docs -->"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# What differs between machines and runs, not between versions of the
+# tools: each pattern's matches become the same text on both sides.
+NORMALIZE = [
+    (re.compile(r"\(commit [0-9a-f]{7,40}(\+modified)?\)|\(commit unknown\)"),
+     "(commit <commit>)"),
+    (re.compile(r"\b\d+\.\d+\b"), "<number>"),
+    (re.compile(r"\b\d+(\.\d+)?[KMG]\b"), "<size>"),
+    # Columns of right-aligned numbers move with the numbers' widths.
+    (re.compile(r"  +"), " "),
+]
+
+
+def normalize(lines):
+    out = []
+    for line in lines:
+        line = line.rstrip()
+        for pattern, replacement in NORMALIZE:
+            line = pattern.sub(replacement, line)
+        out.append(line)
+    return out
+
+
+def blocks(path):
+    """(first line number, [lines]) of each marked console block."""
+    lines = path.read_text().splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if line.strip() != MARKER:
+            continue
+        if i + 1 >= len(lines) or lines[i + 1].strip() != "```console":
+            raise SystemExit(f"{path}:{i + 1}: {MARKER} must precede a "
+                             f"```console fence")
+        end = next((j for j in range(i + 2, len(lines))
+                    if lines[j].strip() == "```"), None)
+        if end is None:
+            raise SystemExit(f"{path}:{i + 2}: the block has no closing fence")
+        found.append((i + 3, lines[i + 2:end]))
+    return found
+
+
+def commands(block):
+    """(command, expected output lines) in order."""
+    steps = []
+    for line in block:
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps:
+            steps[-1][1].append(line)
+        else:
+            raise SystemExit(f"output before the first command: {line!r}")
+    return steps
+
+
+def run_block(steps, env):
+    """Runs the commands in one bash; returns each one's output."""
+    script = []
+    for index, (command, _) in enumerate(steps):
+        # A separator after each command's output, with its status.
+        script.append(f"{command}\necho \"@@check-docs {index} $?\"")
+    result = subprocess.run(["bash", "-c", "\n".join(script)], cwd=ROOT,
+                            env=env, capture_output=True, text=True,
+                            timeout=600)
+    # stderr is merged into stdout by each command's own redirections or
+    # ours: run again per line would lose the shared state, so the block's
+    # commands write both to stdout (2>&1 is implied below).
+    outputs, current = [], []
+    for line in result.stdout.splitlines():
+        match = re.match(r"@@check-docs (\d+) (\d+)$", line)
+        if match:
+            outputs.append((current, int(match.group(2))))
+            current = []
+        else:
+            current.append(line)
+    if len(outputs) != len(steps):
+        raise RuntimeError(f"the block stopped after {len(outputs)} of "
+                           f"{len(steps)} commands: {result.stderr[-500:]}")
+    return outputs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build-dir", default="build")
+    parser.add_argument("pages", nargs="*")
+    args = parser.parse_args()
+    pages = [pathlib.Path(p) for p in args.pages] or \
+        sorted((ROOT / "docs").glob("*.md"))
+    env = dict(os.environ)
+    env["PATH"] = str((ROOT / args.build_dir / "bin").resolve()) + \
+        os.pathsep + env["PATH"]
+    checked = failures = 0
+    for page in pages:
+        for line, block in blocks(page):
+            steps = commands(block)
+            # Each command's stderr with its stdout, in order.
+            merged = [(f"{{ {command} ; }} 2>&1", expected)
+                      for command, expected in steps]
+            try:
+                outputs = run_block(merged, env)
+            except (RuntimeError, subprocess.TimeoutExpired) as error:
+                print(f"{page}:{line}: {error}")
+                failures += 1
+                continue
+            for (command, expected), (actual, _) in zip(steps, outputs):
+                checked += 1
+                if normalize(expected) != normalize(actual):
+                    failures += 1
+                    print(f"{page}:{line}: `{command}` printed:")
+                    sys.stdout.writelines(difflib.unified_diff(
+                        [l + "\n" for l in expected],
+                        [l + "\n" for l in actual], "page", "tool"))
+    print(f"check-docs: {checked} commands checked, {failures} differ")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

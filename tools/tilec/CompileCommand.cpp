@@ -324,21 +324,24 @@ int runCompile() {
   };
   auto compiled = compileWith(options);
   bool cubinFailed = false;
-  if (!compiled && !options.skipCubin) {
+  std::string compileError =
+      compiled ? "" : llvm::toString(compiled.takeError());
+  if (!compiled && !options.skipCubin &&
+      llvm::StringRef(compileError).starts_with("stage cubin failed")) {
     // A cubin stage that fails (no ptxas, a ptxas error) still leaves the
-    // stages before it to read: compiled again without it.
-    std::string error = llvm::toString(compiled.takeError());
+    // stages before it to read: compiled again without it (an earlier
+    // stage's failure is reported once, as it is).
     CompileOptions withoutCubin = options;
     withoutCubin.skipCubin = true;
     compiled = compileWith(withoutCubin);
     if (!compiled) {
       llvm::consumeError(compiled.takeError());
-      return fail(error);
+      return fail(compileError);
     }
-    llvm::errs() << "tilec compile: error: " << error << "\n";
+    llvm::errs() << "tilec compile: error: " << compileError << "\n";
     cubinFailed = true;
   } else if (!compiled) {
-    return fail(llvm::toString(compiled.takeError()));
+    return fail(compileError);
   }
 
   if (!dumpDir.empty()) {

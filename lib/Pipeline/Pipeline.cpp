@@ -8,6 +8,7 @@
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+#include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/StageCache.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,7 +31,6 @@
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/SourceMgr.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <nlohmann/json.hpp>
@@ -664,25 +664,16 @@ static std::string debugPath(llvm::StringRef dir, const CompiledKernel &result,
   return std::string(path);
 }
 
-/// Writes `contents` to `path` (its directory created) through a temporary
-/// file renamed into place.
+/// Writes `contents` to `path`, its directory created, with the runtime's
+/// one atomic writer (the stage cache's).
 static llvm::Error writeDebugFile(const std::string &path,
                                   llvm::StringRef contents) {
-  if (std::error_code error =
-          llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path)))
-    return makeError("cannot create the dump directory of " + path + ": " +
-                     error.message());
-  std::error_code error;
-  llvm::ToolOutputFile file(path, error, llvm::sys::fs::OF_None);
-  if (error)
-    return makeError("cannot write " + path + ": " + error.message());
-  file.os() << contents;
-  file.os().flush();
-  if (file.os().has_error()) {
-    file.os().clear_error();
-    return makeError("writing " + path + " failed");
-  }
-  file.keep();
+  if (Status status =
+          rt::makeDirectories(std::string(llvm::sys::path::parent_path(path)));
+      !status.ok())
+    return makeError("the dump directory of " + path + ": " + status.message());
+  if (Status status = rt::writeFileAtomically(path, contents); !status.ok())
+    return makeError(status.message());
   return llvm::Error::success();
 }
 
@@ -713,6 +704,31 @@ static llvm::Error applyDebugDirectories(const StageDef &def,
                         artifact);
 }
 
+/// Runs the stages after `after` (every stage without it), each followed
+/// by the debug directories' override and dump, which name the compile by
+/// the hash of `input()`, the text it started from (computed only then).
+static llvm::Error runStagesAfter(CompileState &state,
+                                  std::optional<Stage> after,
+                                  llvm::function_ref<std::string()> input) {
+  const CompileOptions &options = state.result.options;
+  bool debugging = !options.dumpDir.empty() || !options.overrideDir.empty();
+  if (debugging)
+    state.result.debugName =
+        state.result.name + "-" + hashText(input()).substr(0, 16);
+  for (const StageDef &def : kStages) {
+    if (after && unsigned(def.stage) <= unsigned(*after))
+      continue;
+    if (def.stage == Stage::Cubin && options.skipCubin)
+      break;
+    if (auto error = runStage(def, state))
+      return error;
+    if (debugging)
+      if (auto error = applyDebugDirectories(def, state))
+        return stageError(getStageName(def.stage), std::move(error));
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
                                              const CompileOptions &options) {
   CompiledKernel result;
@@ -720,19 +736,9 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   if (auto error = readKernel(module, result))
     return std::move(error);
   CompileState state(module, options, result);
-  bool debugging = !options.dumpDir.empty() || !options.overrideDir.empty();
-  if (debugging)
-    result.debugName =
-        result.name + "-" + hashText(printModule(module)).substr(0, 16);
-  for (const StageDef &def : kStages) {
-    if (def.stage == Stage::Cubin && options.skipCubin)
-      break;
-    if (auto error = runStage(def, state))
-      return std::move(error);
-    if (debugging)
-      if (auto error = applyDebugDirectories(def, state))
-        return stageError(getStageName(def.stage), std::move(error));
-  }
+  if (auto error = runStagesAfter(state, std::nullopt,
+                                  [&] { return printModule(module); }))
+    return std::move(error);
   if (!options.dumpDir.empty())
     if (auto error = writeDebugFile(debugPath(options.dumpDir, result, "json"),
                                     result.metadataJson()))
@@ -776,22 +782,10 @@ compileFromArtifact(MLIRContext &context, Stage after, std::string text,
   (after == Stage::LLIR ? result.llir : result.ptx) = std::move(text);
   OwningOpRef<ModuleOp> anchor(ModuleOp::create(UnknownLoc::get(&context)));
   CompileState state(*anchor, options, result);
-  bool debugging = !options.dumpDir.empty() || !options.overrideDir.empty();
-  if (debugging)
-    result.debugName =
-        result.name + "-" +
-        hashText(after == Stage::LLIR ? result.llir : result.ptx).substr(0, 16);
-  for (const StageDef &def : kStages) {
-    if (unsigned(def.stage) <= unsigned(after))
-      continue;
-    if (def.stage == Stage::Cubin && options.skipCubin)
-      break;
-    if (auto error = runStage(def, state))
-      return std::move(error);
-    if (debugging)
-      if (auto error = applyDebugDirectories(def, state))
-        return stageError(getStageName(def.stage), std::move(error));
-  }
+  if (auto error = runStagesAfter(state, after, [&] {
+        return after == Stage::LLIR ? result.llir : result.ptx;
+      }))
+    return std::move(error);
   return result;
 }
 

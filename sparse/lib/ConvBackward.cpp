@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CallBinding.h"
+#include "PreparedConv.h"
 
 #include "tilec/sparse/SparseConv.h"
 
@@ -45,17 +46,9 @@ Status fail(const std::string &why) {
 
 Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
   const ConvArguments &f = a.forward;
-  if (f.ci < 1 || f.co < 1)
-    return fail("ci and co must be positive, got " + std::to_string(f.ci) +
-                " and " + std::to_string(f.co));
-  if (f.kernelSize < 1 || f.kernelSize % 2 == 0 || f.kernelSize > 7)
-    return fail("the kernel size must be odd, 1 to 7, got " +
-                std::to_string(f.kernelSize));
-  if (f.dilation < 1)
-    return fail("the dilation must be at least 1, got " +
-                std::to_string(f.dilation));
-  if (f.allowTf32 && f.dtype != DType::F32)
-    return fail("allow_tf32 applies to f32 only");
+  if (Status status = checkConvShape(f, "submanifold_conv3d_backward");
+      !status.ok())
+    return status;
   if (a.dw.address && f.xStride() < f.ci)
     return fail("rows of x must not overlap (row stride " +
                 std::to_string(f.xStride()) + ")");

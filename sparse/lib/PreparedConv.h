@@ -28,6 +28,13 @@ struct SplitWorkspace {
   rt::DeviceBuffer partials, arrivals;
 };
 
+/// What every convolution call needs of `arguments` (channels, kernel size,
+/// dilation, tf32 only for f32): an InvalidArgument error prefixed with
+/// `function`, the name the caller reports under. submanifoldConv3d and
+/// submanifoldConv3dBackward check the rest of their own arguments.
+Status checkConvShape(const ConvArguments &arguments,
+                      const std::string &function);
+
 struct PreparedConv {
   PreparedConv(std::shared_ptr<const rt::Kernel> kernel, rt::Dim3 grid,
                rt::ArgPack pack)

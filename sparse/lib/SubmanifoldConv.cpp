@@ -98,21 +98,12 @@ Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
     return Status::error(ErrorKind::InvalidArgument,
                          "submanifold_conv3d: " + why);
   };
-  if (a.ci < 1 || a.co < 1)
-    return fail("ci and co must be positive, got " + std::to_string(a.ci) +
-                " and " + std::to_string(a.co));
-  if (a.kernelSize < 1 || a.kernelSize % 2 == 0 || a.kernelSize > 7)
-    return fail("the kernel size must be odd, 1 to 7, got " +
-                std::to_string(a.kernelSize));
-  if (a.dilation < 1)
-    return fail("the dilation must be at least 1, got " +
-                std::to_string(a.dilation));
+  if (Status status = checkConvShape(a, "submanifold_conv3d"); !status.ok())
+    return status;
   if (a.xStride() < a.ci || a.yStride() < a.co)
     return fail("rows of x and y must not overlap (row strides " +
                 std::to_string(a.xStride()) + ", " +
                 std::to_string(a.yStride()) + ")");
-  if (a.allowTf32 && a.dtype != DType::F32)
-    return fail("allow_tf32 applies to f32 only");
   if (tensor.voxels() == 0)
     return Status::success();
   std::pair<const char *, rt::DevicePtr> pointers[] = {
@@ -125,6 +116,28 @@ Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
     return fail("bias must be 16-byte aligned");
   return Status::success();
 }
+
+} // namespace
+
+Status checkConvShape(const ConvArguments &a, const std::string &function) {
+  auto fail = [&](const std::string &why) {
+    return Status::error(ErrorKind::InvalidArgument, function + ": " + why);
+  };
+  if (a.ci < 1 || a.co < 1)
+    return fail("ci and co must be positive, got " + std::to_string(a.ci) +
+                " and " + std::to_string(a.co));
+  if (a.kernelSize < 1 || a.kernelSize % 2 == 0 || a.kernelSize > 7)
+    return fail("the kernel size must be odd, 1 to 7, got " +
+                std::to_string(a.kernelSize));
+  if (a.dilation < 1)
+    return fail("the dilation must be at least 1, got " +
+                std::to_string(a.dilation));
+  if (a.allowTf32 && a.dtype != DType::F32)
+    return fail("allow_tf32 applies to f32 only");
+  return Status::success();
+}
+
+namespace {
 
 // sparse_conv_fwd's call for a convolution over `voxels` voxels, before a
 // row block (BLOCK_M) is chosen.

@@ -248,6 +248,18 @@ Result<int> kernelSizeOf(int64_t offsets) {
                        " is not the cube of an odd kernel size up to 7");
 }
 
+Result<HostMaps> testCloudMaps(const ReferenceRequest &request) {
+  auto n = request.value("N");
+  auto v = request.value("V");
+  for (const auto *value : {&n, &v})
+    if (!*value)
+      return value->status();
+  Result<int> kernelSize = kernelSizeOf(*v);
+  if (!kernelSize)
+    return kernelSize.status();
+  return buildHostMaps(testCloud(*n), *kernelSize, 1, 64);
+}
+
 std::vector<int32_t> offsetPairCounts(const std::vector<int32_t> &nbt,
                                       int64_t n, int64_t v, int64_t block) {
   int64_t chunks = (n + block - 1) / block;

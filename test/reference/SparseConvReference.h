@@ -108,6 +108,11 @@ HostVoxelTable buildHostVoxelTable(const sparse::VoxelCloud &cloud,
 /// The odd kernel size whose cube is `offsets`; an error otherwise.
 Result<int> kernelSizeOf(int64_t offsets);
 
+/// The maps (dilation 1, 64-row blocks) of testCloud(N) for a window of V
+/// offsets, N and V the request's: what the pair-list kernels' references
+/// read.
+Result<HostMaps> testCloudMaps(const ReferenceRequest &request);
+
 /// counts[v * chunks + c]: the sorted rows of chunk c (rows [c * block,
 /// (c + 1) * block) below n) with a neighbour at offset v in `nbt`
 /// (HostMaps::nbt), chunks = cdiv(n, block).

@@ -12,19 +12,12 @@ using namespace tilec;
 using namespace tilec::harness;
 
 TILEC_REFERENCE(offset_pair_counts)(const ReferenceRequest &request) {
-  auto n = request.value("N");
-  auto v = request.value("V");
-  for (const auto *value : {&n, &v})
-    if (!*value)
-      return value->status();
-  Result<int> kernelSize = kernelSizeOf(*v);
-  if (!kernelSize)
-    return kernelSize.status();
-  auto maps = buildHostMaps(testCloud(*n), *kernelSize, 1, 64);
+  auto maps = testCloudMaps(request);
   if (!maps)
     return maps.status();
+  int64_t n = maps->voxels, v = maps->offsets;
   int64_t block = request.paramOrDefault("BLOCK");
-  std::vector<int32_t> counts = offsetPairCounts(maps->nbt, *n, *v, block);
+  std::vector<int32_t> counts = offsetPairCounts(maps->nbt, n, v, block);
 
   ReferenceProblem problem;
   problem.tensors["nbt_ptr"] = int32Tensor(maps->nbt);

@@ -28,9 +28,6 @@ TILEC_REFERENCE(sparse_conv_wgrad)(const ReferenceRequest &request) {
   auto [n, ci, co, v] = std::tuple(sizes[0], sizes[1], sizes[2], sizes[3]);
   auto [splits, splitPairs, strideX, strideDy] =
       std::tuple(sizes[4], sizes[5], sizes[6], sizes[7]);
-  Result<int> kernelSize = kernelSizeOf(v);
-  if (!kernelSize)
-    return kernelSize.status();
   auto dtype = request.type("DTYPE");
   if (!dtype)
     return dtype.status();
@@ -38,7 +35,7 @@ TILEC_REFERENCE(sparse_conv_wgrad)(const ReferenceRequest &request) {
   if (!format)
     return format.status();
   bool tf32 = *format == ElementFormat::F32 && request.param("ALLOW_TF32", 0);
-  auto maps = buildHostMaps(testCloud(n), *kernelSize, 1, 64);
+  auto maps = testCloudMaps(request);
   if (!maps)
     return maps.status();
   HostOffsetPairs pairs = hostOffsetPairs(maps->nbt, maps->order, n, v);

@@ -2,7 +2,7 @@
 # on every build: writes OUTPUT, a header defining TILEC_COMMIT (the checkout's
 # commit, "+modified" when its files differ from it, "unknown" outside git),
 # and leaves the file alone when that did not change, so that only what
-# includes it (tools/tilec/tilec.cpp, for --version) rebuilds after a commit.
+# includes it (tools/tilec/TilecMain.cpp, for --version) rebuilds after a commit.
 execute_process(COMMAND git -C "${SOURCE_DIR}" rev-parse --short=12 HEAD
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE
                 RESULT_VARIABLE failed ERROR_QUIET)

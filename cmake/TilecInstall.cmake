@@ -27,7 +27,7 @@ include(CMakePackageConfigHelpers)
 set(TILEC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilec)
 
 set(tilec_libraries tilec_contract tilec_runtime tilec_remote_cache tilec_tuning
-                     tilec_sparse tilec_c)
+                     tilec_sparse tilec_session tilec_c)
 foreach(library ${tilec_libraries})
   string(REGEX REPLACE "^tilec_" "" export_name ${library})
   set_target_properties(${library} PROPERTIES EXPORT_NAME ${export_name})

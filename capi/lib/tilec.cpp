@@ -8,18 +8,16 @@
 #include "tilec/tilec.h"
 
 #include "tilec/JIT/TilecJIT.h"
-#include "tilec/runtime/AutotuneCache.h"
-#include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
-#include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/Module.h"
-#include "tilec/runtime/RemoteCache.h"
-#include "tilec/runtime/StageCache.h"
+#include "tilec/runtime/Session.h"
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -28,16 +26,14 @@
 using namespace tilec;
 
 struct tilec_runtime {
-  std::unique_ptr<rt::Context> context;
-  std::shared_ptr<rt::StageCache> stageCache;
-  std::unique_ptr<jit::TilecJIT> compiler;
-  std::unique_ptr<rt::KernelProvider> provider;
-  std::unique_ptr<rt::AutotuneCache> autotuneCache;
-  std::unique_ptr<rt::Autotuner> autotuner;
-  std::unique_ptr<sparse::SparseEngine> engine;
+  std::unique_ptr<rt::Session> session;
+
+  rt::Context &context() { return session->context(); }
+  sparse::SparseEngine &engine() { return session->sparse(); }
 };
 
 struct tilec_kernel {
+  tilec_runtime *runtime;
   rt::Kernel kernel;
   rt::ArgPack args;
 };
@@ -64,9 +60,7 @@ tilec_status succeed() {
 // Makes the runtime's context current on the calling thread: a call may
 // come from any thread (PyTorch runs autograd's backward on threads of its
 // own, where no context is current).
-Status enter(const tilec_runtime &runtime) {
-  return runtime.context->makeCurrent();
-}
+Status enter(tilec_runtime &runtime) { return runtime.context().makeCurrent(); }
 
 // Statuses of the libraries do not carry a category: an invalid-argument
 // check comes first in each entry point, so what fails later is the device,
@@ -137,64 +131,77 @@ const char *tilec_last_error(void) { return lastError.c_str(); }
 
 const char *tilec_version(void) { return TILEC_VERSION; }
 
+void tilec_runtime_options_init(tilec_runtime_options *options) {
+  if (!options)
+    return;
+  std::memset(options, 0, sizeof(*options));
+  options->size = sizeof(*options);
+}
+
 tilec_status tilec_runtime_create(tilec_runtime **runtime) {
   return tilec_runtime_create_with_options(nullptr, runtime);
 }
 
 tilec_status
-tilec_runtime_create_with_options(const tilec_runtime_options *options,
+tilec_runtime_create_with_options(const tilec_runtime_options *given,
                                   tilec_runtime **runtime) {
   if (!runtime)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "runtime must not be NULL");
-  if (options && options->bundle_path && options->embedded_bundle)
+  // The caller's struct may be shorter (built against an older header):
+  // the fields past its size keep their defaults.
+  tilec_runtime_options options;
+  tilec_runtime_options_init(&options);
+  if (given) {
+    if (given->size < offsetof(tilec_runtime_options, device) + sizeof(int))
+      return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                  "tilec_runtime_options.size is " +
+                      std::to_string(given->size) +
+                      ": call tilec_runtime_options_init on the struct "
+                      "before setting its fields");
+    std::memcpy(&options, given, std::min(given->size, sizeof(options)));
+    options.size = sizeof(options);
+  }
+  if (options.device < 0)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "device " + std::to_string(options.device) +
+                    " is not a device ordinal");
+  if (options.bundle_path && options.embedded_bundle)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "give a bundle file or an embedded bundle, not both");
-  // A bundle is checked before the driver is touched: a bad one gives the
-  // same error with or without a GPU.
-  std::shared_ptr<const rt::KernelBundle> bundle;
-  if (options && (options->bundle_path || options->embedded_bundle)) {
+  // The bundles (the options' and TILEC_BUNDLE's) are checked before the
+  // driver is touched: a bad one gives the same error with or without a GPU.
+  auto sessionOptions =
+      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  if (!sessionOptions)
+    return failFrom(sessionOptions.status(), TILEC_ERROR_INVALID_ARGUMENT);
+  if (options.bundle_path || options.embedded_bundle) {
     auto opened =
-        options->bundle_path
-            ? rt::KernelBundle::open(options->bundle_path)
-            : rt::KernelBundle::fromEmbedded(*options->embedded_bundle);
+        options.bundle_path
+            ? rt::KernelBundle::open(options.bundle_path)
+            : rt::KernelBundle::fromEmbedded(*options.embedded_bundle);
     if (!opened)
       return failFrom(opened.status(), TILEC_ERROR_INVALID_ARGUMENT);
-    bundle = std::move(*opened);
+    sessionOptions->bundle = std::move(*opened);
+    sessionOptions->bundlePolicy = options.allow_jit
+                                       ? rt::BundlePolicy::FallBack
+                                       : rt::BundlePolicy::Strict;
   }
-  auto created = std::make_unique<tilec_runtime>();
-  auto context = rt::Context::create(0);
-  if (!context)
-    return failFrom(context.status(), TILEC_ERROR_DEVICE);
-  created->context = std::make_unique<rt::Context>(std::move(*context));
-  created->stageCache = std::make_shared<rt::StageCache>(
-      rt::StageCache::defaultDirectory(), rt::RemoteCache::fromEnvironment());
-  jit::JITOptions jitOptions;
-  jitOptions.cache = created->stageCache;
-  created->compiler = std::make_unique<jit::TilecJIT>(jitOptions);
-  created->provider = std::make_unique<rt::KernelProvider>(
-      *created->context, created->compiler.get(), created->stageCache);
-  if (bundle)
-    if (tilec::Status status = created->provider->setBundle(
-            bundle, options->allow_jit ? rt::BundlePolicy::FallBack
-                                       : rt::BundlePolicy::Strict);
-        !status.ok())
-      return failFrom(status, TILEC_ERROR_DEVICE);
-  created->autotuneCache = std::make_unique<rt::AutotuneCache>(
-      rt::AutotuneCache::defaultPath(), rt::RemoteCache::fromEnvironment());
-  rt::AutotuneOptions tuning;
-  tuning.progress = rt::ProgressMode::Never;
-  auto autotuner = rt::Autotuner::create(*created->provider,
-                                         *created->autotuneCache, tuning);
-  if (!autotuner)
-    return failFrom(autotuner.status(), TILEC_ERROR_INTERNAL);
-  created->autotuner = std::move(*autotuner);
-  created->engine = std::make_unique<sparse::SparseEngine>(
-      *created->provider, *created->autotuner, *created->autotuneCache);
-  *runtime = created.release();
+  sessionOptions->device = options.device;
+  sessionOptions->compiler = jit::compilerFactory();
+  sessionOptions->tuning.progress = rt::ProgressMode::Never;
+  auto session = rt::Session::create(std::move(*sessionOptions));
+  if (!session)
+    return failFrom(session.status(), TILEC_ERROR_DEVICE);
+  *runtime = new tilec_runtime{std::move(*session)};
   return succeed();
 }
 
-void tilec_runtime_destroy(tilec_runtime *runtime) { delete runtime; }
+void tilec_runtime_destroy(tilec_runtime *runtime) {
+  // The session frees its buffers and modules in its device's context.
+  if (runtime)
+    (void)enter(*runtime);
+  delete runtime;
+}
 
 tilec_status tilec_kernel_load(tilec_runtime *runtime, const void *cubin,
                                size_t cubin_size, const char *metadata,
@@ -205,21 +212,27 @@ tilec_status tilec_kernel_load(tilec_runtime *runtime, const void *cubin,
   auto parsed = CompileMetadata::parse(metadata);
   if (!parsed)
     return failFrom(parsed.status(), TILEC_ERROR_INVALID_ARGUMENT);
-  auto module = rt::Module::loadCubin(*runtime->context, cubin, cubin_size);
+  if (Status entered = enter(*runtime); !entered.ok())
+    return failFrom(entered, TILEC_ERROR_DEVICE);
+  auto module = rt::Module::loadCubin(runtime->context(), cubin, cubin_size);
   if (!module)
     return failFrom(module.status(), TILEC_ERROR_DEVICE);
   auto loaded =
-      rt::Kernel::create(*runtime->context, *module, std::move(*parsed));
+      rt::Kernel::create(runtime->context(), *module, std::move(*parsed));
   if (!loaded)
     return failFrom(loaded.status(), TILEC_ERROR_DEVICE);
   auto args = loaded->makeArgPack();
   if (!args)
     return failFrom(args.status(), TILEC_ERROR_INVALID_ARGUMENT);
-  *kernel = new tilec_kernel{std::move(*loaded), std::move(*args)};
+  *kernel = new tilec_kernel{runtime, std::move(*loaded), std::move(*args)};
   return succeed();
 }
 
-void tilec_kernel_destroy(tilec_kernel *kernel) { delete kernel; }
+void tilec_kernel_destroy(tilec_kernel *kernel) {
+  if (kernel)
+    (void)enter(*kernel->runtime);
+  delete kernel;
+}
 
 tilec_status tilec_kernel_set_pointer(tilec_kernel *kernel, size_t index,
                                       const void *value) {
@@ -246,6 +259,8 @@ tilec_status tilec_kernel_launch(tilec_kernel *kernel, uint32_t grid_x,
                                  void *stream) {
   if (!kernel)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
+  if (Status entered = enter(*kernel->runtime); !entered.ok())
+    return failFrom(entered, TILEC_ERROR_DEVICE);
   Status launched = rt::launch(kernel->kernel, rt::Dim3{grid_x, grid_y, grid_z},
                                kernel->args, static_cast<CUstream>(stream));
   return launched.ok() ? succeed() : failFrom(launched, TILEC_ERROR_DEVICE);
@@ -257,8 +272,10 @@ tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
   if (!runtime || !tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "runtime and tensor must not be NULL");
+  if (Status entered = enter(*runtime); !entered.ok())
+    return failFrom(entered, TILEC_ERROR_DEVICE);
   auto created = sparse::SparseTensor::create(
-      *runtime->engine, rt::DevicePtr{reinterpret_cast<CUdeviceptr>(coords)},
+      runtime->engine(), rt::DevicePtr{reinterpret_cast<CUdeviceptr>(coords)},
       n);
   if (!created)
     return failFrom(created.status(), TILEC_ERROR_INVALID_ARGUMENT);
@@ -306,7 +323,7 @@ tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
       return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
   }
   if (Status synced =
-          tensor->runtime->engine->synchronize(static_cast<CUstream>(stream));
+          tensor->runtime->engine().synchronize(static_cast<CUstream>(stream));
       !synced.ok())
     return failFrom(synced, TILEC_ERROR_DEVICE);
   return succeed();
@@ -357,7 +374,7 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
   arguments.dilation = dilation;
   arguments.allowTf32 = allow_tf32 != 0;
   Status status =
-      sparse::submanifoldConv3d(*tensor->runtime->engine, tensor->tensor,
+      sparse::submanifoldConv3d(tensor->runtime->engine(), tensor->tensor,
                                 arguments, static_cast<CUstream>(stream));
   if (!status.ok())
     return failFrom(status, TILEC_ERROR_INTERNAL);
@@ -395,7 +412,7 @@ tilec_status tilec_submanifold_conv3d_backward(
   arguments.db = address(db);
   arguments.weightGradF32 = weight_grad_f32 != 0;
   Status status = sparse::submanifoldConv3dBackward(
-      *tensor->runtime->engine, tensor->tensor, arguments,
+      tensor->runtime->engine(), tensor->tensor, arguments,
       static_cast<CUstream>(stream));
   if (!status.ok())
     return failFrom(status, TILEC_ERROR_INTERNAL);

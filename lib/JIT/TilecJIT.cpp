@@ -16,6 +16,16 @@ TilecJIT::TilecJIT(JITOptions options) : options_(std::move(options)) {
 
 TilecJIT::~TilecJIT() = default;
 
+rt::CompilerFactory compilerFactory(JITOptions options) {
+  return
+      [options = std::move(options)](std::shared_ptr<rt::StageCache> stageCache)
+          -> std::unique_ptr<rt::KernelCompiler> {
+        JITOptions withCache = options;
+        withCache.cache = std::move(stageCache);
+        return std::make_unique<TilecJIT>(std::move(withCache));
+      };
+}
+
 /// `error`, whose message may point at diagnostics printed above it, with
 /// the diagnostics the handler caught: the first error's message
 /// (`firstError`) takes the pointer's place (a tuner's one-line reason then

@@ -8,6 +8,7 @@
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+#include "tilec/runtime/Environment.h"
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/StageCache.h"
 
@@ -647,12 +648,11 @@ static llvm::Error runStage(const StageDef &def, CompileState &state) {
 }
 
 void applyDebugEnvironment(CompileOptions &options) {
-  for (auto [variable, field] :
-       {std::pair{"TILEC_DUMP_DIR", &CompileOptions::dumpDir},
-        std::pair{"TILEC_OVERRIDE_DIR", &CompileOptions::overrideDir}})
-    if (const char *value = std::getenv(variable);
-        value && *value && (options.*field).empty())
-      options.*field = value;
+  rt::Environment environment = rt::readEnvironment();
+  if (options.dumpDir.empty())
+    options.dumpDir = environment.dumpDir;
+  if (options.overrideDir.empty())
+    options.overrideDir = environment.overrideDir;
 }
 
 /// <dir>/<kernel>-<id>/<kernel>.<extension>.

@@ -2,6 +2,7 @@
 
 #include "tilec/Target/CubinAssembler.h"
 #include "tilec/Target/PTXEmitter.h"
+#include "tilec/runtime/Environment.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
@@ -204,13 +205,11 @@ llvm::Expected<std::string> tilec::findPtxas(llvm::StringRef explicitPath) {
                      "point it, or the environment variable TILEC_PTXAS, at "
                      "the ptxas of a CUDA toolkit");
   }
-  if (std::optional<std::string> env =
-          llvm::sys::Process::GetEnv("TILEC_PTXAS");
-      env && !env->empty()) {
-    if (isExecutableFile(*env))
-      return *env;
+  if (std::string env = rt::readEnvironment().ptxas; !env.empty()) {
+    if (isExecutableFile(env))
+      return env;
     return makeError(
-        "TILEC_PTXAS='" + *env +
+        "TILEC_PTXAS='" + env +
         "' is not an executable file; set TILEC_PTXAS to the "
         "ptxas of a CUDA toolkit (e.g. /usr/local/cuda/bin/ptxas)");
   }
@@ -455,10 +454,8 @@ static llvm::Expected<const NvJitLinkApi *> loadNvJitLink() {
   static std::string loadError;
   std::call_once(once, [] {
     std::vector<std::string> candidates;
-    if (std::optional<std::string> env =
-            llvm::sys::Process::GetEnv("TILEC_NVJITLINK");
-        env && !env->empty())
-      candidates.push_back(*env);
+    if (std::string env = rt::readEnvironment().nvJitLink; !env.empty())
+      candidates.push_back(env);
     candidates.push_back("libnvJitLink.so.13");
     candidates.push_back("/usr/local/cuda/lib64/libnvJitLink.so.13");
     void *lib = nullptr;

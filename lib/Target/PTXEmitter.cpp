@@ -1,6 +1,7 @@
 //===- PTXEmitter.cpp - LLVM dialect -> LLVM IR -> PTX --------------------===//
 
 #include "tilec/Target/PTXEmitter.h"
+#include "tilec/runtime/Environment.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -210,10 +211,8 @@ tilec::translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &llvmCtx) {
 std::string tilec::resolveLibdevicePath(const PTXOptions &options) {
   if (!options.libdevicePath.empty())
     return options.libdevicePath;
-  if (std::optional<std::string> env =
-          llvm::sys::Process::GetEnv("TILEC_LIBDEVICE"))
-    if (!env->empty())
-      return *env;
+  if (std::string env = rt::readEnvironment().libdevice; !env.empty())
+    return env;
   return TILEC_LIBDEVICE_DEFAULT;
 }
 

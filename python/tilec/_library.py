@@ -96,7 +96,9 @@ _out = ctypes.POINTER
 class RuntimeOptions(ctypes.Structure):
     """struct tilec_runtime_options."""
 
-    _fields_ = [("bundle_path", ctypes.c_char_p),
+    _fields_ = [("size", ctypes.c_size_t),
+                ("device", ctypes.c_int),
+                ("bundle_path", ctypes.c_char_p),
                 ("embedded_bundle", _ptr),
                 ("allow_jit", ctypes.c_int)]
 
@@ -105,6 +107,7 @@ SIGNATURES = {
     "tilec_last_error": ([], ctypes.c_char_p),
     "tilec_version": ([], ctypes.c_char_p),
     "tilec_runtime_create": ([_out(_ptr)], _status),
+    "tilec_runtime_options_init": ([_out(RuntimeOptions)], None),
     "tilec_runtime_create_with_options": ([_out(RuntimeOptions), _out(_ptr)],
                                           _status),
     "tilec_runtime_destroy": ([_ptr], None),

@@ -1,6 +1,6 @@
-"""tilec's runtime: device 0's primary context (the one PyTorch uses), the
-stage and autotune caches and the JIT compiler, or a bundle of tuned kernels
-(docs/deploy.md)."""
+"""tilec's runtimes: one per CUDA device, on its primary context (the one
+PyTorch uses), with the stage and autotune caches and the JIT compiler, or a
+bundle of tuned kernels (docs/deploy.md)."""
 
 import ctypes
 import errno
@@ -12,7 +12,9 @@ from ._library import InvalidArgumentError, RuntimeOptions, library
 
 
 class Runtime:
-    """A tilec runtime on device 0.
+    """A tilec runtime on one CUDA device (an ordinal among those
+    CUDA_VISIBLE_DEVICES leaves, as cuda:N in PyTorch), on its primary
+    context, the one PyTorch uses.
 
     Runtime() serves kernels from the caches ($TILEC_CACHE_DIR,
     $TILEC_AUTOTUNE_CACHE), tuning and compiling a shape on its first call
@@ -24,31 +26,33 @@ class Runtime:
 
     Sparse tensors keep their runtime alive; the runtime is destroyed when
     the last of them and it are gone. One runtime runs one call at a time
-    (calls from several threads take turns)."""
+    (calls from several threads take turns); runtimes of several devices, or
+    several of one, run side by side."""
 
-    def __init__(self, bundle=None, allow_jit=None):
+    def __init__(self, device=0, bundle=None, allow_jit=None):
+        device = device_index(device)
+        if bundle is None and allow_jit is False:
+            raise InvalidArgumentError(
+                "Runtime", "allow_jit=False needs a bundle: without one "
+                "every kernel comes from the caches or the JIT")
         lib = library()
-        handle = ctypes.c_void_p()
-        if bundle is None:
-            if allow_jit is False:
-                raise InvalidArgumentError(
-                    "Runtime", "allow_jit=False needs a bundle: without one "
-                    "every kernel comes from the caches or the JIT")
-            lib.check(lib.lib.tilec_runtime_create(ctypes.byref(handle)),
-                      "tilec_runtime_create")
-            self.bundle, self.allow_jit = None, True
-        else:
+        options = RuntimeOptions()
+        lib.lib.tilec_runtime_options_init(ctypes.byref(options))
+        options.device = device
+        self.device, self.bundle, self.allow_jit = device, None, True
+        if bundle is not None:
             path = os.fspath(bundle)
             # The C API would report a missing file only after it has made
             # the device context; this says it first, and without a GPU.
             if not os.path.isfile(path):
                 raise FileNotFoundError(errno.ENOENT, "no bundle file", path)
             self.bundle, self.allow_jit = path, bool(allow_jit)
-            options = RuntimeOptions(os.fsencode(path), None,
-                                     1 if self.allow_jit else 0)
-            lib.check(lib.lib.tilec_runtime_create_with_options(
-                ctypes.byref(options), ctypes.byref(handle)),
-                "tilec_runtime_create_with_options")
+            options.bundle_path = os.fsencode(path)
+            options.allow_jit = 1 if self.allow_jit else 0
+        handle = ctypes.c_void_p()
+        lib.check(lib.lib.tilec_runtime_create_with_options(
+            ctypes.byref(options), ctypes.byref(handle)),
+            "tilec_runtime_create_with_options")
         self._lib = lib
         self.handle = handle.value
         self.lock = threading.Lock()
@@ -57,32 +61,56 @@ class Runtime:
     def __repr__(self):
         source = f"bundle={self.bundle!r}, allow_jit={self.allow_jit}" \
             if self.bundle else "caches and JIT"
-        return f"tilec.Runtime({source})"
+        return f"tilec.Runtime(device={self.device}, {source})"
 
 
-_default = None
+def device_index(device):
+    """The CUDA ordinal of `device`: an int, "cuda:N" or a torch.device of
+    type cuda."""
+    if isinstance(device, bool):
+        raise InvalidArgumentError("Runtime", f"device must be a CUDA device "
+                                   f"ordinal, got {device!r}")
+    if isinstance(device, int):
+        index = device
+    else:
+        text = str(device)
+        if text == "cuda":
+            index = 0
+        elif text.startswith("cuda:") and text[5:].isdigit():
+            index = int(text[5:])
+        else:
+            raise InvalidArgumentError(
+                "Runtime", f"device must be a CUDA device (an ordinal, "
+                f"'cuda:N' or a torch.device), got {device!r}")
+    if index < 0:
+        raise InvalidArgumentError("Runtime", f"device {index} is not a "
+                                   f"device ordinal")
+    return index
+
+
+_defaults = {}
 _default_lock = threading.Lock()
 
 
-def default_runtime():
-    """The process's default runtime, created on first use: Runtime(), or
-    the one given to set_default_runtime. A failed creation (no GPU) raises
+def default_runtime(device=0):
+    """The process's default runtime of `device` (an ordinal, "cuda:N" or a
+    torch.device), created on first use: Runtime(device), or the one given to
+    set_default_runtime. A failed creation (no GPU, no such device) raises
     each time it is asked for."""
-    global _default
+    index = device_index(device)
     with _default_lock:
-        if _default is None:
-            _default = Runtime()
-        return _default
+        if index not in _defaults:
+            _defaults[index] = Runtime(index)
+        return _defaults[index]
 
 
 def set_default_runtime(runtime):
-    """Makes `runtime` the default for sparse tensors made from now on (e.g.
-    a Runtime(bundle=...) for a whole program); tensors made before keep
-    theirs."""
-    global _default
+    """Makes `runtime` the default of its device for sparse tensors made from
+    now on (e.g. a Runtime(bundle=...) for a whole program); tensors made
+    before keep theirs."""
     if not isinstance(runtime, Runtime):
         raise InvalidArgumentError(
             "set_default_runtime",
             f"expected a tilec.Runtime, got {type(runtime).__name__}")
     with _default_lock:
-        _default = runtime
+        _defaults[runtime.device] = runtime

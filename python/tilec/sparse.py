@@ -18,8 +18,6 @@ from .runtime import default_runtime
 
 # enum tilec_dtype
 DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2}
-# The C API runs on device 0's primary context.
-DEVICE = torch.device("cuda", 0)
 
 
 def _fail(function, message):
@@ -45,20 +43,31 @@ def check_form(function, name, tensor, dims, dtypes, columns=None):
               f"call .contiguous()")
 
 
-def check_device(function, name, tensor):
-    if tensor.device != DEVICE:
-        _fail(function, f"{name} must be on {DEVICE} (tilec runs on device "
-              f"0's primary context), got {tensor.device}")
+def check_device(function, name, tensor, device):
+    """`tensor` on `device`, the sparse tensor's (its coordinates')."""
+    if tensor.device != device:
+        _fail(function, f"{name} must be on {device}, the device of the "
+              f"tensor's coordinates, got {tensor.device}")
+
+
+def coords_device(function, coords):
+    """The CUDA device of `coords`: the sparse tensor's and its runtime's."""
+    if coords.device.type != "cuda":
+        _fail(function, f"coords must be on a CUDA device, got "
+              f"{coords.device}")
+    return torch.device("cuda", coords.device.index
+                        if coords.device.index is not None
+                        else torch.cuda.current_device())
 
 
 def _name(dtype):
     return str(dtype).replace("torch.", "")
 
 
-def current_stream():
-    """torch's current stream on DEVICE as a CUstream (0: the legacy default
-    stream)."""
-    return torch.cuda.current_stream(DEVICE).cuda_stream
+def current_stream(device):
+    """torch's current stream on `device` as a CUstream (0: the legacy
+    default stream)."""
+    return torch.cuda.current_stream(device).cuda_stream
 
 
 # The C API's tilec_row_order, by name.
@@ -71,6 +80,7 @@ class _Maps:
     (replace_feature) shares them."""
 
     def __init__(self, runtime, coords, row_order):
+        self.device = coords.device
         lib = runtime._lib
         handle = ctypes.c_void_p()
         with runtime.lock:
@@ -90,8 +100,10 @@ class _Maps:
 class SparseTensor:
     """Voxels on the GPU: coords int32 [N, 4] (batch, x, y, z), each voxel
     once, 0 <= batch, x, y, z < 65536, and features [N, C] (f16, bf16 or
-    f32), both contiguous on cuda:0. Neither is copied: the tensor keeps
-    references to both.
+    f32), both contiguous on one CUDA device (any cuda:N). Neither is
+    copied: the tensor keeps references to both. It runs on that device's
+    default runtime (tilec.default_runtime(N)) unless given another of the
+    same device, on torch's current stream of the device.
 
     Its neighbour maps are built on the first convolution of each
     (kernel size, dilation) and cached; replace_feature gives a tensor with
@@ -117,10 +129,15 @@ class SparseTensor:
                    columns=(4, "[N, 4] (batch, x, y, z)"))
         if features is not None:
             self._check_features(features, coords.shape[0])
-        check_device("SparseTensor", "coords", coords)
+        device = coords_device("SparseTensor", coords)
         if features is not None:
-            check_device("SparseTensor", "features", features)
-        self._maps = _Maps(runtime or default_runtime(), coords, row_order)
+            check_device("SparseTensor", "features", features, device)
+        if runtime is None:
+            runtime = default_runtime(device.index)
+        elif runtime.device != device.index:
+            _fail("SparseTensor", f"the runtime runs on cuda:{runtime.device}"
+                  f" and the coordinates are on {device}")
+        self._maps = _Maps(runtime, coords, row_order)
         self._features = features
 
     @classmethod
@@ -152,6 +169,11 @@ class SparseTensor:
         return self._maps.runtime
 
     @property
+    def device(self):
+        """The tensor's CUDA device (its coordinates')."""
+        return self._maps.device
+
+    @property
     def voxels(self):
         return self._maps.coords.shape[0]
 
@@ -163,7 +185,7 @@ class SparseTensor:
     def replace_feature(self, features):
         """A tensor with these voxels (and their maps) and `features`."""
         self._check_features(features, self.voxels)
-        check_device("SparseTensor", "features", features)
+        check_device("SparseTensor", "features", features, self.device)
         replaced = SparseTensor.__new__(SparseTensor)
         replaced._maps, replaced._features = self._maps, features
         return replaced
@@ -178,7 +200,8 @@ class SparseTensor:
         lib = maps.runtime._lib
         with maps.runtime.lock:
             lib.check(lib.lib.tilec_sparse_tensor_build_maps(
-                maps.handle, kernel_size, dilation, current_stream()),
+                maps.handle, kernel_size, dilation,
+                current_stream(maps.device)),
                 "tilec_sparse_tensor_build_maps")
 
     def active_pairs(self, kernel_size=3, dilation=1):
@@ -201,10 +224,10 @@ class SparseTensor:
                f"dtype={dtype})"
 
 
-def check_conv_arguments(features, weight, bias, dilation):
+def check_conv_arguments(features, weight, bias, dilation, device):
     """The kernel size of a convolution of `features` ([N, Ci]) with `weight`
-    ([Co, K, K, K, Ci]) and `bias` ([Co] or None), after checking them (the
-    features' own form and device are checked by SparseTensor)."""
+    ([Co, K, K, K, Ci]) and `bias` ([Co] or None) on `device`, after checking
+    them (the features' own form and device are checked by SparseTensor)."""
     function = "submanifold_conv3d"
     check_form(function, "weight", weight, 5, tuple(DTYPES))
     co, k = weight.shape[0], weight.shape[1]
@@ -226,9 +249,9 @@ def check_conv_arguments(features, weight, bias, dilation):
                   f"output channels")
     if not isinstance(dilation, int) or dilation < 1:
         _fail(function, f"dilation must be an int >= 1, got {dilation!r}")
-    check_device(function, "weight", weight)
+    check_device(function, "weight", weight, device)
     if bias is not None:
-        check_device(function, "bias", bias)
+        check_device(function, "bias", bias, device)
     return k
 
 
@@ -259,14 +282,15 @@ def _forward(tensor, weight, bias, dilation):
     features = tensor.features
     if features is None:
         _fail("submanifold_conv3d", "the tensor has no features")
-    k = check_conv_arguments(features, weight, bias, dilation)
+    k = check_conv_arguments(features, weight, bias, dilation, tensor.device)
     # The convolution builds the maps it needs on first use (the row block
     # its tuned winner runs, the row order its channels call for) and
     # reports a wrong input (duplicate voxels, coordinates out of range) as
     # tilec.InvalidInputError.
     maps = tensor._maps
     co = weight.shape[0]
-    y = torch.empty(tensor.voxels, co, dtype=features.dtype, device=DEVICE)
+    y = torch.empty(tensor.voxels, co, dtype=features.dtype,
+                    device=tensor.device)
     tf32 = features.dtype == torch.float32 and \
         torch.backends.cuda.matmul.allow_tf32
     lib = maps.runtime._lib
@@ -275,7 +299,7 @@ def _forward(tensor, weight, bias, dilation):
             maps.handle, features.data_ptr(), weight.data_ptr(),
             None if bias is None else bias.data_ptr(), y.data_ptr(),
             features.shape[1], co, k, dilation, DTYPES[features.dtype],
-            1 if tf32 else 0, current_stream())
+            1 if tf32 else 0, current_stream(maps.device))
     lib.check(status, "tilec_submanifold_conv3d")
     return y
 
@@ -297,22 +321,22 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
     features = tensor.features
     if features is None:
         _fail(function, "the tensor has no features")
-    k = check_conv_arguments(features, weight, None, dilation)
+    k = check_conv_arguments(features, weight, None, dilation, tensor.device)
     co = weight.shape[0]
     check_form(function, "grad", grad, 2, (features.dtype,),
                columns=(co, f"[N, {co}] (the output's shape)"))
     if grad.shape[0] != tensor.voxels:
         _fail(function, f"grad has {grad.shape[0]} rows for {tensor.voxels} "
               f"voxels")
-    check_device(function, "grad", grad)
+    check_device(function, "grad", grad, tensor.device)
     grad_dtype = weight_grad_dtype or features.dtype
     if grad_dtype not in (features.dtype, torch.float32):
         _fail(function, f"weight_grad_dtype must be {_name(features.dtype)} "
               f"or float32, got {_name(grad_dtype)}")
     dx = torch.empty_like(features) if input_grad else None
-    dw = torch.empty(weight.shape, dtype=grad_dtype, device=DEVICE) \
+    dw = torch.empty(weight.shape, dtype=grad_dtype, device=tensor.device) \
         if weight_grad else None
-    db = torch.empty(co, dtype=grad_dtype, device=DEVICE) \
+    db = torch.empty(co, dtype=grad_dtype, device=tensor.device) \
         if bias_grad else None
     tf32 = features.dtype == torch.float32 and \
         torch.backends.cuda.matmul.allow_tf32
@@ -327,7 +351,7 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
             grad.data_ptr(), pointer(dx), pointer(dw), pointer(db),
             features.shape[1], co, k, dilation, DTYPES[features.dtype],
             1 if tf32 else 0, 1 if grad_dtype == torch.float32 else 0,
-            current_stream())
+            current_stream(maps.device))
     lib.check(status, "tilec_submanifold_conv3d_backward")
     return dx, dw, db
 

@@ -20,25 +20,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <pwd.h>
 #include <unistd.h>
 
 namespace tilec::rt {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-std::string homeDirectory() {
-  if (const char *env = std::getenv("HOME"); env && *env)
-    return env;
-  struct passwd entry;
-  struct passwd *found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(::getuid(), &entry, buffer, sizeof(buffer), &found) == 0 &&
-      found && found->pw_dir && *found->pw_dir)
-    return found->pw_dir;
-  return "";
-}
 
 //===----------------------------------------------------------------------===//
 // JSON <-> entries
@@ -555,15 +542,6 @@ AutotuneCache::AutotuneCache(std::string path,
     : path_(std::move(path)), remote_(std::move(remote)) {}
 
 AutotuneCache::~AutotuneCache() { flushCounters(); }
-
-std::string AutotuneCache::defaultPath() {
-  if (const char *path = std::getenv("TILEC_AUTOTUNE_CACHE"); path && *path)
-    return path;
-  std::string home = homeDirectory();
-  if (home.empty())
-    return "/tmp/tilec-" + std::to_string(::getuid()) + "/autotune_cache.json";
-  return home + "/.tilec/autotune_cache.json";
-}
 
 std::string AutotuneCache::encodeEntry(const AutotuneEntry &entry) {
   return encodeEntryJson(entry).dump(2);

@@ -191,15 +191,16 @@ Result<PinnedConfigs> PinnedConfigs::parseFile(const std::string &path) {
   return pins;
 }
 
-Result<PinnedConfigs> PinnedConfigs::fromEnvironment() {
+Result<PinnedConfigs>
+PinnedConfigs::fromEnvironment(const Environment &environment) {
   PinnedConfigs pins;
-  if (const char *file = std::getenv("TILEC_PIN_FILE"); file && *file) {
+  if (const std::string &file = environment.pinFile; !file.empty()) {
     Result<PinnedConfigs> fromFile = parseFile(file);
     if (!fromFile)
       return fromFile.status().withContext("TILEC_PIN_FILE");
     pins = std::move(*fromFile);
   }
-  if (const char *spec = std::getenv("TILEC_PIN_CONFIG"); spec && *spec) {
+  if (const std::string &spec = environment.pinConfig; !spec.empty()) {
     Result<PinnedConfigs> fromSpec = parseSpec(spec);
     if (!fromSpec)
       return fromSpec.status().withContext("TILEC_PIN_CONFIG");
@@ -433,33 +434,6 @@ std::string utcTimestamp() {
   char buffer[32];
   std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
   return buffer;
-}
-
-Result<std::unique_ptr<Autotuner>> Autotuner::create(KernelProvider &provider,
-                                                     AutotuneCache &cache,
-                                                     AutotuneOptions options) {
-  if (!provider.bundle()) {
-    Result<std::shared_ptr<const KernelBundle>> bundle =
-        bundleFromEnvironment();
-    if (!bundle)
-      return bundle.status();
-    if (*bundle)
-      if (Status status =
-              provider.setBundle(*bundle, bundlePolicyFromEnvironment());
-          !status.ok())
-        return status;
-  }
-  // A strict bundle answers every call: the autotune cache is not read.
-  bool bundleOnly =
-      provider.bundle() && provider.bundlePolicy() == BundlePolicy::Strict;
-  if (!bundleOnly)
-    if (Status status = cache.load(); !status.ok())
-      return status;
-  Result<PinnedConfigs> pins = PinnedConfigs::fromEnvironment();
-  if (!pins)
-    return pins.status();
-  return std::make_unique<Autotuner>(provider, cache, std::move(*pins),
-                                     std::move(options));
 }
 
 std::string specializedAutotuneKey(const std::string &key,

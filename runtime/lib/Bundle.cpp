@@ -653,17 +653,4 @@ KernelBundle::cubinData(const BundleCubin &cubin) const {
   return cubin.bytes;
 }
 
-Result<std::shared_ptr<const KernelBundle>> bundleFromEnvironment() {
-  const char *path = std::getenv("TILEC_BUNDLE");
-  if (!path || !*path)
-    return std::shared_ptr<const KernelBundle>();
-  return KernelBundle::open(path);
-}
-
-BundlePolicy bundlePolicyFromEnvironment() {
-  const char *fallback = std::getenv("TILEC_BUNDLE_FALLBACK");
-  return fallback && std::strcmp(fallback, "1") == 0 ? BundlePolicy::FallBack
-                                                     : BundlePolicy::Strict;
-}
-
 } // namespace tilec::rt

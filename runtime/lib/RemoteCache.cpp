@@ -3,6 +3,7 @@
 #include "tilec/runtime/RemoteCache.h"
 
 #include "Hiredis.h"
+#include "tilec/runtime/Environment.h"
 
 #include <poll.h>
 #include <pthread.h>
@@ -15,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <vector>
 
 namespace tilec::rt {
@@ -42,11 +44,12 @@ bool parseDecimal(std::string_view text, int64_t max, int64_t &value) {
   return value <= max;
 }
 
-// `out` from the variable `name` where it is set: a number of milliseconds
-// from 1 to `max`; left alone where the variable is unset or empty.
-Status readMilliseconds(const char *name, int64_t max, int &out) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
+// `out` from the variable `name`'s `text` where it is set: a number of
+// milliseconds from 1 to `max`; left alone where the variable is unset or
+// empty.
+Status readMilliseconds(const char *name, const std::string &text, int64_t max,
+                        int &out) {
+  if (text.empty())
     return Status::success();
   int64_t value = 0;
   if (!parseDecimal(text, max, value) || value == 0)
@@ -201,14 +204,13 @@ RemoteCacheOptions::parseAddress(std::string_view address) {
 }
 
 Result<std::optional<RemoteCacheOptions>>
-RemoteCacheOptions::fromEnvironment() {
-  const char *address = std::getenv("TILEC_REDIS");
-  if (!address || !*address)
+RemoteCacheOptions::fromEnvironment(const Environment &environment) {
+  if (environment.redis.empty())
     return std::optional<RemoteCacheOptions>();
-  Result<RemoteCacheOptions> options = parseAddress(address);
+  Result<RemoteCacheOptions> options = parseAddress(environment.redis);
   if (!options)
     return options.status().withContext("TILEC_REDIS");
-  if (const char *ns = std::getenv("TILEC_REDIS_NAMESPACE"); ns && *ns) {
+  if (const std::string &ns = environment.redisNamespace; !ns.empty()) {
     // Letters, digits, '_', '-' and '.': the namespace starts every key, and
     // the documented cleanup matches "<namespace>:*", which a '*', ':', '?',
     // '[' or a space or newline in it would widen or break.
@@ -222,12 +224,14 @@ RemoteCacheOptions::fromEnvironment() {
                            "'.'");
     options->keyNamespace = ns;
   }
-  if (Status status = readMilliseconds("TILEC_REDIS_TIMEOUT_MS", kMaxTimeoutMs,
-                                       options->timeoutMs);
+  if (Status status =
+          readMilliseconds("TILEC_REDIS_TIMEOUT_MS", environment.redisTimeoutMs,
+                           kMaxTimeoutMs, options->timeoutMs);
       !status.ok())
     return status;
-  if (Status status = readMilliseconds("TILEC_REDIS_LEASE_MS", kMaxLeaseMs,
-                                       options->leaseMs);
+  if (Status status =
+          readMilliseconds("TILEC_REDIS_LEASE_MS", environment.redisLeaseMs,
+                           kMaxLeaseMs, options->leaseMs);
       !status.ok())
     return status;
   return std::optional<RemoteCacheOptions>(std::move(*options));
@@ -269,20 +273,31 @@ RemoteCache::~RemoteCache() {
   disconnectLocked();
 }
 
+std::shared_ptr<RemoteCache>
+RemoteCache::shared(const Environment &environment) {
+  if (environment.redis.empty())
+    return nullptr;
+  // One tier per distinct setting, for the life of the process.
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<RemoteCache>> tiers;
+  std::string setting = environment.redis + '\n' + environment.redisNamespace +
+                        '\n' + environment.redisTimeoutMs + '\n' +
+                        environment.redisLeaseMs;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = tiers.find(setting); found != tiers.end())
+    return found->second;
+  std::shared_ptr<RemoteCache> &tier = tiers[setting];
+  Result<std::optional<RemoteCacheOptions>> options =
+      RemoteCacheOptions::fromEnvironment(environment);
+  if (!options)
+    printCacheWarning(options.message() + "; using the local caches only");
+  else if (*options)
+    tier = std::make_shared<RemoteCache>(std::move(**options));
+  return tier;
+}
+
 std::shared_ptr<RemoteCache> RemoteCache::fromEnvironment() {
-  static const std::shared_ptr<RemoteCache> process =
-      []() -> std::shared_ptr<RemoteCache> {
-    Result<std::optional<RemoteCacheOptions>> options =
-        RemoteCacheOptions::fromEnvironment();
-    if (!options) {
-      printCacheWarning(options.message() + "; using the local caches only");
-      return nullptr;
-    }
-    if (!*options)
-      return nullptr;
-    return std::make_shared<RemoteCache>(std::move(**options));
-  }();
-  return process;
+  return shared(readEnvironment());
 }
 
 std::string RemoteCache::key(std::string_view kind,

@@ -14,7 +14,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -346,6 +345,17 @@ Result<CacheArtifact> StageCache::decodeEntry(std::string_view bytes,
 // StageCache
 //===----------------------------------------------------------------------===//
 
+namespace {
+StageCache::TestHooks &testHooks() {
+  static StageCache::TestHooks hooks;
+  return hooks;
+}
+} // namespace
+
+void StageCache::setTestHooks(TestHooks hooks) {
+  testHooks() = std::move(hooks);
+}
+
 StageCache::StageCache(std::string directory,
                        std::shared_ptr<RemoteCache> remote,
                        WarningHandler warning)
@@ -353,10 +363,6 @@ StageCache::StageCache(std::string directory,
       remote_(std::move(remote)) {
   if (!warning_)
     warning_ = printCacheWarning;
-  if (const char *crash = std::getenv("TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE"))
-    crashAfterTempWrite_ = crash;
-  if (const char *stop = std::getenv("TILEC_CACHE_TEST_STOP_WITH_LEASE"))
-    stopWithLease_ = stop;
 }
 
 StageCache::~StageCache() {
@@ -368,25 +374,6 @@ StageCache::~StageCache() {
   for (const auto &[name, owner] : held)
     (void)remote_->deleteIfEqual(name, owner);
   flushCounters();
-}
-
-std::string StageCache::defaultDirectory() {
-  if (const char *dir = std::getenv("TILEC_CACHE_DIR"); dir && *dir)
-    return dir;
-  std::string home;
-  if (const char *env = std::getenv("HOME"); env && *env) {
-    home = env;
-  } else {
-    struct passwd entry;
-    struct passwd *found = nullptr;
-    char buffer[4096];
-    if (::getpwuid_r(::getuid(), &entry, buffer, sizeof(buffer), &found) == 0 &&
-        found && found->pw_dir && *found->pw_dir)
-      home = found->pw_dir;
-  }
-  if (home.empty())
-    return "/tmp/tilec-cache-" + std::to_string(::getuid());
-  return joinPath(home, ".tilec/cache");
 }
 
 void StageCache::warnOnce(const std::string &message) {
@@ -564,8 +551,8 @@ StageCache::holdLease(std::string_view stage, std::string_view key,
     std::lock_guard<std::mutex> lock(mutex_);
     leases_[lease] = owner;
   }
-  if (stopWithLease_ == stage)
-    ::raise(SIGSTOP);
+  if (const TestHooks &hooks = testHooks(); hooks.afterLease)
+    hooks.afterLease(stage);
   // The last holder may have stored the entry and let go of the lease
   // between this process's read and its SET.
   Result<std::optional<std::string>> fetched = remote_->get(name);
@@ -625,15 +612,8 @@ Status StageCache::writeEntry(std::string_view stage, std::string_view key,
         hint);
   }
   AtomicWriteOptions options;
-  std::string crashStage = crashAfterTempWrite_;
-  if (crashStage == "1" || crashStage == stage)
-    options.beforeRename = [] {
-      // The test hook of a writer killed between write and rename.
-      std::fprintf(stderr, "tilec: TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE: "
-                           "exiting before the rename\n");
-      std::fflush(stderr);
-      ::_exit(86);
-    };
+  if (const TestHooks &hooks = testHooks(); hooks.beforeRename)
+    options.beforeRename = [&] { hooks.beforeRename(stage); };
   Status written = writeFileAtomically(path, contents, options);
   if (!written.ok() && !isDirectory(dir)) {
     // `tilec cache clear` removed the directory between mkdir and open.

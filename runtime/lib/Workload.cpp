@@ -12,6 +12,7 @@
 
 #include "tilec/contract/Config.h"
 #include "tilec/contract/JsonError.h"
+#include "tilec/runtime/Environment.h"
 #include "tilec/runtime/FileIO.h"
 
 #include <nlohmann/json.hpp>
@@ -621,10 +622,7 @@ WorkloadRecorder::WorkloadRecorder(std::string path)
     : path_(std::move(path)), enabled_(!path_.empty()) {}
 
 WorkloadRecorder &WorkloadRecorder::process() {
-  static WorkloadRecorder recorder([] {
-    const char *path = std::getenv("TILEC_RECORD_WORKLOAD");
-    return std::string(path ? path : "");
-  }());
+  static WorkloadRecorder recorder(readEnvironment().recordWorkload);
   return recorder;
 }
 

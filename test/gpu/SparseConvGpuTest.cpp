@@ -14,9 +14,11 @@
 #include "tilec/JIT/TilecJIT.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
+#include "tilec/runtime/Device.h"
 #include "tilec/runtime/Driver.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Pack.h"
+#include "tilec/runtime/Session.h"
 #include "tilec/runtime/StageCache.h"
 #include "tilec/runtime/Stream.h"
 #include "tilec/sparse/SparseConv.h"
@@ -54,23 +56,10 @@ protected:
     char dir[] = "/tmp/tilec-sparse-gpu-XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     directory = dir;
-    stageCache = std::make_shared<rt::StageCache>(directory + "/cache");
-    tilec::jit::JITOptions options;
-    options.cache = stageCache;
-    compiler = std::make_unique<tilec::jit::TilecJIT>(options);
-    provider = std::make_unique<rt::KernelProvider>(*context, compiler.get(),
-                                                    stageCache);
-    cache = std::make_unique<rt::AutotuneCache>(directory + "/tuned.json");
-    rt::AutotuneOptions tuning;
-    tuning.benchmark.warmupMs = 1;
-    tuning.benchmark.budgetMs = 3;
-    tuning.progress = rt::ProgressMode::Never;
-    autotuner = std::make_unique<rt::Autotuner>(*provider, *cache,
-                                                rt::PinnedConfigs(), tuning);
-    engine =
-        std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
+    openSession();
   }
   void TearDown() override {
+    session.reset();
     if (!directory.empty())
       (void)std::system(("rm -rf '" + directory + "'").c_str());
   }
@@ -346,25 +335,45 @@ protected:
     EXPECT_EQ(db.bytes, first[2]);
   }
 
-  // An engine whose autotuner runs `pins` (TILEC_PIN_CONFIG's syntax).
+  // A session on the test's caches in `directory` with the JIT and short
+  // tuning; with `bundle`, one served by it alone (no compiler, no caches,
+  // an empty autotune file), as a deployed program runs.
+  void openSession(std::shared_ptr<const rt::KernelBundle> bundle = nullptr,
+                   rt::PinnedConfigs pins = {}) {
+    session.reset();
+    rt::SessionOptions options;
+    options.stageCacheDirectory = directory + "/cache";
+    options.autotuneCachePath =
+        directory + (bundle ? "/none.json" : "/tuned.json");
+    options.bundle = std::move(bundle);
+    options.bundlePolicy = rt::BundlePolicy::Strict;
+    options.pins = std::move(pins);
+    options.compiler = tilec::jit::compilerFactory();
+    options.tuning.benchmark.warmupMs = 1;
+    options.tuning.benchmark.budgetMs = 3;
+    options.tuning.progress = rt::ProgressMode::Never;
+    auto created = rt::Session::create(std::move(options));
+    ASSERT_TRUE(created.ok()) << created.message();
+    session = std::move(*created);
+    provider = &session->provider();
+    cache = &session->autotuneCache();
+    engine = &session->sparse();
+  }
+
+  // A session whose autotuner runs `pins` (TILEC_PIN_CONFIG's syntax).
   void pinConfigs(const std::string &pins) {
     auto pinned = rt::PinnedConfigs::parseSpec(pins);
     ASSERT_TRUE(pinned.ok()) << pinned.message();
-    engine.reset();
-    autotuner = std::make_unique<rt::Autotuner>(*provider, *cache, *pinned);
-    engine =
-        std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
+    openSession(nullptr, std::move(*pinned));
   }
 
   static rt::Context *context;
   static std::string skipReason;
   std::string directory;
-  std::shared_ptr<rt::StageCache> stageCache;
-  std::unique_ptr<tilec::jit::TilecJIT> compiler;
-  std::unique_ptr<rt::KernelProvider> provider;
-  std::unique_ptr<rt::AutotuneCache> cache;
-  std::unique_ptr<rt::Autotuner> autotuner;
-  std::unique_ptr<sparse::SparseEngine> engine;
+  std::unique_ptr<rt::Session> session;
+  rt::KernelProvider *provider = nullptr;
+  rt::AutotuneCache *cache = nullptr;
+  sparse::SparseEngine *engine = nullptr;
 };
 
 rt::Context *SparseConvGpuTest::context = nullptr;
@@ -505,7 +514,8 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
   using sparse::DType;
   sparse::VoxelCloud cloud = sparse::shellScene(24);
   expectConvMatches(cloud, 32, 32, 3, DType::F16, false, true);
-  auto packed = rt::packBundle(*cache, stageCache.get(), nullptr, {});
+  auto packed =
+      rt::packBundle(*cache, session->stageCache().get(), nullptr, {});
   ASSERT_TRUE(packed.ok()) << packed.message();
   auto bundle = rt::KernelBundle::decode(
       rt::KernelBundle::encode(packed->contents), "conv.bundle");
@@ -520,15 +530,9 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
         "neighbour_transpose", "block_offsets"})
     EXPECT_TRUE(kernels.count(kernel)) << kernel;
 
-  engine.reset();
-  autotuner.reset();
-  provider = std::make_unique<rt::KernelProvider>(*context, nullptr);
-  ASSERT_TRUE(provider->setBundle(*bundle, rt::BundlePolicy::Strict).ok());
-  cache = std::make_unique<rt::AutotuneCache>(directory + "/none.json");
-  autotuner = std::make_unique<rt::Autotuner>(*provider, *cache,
-                                              rt::PinnedConfigs());
-  engine =
-      std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
+  openSession(*bundle);
+  if (HasFatalFailure())
+    return;
   expectConvMatches(cloud, 32, 32, 3, DType::F16, false, true);
   EXPECT_EQ(provider->compileCount(), 0);
   EXPECT_GT(provider->bundleLoadCount(), 8);
@@ -568,20 +572,15 @@ TEST_F(SparseConvGpuTest, BundleServesEverySizeOfItsBuckets) {
     if (HasFatalFailure())
       return;
   }
-  auto packed = rt::packBundle(*cache, stageCache.get(), nullptr, {});
+  auto packed =
+      rt::packBundle(*cache, session->stageCache().get(), nullptr, {});
   ASSERT_TRUE(packed.ok()) << packed.message();
   auto bundle = rt::KernelBundle::decode(
       rt::KernelBundle::encode(packed->contents), "stream.bundle");
   ASSERT_TRUE(bundle.ok()) << bundle.message();
-  engine.reset();
-  autotuner.reset();
-  provider = std::make_unique<rt::KernelProvider>(*context, nullptr);
-  ASSERT_TRUE(provider->setBundle(*bundle, rt::BundlePolicy::Strict).ok());
-  cache = std::make_unique<rt::AutotuneCache>(directory + "/none.json");
-  autotuner =
-      std::make_unique<rt::Autotuner>(*provider, *cache, rt::PinnedConfigs());
-  engine =
-      std::make_unique<sparse::SparseEngine>(*provider, *autotuner, *cache);
+  openSession(*bundle);
+  if (HasFatalFailure())
+    return;
 
   std::vector<int64_t> stream = {2064, 4096, 4080, 2049, 3008};
   for (int64_t n : stream)
@@ -653,6 +652,48 @@ TEST_F(SparseConvGpuTest, TuningRunsHalvesOnSmallInputs) {
               timing.status == "ok" && timing.medianUs > 0)
             ++halvesRan;
   EXPECT_GE(halvesRan, 2) << "candidates in halves tuned for both row blocks";
+}
+
+// Two sessions of device 0 in one process, as a program with a runtime per
+// device has them: each has its own context reference, provider, tuner and
+// maps over the same cache files, the second takes the first's tuned
+// winners from them, and calls interleave; the last ordinal the driver
+// sees (CUDA_VISIBLE_DEVICES decides which) opens, the next is an error
+// naming it.
+TEST_F(SparseConvGpuTest, TwoSessionsInOneProcess) {
+  using sparse::DType;
+  sparse::VoxelCloud cloud = sparse::shellScene(24);
+  expectConvMatches(cloud, 32, 32, 3, DType::F16, false, true);
+  std::unique_ptr<rt::Session> first = std::move(session);
+  openSession();
+  if (HasFatalFailure())
+    return;
+  ASSERT_NE(&session->provider(), &first->provider());
+  EXPECT_EQ(session->device(), 0);
+  expectConvMatches(cloud, 32, 32, 3, DType::F16, false, true);
+  EXPECT_EQ(session->provider().compileCount(), 0)
+      << "the second session tuned or compiled what the first had";
+  engine = &first->sparse();
+  expectConvMatches(cloud, 32, 16, 3, DType::F16, false, false);
+  engine = &session->sparse();
+  expectConvMatches(cloud, 32, 16, 3, DType::F16, false, false);
+
+  auto count = rt::Device::count(context->driver());
+  ASSERT_TRUE(count.ok()) << count.message();
+  rt::SessionOptions last;
+  last.device = *count - 1;
+  last.autotuneCachePath = directory + "/tuned.json";
+  auto opened = rt::Session::create(std::move(last));
+  ASSERT_TRUE(opened.ok()) << opened.message();
+  EXPECT_EQ((*opened)->context().properties().ordinal, *count - 1);
+  rt::SessionOptions missing;
+  missing.device = *count;
+  auto refused = rt::Session::create(std::move(missing));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("CUDA device " + std::to_string(*count) +
+                                   " does not exist"),
+            std::string::npos)
+      << refused.message();
 }
 
 TEST_F(SparseConvGpuTest, EmptyInputAndSingleVoxel) {

@@ -23,7 +23,8 @@ config.substitutions.append(("%contract_include", os.path.join(config.tilec_src_
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(
-    [ToolSubst("tilec-opt", unresolved="fatal"),
+    [ToolSubst("tilec-hooked", unresolved="fatal"),
+     ToolSubst("tilec-opt", unresolved="fatal"),
      ToolSubst("tilec-kernel", unresolved="fatal"),
      ToolSubst("tilec", unresolved="fatal")],
     [config.tilec_tools_dir, config.llvm_tools_dir])

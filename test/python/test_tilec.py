@@ -206,7 +206,7 @@ class RuntimeTest(unittest.TestCase):
             tilec.Runtime()
         self.assertEqual(caught.exception.status, 3)
         self.assertTrue(str(caught.exception).startswith(
-            "tilec_runtime_create: "))
+            "tilec_runtime_create_with_options: "))
         self.assertGreater(len(caught.exception.message), 0)
 
     def test_the_default_runtime_raises_each_time_without_a_gpu(self):
@@ -238,6 +238,27 @@ class RuntimeTest(unittest.TestCase):
         with self.assertRaises(tilec.InvalidArgumentError) as caught:
             tilec.Runtime(allow_jit=False)
         self.assertIn("needs a bundle", str(caught.exception))
+
+    def test_a_device_is_an_ordinal_or_cuda_n(self):
+        from tilec.runtime import device_index
+        self.assertEqual(device_index(0), 0)
+        self.assertEqual(device_index(3), 3)
+        self.assertEqual(device_index("cuda:2"), 2)
+        self.assertEqual(device_index("cuda"), 0)
+        for bad in (-1, "cpu", "cuda:x", "cuda:-1", True, 1.0):
+            with self.assertRaises(tilec.InvalidArgumentError) as caught:
+                tilec.Runtime(device=bad)
+            self.assertIn("device", str(caught.exception))
+
+    def test_a_device_the_driver_lacks_is_refused(self):
+        # No GPU: the driver's error; a GPU: no device 4096.
+        with self.assertRaises(tilec.DeviceError) as caught:
+            tilec.Runtime(device=4096)
+        self.assertTrue(str(caught.exception).startswith(
+            "tilec_runtime_create_with_options: "))
+        if gpu_present():
+            self.assertIn("CUDA device 4096 does not exist",
+                          str(caught.exception))
 
     def test_set_default_runtime_takes_a_runtime(self):
         with self.assertRaises(tilec.InvalidArgumentError):
@@ -275,7 +296,7 @@ class TorchArgumentTest(unittest.TestCase):
                            coords.t().contiguous().t())
         self.assertRefused("coords must be a torch.Tensor",
                            tilec.SparseTensor, coords.tolist())
-        self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
+        self.assertRefused("coords must be on a CUDA device, got cpu", tilec.SparseTensor,
                            coords)
 
     def test_row_order(self):
@@ -283,7 +304,7 @@ class TorchArgumentTest(unittest.TestCase):
                            "got 'sorted'", tilec.SparseTensor, self.coords,
                            row_order="sorted")
         # A known order gets as far as the devices.
-        self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
+        self.assertRefused("coords must be on a CUDA device, got cpu", tilec.SparseTensor,
                            self.coords, row_order="key")
 
     def test_features(self):
@@ -296,7 +317,7 @@ class TorchArgumentTest(unittest.TestCase):
         self.assertRefused("features must be contiguous", tilec.SparseTensor,
                            self.coords, torch.zeros(8, n).t())
         # Well-formed features get as far as the devices, coords' first.
-        self.assertRefused("coords must be on cuda:0", tilec.SparseTensor,
+        self.assertRefused("coords must be on a CUDA device, got cpu", tilec.SparseTensor,
                            self.coords, torch.zeros(n, 8))
 
     def test_convolution_arguments(self):
@@ -305,24 +326,26 @@ class TorchArgumentTest(unittest.TestCase):
         x = torch.zeros(10, 16)
         self.assertRefused("the features have 8 channels, the weight takes "
                            "16", check_conv_arguments, torch.zeros(10, 8),
-                           conv.weight, conv.bias, 1)
+                           conv.weight, conv.bias, 1, None)
         self.assertRefused("the features are float16 and the weight float32",
                            check_conv_arguments, x.half(), conv.weight,
-                           conv.bias, 1)
+                           conv.bias, 1, None)
         self.assertRefused("weight must be [Co, K, K, K, Ci] with K odd",
                            check_conv_arguments, x,
-                           torch.zeros(32, 3, 3, 1, 16), None, 1)
+                           torch.zeros(32, 3, 3, 1, 16), None, 1, None)
         self.assertRefused("weight must be [Co, K, K, K, Ci] with K odd",
                            check_conv_arguments, x,
-                           torch.zeros(32, 2, 2, 2, 16), None, 1)
+                           torch.zeros(32, 2, 2, 2, 16), None, 1, None)
         self.assertRefused("bias has 5 entries for 32 output channels",
                            check_conv_arguments, x, conv.weight,
-                           torch.zeros(5), 1)
+                           torch.zeros(5), 1, None)
         self.assertRefused("dilation must be an int >= 1, got 0",
                            check_conv_arguments, x, conv.weight, conv.bias,
-                           0)
-        self.assertRefused("weight must be on cuda:0", check_conv_arguments,
-                           x, conv.weight, conv.bias, 1)
+                           0, torch.device("cuda", 1))
+        self.assertRefused("weight must be on cuda:1, the device of the "
+                           "tensor's coordinates, got cpu",
+                           check_conv_arguments, x, conv.weight, conv.bias,
+                           1, torch.device("cuda", 1))
 
     def test_module_arguments(self):
         SubMConv3d = self.nn.SubMConv3d

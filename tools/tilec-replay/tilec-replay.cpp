@@ -21,14 +21,12 @@
 #include "SparseConvReference.h"
 
 #include "tilec/Harness/KernelHarness.h"
-#include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
-#include "tilec/runtime/RemoteCache.h"
-#include "tilec/runtime/StageCache.h"
+#include "tilec/runtime/Session.h"
 #include "tilec/runtime/Workload.h"
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
@@ -299,35 +297,26 @@ int main(int argc, char **argv) {
     return fail(workload.message());
   // The bundle is checked before the driver is touched: a bad one gives
   // the same error with or without a GPU.
-  std::shared_ptr<const rt::KernelBundle> bundle;
+  auto sessionOptions =
+      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  if (!sessionOptions)
+    return fail(sessionOptions.message());
   if (!options.bundlePath.empty()) {
     auto opened = rt::KernelBundle::open(options.bundlePath);
     if (!opened)
       return fail(opened.message());
-    bundle = *opened;
+    sessionOptions->bundle = *opened;
+    sessionOptions->bundlePolicy = rt::BundlePolicy::Strict;
   }
-  auto context = rt::Context::create(options.device);
-  if (!context)
-    return fail(context.message());
-  // From a bundle a deployed program has no cache directory at all.
-  auto stageCache = bundle ? nullptr
-                           : std::make_shared<rt::StageCache>(
-                                 rt::StageCache::defaultDirectory(),
-                                 rt::RemoteCache::fromEnvironment());
-  rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
-  if (bundle)
-    if (tilec::Status status =
-            provider.setBundle(bundle, rt::BundlePolicy::Strict);
-        !status.ok())
-      return fail(status.message());
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
-                          rt::RemoteCache::fromEnvironment());
-  rt::AutotuneOptions tuning;
-  tuning.progress = rt::ProgressMode::Never;
-  auto autotuner = rt::Autotuner::create(provider, cache, tuning);
-  if (!autotuner)
-    return fail(autotuner.message());
-  sparse::SparseEngine engine(provider, **autotuner, cache);
+  sessionOptions->device = options.device;
+  sessionOptions->tuning.progress = rt::ProgressMode::Never;
+  auto session = rt::Session::create(std::move(*sessionOptions));
+  if (!session)
+    return fail(session.message());
+  rt::Context *context = &(*session)->context();
+  rt::KernelProvider &provider = (*session)->provider();
+  rt::Autotuner *autotuner = &(*session)->autotuner();
+  sparse::SparseEngine &engine = (*session)->sparse();
 
   std::printf("tilec-replay: %zu calls of %s on %s, from %s\n",
               workload->calls.size(), options.workloadPath.c_str(),
@@ -339,7 +328,7 @@ int main(int argc, char **argv) {
   for (const rt::WorkloadCall &call : workload->calls) {
     Replayed result =
         call.isOp() ? replayConv(*context, engine, call, options.check)
-                    : replayKernel(*context, **autotuner, call, options.check);
+                    : replayKernel(*context, *autotuner, call, options.check);
     failures += !result.correct;
     std::printf("%-4s %-58s %9.3f ms %10.1f us  %s\n",
                 result.correct ? "ok" : "FAIL", result.call.c_str(),

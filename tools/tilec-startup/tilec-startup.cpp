@@ -47,7 +47,7 @@
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/RemoteCache.h"
-#include "tilec/runtime/StageCache.h"
+#include "tilec/runtime/Session.h"
 
 #include <nlohmann/json.hpp>
 
@@ -594,7 +594,7 @@ int main(int argc, char **argv) {
   // The program's tensors, before its first call. Without a compiler the
   // kernel's description comes from the bundle, else the autotune cache
   // that tuned it.
-  rt::AutotuneCache descriptions(rt::AutotuneCache::defaultPath(),
+  rt::AutotuneCache descriptions(rt::readEnvironment().autotuneCachePath(),
                                  rt::RemoteCache::fromEnvironment());
   auto inputsBundle = openBundle(options);
   if (!inputsBundle)
@@ -654,30 +654,31 @@ int main(int argc, char **argv) {
     window.steps.emplace_back(name, usSince(stepStart));
     stepStart = Clock::now();
   };
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
-                          rt::RemoteCache::fromEnvironment());
   auto bundle = openBundle(options);
   if (!bundle)
     return fail(bundle.message());
-  // A deployed program from a bundle has no cache directory at all.
-  auto stageCache = *bundle ? nullptr
-                            : std::make_shared<rt::StageCache>(
-                                  rt::StageCache::defaultDirectory(),
-                                  rt::RemoteCache::fromEnvironment());
-  rt::KernelProvider provider(*context, /*compiler=*/nullptr, stageCache);
-  if (*bundle) {
-    if (tilec::Status status =
-            provider.setBundle(*bundle, rt::BundlePolicy::Strict);
-        !status.ok())
-      return fail(status.message());
+  if (*bundle)
     step(options.embedded ? "wrap the embedded bundle"
                           : "open + check the bundle file");
+  auto sessionOptions =
+      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  if (!sessionOptions)
+    return fail(sessionOptions.message());
+  sessionOptions->driver = driver->get();
+  sessionOptions->device = options.device;
+  if (*bundle) {
+    // A deployed program from a bundle has no cache directory at all.
+    sessionOptions->bundle = *bundle;
+    sessionOptions->bundlePolicy = rt::BundlePolicy::Strict;
   }
-  auto autotuner = rt::Autotuner::create(provider, cache);
-  if (!autotuner)
-    return fail(autotuner.message());
-  step(*bundle ? "pins" : "load autotune cache + pins");
-  auto timed = timeTilecWindow(*context, **autotuner, options, *first,
+  auto session = rt::Session::create(std::move(*sessionOptions));
+  if (!session)
+    return fail(session.message());
+  rt::KernelProvider &provider = (*session)->provider();
+  rt::Autotuner *autotuner = &(*session)->autotuner();
+  step(*bundle ? "session (bundle checked for the device, pins)"
+               : "session (autotune cache, pins)");
+  auto timed = timeTilecWindow(*context, *autotuner, options, *first,
                                windowStart, std::move(window));
   if (!timed)
     return fail(timed.message());
@@ -700,7 +701,7 @@ int main(int argc, char **argv) {
   report.windowFaults = windowFaults;
   report.kernelUs = timed->kernelUs;
   if (second) {
-    auto secondTimed = timeTilecWindow(*context, **autotuner, options, *second,
+    auto secondTimed = timeTilecWindow(*context, *autotuner, options, *second,
                                        Clock::now(), TilecWindow());
     if (!secondTimed)
       return fail(secondTimed.message());

@@ -13,6 +13,7 @@
 
 #include "Commands.h"
 
+#include "tilec/runtime/Environment.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -93,7 +94,7 @@ static int fail(const llvm::Twine &message) {
 static std::string findScript(const std::string &self,
                               const std::string &name) {
   llvm::SmallVector<std::string> directories;
-  if (const char *dir = std::getenv("TILEC_BENCH_DIR"))
+  if (std::string dir = rt::readEnvironment().benchDir; !dir.empty())
     directories.push_back(dir);
   llvm::StringRef bin = llvm::sys::path::parent_path(self);
   llvm::StringRef prefix = llvm::sys::path::parent_path(bin);

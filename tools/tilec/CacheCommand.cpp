@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Environment.h"
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
@@ -79,12 +80,13 @@ static int listEntries(rt::StageCache &cache) {
 // The shared tier's counters, per stage and for the autotune cache
 // (TILEC_AUTOTUNE_CACHE), when TILEC_REDIS is set or some process used it.
 static void printRemoteStats(const rt::CacheStats &stats) {
-  rt::AutotuneCache autotune(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache autotune(rt::readEnvironment().autotuneCachePath());
   rt::RemoteCounters autotuneCounters = autotune.remoteStats();
   bool used = !autotuneCounters.empty();
   for (const rt::CacheStats::Stage &stage : stats.stages)
     used = used || !stage.counters.remote.empty();
-  auto configured = rt::RemoteCacheOptions::fromEnvironment();
+  auto configured =
+      rt::RemoteCacheOptions::fromEnvironment(rt::readEnvironment());
   if (configured && !*configured && !used)
     return;
   llvm::outs() << "shared cache: ";
@@ -139,7 +141,8 @@ static int writeStatsJson(const rt::StageCache &cache,
   json["temp_files"] = stats.tempFiles;
   json["temp_bytes"] = stats.tempBytes;
   json["autotune_remote"] =
-      remote(rt::AutotuneCache(rt::AutotuneCache::defaultPath()).remoteStats());
+      remote(rt::AutotuneCache(rt::readEnvironment().autotuneCachePath())
+                 .remoteStats());
   if (Status status =
           rt::writeFileAtomically(jsonPath.getValue(), json.dump(2) + "\n");
       !status.ok())
@@ -234,7 +237,7 @@ static int pruneEntries(rt::StageCache &cache) {
 
 int runCache() {
   std::string directory =
-      cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir;
+      cacheDir.empty() ? rt::readEnvironment().stageCacheDirectory() : cacheDir;
   rt::StageCache cache(directory, nullptr, [](const std::string &message) {
     llvm::errs() << "tilec cache: warning: " << message << "\n";
   });

@@ -28,6 +28,9 @@ extern llvm::cl::SubCommand packCommand;
 int runPack();
 extern llvm::cl::SubCommand bundleCommand;
 int runBundle();
+
+// The whole tool: parses the command line and runs its subcommand.
+int tilecMain(int argc, char **argv);
 } // namespace tilec::tool
 
 #endif // TILEC_TOOLS_TILEC_COMMANDS_H

@@ -6,6 +6,7 @@
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
+#include "tilec/runtime/Environment.h"
 #include "tilec/runtime/RemoteCache.h"
 #include "tilec/runtime/StageCache.h"
 
@@ -244,7 +245,8 @@ int runCompile() {
   };
   if (!noCache)
     options.cache = std::make_shared<rt::StageCache>(
-        cacheDir.empty() ? rt::StageCache::defaultDirectory() : cacheDir,
+        cacheDir.empty() ? rt::readEnvironment().stageCacheDirectory()
+                         : cacheDir,
         rt::RemoteCache::fromEnvironment(), [](const std::string &message) {
           llvm::errs() << "tilec compile: warning: " << message << "\n";
         });

@@ -13,6 +13,7 @@
 #include "tilec/Pipeline/Pipeline.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Bundle.h"
+#include "tilec/runtime/Environment.h"
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/Pack.h"
 #include "tilec/runtime/RemoteCache.h"
@@ -148,12 +149,12 @@ static std::string cacheSizeReport(rt::StageCache &cache, uint64_t bundleBytes) 
 }
 
 int runPack() {
-  rt::AutotuneCache autotuneCache(rt::AutotuneCache::defaultPath(),
+  rt::AutotuneCache autotuneCache(rt::readEnvironment().autotuneCachePath(),
                                   rt::RemoteCache::fromEnvironment());
   if (Status status = autotuneCache.load(); !status.ok())
     return fail("pack", status.message());
   auto stageCache = std::make_shared<rt::StageCache>(
-      cacheDir.empty() ? rt::StageCache::defaultDirectory()
+      cacheDir.empty() ? rt::readEnvironment().stageCacheDirectory()
                        : std::string(cacheDir),
       rt::RemoteCache::fromEnvironment());
   jit::JITOptions jitOptions;

@@ -18,8 +18,7 @@
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/KernelProvider.h"
-#include "tilec/runtime/RemoteCache.h"
-#include "tilec/runtime/StageCache.h"
+#include "tilec/runtime/Session.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -157,7 +156,7 @@ static int writeShowJson(const rt::AutotuneCache &cache) {
 }
 
 static int runShow() {
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath());
+  rt::AutotuneCache cache(rt::readEnvironment().autotuneCachePath());
   if (tilec::Status status = cache.load(); !status.ok())
     return fail(status.message());
   for (const std::string &warning : cache.warnings())
@@ -310,7 +309,16 @@ int runTune() {
       return fail("--params: " + params.message());
     request.call.params = *params;
   }
-  rt::AutotuneOptions options;
+  // The GPU first: without one, say so before compiling anything.
+  auto sessionOptions =
+      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  if (!sessionOptions)
+    return fail(sessionOptions.message());
+  sessionOptions->device = device;
+  if (noCache)
+    sessionOptions->stageCacheDirectory.clear();
+  sessionOptions->compiler = jit::compilerFactory();
+  rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
   options.benchmark.warmupMs = warmupMs;
   options.tieTolerance = tieTolerance;
@@ -331,25 +339,13 @@ int runTune() {
       options.configs.push_back(*config);
     }
   }
-
-  // The GPU first: without one, say so before compiling anything.
-  auto context = rt::Context::create(device);
-  if (!context)
-    return fail(context.message());
-
-  std::shared_ptr<rt::StageCache> stageCache;
-  if (!noCache)
-    stageCache = std::make_shared<rt::StageCache>(
-        rt::StageCache::defaultDirectory(), rt::RemoteCache::fromEnvironment());
-  jit::JITOptions jitOptions;
-  jitOptions.cache = stageCache;
-  jit::TilecJIT compiler(jitOptions);
-  rt::KernelProvider provider(*context, &compiler, stageCache);
-  rt::AutotuneCache cache(rt::AutotuneCache::defaultPath(),
-                          rt::RemoteCache::fromEnvironment());
-  auto autotuner = rt::Autotuner::create(provider, cache, options);
-  if (!autotuner)
-    return fail(autotuner.message());
+  auto session = rt::Session::create(std::move(*sessionOptions));
+  if (!session)
+    return fail(session.message());
+  rt::Context *context = &(*session)->context();
+  rt::KernelProvider &provider = (*session)->provider();
+  rt::AutotuneCache &cache = (*session)->autotuneCache();
+  rt::Autotuner *autotuner = &(*session)->autotuner();
   for (const std::string &warning : cache.warnings())
     llvm::errs() << "tilec tune: warning: " << warning << "\n";
 
@@ -357,7 +353,7 @@ int runTune() {
   // description, and specializes on them too.
   const tilec::Call &call = request.call;
   rt::InputsFactory inputs = harness::benchmarkInputsFor(*context, request);
-  auto result = (*autotuner)->select(kernelName, call, inputs);
+  auto result = autotuner->select(kernelName, call, inputs);
   if (!result)
     return fail(result.message());
 

@@ -21,8 +21,7 @@
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelProvider.h"
-#include "tilec/runtime/RemoteCache.h"
-#include "tilec/runtime/StageCache.h"
+#include "tilec/runtime/Session.h"
 #include "tilec/runtime/Workload.h"
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
@@ -115,40 +114,6 @@ struct EntryResult {
         if (key.source == source)
           return source;
     return "-";
-  }
-};
-
-// The runtime pieces a warm-up runs on, built as `tilec tune` builds them:
-// the default stage cache (TILEC_CACHE_DIR) under the JIT and the provider,
-// the default autotune cache (TILEC_AUTOTUNE_CACHE).
-struct WarmupSession {
-  rt::Context &context;
-  std::shared_ptr<rt::StageCache> stageCache;
-  std::unique_ptr<jit::TilecJIT> compiler;
-  std::unique_ptr<rt::KernelProvider> provider;
-  std::unique_ptr<rt::AutotuneCache> cache;
-  std::unique_ptr<rt::Autotuner> autotuner;
-  std::unique_ptr<sparse::SparseEngine> engine;
-
-  explicit WarmupSession(rt::Context &context) : context(context) {}
-
-  Status create(const rt::AutotuneOptions &options) {
-    stageCache = std::make_shared<rt::StageCache>(
-        rt::StageCache::defaultDirectory(), rt::RemoteCache::fromEnvironment());
-    jit::JITOptions jitOptions;
-    jitOptions.cache = stageCache;
-    compiler = std::make_unique<jit::TilecJIT>(jitOptions);
-    provider = std::make_unique<rt::KernelProvider>(context, compiler.get(),
-                                                    stageCache);
-    cache = std::make_unique<rt::AutotuneCache>(
-        rt::AutotuneCache::defaultPath(), rt::RemoteCache::fromEnvironment());
-    auto created = rt::Autotuner::create(*provider, *cache, options);
-    if (!created)
-      return created.status();
-    autotuner = std::move(*created);
-    engine = std::make_unique<sparse::SparseEngine>(*provider, *autotuner,
-                                                    *cache);
-    return Status::success();
   }
 };
 
@@ -252,14 +217,14 @@ std::set<std::string> cachedKeys(const rt::AutotuneCache &cache,
 // Runs the layer once on a shell of exactly its voxel count, which builds
 // its maps and tunes the convolution for each row block; then names the
 // keys it used, tuned unless the autotune cache had them before.
-Status runConvLayer(WarmupSession &session, const rt::ConvLayer &layer,
+Status runConvLayer(rt::Session &session, const rt::ConvLayer &layer,
                     EntryResult &result) {
   Result<sparse::ConvArguments> parsed = sparse::convArgumentsOf(layer);
   if (!parsed)
     return parsed.status();
   sparse::ConvArguments arguments = *parsed;
-  if (Status status = checkDeviceMemory(layer, arguments,
-                                        session.context.properties());
+  if (Status status =
+          checkDeviceMemory(layer, arguments, session.context().properties());
       !status.ok())
     return status;
   Result<harness::ElementFormat> format = harness::formatOf(layer.dtype);
@@ -268,19 +233,21 @@ Status runConvLayer(WarmupSession &session, const rt::ConvLayer &layer,
 
   sparse::VoxelCloud cloud = sparse::shellSceneOfSize(layer.voxels);
   int64_t n = cloud.size();
-  auto coords = upload(session.context, cloud.coords.data(),
+  auto coords = upload(session.context(), cloud.coords.data(),
                        cloud.coords.size() * sizeof(int32_t));
   if (!coords)
     return coords.status();
   int64_t offsets = int64_t(layer.kernelSize) * layer.kernelSize *
                     layer.kernelSize;
   harness::Random rng(1);
-  auto x = randomTensor(session.context, *format, n * arguments.xStride(), rng);
-  auto weight = randomTensor(session.context, *format,
-                             layer.outChannels * offsets * layer.inChannels,
-                             rng);
-  auto bias = randomTensor(session.context, *format, layer.outChannels, rng);
-  auto y = randomTensor(session.context, *format, n * arguments.yStride(), rng);
+  auto x =
+      randomTensor(session.context(), *format, n * arguments.xStride(), rng);
+  auto weight =
+      randomTensor(session.context(), *format,
+                   layer.outChannels * offsets * layer.inChannels, rng);
+  auto bias = randomTensor(session.context(), *format, layer.outChannels, rng);
+  auto y =
+      randomTensor(session.context(), *format, n * arguments.yStride(), rng);
   for (const auto *buffer : {&x, &weight, &bias, &y})
     if (!*buffer)
       return buffer->status();
@@ -289,32 +256,33 @@ Status runConvLayer(WarmupSession &session, const rt::ConvLayer &layer,
   arguments.bias = layer.bias ? bias->ptr() : rt::DevicePtr{};
   arguments.y = y->ptr();
 
-  auto tensor = sparse::SparseTensor::create(*session.engine, coords->ptr(), n);
+  auto tensor =
+      sparse::SparseTensor::create(session.sparse(), coords->ptr(), n);
   if (!tensor)
     return tensor.status();
-  const std::string &deviceName = session.autotuner->deviceName();
+  const std::string &deviceName = session.autotuner().deviceName();
   std::vector<std::pair<std::string, Call>> calls =
       sparse::convKernelCalls(arguments, n);
   std::map<std::string, std::set<std::string>> before;
   for (const auto &[kernel, call] : calls)
-    before[kernel] = cachedKeys(*session.cache, deviceName, kernel);
+    before[kernel] = cachedKeys(session.autotuneCache(), deviceName, kernel);
 
-  if (Status status = sparse::submanifoldConv3d(*session.engine, *tensor,
+  if (Status status = sparse::submanifoldConv3d(session.sparse(), *tensor,
                                                 arguments, nullptr);
       !status.ok())
     return status;
-  if (Status status = session.engine->synchronize(nullptr); !status.ok())
+  if (Status status = session.sparse().synchronize(nullptr); !status.ok())
     return status;
 
   // The convolution's selections, from the autotuner's memo (which says
   // "cached" for whatever this process chose before): where each came from
   // is read off the autotune cache before and after.
   for (const auto &[kernel, call] : calls) {
-    Result<rt::TuneResult> selected = session.autotuner->select(kernel, call);
+    Result<rt::TuneResult> selected = session.autotuner().select(kernel, call);
     if (!selected)
       return selected.status();
     std::set<std::string> after =
-        cachedKeys(*session.cache, deviceName, kernel);
+        cachedKeys(session.autotuneCache(), deviceName, kernel);
     const std::string &key = selected->key;
     std::string source =
         selected->source == rt::ConfigSource::Pinned ? "pinned"
@@ -328,7 +296,7 @@ Status runConvLayer(WarmupSession &session, const rt::ConvLayer &layer,
 }
 
 // A kernel call through the autotuner, on the inputs `tilec tune` builds.
-Status runKernelCall(WarmupSession &session, const rt::WorkloadCall &call,
+Status runKernelCall(rt::Session &session, const rt::WorkloadCall &call,
                      EntryResult &result) {
   const kernel::KernelDefinition *definition =
       kernel::lookupKernel(call.kernel);
@@ -339,10 +307,10 @@ Status runKernelCall(WarmupSession &session, const rt::WorkloadCall &call,
   request.call = call.call;
   Result<rt::TuneResult> selected =
       hasSingleCandidate(*definition)
-          ? session.autotuner->select(call.kernel, call.call)
-          : session.autotuner->select(
+          ? session.autotuner().select(call.kernel, call.call)
+          : session.autotuner().select(
                 call.kernel, call.call,
-                harness::benchmarkInputsFor(session.context, request));
+                harness::benchmarkInputsFor(session.context(), request));
   if (!selected)
     return selected.status();
   if (!selected->persistWarning.empty())
@@ -535,7 +503,7 @@ std::vector<EntryResult *> runOrder(std::vector<EntryResult> &results) {
   return order;
 }
 
-void runCalls(WarmupSession &session, const std::vector<EntryResult *> &order,
+void runCalls(rt::Session &session, const std::vector<EntryResult *> &order,
               rt::ProgressMode mode) {
   bool showing = mode == rt::ProgressMode::Always ||
                  (mode == rt::ProgressMode::Auto && ::isatty(STDERR_FILENO));
@@ -589,32 +557,38 @@ int runWarmup() {
   std::vector<EntryResult *> order = runOrder(results);
   if (order.empty()) {
     llvm::outs() << "warmup of " << workloadPath << ": no call can run\n";
-    return report(results, 0, nullptr, rt::AutotuneCache::defaultPath());
+    return report(results, 0, nullptr,
+                  rt::readEnvironment().autotuneCachePath());
   }
 
   // The GPU next: without one, say so before compiling anything.
-  auto context = rt::Context::create(device);
-  if (!context)
-    return fail(context.message());
-  rt::AutotuneOptions options;
+  auto sessionOptions =
+      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  if (!sessionOptions)
+    return fail(sessionOptions.message());
+  sessionOptions->device = device;
+  sessionOptions->compiler = jit::compilerFactory();
+  rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
   options.jobs = jobs;
   options.progress = quiet          ? rt::ProgressMode::Never
                      : showProgress ? rt::ProgressMode::Always
                                     : rt::ProgressMode::Auto;
-  WarmupSession session(*context);
-  if (Status status = session.create(options); !status.ok())
-    return fail(status.message());
-  for (const std::string &warning : session.cache->warnings())
+  rt::ProgressMode progress = options.progress;
+  auto created = rt::Session::create(std::move(*sessionOptions));
+  if (!created)
+    return fail(created.message());
+  rt::Session &session = **created;
+  for (const std::string &warning : session.autotuneCache().warnings())
     llvm::errs() << "tilec warmup: warning: " << warning << "\n";
 
   Clock::time_point start = Clock::now();
-  runCalls(session, order, options.progress);
+  runCalls(session, order, progress);
   llvm::outs() << "warmup of " << workloadPath << " on "
-               << context->properties().name << " ("
-               << session.provider->target() << ")\n";
-  return report(results, secondsSince(start), &*context,
-                session.cache->path());
+               << session.context().properties().name << " ("
+               << session.provider().target() << ")\n";
+  return report(results, secondsSince(start), &session.context(),
+                session.autotuneCache().path());
 }
 
 } // namespace tilec::tool

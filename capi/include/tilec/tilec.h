@@ -58,28 +58,41 @@ TILEC_API const char *tilec_last_error(void);
 TILEC_API const char *tilec_version(void);
 
 /*----------------------------------------------------------------------------
- * Runtime: device 0's primary context, the stage and autotune caches
- * (TILEC_CACHE_DIR, TILEC_AUTOTUNE_CACHE) and the JIT compiler.
+ * Runtime: one device's primary context (the one PyTorch and the CUDA runtime
+ * use), the stage and autotune caches (TILEC_CACHE_DIR,
+ * TILEC_AUTOTUNE_CACHE, TILEC_REDIS) and the JIT compiler. A process may
+ * hold several runtimes, of one device or of several; each call makes its
+ * runtime's context current on the calling thread, so any thread may call.
  *--------------------------------------------------------------------------*/
 
 typedef struct tilec_runtime tilec_runtime;
 
+/* Device 0, as the environment asks (TILEC_BUNDLE too). */
 TILEC_API tilec_status tilec_runtime_create(tilec_runtime **runtime);
 
-/* A runtime that serves its kernels from a bundle (`tilec pack`,
- * docs/deploy.md): a bundle file, or a table compiled into the program
- * (`tilec bundle emit-cpp`; its type is in tilec/runtime/EmbeddedBundle.h).
- * A bundle that is corrupt or for another GPU is refused here, before any
- * kernel runs. With allow_jit 0 a call the bundle lacks is an error naming
- * the kernel and key; with 1 it is tuned and compiled as without a bundle.
- * Without either bundle this is tilec_runtime_create (which also honours
- * $TILEC_BUNDLE). */
+/* A runtime's options. Initialize the struct with tilec_runtime_options_init
+ * before setting fields: it sets `size`, so that a program built against this
+ * header keeps working with a later library whose struct has more fields
+ * (they keep their defaults).
+ *
+ * device: the CUDA device ordinal, among those CUDA_VISIBLE_DEVICES leaves
+ *   (as cuda:N in PyTorch); an ordinal the driver does not have is refused.
+ * bundle_path, embedded_bundle: serve the kernels from a bundle (`tilec pack`,
+ *   docs/deploy.md): a bundle file, or a table compiled into the program
+ *   (`tilec bundle emit-cpp`; its type is in tilec/runtime/EmbeddedBundle.h).
+ *   A bundle that is corrupt or for another GPU is refused here, before any
+ *   kernel runs. With allow_jit 0 a call the bundle lacks is an error naming
+ *   the kernel and key; with 1 it is tuned and compiled as without a bundle.
+ *   Without either, $TILEC_BUNDLE (and $TILEC_BUNDLE_FALLBACK) apply. */
 struct tilec_embedded_bundle;
 typedef struct tilec_runtime_options {
+  size_t size;
+  int device;
   const char *bundle_path;
   const struct tilec_embedded_bundle *embedded_bundle;
   int allow_jit;
 } tilec_runtime_options;
+TILEC_API void tilec_runtime_options_init(tilec_runtime_options *options);
 TILEC_API tilec_status tilec_runtime_create_with_options(
     const tilec_runtime_options *options, tilec_runtime **runtime);
 TILEC_API void tilec_runtime_destroy(tilec_runtime *runtime);

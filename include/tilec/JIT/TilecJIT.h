@@ -64,6 +64,10 @@ private:
   mlir::DialectRegistry registry_;
 };
 
+/// A session's compiler (rt::SessionOptions::compiler): a TilecJIT with
+/// `options` over the session's stage cache.
+rt::CompilerFactory compilerFactory(JITOptions options = {});
+
 } // namespace tilec::jit
 
 #endif // TILEC_JIT_TILECJIT_H

@@ -31,6 +31,13 @@ int main(void) {
   CHECK(strstr(tilec_last_error(), "must not be NULL") != NULL, "%s",
         tilec_last_error());
 
+  tilec_runtime_options options;
+  tilec_runtime_options_init(&options);
+  CHECK(options.size == sizeof(options) && options.device == 0 &&
+            options.bundle_path == NULL && options.allow_jit == 0,
+        "tilec_runtime_options_init left size %zu, device %d", options.size,
+        options.device);
+
   tilec_runtime *runtime = NULL;
   tilec_status status = tilec_runtime_create(&runtime);
   if (status == TILEC_OK) {

@@ -338,15 +338,4 @@ TEST_F(AutotuneCacheTest, StoreIntoAnUnwritableDirectoryNamesIt) {
       << status.message();
 }
 
-TEST_F(AutotuneCacheTest, DefaultPath) {
-  ::setenv("TILEC_AUTOTUNE_CACHE", "/x/y.json", 1);
-  EXPECT_EQ(rt::AutotuneCache::defaultPath(), "/x/y.json");
-  ::unsetenv("TILEC_AUTOTUNE_CACHE");
-  std::string saved = std::getenv("HOME") ? std::getenv("HOME") : "";
-  ::setenv("HOME", "/home/someone", 1);
-  EXPECT_EQ(rt::AutotuneCache::defaultPath(),
-            "/home/someone/.tilec/autotune_cache.json");
-  ::setenv("HOME", saved.c_str(), 1);
-}
-
 } // namespace

@@ -193,23 +193,22 @@ TEST(Pins, FileWithKeysAndWildcard) {
 TEST(Pins, EnvironmentWinsOverTheFile) {
   std::string path = writeTemp(R"({"matmul": "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32",
                                    "softmax": "num_warps=16"})");
-  ::setenv("TILEC_PIN_FILE", path.c_str(), 1);
-  ::setenv("TILEC_PIN_CONFIG", "matmul=BLOCK_M=256,BLOCK_N=64,BLOCK_K=64", 1);
-  auto pins = rt::PinnedConfigs::fromEnvironment();
-  ::unsetenv("TILEC_PIN_FILE");
-  ::unsetenv("TILEC_PIN_CONFIG");
+  rt::Environment environment;
+  environment.pinFile = path;
+  environment.pinConfig = "matmul=BLOCK_M=256,BLOCK_N=64,BLOCK_K=64";
+  auto pins = rt::PinnedConfigs::fromEnvironment(environment);
   std::remove(path.c_str());
   ASSERT_TRUE(pins.ok()) << pins.message();
   EXPECT_EQ(pins->find("matmul", "any"), "BLOCK_M=256,BLOCK_N=64,BLOCK_K=64");
   EXPECT_EQ(pins->find("softmax", "any"), "num_warps=16");
 
-  ::setenv("TILEC_PIN_CONFIG", "matmul", 1);
-  auto broken = rt::PinnedConfigs::fromEnvironment();
-  ::unsetenv("TILEC_PIN_CONFIG");
+  rt::Environment brokenEnvironment;
+  brokenEnvironment.pinConfig = "matmul";
+  auto broken = rt::PinnedConfigs::fromEnvironment(brokenEnvironment);
   ASSERT_FALSE(broken.ok());
   EXPECT_NE(broken.message().find("TILEC_PIN_CONFIG"), std::string::npos);
 
-  auto none = rt::PinnedConfigs::fromEnvironment();
+  auto none = rt::PinnedConfigs::fromEnvironment(rt::Environment());
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
 }

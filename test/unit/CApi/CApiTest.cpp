@@ -125,11 +125,36 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
             std::string::npos);
   auto createWith = function<decltype(tilec_runtime_create_with_options)>(
       "tilec_runtime_create_with_options");
+  auto initOptions = function<decltype(tilec_runtime_options_init)>(
+      "tilec_runtime_options_init");
   tilec_embedded_bundle table = {};
-  tilec_runtime_options options = {"b.bundle", &table, 0};
+  tilec_runtime_options options;
+  initOptions(&options);
+  EXPECT_EQ(options.size, sizeof(options));
+  EXPECT_EQ(options.device, 0);
+  EXPECT_EQ(options.bundle_path, nullptr);
+  options.bundle_path = "b.bundle";
+  options.embedded_bundle = &table;
   tilec_runtime *runtime = nullptr;
   EXPECT_EQ(createWith(&options, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("not both"), std::string::npos);
+  EXPECT_EQ(runtime, nullptr);
+  // A struct never initialized (size 0) and a negative device are refused
+  // before the driver.
+  tilec_runtime_options uninitialized = {};
+  EXPECT_EQ(createWith(&uninitialized, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("call tilec_runtime_options_init"),
+            std::string::npos)
+      << lastError();
+  tilec_runtime_options negative;
+  initOptions(&negative);
+  negative.device = -1;
+  EXPECT_EQ(createWith(&negative, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError())
+                .find("device -1 is not a device "
+                      "ordinal"),
+            std::string::npos)
+      << lastError();
   EXPECT_EQ(runtime, nullptr);
   // A bundle is checked before the driver: the same error with or without
   // a GPU.
@@ -138,7 +163,9 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::write(fd, "not a bundle", 12), 12);
   ::close(fd);
-  tilec_runtime_options fromFile = {path, nullptr, 0};
+  tilec_runtime_options fromFile;
+  initOptions(&fromFile);
+  fromFile.bundle_path = path;
   EXPECT_EQ(createWith(&fromFile, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("not a tilec bundle"),
             std::string::npos)

@@ -102,19 +102,15 @@ TEST(RemoteCacheAddress, ErrorsNameThePartThatIsWrong) {
 }
 
 TEST(RemoteCacheAddress, EnvironmentNamesTheVariable) {
-  ::unsetenv("TILEC_REDIS");
-  ::unsetenv("TILEC_REDIS_NAMESPACE");
-  ::unsetenv("TILEC_REDIS_TIMEOUT_MS");
-  auto unset = RemoteCacheOptions::fromEnvironment();
+  tilec::rt::Environment environment;
+  auto unset = RemoteCacheOptions::fromEnvironment(environment);
   ASSERT_TRUE(unset);
   EXPECT_FALSE(*unset);
-  ::setenv("TILEC_REDIS", "", 1);
-  EXPECT_FALSE(*RemoteCacheOptions::fromEnvironment());
 
-  ::setenv("TILEC_REDIS", "redis://cachebox:6390/2", 1);
-  ::setenv("TILEC_REDIS_NAMESPACE", "team-a", 1);
-  ::setenv("TILEC_REDIS_TIMEOUT_MS", "250", 1);
-  auto set = RemoteCacheOptions::fromEnvironment();
+  environment.redis = "redis://cachebox:6390/2";
+  environment.redisNamespace = "team-a";
+  environment.redisTimeoutMs = "250";
+  auto set = RemoteCacheOptions::fromEnvironment(environment);
   ASSERT_TRUE(set) << set.message();
   ASSERT_TRUE(*set);
   EXPECT_EQ((*set)->host, "cachebox");
@@ -126,40 +122,38 @@ TEST(RemoteCacheAddress, EnvironmentNamesTheVariable) {
 
   // A namespace that would widen or break "<namespace>:*" is refused.
   for (const char *bad : {"team*", "a:b", "x\ny", "with space", "q?"}) {
-    ::setenv("TILEC_REDIS_NAMESPACE", bad, 1);
-    auto refused = RemoteCacheOptions::fromEnvironment();
+    environment.redisNamespace = bad;
+    auto refused = RemoteCacheOptions::fromEnvironment(environment);
     ASSERT_FALSE(refused) << bad;
     EXPECT_NE(refused.message().find("TILEC_REDIS_NAMESPACE: '"),
               std::string::npos)
         << refused.message();
   }
-  ::setenv("TILEC_REDIS_NAMESPACE", "team-a.v2_x", 1);
-  EXPECT_TRUE(RemoteCacheOptions::fromEnvironment());
-  ::setenv("TILEC_REDIS_NAMESPACE", "team-a", 1);
+  environment.redisNamespace = "team-a.v2_x";
+  EXPECT_TRUE(RemoteCacheOptions::fromEnvironment(environment));
+  environment.redisNamespace = "team-a";
 
-  ::setenv("TILEC_REDIS_TIMEOUT_MS", "0", 1);
-  auto zero = RemoteCacheOptions::fromEnvironment();
+  environment.redisTimeoutMs = "0";
+  auto zero = RemoteCacheOptions::fromEnvironment(environment);
   ASSERT_FALSE(zero);
   EXPECT_NE(zero.message().find("TILEC_REDIS_TIMEOUT_MS: '0'"),
             std::string::npos)
       << zero.message();
-  ::unsetenv("TILEC_REDIS_TIMEOUT_MS");
-  ::setenv("TILEC_REDIS_LEASE_MS", "2500", 1);
-  EXPECT_EQ((**RemoteCacheOptions::fromEnvironment()).leaseMs, 2500);
-  ::setenv("TILEC_REDIS_LEASE_MS", "600001", 1);
-  auto longLease = RemoteCacheOptions::fromEnvironment();
+  environment.redisTimeoutMs.clear();
+  environment.redisLeaseMs = "2500";
+  EXPECT_EQ((**RemoteCacheOptions::fromEnvironment(environment)).leaseMs, 2500);
+  environment.redisLeaseMs = "600001";
+  auto longLease = RemoteCacheOptions::fromEnvironment(environment);
   ASSERT_FALSE(longLease);
   EXPECT_NE(longLease.message().find("TILEC_REDIS_LEASE_MS: '600001'"),
             std::string::npos)
       << longLease.message();
-  ::unsetenv("TILEC_REDIS_LEASE_MS");
-  ::setenv("TILEC_REDIS", "host:port", 1);
-  auto bad = RemoteCacheOptions::fromEnvironment();
+  environment.redisLeaseMs.clear();
+  environment.redis = "host:port";
+  auto bad = RemoteCacheOptions::fromEnvironment(environment);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.message().rfind("TILEC_REDIS: 'host:port'", 0), 0u)
       << bad.message();
-  ::unsetenv("TILEC_REDIS");
-  ::unsetenv("TILEC_REDIS_NAMESPACE");
 }
 
 // A server that answers a byte every 100 ms (each read within the socket's

@@ -65,6 +65,9 @@ class Tool {
 public:
   Tool(const std::vector<std::string> &arguments,
        const std::vector<std::string> &settings, const std::string &log)
+      : Tool(TILEC_TOOL, arguments, settings, log) {}
+  Tool(const std::string &program, const std::vector<std::string> &arguments,
+       const std::vector<std::string> &settings, const std::string &log)
       : log_(log) {
     std::vector<std::string> environment;
     for (char **entry = environ; *entry; ++entry) {
@@ -75,7 +78,7 @@ public:
         environment.push_back(setting);
     }
     environment.insert(environment.end(), settings.begin(), settings.end());
-    std::vector<std::string> argv = {TILEC_TOOL};
+    std::vector<std::string> argv = {program};
     argv.insert(argv.end(), arguments.begin(), arguments.end());
     pid_ = ::fork();
     if (pid_ != 0)
@@ -104,7 +107,7 @@ public:
   }
 
   pid_t pid() const { return pid_; }
-  // Waits until the process stops (TILEC_CACHE_TEST_STOP_WITH_LEASE); false
+  // Waits until the process stops (--stop-with-lease); false
   // when it exited instead.
   bool waitUntilStopped() {
     int status = 0;
@@ -161,17 +164,25 @@ protected:
             "TILEC_AUTOTUNE_CACHE=" + root + "/autotune_cache.json"};
   }
   // tilec compile of vector_add into <root>/<name>, its files in
-  // <root>/<name>.dump, with `extra` settings.
+  // <root>/<name>.dump, with `extra` settings, by the hooked tilec (every
+  // process of a test, since the stage keys name the compiler's binary);
+  // with `stopWithLease` it stops itself once it holds that stage's lease.
   std::unique_ptr<Tool> compile(const std::string &name,
-                                const std::vector<std::string> &extra = {}) {
+                                const std::vector<std::string> &extra = {},
+                                const std::string &stopWithLease = "") {
     std::vector<std::string> environment = settings();
     environment.insert(environment.end(), extra.begin(), extra.end());
-    return std::make_unique<Tool>(
-        std::vector<std::string>{"compile", "--cache-dir", root + "/" + name,
-                                 "--dump-dir", root + "/" + name + ".dump",
-                                 "--timings",
-                                 TILEC_KERNELS_DIR "/vector_add.ttir"},
-        environment, root + "/" + name);
+    std::vector<std::string> arguments = {"compile",
+                                          "--cache-dir",
+                                          root + "/" + name,
+                                          "--dump-dir",
+                                          root + "/" + name + ".dump",
+                                          "--timings",
+                                          TILEC_KERNELS_DIR "/vector_add.ttir"};
+    if (!stopWithLease.empty())
+      arguments.insert(arguments.begin(), "--stop-with-lease=" + stopWithLease);
+    return std::make_unique<Tool>(TILEC_HOOKED_TOOL, arguments, environment,
+                                  root + "/" + name);
   }
   std::string cubinOf(const std::string &name) {
     return readFile(root + "/" + name + ".dump/vector_add.cubin");
@@ -249,7 +260,7 @@ TEST_F(SharedCacheToolTest, EveryKeyIsCompiledOnce) {
 // first is stopped while it holds the ttir lease until the three others
 // wait for it, so that they all do.
 TEST_F(SharedCacheToolTest, ConcurrentFirstBuildsCompileEachKeyOnce) {
-  auto first = compile("p0", {"TILEC_CACHE_TEST_STOP_WITH_LEASE=ttir"});
+  auto first = compile("p0", {}, "ttir");
   ASSERT_TRUE(first->waitUntilStopped()) << first->err();
   std::vector<std::unique_ptr<Tool>> tools;
   tools.push_back(std::move(first));
@@ -301,8 +312,7 @@ TEST_F(SharedCacheToolTest, ConcurrentFirstBuildsCompileEachKeyOnce) {
 // builds the cubin and the other two get it.
 TEST_F(SharedCacheToolTest, KilledHolderDelaysOthersByTheLeaseOnly) {
   std::string lease = "TILEC_REDIS_LEASE_MS=3000";
-  auto dead =
-      compile("dead", {"TILEC_CACHE_TEST_STOP_WITH_LEASE=cubin", lease});
+  auto dead = compile("dead", {lease}, "cubin");
   ASSERT_TRUE(dead->waitUntilStopped()) << dead->err();
   ::kill(dead->pid(), SIGKILL);
   EXPECT_EQ(dead->wait(), -1);
@@ -331,7 +341,7 @@ TEST_F(SharedCacheToolTest, KilledHolderDelaysOthersByTheLeaseOnly) {
 // The server dies while three processes wait for the stopped holder of the
 // ttir lease: each of the four warns once and compiles locally.
 TEST_F(SharedCacheToolTest, ServerKilledWhileWaitingCompilesLocally) {
-  auto first = compile("p0", {"TILEC_CACHE_TEST_STOP_WITH_LEASE=ttir"});
+  auto first = compile("p0", {}, "ttir");
   ASSERT_TRUE(first->waitUntilStopped()) << first->err();
   std::vector<std::unique_ptr<Tool>> tools;
   tools.push_back(std::move(first));

@@ -239,8 +239,13 @@ TEST_F(StageCacheTest, WriterKilledBeforeRenameLeavesNothingVisible) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    ::setenv("TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE", "cubin", 1);
     StageCache cache(dir, nullptr, [](const std::string &) {});
+    StageCache::TestHooks hooks;
+    hooks.beforeRename = [](std::string_view stage) {
+      if (stage == "cubin")
+        ::_exit(86);
+    };
+    StageCache::setTestHooks(std::move(hooks));
     cache.store("ttir", keyOf("before"), "ttir"); // not the crash stage
     cache.store("cubin", key, std::string(100000, 'c'));
     ::_exit(0); // not reached
@@ -610,27 +615,6 @@ TEST(CacheSizes, ParseAndFormat) {
   EXPECT_EQ(tilec::rt::formatByteSize(12), "12B");
   EXPECT_EQ(tilec::rt::formatByteSize(1536), "1.5K");
   EXPECT_EQ(tilec::rt::formatByteSize(300u << 20), "300M");
-}
-
-TEST(CacheDirectory, DefaultFollowsTheEnvironment) {
-  const char *oldDir = std::getenv("TILEC_CACHE_DIR");
-  std::string saved = oldDir ? oldDir : "";
-  const char *oldHome = std::getenv("HOME");
-  std::string savedHome = oldHome ? oldHome : "";
-  ::setenv("TILEC_CACHE_DIR", "/some/where", 1);
-  EXPECT_EQ(StageCache::defaultDirectory(), "/some/where");
-  // Unset and empty are the default alike.
-  ::setenv("TILEC_CACHE_DIR", "", 1);
-  ::setenv("HOME", "/home/someone", 1);
-  EXPECT_EQ(StageCache::defaultDirectory(), "/home/someone/.tilec/cache");
-  ::unsetenv("TILEC_CACHE_DIR");
-  EXPECT_EQ(StageCache::defaultDirectory(), "/home/someone/.tilec/cache");
-  if (oldDir)
-    ::setenv("TILEC_CACHE_DIR", saved.c_str(), 1);
-  if (oldHome)
-    ::setenv("HOME", savedHome.c_str(), 1);
-  else
-    ::unsetenv("HOME");
 }
 
 } // namespace

@@ -117,10 +117,6 @@ public:
   AutotuneCache(const AutotuneCache &) = delete;
   AutotuneCache &operator=(const AutotuneCache &) = delete;
 
-  // $TILEC_AUTOTUNE_CACHE, or ~/.tilec/autotune_cache.json when unset or
-  // empty.
-  static std::string defaultPath();
-
   const std::string &path() const { return path_; }
 
   // Reads the file. A missing file is an empty cache. A file that is not

@@ -31,16 +31,17 @@
 #ifndef TILEC_RUNTIME_AUTOTUNER_H
 #define TILEC_RUNTIME_AUTOTUNER_H
 
+#include "tilec/contract/CompileMetadata.h"
+#include "tilec/contract/Status.h"
 #include "tilec/runtime/ArgPack.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/Environment.h"
 #include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelCompiler.h"
-#include "tilec/contract/CompileMetadata.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
-#include "tilec/contract/Status.h"
 
 #include <cstdint>
 #include <functional>
@@ -85,10 +86,10 @@ int selectWinner(const std::vector<ConfigTiming> &timings, double tolerance);
 // pin wins over "*".
 class PinnedConfigs {
 public:
-  // Reads TILEC_PIN_CONFIG and TILEC_PIN_FILE. A malformed value or file is
-  // an error naming it: a pin that silently did not apply would defeat its
-  // purpose.
-  static Result<PinnedConfigs> fromEnvironment();
+  // TILEC_PIN_CONFIG and TILEC_PIN_FILE of `environment`. A malformed value
+  // or file is an error naming it: a pin that silently did not apply would
+  // defeat its purpose.
+  static Result<PinnedConfigs> fromEnvironment(const Environment &environment);
   static Result<PinnedConfigs> parseSpec(std::string_view spec);
   static Result<PinnedConfigs> parseFile(const std::string &path);
 
@@ -263,16 +264,10 @@ std::string specializedAutotuneKey(const std::string &key,
 class Autotuner {
 public:
   // `provider`, `cache` must outlive the autotuner. The autotune cache is
-  // used as loaded: call cache.load() first (Autotuner::create does).
+  // used as loaded: call cache.load() first (Session::create does, unless a
+  // strict bundle answers every call).
   Autotuner(KernelProvider &provider, AutotuneCache &cache, PinnedConfigs pins,
             AutotuneOptions options = {});
-
-  // Loads the pins from the environment, the bundle named by $TILEC_BUNDLE
-  // into the provider (unless it has one) and, unless a strict bundle
-  // answers every call, the autotune cache; the usual way to start.
-  static Result<std::unique_ptr<Autotuner>>
-  create(KernelProvider &provider, AutotuneCache &cache,
-         AutotuneOptions options = {});
 
   // The loaded kernel and grid for a call of `kernel` (see the file
   // comment). `inputs` is only needed to tune; without it a key that is not

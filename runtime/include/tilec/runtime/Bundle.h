@@ -193,11 +193,6 @@ private:
       descriptions_;
 };
 
-// The bundle named by $TILEC_BUNDLE (opened and checked), or null when it
-// is unset or empty; $TILEC_BUNDLE_FALLBACK=1 asks for BundlePolicy::FallBack.
-Result<std::shared_ptr<const KernelBundle>> bundleFromEnvironment();
-BundlePolicy bundlePolicyFromEnvironment();
-
 } // namespace tilec::rt
 
 #endif // TILEC_RUNTIME_BUNDLE_H

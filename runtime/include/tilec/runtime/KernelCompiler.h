@@ -23,7 +23,9 @@
 #include "tilec/contract/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -55,6 +57,13 @@ public:
   // The kernel's candidate configs, autotune key and grid.
   virtual Result<KernelDescription> describe(const std::string &kernel) = 0;
 };
+
+class StageCache;
+
+// Makes a compiler over a stage cache (null: none), as a Session does with
+// its own (SessionOptions::compiler); jit::compilerFactory() makes the JIT.
+using CompilerFactory = std::function<std::unique_ptr<KernelCompiler>(
+    std::shared_ptr<StageCache> stageCache)>;
 
 } // namespace tilec::rt
 

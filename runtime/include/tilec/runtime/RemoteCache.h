@@ -36,6 +36,7 @@
 #define TILEC_RUNTIME_REMOTECACHE_H
 
 #include "tilec/contract/Status.h"
+#include "tilec/runtime/Environment.h"
 
 #include <sys/types.h>
 
@@ -87,9 +88,10 @@ struct RemoteCacheOptions {
   static Result<RemoteCacheOptions> parseAddress(std::string_view address);
   // TILEC_REDIS (an address as above), TILEC_REDIS_NAMESPACE (default
   // "tilec"), TILEC_REDIS_TIMEOUT_MS (1 to 60000, default 150) and
-  // TILEC_REDIS_LEASE_MS (1 to 600000, default 30000); nothing when
-  // TILEC_REDIS is unset or empty. Errors name the variable.
-  static Result<std::optional<RemoteCacheOptions>> fromEnvironment();
+  // TILEC_REDIS_LEASE_MS (1 to 600000, default 30000) of `environment`;
+  // nothing when TILEC_REDIS is unset or empty. Errors name the variable.
+  static Result<std::optional<RemoteCacheOptions>>
+  fromEnvironment(const Environment &environment);
 
   // "redis://host:port/db" (with "user@" when there is one, never the
   // password), for messages.
@@ -136,10 +138,13 @@ public:
   RemoteCache(const RemoteCache &) = delete;
   RemoteCache &operator=(const RemoteCache &) = delete;
 
-  // The process's tier, made from RemoteCacheOptions::fromEnvironment() on
-  // the first call and shared by every cache opened after it (one
-  // connection, one warning); null when TILEC_REDIS is unset. A malformed
-  // setting prints one warning and gives null: the caches stay local.
+  // The process's tier for `environment`'s TILEC_REDIS* settings, made on
+  // the first call for those settings and shared by every cache and
+  // session opened with them (one connection, one warning); null when
+  // TILEC_REDIS is unset. A malformed setting prints one warning and gives
+  // null: the caches stay local.
+  static std::shared_ptr<RemoteCache> shared(const Environment &environment);
+  // shared(readEnvironment()).
   static std::shared_ptr<RemoteCache> fromEnvironment();
 
   const RemoteCacheOptions &options() const { return options_; }

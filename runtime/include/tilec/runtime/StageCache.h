@@ -76,6 +76,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -208,9 +209,17 @@ public:
   StageCache(const StageCache &) = delete;
   StageCache &operator=(const StageCache &) = delete;
 
-  // $TILEC_CACHE_DIR, or ~/.tilec/cache when it is unset or empty ($HOME,
-  // else the password database's home directory).
-  static std::string defaultDirectory();
+  // Where a test stops a process to check what others see: every stage
+  // cache of the process calls them (test/unit/Cache; its hooked tilec
+  // sets them before running a command). A shipped program sets none. Set
+  // them before the first cache is used.
+  struct TestHooks {
+    // After writing an entry's temporary file, before the rename.
+    std::function<void(std::string_view stage)> beforeRename;
+    // Right after taking the shared tier's lease of a stage's entry.
+    std::function<void(std::string_view stage)> afterLease;
+  };
+  static void setTestHooks(TestHooks hooks);
 
   const std::string &directory() const { return directory_; }
   RemoteCache *remote() const { return remote_.get(); }
@@ -307,12 +316,6 @@ private:
   std::string directory_;
   WarningHandler warning_;
   std::shared_ptr<RemoteCache> remote_;
-  // Test hook: TILEC_CACHE_TEST_CRASH_AFTER_TMP_WRITE ("1" or a stage name)
-  // makes store() _exit after writing the temporary file, before the rename.
-  std::string crashAfterTempWrite_;
-  // Test hook: TILEC_CACHE_TEST_STOP_WITH_LEASE (a stage name) makes the
-  // process stop itself (SIGSTOP) right after it took that stage's lease.
-  std::string stopWithLease_;
 
   mutable std::mutex mutex_;
   bool warned_ = false;

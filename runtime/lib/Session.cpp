@@ -1,0 +1,79 @@
+//===- Session.cpp - One device's runtime, made from one options struct ---===//
+
+#include "tilec/runtime/Session.h"
+
+#include "tilec/runtime/AutotuneCache.h"
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/KernelCompiler.h"
+#include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/RemoteCache.h"
+#include "tilec/runtime/StageCache.h"
+#include "tilec/sparse/SparseConv.h"
+
+namespace tilec::rt {
+
+Result<SessionOptions>
+SessionOptions::fromEnvironment(const Environment &environment) {
+  SessionOptions options;
+  options.stageCacheDirectory = environment.stageCacheDirectory();
+  options.autotuneCachePath = environment.autotuneCachePath();
+  options.remote = RemoteCache::shared(environment);
+  if (!environment.bundle.empty()) {
+    auto bundle = KernelBundle::open(environment.bundle);
+    if (!bundle)
+      return bundle.status().withContext("TILEC_BUNDLE");
+    options.bundle = std::move(*bundle);
+    options.bundlePolicy = environment.bundleFallBack ? BundlePolicy::FallBack
+                                                      : BundlePolicy::Strict;
+  }
+  auto pins = PinnedConfigs::fromEnvironment(environment);
+  if (!pins)
+    return pins.status();
+  options.pins = std::move(*pins);
+  return options;
+}
+
+Session::Session() = default;
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
+  std::unique_ptr<Session> session(new Session());
+  session->device_ = options.device;
+  auto context = options.driver
+                     ? Context::create(*options.driver, options.device)
+                     : Context::create(options.device);
+  if (!context)
+    return context.status();
+  session->context_ = std::make_unique<Context>(std::move(*context));
+
+  // A strict bundle answers every call: nothing would read a cache or
+  // compile, and a deployed program must not touch the disk for them.
+  bool bundleOnly =
+      options.bundle && options.bundlePolicy == BundlePolicy::Strict;
+  if (!bundleOnly && !options.stageCacheDirectory.empty())
+    session->stageCache_ = std::make_shared<StageCache>(
+        options.stageCacheDirectory, options.remote);
+  if (!bundleOnly && options.compiler)
+    session->compiler_ = options.compiler(session->stageCache_);
+  session->provider_ = std::make_unique<KernelProvider>(
+      *session->context_, session->compiler_.get(), session->stageCache_);
+  if (options.bundle)
+    if (Status status =
+            session->provider_->setBundle(options.bundle, options.bundlePolicy);
+        !status.ok())
+      return status;
+
+  session->autotuneCache_ = std::make_unique<AutotuneCache>(
+      options.autotuneCachePath, options.remote);
+  if (!bundleOnly)
+    if (Status status = session->autotuneCache_->load(); !status.ok())
+      return status;
+  session->autotuner_ = std::make_unique<Autotuner>(
+      *session->provider_, *session->autotuneCache_, std::move(options.pins),
+      std::move(options.tuning));
+  session->sparse_ = std::make_unique<sparse::SparseEngine>(
+      *session->provider_, *session->autotuner_, *session->autotuneCache_);
+  return session;
+}
+
+} // namespace tilec::rt

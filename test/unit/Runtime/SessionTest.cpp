@@ -1,0 +1,71 @@
+//===- SessionTest.cpp - One device's runtime from one options struct -----===//
+//
+// What needs no GPU: the options a session gets from an environment, the
+// errors that name a variable, and a device the driver lacks (an error
+// with or without a driver). test/gpu/SessionGpuTest.cpp runs sessions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/runtime/Session.h"
+#include "tilec/runtime/Device.h"
+#include "tilec/runtime/Driver.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace {
+
+namespace rt = tilec::rt;
+
+TEST(SessionOptionsTest, TheEnvironmentSetsTheCachesAndPins) {
+  rt::Environment environment;
+  environment.cacheDirectory = "/caches/stages";
+  environment.autotuneCache = "/caches/tuned.json";
+  environment.pinConfig = "matmul=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32";
+  auto options = rt::SessionOptions::fromEnvironment(environment);
+  ASSERT_TRUE(options.ok()) << options.message();
+  EXPECT_EQ(options->device, 0);
+  EXPECT_EQ(options->stageCacheDirectory, "/caches/stages");
+  EXPECT_EQ(options->autotuneCachePath, "/caches/tuned.json");
+  EXPECT_EQ(options->pins.find("matmul", "any"),
+            "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32");
+  EXPECT_EQ(options->remote, nullptr);
+  EXPECT_EQ(options->bundle, nullptr);
+  EXPECT_FALSE(options->compiler);
+}
+
+TEST(SessionOptionsTest, ABadVariableIsAnErrorNamingIt) {
+  rt::Environment pins;
+  pins.pinConfig = "matmul";
+  auto badPins = rt::SessionOptions::fromEnvironment(pins);
+  ASSERT_FALSE(badPins.ok());
+  EXPECT_NE(badPins.message().find("TILEC_PIN_CONFIG"), std::string::npos)
+      << badPins.message();
+
+  rt::Environment bundle;
+  bundle.bundle = "/nonexistent/net.bundle";
+  auto badBundle = rt::SessionOptions::fromEnvironment(bundle);
+  ASSERT_FALSE(badBundle.ok());
+  EXPECT_NE(badBundle.message().find("TILEC_BUNDLE"), std::string::npos)
+      << badBundle.message();
+  EXPECT_NE(badBundle.message().find("/nonexistent/net.bundle"),
+            std::string::npos)
+      << badBundle.message();
+}
+
+// Without a driver the driver's error; with one, the ordinal it lacks.
+TEST(SessionTest, ADeviceTheDriverLacksIsAnError) {
+  rt::SessionOptions options;
+  options.device = 4096;
+  auto session = rt::Session::create(std::move(options));
+  ASSERT_FALSE(session.ok());
+  EXPECT_FALSE(session.message().empty());
+  auto driver = rt::Driver::get();
+  if (driver.ok() && rt::Device::count(**driver).ok())
+    EXPECT_NE(session.message().find("CUDA device 4096 does not exist"),
+              std::string::npos)
+        << session.message();
+}
+
+} // namespace

@@ -17,7 +17,7 @@ LIBRARY_NAME = "libtilec_c.so"
 
 # The package's version; the library's must be the same (tilec_version):
 # the C API has no stable ABI yet.
-PACKAGE_VERSION = "0.1.0"
+PACKAGE_VERSION = "0.2.0"
 
 
 class Error(RuntimeError):

@@ -74,16 +74,19 @@ install(EXPORT tilecCompilerTargets
   NAMESPACE tilec::
   DESTINATION ${TILEC_INSTALL_CMAKEDIR})
 
-# The headers of each library live next to it (runtime/include/tilec/runtime,
-# ...); installed, they share one include/tilec.
+# The headers of each library live next to it (runtime/launch/include/tilec/
+# runtime, ...); installed, they share one include/tilec.
 install(DIRECTORY
     contract/include/
-    runtime/include/
+    runtime/launch/include/
+    runtime/remote-cache/include/
+    runtime/tuning/include/
+    runtime/session/include/
     sparse/include/
     capi/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
-install(DIRECTORY include/ ${PROJECT_BINARY_DIR}/include/
+install(DIRECTORY compiler/include/ ${PROJECT_BINARY_DIR}/compiler/include/
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h" PATTERN "*.h.inc"
   PATTERN CMakeFiles EXCLUDE)

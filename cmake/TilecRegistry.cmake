@@ -2,7 +2,7 @@
 #
 # Writes <output> with one `ENTRY(name)` line per `MACRO(name)` that opens a
 # line of a source: how the kernel registry (kernels/, TILEC_KERNEL) and the
-# reference registry (test/reference/, TILEC_REFERENCE) find their entries,
+# reference registry (check/reference/, TILEC_REFERENCE) find their entries,
 # so that adding a kernel or a reference is adding its file. The output is
 # rewritten only when the list changes.
 function(tilec_generate_registry output macro entry)

@@ -52,7 +52,7 @@ void compileMatmul(const tilec::rt::Context &context, CompiledMatmul &out) {
                        description.specializationOf(out.request.call));
   ASSERT_TRUE(artifact.ok()) << artifact.message();
   out.cubin = artifact->cubin;
-  out.json = artifact->metadataJson;
+  out.json = artifact->metadata.toJson();
   auto metadata = tilec::CompileMetadata::parse(out.json);
   ASSERT_TRUE(metadata.ok()) << metadata.message();
   out.metadata = *metadata;

@@ -118,11 +118,8 @@ TEST_P(KernelGpuTest, MatchesFloat64Reference) {
     // Compiling lowers the module in place: each target compiles a copy.
     mlir::OwningOpRef<mlir::ModuleOp> specialized((*module)->clone());
     tilec::CompileOptions options;
-    options.numWarps = config->numWarps;
-    options.numStages = config->numStages;
+    options.setConfig(*config);
     options.target = target;
-    options.config = config->params;
-    options.configTypes = config->types;
     auto compiled = tilec::compileKernel(*specialized, options);
     ASSERT_TRUE(static_cast<bool>(compiled))
         << llvm::toString(compiled.takeError()) << diagnostics;

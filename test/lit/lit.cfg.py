@@ -17,7 +17,7 @@ config.test_exec_root = os.path.join(config.tilec_obj_root, "test", "lit")
 config.environment["TILEC_CACHE_DIR"] = os.path.join(config.test_exec_root, "tilec-cache")
 
 config.substitutions.append(("%kernels", os.path.join(config.tilec_src_root, "kernels")))
-config.substitutions.append(("%runtime_include", os.path.join(config.tilec_src_root, "runtime", "include")))
+config.substitutions.append(("%runtime_include", os.path.join(config.tilec_src_root, "runtime", "tuning", "include")))
 config.substitutions.append(("%contract_include", os.path.join(config.tilec_src_root, "contract", "include")))
 
 llvm_config.use_default_substitutions()

@@ -178,10 +178,7 @@ static int compileAllConfigs(mlir::MLIRContext &context,
     if (mlir::failed(specialized))
       return fail("cannot specialize " + definition.getName() + " to " +
                   config.str());
-    options.numWarps = config.numWarps;
-    options.numStages = config.numStages;
-    options.config = config.params;
-    options.configTypes = config.types;
+    options.setConfig(config);
     auto compiled = compileKernel(**specialized, options);
     if (!compiled)
       return fail(config.str() + ": " + llvm::toString(compiled.takeError()));
@@ -284,10 +281,7 @@ int runCompile() {
     if (mlir::failed(specialized))
       return fail("cannot specialize " + kernelName + " to " + config->str());
     module = std::move(*specialized);
-    options.numWarps = config->numWarps;
-    options.numStages = config->numStages;
-    options.config = config->params;
-    options.configTypes = config->types;
+    options.setConfig(*config);
   } else {
     if (allConfigs)
       return fail("--all-configs needs --kernel");

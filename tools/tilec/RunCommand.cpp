@@ -101,12 +101,9 @@ int runRun() {
   if (mlir::failed(module))
     return fail("cannot specialize " + kernelName + " to " + config->str());
   CompileOptions options;
-  options.numWarps = config->numWarps;
-  options.numStages = config->numStages;
+  options.setConfig(*config);
   options.target = targetName.empty() ? gpu->properties().compileTarget()
                                       : std::string(targetName);
-  options.config = config->params;
-  options.configTypes = config->types;
   auto compiled = compileKernel(**module, options);
   if (!compiled)
     return fail(llvm::toString(compiled.takeError()));

@@ -43,8 +43,8 @@ int main() {
   auto artifact = jit.compile("vector_add", *config, "sm_90", {});
   CHECK(artifact, "%s", artifact.message().c_str());
   CHECK(artifact->cubin.rfind("\177ELF", 0) == 0, "the cubin is no ELF file");
-  CHECK(artifact->metadataJson.find("\"vector_add\"") != std::string::npos,
-        "%s", artifact->metadataJson.c_str());
+  CHECK(artifact->metadata.name == "vector_add", "%s",
+        artifact->metadata.toJson().c_str());
   std::printf("vector_add %s for sm_90: %zu-byte cubin (ptxas %s)\n",
               config->str().c_str(), artifact->cubin.size(), ptxas->c_str());
   return 0;

@@ -67,7 +67,7 @@ TEST(ToyKernelTest, CompilesThroughEveryStage) {
     auto module = toy()->specialize(context, config);
     ASSERT_TRUE(mlir::succeeded(module)) << config.str();
     CompileOptions options;
-    options.numWarps = config.numWarps;
+    options.setConfig(config);
     options.skipCubin = true;
     auto compiled = compileKernel(**module, options);
     ASSERT_TRUE(static_cast<bool>(compiled))
@@ -93,7 +93,7 @@ TEST(ToyKernelTest, RunsOnTheGpuAgainstItsReference) {
                                     description.specializationOf(request.call));
     ASSERT_TRUE(mlir::succeeded(module));
     CompileOptions options;
-    options.numWarps = request.config.numWarps;
+    options.setConfig(request.config);
     auto compiled = compileKernel(**module, options);
     ASSERT_TRUE(static_cast<bool>(compiled))
         << llvm::toString(compiled.takeError());

@@ -1,0 +1,462 @@
+//===- Autotuner.cpp - Picking a kernel's config on the device ------------===//
+
+#include "tilec/runtime/Autotuner.h"
+
+#include "TuningRun.h"
+#include "tilec/runtime/Workload.h"
+
+#include <algorithm>
+#include <ctime>
+#include <string>
+
+namespace tilec::rt {
+
+using namespace tuning;
+
+BenchmarkInputs::~BenchmarkInputs() = default;
+
+const char *getConfigSourceName(ConfigSource source) {
+  switch (source) {
+  case ConfigSource::Pinned:
+    return "pinned";
+  case ConfigSource::Cached:
+    return "cached";
+  case ConfigSource::Tuned:
+    return "tuned";
+  case ConfigSource::Bundled:
+    return "bundle";
+  }
+  return "?";
+}
+
+//===----------------------------------------------------------------------===//
+// Pruning and the winner
+//===----------------------------------------------------------------------===//
+
+std::optional<std::string> pruneReason(const CompileMetadata &metadata,
+                                       const DeviceProperties &device) {
+  uint32_t threads = metadata.blockThreads();
+  if (device.maxThreadsPerBlock > 0 &&
+      threads > static_cast<uint32_t>(device.maxThreadsPerBlock))
+    return "needs " + std::to_string(threads) +
+           " threads per block, the device allows " +
+           std::to_string(device.maxThreadsPerBlock);
+  if (device.maxSharedBytesPerBlockOptin > 0 &&
+      metadata.sharedBytes >
+          static_cast<uint32_t>(device.maxSharedBytesPerBlockOptin))
+    return "needs " + std::to_string(metadata.sharedBytes) +
+           " B of shared memory per block, the device allows " +
+           std::to_string(device.maxSharedBytesPerBlockOptin) +
+           " B (opt-in maximum)";
+  if (metadata.registers && device.maxRegistersPerBlock > 0) {
+    // Registers are allocated per warp in units of 256, so a warp of a
+    // kernel using r registers per thread takes roundup(32 r, 256).
+    int64_t warps = (threads + 31) / 32;
+    int64_t perWarp = (int64_t(*metadata.registers) * 32 + 255) / 256 * 256;
+    if (perWarp * warps > device.maxRegistersPerBlock)
+      return "needs " + std::to_string(*metadata.registers) + " registers x " +
+             std::to_string(threads) +
+             " threads = " + std::to_string(perWarp * warps) +
+             " registers per block, the device has " +
+             std::to_string(device.maxRegistersPerBlock);
+  }
+  return std::nullopt;
+}
+
+int selectWinner(const std::vector<ConfigTiming> &timings, double tolerance) {
+  int best = -1;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const ConfigTiming &timing = timings[i];
+    if (timing.status != "ok" || !(timing.medianUs > 0))
+      continue;
+    if (best < 0 || timing.medianUs < timings[best].medianUs)
+      best = static_cast<int>(i);
+  }
+  if (best < 0)
+    return -1;
+  // Every median within the tolerance of the best is a tie: differences that
+  // small are noise between runs, and picking by config text makes the same
+  // measurements give the same winner every time.
+  double threshold = timings[best].medianUs * (1 + std::max(0.0, tolerance));
+  int winner = -1;
+  for (size_t i = 0; i < timings.size(); ++i) {
+    const ConfigTiming &timing = timings[i];
+    if (timing.status != "ok" || !(timing.medianUs > 0) ||
+        timing.medianUs > threshold)
+      continue;
+    if (winner < 0 || timing.config < timings[winner].config)
+      winner = static_cast<int>(i);
+  }
+  return winner;
+}
+
+//===----------------------------------------------------------------------===//
+// Autotuner
+//===----------------------------------------------------------------------===//
+
+Autotuner::Autotuner(KernelProvider &provider, AutotuneCache &cache,
+                     PinnedConfigs pins, AutotuneOptions options)
+    : provider_(provider), cache_(cache), pins_(std::move(pins)),
+      options_(std::move(options)) {}
+
+std::string utcTimestamp() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char buffer[32];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buffer;
+}
+
+std::string specializedAutotuneKey(const std::string &key,
+                                   const Specialization &specialization) {
+  return specialization.empty() ? key : key + "|" + specialization.str();
+}
+
+const std::string &Autotuner::deviceName() const {
+  return provider_.context().properties().name;
+}
+
+Result<KernelDescription> Autotuner::describe(const std::string &kernel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Result<const KernelDescription *> description = describeLocked(kernel);
+  if (!description)
+    return description.status();
+  return **description;
+}
+
+// Kept in descriptions_, so that a select copies no description; a
+// bundle's own object is shared with the bundle, not copied.
+Result<const KernelDescription *>
+Autotuner::describeLocked(const std::string &kernel) {
+  if (auto it = descriptions_.find(kernel); it != descriptions_.end())
+    return it->second.get();
+  auto keep = [&](std::shared_ptr<const KernelDescription> description) {
+    return (descriptions_[kernel] = std::move(description)).get();
+  };
+  if (KernelCompiler *compiler = provider_.compiler()) {
+    Result<KernelDescription> description = compiler->describe(kernel);
+    if (!description)
+      return description.status();
+    return keep(
+        std::make_shared<const KernelDescription>(std::move(*description)));
+  }
+  if (std::shared_ptr<const KernelBundle> bundle = provider_.sharedBundle()) {
+    Result<const KernelDescription *> bundled = bundle->description(kernel);
+    if (!bundled)
+      return bundled.status();
+    if (*bundled)
+      return keep(std::shared_ptr<const KernelDescription>(bundle, *bundled));
+    if (provider_.bundlePolicy() == BundlePolicy::Strict)
+      return Status::error("kernel '" + kernel + "' is not in " +
+                           bundle->origin());
+  }
+  if (const KernelDescription *stored =
+          cache_.findDescription(deviceName(), kernel))
+    return keep(std::make_shared<const KernelDescription>(*stored));
+  return Status::error("no compiler, and the autotune cache " + cache_.path() +
+                       " has no entry of kernel '" + kernel + "' for " +
+                       deviceName() + " to read its key and grid from");
+}
+
+// Where chosen_ keeps a kernel's choice for a (specialized) autotune key.
+static std::string choiceKey(const std::string &kernel,
+                             const std::string &key) {
+  return kernel + "\n" + key;
+}
+
+bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (options_.force)
+    return false;
+  Result<const KernelDescription *> description = describeLocked(kernel);
+  if (!description)
+    return false;
+  Result<std::string> key = (*description)->evaluateAutotuneKey(call);
+  if (!key)
+    return false;
+  return chosen_.count(choiceKey(
+             kernel, specializedAutotuneKey(
+                         *key, (*description)->specializationOf(call)))) != 0;
+}
+
+Result<TuneResult> Autotuner::select(const std::string &kernel,
+                                     const Call &call,
+                                     const InputsFactory &inputs) {
+  WorkloadRecorder::process().recordKernelCall(kernel, call);
+  std::lock_guard<std::mutex> lock(mutex_);
+  Clock::time_point start = Clock::now();
+  std::vector<std::pair<std::string, double>> steps;
+  Clock::time_point stepStart = start;
+  auto step = [&](const char *name) {
+    Clock::time_point now = Clock::now();
+    steps.emplace_back(
+        name,
+        std::chrono::duration<double, std::micro>(now - stepStart).count());
+    stepStart = now;
+  };
+  auto finish = [&](TuneResult result) -> Result<TuneResult> {
+    result.totalMs = msSince(start);
+    result.steps.insert(result.steps.begin(), steps.begin(), steps.end());
+    return result;
+  };
+
+  Result<const KernelDescription *> described = describeLocked(kernel);
+  if (!described)
+    return described.status();
+  const KernelDescription *description = *described;
+  step("describe");
+  Result<std::string> key = description->evaluateAutotuneKey(call);
+  if (!key)
+    return key.status();
+  // Pins name the declared key; results are kept per specialization too,
+  // since the winner's cubin was compiled for it.
+  const std::string declaredKey = *key;
+  const Specialization specialization = description->specializationOf(call);
+  *key = specializedAutotuneKey(declaredKey, specialization);
+  step("key");
+
+  std::string memoKey = choiceKey(kernel, *key);
+  if (!options_.force) {
+    if (auto it = chosen_.find(memoKey); it != chosen_.end()) {
+      TuneResult result = it->second;
+      // A pin or a bundle stays what it was; a tuned result is now cached.
+      if (result.source == ConfigSource::Tuned)
+        result.source = ConfigSource::Cached;
+      result.timings.clear();
+      result.steps.clear();
+      Result<Dim3> grid = description->evaluateGrid(result.config, call);
+      if (!grid)
+        return grid.status();
+      result.grid = *grid;
+      step("memo");
+      return finish(std::move(result));
+    }
+  }
+
+  auto chooseLoaded =
+      [&](ConfigSource source, Config config, const std::string &cubinKey,
+          const std::string &metadataJson) -> Result<TuneResult> {
+    KernelProvider::LoadStats stats;
+    Result<std::shared_ptr<const Kernel>> loaded = provider_.getCached(
+        kernel, config, specialization, cubinKey, metadataJson, &stats);
+    if (!loaded)
+      return loaded.status();
+    // The provider's own breakdown, then whatever else the step took.
+    double accounted = stats.cacheReadUs + stats.compileUs + stats.moduleLoadUs;
+    if (stats.cacheReadUs > 0)
+      steps.emplace_back(stats.fromBundle ? "find cubin (bundle)"
+                                          : "read cubin (stage cache)",
+                         stats.cacheReadUs);
+    if (stats.compiled)
+      steps.emplace_back("compile", stats.compileUs);
+    if (stats.moduleLoadUs > 0)
+      steps.emplace_back("load module", stats.moduleLoadUs);
+    step("provider");
+    steps.back().second -= accounted;
+    Result<Dim3> grid = description->evaluateGrid(config, call);
+    if (!grid)
+      return grid.status();
+    step("grid");
+    TuneResult result;
+    result.kernelName = kernel;
+    result.key = *key;
+    result.source = source;
+    result.config = std::move(config);
+    result.kernel = std::move(*loaded);
+    result.grid = *grid;
+    chosen_[memoKey] = result;
+    return finish(std::move(result));
+  };
+
+  if (std::optional<std::string> pinned = pins_.find(kernel, declaredKey)) {
+    Result<Config> parsed = Config::parse(*pinned);
+    if (!parsed)
+      return parsed.status().withContext("pinned config of " + kernel);
+    Result<Config> config = description->configForCall(*parsed, call);
+    if (!config)
+      return config.status().withContext("pinned config of " + kernel);
+    step("pin");
+    return chooseLoaded(ConfigSource::Pinned, std::move(*config), "", "");
+  }
+
+  if (const KernelBundle *bundle = provider_.bundle()) {
+    if (const BundleSelection *selection = bundle->findSelection(
+            deviceName(), provider_.target(), kernel, *key)) {
+      Result<Config> config =
+          Config::parse(bundle->cubin(selection->cubin).config);
+      if (!config)
+        return config.status().withContext(bundle->origin() + ", " + kernel +
+                                           " " + *key);
+      step("bundle");
+      Result<TuneResult> chosen =
+          chooseLoaded(ConfigSource::Bundled, std::move(*config), "", "");
+      if (chosen)
+        chosen_[memoKey].medianUs = chosen->medianUs = selection->medianUs;
+      return chosen;
+    }
+    if (provider_.bundlePolicy() == BundlePolicy::Strict)
+      return Status::error(
+          ErrorKind::Compile,
+          "no winner for " + kernel + " " + *key + " on " + deviceName() +
+              " in " + bundle->origin() +
+              " (warm up and pack a workload that includes this call, or set "
+              "TILEC_BUNDLE_FALLBACK=1 to use the caches and the compiler)");
+  }
+
+  if (!options_.force) {
+    if (const AutotuneEntry *entry = cache_.find(deviceName(), kernel, *key)) {
+      Result<Config> config = Config::parse(entry->config);
+      if (!config)
+        return config.status().withContext("autotune cache " + cache_.path() +
+                                           ", " + kernel + " " + *key);
+      step("lookup");
+      Result<TuneResult> chosen =
+          chooseLoaded(ConfigSource::Cached, std::move(*config),
+                       entry->cubinKey, entry->metadataJson);
+      if (chosen)
+        chosen_[memoKey].medianUs = chosen->medianUs = entry->winnerMedianUs();
+      return chosen;
+    }
+    step("lookup");
+  }
+
+  if (!provider_.compiler())
+    return Status::error("no tuned config for " + kernel + " " + *key + " on " +
+                         deviceName() + " in " + cache_.path() +
+                         ", and no compiler to tune with");
+  Result<TuneResult> tuned =
+      inputs ? tune(*description, call, *key, specialization, inputs)
+             : adoptOnlyCandidate(*description, call, *key, specialization);
+  if (!tuned)
+    return tuned.status();
+  step("tune");
+  chosen_[memoKey] = *tuned;
+  return finish(std::move(*tuned));
+}
+
+Result<TuneResult> Autotuner::tune(const KernelDescription &description,
+                                   const Call &call, const std::string &key,
+                                   const Specialization &specialization,
+                                   const InputsFactory &inputs) {
+  const std::string &kernel = description.getName();
+  Clock::time_point start = Clock::now();
+  Result<std::vector<Candidate>> candidates =
+      collectCandidates(description, configsToTry(description), call);
+  if (!candidates)
+    return candidates.status();
+  const size_t total = candidates->size();
+  TuneProgress progress(options_.progress, "tune " + kernel + " [" + key + "]",
+                        total);
+  const DeviceProperties &device = provider_.context().properties();
+  CompilePool pool(*candidates, compileJobs(options_.jobs, total),
+                   [&](Candidate &candidate) {
+                     compileCandidate(provider_, kernel, specialization,
+                                      candidate);
+                     pruneCandidate(candidate, device);
+                   });
+  progress.report(pool.compiled());
+
+  // The inputs are built while the candidates compile.
+  Clock::time_point inputsStart = Clock::now();
+  Result<std::shared_ptr<const BenchmarkInputs>> problem = inputs();
+  double inputsMs = msSince(inputsStart);
+  if (!problem)
+    return problem.status().withContext("building the inputs of " + kernel);
+  if (!benchmarker_) {
+    Result<Benchmarker> benchmarker = Benchmarker::create(provider_.context());
+    if (!benchmarker)
+      return benchmarker.status();
+    benchmarker_ = std::make_unique<Benchmarker>(std::move(*benchmarker));
+  }
+  Result<double> benchmarkMs =
+      benchmarkCandidates(pool, total, provider_, *benchmarker_, **problem,
+                          description, call, options_, progress);
+  if (!benchmarkMs)
+    return benchmarkMs.status();
+  pool.join();
+  progress.line.finish();
+
+  Result<TuneResult> result =
+      pickWinner(description, call, key, *candidates, options_.tieTolerance);
+  if (!result)
+    return result.status();
+  result->flops = (*problem)->flops();
+  result->medianUs = result->timings[result->winnerIndex].medianUs;
+  result->compileMs = pool.compileMs();
+  result->inputsMs = inputsMs;
+  result->benchmarkMs = *benchmarkMs;
+  const Candidate &winner = (*candidates)[result->winnerIndex];
+  provider_.insert(kernel, winner.config, specialization, result->kernel);
+  if (options_.persist) {
+    AutotuneEntry entry =
+        makeEntry(description, winner, result->timings, provider_.target(),
+                  options_.benchmark.budgetMs);
+    if (Status status = cache_.store(deviceName(), kernel, key, entry);
+        !status.ok())
+      result->persistWarning = status.message();
+  }
+  result->totalMs = msSince(start);
+  return result;
+}
+
+// A kernel with a single candidate has nothing to choose between: the
+// candidate is compiled, checked against the device and recorded as the
+// winner without a benchmark, so that a call without inputs (the sparse
+// convolution's map kernels) still leaves its cubin's key in the autotune
+// cache for `tilec pack`.
+Result<TuneResult>
+Autotuner::adoptOnlyCandidate(const KernelDescription &description,
+                              const Call &call, const std::string &key,
+                              const Specialization &specialization) {
+  const std::string &kernel = description.getName();
+  Clock::time_point start = Clock::now();
+  Result<std::vector<Candidate>> candidates =
+      collectCandidates(description, configsToTry(description), call);
+  if (!candidates)
+    return candidates.status();
+  if (candidates->size() != 1)
+    return Status::error("no tuned config for " + kernel + " " + key + " on " +
+                         deviceName() + ", and no inputs to tune its " +
+                         std::to_string(candidates->size()) +
+                         " candidates with");
+  Candidate &only = candidates->front();
+  compileCandidate(provider_, kernel, specialization, only);
+  pruneCandidate(only, provider_.context().properties());
+  if (only.timing.status != "ok")
+    return Status::error(only.timing.status == "pruned"
+                             ? ErrorKind::Resources
+                             : ErrorKind::Unspecified,
+                         kernel + " " + only.text + " " + only.timing.status +
+                             ": " + only.timing.reason);
+  Result<std::shared_ptr<const Kernel>> loaded = provider_.load(only.artifact);
+  if (!loaded)
+    return loaded.status().withContext(kernel + " " + only.text);
+  Result<Dim3> grid = description.evaluateGrid(only.config, call);
+  if (!grid)
+    return grid.status();
+  only.timing.status = "only";
+  only.timing.reason = "the only candidate: not benchmarked";
+  TuneResult result;
+  result.kernelName = kernel;
+  result.key = key;
+  result.source = ConfigSource::Tuned;
+  result.config = only.config;
+  result.kernel = *loaded;
+  result.grid = *grid;
+  result.timings = {only.timing};
+  result.winnerIndex = 0;
+  result.compileMs = only.timing.compileMs;
+  provider_.insert(kernel, only.config, specialization, result.kernel);
+  if (options_.persist) {
+    AutotuneEntry entry =
+        makeEntry(description, only, result.timings, provider_.target(), 0);
+    if (Status status = cache_.store(deviceName(), kernel, key, entry);
+        !status.ok())
+      result.persistWarning = status.message();
+  }
+  result.totalMs = msSince(start);
+  return result;
+}
+
+} // namespace tilec::rt

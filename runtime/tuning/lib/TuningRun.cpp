@@ -1,0 +1,325 @@
+//===- TuningRun.cpp - The steps of one tuning run ------------------------===//
+
+#include "TuningRun.h"
+
+#include "tilec/contract/CompileMetadata.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
+#include <set>
+
+namespace tilec::rt::tuning {
+
+std::string formatUs(double us) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f us", us);
+  return buffer;
+}
+
+std::string firstLines(const std::string &text, size_t limit) {
+  if (text.size() <= limit)
+    return text;
+  // Cut on a character boundary: half a UTF-8 sequence would make the
+  // autotune cache's json invalid.
+  while (limit > 0 && (static_cast<unsigned char>(text[limit]) & 0xC0) == 0x80)
+    --limit;
+  return text.substr(0, limit) + "...";
+}
+
+//===----------------------------------------------------------------------===//
+// Candidates and their compiles
+//===----------------------------------------------------------------------===//
+
+// The candidates, completed for the call; configs that the call makes equal
+// (e.g. differing only in a derived parameter) are tried once.
+Result<std::vector<Candidate>>
+collectCandidates(const KernelDescription &description,
+                  const std::vector<Config> &declared, const Call &call) {
+  std::vector<Candidate> candidates;
+  std::set<std::string> seen;
+  for (const Config &candidate : declared) {
+    Result<Config> config = description.configForCall(candidate, call);
+    if (!config)
+      return config.status();
+    std::string text = config->str();
+    if (!seen.insert(text).second)
+      continue;
+    Candidate entry;
+    entry.config = std::move(*config);
+    entry.text = text;
+    entry.timing.config = text;
+    // The kernel says the candidate is not worth compiling for this call.
+    Result<std::optional<std::string>> pruned =
+        description.pruneReason(entry.config, call);
+    if (!pruned)
+      return pruned.status();
+    if (*pruned) {
+      entry.timing.status = "pruned";
+      entry.timing.reason = **pruned;
+    }
+    candidates.push_back(std::move(entry));
+  }
+  if (candidates.empty())
+    return Status::error(description.getName() +
+                         " declares no candidate configs to tune");
+  // The conditions say what is not worth trying, not what cannot run: when
+  // they would leave nothing, everything is tried.
+  if (std::all_of(candidates.begin(), candidates.end(),
+                  [](const Candidate &candidate) {
+                    return candidate.timing.status == "pruned";
+                  }))
+    for (Candidate &candidate : candidates) {
+      candidate.timing.status = "ok";
+      candidate.timing.reason.clear();
+    }
+  return candidates;
+}
+
+// min(candidates, hardware threads) unless the options say how many.
+size_t compileJobs(unsigned requested, size_t candidates) {
+  unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+  size_t jobs = requested ? requested : std::min<size_t>(candidates, hardware);
+  return std::max<size_t>(1, std::min(jobs, candidates));
+}
+
+// Compiles `candidate`; its compile metadata's ptxas report goes
+// into its timing; a failure is recorded there. A config the compiler
+// refuses for the target's block resources (shared memory past the limit)
+// is pruned, as pruneCandidate prunes one past the device's. One its kernel
+// already pruned (KernelDescription::pruneUnless) is not compiled.
+void compileCandidate(KernelProvider &provider, const std::string &kernel,
+                      const Specialization &specialization,
+                      Candidate &candidate) {
+  if (candidate.timing.status == "pruned")
+    return;
+  Clock::time_point begin = Clock::now();
+  Result<CompiledArtifact> artifact =
+      provider.compile(kernel, candidate.config, specialization);
+  candidate.timing.compileMs = msSince(begin);
+  if (!artifact) {
+    candidate.timing.status =
+        artifact.status().kind() == ErrorKind::Resources ? "pruned" : "failed";
+    candidate.timing.reason = artifact.message();
+    return;
+  }
+  candidate.artifact = std::move(*artifact);
+  const CompileMetadata &metadata = candidate.artifact.metadata;
+  candidate.timing.registers = metadata.registers.value_or(-1);
+  candidate.timing.sharedBytes = metadata.sharedBytes;
+  candidate.timing.spillBytes =
+      metadata.spillStores.value_or(0) + metadata.spillLoads.value_or(0);
+  candidate.compiled = true;
+}
+
+// A compiled candidate that cannot run on `device` (pruneReason: shared
+// memory, registers, threads against the device's limits) is marked pruned
+// and never launched.
+void pruneCandidate(Candidate &candidate, const DeviceProperties &device) {
+  if (!candidate.compiled)
+    return;
+  if (std::optional<std::string> reason =
+          pruneReason(candidate.artifact.metadata, device)) {
+    candidate.timing.status = "pruned";
+    candidate.timing.reason = *reason;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Benchmarking
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// Benchmarks the candidates one at a time, in the order the pool hands them
+// over, on the calling thread.
+class BenchmarkPhase {
+public:
+  BenchmarkPhase(KernelProvider &provider, Benchmarker &benchmarker,
+                 const BenchmarkInputs &inputs,
+                 const KernelDescription &description, const Call &call,
+                 const AutotuneOptions &options, TuneProgress &progress)
+      : provider_(provider), benchmarker_(benchmarker), inputs_(inputs),
+        description_(description), call_(call), options_(options),
+        progress_(progress) {}
+
+  // Every candidate of `pool`. A candidate that fails is recorded as failed;
+  // the error is only for one that broke the CUDA context, after which
+  // nothing would run.
+  Status run(CompilePool &pool, size_t total) {
+    for (size_t handled = 0; handled < total; ++handled) {
+      Candidate &candidate = pool.next();
+      ConfigTiming &timing = candidate.timing;
+      if (timing.status != "ok") {
+        progress_.line.note(timing.config + ": " + timing.status + ": " +
+                            firstLines(timing.reason, 300));
+        progress_.report(pool.compiled());
+        continue;
+      }
+      Clock::time_point start = Clock::now();
+      Status status = measure(candidate);
+      benchmarkMs_ += msSince(start);
+      if (!status.ok())
+        return status;
+      // Only the main thread's copies: workers may still write to
+      // candidates that are not handed over yet.
+      if (timing.status == "ok")
+        measured_.push_back(timing);
+      if (int best = selectWinner(measured_, options_.tieTolerance); best >= 0)
+        progress_.best =
+            formatUs(measured_[best].medianUs) + " " + measured_[best].config;
+      progress_.report(pool.compiled());
+    }
+    return Status::success();
+  }
+  double benchmarkMs() const { return benchmarkMs_; }
+
+private:
+  // Loads, binds and times one candidate; see run() for the errors.
+  Status measure(Candidate &candidate) {
+    ConfigTiming &timing = candidate.timing;
+    auto fail = [&](const Status &status, const char *what) {
+      timing.status = "failed";
+      timing.reason = std::string(what) + ": " + status.message();
+      progress_.line.note(timing.config + ": " + timing.reason);
+      return Status::success();
+    };
+    Result<std::shared_ptr<const Kernel>> kernel =
+        provider_.load(candidate.artifact);
+    if (!kernel)
+      return fail(kernel.status(), "load");
+    Result<Dim3> grid = description_.evaluateGrid(candidate.config, call_);
+    if (!grid)
+      return fail(grid.status(), "grid");
+    Result<ArgPack> pack = (*kernel)->makeArgPack();
+    Status bound = pack ? inputs_.bind(*pack) : pack.status();
+    if (!bound.ok())
+      return fail(bound, "arguments");
+    Result<BenchmarkResult> result =
+        benchmarker_.run(**kernel, *grid, *pack, nextOptions());
+    if (!result) {
+      Status recorded = fail(result.status(), "benchmark");
+      // A kernel fault poisons the context: nothing after it would run.
+      Status sync = provider_.context().synchronize();
+      if (sync.ok())
+        return recorded;
+      return Status::error("benchmarking " + description_.getName() + " " +
+                           timing.config +
+                           " broke the CUDA context: " + sync.message());
+    }
+    record(*result, timing);
+    candidate.kernel = std::move(*kernel);
+    ++progress_.benchmarked;
+    return Status::success();
+  }
+
+  // The benchmark options, with the early stop set from the best median so
+  // far.
+  BenchmarkOptions nextOptions() const {
+    BenchmarkOptions options = options_.benchmark;
+    if (int best = selectWinner(measured_, 0.0);
+        best >= 0 && options_.stopFactor > 0)
+      options.stopAboveUs = std::max(
+          options_.stopFactor * measured_[best].medianUs, options_.stopMinUs);
+    return options;
+  }
+
+  void record(const BenchmarkResult &result, ConfigTiming &timing) const {
+    timing.medianUs = result.medianUs;
+    timing.p20Us = result.p20Us;
+    timing.p80Us = result.p80Us;
+    timing.minUs = result.minUs;
+    timing.repetitions = result.repetitions;
+    if (result.stoppedEarly) {
+      char note[96];
+      std::snprintf(note, sizeof(note),
+                    "one launch: over %gx the best median so far",
+                    options_.stopFactor);
+      timing.reason = note;
+    }
+  }
+
+  KernelProvider &provider_;
+  Benchmarker &benchmarker_;
+  const BenchmarkInputs &inputs_;
+  const KernelDescription &description_;
+  const Call &call_;
+  const AutotuneOptions &options_;
+  TuneProgress &progress_;
+  std::vector<ConfigTiming> measured_;
+  double benchmarkMs_ = 0;
+};
+
+} // namespace
+
+Result<double>
+benchmarkCandidates(CompilePool &pool, size_t total, KernelProvider &provider,
+                    Benchmarker &benchmarker, const BenchmarkInputs &inputs,
+                    const KernelDescription &description, const Call &call,
+                    const AutotuneOptions &options, TuneProgress &progress) {
+  BenchmarkPhase phase(provider, benchmarker, inputs, description, call,
+                       options, progress);
+  if (Status status = phase.run(pool, total); !status.ok())
+    return status;
+  return phase.benchmarkMs();
+}
+
+//===----------------------------------------------------------------------===//
+// The winner and its entry
+//===----------------------------------------------------------------------===//
+
+// The autotune cache's entry for `winner`: its config, every candidate's
+// timing (reasons shortened), its cubin's stage-cache key and compile json,
+// and the kernel's description.
+AutotuneEntry makeEntry(const KernelDescription &description,
+                        const Candidate &winner,
+                        const std::vector<ConfigTiming> &timings,
+                        const std::string &target, double budgetMs) {
+  AutotuneEntry entry;
+  entry.config = winner.text;
+  for (ConfigTiming timing : timings) {
+    timing.reason = firstLines(timing.reason, 500);
+    entry.timings.push_back(std::move(timing));
+  }
+  entry.target = target;
+  entry.cubinKey = winner.artifact.metadata.cubinKey();
+  entry.metadataJson = winner.artifact.metadata.toJson();
+  entry.description = description;
+  entry.tunedAt = utcTimestamp();
+  entry.compilerId = winner.artifact.metadata.compilerId;
+  entry.budgetMs = budgetMs;
+  return entry;
+}
+
+// The winner among the benchmarked candidates, with every candidate's
+// timing; an error listing why each failed when none ran.
+Result<TuneResult> pickWinner(const KernelDescription &description,
+                              const Call &call, const std::string &key,
+                              const std::vector<Candidate> &candidates,
+                              double tieTolerance) {
+  TuneResult result;
+  result.kernelName = description.getName();
+  result.key = key;
+  result.source = ConfigSource::Tuned;
+  for (const Candidate &candidate : candidates)
+    result.timings.push_back(candidate.timing);
+  result.winnerIndex = selectWinner(result.timings, tieTolerance);
+  if (result.winnerIndex < 0) {
+    std::string reasons;
+    for (const ConfigTiming &timing : result.timings)
+      reasons += "\n  " + timing.config + ": " + timing.status + ": " +
+                 firstLines(timing.reason, 400);
+    return Status::error("no config of " + description.getName() + " ran for " +
+                         key + ":" + reasons);
+  }
+  const Candidate &winner = candidates[result.winnerIndex];
+  result.config = winner.config;
+  result.kernel = winner.kernel;
+  Result<Dim3> grid = description.evaluateGrid(winner.config, call);
+  if (!grid)
+    return grid.status();
+  result.grid = *grid;
+  return result;
+}
+
+} // namespace tilec::rt::tuning

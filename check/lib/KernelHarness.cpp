@@ -90,8 +90,7 @@ Result<std::map<std::string, int64_t>> parseSizes(const std::string &text) {
   auto sizes = parseNamedIntegers(text);
   if (!sizes)
     return sizes.status();
-  if (Status status = requirePositive(*sizes); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(requirePositive(*sizes));
   return sizes;
 }
 
@@ -153,9 +152,8 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
     return host.status().withContext("reference of " + kernel.getName());
   auto problem = std::make_unique<Problem>();
   problem->kernel = kernel.getName();
-  if (Status status = bindArguments(context, kernel, *host, integers, *problem);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      bindArguments(context, kernel, *host, integers, *problem));
   size_t outputElements = host->tensors.at(host->output).size();
   if (withReference && host->expected.size() != outputElements)
     return Status::error("the reference of " + kernel.getName() + " expects " +
@@ -202,10 +200,8 @@ Result<RunReport> Problem::check() const {
                              " problem was built without a reference");
   const rt::DeviceBuffer &output = buffers[outputBuffer];
   HostTensor result(outputFormat, expected.size());
-  if (Status status =
-          output.copyToHost(result.bytes.data(), result.bytes.size());
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      output.copyToHost(result.bytes.data(), result.bytes.size()));
   RunReport report;
   report.rtol = tolerance.rtol;
   report.atol = tolerance.atol;

@@ -17,19 +17,15 @@ using contract_detail::JsonReader;
 Status readArgument(JsonReader &reader, const Json &entry,
                     const std::string &field, std::vector<KernelArg> &out) {
   KernelArg arg;
-  if (Status s = reader.string(entry, "name", field, arg.name); !s.ok())
-    return s;
-  if (Status s = reader.string(entry, "type", field, arg.spelling); !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(reader.string(entry, "name", field, arg.name));
+  TILEC_RETURN_IF_ERROR(reader.string(entry, "type", field, arg.spelling));
   Result<ArgType> type = parseArgType(arg.spelling);
   if (!type)
     return JsonReader::fieldError(field, "type", type.message());
   arg.type = *type;
   if (JsonReader::has(entry, "divisibility")) {
-    if (Status s = reader.integer(entry, "divisibility", field,
-                                  arg.divisibility, 1);
-        !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(
+        reader.integer(entry, "divisibility", field, arg.divisibility, 1));
     if ((arg.divisibility & (arg.divisibility - 1)) != 0)
       return JsonReader::fieldError(field, "divisibility",
                                     "must be a positive power of two, got " +
@@ -38,10 +34,8 @@ Status readArgument(JsonReader &reader, const Json &entry,
       return JsonReader::fieldError(field, "divisibility",
                                     "is set on a floating-point argument");
   }
-  if (Status s =
-          reader.optionalBoolean(entry, "equal_to_one", field, arg.equalToOne);
-      !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(
+      reader.optionalBoolean(entry, "equal_to_one", field, arg.equalToOne));
   if (arg.equalToOne && !isIntegerArgType(arg.type))
     return JsonReader::fieldError(field, "equal_to_one",
                                   "is set on a non-integer argument");
@@ -62,16 +56,13 @@ Status readTensorMap(JsonReader &reader, const Json &entry,
        {std::pair("base", &map.base), std::pair("rows", &map.rows),
         std::pair("cols", &map.cols), std::pair("row_stride", &map.rowStride),
         std::pair("element", &map.element)})
-    if (Status s = reader.string(entry, key, field, *value); !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(reader.string(entry, key, field, *value));
   for (auto [key, value] : {std::pair("box_rows", &map.boxRows),
                             std::pair("box_cols", &map.boxCols),
                             std::pair("swizzle", &map.swizzleBytes)}) {
     int64_t read = 0;
-    if (Status s = reader.integer(entry, key, field, read, 0,
-                                  std::numeric_limits<uint32_t>::max());
-        !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(reader.integer(entry, key, field, read, 0,
+                                         std::numeric_limits<uint32_t>::max()));
     *value = static_cast<uint32_t>(read);
   }
   // The names and the values, checked by the rules the runtime applies when
@@ -90,10 +81,8 @@ Status readOptionalInt(JsonReader &reader, const Json &root, const char *key,
   if (!JsonReader::has(root, key))
     return Status::success();
   int64_t value = 0;
-  if (Status s = reader.integer(root, key, "", value, 0,
-                                std::numeric_limits<int>::max());
-      !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(
+      reader.integer(root, key, "", value, 0, std::numeric_limits<int>::max()));
   out = static_cast<int>(value);
   return Status::success();
 }
@@ -102,8 +91,7 @@ template <typename T>
 Status readInt(JsonReader &reader, const Json &root, const char *key,
                int64_t min, int64_t max, T &out) {
   int64_t value = 0;
-  if (Status s = reader.integer(root, key, "", value, min, max); !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(reader.integer(root, key, "", value, min, max));
   out = static_cast<T>(value);
   return Status::success();
 }
@@ -142,11 +130,9 @@ Status readCacheRecords(
       return Status::error("field '" + field + "' must be an object, got " +
                            JsonReader::describe(*it));
     CompileMetadata::StageCacheRecord record;
-    if (Status s = reader.string(*it, "key", field, record.key); !s.ok())
-      return s;
-    if (Status s = reader.optionalString(*it, "result", field, record.result);
-        !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(reader.string(*it, "key", field, record.key));
+    TILEC_RETURN_IF_ERROR(
+        reader.optionalString(*it, "result", field, record.result));
     out[it.key()] = std::move(record);
   }
   return Status::success();

@@ -144,8 +144,7 @@ Status JsonReader::string(const Json &object, const char *key,
                           const std::string &prefix, std::string &out) {
   if (!has(object, key))
     return fieldError(prefix, key, "is missing");
-  if (Status s = optionalString(object, key, prefix, out); !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(optionalString(object, key, prefix, out));
   if (out.empty())
     return fieldError(prefix, key, "must not be empty");
   return Status::success();
@@ -226,8 +225,7 @@ Status JsonReader::objects(const Json &object, const char *key,
     if (!value[i].is_object())
       return Status::error("field '" + field + "' must be an object, got " +
                            describe(value[i]));
-    if (Status s = read(value[i], field); !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(read(value[i], field));
   }
   return Status::success();
 }
@@ -249,8 +247,7 @@ Status JsonReader::integerMap(const Json &object, const char *key,
       return fieldError(key, it.key().c_str(),
                         "must be an integer or a boolean, got " +
                             describe(*it));
-    if (Status s = integer(value, it.key().c_str(), key, parsed); !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(integer(value, it.key().c_str(), key, parsed));
     out[it.key()] = parsed;
   }
   return Status::success();

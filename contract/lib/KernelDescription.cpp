@@ -422,10 +422,8 @@ Result<Config> KernelDescription::configForCall(const Config &candidate,
   // Types and key-named parameters come from the call (else their defaults),
   // so that the config always matches the autotune key it is stored under.
   for (const TypeParameter &parameter : typeParams)
-    if (Status status = fixToCall(name, parameter.name, call.types,
-                                  parameter.defaultValue, config.types);
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(fixToCall(name, parameter.name, call.types,
+                                    parameter.defaultValue, config.types));
   std::map<std::string, int64_t> names = callNames(call);
   for (const MetaParameter &parameter : params) {
     bool keyed = std::any_of(
@@ -433,10 +431,8 @@ Result<Config> KernelDescription::configForCall(const Config &candidate,
           return e.name == parameter.name && e.derivation.empty();
         });
     if (keyed) {
-      if (Status status = fixToCall(name, parameter.name, call.params,
-                                    parameter.defaultValue, config.params);
-          !status.ok())
-        return status;
+      TILEC_RETURN_IF_ERROR(fixToCall(name, parameter.name, call.params,
+                                      parameter.defaultValue, config.params));
     } else if (auto given = call.params.find(parameter.name);
                given != call.params.end()) {
       config.params[parameter.name] = given->second;

@@ -89,19 +89,15 @@ static Status readParameter(JsonReader &reader, const Json &json,
                             const std::string &field,
                             std::vector<MetaParameter> &out) {
   std::string name;
-  if (Status s = reader.string(json, "name", field, name); !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(reader.string(json, "name", field, name));
   MetaParameter parameter(name);
   int64_t value = 0;
   if (reader.has(json, "default")) {
-    if (Status s = reader.integer(json, "default", field, value); !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(reader.integer(json, "default", field, value));
     parameter.defaultValue = value;
   }
-  if (Status s = reader.optionalBoolean(json, "power_of_two", field,
-                                        parameter.mustBePowerOfTwo);
-      !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(reader.optionalBoolean(json, "power_of_two", field,
+                                               parameter.mustBePowerOfTwo));
   for (auto [key, bound, reason] :
        {std::tuple("min", &parameter.minValue, &parameter.minReason),
         std::tuple("max", &parameter.maxValue, &parameter.maxReason)}) {
@@ -109,15 +105,11 @@ static Status readParameter(JsonReader &reader, const Json &json,
       continue;
     const Json &limit = json[key];
     std::string at = field + "." + key;
-    if (Status s = reader.integer(limit, "value", at, *bound); !s.ok())
-      return s;
-    if (Status s = reader.optionalString(limit, "reason", at, *reason); !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(reader.integer(limit, "value", at, *bound));
+    TILEC_RETURN_IF_ERROR(reader.optionalString(limit, "reason", at, *reason));
   }
-  if (Status s = reader.optionalString(json, "derivation", field,
-                                       parameter.derivation);
-      !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(
+      reader.optionalString(json, "derivation", field, parameter.derivation));
   out.push_back(std::move(parameter));
   return Status::success();
 }
@@ -127,15 +119,12 @@ static Status readTypeParameter(JsonReader &reader, const Json &json,
                                 std::vector<TypeParameter> &out) {
   std::string name;
   std::vector<std::string> allowed;
-  if (Status s = reader.string(json, "name", field, name); !s.ok())
-    return s;
-  if (Status s = reader.strings(json, "allowed", field, allowed); !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(reader.string(json, "name", field, name));
+  TILEC_RETURN_IF_ERROR(reader.strings(json, "allowed", field, allowed));
   TypeParameter parameter(name, allowed);
   if (reader.has(json, "default")) {
     std::string value;
-    if (Status s = reader.string(json, "default", field, value); !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(reader.string(json, "default", field, value));
     parameter.defaultValue = value;
   }
   out.push_back(std::move(parameter));
@@ -146,34 +135,24 @@ static Status readArgument(JsonReader &reader, const Json &json,
                            const std::string &field,
                            std::vector<ArgumentDecl> &out) {
   std::string name, type;
-  if (Status s = reader.string(json, "name", field, name); !s.ok())
-    return s;
-  if (Status s = reader.string(json, "type", field, type); !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(reader.string(json, "name", field, name));
+  TILEC_RETURN_IF_ERROR(reader.string(json, "type", field, type));
   ArgumentDecl argument(name, type);
   if (reader.has(json, "divisibility"))
-    if (Status s = reader.integer(json, "divisibility", field,
-                                  argument.divisibilityHint);
-        !s.ok())
-      return s;
-  if (Status s =
-          reader.optionalString(json, "default", field, argument.defaultValue);
-      !s.ok())
-    return s;
+    TILEC_RETURN_IF_ERROR(
+        reader.integer(json, "divisibility", field, argument.divisibilityHint));
+  TILEC_RETURN_IF_ERROR(
+      reader.optionalString(json, "default", field, argument.defaultValue));
   if (reader.has(json, "specialize_from")) {
-    if (Status s = reader.integer(json, "specialize_from", field,
-                                  argument.specializedFrom);
-        !s.ok())
-      return s;
+    TILEC_RETURN_IF_ERROR(reader.integer(json, "specialize_from", field,
+                                         argument.specializedFrom));
     if (!isSpecializationDivisor(argument.specializedFrom))
       return Status::error(field + ".specialize_from: a power of two from 2 "
                            "to 16, got " +
                            std::to_string(argument.specializedFrom));
   }
-  if (Status s = reader.optionalBoolean(json, "specialize", field,
-                                        argument.specialized);
-      !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(
+      reader.optionalBoolean(json, "specialize", field, argument.specialized));
   out.push_back(std::move(argument));
   return Status::success();
 }
@@ -182,12 +161,9 @@ static Status readKeyEntry(JsonReader &reader, const Json &json,
                            const std::string &field,
                            std::vector<AutotuneKeyEntry> &out) {
   AutotuneKeyEntry entry;
-  if (Status s = reader.string(json, "name", field, entry.name); !s.ok())
-    return s;
-  if (Status s =
-          reader.optionalString(json, "derivation", field, entry.derivation);
-      !s.ok())
-    return s;
+  TILEC_RETURN_IF_ERROR(reader.string(json, "name", field, entry.name));
+  TILEC_RETURN_IF_ERROR(
+      reader.optionalString(json, "derivation", field, entry.derivation));
   out.push_back(std::move(entry));
   return Status::success();
 }

@@ -46,9 +46,7 @@ Status fail(const std::string &why) {
 
 Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
   const ConvArguments &f = a.forward;
-  if (Status status = checkConvShape(f, "submanifold_conv3d_backward");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkConvShape(f, "submanifold_conv3d_backward"));
   if (a.dw.address && f.xStride() < f.ci)
     return fail("rows of x must not overlap (row stride " +
                 std::to_string(f.xStride()) + ")");
@@ -158,17 +156,14 @@ Status weightGradient(SparseEngine &engine, SparseTensor &tensor,
       [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {
     if (!description)
       return Status::error("sparse_conv_wgrad: tuning without a description");
-    if (Status synced = engine.synchronize(stream); !synced.ok())
-      return synced;
+    TILEC_RETURN_IF_ERROR(engine.synchronize(stream));
     double flops =
         2.0 * double(pairs.map->activePairs) * double(f.ci) * double(f.co);
     return std::shared_ptr<const rt::BenchmarkInputs>(
         std::make_shared<CallInputs>(*description, call, pointers, flops));
   };
-  if (Status status =
-          engine.launch(kWgradKernel, call, pointers, stream, inputs);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      engine.launch(kWgradKernel, call, pointers, stream, inputs));
   return addParts(engine, std::move(*parts), split.parts, total, a.dw,
                   gradDtypeName(a), stream);
 }
@@ -187,11 +182,9 @@ Status biasGradient(SparseEngine &engine, int64_t n,
                 {"ROWS_PER_PART", rowsPerPart},
                 {"stride_y", a.dyStride()}};
   call.types = {{"DTYPE", dtypeName(a.forward.dtype)}};
-  if (Status status =
-          engine.launch("column_sums", call,
-                        {{"y_ptr", a.dy}, {"parts_ptr", parts->ptr()}}, stream);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      engine.launch("column_sums", call,
+                    {{"y_ptr", a.dy}, {"parts_ptr", parts->ptr()}}, stream));
   return addParts(engine, std::move(*parts), chunks, co, a.db, gradDtypeName(a),
                   stream);
 }
@@ -216,8 +209,7 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
                                  const ConvBackwardArguments &arguments,
                                  CUstream stream) {
   int64_t n = tensor.voxels();
-  if (Status status = checkBackward(arguments, n); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkBackward(arguments, n));
   const ConvArguments &f = arguments.forward;
   int64_t v = int64_t(f.kernelSize) * f.kernelSize * f.kernelSize;
   if (n == 0) {
@@ -227,28 +219,22 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
     for (auto [pointer, count] : {std::pair{arguments.dw, f.co * v * f.ci},
                                   std::pair{arguments.db, f.co}})
       if (pointer.address)
-        if (Status status = driver.check(
-                driver.api().cuMemsetD8Async(pointer.address, 0,
-                                             size_t(count * bytes), stream),
-                "cuMemsetD8Async");
-            !status.ok())
-          return status;
+        TILEC_RETURN_IF_ERROR(
+            driver.check(driver.api().cuMemsetD8Async(
+                             pointer.address, 0, size_t(count * bytes), stream),
+                         "cuMemsetD8Async"));
     return Status::success();
   }
   if (arguments.dx.address)
-    if (Status status = inputGradient(engine, tensor, arguments, stream);
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(inputGradient(engine, tensor, arguments, stream));
   if (arguments.dw.address) {
     // The forward's checks (channels, kernel, dilation) come first.
     Result<const OffsetPairs *> pairs =
         tensor.offsetPairs(f.kernelSize, f.dilation, stream);
     if (!pairs)
       return pairs.status();
-    if (Status status =
-            weightGradient(engine, tensor, **pairs, arguments, stream);
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(
+        weightGradient(engine, tensor, **pairs, arguments, stream));
   }
   if (arguments.db.address)
     return biasGradient(engine, n, arguments, stream);

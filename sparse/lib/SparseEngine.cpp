@@ -92,10 +92,8 @@ SparseEngine::orderLegacyStreamAfter(const std::vector<CUstream> &streams) {
     }
     // A wait takes the event as recorded when it is queued, so one event
     // serves every stream in turn.
-    if (Status status = ordering_->record(stream); !status.ok())
-      return status;
-    if (Status status = ordering_->makeWait(nullptr); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(ordering_->record(stream));
+    TILEC_RETURN_IF_ERROR(ordering_->makeWait(nullptr));
   }
   return Status::success();
 }

@@ -182,26 +182,20 @@ Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
     rt::DevicePtr keysTo = pass % 2 == 0 ? scratch.keysA : scratch.keysB;
     rt::DevicePtr valsTo =
         (passes - 1 - pass) % 2 == 0 ? order : scratch.values;
-    if (Status status = engine.launch(
-            "radix_histogram", digitsCall(n, pass),
-            {{"keys_ptr", keysFrom}, {"hist_ptr", scratch.hist}}, stream);
-        !status.ok())
-      return status;
-    if (Status status = engine.launch(
-            "exclusive_scan", digitScanCall(programs),
-            {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream);
-        !status.ok())
-      return status;
-    if (Status status =
-            engine.launch("radix_scatter", scatterCall(n, pass, !values),
-                          {{"keys_in_ptr", keysFrom},
-                           {"vals_in_ptr", valsFrom},
-                           {"keys_out_ptr", keysTo},
-                           {"vals_out_ptr", valsTo},
-                           {"hist_scan_ptr", scratch.histScan}},
-                          stream);
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(engine.launch(
+        "radix_histogram", digitsCall(n, pass),
+        {{"keys_ptr", keysFrom}, {"hist_ptr", scratch.hist}}, stream));
+    TILEC_RETURN_IF_ERROR(engine.launch(
+        "exclusive_scan", digitScanCall(programs),
+        {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream));
+    TILEC_RETURN_IF_ERROR(engine.launch("radix_scatter",
+                                        scatterCall(n, pass, !values),
+                                        {{"keys_in_ptr", keysFrom},
+                                         {"vals_in_ptr", valsFrom},
+                                         {"keys_out_ptr", keysTo},
+                                         {"vals_out_ptr", valsTo},
+                                         {"hist_scan_ptr", scratch.histScan}},
+                                        stream));
     keysFrom = keysTo;
     valsFrom = valsTo;
   }
@@ -302,17 +296,13 @@ Result<std::vector<Region>> carve(SparseEngine &engine,
 Status describeInsertError(const Region &statuses, int64_t voxels,
                            rt::DevicePtr coords, const rt::Context &context) {
   std::vector<int32_t> status(voxels), xyz(4 * voxels);
-  if (Status copied =
-          statuses.copyToHost(status.data(), status.size() * sizeof(int32_t));
-      !copied.ok())
-    return copied;
+  TILEC_RETURN_IF_ERROR(
+      statuses.copyToHost(status.data(), status.size() * sizeof(int32_t)));
   const rt::Driver &driver = context.driver();
-  if (Status copied =
-          driver.check(driver.api().cuMemcpyDtoH(xyz.data(), coords.address,
-                                                 xyz.size() * sizeof(int32_t)),
-                       "cuMemcpyDtoH");
-      !copied.ok())
-    return copied;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(driver.api().cuMemcpyDtoH(xyz.data(), coords.address,
+                                             xyz.size() * sizeof(int32_t)),
+                   "cuMemcpyDtoH"));
   for (int64_t i = 0; i < voxels; ++i) {
     if (status[i] != kDuplicate && status[i] != kOutOfRange)
       continue;

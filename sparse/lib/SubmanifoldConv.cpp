@@ -83,8 +83,7 @@ Result<SplitWorkspace> allocateSplitWorkspace(const rt::Context &context,
       rt::DeviceBuffer::allocate(context, size_t(size.arrivalCounts) * 4);
   if (!arrivals)
     return arrivals.status().withContext("submanifold_conv3d: tile counts");
-  if (Status zeroed = arrivals->memset8Async(0, stream); !zeroed.ok())
-    return zeroed;
+  TILEC_RETURN_IF_ERROR(arrivals->memset8Async(0, stream));
   return SplitWorkspace{std::move(*partials), std::move(*arrivals)};
 }
 
@@ -98,8 +97,7 @@ Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
     return Status::error(ErrorKind::InvalidArgument,
                          "submanifold_conv3d: " + why);
   };
-  if (Status status = checkConvShape(a, "submanifold_conv3d"); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkConvShape(a, "submanifold_conv3d"));
   if (a.xStride() < a.ci || a.yStride() < a.co)
     return fail("rows of x and y must not overlap (row strides " +
                 std::to_string(a.xStride()) + ", " +
@@ -222,8 +220,7 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
       if (!maps)
         return Status::error("sparse_conv_fwd: tuning without maps");
       // Tuning launches on the benchmarker's stream: the maps must be done.
-      if (Status synced = engine.synchronize(stream); !synced.ok())
-        return synced;
+      TILEC_RETURN_IF_ERROR(engine.synchronize(stream));
       if (*split && !choice.workspace) {
         Result<SplitWorkspace> workspace = allocateSplitWorkspace(
             engine.context(), splitWorkspaceSizeOf(*maps, arguments.co),
@@ -304,17 +301,13 @@ Status launchSplit(SparseEngine &engine, PreparedConv &conv, CUstream stream) {
       return event.status();
     conv.lastLaunch = std::move(*event);
   } else if (stream != conv.lastStream) {
-    if (Status waited = conv.lastLaunch->makeWait(stream); !waited.ok())
-      return waited;
+    TILEC_RETURN_IF_ERROR(conv.lastLaunch->makeWait(stream));
   }
   for (auto [index, pointer] :
        {std::pair{conv.partials, conv.workspace->partials.ptr()},
         std::pair{conv.arrivals, conv.workspace->arrivals.ptr()}})
-    if (Status status = conv.pack.setPointer(index, pointer); !status.ok())
-      return status;
-  if (Status launched = rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
-      !launched.ok())
-    return launched;
+    TILEC_RETURN_IF_ERROR(conv.pack.setPointer(index, pointer));
+  TILEC_RETURN_IF_ERROR(rt::launch(*conv.kernel, conv.grid, conv.pack, stream));
   conv.lastStream = stream;
   return conv.lastLaunch->record(stream);
 }
@@ -330,8 +323,7 @@ SplitWorkspaceSize splitWorkspaceSize(int64_t blocks, int64_t blockRows,
 
 Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
                          const ConvArguments &arguments, CUstream stream) {
-  if (Status status = checkArguments(tensor, arguments); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkArguments(tensor, arguments));
   int64_t n = tensor.voxels();
   if (n == 0)
     return Status::success();
@@ -357,12 +349,9 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   for (auto [index, pointer] : {std::pair{conv.x, arguments.x},
                                 std::pair{conv.weight, arguments.weight},
                                 std::pair{conv.y, arguments.y}})
-    if (Status status = conv.pack.setPointer(index, pointer); !status.ok())
-      return status;
-  if (Status status = conv.pack.setPointer(
-          conv.bias, conv.hasBias ? arguments.bias : arguments.y);
-      !status.ok())
-    return status;
+    TILEC_RETURN_IF_ERROR(conv.pack.setPointer(index, pointer));
+  TILEC_RETURN_IF_ERROR(conv.pack.setPointer(
+      conv.bias, conv.hasBias ? arguments.bias : arguments.y));
   if (conv.split)
     return launchSplit(engine, conv, stream);
   return rt::launch(*conv.kernel, conv.grid, conv.pack, stream);

@@ -197,8 +197,7 @@ Replayed replayConv(const rt::Context &context, sparse::SparseEngine &engine,
     auto buffer = rt::DeviceBuffer::allocate(context, std::max<size_t>(bytes, 16));
     if (!buffer)
       return buffer.status();
-    if (tilec::Status status = buffer->copyFromHost(data, bytes); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(buffer->copyFromHost(data, bytes));
     buffers.push_back(std::move(*buffer));
     return tilec::Status::success();
   };

@@ -389,8 +389,7 @@ tilec::Status launchBare(const rt::Context &context, const BareLaunch &bare,
   // A TMA kernel's hidden tensor maps, encoded as launch() encodes them
   // (cuTensorMapEncodeTiled, again only when their arguments change).
   if (pack.hasTensorMaps())
-    if (tilec::Status status = pack.encodeTensorMaps(driver); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(pack.encodeTensorMaps(driver));
   return driver.check(
       driver.api().cuLaunchKernel(function, bare.grid.x, bare.grid.y,
                                   bare.grid.z, bare.metadata.blockThreads(), 1,
@@ -441,8 +440,7 @@ tilec::Result<BareWindow> timeBareWindow(const rt::Context &context,
       rt::ArgPack::create(bare->metadata.signature, bare->metadata.tensorMaps);
   if (!pack)
     return pack.status();
-  if (tilec::Status status = prepared.problem->bind(*pack); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(prepared.problem->bind(*pack));
 
   BareWindow window;
   PageFaults faultsBefore = PageFaults::now();
@@ -453,15 +451,10 @@ tilec::Result<BareWindow> timeBareWindow(const rt::Context &context,
     stepStart = Clock::now();
   };
   CUfunction function = nullptr;
-  if (tilec::Status status = runBare(context, *bare, function, step);
-      !status.ok())
-    return status;
-  if (tilec::Status status = launchBare(context, *bare, *pack, function);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(runBare(context, *bare, function, step));
+  TILEC_RETURN_IF_ERROR(launchBare(context, *bare, *pack, function));
   step("cuLaunchKernel");
-  if (tilec::Status status = context.synchronize(); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(context.synchronize());
   step("synchronize (kernel runs)");
   window.us = usSince(windowStart);
   window.faults = PageFaults::now() - faultsBefore;
@@ -536,16 +529,11 @@ timeTilecWindow(const rt::Context &context, rt::Autotuner &autotuner,
   auto pack = selected->kernel->makeArgPack();
   if (!pack)
     return pack.status();
-  if (tilec::Status status = prepared.problem->bind(*pack); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(prepared.problem->bind(*pack));
   step("bind arguments");
-  if (tilec::Status status =
-          rt::launch(*selected->kernel, selected->grid, *pack);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(rt::launch(*selected->kernel, selected->grid, *pack));
   step("launch");
-  if (tilec::Status status = context.synchronize(); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(context.synchronize());
   step("synchronize (kernel runs)");
   window.us = usSince(windowStart);
   window.faultsAtEnd = PageFaults::now();

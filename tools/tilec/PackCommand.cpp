@@ -111,13 +111,11 @@ static Status emitCpp(const rt::KernelBundle &bundle, const std::string &dir) {
   Result<rt::EmbeddedSource> source = rt::emitEmbeddedBundle(bundle, sourceName);
   if (!source)
     return source.status();
-  if (Status status = rt::makeDirectories(dir); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(rt::makeDirectories(dir));
   for (const auto &[suffix, text] :
        {std::pair{".h", &source->header}, std::pair{".cpp", &source->source}}) {
     std::string path = dir + "/" + sourceName + suffix;
-    if (Status status = rt::writeFileAtomically(path, *text); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(rt::writeFileAtomically(path, *text));
     llvm::outs() << "wrote " << path << " ("
                  << rt::formatByteSize(text->size()) << ")\n";
   }

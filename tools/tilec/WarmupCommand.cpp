@@ -140,9 +140,7 @@ Status checkCall(const rt::WorkloadCall &call) {
     return Status::error("unknown kernel '" + call.kernel + "' (known: " +
                          kernel::knownKernelNames() + ")");
   if (!hasSingleCandidate(*definition))
-    if (Status status = harness::requirePositive(call.call.sizes);
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(harness::requirePositive(call.call.sizes));
   return definition->getDescription().evaluateAutotuneKey(call.call).status();
 }
 
@@ -156,8 +154,7 @@ Result<rt::DeviceBuffer> upload(const rt::Context &context, const void *data,
   auto buffer = rt::DeviceBuffer::allocate(context, std::max<size_t>(bytes, 16));
   if (!buffer)
     return buffer.status();
-  if (Status status = buffer->copyFromHost(data, bytes); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(buffer->copyFromHost(data, bytes));
   return buffer;
 }
 
@@ -223,10 +220,8 @@ Status runConvLayer(rt::Session &session, const rt::ConvLayer &layer,
   if (!parsed)
     return parsed.status();
   sparse::ConvArguments arguments = *parsed;
-  if (Status status =
-          checkDeviceMemory(layer, arguments, session.context().properties());
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      checkDeviceMemory(layer, arguments, session.context().properties()));
   Result<harness::ElementFormat> format = harness::formatOf(layer.dtype);
   if (!format)
     return format.status();
@@ -267,12 +262,9 @@ Status runConvLayer(rt::Session &session, const rt::ConvLayer &layer,
   for (const auto &[kernel, call] : calls)
     before[kernel] = cachedKeys(session.autotuneCache(), deviceName, kernel);
 
-  if (Status status = sparse::submanifoldConv3d(session.sparse(), *tensor,
-                                                arguments, nullptr);
-      !status.ok())
-    return status;
-  if (Status status = session.sparse().synchronize(nullptr); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      sparse::submanifoldConv3d(session.sparse(), *tensor, arguments, nullptr));
+  TILEC_RETURN_IF_ERROR(session.sparse().synchronize(nullptr));
 
   // The convolution's selections, from the autotuner's memo (which says
   // "cached" for whatever this process chose before): where each came from

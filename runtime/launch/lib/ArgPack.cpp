@@ -266,8 +266,7 @@ uint64_t ArgPack::storedBits(size_t index) const {
 
 Status ArgPack::encodeTensorMaps(const Driver &driver) const {
   for (size_t j = 0; j < mapSlots_.size(); ++j)
-    if (Status status = encodeTensorMap(driver, j); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(encodeTensorMap(driver, j));
   return Status::success();
 }
 
@@ -419,14 +418,11 @@ Status ArgPack::typeError(size_t index, const char *given) const {
 }
 
 Status ArgPack::setPointer(size_t index, DevicePtr value) {
-  if (Status status = checkIndex(index); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkIndex(index));
   if (signature_[index].type != ArgType::Ptr)
     return typeError(index, "a device pointer");
   uint64_t address = value.address;
-  if (Status status = checkSpecialization(index, address, false);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkSpecialization(index, address, false));
   store(index, &address);
   return Status::success();
 }
@@ -434,8 +430,7 @@ Status ArgPack::setPointer(size_t index, DevicePtr value) {
 Status ArgPack::setInt(size_t index, int64_t value) {
   if (value >= 0)
     return setUInt(index, static_cast<uint64_t>(value));
-  if (Status status = checkIndex(index); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkIndex(index));
   ArgType type = signature_[index].type;
   if (!isIntegerArgType(type))
     return typeError(index, "an integer");
@@ -446,18 +441,15 @@ Status ArgPack::setInt(size_t index, int64_t value) {
         "' (" + signature_[index].spelling + "): " + std::to_string(value) +
         " is out of range [" + std::to_string(range.min) + ", " +
         std::to_string(range.max) + "]");
-  if (Status status =
-          checkSpecialization(index, static_cast<uint64_t>(value), true);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      checkSpecialization(index, static_cast<uint64_t>(value), true));
   // Two's complement truncation of an in-range value keeps its meaning.
   store(index, &value);
   return Status::success();
 }
 
 Status ArgPack::setUInt(size_t index, uint64_t value) {
-  if (Status status = checkIndex(index); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkIndex(index));
   ArgType type = signature_[index].type;
   if (!isIntegerArgType(type))
     return typeError(index, "an integer");
@@ -468,16 +460,14 @@ Status ArgPack::setUInt(size_t index, uint64_t value) {
         "' (" + signature_[index].spelling + "): " + std::to_string(value) +
         " is out of range [" + std::to_string(range.min) + ", " +
         std::to_string(range.max) + "]");
-  if (Status status = checkSpecialization(index, value, false); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkSpecialization(index, value, false));
   // Little-endian: the low bytes of the 64-bit value are the narrow value.
   store(index, &value);
   return Status::success();
 }
 
 Status ArgPack::setFloat(size_t index, double value) {
-  if (Status status = checkIndex(index); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkIndex(index));
   switch (signature_[index].type) {
   case ArgType::F64:
     store(index, &value);

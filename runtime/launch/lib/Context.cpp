@@ -18,15 +18,12 @@ Result<Context> Context::create(const Driver &driver, int ordinal) {
   if (!device)
     return device.status();
   CUcontext context = nullptr;
-  if (Status status = driver.check(
-          driver.api().cuDevicePrimaryCtxRetain(&context, device->handle()),
-          "cuDevicePrimaryCtxRetain");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(driver.check(
+      driver.api().cuDevicePrimaryCtxRetain(&context, device->handle()),
+      "cuDevicePrimaryCtxRetain"));
   // From here the Context owns the retain and releases it on every path.
   Context result(driver, std::move(*device), context);
-  if (Status status = result.makeCurrent(); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(result.makeCurrent());
   return result;
 }
 

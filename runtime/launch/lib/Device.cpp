@@ -15,10 +15,8 @@ std::string DeviceProperties::compileTarget() const {
 
 Result<int> Device::count(const Driver &driver) {
   int count = 0;
-  if (Status status = driver.check(driver.api().cuDeviceGetCount(&count),
-                                   "cuDeviceGetCount");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(driver.api().cuDeviceGetCount(&count), "cuDeviceGetCount"));
   return count;
 }
 
@@ -34,17 +32,13 @@ Result<Device> Device::get(const Driver &driver, int ordinal) {
 
   Device device;
   device.properties_.ordinal = ordinal;
-  if (Status status = driver.check(api.cuDeviceGet(&device.handle_, ordinal),
-                                   "cuDeviceGet");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(api.cuDeviceGet(&device.handle_, ordinal), "cuDeviceGet"));
 
   char name[256] = {};
-  if (Status status = driver.check(
-          api.cuDeviceGetName(name, sizeof(name) - 1, device.handle_),
-          "cuDeviceGetName");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(api.cuDeviceGetName(name, sizeof(name) - 1, device.handle_),
+                   "cuDeviceGetName"));
   device.properties_.name = name;
 
   struct AttributeField {
@@ -81,12 +75,10 @@ Result<Device> Device::get(const Driver &driver, int ordinal) {
       return status.withContext(std::string("reading ") + field.spelling);
   }
 
-  if (Status status = driver.check(
-          api.cuDeviceTotalMem(&device.properties_.totalMemoryBytes,
-                               device.handle_),
-          "cuDeviceTotalMem");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(api.cuDeviceTotalMem(&device.properties_.totalMemoryBytes,
+                                        device.handle_),
+                   "cuDeviceTotalMem"));
   return device;
 }
 

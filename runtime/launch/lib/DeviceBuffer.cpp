@@ -55,8 +55,7 @@ Status DeviceBuffer::checkRange(const char *operation, size_t bytes,
 
 Status DeviceBuffer::copyFromHost(const void *source, size_t bytes,
                                   size_t offset) {
-  if (Status status = checkRange("copyFromHost", bytes, offset); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkRange("copyFromHost", bytes, offset));
   if (bytes == 0)
     return Status::success();
   return driver_->check(
@@ -66,8 +65,7 @@ Status DeviceBuffer::copyFromHost(const void *source, size_t bytes,
 
 Status DeviceBuffer::copyToHost(void *destination, size_t bytes,
                                 size_t offset) const {
-  if (Status status = checkRange("copyToHost", bytes, offset); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkRange("copyToHost", bytes, offset));
   if (bytes == 0)
     return Status::success();
   return driver_->check(
@@ -77,9 +75,7 @@ Status DeviceBuffer::copyToHost(void *destination, size_t bytes,
 
 Status DeviceBuffer::copyFromHostAsync(const void *source, size_t bytes,
                                        CUstream stream, size_t offset) {
-  if (Status status = checkRange("copyFromHostAsync", bytes, offset);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkRange("copyFromHostAsync", bytes, offset));
   if (bytes == 0)
     return Status::success();
   return driver_->check(driver_->api().cuMemcpyHtoDAsync(address_ + offset,
@@ -89,9 +85,7 @@ Status DeviceBuffer::copyFromHostAsync(const void *source, size_t bytes,
 
 Status DeviceBuffer::copyToHostAsync(void *destination, size_t bytes,
                                      CUstream stream, size_t offset) const {
-  if (Status status = checkRange("copyToHostAsync", bytes, offset);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(checkRange("copyToHostAsync", bytes, offset));
   if (bytes == 0)
     return Status::success();
   return driver_->check(driver_->api().cuMemcpyDtoHAsync(

@@ -42,12 +42,10 @@ Result<std::unique_ptr<DevicePool>> DevicePool::create(const Context &context) {
   const Driver &driver = context.driver();
   CUdevice device = context.device().handle();
   int supported = 0;
-  if (Status status = driver.check(
-          driver.api().cuDeviceGetAttribute(
-              &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device),
-          "cuDeviceGetAttribute");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(driver.check(
+      driver.api().cuDeviceGetAttribute(
+          &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, device),
+      "cuDeviceGetAttribute"));
   if (!supported)
     return std::unique_ptr<DevicePool>(new DevicePool(driver, nullptr));
   CUmemPoolProps props = {};
@@ -56,21 +54,17 @@ Result<std::unique_ptr<DevicePool>> DevicePool::create(const Context &context) {
   props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   props.location.id = static_cast<int>(device);
   CUmemoryPool pool = nullptr;
-  if (Status status = driver.check(driver.api().cuMemPoolCreate(&pool, &props),
-                                   "cuMemPoolCreate");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(driver.check(
+      driver.api().cuMemPoolCreate(&pool, &props), "cuMemPoolCreate"));
   auto created = std::unique_ptr<DevicePool>(new DevicePool(driver, pool));
   // Keep every byte freed to the pool (the default, 0, hands memory back to
   // the device at each synchronization, and the next allocation maps it
   // again).
   cuuint64_t keepAll = UINT64_MAX;
-  if (Status status =
-          driver.check(driver.api().cuMemPoolSetAttribute(
-                           pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepAll),
-                       "cuMemPoolSetAttribute");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(driver.api().cuMemPoolSetAttribute(
+                       pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keepAll),
+                   "cuMemPoolSetAttribute"));
   return created;
 }
 

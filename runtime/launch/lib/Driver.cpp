@@ -50,8 +50,7 @@ Result<const Driver *> loadProcessDriver() {
   Result<std::unique_ptr<Driver>> driver = Driver::load("libcuda.so.1");
   if (!driver)
     return driver.status();
-  if (Status status = (*driver)->initialize(); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR((*driver)->initialize());
   // Never destroyed: unloading libcuda while its threads run, or during static
   // destruction after other objects released their resources, crashes.
   return static_cast<const Driver *>(driver->release());

@@ -10,10 +10,8 @@ namespace tilec::rt {
 Result<Event> Event::create(const Context &context, unsigned flags) {
   const Driver &driver = context.driver();
   CUevent event = nullptr;
-  if (Status status = driver.check(driver.api().cuEventCreate(&event, flags),
-                                   "cuEventCreate");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(driver.api().cuEventCreate(&event, flags), "cuEventCreate"));
   return Event(driver, event);
 }
 
@@ -55,15 +53,11 @@ Status Event::makeWait(CUstream stream) const {
 }
 
 Result<float> Event::elapsedMs(const Event &start, const Event &stop) {
-  if (Status status = stop.synchronize(); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(stop.synchronize());
   float ms = 0.0f;
-  if (Status status =
-          stop.driver_->check(stop.driver_->api().cuEventElapsedTime(
-                                  &ms, start.event_, stop.event_),
-                              "cuEventElapsedTime");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(stop.driver_->check(
+      stop.driver_->api().cuEventElapsedTime(&ms, start.event_, stop.event_),
+      "cuEventElapsedTime"));
   return ms;
 }
 

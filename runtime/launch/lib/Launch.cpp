@@ -66,8 +66,7 @@ Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
     return argumentError(kernel, args);
   // The hash matched, so the pack has the kernel's maps.
   if (__builtin_expect(args.hasTensorMaps(), 0))
-    if (Status status = encodeTensorMaps(kernel, args); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(encodeTensorMaps(kernel, args));
   CUresult result = kernel.driver().api().cuLaunchKernel(
       kernel.function(), grid.x, grid.y, grid.z, kernel.blockThreads(), 1, 1,
       kernel.sharedBytes(), stream, args.kernelParams(), nullptr);

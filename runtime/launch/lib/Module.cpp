@@ -35,10 +35,8 @@ Module::loadCubin(const Context &context, const void *data, size_t size) {
                          " bytes) has neither an ELF nor a fatbin header");
   const Driver &driver = context.driver();
   CUmodule module = nullptr;
-  if (Status status = driver.check(driver.api().cuModuleLoadData(&module, data),
-                                   "cuModuleLoadData");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(driver.check(
+      driver.api().cuModuleLoadData(&module, data), "cuModuleLoadData"));
   return std::shared_ptr<Module>(new Module(driver, module));
 }
 

@@ -9,11 +9,9 @@ namespace tilec::rt {
 Result<Stream> Stream::create(const Context &context) {
   const Driver &driver = context.driver();
   CUstream stream = nullptr;
-  if (Status status =
-          driver.check(driver.api().cuStreamCreate(&stream, CU_STREAM_DEFAULT),
-                       "cuStreamCreate");
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(
+      driver.check(driver.api().cuStreamCreate(&stream, CU_STREAM_DEFAULT),
+                   "cuStreamCreate"));
   return Stream(driver, stream);
 }
 

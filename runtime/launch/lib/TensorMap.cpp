@@ -64,8 +64,7 @@ Status checkTiledArray2D(const TiledArray2D &array) {
 
 Result<CUtensorMap> encodeTiledArray2D(const Driver &driver,
                                        const TiledArray2D &array) {
-  if (Status checked = checkTiledArray2D(array); !checked.ok())
-    return checked;
+  TILEC_RETURN_IF_ERROR(checkTiledArray2D(array));
   static const CUtensorMapDataType kTypes[] = {
       CU_TENSOR_MAP_DATA_TYPE_FLOAT16, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
       CU_TENSOR_MAP_DATA_TYPE_FLOAT32, CU_TENSOR_MAP_DATA_TYPE_INT32};
@@ -78,17 +77,15 @@ Result<CUtensorMap> encodeTiledArray2D(const Driver &driver,
   cuuint32_t box[2] = {array.boxCols, array.boxRows};
   cuuint32_t elementStrides[2] = {1, 1};
   CUtensorMap map{};
-  if (Status encoded = driver.check(
-          driver.api().cuTensorMapEncodeTiled(
-              &map, kTypes[static_cast<int>(array.element)], 2,
-              reinterpret_cast<void *>(array.base.address), dims, strides, box,
-              elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-              kSwizzles[static_cast<int>(array.swizzle)],
-              CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
-              CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-          "cuTensorMapEncodeTiled");
-      !encoded.ok())
-    return encoded;
+  TILEC_RETURN_IF_ERROR(driver.check(
+      driver.api().cuTensorMapEncodeTiled(
+          &map, kTypes[static_cast<int>(array.element)], 2,
+          reinterpret_cast<void *>(array.base.address), dims, strides, box,
+          elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+          kSwizzles[static_cast<int>(array.swizzle)],
+          CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+      "cuTensorMapEncodeTiled"));
   return map;
 }
 

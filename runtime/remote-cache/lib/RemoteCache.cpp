@@ -224,16 +224,12 @@ RemoteCacheOptions::fromEnvironment(const Environment &environment) {
                            "'.'");
     options->keyNamespace = ns;
   }
-  if (Status status =
-          readMilliseconds("TILEC_REDIS_TIMEOUT_MS", environment.redisTimeoutMs,
-                           kMaxTimeoutMs, options->timeoutMs);
-      !status.ok())
-    return status;
-  if (Status status =
-          readMilliseconds("TILEC_REDIS_LEASE_MS", environment.redisLeaseMs,
-                           kMaxLeaseMs, options->leaseMs);
-      !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(readMilliseconds("TILEC_REDIS_TIMEOUT_MS",
+                                         environment.redisTimeoutMs,
+                                         kMaxTimeoutMs, options->timeoutMs));
+  TILEC_RETURN_IF_ERROR(readMilliseconds("TILEC_REDIS_LEASE_MS",
+                                         environment.redisLeaseMs, kMaxLeaseMs,
+                                         options->leaseMs));
   return std::optional<RemoteCacheOptions>(std::move(*options));
 }
 
@@ -449,14 +445,11 @@ Status RemoteCache::connectLocked() {
         options_.user.empty()
             ? sendLocked({"AUTH", options_.password})
             : sendLocked({"AUTH", options_.user, options_.password});
-    if (Status status = check(std::move(reply), "AUTH"); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(check(std::move(reply), "AUTH"));
   }
   if (options_.database != 0) {
     std::string database = std::to_string(options_.database);
-    if (Status status = check(sendLocked({"SELECT", database}), "SELECT");
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(check(sendLocked({"SELECT", database}), "SELECT"));
   }
   return Status::success();
 }

@@ -58,16 +58,13 @@ Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   session->provider_ = std::make_unique<KernelProvider>(
       *session->context_, session->compiler_.get(), session->stageCache_);
   if (options.bundle)
-    if (Status status =
-            session->provider_->setBundle(options.bundle, options.bundlePolicy);
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(
+        session->provider_->setBundle(options.bundle, options.bundlePolicy));
 
   session->autotuneCache_ = std::make_unique<AutotuneCache>(
       options.autotuneCachePath, options.remote);
   if (!bundleOnly)
-    if (Status status = session->autotuneCache_->load(); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(session->autotuneCache_->load());
   session->autotuner_ = std::make_unique<Autotuner>(
       *session->provider_, *session->autotuneCache_, std::move(options.pins),
       std::move(options.tuning));

@@ -380,8 +380,7 @@ KernelBundle::decode(std::string bytes, const std::string &origin) {
   if (!error.empty())
     return fail(error);
   bundle->verified_.assign(bundle->cubins_.size(), true);
-  if (Status status = bundle->index(); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(bundle->index());
   return std::shared_ptr<const KernelBundle>(std::move(bundle));
 }
 

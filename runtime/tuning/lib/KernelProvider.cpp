@@ -60,8 +60,7 @@ KernelProvider::compile(const std::string &kernel, const Config &config,
 Status KernelProvider::setBundle(std::shared_ptr<const KernelBundle> bundle,
                                  BundlePolicy policy) {
   if (bundle)
-    if (Status status = bundle->checkTarget(target_); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(bundle->checkTarget(target_));
   bundle_ = std::move(bundle);
   bundlePolicy_ = policy;
   return Status::success();

@@ -42,8 +42,7 @@ public:
     Result<Specialization> specialization = keySpecialization(key);
     if (!specialization)
       return specialization.status();
-    if (Status status = addKernel(kernel, entry); !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(addKernel(kernel, entry));
     PackedWinner winner{device, kernel, key, entry.config, ""};
     std::string identity = kernel + "\n" + entry.config + "\n" +
                            specialization->str() + "\n" + entry.target;

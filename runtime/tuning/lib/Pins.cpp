@@ -68,8 +68,7 @@ Result<PinnedConfigs> PinnedConfigs::parseFile(const std::string &path) {
   for (auto kernel = json.begin(); kernel != json.end(); ++kernel) {
     if (kernel->is_object()) {
       for (auto key = kernel->begin(); key != kernel->end(); ++key)
-        if (Status status = add(kernel.key(), key.key(), *key); !status.ok())
-          return status;
+        TILEC_RETURN_IF_ERROR(add(kernel.key(), key.key(), *key));
     } else if (Status status = add(kernel.key(), "*", *kernel); !status.ok()) {
       return status;
     }

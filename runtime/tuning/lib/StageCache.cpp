@@ -598,8 +598,7 @@ Status StageCache::writeEntry(std::string_view stage, std::string_view key,
   bool rootExisted = isDirectory(directory_);
   std::string path = joinPath(directory_, entryPath(stage, key));
   std::string dir = path.substr(0, path.rfind('/'));
-  if (Status made = makeDirectories(dir); !made.ok())
-    return made;
+  TILEC_RETURN_IF_ERROR(makeDirectories(dir));
   if (!rootExisted) {
     // Tells backup tools (and `tar --exclude-caches`) to skip the tree. No
     // lookup depends on it, so it is not worth an fsync.
@@ -617,8 +616,7 @@ Status StageCache::writeEntry(std::string_view stage, std::string_view key,
   Status written = writeFileAtomically(path, contents, options);
   if (!written.ok() && !isDirectory(dir)) {
     // `tilec cache clear` removed the directory between mkdir and open.
-    if (Status made = makeDirectories(dir); !made.ok())
-      return made;
+    TILEC_RETURN_IF_ERROR(makeDirectories(dir));
     written = writeFileAtomically(path, contents, options);
   }
   return written;

@@ -259,8 +259,7 @@ benchmarkCandidates(CompilePool &pool, size_t total, KernelProvider &provider,
                     const AutotuneOptions &options, TuneProgress &progress) {
   BenchmarkPhase phase(provider, benchmarker, inputs, description, call,
                        options, progress);
-  if (Status status = phase.run(pool, total); !status.ok())
-    return status;
+  TILEC_RETURN_IF_ERROR(phase.run(pool, total));
   return phase.benchmarkMs();
 }
 

@@ -288,10 +288,8 @@ private:
   }
 
   Result<WorkloadCall> parseKernelCall() const {
-    if (Status status = checkFields({"kernel", "sizes", "types", "params"},
-                                    "a kernel call");
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(
+        checkFields({"kernel", "sizes", "types", "params"}, "a kernel call"));
     Result<std::string> kernel = string("kernel");
     if (!kernel)
       return kernel.status();
@@ -312,13 +310,11 @@ private:
   }
 
   Result<WorkloadCall> parseOpCall() const {
-    if (Status status = checkFields(
-            {"op", "voxels", "in_channels", "out_channels", "kernel_size",
-             "dilation", "dtype", "bias", "allow_tf32", "x_row_stride",
-             "y_row_stride"},
-            "an op call");
-        !status.ok())
-      return status;
+    TILEC_RETURN_IF_ERROR(
+        checkFields({"op", "voxels", "in_channels", "out_channels",
+                     "kernel_size", "dilation", "dtype", "bias", "allow_tf32",
+                     "x_row_stride", "y_row_stride"},
+                    "an op call"));
     Result<std::string> op = string("op");
     if (!op)
       return op.status();

@@ -114,4 +114,14 @@ private:
 
 } // namespace tilec
 
+/// Returns `expr`'s Status from the enclosing function (which returns a
+/// Status or a Result<T>) when it is an error: the one way the libraries
+/// pass an error up unchanged. An error that needs context is returned
+/// with status.withContext(...) instead.
+#define TILEC_RETURN_IF_ERROR(expr)                                            \
+  do {                                                                         \
+    if (::tilec::Status tilecStatus_ = (expr); !tilecStatus_.ok())             \
+      return tilecStatus_;                                                     \
+  } while (false)
+
 #endif // TILEC_CONTRACT_STATUS_H

@@ -2,9 +2,9 @@
 tensors, through libtilec_c.so (ctypes; no build against torch).
 
     import tilec, tilec.nn
-    x = tilec.SparseTensor(coords, features)    # int32 [N, 4], [N, C] on cuda:0
+    x = tilec.SparseTensor(coords, features)  # int32 [N, 4], [N, C] on cuda:N
     conv = tilec.nn.SubMConv3d(32, 64, 3).cuda().half()
-    y = conv(x)                                  # a tilec.SparseTensor
+    y = conv(x)                                # a tilec.SparseTensor on cuda:N
 
 and any kernel `tilec compile --dump-dir` wrote, launched by the runtime:
 

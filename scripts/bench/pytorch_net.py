@@ -32,6 +32,7 @@ import math
 import os
 import sys
 import time
+import types
 import zlib
 
 START = time.monotonic()
@@ -324,6 +325,21 @@ class Run:
             if y.features.shape != (0, CHANNELS[1]):
                 raise AssertionError(f"{list(y.features.shape)} rows")
 
+        # Stands in for a runtime of the next device (there may be none).
+        elsewhere = types.SimpleNamespace(device=coords.device.index + 1)
+
+        def second_runtime():
+            # Another runtime of the same device (its own session over the
+            # same caches or bundle) gives the same bits.
+            device = coords.device.index
+            other = tilec.Runtime(device=device, bundle=self.args.bundle,
+                                  allow_jit=False) if self.args.bundle \
+                else tilec.Runtime(device=device)
+            first = conv(tilec.SparseTensor(coords, x)).features
+            second = conv(tilec.SparseTensor(coords, x, runtime=other))
+            if not torch.equal(first, second.features):
+                raise AssertionError("two runtimes of one device differ")
+
         def backward():
             with torch.enable_grad():
                 source = tilec.SparseTensor(coords, x.clone().requires_grad_())
@@ -334,6 +350,13 @@ class Run:
                                                       .contiguous().t())),
             ("features on the host", tilec.InvalidArgumentError, "cuda:0",
              lambda: tilec.SparseTensor(coords, x.cpu())),
+            ("a runtime of another device", tilec.InvalidArgumentError,
+             "the runtime runs on cuda:",
+             lambda: tilec.SparseTensor(coords, x, runtime=elsewhere)),
+            ("a device the driver lacks", tilec.DeviceError,
+             "does not exist",
+             lambda: tilec.Runtime(device=torch.cuda.device_count())),
+            ("a second runtime of the device", None, "", second_runtime),
             ("int64 coordinates", tilec.InvalidArgumentError, "int32",
              lambda: tilec.SparseTensor(coords.long(), x)),
             ("channel mismatch", tilec.InvalidArgumentError, "channels",

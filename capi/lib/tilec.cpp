@@ -170,8 +170,11 @@ tilec_runtime_create_with_options(const tilec_runtime_options *given,
                 "give a bundle file or an embedded bundle, not both");
   // The bundles (the options' and TILEC_BUNDLE's) are checked before the
   // driver is touched: a bad one gives the same error with or without a GPU.
-  auto sessionOptions =
-      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  // The caller's bundle wins over TILEC_BUNDLE, which is then not opened.
+  rt::Environment environment = rt::readEnvironment();
+  if (options.bundle_path || options.embedded_bundle)
+    environment.bundle.clear();
+  auto sessionOptions = rt::SessionOptions::fromEnvironment(environment);
   if (!sessionOptions)
     return failFrom(sessionOptions.status(), TILEC_ERROR_INVALID_ARGUMENT);
   if (options.bundle_path || options.embedded_bundle) {

@@ -296,8 +296,11 @@ int main(int argc, char **argv) {
     return fail(workload.message());
   // The bundle is checked before the driver is touched: a bad one gives
   // the same error with or without a GPU.
-  auto sessionOptions =
-      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  // --bundle wins over TILEC_BUNDLE, which is then not opened.
+  rt::Environment environment = rt::readEnvironment();
+  if (!options.bundlePath.empty())
+    environment.bundle.clear();
+  auto sessionOptions = rt::SessionOptions::fromEnvironment(environment);
   if (!sessionOptions)
     return fail(sessionOptions.message());
   if (!options.bundlePath.empty()) {

@@ -648,8 +648,11 @@ int main(int argc, char **argv) {
   if (*bundle)
     step(options.embedded ? "wrap the embedded bundle"
                           : "open + check the bundle file");
-  auto sessionOptions =
-      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  // --bundle or --embedded wins over TILEC_BUNDLE, which is then not opened.
+  rt::Environment environment = rt::readEnvironment();
+  if (*bundle)
+    environment.bundle.clear();
+  auto sessionOptions = rt::SessionOptions::fromEnvironment(environment);
   if (!sessionOptions)
     return fail(sessionOptions.message());
   sessionOptions->driver = driver->get();

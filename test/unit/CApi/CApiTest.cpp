@@ -171,6 +171,22 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
             std::string::npos)
       << lastError();
   EXPECT_EQ(runtime, nullptr);
+  // TILEC_BUNDLE is opened, and a bad one named, before the driver too,
+  // unless the options give a bundle of their own.
+  ::setenv("TILEC_BUNDLE", "/nonexistent/env.bundle", 1);
+  auto create =
+      function<decltype(tilec_runtime_create)>("tilec_runtime_create");
+  EXPECT_EQ(create(&runtime), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("TILEC_BUNDLE"), std::string::npos)
+      << lastError();
+  EXPECT_EQ(createWith(&fromFile, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("not a tilec bundle"),
+            std::string::npos)
+      << lastError();
+  EXPECT_EQ(std::string(lastError()).find("TILEC_BUNDLE"), std::string::npos)
+      << lastError();
+  ::unsetenv("TILEC_BUNDLE");
+  EXPECT_EQ(runtime, nullptr);
   ::unlink(path);
   auto load = function<decltype(tilec_kernel_load)>("tilec_kernel_load");
   auto launch = function<decltype(tilec_kernel_launch)>("tilec_kernel_launch");

@@ -8,7 +8,8 @@
 #
 #   scripts/build-wheel.sh            # then: pip install dist/tilec-*.whl
 #   scripts/build-wheel.sh --test     # also installs it into a fresh venv
-#                                     # and runs the package's tests there
+#                                     # with PyPI's torch and runs the
+#                                     # package's tests there
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
@@ -53,6 +54,13 @@ echo "$wheel ($(du -h "$wheel" | cut -f1))"
 venv=$tools/test-venv
 "$python" -m venv "$venv"
 "$venv/bin/pip" install --quiet "$wheel"
+# PyTorch from PyPI (its CUDA build; the tests run on the CPU), so that the
+# torch layer's no-GPU tests run too (about 5 GB in the venv, removed on
+# exit); TILEC_WHEEL_TORCH=0 leaves it out, and those tests skip.
+if [[ ${TILEC_WHEEL_TORCH:-1} != 0 ]]; then
+  "$venv/bin/pip" install --quiet --no-cache-dir torch
+  "$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'
+fi
 cp test/python/test_tilec.py "$tools/"
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 (cd "$tools" &&

@@ -13,8 +13,8 @@ repository root, with the build's tools first on PATH; the lines after a
 command, up to the next command, are its expected output (stdout and
 stderr together). Before comparing, both sides are normalized where a
 value is the machine's and not the tool's: decimal numbers (times), the
-commit and the ptxas directory `tilec --version` names, and sizes with a
-unit. Exits non-zero, and prints the difference, when any output differs
+commit and the ptxas directory `tilec --version` names, SHA-256 digests
+(stage keys hash the compiler's build-ids), and sizes with a unit. Exits non-zero, and prints the difference, when any output differs
 or a command fails where the page shows no error.
 
     scripts/check-docs.py [--build-dir build] [docs/environment.md ...]
@@ -39,6 +39,8 @@ NORMALIZE = [
     # Where the toolkit lives (/usr/local/cuda, /usr/local/cuda-13.0, a
     # wheel's site-packages) is the machine's; its build line is the tool's.
     (re.compile(r"ptxas: /\S*/ptxas "), "ptxas: <directory>/ptxas "),
+    # Stage keys and checksums hash the compiler's build-ids.
+    (re.compile(r"\b[0-9a-f]{64}\b"), "<sha256>"),
     (re.compile(r"\b\d+\.\d+\b"), "<number>"),
     (re.compile(r"\b\d+(\.\d+)?[KMG]\b"), "<size>"),
     # Columns of right-aligned numbers move with the numbers' widths.

@@ -37,7 +37,7 @@ module attributes {"tilegpu.num-warps" = 1 : i32, "tilegpu.threads-per-warp" = 3
 module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90"} {
   func.func @trans(%x: f32) attributes {tile.kernel} {
     %s = tile.splat %x : f32 -> tensor<256x256xf32, #rows>
-    // expected-error @+1 {{'tile.trans' op needs 262144 B of shared memory in all; a block on sm_90 has at most 232448 B (this op's 262144 B at offset 0 reach the total)}}
+    // expected-error @+1 {{'tile.trans' op needs 262144 B of shared memory in all; a block on sm_90 has at most 232448 B (this op's 262144 B at offset 0 cross the limit)}}
     %t = tile.trans %s {order = array<i32: 1, 0>} : tensor<256x256xf32, #rows> -> tensor<256x256xf32, #rows>
     return
   }

@@ -3,6 +3,10 @@
 # archive (TUNING) first, so that a renamed class cannot make the check pass
 # by matching nothing. Run as: cmake -DNM=... -DLAUNCH=... -DTUNING=... -P
 
+# Empty list elements (nm's blank lines between members) are kept and
+# filtered out below, as CMake's current list semantics have them.
+cmake_policy(SET CMP0007 NEW)
+
 set(tuning_names
   StageCache CacheKey Sha256 AutotuneCache Autotuner PinnedConfigs
   Benchmarker KernelProvider)
@@ -18,6 +22,7 @@ function(read_symbols archive out)
   string(REPLACE "]" ")" symbols "${symbols}")
   string(REPLACE ";" "," symbols "${symbols}")
   string(REPLACE "\n" ";" symbols "${symbols}")
+  list(FILTER symbols EXCLUDE REGEX "^$")
   set(${out} "${symbols}" PARENT_SCOPE)
 endfunction()
 

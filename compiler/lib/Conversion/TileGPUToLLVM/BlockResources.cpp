@@ -111,21 +111,28 @@ checkSharedMemory(ModuleOp module, StringRef target, int64_t maxSharedBytes) {
   int64_t total = shared.getInt();
   if (total <= maxSharedBytes)
     return BlockResourcesVerdict::Fits;
-  Operation *highest = nullptr;
+  // The allocation at the lowest offset that ends past the limit: the one
+  // whose size a user changes (the last one placed may be a few bytes of
+  // mbarriers after it).
+  Operation *crossing = nullptr;
+  int64_t crossingOffset = 0;
   module.walk([&](Operation *op) {
     std::optional<int64_t> offset = getSharedMemoryOffset(op);
-    if (!offset || *offset + getAllocationBytes(op) != total)
-      return WalkResult::advance();
-    highest = op;
-    return WalkResult::interrupt();
+    int64_t bytes = getAllocationBytes(op);
+    if (!offset || bytes == 0 || *offset + bytes <= maxSharedBytes)
+      return;
+    if (!crossing || *offset < crossingOffset) {
+      crossing = op;
+      crossingOffset = *offset;
+    }
   });
   InFlightDiagnostic diag =
-      highest ? highest->emitOpError() : module.emitError();
+      crossing ? crossing->emitOpError() : module.emitError();
   diag << "needs " << total << " B of shared memory in all; a block on "
        << target << " has at most " << maxSharedBytes << " B";
-  if (highest)
-    diag << " (this op's " << getAllocationBytes(highest) << " B at offset "
-         << *getSharedMemoryOffset(highest) << " reach the total)";
+  if (crossing)
+    diag << " (this op's " << getAllocationBytes(crossing) << " B at offset "
+         << crossingOffset << " cross the limit)";
   return BlockResourcesVerdict::ExceedsTarget;
 }
 

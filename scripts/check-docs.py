@@ -7,7 +7,8 @@ A block is checked when the line before its opening fence is
 
     <!-- check-docs -->
 
-and the fence is ```console. Its lines starting with "$ " are commands, run
+and the fence is ```console; any other block of commands must say why it
+is not checked (<!-- gpu-transcript: ... --> or <!-- transcript: ... -->). Its lines starting with "$ " are commands, run
 in order by one bash (so `cd` and variables carry over) from the
 repository root, with the build's tools first on PATH; the lines after a
 command, up to the next command, are its expected output (stdout and
@@ -29,6 +30,11 @@ import subprocess
 import sys
 
 MARKER = "<!-- check-docs -->"
+# A block of commands that is not checked says why, on the line before it:
+# <!-- gpu-transcript: ... --> (recorded on the GPU machine) or
+# <!-- transcript: why check-docs cannot run it -->. A block with none of
+# the three is an error, so that no new transcript goes unchecked silently.
+UNCHECKED = ("<!-- gpu-transcript:", "<!-- transcript:")
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 # What differs between machines and runs, not between versions of the
@@ -73,6 +79,25 @@ def blocks(path):
         if end is None:
             raise SystemExit(f"{path}:{i + 2}: the block has no closing fence")
         found.append((i + 3, lines[i + 2:end]))
+    return found
+
+
+def unmarked_blocks(path):
+    """Line numbers of fenced blocks with "$ " commands and no marker."""
+    lines = path.read_text().splitlines()
+    found, inside, start, has_command = [], False, 0, False
+    for i, line in enumerate(lines):
+        if line.strip().startswith("```"):
+            if not inside:
+                inside, start, has_command = True, i, False
+                continue
+            inside = False
+            before = lines[start - 1].strip() if start > 0 else ""
+            if has_command and before != MARKER and \
+                    not before.startswith(UNCHECKED):
+                found.append(start + 1)
+        elif inside and line.lstrip().startswith("$ "):
+            has_command = True
     return found
 
 
@@ -127,6 +152,11 @@ def main():
         os.pathsep + env["PATH"]
     checked = failures = 0
     for page in pages:
+        for line in unmarked_blocks(page):
+            failures += 1
+            print(f"{page}:{line}: a block of commands with no "
+                  f"{MARKER}, <!-- gpu-transcript: ... --> or "
+                  f"<!-- transcript: why --> before it")
         for line, block in blocks(page):
             steps = commands(block)
             # Each command's stderr with its stdout, in order.

@@ -58,7 +58,7 @@ venv=$tools/test-venv
 # torch layer's no-GPU tests run too (about 5 GB in the venv, removed on
 # exit); TILEC_WHEEL_TORCH=0 leaves it out, and those tests skip.
 if [[ ${TILEC_WHEEL_TORCH:-1} != 0 ]]; then
-  "$venv/bin/pip" install --quiet --no-cache-dir torch
+  "$venv/bin/pip" install --quiet --no-cache-dir torch numpy
   "$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'
 fi
 cp test/python/test_tilec.py "$tools/"

@@ -10,6 +10,7 @@
 #include "tilec/JIT/TilecJIT.h"
 #include "tilec/runtime/Bundle.h"
 #include "tilec/runtime/Context.h"
+#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Launch.h"
 #include "tilec/runtime/Module.h"
 #include "tilec/runtime/Session.h"
@@ -20,6 +21,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -57,10 +59,38 @@ tilec_status succeed() {
   return TILEC_OK;
 }
 
-// Makes the runtime's context current on the calling thread: a call may
+// The runtime's context, current on the calling thread for one call, and
+// the context that was current before current again after it: a call may
 // come from any thread (PyTorch runs autograd's backward on threads of its
-// own, where no context is current).
-Status enter(tilec_runtime &runtime) { return runtime.context().makeCurrent(); }
+// own, where no context is current), and the CUDA runtime's current device
+// (torch.cuda.current_device()) follows the current context, so a call on
+// cuda:1 must not leave device 1 current for the caller.
+class EnteredContext {
+public:
+  explicit EnteredContext(const rt::Context &context)
+      : driver_(context.driver()) {
+    status_ = driver_.check(driver_.api().cuCtxGetCurrent(&previous_),
+                            "cuCtxGetCurrent");
+    if (!status_.ok() || previous_ == context.handle())
+      return;
+    status_ = context.makeCurrent();
+    restore_ = status_.ok();
+  }
+  ~EnteredContext() {
+    if (restore_)
+      (void)driver_.api().cuCtxSetCurrent(previous_);
+  }
+  EnteredContext(const EnteredContext &) = delete;
+  EnteredContext &operator=(const EnteredContext &) = delete;
+
+  const Status &status() const { return status_; }
+
+private:
+  const rt::Driver &driver_;
+  CUcontext previous_ = nullptr;
+  bool restore_ = false;
+  Status status_;
+};
 
 // Statuses of the libraries do not carry a category: an invalid-argument
 // check comes first in each entry point, so what fails later is the device,
@@ -152,12 +182,22 @@ tilec_runtime_create_with_options(const tilec_runtime_options *given,
   tilec_runtime_options options;
   tilec_runtime_options_init(&options);
   if (given) {
-    if (given->size < offsetof(tilec_runtime_options, device) + sizeof(int))
+    // The struct of some version of the header: it ends after one of the
+    // fields (or is a later, longer one).
+    const size_t fieldEnds[] = {
+        offsetof(tilec_runtime_options, device) + sizeof(int),
+        offsetof(tilec_runtime_options, bundle_path) + sizeof(const char *),
+        offsetof(tilec_runtime_options, embedded_bundle) + sizeof(void *),
+        offsetof(tilec_runtime_options, allow_jit) + sizeof(int)};
+    if (given->size < sizeof(options) &&
+        std::find(std::begin(fieldEnds), std::end(fieldEnds), given->size) ==
+            std::end(fieldEnds))
       return fail(TILEC_ERROR_INVALID_ARGUMENT,
                   "tilec_runtime_options.size is " +
                       std::to_string(given->size) +
-                      ": call tilec_runtime_options_init on the struct "
-                      "before setting its fields");
+                      ", which no version of the struct has: call "
+                      "tilec_runtime_options_init on the struct before "
+                      "setting its fields");
     std::memcpy(&options, given, std::min(given->size, sizeof(options)));
     options.size = sizeof(options);
   }
@@ -192,7 +232,15 @@ tilec_runtime_create_with_options(const tilec_runtime_options *given,
   sessionOptions->device = options.device;
   sessionOptions->compiler = jit::compilerFactory();
   sessionOptions->tuning.progress = rt::ProgressMode::Never;
+  // Session::create makes the device's context current; the caller's is
+  // current again after it (see EnteredContext).
+  CUcontext previous = nullptr;
+  Result<const rt::Driver *> driver = rt::Driver::get();
+  bool restore =
+      driver && (*driver)->api().cuCtxGetCurrent(&previous) == CUDA_SUCCESS;
   auto session = rt::Session::create(std::move(*sessionOptions));
+  if (restore)
+    (void)(*driver)->api().cuCtxSetCurrent(previous);
   if (!session)
     return failFrom(session.status(), TILEC_ERROR_DEVICE);
   *runtime = new tilec_runtime{std::move(*session)};
@@ -200,9 +248,10 @@ tilec_runtime_create_with_options(const tilec_runtime_options *given,
 }
 
 void tilec_runtime_destroy(tilec_runtime *runtime) {
+  if (!runtime)
+    return;
   // The session frees its buffers and modules in its device's context.
-  if (runtime)
-    (void)enter(*runtime);
+  EnteredContext entered(runtime->context());
   delete runtime;
 }
 
@@ -215,8 +264,9 @@ tilec_status tilec_kernel_load(tilec_runtime *runtime, const void *cubin,
   auto parsed = CompileMetadata::parse(metadata);
   if (!parsed)
     return failFrom(parsed.status(), TILEC_ERROR_INVALID_ARGUMENT);
-  if (Status entered = enter(*runtime); !entered.ok())
-    return failFrom(entered, TILEC_ERROR_DEVICE);
+  EnteredContext entered(runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   auto module = rt::Module::loadCubin(runtime->context(), cubin, cubin_size);
   if (!module)
     return failFrom(module.status(), TILEC_ERROR_DEVICE);
@@ -232,8 +282,9 @@ tilec_status tilec_kernel_load(tilec_runtime *runtime, const void *cubin,
 }
 
 void tilec_kernel_destroy(tilec_kernel *kernel) {
-  if (kernel)
-    (void)enter(*kernel->runtime);
+  if (!kernel)
+    return;
+  EnteredContext entered(kernel->runtime->context());
   delete kernel;
 }
 
@@ -262,8 +313,9 @@ tilec_status tilec_kernel_launch(tilec_kernel *kernel, uint32_t grid_x,
                                  void *stream) {
   if (!kernel)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "kernel must not be NULL");
-  if (Status entered = enter(*kernel->runtime); !entered.ok())
-    return failFrom(entered, TILEC_ERROR_DEVICE);
+  EnteredContext entered(kernel->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   Status launched = rt::launch(kernel->kernel, rt::Dim3{grid_x, grid_y, grid_z},
                                kernel->args, static_cast<CUstream>(stream));
   return launched.ok() ? succeed() : failFrom(launched, TILEC_ERROR_DEVICE);
@@ -275,8 +327,9 @@ tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
   if (!runtime || !tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "runtime and tensor must not be NULL");
-  if (Status entered = enter(*runtime); !entered.ok())
-    return failFrom(entered, TILEC_ERROR_DEVICE);
+  EnteredContext entered(runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   auto created = sparse::SparseTensor::create(
       runtime->engine(), rt::DevicePtr{reinterpret_cast<CUdeviceptr>(coords)},
       n);
@@ -287,9 +340,10 @@ tilec_status tilec_sparse_tensor_create(tilec_runtime *runtime,
 }
 
 void tilec_sparse_tensor_destroy(tilec_sparse_tensor *tensor) {
+  if (!tensor)
+    return;
   // The maps' frees are queued on the runtime's context.
-  if (tensor)
-    (void)enter(*tensor->runtime);
+  EnteredContext entered(tensor->runtime->context());
   delete tensor;
 }
 
@@ -317,8 +371,9 @@ tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
                                             int32_t dilation, void *stream) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  if (Status entered = enter(*tensor->runtime); !entered.ok())
-    return failFrom(entered, TILEC_ERROR_DEVICE);
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   for (int64_t rows : sparse::convRowBlocks()) {
     auto maps = tensor->tensor.maps(kernel_size, dilation, rows,
                                     static_cast<CUstream>(stream));
@@ -339,8 +394,9 @@ tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
   if (!tensor || !pairs)
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "tensor and pairs must not be NULL");
-  if (Status entered = enter(*tensor->runtime); !entered.ok())
-    return failFrom(entered, TILEC_ERROR_DEVICE);
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   auto maps = tensor->tensor.maps(kernel_size, dilation,
                                   sparse::convRowBlocks().front(), nullptr);
   if (!maps)
@@ -357,8 +413,9 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
                                       int32_t allow_tf32, void *stream) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  if (Status entered = enter(*tensor->runtime); !entered.ok())
-    return failFrom(entered, TILEC_ERROR_DEVICE);
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   sparse::ConvArguments arguments;
   if (!toDType(dtype, arguments.dtype))
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
@@ -391,8 +448,9 @@ tilec_status tilec_submanifold_conv3d_backward(
     int32_t allow_tf32, int32_t weight_grad_f32, void *stream) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  if (Status entered = enter(*tensor->runtime); !entered.ok())
-    return failFrom(entered, TILEC_ERROR_DEVICE);
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   sparse::ConvBackwardArguments arguments;
   sparse::ConvArguments &forward = arguments.forward;
   if (!toDType(dtype, forward.dtype))

@@ -5,6 +5,7 @@ bundle of tuned kernels (docs/deploy.md)."""
 import ctypes
 import errno
 import os
+import sys
 import threading
 import weakref
 
@@ -29,7 +30,7 @@ class Runtime:
     (calls from several threads take turns); runtimes of several devices, or
     several of one, run side by side."""
 
-    def __init__(self, device=0, bundle=None, allow_jit=None):
+    def __init__(self, bundle=None, allow_jit=None, *, device=0):
         device = device_index(device)
         if bundle is None and allow_jit is False:
             raise InvalidArgumentError(
@@ -66,7 +67,7 @@ class Runtime:
 
 def device_index(device):
     """The CUDA ordinal of `device`: an int, "cuda:N" or a torch.device of
-    type cuda."""
+    type cuda; "cuda" alone is torch's current device, as in torch."""
     if isinstance(device, bool):
         raise InvalidArgumentError("Runtime", f"device must be a CUDA device "
                                    f"ordinal, got {device!r}")
@@ -75,7 +76,9 @@ def device_index(device):
     else:
         text = str(device)
         if text == "cuda":
-            index = 0
+            torch = sys.modules.get("torch")
+            index = torch.cuda.current_device() \
+                if torch is not None and torch.cuda.is_available() else 0
         elif text.startswith("cuda:") and text[5:].isdigit():
             index = int(text[5:])
         else:
@@ -100,7 +103,7 @@ def default_runtime(device=0):
     index = device_index(device)
     with _default_lock:
         if index not in _defaults:
-            _defaults[index] = Runtime(index)
+            _defaults[index] = Runtime(device=index)
         return _defaults[index]
 
 

@@ -340,6 +340,9 @@ protected:
   // an empty autotune file), as a deployed program runs.
   void openSession(std::shared_ptr<const rt::KernelBundle> bundle = nullptr,
                    rt::PinnedConfigs pins = {}) {
+    provider = nullptr;
+    cache = nullptr;
+    engine = nullptr;
     session.reset();
     rt::SessionOptions options;
     options.stageCacheDirectory = directory + "/cache";
@@ -627,6 +630,8 @@ TEST_F(SparseConvGpuTest, SplitRowBlocksMatchAndRepeat) {
   using sparse::DType;
   pinConfigs("sparse_conv_fwd=BLOCK_N=64,BLOCK_K=32,SPLIT_K=2,num_warps=4,"
              "num_stages=3");
+  if (HasFatalFailure())
+    return;
   auto stream = rt::Stream::create(*context);
   ASSERT_TRUE(stream.ok()) << stream.message();
   expectConvMatches(sparse::shellScene(32), 64, 64, 3, DType::F16, false,
@@ -683,9 +688,13 @@ TEST_F(SparseConvGpuTest, TwoSessionsInOneProcess) {
   rt::SessionOptions last;
   last.device = *count - 1;
   last.autotuneCachePath = directory + "/tuned.json";
-  auto opened = rt::Session::create(std::move(last));
-  ASSERT_TRUE(opened.ok()) << opened.message();
-  EXPECT_EQ((*opened)->context().properties().ordinal, *count - 1);
+  {
+    auto opened = rt::Session::create(std::move(last));
+    ASSERT_TRUE(opened.ok()) << opened.message();
+    EXPECT_EQ((*opened)->context().properties().ordinal, *count - 1);
+  }
+  // The last device's session left its context current.
+  ASSERT_TRUE(context->makeCurrent().ok());
   rt::SessionOptions missing;
   missing.device = *count;
   auto refused = rt::Session::create(std::move(missing));

@@ -554,8 +554,11 @@ int runWarmup() {
   }
 
   // The GPU next: without one, say so before compiling anything.
-  auto sessionOptions =
-      rt::SessionOptions::fromEnvironment(rt::readEnvironment());
+  // Tuning makes what bundles are packed from: TILEC_BUNDLE, a deployed
+  // program's setting, does not apply to it.
+  rt::Environment environment = rt::readEnvironment();
+  environment.bundle.clear();
+  auto sessionOptions = rt::SessionOptions::fromEnvironment(environment);
   if (!sessionOptions)
     return fail(sessionOptions.message());
   sessionOptions->device = device;

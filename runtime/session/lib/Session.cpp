@@ -34,7 +34,13 @@ SessionOptions::fromEnvironment(const Environment &environment) {
 }
 
 Session::Session() = default;
-Session::~Session() = default;
+// The members free device memory and modules in the session's context,
+// which need not be current on the destroying thread (another session's,
+// or none, may be).
+Session::~Session() {
+  if (context_)
+    (void)context_->makeCurrent();
+}
 
 Result<std::unique_ptr<Session>> Session::create(SessionOptions options) {
   std::unique_ptr<Session> session(new Session());

@@ -146,6 +146,14 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
   EXPECT_NE(std::string(lastError()).find("call tilec_runtime_options_init"),
             std::string::npos)
       << lastError();
+  // A size that ends inside a field (half of bundle_path) is no struct's.
+  tilec_runtime_options torn;
+  initOptions(&torn);
+  torn.size = 20;
+  EXPECT_EQ(createWith(&torn, &runtime), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("size is 20, which no version"),
+            std::string::npos)
+      << lastError();
   tilec_runtime_options negative;
   initOptions(&negative);
   negative.device = -1;

@@ -86,8 +86,11 @@ struct SessionOptions {
 
 class Session {
 public:
-  /// Retains the device's primary context and builds the stack on it.
+  /// Retains the device's primary context and builds the stack on it; the
+  /// context is left current on the calling thread. Other threads, and this
+  /// one after using another session, call context().makeCurrent() first.
   static Result<std::unique_ptr<Session>> create(SessionOptions options);
+  /// Makes the context current and tears the stack down in it.
   ~Session();
   Session(const Session &) = delete;
   Session &operator=(const Session &) = delete;

@@ -1,0 +1,167 @@
+//===- StridedConvReference.cpp - Strided and inverse convolution ---------===//
+
+#include "StridedConvReference.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+namespace tilec::harness {
+namespace {
+
+using Voxel = std::array<int64_t, 4>; // batch, x, y, z
+
+std::string axisName(int axis) { return std::string(1, "xyz"[axis]); }
+
+} // namespace
+
+int64_t ConvGeometry::offsets() const {
+  return int64_t(kernel[0]) * kernel[1] * kernel[2];
+}
+
+Result<std::array<int64_t, 3>>
+ConvGeometry::outputShape(const std::array<int64_t, 3> &inputShape) const {
+  std::array<int64_t, 3> shape{};
+  for (int axis = 0; axis < 3; ++axis) {
+    if (kernel[axis] < 1 || stride[axis] < 1 || dilation[axis] < 1 ||
+        padding[axis] < 0 || inputShape[axis] < 1)
+      return Status::error(
+          "axis " + axisName(axis) + ": kernel " +
+          std::to_string(kernel[axis]) + ", stride " +
+          std::to_string(stride[axis]) + ", dilation " +
+          std::to_string(dilation[axis]) + ", padding " +
+          std::to_string(padding[axis]) + " and input size " +
+          std::to_string(inputShape[axis]) +
+          ": kernel, stride, dilation and size must be >= 1, padding >= 0");
+    int64_t span = int64_t(dilation[axis]) * (kernel[axis] - 1) + 1;
+    int64_t padded = inputShape[axis] + 2 * int64_t(padding[axis]);
+    if (padded < span)
+      return Status::error("axis " + axisName(axis) + ": the kernel spans " +
+                           std::to_string(span) + " voxels, the padded input " +
+                           std::to_string(padded) + ": no output");
+    shape[axis] = (padded - span) / stride[axis] + 1;
+  }
+  return shape;
+}
+
+Result<HostConvPairs>
+buildHostStridedPairs(const sparse::VoxelCloud &cloud,
+                      const std::array<int64_t, 3> &inputShape,
+                      const ConvGeometry &geometry) {
+  Result<std::array<int64_t, 3>> outShape = geometry.outputShape(inputShape);
+  if (!outShape)
+    return outShape.status();
+  const std::vector<int32_t> &c = cloud.coords;
+  std::map<Voxel, int32_t> inputs;
+  for (int64_t i = 0; i < cloud.size(); ++i) {
+    Voxel voxel{c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]};
+    bool inside = voxel[0] >= 0;
+    for (int axis = 0; axis < 3; ++axis)
+      inside =
+          inside && voxel[axis + 1] >= 0 && voxel[axis + 1] < inputShape[axis];
+    if (!inside)
+      return Status::error("voxel " + std::to_string(i) +
+                           " is outside the input grid");
+    if (!inputs.emplace(voxel, int32_t(i)).second)
+      return Status::error("voxels " + std::to_string(inputs[voxel]) + " and " +
+                           std::to_string(i) + " are the same");
+  }
+
+  // Every (output, offset, input) from the inputs: input x reaches output o
+  // at offset k where o * stride = x + padding - k * dilation.
+  const ConvGeometry &g = geometry;
+  std::map<Voxel, std::map<int64_t, int32_t>> reads; // output -> v -> input
+  for (const auto &[voxel, index] : inputs)
+    for (int kx = 0; kx < g.kernel[0]; ++kx)
+      for (int ky = 0; ky < g.kernel[1]; ++ky)
+        for (int kz = 0; kz < g.kernel[2]; ++kz) {
+          std::array<int, 3> k{kx, ky, kz};
+          Voxel out{voxel[0], 0, 0, 0};
+          bool valid = true;
+          for (int axis = 0; axis < 3 && valid; ++axis) {
+            int64_t at = voxel[axis + 1] + g.padding[axis] -
+                         int64_t(k[axis]) * g.dilation[axis];
+            valid = at >= 0 && at % g.stride[axis] == 0 &&
+                    at / g.stride[axis] < (*outShape)[axis];
+            out[axis + 1] = valid ? at / g.stride[axis] : 0;
+          }
+          if (valid)
+            reads[out][(int64_t(kx) * g.kernel[1] + ky) * g.kernel[2] + kz] =
+                index;
+        }
+
+  HostConvPairs pairs;
+  pairs.pairs.resize(g.offsets());
+  int32_t output = 0;
+  for (const auto &[voxel, byOffset] : reads) {
+    for (int64_t value : voxel)
+      pairs.outCoords.push_back(int32_t(value));
+    for (const auto &[v, input] : byOffset)
+      pairs.pairs[v].emplace_back(input, output);
+    ++output;
+  }
+  return pairs;
+}
+
+std::vector<double> hostPairForward(const HostConvPairs &pairs,
+                                    const std::vector<double> &x,
+                                    const std::vector<double> &w,
+                                    const std::vector<double> &bias, int64_t ci,
+                                    int64_t co) {
+  int64_t outputs = pairs.outputs(), v = pairs.pairs.size();
+  std::vector<double> y(outputs * co, 0.0);
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t q = 0; q < co; ++q)
+      y[o * co + q] = bias.empty() ? 0.0 : bias[q];
+  for (int64_t k = 0; k < v; ++k)
+    for (const auto &[in, out] : pairs.pairs[k])
+      for (int64_t q = 0; q < co; ++q)
+        for (int64_t c = 0; c < ci; ++c)
+          y[out * co + q] += x[in * ci + c] * w[(q * v + k) * ci + c];
+  return y;
+}
+
+std::vector<double> hostPairInverse(const HostConvPairs &pairs, int64_t inputs,
+                                    const std::vector<double> &x,
+                                    const std::vector<double> &w,
+                                    const std::vector<double> &bias, int64_t ci,
+                                    int64_t co) {
+  int64_t v = pairs.pairs.size();
+  std::vector<double> y(inputs * co, 0.0);
+  for (int64_t i = 0; i < inputs; ++i)
+    for (int64_t q = 0; q < co; ++q)
+      y[i * co + q] = bias.empty() ? 0.0 : bias[q];
+  for (int64_t k = 0; k < v; ++k)
+    for (const auto &[in, out] : pairs.pairs[k])
+      for (int64_t q = 0; q < co; ++q)
+        for (int64_t c = 0; c < ci; ++c)
+          y[in * co + q] += x[out * ci + c] * w[(q * v + k) * ci + c];
+  return y;
+}
+
+HostPairGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
+                                   const std::vector<double> &x,
+                                   const std::vector<double> &w,
+                                   const std::vector<double> &dy, int64_t ci,
+                                   int64_t co) {
+  int64_t outputs = pairs.outputs(), v = pairs.pairs.size();
+  HostPairGradients gradients;
+  gradients.dx.assign(inputs * ci, 0.0);
+  gradients.dw.assign(co * v * ci, 0.0);
+  gradients.db.assign(co, 0.0);
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t q = 0; q < co; ++q)
+      gradients.db[q] += dy[o * co + q];
+  for (int64_t k = 0; k < v; ++k)
+    for (const auto &[in, out] : pairs.pairs[k])
+      for (int64_t q = 0; q < co; ++q) {
+        double g = dy[out * co + q];
+        for (int64_t c = 0; c < ci; ++c) {
+          gradients.dx[in * ci + c] += g * w[(q * v + k) * ci + c];
+          gradients.dw[(q * v + k) * ci + c] += g * x[in * ci + c];
+        }
+      }
+  return gradients;
+}
+
+} // namespace tilec::harness

@@ -1,0 +1,97 @@
+//===- StridedConvReference.h - Strided and inverse convolution -*- C++ -*-===//
+//
+// The float64 oracle of the sparse convolutions that change a cloud's
+// resolution, as spconv defines them (SparseConv3d going down,
+// SparseInverseConv3d coming back up with the same indice_key): the output
+// voxels, the input->output map of each kernel offset, the forward and the
+// gradients. Written from the definition (a dense convolution restricted to
+// active voxels), independently of any GPU kernel, so that the GPU's can be
+// checked against it element by element.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_CHECK_REFERENCE_STRIDEDCONVREFERENCE_H
+#define TILEC_CHECK_REFERENCE_STRIDEDCONVREFERENCE_H
+
+#include "tilec/contract/Status.h"
+#include "tilec/sparse/VoxelScenes.h"
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace tilec::harness {
+
+/// A convolution's geometry per axis (x, y, z). Output voxel o reads, at
+/// kernel offset k of the axis, the input voxel o * stride - padding +
+/// k * dilation: a dense convolution's indexing (spconv's, PyTorch's).
+struct ConvGeometry {
+  std::array<int, 3> kernel{3, 3, 3}, stride{1, 1, 1}, padding{0, 0, 0},
+      dilation{1, 1, 1};
+
+  /// Kx * Ky * Kz; offset (kx, ky, kz) is v = (kx * Ky + ky) * Kz + kz, the
+  /// order of the weights' [Co, Kx, Ky, Kz, Ci].
+  int64_t offsets() const;
+  /// floor((in + 2 padding - dilation (kernel - 1) - 1) / stride) + 1 per
+  /// axis; an error where an axis has no output or a value is out of range
+  /// (kernel, stride, dilation >= 1, padding >= 0).
+  Result<std::array<int64_t, 3>>
+  outputShape(const std::array<int64_t, 3> &inputShape) const;
+};
+
+/// A convolution's voxel map: the output voxels and, per kernel offset,
+/// which input voxel each output voxel reads there.
+struct HostConvPairs {
+  /// (batch, x, y, z) per output voxel, ascending by (batch, x, y, z): an
+  /// order fixed by the input, the same in every process.
+  std::vector<int32_t> outCoords;
+  /// pairs[v]: (input voxel, output voxel) of kernel offset v, ascending by
+  /// output voxel (at most one input per output and offset).
+  std::vector<std::vector<std::pair<int32_t, int32_t>>> pairs;
+  int64_t outputs() const { return static_cast<int64_t>(outCoords.size()) / 4; }
+};
+
+/// The strided convolution of `cloud` on a grid of `inputShape` per axis:
+/// an output voxel exists where at least one kernel offset reads an input
+/// voxel, inside geometry.outputShape(inputShape), batch by batch.
+/// Errors: a voxel outside the grid or a batch < 0, duplicate voxels, a
+/// geometry with no output grid.
+Result<HostConvPairs>
+buildHostStridedPairs(const sparse::VoxelCloud &cloud,
+                      const std::array<int64_t, 3> &inputShape,
+                      const ConvGeometry &geometry);
+
+/// y [outputs, co] = bias + sum over v and the pairs (i, o) of v of
+/// x[i, :] . w[co, v, :]; x [inputs, ci], w [co, V, ci], bias [co] or
+/// empty.
+std::vector<double> hostPairForward(const HostConvPairs &pairs,
+                                    const std::vector<double> &x,
+                                    const std::vector<double> &w,
+                                    const std::vector<double> &bias, int64_t ci,
+                                    int64_t co);
+
+/// The inverse convolution over the same map (spconv's SparseInverseConv3d
+/// with the strided layer's indice_key): from the strided layer's outputs
+/// back to its inputs. y [inputs, co] = bias + sum over v and (i, o) of
+/// x[o, :] . w[co, v, :]; x [outputs, ci].
+std::vector<double> hostPairInverse(const HostConvPairs &pairs, int64_t inputs,
+                                    const std::vector<double> &x,
+                                    const std::vector<double> &w,
+                                    const std::vector<double> &bias, int64_t ci,
+                                    int64_t co);
+
+/// The gradients of hostPairForward for dy [outputs, co]: dx [inputs, ci],
+/// dw [co, V, ci], db [co].
+struct HostPairGradients {
+  std::vector<double> dx, dw, db;
+};
+HostPairGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
+                                   const std::vector<double> &x,
+                                   const std::vector<double> &w,
+                                   const std::vector<double> &dy, int64_t ci,
+                                   int64_t co);
+
+} // namespace tilec::harness
+
+#endif // TILEC_CHECK_REFERENCE_STRIDEDCONVREFERENCE_H

@@ -1,0 +1,260 @@
+//===- StridedReferenceTest.cpp - The strided convolution's oracle --------===//
+//
+// buildHostStridedPairs (check/reference/StridedConvReference.h) finds each
+// output voxel from its inputs (scatter); these tests find them the other
+// way, the way a dense convolution indexes (every output position of the
+// grid gathers from o * stride - padding + k * dilation), and compare the
+// two for downsampling shapes of spconv's networks (2 / 2, 3 / 2 with
+// padding, (3, 1, 1) / (2, 1, 1), dilation, kernel 1). The forward is
+// checked against the gathered dense sum, the backward by the adjoint
+// identities of a linear map, and the inverse convolution against the
+// input gradient with the weights transposed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StridedConvReference.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+
+using namespace tilec;
+using harness::ConvGeometry;
+using harness::HostConvPairs;
+
+namespace {
+
+using Voxel = std::array<int64_t, 4>;
+
+struct Case {
+  std::string name;
+  ConvGeometry geometry;
+};
+
+std::vector<Case> cases() {
+  auto make = [](std::array<int, 3> k, std::array<int, 3> s,
+                 std::array<int, 3> p, std::array<int, 3> d) {
+    ConvGeometry g;
+    g.kernel = k;
+    g.stride = s;
+    g.padding = p;
+    g.dilation = d;
+    return g;
+  };
+  return {{"k2s2", make({2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1})},
+          {"k3s2p1", make({3, 3, 3}, {2, 2, 2}, {1, 1, 1}, {1, 1, 1})},
+          {"k311s211p100", make({3, 1, 1}, {2, 1, 1}, {1, 0, 0}, {1, 1, 1})},
+          {"k3s2p2d2", make({3, 3, 3}, {2, 2, 2}, {2, 2, 2}, {2, 2, 2})},
+          {"k1s1", make({1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1})},
+          {"k3s1p1", make({3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1})},
+          {"k133s122", make({1, 3, 3}, {1, 2, 2}, {0, 1, 1}, {1, 1, 1})}};
+}
+
+// Two batches of a res-13 shell: an odd grid, so that strides leave
+// remainders.
+sparse::VoxelCloud cloud() { return sparse::shellScene(13, 2); }
+const std::array<int64_t, 3> kShape{13, 13, 13};
+
+// The pairs by gathering: for every output position of the grid, in
+// ascending (batch, x, y, z) order, the active input each offset reads.
+HostConvPairs gather(const sparse::VoxelCloud &cloud, const ConvGeometry &g) {
+  std::map<Voxel, int32_t> active;
+  int64_t batches = 0;
+  for (int64_t i = 0; i < cloud.size(); ++i) {
+    const int32_t *c = &cloud.coords[4 * i];
+    active[{c[0], c[1], c[2], c[3]}] = int32_t(i);
+    batches = std::max<int64_t>(batches, c[0] + 1);
+  }
+  std::array<int64_t, 3> out = *g.outputShape(kShape);
+  HostConvPairs pairs;
+  pairs.pairs.resize(g.offsets());
+  int32_t output = 0;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t x = 0; x < out[0]; ++x)
+      for (int64_t y = 0; y < out[1]; ++y)
+        for (int64_t z = 0; z < out[2]; ++z) {
+          bool any = false;
+          std::array<int64_t, 3> o{x, y, z};
+          for (int64_t v = 0; v < g.offsets(); ++v) {
+            std::array<int64_t, 3> k{v / (g.kernel[1] * g.kernel[2]),
+                                     v / g.kernel[2] % g.kernel[1],
+                                     v % g.kernel[2]};
+            Voxel in{b, 0, 0, 0};
+            for (int axis = 0; axis < 3; ++axis)
+              in[axis + 1] = o[axis] * g.stride[axis] - g.padding[axis] +
+                             k[axis] * g.dilation[axis];
+            auto found = active.find(in);
+            if (found == active.end())
+              continue;
+            pairs.pairs[v].emplace_back(found->second, output);
+            any = true;
+          }
+          if (!any)
+            continue;
+          for (int64_t value : {b, x, y, z})
+            pairs.outCoords.push_back(int32_t(value));
+          ++output;
+        }
+  return pairs;
+}
+
+std::vector<double> random(size_t count, unsigned seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  std::vector<double> values(count);
+  for (double &value : values)
+    value = uniform(engine);
+  return values;
+}
+
+double dot(const std::vector<double> &a, const std::vector<double> &b) {
+  double sum = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    sum += a[i] * b[i];
+  return sum;
+}
+
+TEST(StridedReference, OutputShapes) {
+  ConvGeometry g;
+  g.kernel = {3, 2, 1};
+  g.stride = {2, 2, 1};
+  g.padding = {1, 0, 0};
+  auto shape = g.outputShape({16, 16, 16});
+  ASSERT_TRUE(shape.ok()) << shape.message();
+  // (16 + 2 - 3) / 2 + 1, (16 - 2) / 2 + 1, 16.
+  EXPECT_EQ(*shape, (std::array<int64_t, 3>{8, 8, 16}));
+  g.kernel = {5, 1, 1};
+  g.padding = {0, 0, 0};
+  auto none = g.outputShape({4, 4, 4});
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.message().find("axis x: the kernel spans 5 voxels"),
+            std::string::npos)
+      << none.message();
+  g.kernel = {1, 1, 1};
+  g.stride = {0, 1, 1};
+  EXPECT_FALSE(g.outputShape({4, 4, 4}).ok());
+}
+
+TEST(StridedReference, ScatterFindsWhatGatherFinds) {
+  sparse::VoxelCloud input = cloud();
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    auto scattered = harness::buildHostStridedPairs(input, kShape, c.geometry);
+    ASSERT_TRUE(scattered.ok()) << scattered.message();
+    HostConvPairs gathered = gather(input, c.geometry);
+    EXPECT_GT(gathered.outputs(), 0);
+    EXPECT_EQ(scattered->outCoords, gathered.outCoords);
+    ASSERT_EQ(scattered->pairs.size(), gathered.pairs.size());
+    for (size_t v = 0; v < gathered.pairs.size(); ++v)
+      EXPECT_EQ(scattered->pairs[v], gathered.pairs[v]) << "offset " << v;
+    // The same input, the same outputs in the same order.
+    auto again = harness::buildHostStridedPairs(input, kShape, c.geometry);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->outCoords, scattered->outCoords);
+  }
+}
+
+TEST(StridedReference, ForwardIsTheGatheredSum) {
+  sparse::VoxelCloud input = cloud();
+  int64_t n = input.size(), ci = 5, co = 3;
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    auto pairs = harness::buildHostStridedPairs(input, kShape, c.geometry);
+    ASSERT_TRUE(pairs.ok());
+    int64_t v = c.geometry.offsets();
+    std::vector<double> x = random(n * ci, 1), w = random(co * v * ci, 2),
+                        bias = random(co, 3);
+    std::vector<double> y =
+        harness::hostPairForward(*pairs, x, w, bias, ci, co);
+    // The gathered sum, output by output.
+    HostConvPairs gathered = gather(input, c.geometry);
+    std::vector<std::vector<std::pair<int64_t, int32_t>>> reads(
+        gathered.outputs());
+    for (int64_t k = 0; k < v; ++k)
+      for (const auto &[in, out] : gathered.pairs[k])
+        reads[out].emplace_back(k, in);
+    for (int64_t o = 0; o < gathered.outputs(); ++o)
+      for (int64_t q = 0; q < co; ++q) {
+        double want = bias[q];
+        for (const auto &[k, in] : reads[o])
+          for (int64_t ch = 0; ch < ci; ++ch)
+            want += x[in * ci + ch] * w[(q * v + k) * ci + ch];
+        EXPECT_NEAR(y[o * co + q], want, 1e-12) << "output " << o;
+      }
+  }
+}
+
+// y = A(w) x is linear in x and in w: <y, dy> = <x, dx> = <w, dw>, and
+// db is the sum of dy over the outputs.
+TEST(StridedReference, BackwardIsTheAdjoint) {
+  sparse::VoxelCloud input = cloud();
+  int64_t n = input.size(), ci = 4, co = 6;
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    auto pairs = harness::buildHostStridedPairs(input, kShape, c.geometry);
+    ASSERT_TRUE(pairs.ok());
+    int64_t v = c.geometry.offsets(), m = pairs->outputs();
+    std::vector<double> x = random(n * ci, 4), w = random(co * v * ci, 5),
+                        dy = random(m * co, 6);
+    std::vector<double> y = harness::hostPairForward(*pairs, x, w, {}, ci, co);
+    harness::HostPairGradients g =
+        harness::hostPairBackward(*pairs, n, x, w, dy, ci, co);
+    double yDy = dot(y, dy);
+    EXPECT_NEAR(dot(x, g.dx), yDy, 1e-9 * std::max(1.0, std::abs(yDy)));
+    EXPECT_NEAR(dot(w, g.dw), yDy, 1e-9 * std::max(1.0, std::abs(yDy)));
+    for (int64_t q = 0; q < co; ++q) {
+      double sum = 0;
+      for (int64_t o = 0; o < m; ++o)
+        sum += dy[o * co + q];
+      EXPECT_NEAR(g.db[q], sum, 1e-12);
+    }
+  }
+}
+
+// The inverse convolution over a strided layer's map is that layer's input
+// gradient with the weights' channels swapped: W'[c, v, q] = W[q, v, c].
+TEST(StridedReference, InverseIsTheTransposedMap) {
+  sparse::VoxelCloud input = cloud();
+  int64_t n = input.size(), ci = 3, co = 7;
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    auto pairs = harness::buildHostStridedPairs(input, kShape, c.geometry);
+    ASSERT_TRUE(pairs.ok());
+    int64_t v = c.geometry.offsets(), m = pairs->outputs();
+    std::vector<double> w = random(co * v * ci, 7), z = random(m * co, 8);
+    std::vector<double> transposed(ci * v * co);
+    for (int64_t q = 0; q < co; ++q)
+      for (int64_t k = 0; k < v; ++k)
+        for (int64_t ch = 0; ch < ci; ++ch)
+          transposed[(ch * v + k) * co + q] = w[(q * v + k) * ci + ch];
+    std::vector<double> up =
+        harness::hostPairInverse(*pairs, n, z, transposed, {}, co, ci);
+    harness::HostPairGradients g = harness::hostPairBackward(
+        *pairs, n, std::vector<double>(n * ci, 0.0), w, z, ci, co);
+    ASSERT_EQ(up.size(), g.dx.size());
+    for (size_t i = 0; i < up.size(); ++i)
+      EXPECT_NEAR(up[i], g.dx[i], 1e-12) << i;
+  }
+}
+
+TEST(StridedReference, BadInputsAreErrors) {
+  ConvGeometry g;
+  sparse::VoxelCloud outside;
+  outside.coords = {0, 1, 2, 13};
+  auto far = harness::buildHostStridedPairs(outside, kShape, g);
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.message().find("voxel 0 is outside the input grid"),
+            std::string::npos);
+  sparse::VoxelCloud twice;
+  twice.coords = {0, 1, 2, 3, 0, 4, 4, 4, 0, 1, 2, 3};
+  auto duplicate = harness::buildHostStridedPairs(twice, kShape, g);
+  ASSERT_FALSE(duplicate.ok());
+  EXPECT_NE(duplicate.message().find("voxels 0 and 2 are the same"),
+            std::string::npos)
+      << duplicate.message();
+}
+
+} // namespace

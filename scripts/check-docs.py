@@ -45,7 +45,9 @@ NORMALIZE = [
     # Where the toolkit lives (/usr/local/cuda, /usr/local/cuda-13.0, a
     # wheel's site-packages) is the machine's; its build line is the tool's.
     (re.compile(r"ptxas: /\S*/ptxas "), "ptxas: <directory>/ptxas "),
-    # Stage keys and checksums hash the compiler's build-ids.
+    # Stage keys and checksums hash the compiler's build-ids (a stage
+    # cache's entry lives under the key's first two digits).
+    (re.compile(r"\b[0-9a-f]{2}/[0-9a-f]{64}\b"), "<shard>/<sha256>"),
     (re.compile(r"\b[0-9a-f]{64}\b"), "<sha256>"),
     (re.compile(r"\b\d+\.\d+\b"), "<number>"),
     (re.compile(r"\b\d+(\.\d+)?[KMG]\b"), "<size>"),

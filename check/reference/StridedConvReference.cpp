@@ -139,13 +139,13 @@ std::vector<double> hostPairInverse(const HostConvPairs &pairs, int64_t inputs,
   return y;
 }
 
-HostPairGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
+HostConvGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
                                    const std::vector<double> &x,
                                    const std::vector<double> &w,
                                    const std::vector<double> &dy, int64_t ci,
                                    int64_t co) {
   int64_t outputs = pairs.outputs(), v = pairs.pairs.size();
-  HostPairGradients gradients;
+  HostConvGradients gradients;
   gradients.dx.assign(inputs * ci, 0.0);
   gradients.dw.assign(co * v * ci, 0.0);
   gradients.db.assign(co, 0.0);

@@ -13,6 +13,8 @@
 #ifndef TILEC_CHECK_REFERENCE_STRIDEDCONVREFERENCE_H
 #define TILEC_CHECK_REFERENCE_STRIDEDCONVREFERENCE_H
 
+#include "SparseConvReference.h"
+
 #include "tilec/contract/Status.h"
 #include "tilec/sparse/VoxelScenes.h"
 
@@ -83,10 +85,7 @@ std::vector<double> hostPairInverse(const HostConvPairs &pairs, int64_t inputs,
 
 /// The gradients of hostPairForward for dy [outputs, co]: dx [inputs, ci],
 /// dw [co, V, ci], db [co].
-struct HostPairGradients {
-  std::vector<double> dx, dw, db;
-};
-HostPairGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
+HostConvGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
                                    const std::vector<double> &x,
                                    const std::vector<double> &w,
                                    const std::vector<double> &dy, int64_t ci,

@@ -117,6 +117,17 @@ double dot(const std::vector<double> &a, const std::vector<double> &b) {
   return sum;
 }
 
+// Runs `check(geometry, cloud, pairs)` for each case on cloud().
+template <typename Check> void forEachCase(Check check) {
+  sparse::VoxelCloud input = cloud();
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(c.name);
+    auto pairs = harness::buildHostStridedPairs(input, kShape, c.geometry);
+    ASSERT_TRUE(pairs.ok()) << pairs.message();
+    check(c.geometry, input, *pairs);
+  }
+}
+
 TEST(StridedReference, OutputShapes) {
   ConvGeometry g;
   g.kernel = {3, 2, 1};
@@ -158,19 +169,15 @@ TEST(StridedReference, ScatterFindsWhatGatherFinds) {
 }
 
 TEST(StridedReference, ForwardIsTheGatheredSum) {
-  sparse::VoxelCloud input = cloud();
-  int64_t n = input.size(), ci = 5, co = 3;
-  for (const Case &c : cases()) {
-    SCOPED_TRACE(c.name);
-    auto pairs = harness::buildHostStridedPairs(input, kShape, c.geometry);
-    ASSERT_TRUE(pairs.ok());
-    int64_t v = c.geometry.offsets();
-    std::vector<double> x = random(n * ci, 1), w = random(co * v * ci, 2),
-                        bias = random(co, 3);
-    std::vector<double> y =
-        harness::hostPairForward(*pairs, x, w, bias, ci, co);
+  int64_t ci = 5, co = 3;
+  forEachCase([&](const ConvGeometry &g, const sparse::VoxelCloud &input,
+                  const HostConvPairs &pairs) {
+    int64_t v = g.offsets();
+    std::vector<double> x = random(input.size() * ci, 1),
+                        w = random(co * v * ci, 2), bias = random(co, 3);
+    std::vector<double> y = harness::hostPairForward(pairs, x, w, bias, ci, co);
     // The gathered sum, output by output.
-    HostConvPairs gathered = gather(input, c.geometry);
+    HostConvPairs gathered = gather(input, g);
     std::vector<std::vector<std::pair<int64_t, int32_t>>> reads(
         gathered.outputs());
     for (int64_t k = 0; k < v; ++k)
@@ -184,46 +191,40 @@ TEST(StridedReference, ForwardIsTheGatheredSum) {
             want += x[in * ci + ch] * w[(q * v + k) * ci + ch];
         EXPECT_NEAR(y[o * co + q], want, 1e-12) << "output " << o;
       }
-  }
+  });
 }
 
 // y = A(w) x is linear in x and in w: <y, dy> = <x, dx> = <w, dw>, and
 // db is the sum of dy over the outputs.
 TEST(StridedReference, BackwardIsTheAdjoint) {
-  sparse::VoxelCloud input = cloud();
-  int64_t n = input.size(), ci = 4, co = 6;
-  for (const Case &c : cases()) {
-    SCOPED_TRACE(c.name);
-    auto pairs = harness::buildHostStridedPairs(input, kShape, c.geometry);
-    ASSERT_TRUE(pairs.ok());
-    int64_t v = c.geometry.offsets(), m = pairs->outputs();
+  int64_t ci = 4, co = 6;
+  forEachCase([&](const ConvGeometry &g, const sparse::VoxelCloud &input,
+                  const HostConvPairs &pairs) {
+    int64_t n = input.size(), v = g.offsets(), m = pairs.outputs();
     std::vector<double> x = random(n * ci, 4), w = random(co * v * ci, 5),
                         dy = random(m * co, 6);
-    std::vector<double> y = harness::hostPairForward(*pairs, x, w, {}, ci, co);
-    harness::HostPairGradients g =
-        harness::hostPairBackward(*pairs, n, x, w, dy, ci, co);
+    std::vector<double> y = harness::hostPairForward(pairs, x, w, {}, ci, co);
+    harness::HostConvGradients grads =
+        harness::hostPairBackward(pairs, n, x, w, dy, ci, co);
     double yDy = dot(y, dy);
-    EXPECT_NEAR(dot(x, g.dx), yDy, 1e-9 * std::max(1.0, std::abs(yDy)));
-    EXPECT_NEAR(dot(w, g.dw), yDy, 1e-9 * std::max(1.0, std::abs(yDy)));
+    EXPECT_NEAR(dot(x, grads.dx), yDy, 1e-9 * std::max(1.0, std::abs(yDy)));
+    EXPECT_NEAR(dot(w, grads.dw), yDy, 1e-9 * std::max(1.0, std::abs(yDy)));
     for (int64_t q = 0; q < co; ++q) {
       double sum = 0;
       for (int64_t o = 0; o < m; ++o)
         sum += dy[o * co + q];
-      EXPECT_NEAR(g.db[q], sum, 1e-12);
+      EXPECT_NEAR(grads.db[q], sum, 1e-12);
     }
-  }
+  });
 }
 
 // The inverse convolution over a strided layer's map is that layer's input
 // gradient with the weights' channels swapped: W'[c, v, q] = W[q, v, c].
 TEST(StridedReference, InverseIsTheTransposedMap) {
-  sparse::VoxelCloud input = cloud();
-  int64_t n = input.size(), ci = 3, co = 7;
-  for (const Case &c : cases()) {
-    SCOPED_TRACE(c.name);
-    auto pairs = harness::buildHostStridedPairs(input, kShape, c.geometry);
-    ASSERT_TRUE(pairs.ok());
-    int64_t v = c.geometry.offsets(), m = pairs->outputs();
+  int64_t ci = 3, co = 7;
+  forEachCase([&](const ConvGeometry &g, const sparse::VoxelCloud &input,
+                  const HostConvPairs &pairs) {
+    int64_t n = input.size(), v = g.offsets(), m = pairs.outputs();
     std::vector<double> w = random(co * v * ci, 7), z = random(m * co, 8);
     std::vector<double> transposed(ci * v * co);
     for (int64_t q = 0; q < co; ++q)
@@ -231,13 +232,13 @@ TEST(StridedReference, InverseIsTheTransposedMap) {
         for (int64_t ch = 0; ch < ci; ++ch)
           transposed[(ch * v + k) * co + q] = w[(q * v + k) * ci + ch];
     std::vector<double> up =
-        harness::hostPairInverse(*pairs, n, z, transposed, {}, co, ci);
-    harness::HostPairGradients g = harness::hostPairBackward(
-        *pairs, n, std::vector<double>(n * ci, 0.0), w, z, ci, co);
-    ASSERT_EQ(up.size(), g.dx.size());
+        harness::hostPairInverse(pairs, n, z, transposed, {}, co, ci);
+    harness::HostConvGradients grads = harness::hostPairBackward(
+        pairs, n, std::vector<double>(n * ci, 0.0), w, z, ci, co);
+    ASSERT_EQ(up.size(), grads.dx.size());
     for (size_t i = 0; i < up.size(); ++i)
-      EXPECT_NEAR(up[i], g.dx[i], 1e-12) << i;
-  }
+      EXPECT_NEAR(up[i], grads.dx[i], 1e-12) << i;
+  });
 }
 
 TEST(StridedReference, BadInputsAreErrors) {

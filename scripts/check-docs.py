@@ -66,41 +66,41 @@ def normalize(lines):
     return out
 
 
-def blocks(path):
-    """(first line number, [lines]) of each marked console block."""
+def fenced_blocks(path):
+    """(opening fence's line number, the line before it, [body lines]) of
+    every fenced block of the page."""
     lines = path.read_text().splitlines()
-    found = []
+    found, start = [], None
     for i, line in enumerate(lines):
-        if line.strip() != MARKER:
+        if not line.strip().startswith("```"):
             continue
-        if i + 1 >= len(lines) or lines[i + 1].strip() != "```console":
+        if start is None:
+            start = i
+            continue
+        before = lines[start - 1].strip() if start > 0 else ""
+        found.append((start + 1, before, lines[start + 1:i]))
+        start = None
+    if start is not None:
+        raise SystemExit(f"{path}:{start + 1}: the block has no closing fence")
+    for i, line in enumerate(lines):
+        if line.strip() == MARKER and (
+                i + 1 >= len(lines) or lines[i + 1].strip() != "```console"):
             raise SystemExit(f"{path}:{i + 1}: {MARKER} must precede a "
                              f"```console fence")
-        end = next((j for j in range(i + 2, len(lines))
-                    if lines[j].strip() == "```"), None)
-        if end is None:
-            raise SystemExit(f"{path}:{i + 2}: the block has no closing fence")
-        found.append((i + 3, lines[i + 2:end]))
     return found
+
+
+def blocks(path):
+    """(first line number, [lines]) of each marked console block."""
+    return [(fence + 1, body) for fence, before, body in fenced_blocks(path)
+            if before == MARKER]
 
 
 def unmarked_blocks(path):
     """Line numbers of fenced blocks with "$ " commands and no marker."""
-    lines = path.read_text().splitlines()
-    found, inside, start, has_command = [], False, 0, False
-    for i, line in enumerate(lines):
-        if line.strip().startswith("```"):
-            if not inside:
-                inside, start, has_command = True, i, False
-                continue
-            inside = False
-            before = lines[start - 1].strip() if start > 0 else ""
-            if has_command and before != MARKER and \
-                    not before.startswith(UNCHECKED):
-                found.append(start + 1)
-        elif inside and line.lstrip().startswith("$ "):
-            has_command = True
-    return found
+    return [fence for fence, before, body in fenced_blocks(path)
+            if any(line.lstrip().startswith("$ ") for line in body) and
+            before != MARKER and not before.startswith(UNCHECKED)]
 
 
 def commands(block):

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 
 using namespace tilec;
@@ -68,12 +69,19 @@ tilec_status succeed() {
 class EnteredContext {
 public:
   explicit EnteredContext(const rt::Context &context)
-      : driver_(context.driver()) {
+      : EnteredContext(context.driver()) {
+    if (!status_.ok() || previous_ == context.handle()) {
+      restore_ = false;
+      return;
+    }
+    status_ = context.makeCurrent();
+    restore_ = status_.ok();
+  }
+  // Only keeps the caller's context, for a step that makes a context of its
+  // own current (Session::create).
+  explicit EnteredContext(const rt::Driver &driver) : driver_(driver) {
     status_ = driver_.check(driver_.api().cuCtxGetCurrent(&previous_),
                             "cuCtxGetCurrent");
-    if (!status_.ok() || previous_ == context.handle())
-      return;
-    status_ = context.makeCurrent();
     restore_ = status_.ok();
   }
   ~EnteredContext() {
@@ -233,14 +241,12 @@ tilec_runtime_create_with_options(const tilec_runtime_options *given,
   sessionOptions->compiler = jit::compilerFactory();
   sessionOptions->tuning.progress = rt::ProgressMode::Never;
   // Session::create makes the device's context current; the caller's is
-  // current again after it (see EnteredContext).
-  CUcontext previous = nullptr;
+  // current again after it. Without a driver, create says so itself.
   Result<const rt::Driver *> driver = rt::Driver::get();
-  bool restore =
-      driver && (*driver)->api().cuCtxGetCurrent(&previous) == CUDA_SUCCESS;
+  std::optional<EnteredContext> callers;
+  if (driver)
+    callers.emplace(**driver);
   auto session = rt::Session::create(std::move(*sessionOptions));
-  if (restore)
-    (void)(*driver)->api().cuCtxSetCurrent(previous);
   if (!session)
     return failFrom(session.status(), TILEC_ERROR_DEVICE);
   *runtime = new tilec_runtime{std::move(*session)};

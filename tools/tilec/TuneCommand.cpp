@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "TuningSession.h"
 
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/JIT/TilecJIT.h"
@@ -153,6 +154,21 @@ static int writeShowJson(const rt::AutotuneCache &cache) {
       !status.ok())
     return fail(status.message());
   return 0;
+}
+
+Result<rt::SessionOptions> tuningSessionOptions(int device, bool quiet,
+                                                bool showProgress) {
+  rt::Environment environment = rt::readEnvironment();
+  environment.bundle.clear();
+  auto options = rt::SessionOptions::fromEnvironment(environment);
+  if (!options)
+    return options.status();
+  options->device = device;
+  options->compiler = jit::compilerFactory();
+  options->tuning.progress = quiet          ? rt::ProgressMode::Never
+                             : showProgress ? rt::ProgressMode::Always
+                                            : rt::ProgressMode::Auto;
+  return options;
 }
 
 static int runShow() {
@@ -310,17 +326,11 @@ int runTune() {
     request.call.params = *params;
   }
   // The GPU first: without one, say so before compiling anything.
-  // Tuning makes what bundles are packed from: TILEC_BUNDLE, a deployed
-  // program's setting, does not apply to it.
-  rt::Environment environment = rt::readEnvironment();
-  environment.bundle.clear();
-  auto sessionOptions = rt::SessionOptions::fromEnvironment(environment);
+  auto sessionOptions = tuningSessionOptions(device, quiet, showProgress);
   if (!sessionOptions)
     return fail(sessionOptions.message());
-  sessionOptions->device = device;
   if (noCache)
     sessionOptions->stageCacheDirectory.clear();
-  sessionOptions->compiler = jit::compilerFactory();
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
   options.benchmark.warmupMs = warmupMs;
@@ -329,9 +339,6 @@ int runTune() {
   options.jobs = jobs;
   options.force = force;
   options.persist = !noPersist;
-  options.progress = quiet          ? rt::ProgressMode::Never
-                     : showProgress ? rt::ProgressMode::Always
-                                    : rt::ProgressMode::Auto;
   if (!configsText.empty()) {
     llvm::SmallVector<llvm::StringRef> items;
     llvm::StringRef(configsText).split(items, ';', -1, /*KeepEmpty=*/false);

@@ -13,9 +13,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "TuningSession.h"
 
 #include "tilec/Harness/KernelHarness.h"
-#include "tilec/JIT/TilecJIT.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
@@ -554,21 +554,12 @@ int runWarmup() {
   }
 
   // The GPU next: without one, say so before compiling anything.
-  // Tuning makes what bundles are packed from: TILEC_BUNDLE, a deployed
-  // program's setting, does not apply to it.
-  rt::Environment environment = rt::readEnvironment();
-  environment.bundle.clear();
-  auto sessionOptions = rt::SessionOptions::fromEnvironment(environment);
+  auto sessionOptions = tuningSessionOptions(device, quiet, showProgress);
   if (!sessionOptions)
     return fail(sessionOptions.message());
-  sessionOptions->device = device;
-  sessionOptions->compiler = jit::compilerFactory();
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
   options.jobs = jobs;
-  options.progress = quiet          ? rt::ProgressMode::Never
-                     : showProgress ? rt::ProgressMode::Always
-                                    : rt::ProgressMode::Auto;
   rt::ProgressMode progress = options.progress;
   auto created = rt::Session::create(std::move(*sessionOptions));
   if (!created)

@@ -270,6 +270,16 @@ std::vector<int32_t> offsetPairCounts(const std::vector<int32_t> &nbt,
   return counts;
 }
 
+Result<TestCloudPairCounts>
+testCloudPairCounts(const ReferenceRequest &request) {
+  auto maps = testCloudMaps(request);
+  if (!maps)
+    return maps.status();
+  std::vector<int32_t> counts = offsetPairCounts(
+      maps->nbt, maps->voxels, maps->offsets, request.paramOrDefault("BLOCK"));
+  return TestCloudPairCounts{std::move(*maps), std::move(counts)};
+}
+
 HostOffsetPairs hostOffsetPairs(const std::vector<int32_t> &nbt,
                                 const std::vector<int32_t> &order, int64_t n,
                                 int64_t v) {

@@ -119,6 +119,15 @@ Result<HostMaps> testCloudMaps(const ReferenceRequest &request);
 std::vector<int32_t> offsetPairCounts(const std::vector<int32_t> &nbt,
                                       int64_t n, int64_t v, int64_t block);
 
+/// The request's test cloud maps (testCloudMaps) and their offsetPairCounts
+/// for its BLOCK: what offset_pair_counts computes and offset_pairs reads.
+struct TestCloudPairCounts {
+  HostMaps maps;
+  std::vector<int32_t> counts;
+};
+Result<TestCloudPairCounts>
+testCloudPairCounts(const ReferenceRequest &request);
+
 /// Each offset's pairs in sorted row order: for v, p in [start[v],
 /// start[v + 1]), in[p] = nbt[v * n + r] (the neighbour) and out[p] =
 /// order[r] (the voxel around it) for the rows r with one.

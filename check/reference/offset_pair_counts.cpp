@@ -12,15 +12,13 @@ using namespace tilec;
 using namespace tilec::harness;
 
 TILEC_REFERENCE(offset_pair_counts)(const ReferenceRequest &request) {
-  auto maps = testCloudMaps(request);
-  if (!maps)
-    return maps.status();
-  int64_t n = maps->voxels, v = maps->offsets;
-  int64_t block = request.paramOrDefault("BLOCK");
-  std::vector<int32_t> counts = offsetPairCounts(maps->nbt, n, v, block);
+  auto counted = testCloudPairCounts(request);
+  if (!counted)
+    return counted.status();
+  const std::vector<int32_t> &counts = counted->counts;
 
   ReferenceProblem problem;
-  problem.tensors["nbt_ptr"] = int32Tensor(maps->nbt);
+  problem.tensors["nbt_ptr"] = int32Tensor(counted->maps.nbt);
   problem.tensors["counts_ptr"] = HostTensor(ElementFormat::I32, counts.size());
   problem.output = "counts_ptr";
   if (request.withReference)

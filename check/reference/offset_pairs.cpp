@@ -14,20 +14,20 @@ using namespace tilec;
 using namespace tilec::harness;
 
 TILEC_REFERENCE(offset_pairs)(const ReferenceRequest &request) {
-  auto maps = testCloudMaps(request);
-  if (!maps)
-    return maps.status();
-  int64_t n = maps->voxels, v = maps->offsets;
-  int64_t block = request.paramOrDefault("BLOCK");
-  std::vector<int32_t> counts = offsetPairCounts(maps->nbt, n, v, block);
+  auto counted = testCloudPairCounts(request);
+  if (!counted)
+    return counted.status();
+  const HostMaps &maps = counted->maps;
+  const std::vector<int32_t> &counts = counted->counts;
+  int64_t n = maps.voxels, v = maps.offsets;
   std::vector<int32_t> scan(counts.size() + 1, 0);
   for (size_t i = 0; i < counts.size(); ++i)
     scan[i + 1] = scan[i] + counts[i];
-  HostOffsetPairs pairs = hostOffsetPairs(maps->nbt, maps->order, n, v);
+  HostOffsetPairs pairs = hostOffsetPairs(maps.nbt, maps.order, n, v);
 
   ReferenceProblem problem;
-  problem.tensors["nbt_ptr"] = int32Tensor(maps->nbt);
-  problem.tensors["order_ptr"] = int32Tensor(maps->order);
+  problem.tensors["nbt_ptr"] = int32Tensor(maps.nbt);
+  problem.tensors["order_ptr"] = int32Tensor(maps.order);
   problem.tensors["scan_ptr"] = int32Tensor(scan);
   problem.tensors["pair_start_ptr"] = HostTensor(ElementFormat::I32, v + 1);
   problem.tensors["pair_in_ptr"] =

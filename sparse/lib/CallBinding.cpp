@@ -20,10 +20,16 @@ std::string callKey(const Call &call) {
 Result<std::vector<std::pair<std::string, size_t>>>
 bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
                      const Call &call) {
-  const std::string &kernel = description.getName();
   auto integers = description.evaluateIntegerArguments(call);
   if (!integers)
-    return integers.status().withContext(kernel);
+    return integers.status().withContext(description.getName());
+  return bindIntegerArguments(pack, description, *integers);
+}
+
+Result<std::vector<std::pair<std::string, size_t>>> bindIntegerArguments(
+    rt::ArgPack &pack, const KernelDescription &description,
+    const std::vector<std::pair<std::string, int64_t>> &integers) {
+  const std::string &kernel = description.getName();
   std::vector<std::pair<std::string, size_t>> pointers;
   const std::vector<ArgumentDecl> &signature = description.getSignature();
   for (size_t index = 0; index < signature.size(); ++index) {
@@ -33,9 +39,9 @@ bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
       continue;
     }
     auto value = std::find_if(
-        integers->begin(), integers->end(),
+        integers.begin(), integers.end(),
         [&](const auto &entry) { return entry.first == argument.name; });
-    if (value == integers->end())
+    if (value == integers.end())
       return Status::error(kernel + ": no value for " + argument.name);
     if (Status status = pack.setInt(index, value->second); !status.ok())
       return status.withContext(kernel + " argument " + argument.name);

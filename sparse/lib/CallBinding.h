@@ -32,6 +32,11 @@ std::string callKey(const Call &call);
 Result<std::vector<std::pair<std::string, size_t>>>
 bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
                      const Call &call);
+/// bindIntegerArguments of values already evaluated
+/// (KernelDescription::evaluateIntegerArguments, CallEvaluation).
+Result<std::vector<std::pair<std::string, size_t>>> bindIntegerArguments(
+    rt::ArgPack &pack, const KernelDescription &description,
+    const std::vector<std::pair<std::string, int64_t>> &integers);
 
 /// Binds every argument of `call`: the integers from the call, the pointers
 /// from `pointers` by name (an error names one that is missing); returns

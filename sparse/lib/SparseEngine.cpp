@@ -142,13 +142,17 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
   Result<const KernelDescription *> description = describe(kernel);
   if (!description)
     return description.status();
-  Result<std::string> autotuneKey = (*description)->evaluateAutotuneKey(call);
-  if (!autotuneKey)
-    return autotuneKey.status();
+  // One evaluation of the call (its names built once) serves the bucket's
+  // key, the grid and the integer arguments: a stream of new sizes plans
+  // every launch of a map build anew.
+  Result<KernelDescription::CallEvaluation> evaluation =
+      (*description)->evaluateCall(call);
+  if (!evaluation)
+    return evaluation.status();
   std::string bucketKey =
       kernel + "\n" +
-      rt::specializedAutotuneKey(*autotuneKey,
-                                 (*description)->specializationOf(call));
+      rt::specializedAutotuneKey(evaluation->autotuneKey,
+                                 evaluation->specialization);
   auto bucket = buckets_.find(bucketKey);
   if (bucket == buckets_.end()) {
     // Through the autotuner, so that the map kernel's config and cubin key
@@ -169,12 +173,14 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
             .first;
   }
   const BucketPlan &chosen = *bucket->second;
-  Result<rt::Dim3> grid = (*description)->evaluateGrid(chosen.config, call);
+  Result<rt::Dim3> grid =
+      (*description)->evaluateGrid(chosen.config, *evaluation);
   if (!grid)
     return grid.status();
   auto plan = std::make_unique<LaunchPlan>(
       LaunchPlan{chosen.kernel, *grid, chosen.pack, {}});
-  auto pointers = bindIntegerArguments(plan->pack, **description, call);
+  auto pointers = bindIntegerArguments(plan->pack, **description,
+                                       evaluation->integerArguments);
   if (!pointers)
     return pointers.status();
   plan->pointers = std::move(*pointers);

@@ -23,8 +23,9 @@ rm -rf dist/gpu-bundle && mkdir -p dist/gpu-bundle/bin dist/gpu-bundle/lib
 for target in "${targets[@]}"; do
   cp "$build_dir/bin/$target" dist/gpu-bundle/bin/
 done
-# The C API for Python (`tilec bench spconv` finds it at bin/../lib).
-cp "$build_dir/lib/libtilec_c.so" dist/gpu-bundle/lib/
+# The C API for Python (`tilec bench spconv` finds it at bin/../lib), with
+# its soname's links: CApiGpuTest loads libtilec_c.so.<major>.<minor>.
+cp -P "$build_dir"/lib/libtilec_c.so* dist/gpu-bundle/lib/
 cp scripts/gpu-check.sh scripts/tune-bench.sh scripts/deploy-bench.sh scripts/pytorch-check.sh dist/gpu-bundle/
 cp -r scripts/deploy dist/gpu-bundle/
 # The Python package, which finds the library at python/../lib.

@@ -8,6 +8,8 @@
 // spconv --frames (scripts/bench/spconv_frames.py) streams scans of new sizes
 // through maps and layer stacks next to spconv-Triton and FlexGEMM, then
 // from a bundle it makes with this tilec (warmup, pack) in a fresh process.
+// spconv --train (scripts/bench/spconv_train.py) times one training step
+// (forward, dX, dW, db) of a layer next to FlexGEMM, spconv-Triton and torch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +32,8 @@ cl::SubCommand benchCommand(
     "bench", "Benchmark a kernel against its peers on the GPU, in one process "
              "(gemm: tilec, a Triton kernel of the same algorithm, cuBLAS; "
              "spconv: tilec's submanifold convolution, spconv-Triton, torch; "
-             "spconv --frames: streams of scans of new sizes, with FlexGEMM)");
+             "spconv --frames: streams of scans of new sizes, with FlexGEMM; "
+             "spconv --train: a layer's training step, with FlexGEMM)");
 
 static cl::OptionCategory category("tilec bench options");
 static cl::opt<std::string> benchName(cl::Positional, cl::desc("<gemm|spconv>"),
@@ -43,7 +46,7 @@ static cl::opt<std::string>
     dtypes("dtypes",
            cl::desc("Element types, e.g. f16,bf16,f32 (gemm: the "
                     "script's default when empty; spconv: keeps the "
-                    "rows of these)"),
+                    "rows of these; --train: every row in each)"),
            cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<std::string>
     shapes("shapes",
@@ -54,11 +57,14 @@ static cl::opt<std::string>
     rows("rows",
          cl::desc("spconv's rows scene/C/dtype;..., e.g. "
                   "shell128/64/f16;uniform500k@512/64/f16;lidar/32/f16 "
-                  "(the script's default when empty)"),
+                  "(--train: scene/C, e.g. shell128/64;street/64; the "
+                  "script's default when empty)"),
          cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<bool> quick("quick",
                            cl::desc("spconv: five rows, shorter timing "
-                                    "(--frames: two configs, fewer frames)"),
+                                    "(--frames: two configs, fewer frames; "
+                                    "--train: four rows, one dtype's first "
+                                    "steps)"),
                            cl::sub(benchCommand), cl::cat(category));
 static cl::opt<bool>
     frames("frames",
@@ -68,10 +74,19 @@ static cl::opt<bool>
                     "build next to FlexGEMM's neighbour cache "
                     "(scripts/bench/spconv_frames.py)"),
            cl::sub(benchCommand), cl::cat(category));
+static cl::opt<bool>
+    train("train",
+          cl::desc("spconv: one training step (forward, dX, dW, db) of a "
+                   "3x3x3 layer next to FlexGEMM, spconv-Triton and torch's "
+                   "gather-then-GEMM, checked against float64, and each "
+                   "one's first step in a fresh process "
+                   "(scripts/bench/spconv_train.py)"),
+          cl::sub(benchCommand), cl::cat(category));
 static cl::opt<double>
     budgetS("budget-s",
-            cl::desc("spconv: no row (--frames: no section) starts after "
-                     "this many seconds (the script's default when unset)"),
+            cl::desc("spconv: no row (--frames: no section; --train: no "
+                     "row or first step) starts after this many seconds "
+                     "(the script's default when unset)"),
             cl::sub(benchCommand), cl::cat(category));
 static cl::opt<std::string> library(
     "lib",
@@ -131,7 +146,7 @@ scriptArguments(const std::string &self) {
     // The frames run f16 3x3x3 stacks of their own: the table's row
     // choices do not apply.
     for (cl::Option *option :
-         std::initializer_list<cl::Option *>{&rows, &dtypes, &shapes})
+         std::initializer_list<cl::Option *>{&rows, &dtypes, &shapes, &train})
       if (option->getNumOccurrences())
         return llvm::createStringError("--" + option->ArgStr +
                                        " is not an option of spconv --frames");
@@ -146,8 +161,8 @@ scriptArguments(const std::string &self) {
   if (!dtypes.empty())
     args.insert(args.end(), {"--dtypes", dtypes});
   if (benchName == "gemm") {
-    for (cl::Option *option :
-         std::initializer_list<cl::Option *>{&rows, &quick, &budgetS, &frames})
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &rows, &quick, &budgetS, &frames, &train})
       if (option->getNumOccurrences())
         return misplaced(option->ArgStr, "spconv");
     args.insert(args.end(), {"--tilec", self});
@@ -155,6 +170,9 @@ scriptArguments(const std::string &self) {
       args.insert(args.end(), {"--shapes", shapes});
     return args;
   }
+  if (shapes.getNumOccurrences() && train)
+    return llvm::createStringError("--shapes is not an option of spconv "
+                                   "--train");
   if (shapes.getNumOccurrences())
     return misplaced(shapes.ArgStr, "gemm");
   if (!rows.empty())
@@ -171,9 +189,11 @@ int runBench(const char *argv0) {
       argv0, reinterpret_cast<void *>(&runBench));
   if (benchName != "gemm" && benchName != "spconv")
     return fail("unknown benchmark '" + benchName + "' (known: gemm, spconv)");
-  std::string name = benchName == "spconv" && frames
-                         ? std::string("spconv_frames")
-                         : std::string(benchName);
+  std::string name = std::string(benchName);
+  if (benchName == "spconv" && frames)
+    name = "spconv_frames";
+  else if (benchName == "spconv" && train)
+    name = "spconv_train";
   std::string script = findScript(self, name);
   if (script.empty())
     return fail("scripts/bench/" + name + ".py not found next to " + self +

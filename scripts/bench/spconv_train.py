@@ -427,7 +427,18 @@ class Bench:
                 if peer in self.unavailable:
                     row["peers"][peer] = {"skipped": self.unavailable[peer]}
                     continue
-                row["peers"][peer] = self.run_peer(peer, data, row)
+                entry = row["peers"][peer] = self.run_peer(peer, data, row)
+                # A peer's first step includes its compile and tuning (tens
+                # of seconds for the Triton peers): say where the time went
+                # before the row's line, in case the call is cut short.
+                first = entry.get("first_step_ms")
+                print(f"    {spec['row']} {NAMES[peer]}: first step "
+                      + (f"{first / 1e3:.1f} s" if first is not None
+                         else "-")
+                      + (f", step {entry['step_ms']:.3f} ms"
+                         if "step_ms" in entry else "")
+                      + (f", {entry['error']}" if "error" in entry else "")
+                      + f" | {time.monotonic() - START:.0f} s", flush=True)
                 torch.cuda.empty_cache()
         finally:
             set_tf32(self.runtimes, None)

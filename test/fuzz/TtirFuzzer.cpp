@@ -4,9 +4,14 @@
 // `TILEC_OVERRIDE_DIR`): parsed with tilec's dialects, verified, and where
 // both pass compiled through the ttgir, llir and ptx stages (no ptxas). Any
 // outcome but a diagnostic (a crash, a sanitizer report, a hang, unbounded
-// memory) is a finding. The corpus is tilec's own kernels.
+// memory) is a finding. The corpus is tilec's own kernels. Mutations are
+// structural where the input parses (TtirMutator.h: most mutants reach the
+// verifiers and the passes) and libFuzzer's byte mutations otherwise, and
+// one time in four (the parser's own edges).
 //
 //===----------------------------------------------------------------------===//
+
+#include "TtirMutator.h"
 
 #include "tilec/Pipeline/Pipeline.h"
 
@@ -18,15 +23,44 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
+namespace {
+
+const mlir::DialectRegistry &pipelineDialects() {
   static const mlir::DialectRegistry registry = [] {
     mlir::DialectRegistry dialects;
     tilec::registerPipelineDialects(dialects);
     return dialects;
   }();
-  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  return registry;
+}
+
+} // namespace
+
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+                                          size_t maxSize, unsigned int seed) {
+  if (seed % 4 != 0) {
+    mlir::MLIRContext context(pipelineDialects(),
+                              mlir::MLIRContext::Threading::DISABLED);
+    context.loadAllAvailableDialects();
+    std::optional<std::string> mutant = tilec::fuzz::mutateTtir(
+        context, std::string_view(reinterpret_cast<char *>(data), size),
+        seed / 4);
+    if (mutant && mutant->size() <= maxSize) {
+      std::memcpy(data, mutant->data(), mutant->size());
+      return mutant->size();
+    }
+  }
+  return LLVMFuzzerMutate(data, size, maxSize);
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  mlir::MLIRContext context(pipelineDialects(),
+                            mlir::MLIRContext::Threading::DISABLED);
   context.loadAllAvailableDialects();
   // Diagnostics are the expected answer to bad input: kept quiet.
   mlir::ScopedDiagnosticHandler quiet(

@@ -284,6 +284,20 @@ def flexgemm_built(directory):
                                        "cuda*.so")))
 
 
+def add_flexgemm_arguments(parser):
+    """The options load_flexgemm reads: where FlexGEMM's source is, and
+    whether and how long to build it."""
+    parser.add_argument("--flexgemm", default="",
+                        help="FlexGEMM's source folder (default: "
+                             "$FLEXGEMM_DIR, else peers/FlexGEMM of the "
+                             "checkout or of the current folder)")
+    parser.add_argument("--no-flexgemm-build", action="store_true",
+                        help="do not build FlexGEMM's CUDA extension when "
+                             "it is missing")
+    parser.add_argument("--flexgemm-build-timeout-s", type=float,
+                        default=900)
+
+
 def load_flexgemm(args, out_dir):
     """FlexGEMM's calls (a dict) and None, or None and why it is
     unavailable; builds its CUDA extension in place when it is missing."""
@@ -1084,15 +1098,7 @@ def parse_args(argv=None):
                         help="a peer whose frame took longer stops")
     parser.add_argument("--child-timeout-s", type=float, default=300,
                         help="the limit of each bundle step")
-    parser.add_argument("--flexgemm", default="",
-                        help="FlexGEMM's source folder (default: "
-                             "$FLEXGEMM_DIR, else peers/FlexGEMM of the "
-                             "checkout or of the current folder)")
-    parser.add_argument("--no-flexgemm-build", action="store_true",
-                        help="do not build FlexGEMM's CUDA extension when "
-                             "it is missing")
-    parser.add_argument("--flexgemm-build-timeout-s", type=float,
-                        default=900)
+    add_flexgemm_arguments(parser)
     # The child processes of the bundle stream.
     parser.add_argument("--role", choices=("main", "record", "serve"),
                         default="main", help=argparse.SUPPRESS)

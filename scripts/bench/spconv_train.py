@@ -821,15 +821,7 @@ def parse_args(argv=None):
                         "took longer stops")
     parser.add_argument("--child-timeout-s", type=float, default=180,
                         help="the limit of each first-step process")
-    parser.add_argument("--flexgemm", default="",
-                        help="FlexGEMM's source folder (default: "
-                        "$FLEXGEMM_DIR, else peers/FlexGEMM of the "
-                        "checkout or of the current folder)")
-    parser.add_argument("--no-flexgemm-build", action="store_true",
-                        help="do not build FlexGEMM's CUDA extension when "
-                        "it is missing")
-    parser.add_argument("--flexgemm-build-timeout-s", type=float,
-                        default=900)
+    spconv_frames.add_flexgemm_arguments(parser)
     # The first-step child processes.
     parser.add_argument("--role", choices=("main", "first"), default="main",
                         help=argparse.SUPPRESS)

@@ -166,6 +166,31 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   return maps;
 }
 
+void hostConvForwardRows(const std::vector<int32_t> &nb, int64_t v,
+                         const double *x, const double *w, const double *bias,
+                         int64_t ci, int64_t co, const HostConvLayout &layout,
+                         int64_t begin, int64_t end, double *y) {
+  for (int64_t i = begin; i < end; ++i)
+    for (int64_t o = 0; o < co; ++o) {
+      double sum = bias ? bias[o] : 0.0;
+      for (int64_t k = 0; k < v; ++k) {
+        int32_t source = nb[i * v + k];
+        if (source < 0)
+          continue;
+        const double *xRow = x + source * layout.xRowStride;
+        if (layout.transposedWeights) {
+          for (int64_t c = 0; c < ci; ++c)
+            sum += xRow[c] * w[(c * v + (v - 1 - k)) * co + o];
+          continue;
+        }
+        const double *wRow = w + (o * v + k) * ci;
+        for (int64_t c = 0; c < ci; ++c)
+          sum += xRow[c] * wRow[c];
+      }
+      y[i * layout.yRowStride + o] = sum;
+    }
+}
+
 std::vector<double> hostConvForward(const std::vector<int32_t> &nb, int64_t v,
                                     const std::vector<double> &x,
                                     const std::vector<double> &w,
@@ -173,18 +198,9 @@ std::vector<double> hostConvForward(const std::vector<int32_t> &nb, int64_t v,
                                     int64_t co) {
   int64_t n = static_cast<int64_t>(nb.size()) / v;
   std::vector<double> y(n * co);
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t o = 0; o < co; ++o) {
-      double sum = bias.empty() ? 0.0 : bias[o];
-      for (int64_t k = 0; k < v; ++k) {
-        int32_t source = nb[i * v + k];
-        if (source < 0)
-          continue;
-        for (int64_t c = 0; c < ci; ++c)
-          sum += x[source * ci + c] * w[(o * v + k) * ci + c];
-      }
-      y[i * co + o] = sum;
-    }
+  hostConvForwardRows(nb, v, x.data(), w.data(),
+                      bias.empty() ? nullptr : bias.data(), ci, co,
+                      HostConvLayout{ci, co, false}, 0, n, y.data());
   return y;
 }
 

@@ -77,6 +77,21 @@ std::vector<double> hostConvForward(const std::vector<int32_t> &nb, int64_t v,
                                     const std::vector<double> &bias, int64_t ci,
                                     int64_t co);
 
+/// How hostConvForwardRows reads x and w and writes y: rows of x and y
+/// `xRowStride` and `yRowStride` elements apart; with `transposedWeights`
+/// the weights are those of the input gradient, w[c, V - 1 - v, o] ([ci,
+/// V, co], the forward's mirrored and transposed: TRANSPOSE_W).
+struct HostConvLayout {
+  int64_t xRowStride = 0, yRowStride = 0;
+  bool transposedWeights = false;
+};
+/// Rows [begin, end) of hostConvForward in `layout` into y (bias: co
+/// values or null); the kernels' reference runs row ranges in parallel.
+void hostConvForwardRows(const std::vector<int32_t> &nb, int64_t v,
+                         const double *x, const double *w, const double *bias,
+                         int64_t ci, int64_t co, const HostConvLayout &layout,
+                         int64_t begin, int64_t end, double *y);
+
 /// The gradients of hostConvForward for an output gradient dy [N, co]:
 /// dx[j, c] = sum over (i, v) with nb[i, v] = j of dy[i, o] * w[o, v, c];
 /// dw[o, v, c] = sum over i of dy[i, o] * x[nb[i, v], c]; db[o] = sum over

@@ -66,26 +66,11 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
     problem.expected.assign(yElements, NAN);
     std::vector<double> xs = x.toDoubles(), ws = w.toDoubles();
     std::vector<double> biases = bias.toDoubles();
+    HostConvLayout layout{strideX, strideY, transposeW};
     forEachRowRange(n, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i)
-        for (int64_t o = 0; o < co; ++o) {
-          double sum = hasBias ? biases[o] : 0.0;
-          for (int64_t k = 0; k < v; ++k) {
-            int32_t source = maps->nb[i * v + k];
-            if (source < 0)
-              continue;
-            const double *xRow = &xs[source * strideX];
-            if (transposeW) {
-              for (int64_t c = 0; c < ci; ++c)
-                sum += xRow[c] * ws[(c * v + (v - 1 - k)) * co + o];
-              continue;
-            }
-            const double *wRow = &ws[(o * v + k) * ci];
-            for (int64_t c = 0; c < ci; ++c)
-              sum += xRow[c] * wRow[c];
-          }
-          problem.expected[i * strideY + o] = sum;
-        }
+      hostConvForwardRows(maps->nb, v, xs.data(), ws.data(),
+                          hasBias ? biases.data() : nullptr, ci, co, layout,
+                          begin, end, problem.expected.data());
     });
     problem.tolerance =
         toleranceFor(*format, tf32, std::sqrt(double(v) * double(ci)));

@@ -119,6 +119,27 @@ TEST(ConvGradientTest, InputGradientIsTheForwardWithMirroredTransposedWeights) {
       ASSERT_NEAR(dx[e], g.dx[e], 1e-12 * (1 + std::abs(g.dx[e])))
           << "dx[" << e << "], kernel " << kernelSize << ", dilation "
           << dilation;
+
+    // The kernels' reference reads W itself in that layout (TRANSPOSE_W),
+    // with rows of dy and dx further apart than their channels.
+    harness::HostConvLayout layout{p.co + 3, p.ci + 2, true};
+    std::vector<double> dyRows(p.n * layout.xRowStride, NAN);
+    for (int64_t i = 0; i < p.n; ++i)
+      for (int64_t o = 0; o < p.co; ++o)
+        dyRows[i * layout.xRowStride + o] = p.dy[i * p.co + o];
+    std::vector<double> dxRows(p.n * layout.yRowStride, -7.0);
+    harness::hostConvForwardRows(p.maps.nb, p.v, dyRows.data(), p.w.data(),
+                                 nullptr, p.co, p.ci, layout, 0, p.n,
+                                 dxRows.data());
+    for (int64_t j = 0; j < p.n; ++j) {
+      for (int64_t c = 0; c < p.ci; ++c)
+        ASSERT_NEAR(dxRows[j * layout.yRowStride + c], g.dx[j * p.ci + c],
+                    1e-12 * (1 + std::abs(g.dx[j * p.ci + c])))
+            << "dx[" << j << ", " << c << "] read through TRANSPOSE_W";
+      // Between rows: untouched.
+      for (int64_t c = p.ci; c < layout.yRowStride; ++c)
+        ASSERT_EQ(dxRows[j * layout.yRowStride + c], -7.0);
+    }
   }
 }
 

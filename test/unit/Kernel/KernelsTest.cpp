@@ -45,6 +45,14 @@ const KernelDefinition &kernelNamed(llvm::StringRef name) {
   return *kernel;
 }
 
+/// " N=3000,KS=3": a call's sizes, for a failure's trace.
+std::string callDescription(const Call &call) {
+  std::string text;
+  for (const auto &[name, value] : call.sizes)
+    text += (text.empty() ? " " : ",") + name + "=" + std::to_string(value);
+  return text;
+}
+
 template <typename OpTy> int countOps(mlir::ModuleOp module) {
   int count = 0;
   module.walk([&](OpTy) { ++count; });
@@ -286,4 +294,59 @@ TEST(KernelsTest, RadixKernelsKeyTheKeysAProgramMoves) {
       EXPECT_EQ(config->params.at("CHUNKS"), 4);
     }
   }
+}
+
+// The sparse engine plans every launch from one evaluateCall (a stream of
+// new voxel counts plans each launch anew): for every kernel, on its test
+// sizes and on those sizes scaled to many other counts, the evaluation gives
+// what the separate functions give, and its grid is evaluateGrid's for each
+// candidate config (or the same error).
+TEST(KernelsTest, OneEvaluationOfEveryKernelsCallsAgreesWithTheParts) {
+  int compared = 0;
+  for (const KernelDefinition *kernel : listKernels()) {
+    const KernelDescription &description = kernel->getDescription();
+    for (const auto *sizes :
+         {&description.getDefaultSizes(), &description.getTailSizes()}) {
+      for (int64_t scale : {1, 2, 3, 7, 16, 1000, 4099}) {
+        Call call;
+        for (const auto &[name, value] : *sizes)
+          // The counts grow; the shapes (kernel size, channels, shifts)
+          // stay, as in a stream of clouds.
+          call.sizes[name] = name == "N" || name == "M" || name == "T"
+                                 ? value * scale + scale / 3
+                                 : value;
+        SCOPED_TRACE(kernel->getName() + callDescription(call));
+        auto evaluation = description.evaluateCall(call);
+        auto integers = description.evaluateIntegerArguments(call);
+        ASSERT_EQ(evaluation.ok(), integers.ok());
+        if (!integers.ok())
+          continue;
+        EXPECT_EQ(evaluation->integerArguments, *integers);
+        auto key = description.evaluateAutotuneKey(call);
+        ASSERT_TRUE(key.ok()) << key.message();
+        EXPECT_EQ(evaluation->autotuneKey, *key);
+        EXPECT_EQ(evaluation->specialization.str(),
+                  description.specializationOf(call).str());
+        for (const Config &candidate : description.getConfigs()) {
+          auto config = description.configForCall(candidate, call);
+          if (!config)
+            continue;
+          auto separate = description.evaluateGrid(*config, call);
+          auto together = description.evaluateGrid(*config, *evaluation);
+          ASSERT_EQ(separate.ok(), together.ok())
+              << config->str() << ": "
+              << (separate.ok() ? together.message() : separate.message());
+          if (!separate.ok()) {
+            EXPECT_EQ(separate.message(), together.message());
+            continue;
+          }
+          EXPECT_EQ(together->x, separate->x) << config->str();
+          EXPECT_EQ(together->y, separate->y) << config->str();
+          EXPECT_EQ(together->z, separate->z) << config->str();
+          ++compared;
+        }
+      }
+    }
+  }
+  EXPECT_GT(compared, 500);
 }

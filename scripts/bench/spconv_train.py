@@ -59,9 +59,10 @@ maps, compile and tuning, forward and backward, synchronized), then of a
 second step on a new tensor (maps again, kernels warm), and the check.
 
 Budget. A row starts while more than --row-reserve-s of --budget-s are left
-(when the first steps are to run), a first-step child while any are; a
-peer whose first step of a row took longer than --peer-first-step-budget-s
-stops for the rows after it; a FlexGEMM build is not counted.
+(when the first steps are to run), a row's peer after tilec and a
+first-step child while any are; a peer whose first step of a row took
+longer than --peer-first-step-budget-s stops for the rows after it; a
+FlexGEMM build is not counted.
 
 Prints a table (one line a row: scene, C, dtype, pairs, step ms per peer,
 best peer / tilec) and the first steps; writes spconv_train.json and
@@ -427,6 +428,11 @@ class Bench:
                 if peer in self.unavailable:
                     row["peers"][peer] = {"skipped": self.unavailable[peer]}
                     continue
+                if peer != "tilec" and self.left_s() <= 0:
+                    # A row's peers (their first steps tune) can outlast
+                    # the budget: the rest of the row is not run.
+                    row["peers"][peer] = {"skipped": "budget"}
+                    continue
                 entry = row["peers"][peer] = self.run_peer(peer, data, row)
                 # A peer's first step includes its compile and tuning (tens
                 # of seconds for the Triton peers): say where the time went
@@ -475,10 +481,10 @@ class Bench:
             timing, y = time_steps(instance, data.g, self.args.warmup,
                                    self.args.reps)
             result.update(timing)
+            result["tflops"] = row["flop"] / result["step_ms"] / 1e9
             result["errors_after"] = errors_of(y, instance.grads(),
                                                reference)
             del y
-            result["tflops"] = row["flop"] / result["step_ms"] / 1e9
             correct = passes(result["errors"], row["tolerance"]) and \
                 passes(result["errors_after"], row["tolerance"])
             if peer == "tilec":
@@ -569,8 +575,12 @@ def first_steps(args, out_dir, flexgemm_dir, unavailable, left_s):
             entry["process_s"] = time.monotonic() - started
             entry["log"] = log_path
             if os.path.isfile(result_path):
-                with open(result_path) as f:
-                    entry.update(json.load(f))
+                try:  # a child cut short while writing leaves half of it
+                    with open(result_path) as f:
+                        entry.update(json.load(f))
+                except ValueError as error:
+                    entry["error"] = (f"status {status}: its result "
+                                      f"{result_path}: {error}")
             elif status != 0:
                 entry["error"] = (f"status {status}: "
                                   f"{spconv_frames.last_line(log_path)}")

@@ -319,6 +319,36 @@ func.func @kernel_result() -> i32 attributes {tile.kernel} {
 
 // -----
 
+// A kernel written in generic form without its name: func.func's verifier
+// says so (the dialect's verifier, which runs first, read the missing name
+// and crashed; found by TtirFuzzer).
+// expected-error @+1 {{'func.func' op requires attribute 'sym_name'}}
+"func.func"() <{function_type = (!tile.ptr<f32>) -> (), syi_name = "k"}> ({
+^bb0(%arg0: !tile.ptr<f32>):
+  "func.return"() : () -> ()
+}) {tile.kernel} : () -> ()
+
+// -----
+
+// Nor its type.
+// expected-error @+1 {{'func.func' op requires attribute 'function_type'}}
+"func.func"() <{sym_name = "k"}> ({
+  "func.return"() : () -> ()
+}) {tile.kernel} : () -> ()
+
+// -----
+
+// A declaration's argument has no block argument: its declared type is
+// checked (the verifier read the empty body's first block and crashed).
+// expected-error @+1 {{'tile.divisibility' on argument #0 of type 'f32': only integers and pointers have a divisibility}}
+func.func private @declared(f32 {tile.divisibility = 16 : i32})
+
+// -----
+
+func.func private @declared_pointer(!tile.ptr<f32> {tile.divisibility = 16 : i32}, i32 {tile.equal_to_one})
+
+// -----
+
 // expected-error @+1 {{kernel name 'a.b-c' is not a PTX identifier (a letter or '_', then letters, digits, '_' or '$')}}
 func.func @"a.b-c"() attributes {tile.kernel} {
   return

@@ -626,24 +626,23 @@ def child_first(args, runtimes):
 
 # --- tables ---------------------------------------------------------------
 
-def peer_cell(entry):
-    if "step_ms" in entry:
-        text = f"{entry['step_ms']:.3f}"
-        return text if entry.get("correct") else text + " FAIL"
-    if "error" in entry:
-        return "ERR"
-    if "skipped" in entry:
-        return "n/a"
-    return "-"
-
-
-def first_cell(entry):
-    if "first_step_ms" in entry:
-        text = f"{entry['first_step_ms'] / 1e3:.2f}"
+def result_cell(entry, key, text_of):
+    """A peer's entry in a table: text_of(its `key`), marked FAIL where it
+    failed the float64 check; ERR, n/a (skipped) or - without one."""
+    if key in entry:
+        text = text_of(entry[key])
         return text if entry.get("correct") else text + " FAIL"
     if "error" in entry:
         return "ERR"
     return "n/a" if "skipped" in entry else "-"
+
+
+def peer_cell(entry):
+    return result_cell(entry, "step_ms", lambda ms: f"{ms:.3f}")
+
+
+def first_cell(entry):
+    return result_cell(entry, "first_step_ms", lambda ms: f"{ms / 1e3:.2f}")
 
 
 def row_table(rows, peers):
@@ -687,14 +686,6 @@ def first_table(entries, peers):
             line.append(text)
         lines.append(line)
     return header, lines
-
-
-def print_table(title, header, lines):
-    print(f"\n{title}")
-    widths = [max([len(h)] + [len(line[i]) for line in lines])
-              for i, h in enumerate(header)]
-    for line in [header] + lines:
-        print(" | ".join(text.rjust(w) for text, w in zip(line, widths)))
 
 
 def notes(report):
@@ -1005,13 +996,15 @@ def main(argv=None):
             unavailable, bench.left_s)
     save()
     if report["rows"]:
-        print_table("One training step (forward + dX, dW, db), median ms "
-                    "(FAIL: failed the float64 check)",
-                    *row_table(report["rows"], args.peers))
+        spconv_frames.print_table(
+            "One training step (forward + dX, dW, db), median ms "
+            "(FAIL: failed the float64 check)",
+            *row_table(report["rows"], args.peers))
     if report["first_steps"]:
-        print_table("First training step of a new shape in a fresh process,"
-                    " empty caches (the second step's ms)",
-                    *first_table(report["first_steps"], args.peers))
+        spconv_frames.print_table(
+            "First training step of a new shape in a fresh process, "
+            "empty caches (the second step's ms)",
+            *first_table(report["first_steps"], args.peers))
     print()
     for line in notes(report):
         print(f"note: {line}")

@@ -18,7 +18,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/Error.h"
 
@@ -67,10 +66,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
   // NUL-terminated, as every buffer tilec parses is (a file's, a cached
   // stage's std::string): MLIR's lexer reads the terminator.
+  // The parser verifies what it parsed (ParserConfig's default), as
+  // `tilec compile` reads a file: a module that fails is null.
   std::string text(reinterpret_cast<const char *>(data), size);
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  if (!module || mlir::failed(mlir::verify(*module)))
+  if (!module)
     return 0;
   tilec::CompileOptions options;
   options.skipCubin = true;

@@ -31,18 +31,19 @@ using namespace tilec::kernel;
 
 /// rank(v) of each offset of the padded row: its place among the V offsets
 /// ordered by (class, v), where an offset that moves along 3, 1, 2 or 0 axes
-/// is of class 0 (corners), 1 (faces), 2 (edges) or 3 (the centre). Counted
-/// by a loop over the V offsets u, one [VP] compare each, so that the
-/// ranks cost the lookups no registers.
-static Tensor offsetRanks(KernelBuilder &kb, Tensor kernelSize, Tensor v) {
-  Tensor radius = kernelSize / 2;
+/// is of class 0 (corners), 1 (faces), 2 (edges) or 3 (the centre); along
+/// an axis of K offsets, offset K / 2 is the one that does not move (the
+/// centre of an odd window; of an even one, the first past its middle).
+/// Counted by a loop over the V offsets u, one [VP] compare each, so that
+/// the ranks cost the lookups no registers.
+static Tensor offsetRanks(KernelBuilder &kb, Tensor kx, Tensor ky, Tensor kz,
+                          Tensor v) {
   auto classOf = [&](Tensor offset) {
-    auto moves = [&](Tensor axisOffset) {
-      return kb.cast(axisOffset != radius, kb.i32Type());
+    auto moves = [&](Tensor axisOffset, Tensor size) {
+      return kb.cast(axisOffset != size / 2, kb.i32Type());
     };
-    Tensor axes = moves(offset / (kernelSize * kernelSize)) +
-                  moves(offset / kernelSize % kernelSize) +
-                  moves(offset % kernelSize);
+    Tensor axes = moves(offset / (ky * kz), kx) +
+                  moves(offset / kz % ky, ky) + moves(offset % kz, kz);
     return kb.where(axes == 3, 0,
                     kb.where(axes == 1, 1, kb.where(axes == 2, 2, 3)));
   };
@@ -71,7 +72,8 @@ static void buildNeighbourKeys(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
   Tensor nb = kb.arg("nb_ptr"), sortKey = kb.arg("sort_key_ptr");
   Tensor pairs = kb.arg("pairs_ptr");
-  Tensor n = kb.arg("N"), kernelSize = kb.arg("KS"), v = kb.arg("V");
+  Tensor n = kb.arg("N"), v = kb.arg("V");
+  Tensor kx = kb.arg("KX"), ky = kb.arg("KY"), kz = kb.arg("KZ");
 
   Tensor voxel = kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
   Tensor inRange = kb.let("in_range", voxel < n);
@@ -80,7 +82,7 @@ static void buildNeighbourKeys(KernelBuilder &kb) {
   Tensor read = kb.let("read", kb.expandDims(inRange, 1) & (cols < v));
   Tensor has = kb.let("has", kb.load(nb + rows * v + cols, read, -1) != -1);
   Tensor rank =
-      kb.let("rank", kb.expandDims(offsetRanks(kb, kernelSize, v), 0));
+      kb.let("rank", kb.expandDims(offsetRanks(kb, kx, ky, kz, v), 0));
   Tensor bit = kb.let("bit", kb.where(v <= 32, rank, rank * 32 / v));
   Tensor bits =
       kb.let("bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));
@@ -98,25 +100,30 @@ TILEC_KERNEL(neighbour_keys) {
           // The offsets padded to a power of two, one tile column each, and
           // rows per program so that a tile holds 2048 entries.
           .param(MetaParameter("VP").powerOfTwo().byDefault(32).derivedAs(
-              "next_power_of_2(KS * KS * KS)"))
+              "next_power_of_2(KX * KY * KZ)"))
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(64).derivedAs(
-              "max(16, cdiv(2048, next_power_of_2(KS * KS * KS)))"))
+              "max(16, cdiv(2048, next_power_of_2(KX * KY * KZ)))"))
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("sort_key_ptr", "i32").divisibility(16))
           .arg(pointer("pairs_ptr", "i64").divisibility(16))
           .arg(scalar("N", "i32").doNotSpecialize())
-          .arg(scalar("KS", "i32"))
-          .arg(scalar("V", "i32").byDefault("KS * KS * KS"))
+          .arg(scalar("KX", "i32"))
+          .arg(scalar("KY", "i32"))
+          .arg(scalar("KZ", "i32"))
+          .arg(scalar("V", "i32").byDefault("KX * KY * KZ"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
-          .key("KS")
+          .key("KX")
+          .key("KY")
+          .key("KZ")
           .grid({"cdiv(N, BLOCK)"})
-          .require("VP >= KS * KS * KS", "a tile row holds every offset")
+          .require("VP >= KX * KY * KZ", "a tile row holds every offset")
+          .require("V == KX * KY * KZ", "V is the window's offsets")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
-          .require("KS % 2 == 1", "the kernel size is odd")
           // The host oracle's map of a cloud of N voxels
           // (test/reference/neighbour_keys.cpp).
-          .testSizes({{"N", 3000}, {"KS", 3}}, {{"N", 777}, {"KS", 5}}),
+          .testSizes({{"N", 3000}, {"KX", 3}, {"KY", 3}, {"KZ", 3}},
+                     {{"N", 777}, {"KX", 5}, {"KY", 5}, {"KZ", 5}}),
       buildNeighbourKeys);
   return kernel;
 }

@@ -12,18 +12,23 @@ namespace tilec::harness {
 
 uint32_t maskSortKey(const std::vector<bool> &mask) {
   int64_t offsets = static_cast<int64_t>(mask.size());
-  int64_t kernelSize = 1;
-  while (kernelSize * kernelSize * kernelSize < offsets)
+  int kernelSize = 1;
+  while (int64_t(kernelSize) * kernelSize * kernelSize < offsets)
     ++kernelSize;
-  int64_t radius = kernelSize / 2;
-  // An offset's class by the number of axes it moves along: corners lowest,
-  // then faces, edges and the centre.
+  return maskSortKey(mask, {kernelSize, kernelSize, kernelSize});
+}
+
+uint32_t maskSortKey(const std::vector<bool> &mask,
+                     const std::array<int, 3> &kernel) {
+  int64_t offsets = static_cast<int64_t>(mask.size());
+  // An offset's class by the number of axes it moves along (offset K / 2 of
+  // an axis stays): corners lowest, then faces, edges and the centre.
   auto classOf = [&](int64_t v) {
-    int64_t coords[3] = {v / (kernelSize * kernelSize),
-                         v / kernelSize % kernelSize, v % kernelSize};
+    int64_t coords[3] = {v / (kernel[1] * kernel[2]),
+                         v / kernel[2] % kernel[1], v % kernel[2]};
     int axes = 0;
-    for (int64_t coord : coords)
-      axes += coord != radius;
+    for (int axis = 0; axis < 3; ++axis)
+      axes += coords[axis] != kernel[axis] / 2;
     static const int kClassOfAxes[4] = {3, 1, 2, 0};
     return kClassOfAxes[axes];
   };

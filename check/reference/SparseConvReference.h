@@ -15,6 +15,7 @@
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -66,6 +67,10 @@ CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
 /// bit rank (V <= 32), else floor(rank * 32 / V), set when the offset has a
 /// neighbour; the key is that code's rank in the reflected Gray sequence.
 uint32_t maskSortKey(const std::vector<bool> &mask);
+/// The same for a window of kernel[0] x kernel[1] x kernel[2] offsets
+/// (neighbour_keys' KX, KY, KZ).
+uint32_t maskSortKey(const std::vector<bool> &mask,
+                     const std::array<int, 3> &kernel);
 
 /// The submanifold convolution in float64 over a neighbour map `nb` [N, V]
 /// (HostMaps::nb, -1 where an offset has no neighbour): x [N, ci], w [co,

@@ -164,4 +164,96 @@ HostConvGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
   return gradients;
 }
 
+Result<HostStridedCandidates>
+hostStridedCandidates(const sparse::VoxelCloud &cloud,
+                      const std::array<int64_t, 3> &inputShape,
+                      const ConvGeometry &geometry, int64_t batches) {
+  Result<std::array<int64_t, 3>> outShape = geometry.outputShape(inputShape);
+  if (!outShape)
+    return outShape.status();
+  const ConvGeometry &g = geometry;
+  HostStridedCandidates result;
+  result.outputShape = *outShape;
+  std::array<int64_t, 3> along{};
+  result.perVoxel = 1;
+  for (int axis = 0; axis < 3; ++axis) {
+    along[axis] = int64_t(g.kernel[axis] - 1) * g.dilation[axis] /
+                      g.stride[axis] +
+                  1;
+    result.perVoxel *= along[axis];
+  }
+  const std::array<int64_t, 3> &o = *outShape;
+  result.cells = batches * o[0] * o[1] * o[2];
+  int64_t v = g.offsets();
+  for (int64_t i = 0; i < cloud.size(); ++i) {
+    const int32_t *voxel = &cloud.coords[4 * i];
+    bool inside = voxel[0] >= 0 && voxel[0] < batches;
+    for (int axis = 0; axis < 3; ++axis)
+      inside = inside && voxel[axis + 1] >= 0 &&
+               voxel[axis + 1] < inputShape[axis];
+    for (int64_t c = 0; c < result.perVoxel; ++c) {
+      std::array<int64_t, 3> j = {c / (along[1] * along[2]),
+                                  c / along[2] % along[1], c % along[2]};
+      std::array<int64_t, 3> out{}, k{};
+      bool exists = inside;
+      for (int axis = 0; axis < 3 && exists; ++axis) {
+        int64_t shifted = voxel[axis + 1] + g.padding[axis];
+        out[axis] = shifted / g.stride[axis] - j[axis];
+        int64_t reach = shifted - out[axis] * g.stride[axis];
+        k[axis] = reach / g.dilation[axis];
+        exists = out[axis] >= 0 && out[axis] < o[axis] &&
+                 reach % g.dilation[axis] == 0 &&
+                 reach < int64_t(g.kernel[axis]) * g.dilation[axis];
+      }
+      result.keys.push_back(
+          exists ? int32_t(((voxel[0] * o[0] + out[0]) * o[1] + out[1]) * o[2] +
+                           out[2])
+                 : int32_t(result.cells));
+      result.values.push_back(
+          exists ? int32_t(i * v + (k[0] * g.kernel[1] + k[1]) * g.kernel[2] +
+                           k[2])
+                 : -1);
+    }
+  }
+  return result;
+}
+
+HostPairMaps hostPairMaps(const HostConvPairs &pairs, int64_t inputs) {
+  int64_t v = pairs.pairs.size();
+  HostPairMaps maps;
+  maps.nb.assign(pairs.outputs() * v, -1);
+  maps.nbi.assign(inputs * v, -1);
+  for (int64_t k = 0; k < v; ++k)
+    for (const auto &[in, out] : pairs.pairs[k]) {
+      maps.nb[out * v + k] = in;
+      maps.nbi[in * v + k] = out;
+    }
+  return maps;
+}
+
+Result<StridedCallShape> stridedCallShape(const ReferenceRequest &request) {
+  StridedCallShape shape;
+  const char *axes = "XYZ";
+  for (int axis = 0; axis < 3; ++axis) {
+    std::pair<const char *, int *> fields[] = {
+        {"K", &shape.geometry.kernel[axis]},
+        {"S", &shape.geometry.stride[axis]},
+        {"P", &shape.geometry.padding[axis]},
+        {"D", &shape.geometry.dilation[axis]}};
+    for (auto [prefix, field] : fields) {
+      Result<int64_t> value = request.value(prefix + std::string(1, axes[axis]));
+      if (!value)
+        return value.status();
+      *field = static_cast<int>(*value);
+    }
+    Result<int64_t> size = request.value("I" + std::string(1, axes[axis]));
+    if (!size)
+      return size.status();
+    shape.inputShape[axis] = *size;
+  }
+  Result<int64_t> batches = request.value("B");
+  shape.batches = batches ? *batches : 1;
+  return shape;
+}
+
 } // namespace tilec::harness

@@ -91,6 +91,38 @@ HostConvGradients hostPairBackward(const HostConvPairs &pairs, int64_t inputs,
                                    const std::vector<double> &dy, int64_t ci,
                                    int64_t co);
 
+/// What strided_candidates writes for `cloud` (batches [0, batches), grid
+/// `inputShape`), computed on the host as its file comment says: per input
+/// voxel, `perVoxel` candidates (keys: the output cell, or `cells` for none;
+/// values: input * V + offset, or -1).
+struct HostStridedCandidates {
+  std::vector<int32_t> keys, values;
+  int64_t perVoxel = 0, cells = 0;
+  std::array<int64_t, 3> outputShape{};
+};
+Result<HostStridedCandidates>
+hostStridedCandidates(const sparse::VoxelCloud &cloud,
+                      const std::array<int64_t, 3> &inputShape,
+                      const ConvGeometry &geometry, int64_t batches);
+
+/// The two maps of `pairs` over `inputs` input voxels and V offsets: nb
+/// [outputs, V] (output o reads input nb[o * V + v] at offset v, or -1) and
+/// nbi [inputs, V] (input i is read at offset v by output nbi[i * V + v],
+/// or -1).
+struct HostPairMaps {
+  std::vector<int32_t> nb, nbi;
+};
+HostPairMaps hostPairMaps(const HostConvPairs &pairs, int64_t inputs);
+
+/// The strided geometry, grid and batch count a reference's call names
+/// (KX .. KZ, SX .., PX .., DX .., IX .. IZ, B defaulting to 1).
+struct StridedCallShape {
+  ConvGeometry geometry;
+  std::array<int64_t, 3> inputShape{};
+  int64_t batches = 1;
+};
+Result<StridedCallShape> stridedCallShape(const ReferenceRequest &request);
+
 } // namespace tilec::harness
 
 #endif // TILEC_CHECK_REFERENCE_STRIDEDCONVREFERENCE_H

@@ -12,13 +12,17 @@ using namespace tilec::harness;
 
 TILEC_REFERENCE(neighbour_keys)(const ReferenceRequest &request) {
   auto n = request.value("N");
-  auto kernelSize = request.value("KS");
+  auto kernelSize = request.value("KX");
   auto v = request.value("V");
   for (const auto *value : {&n, &kernelSize, &v})
     if (!*value)
       return value->status();
-  if (*v != *kernelSize * *kernelSize * *kernelSize)
-    return Status::error("V must be KS^3");
+  // The oracle's maps are of cubic windows.
+  for (const char *axis : {"KY", "KZ"}) {
+    auto size = request.value(axis);
+    if (!size || *size != *kernelSize)
+      return Status::error("neighbour_keys' reference takes KX = KY = KZ");
+  }
   sparse::VoxelCloud cloud = testCloud(*n);
   // A dilation of 2 for the larger window, so that rows differ.
   auto maps = buildHostMaps(cloud, static_cast<int>(*kernelSize),

@@ -88,8 +88,12 @@ Call lookupCall(int64_t n, int log2Slots, int kernelSize, int dilation,
                    {"DIL", dilation},
                    {"V", v}});
 }
-Call keysCall(int64_t n, int kernelSize, int64_t v) {
-  return makeCall({{"N", n}, {"KS", kernelSize}, {"V", v}});
+Call keysCall(int64_t n, const std::array<int, 3> &kernel, int64_t v) {
+  return makeCall({{"N", n},
+                   {"KX", kernel[0]},
+                   {"KY", kernel[1]},
+                   {"KZ", kernel[2]},
+                   {"V", v}});
 }
 // The passes of a sort of keys of `bits` bits: a digit each, at least one.
 int radixPassesOver(int64_t bits) {
@@ -520,7 +524,7 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
     std::vector<std::pair<std::string, Call>> calls = {
         {"voxel_hash_insert", insertCall(n, log2Slots)},
         {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
-        {"neighbour_keys", keysCall(n, kernelSize, v)},
+        {"neighbour_keys", keysCall(n, {kernelSize, kernelSize, kernelSize}, v)},
         {"neighbour_transpose", transposeCall(n, v)}};
     appendRadixCalls(calls, n, radixPasses(v));
     if (coverRounds > 0) {
@@ -566,7 +570,7 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
                          {"probes_ptr", probes},
                          {"nb_ptr", regions[kNb].ptr()}},
                         stream));
-    TRY(engine_->launch("neighbour_keys", keysCall(n, kernelSize, v),
+    TRY(engine_->launch("neighbour_keys", keysCall(n, {kernelSize, kernelSize, kernelSize}, v),
                         {{"nb_ptr", regions[kNb].ptr()},
                          {"sort_key_ptr", regions[kSortKeys].ptr()},
                          {"pairs_ptr", pairs}},

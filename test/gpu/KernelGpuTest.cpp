@@ -309,6 +309,15 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"voxel_neighbours", "VP=64,BLOCK=32,num_warps=4", true},
         GpuCase{"neighbour_keys", "num_warps=4", false},
         GpuCase{"neighbour_keys", "VP=128,BLOCK=16,num_warps=4", true},
+        // A strided convolution's candidates (3^3 / 2, and 2 x 3 x 1 of
+        // strides (2, 1, 3) with padding and a dilation), its outputs'
+        // counts and its map from the sorted candidates.
+        GpuCase{"strided_candidates", "num_warps=4", false},
+        GpuCase{"strided_candidates", "CP=8,BLOCK=128,num_warps=4", true},
+        GpuCase{"output_voxels", "num_warps=8", false},
+        GpuCase{"output_voxels", "num_warps=8", true},
+        GpuCase{"output_voxels", "FILL=1,num_warps=8", false},
+        GpuCase{"output_voxels", "FILL=1,BLOCK=256,num_warps=8", true},
         GpuCase{"radix_histogram", "num_warps=4", false},
         GpuCase{"radix_histogram", "num_warps=4", true},
         GpuCase{"radix_scatter", "num_warps=4", false},

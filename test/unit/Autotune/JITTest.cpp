@@ -149,6 +149,41 @@ TEST(Describe, EveryKernelHasAReferenceAndRunsOnItsTestSizes) {
   }
 }
 
+// Each reference builds its problem on the kernel's test sizes on the host,
+// the float64 expectation included (the GPU suites run them against the
+// kernels; a reference that cannot build its own test problem would fail
+// there first): the output and every pointer argument have a tensor, and
+// the expectation covers the output.
+TEST(Describe, EveryReferenceBuildsItsTestProblem) {
+  for (const tilec::kernel::KernelDefinition *kernel :
+       tilec::kernel::listKernels()) {
+    const tilec::KernelDescription &description = kernel->getDescription();
+    tilec::harness::ReferenceFn reference =
+        tilec::harness::findReference(kernel->getName());
+    ASSERT_NE(reference, nullptr) << kernel->getName();
+    for (bool tails : {false, true}) {
+      SCOPED_TRACE(kernel->getName() + (tails ? " (tails)" : ""));
+      tilec::harness::RunRequest request =
+          tilec::harness::requestFor(description, tails);
+      auto integers = description.evaluateIntegerArguments(request.call);
+      ASSERT_TRUE(integers.ok()) << integers.message();
+      std::map<std::string, int64_t> arguments(integers->begin(),
+                                               integers->end());
+      tilec::harness::Random rng(1);
+      tilec::harness::ReferenceRequest referenceRequest{
+          description, request.call, arguments, /*withReference=*/true, rng};
+      auto problem = reference(referenceRequest);
+      ASSERT_TRUE(problem.ok()) << problem.message();
+      for (const tilec::ArgumentDecl &argument : description.getSignature())
+        if (argument.type.rfind("ptr<", 0) == 0)
+          EXPECT_TRUE(problem->tensors.count(argument.name)) << argument.name;
+      auto output = problem->tensors.find(problem->output);
+      ASSERT_NE(output, problem->tensors.end()) << problem->output;
+      EXPECT_EQ(problem->expected.size(), output->second.size());
+    }
+  }
+}
+
 TEST(Describe, Flops) {
   jit::TilecJIT compiler;
   tilec::Call call;

@@ -32,12 +32,14 @@ TEST(KernelDefinitionTest, RegistryHoldsEveryKernelFile) {
                                              "neighbour_transpose",
                                              "offset_pair_counts",
                                              "offset_pairs",
+                                             "output_voxels",
                                              "radix_histogram",
                                              "radix_scatter",
                                              "softmax",
                                              "sparse_conv_fwd",
                                              "sparse_conv_wgrad",
                                              "split_sum",
+                                             "strided_candidates",
                                              "vector_add",
                                              "voxel_hash_insert",
                                              "voxel_neighbours"}));
@@ -46,8 +48,9 @@ TEST(KernelDefinitionTest, RegistryHoldsEveryKernelFile) {
             "block_offsets, column_sums, exclusive_scan, gather_matmul, "
             "mask_cover, mask_unions, matmul, neighbour_keys, "
             "neighbour_transpose, offset_pair_counts, offset_pairs, "
-            "radix_histogram, radix_scatter, softmax, sparse_conv_fwd, "
-            "sparse_conv_wgrad, split_sum, vector_add, voxel_hash_insert, "
+            "output_voxels, radix_histogram, radix_scatter, softmax, "
+            "sparse_conv_fwd, sparse_conv_wgrad, split_sum, "
+            "strided_candidates, vector_add, voxel_hash_insert, "
             "voxel_neighbours");
 }
 

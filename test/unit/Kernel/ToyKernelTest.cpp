@@ -34,9 +34,10 @@ TEST(ToyKernelTest, TheRegistriesFindTheNewFiles) {
             "block_offsets, column_sums, exclusive_scan, gather_matmul, "
             "mask_cover, mask_unions, matmul, neighbour_keys, "
             "neighbour_transpose, offset_pair_counts, offset_pairs, "
-            "radix_histogram, radix_scatter, softmax, sparse_conv_fwd, "
-            "sparse_conv_wgrad, split_sum, toy_axpy, vector_add, "
-            "voxel_hash_insert, voxel_neighbours");
+            "output_voxels, radix_histogram, radix_scatter, softmax, "
+            "sparse_conv_fwd, sparse_conv_wgrad, split_sum, "
+            "strided_candidates, toy_axpy, vector_add, voxel_hash_insert, "
+            "voxel_neighbours");
   EXPECT_NE(harness::findReference("toy_axpy"), nullptr);
   std::vector<std::string> references = harness::listReferenceKernels();
   EXPECT_NE(std::find(references.begin(), references.end(), "toy_axpy"),

@@ -16,7 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <map>
 #include <random>
 #include <string>
@@ -259,3 +261,78 @@ TEST(StridedReference, BadInputsAreErrors) {
 }
 
 } // namespace
+
+// What strided_candidates and output_voxels compute on the GPU, done on the
+// host: the candidates of every input voxel, sorted by key stably and
+// deduplicated, are the oracle's output voxels in its order, and their
+// values are its maps. Every pair is some candidate (none is lost to the
+// per-axis count), and no candidate is a pair twice.
+TEST(StridedReference, SortedCandidatesAreTheOutputsAndMaps) {
+  forEachCase([&](const ConvGeometry &g, const sparse::VoxelCloud &input,
+                  const HostConvPairs &pairs) {
+    auto candidates = harness::hostStridedCandidates(input, kShape, g, 2);
+    ASSERT_TRUE(candidates.ok()) << candidates.message();
+    const std::vector<int32_t> &keys = candidates->keys;
+    ASSERT_EQ(int64_t(keys.size()), input.size() * candidates->perVoxel);
+    std::vector<size_t> order(keys.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+    int64_t v = g.offsets();
+    std::vector<int32_t> coords, nb, nbi(input.size() * v, -1);
+    const std::array<int64_t, 3> &o = candidates->outputShape;
+    int64_t outputs = 0, written = 0;
+    for (size_t s = 0; s < order.size(); ++s) {
+      int32_t key = keys[order[s]];
+      if (key == candidates->cells)
+        break;
+      if (s == 0 || key != keys[order[s - 1]]) {
+        int64_t z = key % o[2], y = key / o[2] % o[1],
+                x = key / (o[2] * o[1]) % o[0], b = key / (o[2] * o[1] * o[0]);
+        for (int64_t value : {b, x, y, z})
+          coords.push_back(int32_t(value));
+        nb.resize(nb.size() + v, -1);
+        ++outputs;
+      }
+      int32_t value = candidates->values[order[s]];
+      ASSERT_GE(value, 0);
+      int32_t &entry = nb[(outputs - 1) * v + value % v];
+      EXPECT_EQ(entry, -1) << "an output reads two inputs at an offset";
+      entry = value / v;
+      EXPECT_EQ(nbi[value], -1) << "an input is read twice at an offset";
+      nbi[value] = int32_t(outputs - 1);
+      ++written;
+    }
+    EXPECT_EQ(coords, pairs.outCoords);
+    harness::HostPairMaps maps = harness::hostPairMaps(pairs, input.size());
+    EXPECT_EQ(nb, maps.nb);
+    EXPECT_EQ(nbi, maps.nbi);
+    int64_t pairCount = 0;
+    for (const auto &offsetPairs : pairs.pairs)
+      pairCount += offsetPairs.size();
+    EXPECT_EQ(written, pairCount);
+  });
+}
+
+// A voxel outside the grid or past the batch count has no candidate.
+TEST(StridedReference, CandidatesOfVoxelsOutsideTheGridAreNone) {
+  ConvGeometry g;
+  g.stride = {2, 2, 2};
+  g.padding = {1, 1, 1};
+  sparse::VoxelCloud outside;
+  outside.coords = {0, 13, 0, 0, 2, 1, 1, 1, 0, 1, 1, 1};
+  auto candidates = harness::hostStridedCandidates(outside, kShape, g, 2);
+  ASSERT_TRUE(candidates.ok()) << candidates.message();
+  int64_t c = candidates->perVoxel;
+  EXPECT_EQ(c, 8);
+  for (int64_t i = 0; i < 2 * c; ++i) {
+    EXPECT_EQ(candidates->keys[i], candidates->cells) << i;
+    EXPECT_EQ(candidates->values[i], -1) << i;
+  }
+  int64_t existing = 0;
+  for (int64_t i = 2 * c; i < 3 * c; ++i)
+    existing += candidates->values[i] >= 0;
+  // (1, 1, 1) with padding 1 and stride 2 reaches outputs 0 and 1 on each
+  // axis.
+  EXPECT_EQ(existing, 8);
+}

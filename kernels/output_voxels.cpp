@@ -9,8 +9,10 @@
 // is not CELLS and differs from key s - 1.
 //
 // FILL = 0: counts[p] = the runs that start among program p's BLOCK
-// candidates. An exclusive scan of the counts gives each program's first
-// output (scan[p]) and the outputs' count (scan[programs]).
+// candidates, and pairs[0] += its candidates that are outputs (the maps'
+// pairs: what the convolution computes). An exclusive scan of the counts
+// gives each program's first output (scan[p]) and the outputs' count
+// (scan[programs]).
 //
 // FILL = 1: candidate s belongs to output o = scan[p] + (the runs started
 // in program p up to s) - 1. A run's start writes the output's coordinates
@@ -39,6 +41,7 @@ static void buildOutputVoxels(KernelBuilder &kb) {
   Tensor counts = kb.arg("counts_ptr"), scan = kb.arg("scan_ptr");
   Tensor outCoords = kb.arg("out_coords_ptr");
   Tensor nb = kb.arg("nb_ptr"), nbi = kb.arg("nbi_ptr");
+  Tensor pairs = kb.arg("pairs_ptr");
   Tensor n = kb.arg("N"), v = kb.arg("V");
   Tensor ox = kb.arg("OX"), oy = kb.arg("OY"), oz = kb.arg("OZ");
   Tensor cells = kb.let("cells", kb.arg("B") * ox * oy * oz);
@@ -47,17 +50,19 @@ static void buildOutputVoxels(KernelBuilder &kb) {
   Tensor index = kb.let("index", program * block + kb.arange(0, block));
   Tensor inRange = kb.let("in_range", index < n);
   Tensor key = kb.let("key", kb.load(keys + index, inRange, cells));
-  Tensor previous =
-      kb.let("previous", kb.load(keys + (index - 1), inRange & (index > 0), -1));
+  Tensor previous = kb.let(
+      "previous", kb.load(keys + (index - 1), inRange & (index > 0), -1));
   Tensor valid = kb.let("valid", inRange & (key != cells));
   Tensor start = kb.let("start", valid & (key != previous));
   Tensor starts = kb.let("starts", kb.cast(start, kb.i32Type()));
   if (!fill) {
     kb.store(counts + program, kb.sum(starts, 0));
+    kb.atomicRmw(tile::AtomicRMWKind::Add, pairs,
+                 kb.sum(kb.cast(valid, kb.i64Type()), 0));
     return;
   }
-  Tensor output = kb.let(
-      "output", kb.load(scan + program) + kb.cumsum(starts, 0) - 1);
+  Tensor output =
+      kb.let("output", kb.load(scan + program) + kb.cumsum(starts, 0) - 1);
   // key = ((b * OX + x) * OY + y) * OZ + z.
   Tensor z = kb.let("z", key % oz);
   Tensor xy = kb.let("xy", key / oz);
@@ -89,6 +94,7 @@ TILEC_KERNEL(output_voxels) {
           .arg(pointer("out_coords_ptr", "i32").divisibility(16))
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("nbi_ptr", "i32").divisibility(16))
+          .arg(pointer("pairs_ptr", "i64").divisibility(16))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))
           .args({scalar("OX", "i32").doNotSpecialize(),
@@ -110,47 +116,16 @@ TILEC_KERNEL(output_voxels) {
           // N, V and the output grid; check/reference/output_voxels.cpp):
           // 3000 voxels x 8 candidates, and 777 x 5 and three candidates
           // that are none.
-          .testSizes({{"N", 24000},
-                      {"V", 27},
-                      {"OX", 16},
-                      {"OY", 16},
-                      {"OZ", 16},
-                      {"KX", 3},
-                      {"KY", 3},
-                      {"KZ", 3},
-                      {"SX", 2},
-                      {"SY", 2},
-                      {"SZ", 2},
-                      {"PX", 1},
-                      {"PY", 1},
-                      {"PZ", 1},
-                      {"DX", 1},
-                      {"DY", 1},
-                      {"DZ", 1},
-                      {"IX", 32},
-                      {"IY", 32},
-                      {"IZ", 32}},
-                     {{"N", 3888},
-                      {"V", 6},
-                      {"OX", 17},
-                      {"OY", 33},
-                      {"OZ", 13},
-                      {"B", 3},
-                      {"KX", 2},
-                      {"KY", 3},
-                      {"KZ", 1},
-                      {"SX", 2},
-                      {"SY", 1},
-                      {"SZ", 3},
-                      {"PX", 0},
-                      {"PY", 2},
-                      {"PZ", 0},
-                      {"DX", 1},
-                      {"DY", 2},
-                      {"DZ", 1},
-                      {"IX", 35},
-                      {"IY", 33},
-                      {"IZ", 37}}),
+          .testSizes(
+              {{"N", 24000}, {"V", 27}, {"OX", 16}, {"OY", 16}, {"OZ", 16},
+               {"KX", 3},    {"KY", 3}, {"KZ", 3},  {"SX", 2},  {"SY", 2},
+               {"SZ", 2},    {"PX", 1}, {"PY", 1},  {"PZ", 1},  {"DX", 1},
+               {"DY", 1},    {"DZ", 1}, {"IX", 32}, {"IY", 32}, {"IZ", 32}},
+              {{"N", 3888}, {"V", 6},  {"OX", 17}, {"OY", 33}, {"OZ", 13},
+               {"B", 3},    {"KX", 2}, {"KY", 3},  {"KZ", 1},  {"SX", 2},
+               {"SY", 1},   {"SZ", 3}, {"PX", 0},  {"PY", 2},  {"PZ", 0},
+               {"DX", 1},   {"DY", 2}, {"DZ", 1},  {"IX", 35}, {"IY", 33},
+               {"IZ", 37}}),
       buildOutputVoxels);
   return kernel;
 }

@@ -35,7 +35,11 @@
 // offset V - 1 - u of j), so X is dY, Y is dX, CI and CO are the forward's
 // CO and CI, and w_ptr is the forward's weights [CI, V, CO] read as
 // B[k, n] = W_f[k, V - 1 - offset, n]: the same maps, row blocks and offset
-// lists as the forward's.
+// lists as the forward's. TRANSPOSE_W = 2 reads B[k, n] = W_f[k, offset, n]
+// (no mirror): the input gradient of a strided convolution over the
+// inverse map (docs/sparse-conv.md, "Strided and inverse convolutions"),
+// whose offsets are not symmetric. X may have a row count NI of its own
+// (a strided convolution's input), which only bounds its offsets.
 //
 // The maps are built for one BLOCK_M (it is fixed by the call and part of the
 // autotune key: the maps' blocks are the kernel's blocks). One loop runs over
@@ -63,7 +67,8 @@ static void buildSparseConv(KernelBuilder &kb) {
   int64_t blockK = kb.param("BLOCK_K");
   bool hasBias = kb.param("HAS_BIAS");
   bool skipRowGroups = kb.param("SKIP_ROW_GROUPS");
-  bool transposeW = kb.param("TRANSPOSE_W");
+  int64_t weightForm = kb.param("TRANSPOSE_W");
+  bool transposeW = weightForm != 0, mirrorW = weightForm == 1;
   int64_t splitK = kb.param("SPLIT_K");
   mlir::Type dtype = kb.dtype("DTYPE");
   Tensor x = kb.arg("x_ptr"), w = kb.arg("w_ptr"), bias = kb.arg("bias_ptr");
@@ -111,7 +116,7 @@ static void buildSparseConv(KernelBuilder &kb) {
   Tensor steps = kb.let("steps", (last - first) * chunks);
   // W[co, v, c] read as B[k, co] = W[co, v, c0 + k]: K-major; with
   // TRANSPOSE_W, W[c, v, co] read as B[k, co] = W[c0 + k, V - 1 - v, co]:
-  // N-major.
+  // N-major; with TRANSPOSE_W = 2, B[k, co] = W[c0 + k, v, co] (no mirror).
   Tensor wCols = transposeW ? Tensor() : kb.let("w_cols", w + cols * (v * ci));
 
   Tensor acc0 = kb.let("acc", kb.zeros({blockM, blockN}, kb.f32Type()));
@@ -132,9 +137,10 @@ static void buildSparseConv(KernelBuilder &kb) {
     Tensor kLeft = kb.let("k_left", ci - c0);
     Tensor aTile = kb.let("a", kb.load(x + aRows * strideX + (c0 + kRow),
                                        hasRow & (kRow < kLeft), 0.0));
+    Tensor wOffset = mirrorW ? kb.let("w_offset", v - 1 - offset) : offset;
     Tensor bPtrs = transposeW
                        ? kb.let("b_ptrs", w + (c0 + kCol) * (v * co) +
-                                              (v - 1 - offset) * co + cols)
+                                              wOffset * co + cols)
                        : kb.let("b_ptrs", wCols + offset * ci + (c0 + kCol));
     Tensor bTile = kb.let("b", kb.load(bPtrs, (kCol < kLeft) & colMask, 0.0));
     // With SKIP_ROW_GROUPS, a warpgroup whose 64 rows have no neighbour
@@ -203,7 +209,7 @@ TILEC_KERNEL(sparse_conv_fwd) {
                      .byDefault(0))
           .param(MetaParameter("SPLIT_K").atLeast(1).atMost(2).byDefault(1))
           // Set by the call: the input gradient (see the file comment).
-          .param(MetaParameter("TRANSPOSE_W").atLeast(0).atMost(1).byDefault(0))
+          .param(MetaParameter("TRANSPOSE_W").atLeast(0).atMost(2).byDefault(0))
           .param(MetaParameter("ALLOW_TF32").atLeast(0).atMost(1).byDefault(0))
           .typeParam(
               TypeParameter("DTYPE", {"f16", "bf16", "f32"}).byDefault("f16"))
@@ -229,6 +235,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .arg(scalar("V", "i32"))
           .arg(scalar("stride_x", "i32").byDefault("CI"))
           .arg(scalar("stride_y", "i32").byDefault("CO"))
+          // The rows of X: a submanifold convolution's are its N voxels.
+          .arg(scalar("NI", "i32").doNotSpecialize().byDefault("N"))
           .candidate("BLOCK_N=32,BLOCK_K=32,num_warps=4,num_stages=3")
           .candidate("BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3")
           .candidate("BLOCK_N=64,BLOCK_K=64,num_warps=4,num_stages=3")
@@ -300,8 +308,8 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .key("SPLIT_CANDIDATES", "2")
           .grid({"SPLIT_K * cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
-          // offsets stay below (N - 1) * stride_x + CI.
-          .require("(N - 1) * stride_x + CI < 2147483648",
+          // offsets stay below (NI - 1) * stride_x + CI.
+          .require("(NI - 1) * stride_x + CI < 2147483648",
                    "X's element offsets are 32-bit")
           .require("(N - 1) * stride_y + CO < 2147483648",
                    "Y's element offsets are 32-bit")

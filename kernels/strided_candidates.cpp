@@ -55,12 +55,13 @@ static void buildStridedCandidates(KernelBuilder &kb) {
   Tensor inside = kb.let("inside", inRange & (b >= 0) & (b < batches));
   std::array<Tensor, 3> xs, counts;
   for (int axis = 0; axis < 3; ++axis) {
-    xs[axis] = kb.let("x", kb.load(coords + voxel * 4 + (axis + 1), inRange, 0));
-    inside = kb.let("inside", inside & (xs[axis] >= 0) &
-                                  (xs[axis] < axisArg("I", axis)));
-    counts[axis] = kb.let("ca", (axisArg("K", axis) - 1) * axisArg("D", axis) /
-                                        axisArg("S", axis) +
-                                    1);
+    xs[axis] =
+        kb.let("x", kb.load(coords + voxel * 4 + (axis + 1), inRange, 0));
+    inside = kb.let("inside",
+                    inside & (xs[axis] >= 0) & (xs[axis] < axisArg("I", axis)));
+    counts[axis] = kb.let(
+        "ca",
+        (axisArg("K", axis) - 1) * axisArg("D", axis) / axisArg("S", axis) + 1);
   }
 
   // Candidate c is (j_x, j_y, j_z), j_z fastest; along each axis, output o
@@ -83,17 +84,17 @@ static void buildStridedCandidates(KernelBuilder &kb) {
                                   (reach % d == 0) &
                                   (reach < axisArg("K", axis) * d));
   }
-  Tensor cell = kb.let(
-      "cell", ((kb.expandDims(b, 1) * axisArg("O", 0) + outs[0]) *
-                   axisArg("O", 1) +
-               outs[1]) *
-                      axisArg("O", 2) +
-                  outs[2]);
+  Tensor cell =
+      kb.let("cell", ((kb.expandDims(b, 1) * axisArg("O", 0) + outs[0]) *
+                          axisArg("O", 1) +
+                      outs[1]) *
+                             axisArg("O", 2) +
+                         outs[2]);
   Tensor cells = kb.let("cells", batches * axisArg("O", 0) * axisArg("O", 1) *
                                      axisArg("O", 2));
-  Tensor offset = kb.let(
-      "offset", (offsets[0] * axisArg("K", 1) + offsets[1]) * axisArg("K", 2) +
-                    offsets[2]);
+  Tensor offset = kb.let("offset", (offsets[0] * axisArg("K", 1) + offsets[1]) *
+                                           axisArg("K", 2) +
+                                       offsets[2]);
   Tensor slot = kb.let("slot", rows * c + cols);
   kb.store(candKey + slot, kb.where(exists, cell, cells), write);
   kb.store(candVal + slot, kb.where(exists, rows * v + offset, -1), write);
@@ -128,19 +129,21 @@ TILEC_KERNEL(strided_candidates) {
           .args({scalar("KX", "i32"), scalar("KY", "i32"), scalar("KZ", "i32"),
                  scalar("SX", "i32"), scalar("SY", "i32"), scalar("SZ", "i32"),
                  scalar("PX", "i32"), scalar("PY", "i32"), scalar("PZ", "i32"),
-                 scalar("DX", "i32"), scalar("DY", "i32"),
-                 scalar("DZ", "i32")})
+                 scalar("DX", "i32"), scalar("DY", "i32"), scalar("DZ", "i32")})
           // The grids and the batch count vary with the cloud: no value
           // specializes the kernel.
           .args({scalar("IX", "i32").doNotSpecialize(),
                  scalar("IY", "i32").doNotSpecialize(),
                  scalar("IZ", "i32").doNotSpecialize(),
-                 scalar("OX", "i32").doNotSpecialize().byDefault(
-                     "(IX + 2 * PX - DX * (KX - 1) - 1) // SX + 1"),
-                 scalar("OY", "i32").doNotSpecialize().byDefault(
-                     "(IY + 2 * PY - DY * (KY - 1) - 1) // SY + 1"),
-                 scalar("OZ", "i32").doNotSpecialize().byDefault(
-                     "(IZ + 2 * PZ - DZ * (KZ - 1) - 1) // SZ + 1"),
+                 scalar("OX", "i32")
+                     .doNotSpecialize()
+                     .byDefault("(IX + 2 * PX - DX * (KX - 1) - 1) // SX + 1"),
+                 scalar("OY", "i32")
+                     .doNotSpecialize()
+                     .byDefault("(IY + 2 * PY - DY * (KY - 1) - 1) // SY + 1"),
+                 scalar("OZ", "i32")
+                     .doNotSpecialize()
+                     .byDefault("(IZ + 2 * PZ - DZ * (KZ - 1) - 1) // SZ + 1"),
                  scalar("B", "i32").doNotSpecialize().byDefault("1")})
           .arg(scalar("C", "i32").byDefault(TILEC_CANDIDATES))
           .arg(scalar("V", "i32").byDefault("KX * KY * KZ"))

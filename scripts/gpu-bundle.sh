@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
-targets=(tilec tilec-startup tilec-replay KernelGpuTest CApiGpuTest AutotuneGpuTest SparseConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
+targets=(tilec tilec-startup tilec-replay KernelGpuTest CApiGpuTest AutotuneGpuTest SparseConvGpuTest StridedConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 # TILEC_STARTUP_BUNDLE=FILE (a bundle an earlier GPU run packed) also builds

@@ -33,7 +33,7 @@ record() { # name status detail
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
 # GPU_CHECK_SUITES="A B": only these test binaries (a call that already ran
 # the others; SparseConvGpuTest alone takes about 200 s).
-suites=${GPU_CHECK_SUITES-KernelGpuTest CApiGpuTest AutotuneGpuTest SparseConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests}
+suites=${GPU_CHECK_SUITES-KernelGpuTest CApiGpuTest AutotuneGpuTest SparseConvGpuTest StridedConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests}
 for suite in $suites; do
   if "$bin/$suite" --gtest_output=json:"$out/$suite.json" > "$logs/$suite.log" 2>&1; then
     record "$suite" ok "$(grep -c '^\[       OK \]' "$logs/$suite.log") passed"

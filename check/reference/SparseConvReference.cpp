@@ -185,7 +185,9 @@ void hostConvForwardRows(const std::vector<int32_t> &nb, int64_t v,
         const double *xRow = x + source * layout.xRowStride;
         if (layout.transposedWeights) {
           for (int64_t c = 0; c < ci; ++c)
-            sum += xRow[c] * w[(c * v + (v - 1 - k)) * co + o];
+            sum += xRow[c] *
+                   w[(c * v + (layout.mirroredOffsets ? v - 1 - k : k)) * co +
+                     o];
           continue;
         }
         const double *wRow = w + (o * v + k) * ci;

@@ -89,6 +89,10 @@ std::vector<double> hostConvForward(const std::vector<int32_t> &nb, int64_t v,
 struct HostConvLayout {
   int64_t xRowStride = 0, yRowStride = 0;
   bool transposedWeights = false;
+  /// With transposedWeights: offset k reads the weights of offset V - 1 - k
+  /// (a submanifold convolution's input gradient); else of k (a strided
+  /// convolution's, over its inverse map).
+  bool mirroredOffsets = true;
 };
 /// Rows [begin, end) of hostConvForward in `layout` into y (bias: co
 /// values or null); the kernels' reference runs row ranges in parallel.

@@ -11,38 +11,7 @@ namespace {
 
 using Voxel = std::array<int64_t, 4>; // batch, x, y, z
 
-std::string axisName(int axis) { return std::string(1, "xyz"[axis]); }
-
 } // namespace
-
-int64_t ConvGeometry::offsets() const {
-  return int64_t(kernel[0]) * kernel[1] * kernel[2];
-}
-
-Result<std::array<int64_t, 3>>
-ConvGeometry::outputShape(const std::array<int64_t, 3> &inputShape) const {
-  std::array<int64_t, 3> shape{};
-  for (int axis = 0; axis < 3; ++axis) {
-    if (kernel[axis] < 1 || stride[axis] < 1 || dilation[axis] < 1 ||
-        padding[axis] < 0 || inputShape[axis] < 1)
-      return Status::error(
-          "axis " + axisName(axis) + ": kernel " +
-          std::to_string(kernel[axis]) + ", stride " +
-          std::to_string(stride[axis]) + ", dilation " +
-          std::to_string(dilation[axis]) + ", padding " +
-          std::to_string(padding[axis]) + " and input size " +
-          std::to_string(inputShape[axis]) +
-          ": kernel, stride, dilation and size must be >= 1, padding >= 0");
-    int64_t span = int64_t(dilation[axis]) * (kernel[axis] - 1) + 1;
-    int64_t padded = inputShape[axis] + 2 * int64_t(padding[axis]);
-    if (padded < span)
-      return Status::error("axis " + axisName(axis) + ": the kernel spans " +
-                           std::to_string(span) + " voxels, the padded input " +
-                           std::to_string(padded) + ": no output");
-    shape[axis] = (padded - span) / stride[axis] + 1;
-  }
-  return shape;
-}
 
 Result<HostConvPairs>
 buildHostStridedPairs(const sparse::VoxelCloud &cloud,
@@ -177,9 +146,7 @@ hostStridedCandidates(const sparse::VoxelCloud &cloud,
   std::array<int64_t, 3> along{};
   result.perVoxel = 1;
   for (int axis = 0; axis < 3; ++axis) {
-    along[axis] = int64_t(g.kernel[axis] - 1) * g.dilation[axis] /
-                      g.stride[axis] +
-                  1;
+    along[axis] = g.candidatesAlong(axis);
     result.perVoxel *= along[axis];
   }
   const std::array<int64_t, 3> &o = *outShape;

@@ -16,6 +16,7 @@
 #include "SparseConvReference.h"
 
 #include "tilec/contract/Status.h"
+#include "tilec/sparse/ConvGeometry.h"
 #include "tilec/sparse/VoxelScenes.h"
 
 #include <array>
@@ -25,22 +26,7 @@
 
 namespace tilec::harness {
 
-/// A convolution's geometry per axis (x, y, z). Output voxel o reads, at
-/// kernel offset k of the axis, the input voxel o * stride - padding +
-/// k * dilation: a dense convolution's indexing (spconv's, PyTorch's).
-struct ConvGeometry {
-  std::array<int, 3> kernel{3, 3, 3}, stride{1, 1, 1}, padding{0, 0, 0},
-      dilation{1, 1, 1};
-
-  /// Kx * Ky * Kz; offset (kx, ky, kz) is v = (kx * Ky + ky) * Kz + kz, the
-  /// order of the weights' [Co, Kx, Ky, Kz, Ci].
-  int64_t offsets() const;
-  /// floor((in + 2 padding - dilation (kernel - 1) - 1) / stride) + 1 per
-  /// axis; an error where an axis has no output or a value is out of range
-  /// (kernel, stride, dilation >= 1, padding >= 0).
-  Result<std::array<int64_t, 3>>
-  outputShape(const std::array<int64_t, 3> &inputShape) const;
-};
+using sparse::ConvGeometry;
 
 /// A convolution's voxel map: the output voxels and, per kernel offset,
 /// which input voxel each output voxel reads there.

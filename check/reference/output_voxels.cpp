@@ -24,8 +24,8 @@ TILEC_REFERENCE(output_voxels)(const ReferenceRequest &request) {
   auto shape = stridedCallShape(request);
   if (!shape)
     return shape.status();
-  auto perVoxel = hostStridedCandidates({}, shape->inputShape,
-                                        shape->geometry, shape->batches);
+  auto perVoxel = hostStridedCandidates({}, shape->inputShape, shape->geometry,
+                                        shape->batches);
   if (!perVoxel)
     return perVoxel.status();
   sparse::VoxelCloud cloud = testCloud(*n / perVoxel->perVoxel);
@@ -55,8 +55,7 @@ TILEC_REFERENCE(output_voxels)(const ReferenceRequest &request) {
       ++counts[s / block];
   std::partial_sum(counts.begin(), counts.end(), scan.begin() + 1);
 
-  auto pairs =
-      buildHostStridedPairs(cloud, shape->inputShape, shape->geometry);
+  auto pairs = buildHostStridedPairs(cloud, shape->inputShape, shape->geometry);
   if (!pairs)
     return pairs.status();
   HostPairMaps maps = hostPairMaps(*pairs, cloud.size());
@@ -70,12 +69,15 @@ TILEC_REFERENCE(output_voxels)(const ReferenceRequest &request) {
   problem.tensors["vals_ptr"] = int32Tensor(sortedValues);
   problem.tensors["counts_ptr"] = HostTensor(ElementFormat::I32, programs);
   problem.tensors["scan_ptr"] = int32Tensor(scan);
-  problem.tensors["out_coords_ptr"] =
-      HostTensor(ElementFormat::I32, std::max<size_t>(pairs->outCoords.size(), 1));
+  problem.tensors["out_coords_ptr"] = HostTensor(
+      ElementFormat::I32, std::max<size_t>(pairs->outCoords.size(), 1));
   problem.tensors["nb_ptr"] =
       HostTensor(ElementFormat::I32, std::max<size_t>(maps.nb.size(), 1));
   problem.tensors["nbi_ptr"] =
       HostTensor(ElementFormat::I32, std::max<size_t>(maps.nbi.size(), 1));
+  HostTensor pairCount(ElementFormat::I64, 1);
+  pairCount.setInteger(0, 0);
+  problem.tensors["pairs_ptr"] = std::move(pairCount);
   problem.output = fill ? "nb_ptr" : "counts_ptr";
   if (request.withReference) {
     if (fill)

@@ -40,8 +40,9 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   int64_t blockM = request.paramOrDefault("BLOCK_M");
   bool hasBias = request.paramOrDefault("HAS_BIAS");
   // The input gradient's weights: W[c, V - 1 - k, o] (the forward's
-  // [CO, V, CI] of the transposed convolution).
-  bool transposeW = request.paramOrDefault("TRANSPOSE_W");
+  // [CO, V, CI] of the transposed convolution); W[c, k, o] with
+  // TRANSPOSE_W = 2.
+  int64_t transposeW = request.paramOrDefault("TRANSPOSE_W");
   auto dtype = request.type("DTYPE");
   if (!dtype)
     return dtype.status();
@@ -66,7 +67,7 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
     problem.expected.assign(yElements, NAN);
     std::vector<double> xs = x.toDoubles(), ws = w.toDoubles();
     std::vector<double> biases = bias.toDoubles();
-    HostConvLayout layout{strideX, strideY, transposeW};
+    HostConvLayout layout{strideX, strideY, transposeW != 0, transposeW == 1};
     forEachRowRange(n, [&](int64_t begin, int64_t end) {
       hostConvForwardRows(maps->nb, v, xs.data(), ws.data(),
                           hasBias ? biases.data() : nullptr, ci, co, layout,

@@ -25,8 +25,8 @@ TILEC_REFERENCE(strided_candidates)(const ReferenceRequest &request) {
     return candidates.status();
   ReferenceProblem problem;
   problem.tensors["coords_ptr"] = int32Tensor(cloud.coords);
-  problem.tensors["cand_key_ptr"] =
-      HostTensor(ElementFormat::I32, std::max<size_t>(candidates->keys.size(), 1));
+  problem.tensors["cand_key_ptr"] = HostTensor(
+      ElementFormat::I32, std::max<size_t>(candidates->keys.size(), 1));
   problem.tensors["cand_val_ptr"] = int32Tensor(candidates->values);
   problem.tensors["status_ptr"] = int32Tensor({0});
   problem.output = "cand_key_ptr";

@@ -111,11 +111,11 @@ Status addParts(SparseEngine &engine, rt::PoolBuffer parts, int64_t count,
   return status;
 }
 
-Status weightGradient(SparseEngine &engine, SparseTensor &tensor,
-                      const OffsetPairs &pairs, const ConvBackwardArguments &a,
-                      CUstream stream) {
+// `n` bounds every offset's pairs and the rows of x and dy.
+Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
+                      const ConvBackwardArguments &a, CUstream stream) {
   const ConvArguments &f = a.forward;
-  int64_t n = tensor.voxels(), v = pairs.map->offsets;
+  int64_t v = pairs.map->offsets;
   WeightGradSplit split = weightGradSplit(n, v, f.ci, f.co);
   int64_t total = f.co * v * f.ci;
   Result<rt::PoolBuffer> parts =
@@ -189,6 +189,23 @@ Status biasGradient(SparseEngine &engine, int64_t n,
                   stream);
 }
 
+// No pair: dw and db are empty sums.
+Status zeroParameterGradients(SparseEngine &engine,
+                              const ConvBackwardArguments &a, int64_t v,
+                              CUstream stream) {
+  const ConvArguments &f = a.forward;
+  const rt::Driver &driver = engine.context().driver();
+  int64_t bytes = a.weightGradF32 || f.dtype == DType::F32 ? 4 : 2;
+  for (auto [pointer, count] :
+       {std::pair{a.dw, f.co * v * f.ci}, std::pair{a.db, f.co}})
+    if (pointer.address)
+      TILEC_RETURN_IF_ERROR(driver.check(
+          driver.api().cuMemsetD8Async(pointer.address, 0,
+                                       size_t(count * bytes), stream),
+          "cuMemsetD8Async"));
+  return Status::success();
+}
+
 } // namespace
 
 WeightGradSplit weightGradSplit(int64_t voxels, int64_t offsets, int64_t ci,
@@ -212,19 +229,8 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
   TILEC_RETURN_IF_ERROR(checkBackward(arguments, n));
   const ConvArguments &f = arguments.forward;
   int64_t v = int64_t(f.kernelSize) * f.kernelSize * f.kernelSize;
-  if (n == 0) {
-    // No voxel: the sums are empty.
-    const rt::Driver &driver = engine.context().driver();
-    int64_t bytes = arguments.weightGradF32 || f.dtype == DType::F32 ? 4 : 2;
-    for (auto [pointer, count] : {std::pair{arguments.dw, f.co * v * f.ci},
-                                  std::pair{arguments.db, f.co}})
-      if (pointer.address)
-        TILEC_RETURN_IF_ERROR(
-            driver.check(driver.api().cuMemsetD8Async(
-                             pointer.address, 0, size_t(count * bytes), stream),
-                         "cuMemsetD8Async"));
-    return Status::success();
-  }
+  if (n == 0)
+    return zeroParameterGradients(engine, arguments, v, stream);
   if (arguments.dx.address)
     TILEC_RETURN_IF_ERROR(inputGradient(engine, tensor, arguments, stream));
   if (arguments.dw.address) {
@@ -234,11 +240,92 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
     if (!pairs)
       return pairs.status();
     TILEC_RETURN_IF_ERROR(
-        weightGradient(engine, tensor, **pairs, arguments, stream));
+        weightGradient(engine, n, **pairs, arguments, stream));
   }
   if (arguments.db.address)
     return biasGradient(engine, n, arguments, stream);
   return Status::success();
+}
+
+Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
+                             const StridedConvBackwardArguments &arguments,
+                             CUstream stream) {
+  const StridedConvArguments &f = arguments.forward;
+  const char *function = f.inverse ? "sparse_inverse_conv3d_backward"
+                                   : "sparse_conv3d_backward";
+  Result<SparseTensor::StridedEntry *> entry =
+      input.stridedEntry(f.geometry, f.spatialShape, f.batches, stream);
+  if (!entry)
+    return entry.status().withContext(function);
+  const StridedMaps &maps = (*entry)->maps;
+  int64_t xRows = f.inverse ? maps.outputs : maps.inputs;
+  int64_t yRows = f.inverse ? maps.inputs : maps.outputs;
+  // The gradients as a submanifold convolution's, of this forward.
+  ConvBackwardArguments a = arguments.gradients;
+  a.forward = f.conv;
+  a.forward.transposeWeight = false;
+  StridedConvArguments checked = f;
+  checked.conv.y = a.dy; // y is not read: dy has its rows
+  checked.conv.yRowStride = a.dyRowStride;
+  if (!a.dw.address)
+    checked.conv.x = rt::DevicePtr{16}; // x is read for dw alone
+  if (!a.dx.address)
+    checked.conv.weight = rt::DevicePtr{16}; // and the weight for dx
+  TILEC_RETURN_IF_ERROR(checkStridedConv(checked, xRows, yRows, function));
+  auto fail = [&](const std::string &why) {
+    return Status::error(ErrorKind::InvalidArgument,
+                         std::string(function) + ": " + why);
+  };
+  if (a.dxStride() < f.conv.ci)
+    return fail("rows of dx must not overlap (row stride " +
+                std::to_string(a.dxStride()) + ")");
+  for (const auto &[name, pointer] :
+       {std::pair{"dx", a.dx}, std::pair{"dw", a.dw}, std::pair{"db", a.db}})
+    if (pointer.address % 16)
+      return fail(std::string(name) + " must be 16-byte aligned");
+  if (a.dx.address && xRows > 0) {
+    // dx: the forward kernel over the other map, dy as X, the weights
+    // transposed per offset (the offsets are not mirrored: the maps are
+    // not symmetric).
+    ConvArguments transposed = a.forward;
+    transposed.x = a.dy;
+    transposed.y = a.dx;
+    transposed.bias = {};
+    transposed.ci = a.forward.co;
+    transposed.co = a.forward.ci;
+    transposed.xRowStride = a.dyStride();
+    transposed.yRowStride = a.dxStride();
+    TILEC_RETURN_IF_ERROR(input.stridedGemm(engine, **entry, transposed,
+                                            /*up=*/!f.inverse,
+                                            /*weightForm=*/2, stream));
+  }
+  int64_t v = maps.geometry.offsets();
+  if (a.dw.address) {
+    ConvBackwardArguments weightOnly = a;
+    weightOnly.db = {};
+    if (xRows == 0 || yRows == 0) {
+      TILEC_RETURN_IF_ERROR(
+          zeroParameterGradients(engine, weightOnly, v, stream));
+    } else {
+      // The pairs (x's row, dy's row) of each offset: the map whose rows
+      // are y's.
+      Result<const OffsetPairs *> pairs =
+          input.stridedPairs(**entry, /*up=*/f.inverse, stream);
+      if (!pairs)
+        return pairs.status();
+      TILEC_RETURN_IF_ERROR(weightGradient(
+          engine, std::max(xRows, yRows), **pairs, weightOnly, stream));
+    }
+  }
+  if (!a.db.address)
+    return Status::success();
+  if (yRows == 0) {
+    ConvBackwardArguments biasOnly = a;
+    biasOnly.dw = {};
+    return zeroParameterGradients(engine, biasOnly, v, stream);
+  }
+  // Rows of y that read nothing still carry the bias: db sums every row.
+  return biasGradient(engine, yRows, a, stream);
 }
 
 } // namespace tilec::sparse

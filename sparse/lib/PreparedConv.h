@@ -1,7 +1,8 @@
 //===- PreparedConv.h - A convolution call ready to launch ------*- C++ -*-===//
 //
-// Private to tilec_sparse: what submanifoldConv3d keeps per (tensor, call
-// shape) so that a repeated call sets four pointers and launches.
+// Private to tilec_sparse: what a convolution keeps per (tensor, call shape)
+// so that a repeated call sets four pointers and launches, how it prepares
+// one over any maps, and what a tensor keeps per strided convolution.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +16,11 @@
 #include "tilec/runtime/Module.h"
 #include "tilec/sparse/SparseConv.h"
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace tilec::sparse {
@@ -34,6 +38,12 @@ struct SplitWorkspace {
 /// submanifoldConv3dBackward check the rest of their own arguments.
 Status checkConvShape(const ConvArguments &arguments,
                       const std::string &function);
+
+/// A strided convolution's arguments checked (channels, tf32, row strides,
+/// the pointers that x's and y's `xRows` and `yRows` rows need), errors
+/// prefixed with `function`.
+Status checkStridedConv(const StridedConvArguments &arguments, int64_t xRows,
+                        int64_t yRows, const std::string &function);
 
 struct PreparedConv {
   PreparedConv(std::shared_ptr<const rt::Kernel> kernel, rt::Dim3 grid,
@@ -56,6 +66,36 @@ struct PreparedConv {
   std::optional<rt::Event> lastLaunch;
   CUstream lastStream = nullptr;
 };
+
+/// A strided convolution's maps (SparseTensor::strided) and what is built
+/// over them on use: each direction's row block lists and pair lists (by
+/// `up`), and the prepared convolutions (by call shape and direction).
+struct SparseTensor::StridedEntry {
+  StridedMaps maps;
+  std::map<std::pair<bool, int64_t>, std::unique_ptr<NeighbourMaps>> lists;
+  std::map<bool, std::unique_ptr<OffsetPairs>> pairs;
+  std::map<std::string, std::unique_ptr<PreparedConv>> convs;
+};
+
+/// sparse_conv_fwd's call for `rows` output rows over maps of `offsets`
+/// offsets, X of `inputRows` rows, before a row block (BLOCK_M) is chosen;
+/// `weightForm` is its TRANSPOSE_W (0 forward, 1 mirrored and transposed,
+/// 2 transposed).
+Call convCall(const ConvArguments &arguments, int64_t rows, int64_t offsets,
+              int64_t inputRows, int weightForm);
+
+/// The maps of a row block (`rows` rows a block), built on first use.
+using ConvMapsOf = std::function<Result<const NeighbourMaps *>(int64_t rows)>;
+
+/// Tunes (or finds tuned) sparse_conv_fwd for `call` over each row block of
+/// convRowBlocks() and prepares the fastest over its maps.
+Result<std::unique_ptr<PreparedConv>>
+prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
+            const ConvArguments &arguments, const Call &call, CUstream stream);
+
+/// Launches a prepared convolution on `arguments`' x, weight, bias and y.
+Status launchPrepared(SparseEngine &engine, PreparedConv &conv,
+                      const ConvArguments &arguments, CUstream stream);
 
 } // namespace tilec::sparse
 

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MapBuild.h"
 #include "PreparedConv.h"
 
 #include "tilec/sparse/SparseConv.h"
@@ -45,38 +46,7 @@ enum InsertStatus {
 // past voxel_hash_insert's MAX_PROBES.
 constexpr int kTableSlotsPerVoxel = 8;
 constexpr int kTableGrowths = 3;
-// The radix passes' programs each count and move kRadixBlock * kRadixChunks
-// keys in one chunk: a pass is as short as one program's chunk (chunks of a
-// program wait on each other), and the digit counts, a row per digit, are
-// scanned a program per digit.
-constexpr int64_t kRadixBlock = 128;
-constexpr int64_t kRadixChunks = 1;
-constexpr int64_t kRadixPerProgram = kRadixBlock * kRadixChunks;
-// A pass sorts by one digit of 7 bits, 128 counts a program
-// (radix_histogram's and radix_scatter's one-hot columns): the rows' 27-bit
-// key takes 4 passes, a block's count of offsets (0 to 27) one. Of 4 to 8
-// bits on the H200, 7 gave the shortest map builds (docs/bench.md).
-constexpr int kRadixDigitBits = 7;
-constexpr int64_t kRadixDigits = int64_t(1) << kRadixDigitBits;
 
-int ceilLog2(int64_t value) {
-  int log2 = 0;
-  while ((int64_t(1) << log2) < value)
-    ++log2;
-  return log2;
-}
-
-int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// The calls of a map build, one place for both its launches and their
-// precompile.
-Call makeCall(std::map<std::string, int64_t> sizes,
-              std::map<std::string, int64_t> params = {}) {
-  Call call;
-  call.sizes = std::move(sizes);
-  call.params = std::move(params);
-  return call;
-}
 Call insertCall(int64_t n, int log2Slots) {
   return makeCall({{"N", n}, {"LOG2_T", log2Slots}});
 }
@@ -88,46 +58,6 @@ Call lookupCall(int64_t n, int log2Slots, int kernelSize, int dilation,
                    {"DIL", dilation},
                    {"V", v}});
 }
-Call keysCall(int64_t n, const std::array<int, 3> &kernel, int64_t v) {
-  return makeCall({{"N", n},
-                   {"KX", kernel[0]},
-                   {"KY", kernel[1]},
-                   {"KZ", kernel[2]},
-                   {"V", v}});
-}
-// The passes of a sort of keys of `bits` bits: a digit each, at least one.
-int radixPassesOver(int64_t bits) {
-  return static_cast<int>(std::max<int64_t>(1, cdiv(bits, kRadixDigitBits)));
-}
-// Over the sort key's min(V, 32) bits.
-int radixPasses(int64_t v) { return radixPassesOver(std::min<int64_t>(v, 32)); }
-// Over a block's count of offsets (0 to V).
-int blockSortPasses(int64_t v) { return radixPassesOver(ceilLog2(v + 1)); }
-Call digitsCall(int64_t n, int pass) {
-  return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
-                  {{"BLOCK", kRadixBlock},
-                   {"CHUNKS", kRadixChunks},
-                   {"DIGIT_BITS", kRadixDigitBits}});
-}
-// FIRST: the first pass of a sort whose values are the keys' positions.
-Call scatterCall(int64_t n, int pass, bool positions) {
-  return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
-                  {{"BLOCK", kRadixBlock},
-                   {"CHUNKS", kRadixChunks},
-                   {"DIGIT_BITS", kRadixDigitBits},
-                   {"FIRST", pass == 0 && positions ? 1 : 0}});
-}
-// The exclusive sums of `rows` vectors of `count` (exclusive_scan's ROWS).
-Call scanCall(int64_t count, int64_t rows = 1) {
-  return makeCall({{"N", count}, {"ROWS", rows}});
-}
-// The radix sort's scan: a row of its programs' counts per digit.
-Call digitScanCall(int64_t programs) {
-  return scanCall(programs, kRadixDigits);
-}
-Call transposeCall(int64_t n, int64_t v) {
-  return makeCall({{"N", n}, {"V", v}});
-}
 Call unionsCall(int64_t n) {
   return makeCall({{"N", n}}, {{"ROWS", kCoverRows}});
 }
@@ -138,164 +68,6 @@ Call coverCall(int64_t n) {
 int coverSortPasses(int64_t n) {
   return radixPassesOver(ceilLog2(cdiv(n, kCoverRows)));
 }
-// offset_pair_counts's and offset_pairs's rows a program.
-constexpr int64_t kPairChunkRows = 1024;
-Call pairListCall(int64_t n, int64_t v) {
-  return makeCall({{"N", n}, {"V", v}}, {{"BLOCK", kPairChunkRows}});
-}
-Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
-  return makeCall({{"N", n}, {"V", v}},
-                  {{"BLOCK_M", blockRows}, {"FILL", fill}});
-}
-
-// The bytes of a radix pass's digit counts over `programs` programs (a row
-// of programs per digit, radix_histogram) and of their scans (a row of
-// programs + 1 per digit, exclusive_scan with ROWS = kRadixDigits).
-int64_t digitCountBytes(int64_t programs) {
-  return 4 * kRadixDigits * programs;
-}
-int64_t digitScanBytes(int64_t programs) {
-  return 4 * kRadixDigits * (programs + 1);
-}
-
-// The buffers of a radix sort's passes: keys and values alternate between
-// two buffers each, the digit counts of each program and their scan
-// (digitCountBytes and digitScanBytes).
-struct RadixScratch {
-  rt::DevicePtr keysA, keysB, values, hist, histScan;
-};
-
-// Queues a stable sort of the `n` keys at `keys` (a digit a pass, `passes`
-// passes; radix_histogram, exclusive_scan, radix_scatter) into `order`,
-// whose values are `values` (n of them, neither `order` nor
-// scratch.values), else the keys' positions (the first pass takes them as
-// such): pass p reads the keys of pass p - 1 (p = 0: `keys`) and writes
-// keysA or keysB in turn; the values go to scratch.values and `order` in
-// turn, so that the last pass writes `order`.
-Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
-                 int passes, rt::DevicePtr order, const RadixScratch &scratch,
-                 CUstream stream,
-                 std::optional<rt::DevicePtr> values = std::nullopt) {
-  int64_t programs = cdiv(n, kRadixPerProgram);
-  rt::DevicePtr keysFrom = keys;
-  // Without values the first pass reads none; name a buffer it does not
-  // write all the same.
-  rt::DevicePtr valsFrom =
-      values.value_or(passes % 2 == 0 ? order : scratch.values);
-  for (int pass = 0; pass < passes; ++pass) {
-    rt::DevicePtr keysTo = pass % 2 == 0 ? scratch.keysA : scratch.keysB;
-    rt::DevicePtr valsTo =
-        (passes - 1 - pass) % 2 == 0 ? order : scratch.values;
-    TILEC_RETURN_IF_ERROR(engine.launch(
-        "radix_histogram", digitsCall(n, pass),
-        {{"keys_ptr", keysFrom}, {"hist_ptr", scratch.hist}}, stream));
-    TILEC_RETURN_IF_ERROR(engine.launch(
-        "exclusive_scan", digitScanCall(programs),
-        {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream));
-    TILEC_RETURN_IF_ERROR(engine.launch("radix_scatter",
-                                        scatterCall(n, pass, !values),
-                                        {{"keys_in_ptr", keysFrom},
-                                         {"vals_in_ptr", valsFrom},
-                                         {"keys_out_ptr", keysTo},
-                                         {"vals_out_ptr", valsTo},
-                                         {"hist_scan_ptr", scratch.histScan}},
-                                        stream));
-    keysFrom = keysTo;
-    valsFrom = valsTo;
-  }
-  return Status::success();
-}
-
-// Where the block sort's buffers sit in its scratch (two key buffers, the
-// values between passes, the radix counts and their scan, each at a 16-byte
-// boundary), and the scratch's size.
-struct BlockSortLayout {
-  int64_t keysA, keysB, values, hist, histScan, bytes;
-};
-BlockSortLayout getBlockSortLayout(int64_t blocks) {
-  auto aligned = [](int64_t bytes) { return cdiv(bytes, 16) * 16; };
-  int64_t programs = cdiv(blocks, kRadixPerProgram);
-  int64_t keyBytes = aligned(4 * blocks);
-  BlockSortLayout layout;
-  layout.keysA = 0;
-  layout.keysB = keyBytes;
-  layout.values = 2 * keyBytes;
-  layout.hist = 3 * keyBytes;
-  layout.histScan = layout.hist + aligned(digitCountBytes(programs));
-  layout.bytes = layout.histScan + digitScanBytes(programs);
-  return layout;
-}
-
-// The precompile list's calls of radixSort over `n` keys (`positions`: its
-// values are the keys' positions).
-void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
-                      int64_t n, int passes, bool positions = true) {
-  for (int pass = 0; pass < passes; ++pass) {
-    calls.emplace_back("radix_histogram", digitsCall(n, pass));
-    calls.emplace_back("exclusive_scan",
-                       digitScanCall(cdiv(n, kRadixPerProgram)));
-    calls.emplace_back("radix_scatter", scatterCall(n, pass, positions));
-  }
-}
-
-// A region of the engine's scratch buffer: one build's temporaries live
-// there, so that a build allocates only the maps it returns.
-class Region {
-public:
-  Region(const rt::Context &context, CUdeviceptr address, size_t bytes)
-      : driver(&context.driver()), address(address), bytes(bytes) {}
-  rt::DevicePtr ptr() const { return rt::DevicePtr{address}; }
-  Status memset8(uint8_t value) const {
-    return driver->check(driver->api().cuMemsetD8(address, value, bytes),
-                         "cuMemsetD8");
-  }
-  Status memset8Async(uint8_t value, CUstream stream) const {
-    return driver->check(
-        driver->api().cuMemsetD8Async(address, value, bytes, stream),
-        "cuMemsetD8Async");
-  }
-  Status copyToHost(void *destination, size_t count) const {
-    return driver->check(
-        driver->api().cuMemcpyDtoH(destination, address, count),
-        "cuMemcpyDtoH");
-  }
-
-private:
-  const rt::Driver *driver;
-  CUdeviceptr address;
-  size_t bytes;
-};
-
-// Where parts of `sizes` bytes go in one allocation, laid end to end, each
-// at a 256-byte boundary and given at least 16 bytes (a kernel gets a valid
-// address even for an empty part); `total` is the allocation's size.
-std::vector<int64_t> packedOffsets(const std::vector<int64_t> &sizes,
-                                   int64_t &total) {
-  std::vector<int64_t> offsets;
-  total = 0;
-  for (int64_t size : sizes) {
-    offsets.push_back(total);
-    total += cdiv(std::max<int64_t>(size, 16), 256) * 256;
-  }
-  return offsets;
-}
-
-// Carves regions of `sizes` bytes (packedOffsets) from one scratch buffer
-// of the engine.
-Result<std::vector<Region>> carve(SparseEngine &engine,
-                                  const std::vector<int64_t> &sizes) {
-  int64_t total = 0;
-  std::vector<int64_t> offsets = packedOffsets(sizes, total);
-  Result<rt::DevicePtr> base = engine.scratch(static_cast<size_t>(total));
-  if (!base)
-    return base.status();
-  std::vector<Region> regions;
-  for (size_t i = 0; i < sizes.size(); ++i)
-    regions.emplace_back(engine.context(), base->address + offsets[i],
-                         static_cast<size_t>(sizes[i]));
-  return regions;
-}
-
 // The first voxel whose insertion failed, said with its coordinates.
 Status describeInsertError(const Region &statuses, int64_t voxels,
                            rt::DevicePtr coords, const rt::Context &context) {
@@ -349,6 +121,7 @@ SparseTensor &SparseTensor::operator=(SparseTensor &&other) noexcept {
     maps_ = std::move(other.maps_);
     pairs_ = std::move(other.pairs_);
     convs_ = std::move(other.convs_);
+    strided_ = std::move(other.strided_);
     streams_ = std::move(other.streams_);
   }
   return *this;
@@ -367,6 +140,7 @@ void SparseTensor::releaseMaps() {
   if (!engine_->orderLegacyStreamAfter(streams_).ok())
     (void)engine_->context().driver().api().cuCtxSynchronize();
   convs_.clear();
+  strided_.clear();
   pairs_.clear();
   maps_.clear();
   sorted_.clear();
@@ -449,12 +223,7 @@ std::string buildSignature(int64_t n, int log2Slots, int kernelSize,
   std::string signature =
       std::to_string(kernelSize) + "," + std::to_string(dilation) + "," +
       std::to_string(log2Slots) + "," + std::to_string(coverRounds);
-  auto count = [&](int64_t value) {
-    signature += "|" + std::to_string(ceilLog2(value)) +
-                 (value == 1        ? "=1"
-                  : value % 16 == 0 ? "%16"
-                                    : "");
-  };
+  auto count = [&](int64_t value) { signature += "|" + countFacts(value); };
   count(n);
   count(cdiv(n, kRadixPerProgram));
   count(cdiv(n, kCoverRows));
@@ -709,7 +478,13 @@ SparseTensor::offsetPairs(int kernelSize, int dilation, CUstream stream) {
     sorted = sorted_.find({kernelSize, dilation});
   }
   noteStream(stream);
-  std::shared_ptr<const SortedNeighbourMap> map = sorted->second;
+  TRY_ASSIGN(pairs, buildOffsetPairs(sorted->second, stream));
+  return (pairs_[{kernelSize, dilation}] = std::move(pairs)).get();
+}
+
+Result<std::unique_ptr<OffsetPairs>>
+SparseTensor::buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
+                               CUstream stream) {
   int64_t n = map->voxels, v = map->offsets;
   int64_t counts = v * cdiv(n, kPairChunkRows);
   // The counts per (offset, row chunk), their scan, the starts and the
@@ -730,29 +505,29 @@ SparseTensor::offsetPairs(int kernelSize, int dilation, CUstream stream) {
     TRY(driver.check(driver.api().cuMemsetD8Async(pairs->start.address, 0,
                                                   4 * (v + 1), stream),
                      "cuMemsetD8Async"));
-  } else {
-    if (engine_->firstUseOf("offset_pairs|" + std::to_string(v) + "|" +
-                            std::to_string(ceilLog2(n)) + "|" +
-                            std::to_string(ceilLog2(counts))))
-      engine_->precompile({{"offset_pair_counts", pairListCall(n, v)},
-                           {"exclusive_scan", scanCall(counts)},
-                           {"offset_pairs", pairListCall(n, v)}});
-    TRY(engine_->launch("offset_pair_counts", pairListCall(n, v),
-                        {{"nbt_ptr", map->nbt}, {"counts_ptr", at(offsets[0])}},
-                        stream));
-    TRY(engine_->launch(
-        "exclusive_scan", scanCall(counts),
-        {{"in_ptr", at(offsets[0])}, {"out_ptr", at(offsets[1])}}, stream));
-    TRY(engine_->launch("offset_pairs", pairListCall(n, v),
-                        {{"nbt_ptr", map->nbt},
-                         {"order_ptr", map->order},
-                         {"scan_ptr", at(offsets[1])},
-                         {"pair_start_ptr", pairs->start},
-                         {"pair_in_ptr", pairs->in},
-                         {"pair_out_ptr", pairs->out}},
-                        stream));
+    return pairs;
   }
-  return (pairs_[{kernelSize, dilation}] = std::move(pairs)).get();
+  if (engine_->firstUseOf("offset_pairs|" + std::to_string(v) + "|" +
+                          std::to_string(ceilLog2(n)) + "|" +
+                          std::to_string(ceilLog2(counts))))
+    engine_->precompile({{"offset_pair_counts", pairListCall(n, v)},
+                         {"exclusive_scan", scanCall(counts)},
+                         {"offset_pairs", pairListCall(n, v)}});
+  TRY(engine_->launch("offset_pair_counts", pairListCall(n, v),
+                      {{"nbt_ptr", map->nbt}, {"counts_ptr", at(offsets[0])}},
+                      stream));
+  TRY(engine_->launch(
+      "exclusive_scan", scanCall(counts),
+      {{"in_ptr", at(offsets[0])}, {"out_ptr", at(offsets[1])}}, stream));
+  TRY(engine_->launch("offset_pairs", pairListCall(n, v),
+                      {{"nbt_ptr", map->nbt},
+                       {"order_ptr", map->order},
+                       {"scan_ptr", at(offsets[1])},
+                       {"pair_start_ptr", pairs->start},
+                       {"pair_in_ptr", pairs->in},
+                       {"pair_out_ptr", pairs->out}},
+                      stream));
+  return pairs;
 }
 
 Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,

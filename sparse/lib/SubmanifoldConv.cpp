@@ -135,24 +135,33 @@ Status checkConvShape(const ConvArguments &a, const std::string &function) {
   return Status::success();
 }
 
-namespace {
-
-// sparse_conv_fwd's call for a convolution over `voxels` voxels, before a
-// row block (BLOCK_M) is chosen.
-Call convCall(const ConvArguments &arguments, int64_t voxels) {
-  int64_t k = arguments.kernelSize;
+Call convCall(const ConvArguments &arguments, int64_t rows, int64_t offsets,
+              int64_t inputRows, int weightForm) {
   Call call;
-  call.sizes = {{"N", voxels},
+  call.sizes = {{"N", rows},
                 {"CI", arguments.ci},
                 {"CO", arguments.co},
-                {"V", k * k * k},
+                {"V", offsets},
                 {"stride_x", arguments.xStride()},
                 {"stride_y", arguments.yStride()}};
+  // A submanifold convolution's X has its N rows (NI's default).
+  if (inputRows != rows)
+    call.sizes["NI"] = inputRows;
   call.types = {{"DTYPE", dtypeName(arguments.dtype)}};
   call.params = {{"HAS_BIAS", arguments.bias.address ? 1 : 0},
-                 {"TRANSPOSE_W", arguments.transposeWeight ? 1 : 0},
+                 {"TRANSPOSE_W", weightForm},
                  {"ALLOW_TF32", arguments.allowTf32 ? 1 : 0}};
   return call;
+}
+
+namespace {
+
+// sparse_conv_fwd's call for a submanifold convolution over `voxels`
+// voxels.
+Call submanifoldCall(const ConvArguments &arguments, int64_t voxels) {
+  int64_t k = arguments.kernelSize;
+  return convCall(arguments, voxels, k * k * k, voxels,
+                  arguments.transposeWeight ? 1 : 0);
 }
 
 // The call of one row block: the maps' blocks are the kernel's.
@@ -168,22 +177,15 @@ const std::vector<int64_t> &convRowBlocks() {
   return blocks;
 }
 
-namespace {
-
-// Tunes (or finds tuned) each row block's kernel and prepares the fastest.
 // A row block whose winner this process already chose needs no maps to
 // choose: a new tensor in a known bucket builds the winner's lists alone.
 Result<std::unique_ptr<PreparedConv>>
-prepareConv(SparseEngine &engine, SparseTensor &tensor,
+prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
             const ConvArguments &arguments, const Call &call, CUstream stream) {
   Result<KernelDescription> description =
       engine.autotuner().describe(kConvKernel);
   if (!description)
     return description.status();
-  auto mapsOf = [&](int64_t rows) {
-    return tensor.maps(arguments.kernelSize, arguments.dilation, rows, stream,
-                       arguments.ci * arguments.co);
-  };
   // Each row block's tuned kernel and its measured time.
   struct Choice {
     rt::TuneResult tuned;
@@ -283,6 +285,8 @@ prepareConv(SparseEngine &engine, SparseTensor &tensor,
   return prepared;
 }
 
+namespace {
+
 // A launch of a prepared conv whose winner splits row blocks: the calls
 // share one workspace, so a launch on another stream than the last one's
 // waits for that one.
@@ -314,6 +318,19 @@ Status launchSplit(SparseEngine &engine, PreparedConv &conv, CUstream stream) {
 
 } // namespace
 
+Status launchPrepared(SparseEngine &engine, PreparedConv &conv,
+                      const ConvArguments &arguments, CUstream stream) {
+  for (auto [index, pointer] : {std::pair{conv.x, arguments.x},
+                                std::pair{conv.weight, arguments.weight},
+                                std::pair{conv.y, arguments.y}})
+    TILEC_RETURN_IF_ERROR(conv.pack.setPointer(index, pointer));
+  TILEC_RETURN_IF_ERROR(conv.pack.setPointer(
+      conv.bias, conv.hasBias ? arguments.bias : arguments.y));
+  if (conv.split)
+    return launchSplit(engine, conv, stream);
+  return rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
+}
+
 SplitWorkspaceSize splitWorkspaceSize(int64_t blocks, int64_t blockRows,
                                       int64_t co) {
   constexpr int64_t kNarrowestColumnTile = 16;
@@ -328,7 +345,7 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   if (n == 0)
     return Status::success();
   tensor.noteStream(stream);
-  Call call = convCall(arguments, n);
+  Call call = submanifoldCall(arguments, n);
   // The maps differ by dilation, the kernel does not.
   std::string key =
       callKey(call) + ",dilation=" + std::to_string(arguments.dilation);
@@ -339,27 +356,22 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
     if (!arguments.transposeWeight)
       rt::WorkloadRecorder::process().recordConvLayer(
           convLayerOf(arguments, n));
+    ConvMapsOf mapsOf = [&](int64_t rows) {
+      return tensor.maps(arguments.kernelSize, arguments.dilation, rows,
+                         stream, arguments.ci * arguments.co);
+    };
     Result<std::unique_ptr<PreparedConv>> prepared =
-        prepareConv(engine, tensor, arguments, call, stream);
+        prepareConv(engine, mapsOf, arguments, call, stream);
     if (!prepared)
       return prepared.status();
     found = tensor.convs_.emplace(key, std::move(*prepared)).first;
   }
-  PreparedConv &conv = *found->second;
-  for (auto [index, pointer] : {std::pair{conv.x, arguments.x},
-                                std::pair{conv.weight, arguments.weight},
-                                std::pair{conv.y, arguments.y}})
-    TILEC_RETURN_IF_ERROR(conv.pack.setPointer(index, pointer));
-  TILEC_RETURN_IF_ERROR(conv.pack.setPointer(
-      conv.bias, conv.hasBias ? arguments.bias : arguments.y));
-  if (conv.split)
-    return launchSplit(engine, conv, stream);
-  return rt::launch(*conv.kernel, conv.grid, conv.pack, stream);
+  return launchPrepared(engine, *found->second, arguments, stream);
 }
 
 std::vector<std::pair<std::string, Call>>
 convKernelCalls(const ConvArguments &arguments, int64_t voxels) {
-  Call call = convCall(arguments, voxels);
+  Call call = submanifoldCall(arguments, voxels);
   std::vector<std::pair<std::string, Call>> calls;
   for (int64_t rows : convRowBlocks())
     calls.emplace_back(kConvKernel, rowBlockCall(call, rows));

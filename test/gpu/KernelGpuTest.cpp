@@ -387,6 +387,16 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"sparse_conv_fwd",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3",
                 false, "stride_x=80,stride_y=100"},
+        // The weights transposed without the mirror (a strided
+        // convolution's input gradient), rows of X counted apart.
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,TRANSPOSE_W=2,num_warps=4,"
+                "num_stages=3",
+                true, "NI=777"},
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,TRANSPOSE_W=2,"
+                "num_warps=8,num_stages=3",
+                false, "CI=128,CO=192"},
         GpuCase{"sparse_conv_fwd",
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=3",
                 false, "N=1,CI=16,CO=16"},

@@ -20,6 +20,7 @@
 #define TILEC_SPARSE_SPARSECONV_H
 
 #include "tilec/contract/Status.h"
+#include "tilec/sparse/ConvGeometry.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/DeviceBuffer.h"
@@ -28,6 +29,7 @@
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Workload.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -155,8 +157,33 @@ struct OffsetPairs {
   rt::PoolBuffer storage;
 };
 
+/// A strided convolution's output voxels and the maps between them and its
+/// input tensor's voxels, built on the GPU (SparseTensor::strided;
+/// docs/sparse-conv.md, "Strided and inverse convolutions"). The inverse
+/// convolution (spconv's SparseInverseConv3d over the strided layer's
+/// indice_key) runs over the same maps, the other way.
+struct StridedMaps {
+  ConvGeometry geometry;
+  std::array<int64_t, 3> inputShape{}, outputShape{};
+  int64_t batches = 0, inputs = 0, outputs = 0;
+  /// outputs x (batch, x, y, z) int32 in ascending order: the same outputs
+  /// in the same order in every process.
+  rt::DevicePtr outCoords;
+  /// Rows: the outputs, offset v of output o the input it reads there (the
+  /// strided convolution's map; its pairs give the weight gradient).
+  std::shared_ptr<const SortedNeighbourMap> down;
+  /// Rows: the inputs, offset v of input i the output that reads it there
+  /// (the inverse convolution's map, and the strided one's input gradient).
+  /// Both are sorted like a submanifold map (by the Gray key of the rows'
+  /// offsets).
+  std::shared_ptr<const SortedNeighbourMap> up;
+  rt::PoolBuffer coordsStorage;
+};
+
 struct ConvArguments;
 struct ConvBackwardArguments;
+struct StridedConvArguments;
+struct StridedConvBackwardArguments;
 /// A convolution call ready to launch: its tuned kernel, grid and packed
 /// arguments over one tensor's maps (SubmanifoldConv.cpp).
 struct PreparedConv;
@@ -217,9 +244,52 @@ public:
                                      int64_t blockRows, CUstream stream,
                                      int64_t channels = 0);
 
+  /// The outputs and maps of the strided convolution `geometry` over this
+  /// tensor's voxels, on a grid of `spatialShape` voxels per axis holding
+  /// `batches` batches (every voxel must lie in it: an error says which
+  /// does not), built on `stream` on first use and kept with the tensor.
+  /// The build synchronizes the stream twice: for the outputs' count, and
+  /// at its end (its temporaries are the engine's scratch).
+  Result<const StridedMaps *> strided(const ConvGeometry &geometry,
+                                      const std::array<int64_t, 3> &spatialShape,
+                                      int64_t batches, CUstream stream);
+
 private:
   friend Status submanifoldConv3d(SparseEngine &, SparseTensor &,
                                   const ConvArguments &, CUstream);
+  friend Status stridedConv3d(SparseEngine &, SparseTensor &,
+                              const StridedConvArguments &, CUstream);
+  friend Status stridedConv3dBackward(SparseEngine &, SparseTensor &,
+                                      const StridedConvBackwardArguments &,
+                                      CUstream);
+  /// A strided convolution's maps with what is built over them on use.
+  struct StridedEntry;
+  Result<StridedEntry *> stridedEntry(const ConvGeometry &geometry,
+                                      const std::array<int64_t, 3> &spatialShape,
+                                      int64_t batches, CUstream stream);
+  Result<std::unique_ptr<StridedEntry>>
+  buildStrided(const ConvGeometry &geometry,
+               const std::array<int64_t, 3> &spatialShape, int64_t batches,
+               CUstream stream);
+  /// The row blocks' lists over one of a strided convolution's maps (`up`:
+  /// the inputs' rows), queued on first use.
+  Result<const NeighbourMaps *> stridedLists(StridedEntry &entry, bool up,
+                                             int64_t blockRows,
+                                             CUstream stream);
+  /// The masked implicit GEMM of `arguments` over one of a strided
+  /// convolution's maps (`up`: rows are the inputs, X the outputs), with
+  /// sparse_conv_fwd's TRANSPOSE_W = `weightForm`; prepared once per call
+  /// shape.
+  Status stridedGemm(SparseEngine &engine, StridedEntry &entry,
+                     const ConvArguments &arguments, bool up, int weightForm,
+                     CUstream stream);
+  /// The pair lists of one of a strided convolution's maps.
+  Result<const OffsetPairs *> stridedPairs(StridedEntry &entry, bool up,
+                                           CUstream stream);
+  /// Lists each offset's pairs of `map` on `stream`.
+  Result<std::unique_ptr<OffsetPairs>>
+  buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
+                   CUstream stream);
   friend Status submanifoldConv3dBackward(SparseEngine &, SparseTensor &,
                                           const ConvBackwardArguments &,
                                           CUstream);
@@ -259,6 +329,10 @@ private:
   /// By the call's shape: a repeated call packs its four pointers and
   /// launches, nothing else.
   std::map<std::string, std::unique_ptr<PreparedConv>> convs_;
+  /// By (geometry, grid, batches).
+  std::map<std::tuple<ConvGeometry, std::array<int64_t, 3>, int64_t>,
+           std::unique_ptr<StridedEntry>>
+      strided_;
   /// The streams that ran work on the maps (noteStream). They must outlive
   /// the tensor: its destruction orders the maps' frees after them.
   std::vector<CUstream> streams_;
@@ -301,6 +375,40 @@ struct ConvBackwardArguments {
   int64_t dyStride() const { return dyRowStride ? dyRowStride : forward.co; }
   int64_t dxStride() const { return dxRowStride ? dxRowStride : forward.ci; }
 };
+
+/// A strided convolution (spconv's SparseConv3d) or its inverse
+/// (SparseInverseConv3d with the strided layer's indice_key) over the maps
+/// of `geometry` on `input`'s voxels (SparseTensor::strided with the same
+/// geometry, grid and batches; built on first use).
+struct StridedConvArguments {
+  /// x, weight [co, kx, ky, kz, ci] (the geometry's kernel), bias, y, the
+  /// channels, row strides, dtype and tf32 as for a submanifold
+  /// convolution; kernelSize, dilation and transposeWeight are not read.
+  /// The strided convolution reads x [inputs, ci] and writes y [outputs,
+  /// co]; the inverse reads x [outputs, ci] and writes y [inputs, co].
+  ConvArguments conv;
+  ConvGeometry geometry;
+  std::array<int64_t, 3> spatialShape{};
+  int64_t batches = 1;
+  bool inverse = false;
+};
+
+/// The gradients of the convolution `forward` describes: `gradients` as for
+/// a submanifold convolution (its `forward` is not read; dy has y's rows,
+/// dx x's, dw the weight's shape [co, kx, ky, kz, ci]). dx is the forward
+/// kernel over the other map with the weights transposed per offset
+/// (TRANSPOSE_W = 2), dw each offset's pairs reduced in fixed parts, db the
+/// column sums of dy: the same bits in every process.
+struct StridedConvBackwardArguments {
+  StridedConvArguments forward;
+  ConvBackwardArguments gradients;
+};
+
+Status stridedConv3d(SparseEngine &engine, SparseTensor &input,
+                     const StridedConvArguments &arguments, CUstream stream);
+Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
+                             const StridedConvBackwardArguments &arguments,
+                             CUstream stream);
 
 /// The weight gradient's partition of each offset's pairs into `parts`
 /// parts of `pairsPerPart` (sparse_conv_wgrad's SPLITS and SPLIT_PAIRS):

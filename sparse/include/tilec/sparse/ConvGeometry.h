@@ -1,0 +1,59 @@
+//===- ConvGeometry.h - A convolution's kernel, stride, padding, dilation -*-
+// C++ -*-===//
+//
+// Part of tilec_sparse. One owner for how a sparse convolution that changes
+// a cloud's resolution indexes (spconv's SparseConv3d, PyTorch's Conv3d):
+// the output grid, the kernel's offsets and their order, and the strided
+// maps' candidates (docs/sparse-conv.md, "Strided and inverse
+// convolutions"). The float64 oracle (check/reference) and the GPU maps
+// read the same object.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_SPARSE_CONVGEOMETRY_H
+#define TILEC_SPARSE_CONVGEOMETRY_H
+
+#include "tilec/contract/Status.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <tuple>
+
+namespace tilec::sparse {
+
+/// A convolution's geometry per axis (x, y, z). Output voxel o reads, at
+/// kernel offset k of the axis, the input voxel o * stride - padding +
+/// k * dilation: a dense convolution's indexing (spconv's, PyTorch's).
+struct ConvGeometry {
+  std::array<int, 3> kernel{3, 3, 3}, stride{1, 1, 1}, padding{0, 0, 0},
+      dilation{1, 1, 1};
+
+  /// Kx * Ky * Kz; offset (kx, ky, kz) is v = (kx * Ky + ky) * Kz + kz, the
+  /// order of the weights' [Co, Kx, Ky, Kz, Ci].
+  int64_t offsets() const;
+  /// floor((in + 2 padding - dilation (kernel - 1) - 1) / stride) + 1 per
+  /// axis; an error where an axis has no output or a value is out of range
+  /// (kernel, stride, dilation >= 1, padding >= 0).
+  Result<std::array<int64_t, 3>>
+  outputShape(const std::array<int64_t, 3> &inputShape) const;
+  /// The outputs that can read one input voxel along `axis`: (kernel - 1)
+  /// * dilation // stride + 1 (strided_candidates' CA).
+  int64_t candidatesAlong(int axis) const;
+  /// Their product: the candidates a voxel has (strided_candidates' C).
+  int64_t candidatesPerVoxel() const;
+  /// "k3x3x3,s2x2x2,p1x1x1,d1x1x1": for keys and messages.
+  std::string str() const;
+
+  friend bool operator<(const ConvGeometry &a, const ConvGeometry &b) {
+    return std::tie(a.kernel, a.stride, a.padding, a.dilation) <
+           std::tie(b.kernel, b.stride, b.padding, b.dilation);
+  }
+  friend bool operator==(const ConvGeometry &a, const ConvGeometry &b) {
+    return !(a < b) && !(b < a);
+  }
+};
+
+} // namespace tilec::sparse
+
+#endif // TILEC_SPARSE_CONVGEOMETRY_H

@@ -17,6 +17,7 @@
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
 
+#include <array>
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
@@ -479,6 +480,179 @@ tilec_status tilec_submanifold_conv3d_backward(
   arguments.db = address(db);
   arguments.weightGradF32 = weight_grad_f32 != 0;
   Status status = sparse::submanifoldConv3dBackward(
+      tensor->runtime->engine(), tensor->tensor, arguments,
+      static_cast<CUstream>(stream));
+  if (!status.ok())
+    return failFrom(status, TILEC_ERROR_INTERNAL);
+  return succeed();
+}
+
+namespace {
+
+// The strided convolution a call names, checked for its pointers.
+struct StridedCall {
+  sparse::ConvGeometry geometry;
+  std::array<int64_t, 3> shape{};
+};
+
+tilec_status readStrided(const tilec_conv_geometry *geometry,
+                         const int64_t *spatialShape, StridedCall &call) {
+  if (!geometry || !spatialShape)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "geometry and spatial_shape must not be NULL");
+  for (int axis = 0; axis < 3; ++axis) {
+    call.geometry.kernel[axis] = geometry->kernel[axis];
+    call.geometry.stride[axis] = geometry->stride[axis];
+    call.geometry.padding[axis] = geometry->padding[axis];
+    call.geometry.dilation[axis] = geometry->dilation[axis];
+    call.shape[axis] = spatialShape[axis];
+  }
+  return TILEC_OK;
+}
+
+rt::DevicePtr deviceAddress(const void *pointer) {
+  return rt::DevicePtr{reinterpret_cast<CUdeviceptr>(pointer)};
+}
+
+} // namespace
+
+tilec_status tilec_sparse_tensor_strided(tilec_sparse_tensor *tensor,
+                                         const tilec_conv_geometry *geometry,
+                                         const int64_t spatial_shape[3],
+                                         int64_t batches, void *stream,
+                                         int64_t *outputs,
+                                         int64_t output_shape[3]) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  StridedCall call;
+  if (tilec_status read = readStrided(geometry, spatial_shape, call);
+      read != TILEC_OK)
+    return read;
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
+  auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
+                                     static_cast<CUstream>(stream));
+  if (!maps)
+    return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+  if (outputs)
+    *outputs = (*maps)->outputs;
+  if (output_shape)
+    for (int axis = 0; axis < 3; ++axis)
+      output_shape[axis] = (*maps)->outputShape[axis];
+  return succeed();
+}
+
+tilec_status tilec_sparse_tensor_strided_coords(
+    tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
+    const int64_t spatial_shape[3], int64_t batches, int32_t *coords,
+    void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  StridedCall call;
+  if (tilec_status read = readStrided(geometry, spatial_shape, call);
+      read != TILEC_OK)
+    return read;
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
+  auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
+                                     static_cast<CUstream>(stream));
+  if (!maps)
+    return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+  size_t bytes = 16 * size_t((*maps)->outputs);
+  if (bytes == 0)
+    return succeed();
+  if (!coords)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "coords must not be NULL");
+  const rt::Driver &driver = tensor->runtime->context().driver();
+  Status copied = driver.check(
+      driver.api().cuMemcpyDtoDAsync(deviceAddress(coords).address,
+                                     (*maps)->outCoords.address, bytes,
+                                     static_cast<CUstream>(stream)),
+      "cuMemcpyDtoDAsync");
+  if (!copied.ok())
+    return failFrom(copied, TILEC_ERROR_DEVICE);
+  return succeed();
+}
+
+tilec_status tilec_sparse_conv3d(tilec_sparse_tensor *tensor,
+                                 const tilec_conv_geometry *geometry,
+                                 const int64_t spatial_shape[3],
+                                 int64_t batches, int32_t inverse,
+                                 const void *x, const void *weight,
+                                 const void *bias, void *y, int32_t ci,
+                                 int32_t co, tilec_dtype dtype,
+                                 int32_t allow_tf32, void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  StridedCall call;
+  if (tilec_status read = readStrided(geometry, spatial_shape, call);
+      read != TILEC_OK)
+    return read;
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
+  sparse::StridedConvArguments arguments;
+  if (!toDType(dtype, arguments.conv.dtype))
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "dtype " + std::to_string(int(dtype)) +
+                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
+  arguments.conv.x = deviceAddress(x);
+  arguments.conv.weight = deviceAddress(weight);
+  arguments.conv.bias = deviceAddress(bias);
+  arguments.conv.y = deviceAddress(y);
+  arguments.conv.ci = ci;
+  arguments.conv.co = co;
+  arguments.conv.allowTf32 = allow_tf32 != 0;
+  arguments.geometry = call.geometry;
+  arguments.spatialShape = call.shape;
+  arguments.batches = batches;
+  arguments.inverse = inverse != 0;
+  Status status =
+      sparse::stridedConv3d(tensor->runtime->engine(), tensor->tensor,
+                            arguments, static_cast<CUstream>(stream));
+  if (!status.ok())
+    return failFrom(status, TILEC_ERROR_INTERNAL);
+  return succeed();
+}
+
+tilec_status tilec_sparse_conv3d_backward(
+    tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
+    const int64_t spatial_shape[3], int64_t batches, int32_t inverse,
+    const void *x, const void *weight, const void *dy, void *dx, void *dw,
+    void *db, int32_t ci, int32_t co, tilec_dtype dtype, int32_t allow_tf32,
+    int32_t weight_grad_f32, void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  StridedCall call;
+  if (tilec_status read = readStrided(geometry, spatial_shape, call);
+      read != TILEC_OK)
+    return read;
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
+  sparse::StridedConvBackwardArguments arguments;
+  sparse::StridedConvArguments &forward = arguments.forward;
+  if (!toDType(dtype, forward.conv.dtype))
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "dtype " + std::to_string(int(dtype)) +
+                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
+  forward.conv.x = deviceAddress(x);
+  forward.conv.weight = deviceAddress(weight);
+  forward.conv.ci = ci;
+  forward.conv.co = co;
+  forward.conv.allowTf32 = allow_tf32 != 0;
+  forward.geometry = call.geometry;
+  forward.spatialShape = call.shape;
+  forward.batches = batches;
+  forward.inverse = inverse != 0;
+  arguments.gradients.dy = deviceAddress(dy);
+  arguments.gradients.dx = deviceAddress(dx);
+  arguments.gradients.dw = deviceAddress(dw);
+  arguments.gradients.db = deviceAddress(db);
+  arguments.gradients.weightGradF32 = weight_grad_f32 != 0;
+  Status status = sparse::stridedConv3dBackward(
       tensor->runtime->engine(), tensor->tensor, arguments,
       static_cast<CUstream>(stream));
   if (!status.ok())

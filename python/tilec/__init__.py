@@ -31,7 +31,8 @@ from . import scenes
 # What needs PyTorch is imported on first use, so that `import tilec` works
 # (and says what is missing) where torch is not installed.
 _NEEDS_TORCH = {"SparseTensor": "sparse", "submanifold_conv3d": "sparse",
-                "nn": None}
+                "sparse_conv3d": "strided",
+                "sparse_inverse_conv3d": "strided", "nn": None}
 
 
 def __getattr__(name):
@@ -51,4 +52,5 @@ __all__ = ["__version__", "CompileError", "DeviceError", "Error",
            "InternalError", "InvalidArgumentError", "InvalidInputError",
            "Kernel", "LibraryNotFoundError", "Runtime", "SparseTensor",
            "default_runtime", "library_path", "library_version", "nn",
-           "scenes", "set_default_runtime", "submanifold_conv3d"]
+           "scenes", "set_default_runtime", "sparse_conv3d",
+           "sparse_inverse_conv3d", "submanifold_conv3d"]

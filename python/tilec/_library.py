@@ -103,6 +103,17 @@ class RuntimeOptions(ctypes.Structure):
                 ("allow_jit", ctypes.c_int)]
 
 
+class ConvGeometry(ctypes.Structure):
+    """struct tilec_conv_geometry: per axis (x, y, z)."""
+
+    _fields_ = [("kernel", _i32 * 3),
+                ("stride", _i32 * 3),
+                ("padding", _i32 * 3),
+                ("dilation", _i32 * 3)]
+
+
+_shape = ctypes.POINTER(_i64)
+
 SIGNATURES = {
     "tilec_last_error": ([], ctypes.c_char_p),
     "tilec_version": ([], ctypes.c_char_p),
@@ -133,6 +144,17 @@ SIGNATURES = {
                                            _ptr, _i32, _i32, _i32, _i32,
                                            ctypes.c_int, _i32, _i32, _ptr],
                                           _status),
+    "tilec_sparse_tensor_strided": ([_ptr, _out(ConvGeometry), _shape, _i64,
+                                     _ptr, _out(_i64), _shape], _status),
+    "tilec_sparse_tensor_strided_coords": ([_ptr, _out(ConvGeometry), _shape,
+                                            _i64, _ptr, _ptr], _status),
+    "tilec_sparse_conv3d": ([_ptr, _out(ConvGeometry), _shape, _i64, _i32,
+                             _ptr, _ptr, _ptr, _ptr, _i32, _i32, ctypes.c_int,
+                             _i32, _ptr], _status),
+    "tilec_sparse_conv3d_backward": ([_ptr, _out(ConvGeometry), _shape, _i64,
+                                      _i32, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr,
+                                      _i32, _i32, ctypes.c_int, _i32, _i32,
+                                      _ptr], _status),
     "tilec_scene_shell": ([_i32, _i32, _out(_out(_i32)), _out(_i64)], _status),
     "tilec_scene_uniform": ([_i64, _i32, _i32, ctypes.c_uint64,
                              _out(_out(_i32)), _out(_i64)], _status),

@@ -10,6 +10,9 @@ layout of spconv 2.x (KRSC) and of FlexGEMM, whose kernel offsets run over
 the first, second and third coordinate after the batch in the same order as
 ours (docs/pytorch.md gives the evidence). SubMConv3d trains: autograd runs
 tilec's backward (dX, dW, db; docs/sparse-conv.md, "Training").
+SparseConv3d (strided, any kernel (kx, ky, kz)) and SparseInverseConv3d
+(back up through the strided layer's indice_key) take spconv's arguments
+and weight layout [Co, Kx, Ky, Kz, Ci] too, and train the same way.
 """
 
 import math
@@ -19,6 +22,7 @@ from torch import nn
 
 from ._library import InvalidArgumentError
 from .sparse import SparseTensor, submanifold_conv3d
+from .strided import sparse_conv3d, sparse_inverse_conv3d, triple
 
 class SparseModule(nn.Module):
     """A module that takes and returns a tilec.SparseTensor; SparseSequential
@@ -113,6 +117,120 @@ class SubMConv3d(SparseModule):
         if self.bias is None:
             text += ", bias=False"
         return text
+
+
+class _KernelConv(SparseModule):
+    """The parameters of a convolution of a (kx, ky, kz) kernel in spconv's
+    layout, weight [Co, Kx, Ky, Kz, Ci] and bias [Co], and its
+    initialization."""
+
+    def __init__(self, name, in_channels, out_channels, kernel_size, bias,
+                 groups, device, dtype):
+        super().__init__()
+        if groups != 1:
+            raise InvalidArgumentError(name, f"groups must be 1, got {groups}")
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self.kernel_size = triple(name, "kernel_size", kernel_size, 1)
+        if max(self.kernel_size) > 7:
+            raise InvalidArgumentError(
+                name, f"kernel_size must be 1 to 7 per axis, got "
+                f"{kernel_size!r}")
+        factory = {"device": device, "dtype": dtype}
+        self.weight = nn.Parameter(torch.empty(
+            out_channels, *self.kernel_size, in_channels, **factory))
+        if bias:
+            self.bias = nn.Parameter(torch.empty(out_channels, **factory))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """spconv's initialization, as SubMConv3d's: U(-b, b) with
+        b = 1 / sqrt(Ci * Kx * Ky * Kz)."""
+        kx, ky, kz = self.kernel_size
+        bound = 1.0 / math.sqrt(self.in_channels * kx * ky * kz)
+        with torch.no_grad():
+            self.weight.uniform_(-bound, bound)
+            if self.bias is not None:
+                self.bias.uniform_(-bound, bound)
+
+    def _features(self, name, x):
+        if not isinstance(x, SparseTensor):
+            raise InvalidArgumentError(
+                name, "expected a tilec.SparseTensor (from a spconv tensor: "
+                "tilec.SparseTensor.from_spconv), got " + type(x).__name__)
+        if x.features is None:
+            raise InvalidArgumentError(name, "the tensor has no features")
+        if x.features.shape[1] != self.in_channels:
+            raise InvalidArgumentError(
+                name, f"the layer takes {self.in_channels} input channels, "
+                f"the features have {x.features.shape[1]}")
+        return x.features
+
+
+class SparseConv3d(_KernelConv):
+    """Strided sparse 3-D convolution (spconv's SparseConv3d): the output
+    voxels are the cells of the output grid that some kernel offset reads an
+    input voxel from (output o reads o * stride - padding + k * dilation),
+    in ascending (batch, x, y, z) order; the input needs its spatial_shape
+    and batch_size. With `indice_key`, SparseInverseConv3d of the same key
+    comes back to this layer's input voxels. `algo` is accepted and unused.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1,
+                 padding=0, dilation=1, groups=1, bias=True, indice_key=None,
+                 algo=None, device=None, dtype=None):
+        super().__init__("SparseConv3d", in_channels, out_channels,
+                         kernel_size, bias, groups, device, dtype)
+        self.stride = triple("SparseConv3d", "stride", stride, 1)
+        self.padding = triple("SparseConv3d", "padding", padding, 0)
+        self.dilation = triple("SparseConv3d", "dilation", dilation, 1)
+        self.indice_key = indice_key
+
+    @torch.compiler.disable  # ctypes calls: nothing for a compiler to trace
+    def forward(self, x):
+        self._features("SparseConv3d", x)
+        return sparse_conv3d(x, self.weight, self.bias, self.stride,
+                             self.padding, self.dilation, self.indice_key)
+
+    def extra_repr(self):
+        text = f"{self.in_channels}, {self.out_channels}, " \
+               f"kernel_size={self.kernel_size}, stride={self.stride}"
+        if any(self.padding):
+            text += f", padding={self.padding}"
+        if self.dilation != (1, 1, 1):
+            text += f", dilation={self.dilation}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class SparseInverseConv3d(_KernelConv):
+    """The inverse of the SparseConv3d that recorded `indice_key` (spconv's
+    SparseInverseConv3d): from that layer's output voxels back to its input
+    voxels, over the same maps; kernel_size must be that layer's."""
+
+    def __init__(self, in_channels, out_channels, kernel_size,
+                 indice_key=None, bias=True, algo=None, device=None,
+                 dtype=None):
+        super().__init__("SparseInverseConv3d", in_channels, out_channels,
+                         kernel_size, bias, 1, device, dtype)
+        if indice_key is None:
+            raise InvalidArgumentError(
+                "SparseInverseConv3d", "indice_key must name the "
+                "SparseConv3d to come back from")
+        self.indice_key = indice_key
+
+    @torch.compiler.disable  # ctypes calls: nothing for a compiler to trace
+    def forward(self, x):
+        self._features("SparseInverseConv3d", x)
+        return sparse_inverse_conv3d(x, self.weight, self.bias,
+                                     self.indice_key)
+
+    def extra_repr(self):
+        return f"{self.in_channels}, {self.out_channels}, " \
+               f"kernel_size={self.kernel_size}, " \
+               f"indice_key={self.indice_key!r}"
 
 
 class SparseSequential(SparseModule, nn.Sequential):

@@ -118,10 +118,17 @@ class SparseTensor:
     "auto" (the default) takes "lean_groups" where the first convolution
     over the maps has in * out channels >= 256 * 256, else "key"
     (docs/sparse-conv.md, "Rows moved to lean groups").
+
+    spatial_shape (the grid, three ints: every coordinate below them) and
+    batch_size (every batch index below it) are what a strided convolution
+    and dense() need, as spconv's SparseConvTensor has them; a submanifold
+    convolution does not. indice_dict is spconv's: the maps a strided layer
+    made, by its indice_key, for the inverse layer that comes back up; the
+    tensors a network makes from one input share it.
     """
 
     def __init__(self, coords, features=None, runtime=None,
-                 row_order="auto"):
+                 row_order="auto", spatial_shape=None, batch_size=None):
         if not isinstance(row_order, str) or row_order not in ROW_ORDERS:
             _fail("SparseTensor", "row_order must be one of %s, got %r"
                   % (", ".join(sorted(ROW_ORDERS)), row_order))
@@ -129,6 +136,13 @@ class SparseTensor:
                    columns=(4, "[N, 4] (batch, x, y, z)"))
         if features is not None:
             self._check_features(features, coords.shape[0])
+        self._spatial_shape = _grid("SparseTensor", spatial_shape)
+        if batch_size is not None and (not isinstance(batch_size, int) or
+                                       isinstance(batch_size, bool) or
+                                       not 1 <= batch_size <= 65536):
+            _fail("SparseTensor", f"batch_size must be an int from 1 to "
+                  f"65536, got {batch_size!r}")
+        self._batch_size = batch_size
         device = coords_device("SparseTensor", coords)
         if features is not None:
             check_device("SparseTensor", "features", features, device)
@@ -139,14 +153,18 @@ class SparseTensor:
                   f" and the coordinates are on {device}")
         self._maps = _Maps(runtime, coords, row_order)
         self._features = features
+        self.indice_dict = {}
 
     @classmethod
     def from_spconv(cls, tensor, runtime=None, row_order="auto"):
         """The voxels of a spconv (or spconv-Triton) SparseConvTensor: its
-        `indices` ([N, 4] int32, batch first) and `features`, not copied. The
-        coordinate order is the tensor's own, as spconv's weights use it.
-        row_order as for SparseTensor."""
-        return cls(tensor.indices, tensor.features, runtime, row_order)
+        `indices` ([N, 4] int32, batch first) and `features`, not copied,
+        with its spatial_shape and batch_size. The coordinate order is the
+        tensor's own, as spconv's weights use it. row_order as for
+        SparseTensor."""
+        return cls(tensor.indices, tensor.features, runtime, row_order,
+                   spatial_shape=list(tensor.spatial_shape),
+                   batch_size=int(tensor.batch_size))
 
     @staticmethod
     def _check_features(features, voxels):
@@ -182,13 +200,36 @@ class SparseTensor:
         """coords, by spconv's name."""
         return self._maps.coords
 
+    @property
+    def spatial_shape(self):
+        """The grid (x, y, z), or None."""
+        return self._spatial_shape
+
+    @property
+    def batch_size(self):
+        return self._batch_size
+
     def replace_feature(self, features):
-        """A tensor with these voxels (and their maps) and `features`."""
+        """A tensor with these voxels (and their maps, grid, batch size and
+        indice_dict) and `features`."""
         self._check_features(features, self.voxels)
         check_device("SparseTensor", "features", features, self.device)
         replaced = SparseTensor.__new__(SparseTensor)
-        replaced._maps, replaced._features = self._maps, features
+        replaced.__dict__.update(self.__dict__)
+        replaced._features = features
         return replaced
+
+    def dense(self, channels_first=True):
+        """The features on the dense grid, zeros where there is no voxel:
+        [batch_size, C, X, Y, Z] (channels_first, spconv's default) or
+        [batch_size, X, Y, Z, C]."""
+        if self.features is None:
+            _fail("dense", "the tensor has no features")
+        if self.spatial_shape is None or self.batch_size is None:
+            _fail("dense", "the tensor has no spatial_shape or batch_size: "
+                  "give them to SparseTensor")
+        return dense_features(self.coords, self.features, self.spatial_shape,
+                              self.batch_size, channels_first)
 
     def build_maps(self, kernel_size=3, dilation=1):
         """Builds (or finds cached) the maps of a kernel_size^3 window on
@@ -222,6 +263,34 @@ class SparseTensor:
         dtype = None if self.features is None else _name(self.features.dtype)
         return f"tilec.SparseTensor(voxels={self.voxels}, channels={c}, " \
                f"dtype={dtype})"
+
+
+def _grid(function, shape):
+    """A spatial shape as three positive ints, or None."""
+    if shape is None:
+        return None
+    try:
+        values = tuple(shape)
+    except TypeError:
+        values = ()
+    if len(values) != 3 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 65536
+            for v in values):
+        _fail(function, "spatial_shape must be three ints from 1 to 65536 "
+              f"(x, y, z), got {shape!r}")
+    return values
+
+
+def dense_features(coords, features, spatial_shape, batch_size,
+                   channels_first=True):
+    """features [N, C] scattered into zeros of [batch_size, X, Y, Z, C] at
+    coords [N, 4] (batch, x, y, z), channels moved first if asked."""
+    x, y, z = spatial_shape
+    grid = features.new_zeros(batch_size, x, y, z, features.shape[1])
+    index = coords.long()
+    grid[index[:, 0], index[:, 1], index[:, 2], index[:, 3]] = features
+    return grid.permute(0, 4, 1, 2, 3).contiguous() if channels_first \
+        else grid
 
 
 def check_conv_arguments(features, weight, bias, dilation, device):

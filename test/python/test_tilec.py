@@ -363,6 +363,93 @@ class TorchArgumentTest(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
+class StridedArgumentTest(unittest.TestCase):
+    """The strided and inverse layers' arguments and parameters, and the
+    dense grid of a tensor, on the host."""
+
+    def setUp(self):
+        import tilec.nn
+        self.nn = tilec.nn
+        self.coords = tilec.scenes.shell(16)
+
+    def assertRefused(self, text, call, *args, **keywords):
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            call(*args, **keywords)
+        self.assertIn(text, str(caught.exception))
+
+    def test_grid_and_batch_size(self):
+        self.assertRefused("spatial_shape must be three ints from 1 to 65536",
+                           tilec.SparseTensor, self.coords,
+                           spatial_shape=(16, 16))
+        self.assertRefused("spatial_shape must be three ints from 1 to 65536",
+                           tilec.SparseTensor, self.coords,
+                           spatial_shape=(16, 0, 16))
+        self.assertRefused("batch_size must be an int from 1 to 65536",
+                           tilec.SparseTensor, self.coords, batch_size=0)
+        # Well-formed ones get as far as the devices.
+        self.assertRefused("coords must be on a CUDA device, got cpu",
+                           tilec.SparseTensor, self.coords,
+                           spatial_shape=[16, 16, 16], batch_size=2)
+
+    def test_dense_puts_each_voxel_in_its_cell(self):
+        from tilec.sparse import dense_features
+        coords = torch.tensor([[0, 1, 2, 3], [1, 0, 0, 0], [1, 3, 1, 2]],
+                              dtype=torch.int32)
+        features = torch.arange(6, dtype=torch.float32).reshape(3, 2)
+        grid = dense_features(coords, features, (4, 3, 4), 2)
+        self.assertEqual(tuple(grid.shape), (2, 2, 4, 3, 4))
+        self.assertEqual(grid[0, :, 1, 2, 3].tolist(), [0.0, 1.0])
+        self.assertEqual(grid[1, :, 3, 1, 2].tolist(), [4.0, 5.0])
+        self.assertEqual(grid.abs().sum().item(), sum(range(6)))
+        last = dense_features(coords, features, (4, 3, 4), 2,
+                              channels_first=False)
+        self.assertEqual(last[1, 0, 0, 0].tolist(), [2.0, 3.0])
+
+    def test_layers_take_spconvs_arguments(self):
+        nn = self.nn
+        down = nn.SparseConv3d(16, 32, (3, 1, 1), stride=(2, 1, 1),
+                               padding=(1, 0, 0), indice_key="down1")
+        self.assertEqual(tuple(down.weight.shape), (32, 3, 1, 1, 16))
+        self.assertEqual((down.stride, down.padding, down.dilation),
+                         ((2, 1, 1), (1, 0, 0), (1, 1, 1)))
+        up = nn.SparseInverseConv3d(32, 16, (3, 1, 1), indice_key="down1")
+        self.assertEqual(tuple(up.weight.shape), (16, 3, 1, 1, 32))
+        state = nn.SparseSequential(down, torch.nn.ReLU(), up).state_dict()
+        self.assertEqual(sorted(state), ["0.bias", "0.weight", "2.bias",
+                                         "2.weight"])
+        bound = 1 / (16 * 3) ** 0.5
+        self.assertLessEqual(down.weight.abs().max().item(), bound)
+        self.assertRefused("groups must be 1", nn.SparseConv3d, 8, 8, 2,
+                           groups=2)
+        self.assertRefused("kernel_size must be 1 to 7 per axis",
+                           nn.SparseConv3d, 8, 8, 9)
+        self.assertRefused("stride must be an int or three ints >= 1",
+                           nn.SparseConv3d, 8, 8, 2, stride=0)
+        self.assertRefused("padding must be an int or three ints >= 0",
+                           nn.SparseConv3d, 8, 8, 3, padding=(1, -1, 1))
+        self.assertRefused("indice_key must name the SparseConv3d",
+                           nn.SparseInverseConv3d, 8, 8, 2)
+        self.assertRefused("expected a tilec.SparseTensor", down,
+                           torch.zeros(4, 16))
+
+    def test_strided_weight_checks(self):
+        from tilec.strided import check_strided_weight
+        x = torch.zeros(10, 16)
+        self.assertRefused("each K from 1 to 7", check_strided_weight,
+                           "sparse_conv3d", x, torch.zeros(8, 8, 1, 1, 16),
+                           None, None)
+        self.assertRefused("the features have 16 channels, the weight takes "
+                           "8", check_strided_weight, "sparse_conv3d", x,
+                           torch.zeros(8, 2, 2, 2, 8), None, None)
+        self.assertRefused("bias has 3 entries for 8 output channels",
+                           check_strided_weight, "sparse_conv3d", x,
+                           torch.zeros(8, 2, 2, 2, 16), torch.zeros(3), None)
+        self.assertEqual(check_strided_weight(
+            "sparse_conv3d", x, torch.zeros(8, 2, 3, 1, 16), None,
+            torch.device("cpu")), (2, 3, 1))
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
 class CheckpointTest(unittest.TestCase):
     """A state_dict of spconv's layout loads as it is."""
 

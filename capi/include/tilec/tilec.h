@@ -216,6 +216,66 @@ TILEC_API tilec_status tilec_submanifold_conv3d_backward(
     int32_t allow_tf32, int32_t weight_grad_f32, void *stream);
 
 /*----------------------------------------------------------------------------
+ * Strided and inverse sparse convolutions (spconv's SparseConv3d and
+ * SparseInverseConv3d; docs/sparse-conv.md)
+ *--------------------------------------------------------------------------*/
+
+/* A convolution's geometry per axis (x, y, z): output voxel o reads, at
+ * kernel offset k of an axis, the input voxel o * stride - padding +
+ * k * dilation (spconv's and PyTorch's indexing). kernel 1 to 7, stride and
+ * dilation at least 1, padding at least 0. */
+typedef struct tilec_conv_geometry {
+  int32_t kernel[3], stride[3], padding[3], dilation[3];
+} tilec_conv_geometry;
+
+/* Builds (or finds cached) the strided convolution `geometry` over
+ * `tensor`'s voxels on a grid of spatial_shape[0..2] voxels per axis
+ * holding `batches` batches, on `stream` (synchronizing it), and returns
+ * its output voxels' count in *outputs and the output grid in
+ * output_shape[0..2] (either may be NULL). The outputs are in ascending
+ * (batch, x, y, z) order: the same in every process. A voxel outside the
+ * grid is TILEC_ERROR_INVALID_INPUT; a geometry with no output grid
+ * TILEC_ERROR_INVALID_ARGUMENT. */
+TILEC_API tilec_status tilec_sparse_tensor_strided(
+    tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
+    const int64_t spatial_shape[3], int64_t batches, void *stream,
+    int64_t *outputs, int64_t output_shape[3]);
+
+/* Copies the output voxels of that strided convolution (built as above if
+ * it is not) into coords: outputs x (batch, x, y, z) int32 on the device,
+ * queued on `stream`. */
+TILEC_API tilec_status tilec_sparse_tensor_strided_coords(
+    tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
+    const int64_t spatial_shape[3], int64_t batches, int32_t *coords,
+    void *stream);
+
+/* y = the strided convolution of x over `tensor`'s voxels: x [n, ci], y
+ * [outputs, co]; with `inverse` nonzero the inverse convolution over the
+ * same maps: x [outputs, ci], y [n, co]. weight [co, kx, ky, kz, ci], bias
+ * [co] or NULL, all contiguous, of `dtype`, on the device; f32 may use tf32
+ * tensor cores when allow_tf32 is nonzero. Builds the maps as
+ * tilec_sparse_tensor_strided on first use; the first call of a shape tunes
+ * the kernel unless the autotune cache has it. Runs on `stream`. */
+TILEC_API tilec_status tilec_sparse_conv3d(
+    tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
+    const int64_t spatial_shape[3], int64_t batches, int32_t inverse,
+    const void *x, const void *weight, const void *bias, void *y, int32_t ci,
+    int32_t co, tilec_dtype dtype, int32_t allow_tf32, void *stream);
+
+/* The gradients of tilec_sparse_conv3d with the same arguments for dy =
+ * dL/dy (y's rows, co): each one computed where its pointer is not NULL,
+ * overwriting it, as tilec_submanifold_conv3d_backward's: dx (x's rows, ci)
+ * of `dtype`; dw [co, kx, ky, kz, ci] and db [co] of `dtype`, or f32 with
+ * weight_grad_f32. weight is read for dx, x for dw. The same inputs give
+ * the same bits in every process. Runs on `stream`. */
+TILEC_API tilec_status tilec_sparse_conv3d_backward(
+    tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
+    const int64_t spatial_shape[3], int64_t batches, int32_t inverse,
+    const void *x, const void *weight, const void *dy, void *dx, void *dw,
+    void *db, int32_t ci, int32_t co, tilec_dtype dtype, int32_t allow_tf32,
+    int32_t weight_grad_f32, void *stream);
+
+/*----------------------------------------------------------------------------
  * Voxel scenes for tests and benchmarks (host memory; free with tilec_free)
  *--------------------------------------------------------------------------*/
 

@@ -56,6 +56,10 @@ TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
                            "tilec_sparse_tensor_build_maps",
                            "tilec_sparse_tensor_active_pairs",
                            "tilec_submanifold_conv3d",
+                           "tilec_sparse_tensor_strided",
+                           "tilec_sparse_tensor_strided_coords",
+                           "tilec_sparse_conv3d",
+                           "tilec_sparse_conv3d_backward",
                            "tilec_scene_shell",
                            "tilec_scene_uniform",
                            "tilec_scene_lidar",
@@ -117,6 +121,20 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
             TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
             std::string::npos);
+  auto strided =
+      function<decltype(tilec_sparse_conv3d)>("tilec_sparse_conv3d");
+  tilec_conv_geometry geometry = {{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}};
+  int64_t shape[3] = {16, 16, 16};
+  EXPECT_EQ(strided(nullptr, &geometry, shape, 1, 0, nullptr, nullptr,
+                    nullptr, nullptr, 16, 16, TILEC_F16, 0, nullptr),
+            TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
+            std::string::npos);
+  auto stridedMaps = function<decltype(tilec_sparse_tensor_strided)>(
+      "tilec_sparse_tensor_strided");
+  EXPECT_EQ(stridedMaps(nullptr, &geometry, shape, 1, nullptr, nullptr,
+                        nullptr),
+            TILEC_ERROR_INVALID_ARGUMENT);
   auto setRowOrder = function<decltype(tilec_sparse_tensor_set_row_order)>(
       "tilec_sparse_tensor_set_row_order");
   EXPECT_EQ(setRowOrder(nullptr, TILEC_ROW_ORDER_KEY),

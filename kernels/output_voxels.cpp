@@ -22,7 +22,10 @@
 // convolution's). An output reads at most one input at an offset and an
 // input is read by at most one output at an offset, so no entry is written
 // twice, and the maps are the same in every process; the entries no
-// candidate writes keep what the caller set them to (-1).
+// candidate writes keep what the caller set them to (-1). Unless two input
+// voxels are the same: then both write each of their nb entries, which
+// their atomic_cas from -1 finds, and status[0] is raised (atomic max) to
+// 2, so that the caller reports the duplicate instead of racy maps.
 //
 // Grid: (cdiv(N, BLOCK)).
 //
@@ -41,7 +44,7 @@ static void buildOutputVoxels(KernelBuilder &kb) {
   Tensor counts = kb.arg("counts_ptr"), scan = kb.arg("scan_ptr");
   Tensor outCoords = kb.arg("out_coords_ptr");
   Tensor nb = kb.arg("nb_ptr"), nbi = kb.arg("nbi_ptr");
-  Tensor pairs = kb.arg("pairs_ptr");
+  Tensor pairs = kb.arg("pairs_ptr"), status = kb.arg("status_ptr");
   Tensor n = kb.arg("N"), v = kb.arg("V");
   Tensor ox = kb.arg("OX"), oy = kb.arg("OY"), oz = kb.arg("OZ");
   Tensor cells = kb.let("cells", kb.arg("B") * ox * oy * oz);
@@ -78,8 +81,13 @@ static void buildOutputVoxels(KernelBuilder &kb) {
   // value = i * V + v: nbi's own entry.
   Tensor value = kb.let("value", kb.load(vals + index, valid, 0));
   Tensor input = kb.let("input", value / v);
-  kb.store(nb + output * v + (value - input * v), input, valid);
+  Tensor held =
+      kb.let("held", kb.atomicCas(nb + output * v + (value - input * v), -1,
+                                  input, valid));
   kb.store(nbi + value, output, valid);
+  Tensor twice =
+      kb.let("twice", kb.cast(valid & (held != -1), kb.i32Type()) * 2);
+  kb.atomicRmw(tile::AtomicRMWKind::Max, status, kb.max(twice, 0));
 }
 
 TILEC_KERNEL(output_voxels) {
@@ -95,6 +103,7 @@ TILEC_KERNEL(output_voxels) {
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("nbi_ptr", "i32").divisibility(16))
           .arg(pointer("pairs_ptr", "i64").divisibility(16))
+          .arg(pointer("status_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))
           .args({scalar("OX", "i32").doNotSpecialize(),
@@ -105,6 +114,9 @@ TILEC_KERNEL(output_voxels) {
           .key("LOG2_N", "ceil(log2(N))")
           .key("V")
           .key("FILL")
+          // The host sizes the counts by it: a winner of another BLOCK
+          // must not serve.
+          .key("BLOCK")
           .grid({"cdiv(N, BLOCK)"})
           .require("B * OX * OY * OZ < 2147483647",
                    "output cells are 32-bit, with one past them")

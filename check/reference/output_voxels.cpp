@@ -78,6 +78,7 @@ TILEC_REFERENCE(output_voxels)(const ReferenceRequest &request) {
   HostTensor pairCount(ElementFormat::I64, 1);
   pairCount.setInteger(0, 0);
   problem.tensors["pairs_ptr"] = std::move(pairCount);
+  problem.tensors["status_ptr"] = int32Tensor({0});
   problem.output = fill ? "nb_ptr" : "counts_ptr";
   if (request.withReference) {
     if (fill)

@@ -28,6 +28,15 @@ constexpr int64_t kOutputBlock = 1024;
 // Kernel extents a strided convolution takes per axis (the submanifold
 // convolution's bound).
 constexpr int kMaxKernelExtent = 7;
+// Candidates a voxel may have: strided_candidates holds a voxel's in a tile
+// row (a 7^3 kernel of stride 1 has 343; a dilation past the stride
+// multiplies them).
+constexpr int64_t kMaxCandidates = 343;
+// Strides, paddings and dilations stay far from 32-bit overflow in the
+// candidates' arithmetic (x + padding, kernel * dilation).
+constexpr int kMaxStep = 1 << 16;
+// strided_candidates' and output_voxels' statuses.
+enum StridedStatus { kStridedOk = 0, kOutsideGrid = 1, kDuplicateVoxel = 2 };
 
 Call candidatesCall(int64_t n, const ConvGeometry &g,
                     const std::array<int64_t, 3> &inputShape,
@@ -69,6 +78,13 @@ Result<std::array<int64_t, 3>> checkStrided(const ConvGeometry &g,
                                             const std::array<int64_t, 3> &shape,
                                             int64_t batches, int64_t voxels) {
   for (int axis = 0; axis < 3; ++axis) {
+    for (auto [name, value] : {std::pair{"stride", g.stride[axis]},
+                               std::pair{"padding", g.padding[axis]},
+                               std::pair{"dilation", g.dilation[axis]}})
+      if (value > kMaxStep)
+        return invalid(std::string("the ") + name + " is " +
+                       std::to_string(value) + " along " +
+                       std::string(1, "xyz"[axis]) + "; at most 65536");
     if (g.kernel[axis] > kMaxKernelExtent)
       return invalid("the kernel is " + std::to_string(g.kernel[axis]) +
                      " voxels along " + std::string(1, "xyz"[axis]) +
@@ -94,12 +110,19 @@ Result<std::array<int64_t, 3>> checkStrided(const ConvGeometry &g,
           std::to_string((*out)[1]) + " x " + std::to_string((*out)[2]) +
           " cells; at most 2^31 - 2 (32-bit keys)");
   }
-  if (voxels * std::max(g.candidatesPerVoxel(), g.offsets()) >=
+  if (g.candidatesPerVoxel() > kMaxCandidates)
+    return invalid(g.str() + " gives each voxel " +
+                   std::to_string(g.candidatesPerVoxel()) +
+                   " candidate outputs; at most " +
+                   std::to_string(kMaxCandidates) +
+                   " (a smaller dilation or a larger stride)");
+  if (4 * voxels * std::max(g.candidatesPerVoxel(), g.offsets()) >=
       (int64_t(1) << 31))
     return invalid(std::to_string(voxels) + " voxels of " +
                    std::to_string(g.candidatesPerVoxel()) + " candidates and " +
                    std::to_string(g.offsets()) +
-                   " offsets each: the maps' offsets are 32-bit");
+                   " offsets each: the candidates' and maps' offsets are "
+                   "32-bit");
   return *out;
 }
 
@@ -252,33 +275,41 @@ SparseTensor::buildStrided(const ConvGeometry &g,
       appendSortedMapCalls(calls, n, g);
       engine_->precompile(calls);
     }
-    TRY(regions[kStats].memset8Async(0, stream));
-    TRY(engine_->launch("strided_candidates",
-                        candidatesCall(n, g, spatialShape, outShape, batches),
-                        {{"coords_ptr", coords_},
-                         {"cand_key_ptr", at(kCandKeys)},
-                         {"cand_val_ptr", at(kCandVals)},
-                         {"status_ptr", stats}},
-                        stream));
-    TRY(radixSort(*engine_, at(kCandKeys), candidates, sortPasses,
-                  at(kSortedVals), radix, stream, at(kCandVals)));
-    // FILL = 0 writes the counts and the pair count only; the maps' names
-    // point at buffers it does not write.
-    TRY(engine_->launch("output_voxels",
-                        outputsCall(candidates, v, outShape, batches, 0),
-                        {{"keys_ptr", sortedKeys},
-                         {"vals_ptr", at(kSortedVals)},
-                         {"counts_ptr", at(kCounts)},
-                         {"scan_ptr", at(kScan)},
-                         {"out_coords_ptr", at(kScan)},
-                         {"nb_ptr", at(kScan)},
-                         {"nbi_ptr", at(kScan)},
-                         {"pairs_ptr", pairCount}},
-                        stream));
-    TRY(engine_->launch("exclusive_scan", scanCall(outputPrograms),
-                        {{"in_ptr", at(kCounts)}, {"out_ptr", at(kScan)}},
-                        stream));
-    TRY(engine_->synchronize(stream));
+    auto queueCounts = [&]() -> Status {
+      TRY(regions[kStats].memset8Async(0, stream));
+      TRY(engine_->launch("strided_candidates",
+                          candidatesCall(n, g, spatialShape, outShape, batches),
+                          {{"coords_ptr", coords_},
+                           {"cand_key_ptr", at(kCandKeys)},
+                           {"cand_val_ptr", at(kCandVals)},
+                           {"status_ptr", stats}},
+                          stream));
+      TRY(radixSort(*engine_, at(kCandKeys), candidates, sortPasses,
+                    at(kSortedVals), radix, stream, at(kCandVals)));
+      // FILL = 0 writes the counts and the pair count only; the maps' names
+      // point at buffers it does not write.
+      TRY(engine_->launch("output_voxels",
+                          outputsCall(candidates, v, outShape, batches, 0),
+                          {{"keys_ptr", sortedKeys},
+                           {"vals_ptr", at(kSortedVals)},
+                           {"counts_ptr", at(kCounts)},
+                           {"scan_ptr", at(kScan)},
+                           {"out_coords_ptr", at(kScan)},
+                           {"nb_ptr", at(kScan)},
+                           {"nbi_ptr", at(kScan)},
+                           {"pairs_ptr", pairCount},
+                           {"status_ptr", stats}},
+                          stream));
+      TRY(engine_->launch("exclusive_scan", scanCall(outputPrograms),
+                          {{"in_ptr", at(kCounts)}, {"out_ptr", at(kScan)}},
+                          stream));
+      return Status::success();
+    };
+    // As below: nothing queued outlives a failed build.
+    Status queued = queueCounts();
+    Status done = engine_->synchronize(stream);
+    TRY(queued);
+    TRY(done);
   }
   struct {
     int32_t status;
@@ -294,7 +325,7 @@ SparseTensor::buildStrided(const ConvGeometry &g,
                          &outputs, at(kScan).address + 4 * outputPrograms, 4),
                      "cuMemcpyDtoH"));
   }
-  if (counts.status != 0)
+  if (counts.status == kOutsideGrid)
     return Status::error(
         ErrorKind::InvalidInput,
         "strided convolution: a voxel lies outside the grid of " +
@@ -327,48 +358,63 @@ SparseTensor::buildStrided(const ConvGeometry &g,
   TRY_ASSIGN(nb, engine_->allocateMaps(
                      std::max<size_t>(16, 4 * size_t(outputs) * v), stream));
   TRY_ASSIGN(nbi, engine_->allocateMaps(4 * size_t(n) * v, stream));
-  TRY(memsetAsync(context, nb.address(), 0xFF, nb.size(), stream));
-  TRY(memsetAsync(context, nbi.address(), 0xFF, nbi.size(), stream));
-  TRY(engine_->launch("output_voxels",
-                      outputsCall(candidates, v, outShape, batches, 1),
-                      {{"keys_ptr", sortedKeys},
-                       {"vals_ptr", at(kSortedVals)},
-                       {"counts_ptr", at(kCounts)},
-                       {"scan_ptr", at(kScan)},
-                       {"out_coords_ptr", maps.outCoords},
-                       {"nb_ptr", nb.ptr()},
-                       {"nbi_ptr", nbi.ptr()},
-                       {"pairs_ptr", unusedCount}},
-                      stream));
   if (outputs > 0 && engine_->firstUseOf("strided-rows|" + g.str() + "|" +
                                          countFacts(outputs))) {
     std::vector<std::pair<std::string, Call>> calls;
     appendSortedMapCalls(calls, outputs, g);
     engine_->precompile(calls);
   }
-  std::pair<SortedNeighbourMap *, const rt::PoolBuffer *> sorts[] = {
-      {down.get(), &nb}, {up.get(), &nbi}};
-  for (auto [map, unsorted] : sorts) {
-    int64_t rows = map->voxels;
-    if (rows == 0)
-      continue;
-    TRY(engine_->launch("neighbour_keys", keysCall(rows, g.kernel, v),
-                        {{"nb_ptr", unsorted->ptr()},
-                         {"sort_key_ptr", at(kCandKeys)},
-                         {"pairs_ptr", unusedCount}},
+  auto queueMaps = [&]() -> Status {
+    TRY(memsetAsync(context, nb.address(), 0xFF, nb.size(), stream));
+    TRY(memsetAsync(context, nbi.address(), 0xFF, nbi.size(), stream));
+    TRY(engine_->launch("output_voxels",
+                        outputsCall(candidates, v, outShape, batches, 1),
+                        {{"keys_ptr", sortedKeys},
+                         {"vals_ptr", at(kSortedVals)},
+                         {"counts_ptr", at(kCounts)},
+                         {"scan_ptr", at(kScan)},
+                         {"out_coords_ptr", maps.outCoords},
+                         {"nb_ptr", nb.ptr()},
+                         {"nbi_ptr", nbi.ptr()},
+                         {"pairs_ptr", unusedCount},
+                         {"status_ptr", stats}},
                         stream));
-    TRY(radixSort(*engine_, at(kCandKeys), rows, radixPasses(v), map->order,
-                  radix, stream));
-    TRY(engine_->launch("neighbour_transpose", transposeCall(rows, v),
-                        {{"nb_ptr", unsorted->ptr()},
-                         {"order_ptr", map->order},
-                         {"nbt_ptr", map->nbt}},
-                        stream));
-  }
+    std::pair<SortedNeighbourMap *, const rt::PoolBuffer *> sorts[] = {
+        {down.get(), &nb}, {up.get(), &nbi}};
+    for (auto [map, unsorted] : sorts) {
+      int64_t rows = map->voxels;
+      if (rows == 0)
+        continue;
+      TRY(engine_->launch("neighbour_keys", keysCall(rows, g.kernel, v),
+                          {{"nb_ptr", unsorted->ptr()},
+                           {"sort_key_ptr", at(kCandKeys)},
+                           {"pairs_ptr", unusedCount}},
+                          stream));
+      TRY(radixSort(*engine_, at(kCandKeys), rows, radixPasses(v), map->order,
+                    radix, stream));
+      TRY(engine_->launch("neighbour_transpose", transposeCall(rows, v),
+                          {{"nb_ptr", unsorted->ptr()},
+                           {"order_ptr", map->order},
+                           {"nbt_ptr", map->nbt}},
+                          stream));
+    }
+    return Status::success();
+  };
+  Status queued = queueMaps();
+  // The scratch is the next build's once the stream is done with it, and
+  // nothing queued may outlive the buffers it uses (freed on return on the
+  // legacy stream, which a non-blocking stream does not wait for): the
+  // stream is waited for on failure too.
+  Status done = engine_->synchronize(stream);
+  TRY(queued);
+  TRY(done);
   nb.releaseOn(stream);
   nbi.releaseOn(stream);
-  // The scratch is the next build's once the stream is done with it.
-  TRY(engine_->synchronize(stream));
+  TRY(regions[kStats].copyToHost(&counts, sizeof(counts)));
+  if (counts.status == kDuplicateVoxel)
+    return Status::error(ErrorKind::InvalidInput,
+                         "strided convolution: two voxels of the tensor are "
+                         "the same; a sparse tensor holds each voxel once");
   return entry;
 }
 

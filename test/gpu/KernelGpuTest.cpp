@@ -392,7 +392,7 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"sparse_conv_fwd",
                 "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,TRANSPOSE_W=2,num_warps=4,"
                 "num_stages=3",
-                true, "NI=777"},
+                true, "NI=1000"},
         GpuCase{"sparse_conv_fwd",
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,TRANSPOSE_W=2,"
                 "num_warps=8,num_stages=3",

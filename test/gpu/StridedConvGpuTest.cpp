@@ -16,6 +16,7 @@
 #include "tilec/runtime/Device.h"
 #include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Session.h"
+#include "tilec/runtime/Stream.h"
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
 
@@ -171,7 +172,7 @@ protected:
 
   // The forward and the gradients against float64, then the same bits again.
   void expectConvMatches(const Scene &scene, const sparse::ConvGeometry &g,
-                         const ConvCase &c) {
+                         const ConvCase &c, CUstream stream = nullptr) {
     SCOPED_TRACE(scene.name + " " + g.str() + " " + std::to_string(c.ci) +
                  "->" + std::to_string(c.co) + " " +
                  sparse::dtypeName(c.dtype) + (c.tf32 ? " tf32" : "") +
@@ -227,9 +228,9 @@ protected:
       for (rt::DeviceBuffer *poisoned : {&yd, &dxd, &dwd, &dbd})
         ASSERT_TRUE(poisoned->memset8(0xFF).ok());
       tilec::Status ran =
-          sparse::stridedConv3d(*engine, *tensor, forward, nullptr);
+          sparse::stridedConv3d(*engine, *tensor, forward, stream);
       ASSERT_TRUE(ran.ok()) << ran.message();
-      ran = sparse::stridedConv3dBackward(*engine, *tensor, arguments, nullptr);
+      ran = sparse::stridedConv3dBackward(*engine, *tensor, arguments, stream);
       ASSERT_TRUE(ran.ok()) << ran.message();
       ASSERT_TRUE(context->synchronize().ok());
       for (auto [device, tensorOnHost] :
@@ -365,6 +366,33 @@ TEST_F(StridedConvGpuTest, BadInputsAreClearErrors) {
   auto good = tensor->strided(g, {13, 13, 13}, 1, nullptr);
   ASSERT_TRUE(good.ok()) << good.message();
   EXPECT_GT((*good)->outputs, 0);
+}
+
+TEST_F(StridedConvGpuTest, DuplicateVoxelsAreAnError) {
+  sparse::VoxelCloud cloud = sparse::shellScene(13);
+  // Voxel 7 again, at the end.
+  cloud.coords.insert(cloud.coords.end(), cloud.coords.begin() + 28,
+                      cloud.coords.begin() + 32);
+  rt::DeviceBuffer coords =
+      toDevice(cloud.coords.data(), 4 * cloud.coords.size());
+  auto tensor =
+      sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
+  ASSERT_TRUE(tensor.ok());
+  auto maps = tensor->strided(geometry({3, 3, 3}, {2, 2, 2}, {1, 1, 1}),
+                              {13, 13, 13}, 1, nullptr);
+  ASSERT_FALSE(maps.ok());
+  EXPECT_NE(maps.message().find("two voxels of the tensor are the same"),
+            std::string::npos)
+      << maps.message();
+}
+
+TEST_F(StridedConvGpuTest, OnAStream) {
+  auto stream = rt::Stream::create(*context);
+  ASSERT_TRUE(stream.ok()) << stream.message();
+  std::vector<Scene> all = scenes();
+  expectConvMatches(all[1], geometry({2, 2, 2}, {2, 2, 2}),
+                    {32, 32, sparse::DType::F16, false, true, false},
+                    stream->handle());
 }
 
 TEST_F(StridedConvGpuTest, EmptyTensorHasNoOutputs) {

@@ -450,6 +450,23 @@ class StridedArgumentTest(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
+class StridedCheckScriptTest(unittest.TestCase):
+    """The float64 reference of scripts/bench/spconv_strided_check.py (dense
+    conv3d and conv_transpose3d on the active cells) against a loop over
+    the definition, on the CPU."""
+
+    def test_dense_reference_is_the_definition(self):
+        script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / \
+            "bench" / "spconv_strided_check.py"
+        if not script.exists():
+            self.skipTest(f"no checkout here ({script} is missing)")
+        run = subprocess.run([sys.executable, str(script), "--self-test"],
+                             capture_output=True, text=True, check=False)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertEqual(run.stdout.count(" ok"), 4, run.stdout)
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
 class CheckpointTest(unittest.TestCase):
     """A state_dict of spconv's layout loads as it is."""
 

@@ -465,6 +465,20 @@ class StridedCheckScriptTest(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
         self.assertEqual(run.stdout.count(" ok"), 4, run.stdout)
 
+    def test_network_reference_layers_are_the_dense_ones(self):
+        """scripts/bench/spunet.py's float64 layers (the network bench's
+        reference) against the same dense reference, and its network's
+        shapes."""
+        script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / \
+            "bench" / "spunet.py"
+        if not script.exists():
+            self.skipTest(f"no checkout here ({script} is missing)")
+        run = subprocess.run([sys.executable, str(script), "--self-test"],
+                             capture_output=True, text=True, check=False,
+                             cwd=script.parent)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertEqual(run.stdout.count(" ok"), 5, run.stdout)
+
 
 @unittest.skipIf(torch is None, NO_TORCH)
 class CheckpointTest(unittest.TestCase):

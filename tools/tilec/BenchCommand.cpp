@@ -10,6 +10,9 @@
 // from a bundle it makes with this tilec (warmup, pack) in a fresh process.
 // spconv --train (scripts/bench/spconv_train.py) times one training step
 // (forward, dX, dW, db) of a layer next to FlexGEMM, spconv-Triton and torch.
+// spconv --network spunet (scripts/bench/spconv_network.py) checks and times
+// a SpUNet-style network of strided, inverse and submanifold layers next to
+// spconv-Triton with the same state_dict.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +36,8 @@ cl::SubCommand benchCommand(
              "(gemm: tilec, a Triton kernel of the same algorithm, cuBLAS; "
              "spconv: tilec's submanifold convolution, spconv-Triton, torch; "
              "spconv --frames: streams of scans of new sizes, with FlexGEMM; "
-             "spconv --train: a layer's training step, with FlexGEMM)");
+             "spconv --train: a layer's training step, with FlexGEMM; "
+             "spconv --network spunet: an encoder-decoder network)");
 
 static cl::OptionCategory category("tilec bench options");
 static cl::opt<std::string> benchName(cl::Positional, cl::desc("<gemm|spconv>"),
@@ -82,6 +86,13 @@ static cl::opt<bool>
                    "one's first step in a fresh process "
                    "(scripts/bench/spconv_train.py)"),
           cl::sub(benchCommand), cl::cat(category));
+static cl::opt<std::string>
+    network("network",
+            cl::desc("spconv: a network's forward and training step next to "
+                     "spconv-Triton with the same state_dict, checked "
+                     "against float64, and each one's first call in a fresh "
+                     "process: spunet (scripts/bench/spconv_network.py)"),
+            cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<double>
     budgetS("budget-s",
             cl::desc("spconv: no row (--frames: no section; --train: no "
@@ -142,6 +153,23 @@ scriptArguments(const std::string &self) {
   if (!llvm::sys::fs::exists(lib))
     return llvm::createStringError("no C API library at " + lib + " (--lib)");
   std::vector<std::string> args = {"--lib", lib};
+  if (benchName == "spconv" && !network.empty()) {
+    if (network != "spunet")
+      return llvm::createStringError("--network " + network +
+                                     ": the networks are spunet");
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &rows, &dtypes, &shapes, &train, &frames})
+      if (option->getNumOccurrences())
+        return llvm::createStringError("--" + option->ArgStr +
+                                       " is not an option of spconv "
+                                       "--network");
+    args.insert(args.end(), {"--network", network});
+    if (quick)
+      args.push_back("--quick");
+    if (budgetS.getNumOccurrences())
+      args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
+    return args;
+  }
   if (benchName == "spconv" && frames) {
     // The frames run f16 3x3x3 stacks of their own: the table's row
     // choices do not apply.
@@ -162,7 +190,7 @@ scriptArguments(const std::string &self) {
     args.insert(args.end(), {"--dtypes", dtypes});
   if (benchName == "gemm") {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &rows, &quick, &budgetS, &frames, &train})
+             &rows, &quick, &budgetS, &frames, &train, &network})
       if (option->getNumOccurrences())
         return misplaced(option->ArgStr, "spconv");
     args.insert(args.end(), {"--tilec", self});
@@ -190,7 +218,9 @@ int runBench(const char *argv0) {
   if (benchName != "gemm" && benchName != "spconv")
     return fail("unknown benchmark '" + benchName + "' (known: gemm, spconv)");
   std::string name = std::string(benchName);
-  if (benchName == "spconv" && frames)
+  if (benchName == "spconv" && !network.empty())
+    name = "spconv_network";
+  else if (benchName == "spconv" && frames)
     name = "spconv_frames";
   else if (benchName == "spconv" && train)
     name = "spconv_train";

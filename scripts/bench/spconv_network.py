@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""`tilec bench spconv --network spunet`: a SpUNet-style encoder-decoder
+(spunet.py: a 5^3 stem, four stride-2 SparseConv3d stages of residual
+SubMConv3d blocks, four SparseInverseConv3d back up through their
+indice_keys, skips concatenated, a 1^3 head) built from tilec.nn and from
+spconv-Triton with the same state_dict, in one process on one GPU, f16,
+BatchNorm in training mode:
+
+  check  on a res-64 shell (two batches): the output and every parameter's
+         gradient of both peers against the same network in float64
+         (spunet.Reference: plain torch over maps found with sorted keys),
+         relative error of the norm; and tilec's output voxels are the
+         input's (the inverse layers come back to them).
+  time   per scene (the LiDAR-like street, the res-256 shell): the forward
+         and a training step (forward and backward of sum(y * g)), each on
+         a new tensor so that every map is built in the timed region,
+         medians of --reps after --warmup; best peer / tilec (> 1: tilec
+         is faster).
+  first  each peer's first forward and backward of a new shape (the res-128
+         shell) in a fresh process with cold caches (tilec's stage and
+         autotune caches, Triton's cache), and its second on a new tensor.
+
+Prints the tables, writes spconv_network.json to --out; exits 1 when a check
+fails. Needs torch with CUDA, spconv-Triton for its column (else noted), the
+tilec package (python/ of the checkout or of the GPU bundle) and --lib.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+import spconv_frames  # noqa: E402  (puts the tilec package on sys.path)
+
+PEERS = ("tilec", "spconv_triton")
+NAMES = {"tilec": "tilec", "spconv_triton": "spconv-Triton"}
+SCENES = ("street", "shell256")
+CHECK_SCENE, FIRST_SCENE = "shell64x2", "shell128"
+IN_CHANNELS, CLASSES = 4, 13
+# The relative error of a deep f16 network against float64: each of its
+# 40-odd layers rounds its output; the check asks for spconv-Triton's order.
+TOLERANCE = 5e-2
+
+torch = None
+
+
+def scene(name, device):
+    """coords (int32 [N, 4] on the device), spatial shape, batch size."""
+    import tilec
+    if name.startswith("shell"):
+        res, _, batches = name[5:].partition("x")
+        batches = int(batches or 1)
+        coords = tilec.scenes.shell(int(res), batch=batches, device=device)
+        return coords, [int(res)] * 3, batches
+    if name == "street":
+        coords = tilec.scenes.lidar(device=device)
+        shape = (coords[:, 1:].max(0).values + 1).tolist()
+        return coords, shape, 1
+    raise ValueError(name)
+
+
+def networks(spconv):
+    """The peers' networks (f16, train mode) from one state_dict, and the
+    float64 reference's."""
+    import spunet
+    import tilec.nn
+    torch.manual_seed(0)
+    reference = spunet.build(spunet.Reference, IN_CHANNELS, CLASSES)
+    for name, p in reference.named_parameters():
+        if name.endswith("weight") and p.dim() == 5:
+            fan = p[0].numel()
+            torch.nn.init.normal_(p, std=(2.0 / fan) ** 0.5)
+    state = reference.state_dict()
+    nets = {"reference": reference.double().cuda().train()}
+    for peer, ns in (("tilec", tilec.nn), ("spconv_triton", spconv)):
+        if ns is None:
+            continue
+        net = spunet.build(ns, IN_CHANNELS, CLASSES)
+        net.load_state_dict(state)
+        nets[peer] = net.cuda().half().train()
+    return nets
+
+
+def make_input(peer, spconv, coords, features, shape, batches):
+    import spunet
+    import tilec
+    if peer == "tilec":
+        return tilec.SparseTensor(coords, features, spatial_shape=shape,
+                                  batch_size=batches)
+    if peer == "spconv_triton":
+        return spconv.SparseConvTensor(features, coords, shape, batches)
+    return spunet.Reference.SparseConvTensor(coords, features, shape, batches)
+
+
+def coords_of(peer, tensor):
+    return tensor.indices if peer == "spconv_triton" else tensor.coords
+
+
+def rel_err(got, want):
+    got = got.double()
+    if not bool(torch.isfinite(got).all()):
+        return float("inf")
+    return ((got - want).norm() / want.norm().clamp(min=1e-30)).item()
+
+
+def check(spconv):
+    """Outputs and gradients against float64 on the check scene."""
+    device = torch.device("cuda")
+    coords, shape, batches = scene(CHECK_SCENE, device)
+    nets = networks(spconv)
+    torch.manual_seed(1)
+    features = torch.randn(coords.shape[0], IN_CHANNELS, device=device)
+    g = torch.randn(coords.shape[0], CLASSES, device=device)
+    results, grads, outputs = {}, {}, {}
+    for peer, net in nets.items():
+        dtype = torch.float64 if peer == "reference" else torch.float16
+        x = make_input(peer, spconv, coords, features.to(dtype), shape,
+                       batches)
+        y = net(x)
+        if not torch.equal(coords_of(peer, y).int(), coords):
+            results[peer] = {"error": "the output's voxels are not the "
+                             "input's", "ok": False}
+            continue
+        (y.features.double() * g.double()).sum().backward()
+        outputs[peer] = y.features.detach().double()
+        grads[peer] = torch.cat([p.grad.double().flatten() for p in
+                                 net.parameters()])
+    for peer in nets:
+        if peer == "reference" or peer in results:
+            continue
+        errors = {"y": rel_err(outputs[peer], outputs["reference"]),
+                  "grads": rel_err(grads[peer], grads["reference"])}
+        results[peer] = {"errors": errors,
+                         "ok": max(errors.values()) <= TOLERANCE}
+    print(f"\ncheck: {CHECK_SCENE}, {coords.shape[0]} voxels, f16 against "
+          f"float64 (relative error of the norm, tolerance {TOLERANCE:g})")
+    for peer, result in results.items():
+        text = result.get("error") or "y {y:.1e}, gradients {grads:.1e}" \
+            .format(**result["errors"])
+        print(f"  {NAMES[peer]}: {text}{'' if result['ok'] else '  FAIL'}",
+              flush=True)
+    return results
+
+
+def median_ms(run, warmup, reps):
+    for _ in range(warmup):
+        run()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def timing(spconv, args):
+    device = torch.device("cuda")
+    nets = networks(spconv)
+    rows = []
+    for name in SCENES:
+        coords, shape, batches = scene(name, device)
+        torch.manual_seed(2)
+        features = torch.randn(coords.shape[0], IN_CHANNELS, device=device,
+                               dtype=torch.float16)
+        g = torch.randn(coords.shape[0], CLASSES, device=device,
+                        dtype=torch.float16)
+        row = {"scene": name, "voxels": coords.shape[0], "peers": {}}
+        for peer in PEERS:
+            net = nets.get(peer)
+            if net is None:
+                row["peers"][peer] = {"error": "unavailable"}
+                continue
+
+            def forward():
+                with torch.no_grad():
+                    net(make_input(peer, spconv, coords, features, shape,
+                                   batches))
+
+            def step():
+                net.zero_grad(set_to_none=True)
+                y = net(make_input(peer, spconv, coords, features, shape,
+                                   batches))
+                (y.features * g).sum().backward()
+            try:
+                row["peers"][peer] = {
+                    "forward_ms": median_ms(forward, args.warmup, args.reps),
+                    "step_ms": median_ms(step, args.warmup, args.reps)}
+            except Exception as error:  # a peer's failure is its cell's
+                row["peers"][peer] = {"error": f"{type(error).__name__}: "
+                                      f"{error}"[:300]}
+            print(f"  {name} {NAMES[peer]}: {row['peers'][peer]}",
+                  flush=True)
+        rows.append(row)
+    return rows
+
+
+def first_call(args, peer):
+    """A child process: the first forward and backward of FIRST_SCENE with
+    cold caches, then a second on a new tensor."""
+    work = tempfile.mkdtemp(prefix="tilec-network-first-")
+    env = dict(os.environ, TILEC_CACHE_DIR=os.path.join(work, "cache"),
+               TILEC_AUTOTUNE_CACHE=os.path.join(work, "autotune.json"),
+               TRITON_CACHE_DIR=os.path.join(work, "triton"))
+    result_path = os.path.join(work, "result.json")
+    command = [sys.executable, os.path.abspath(__file__), "--lib", args.lib,
+               "--role", "first", "--peer", peer, "--result", result_path]
+    try:
+        done = subprocess.run(command, env=env, capture_output=True,
+                              text=True, timeout=args.first_timeout_s)
+        if done.returncode != 0:
+            return {"error": (done.stderr or done.stdout)[-400:]}
+        with open(result_path) as f:
+            return json.load(f)
+    except subprocess.TimeoutExpired:
+        return {"error": f"over {args.first_timeout_s:.0f} s"}
+
+
+def child_first(args, spconv):
+    device = torch.device("cuda")
+    coords, shape, batches = scene(FIRST_SCENE, device)
+    torch.manual_seed(3)
+    features = torch.randn(coords.shape[0], IN_CHANNELS, device=device,
+                           dtype=torch.float16)
+    net = networks(spconv)[args.peer]
+    seconds = []
+    for _ in range(2):
+        start = time.perf_counter()
+        y = net(make_input(args.peer, spconv, coords, features, shape,
+                           batches))
+        y.features.float().sum().backward()
+        torch.cuda.synchronize()
+        seconds.append(time.perf_counter() - start)
+    spconv_frames.write_json(args.result, {"first_s": seconds[0],
+                                           "second_s": seconds[1]})
+
+
+def print_tables(report):
+    lines = []
+    for row in report["time"]:
+        cells = [row["scene"], f"{row['voxels']:,}"]
+        tilec_entry = row["peers"].get("tilec", {})
+        for what in ("forward_ms", "step_ms"):
+            values = {p: e.get(what) for p, e in row["peers"].items()}
+            cells += [spconv_frames.cell(values.get(p)) for p in PEERS]
+            peers = [v for p, v in values.items() if p != "tilec" and v]
+            best = min(peers) if peers else None
+            cells.append(spconv_frames.cell(
+                best / tilec_entry[what] if best and tilec_entry.get(what)
+                else None, ".2f"))
+        lines.append(cells)
+    spconv_frames.print_table(
+        "SpUNet, f16, maps included (ms, medians)",
+        ["scene", "N"] + [f"forward {NAMES[p]}" for p in PEERS] +
+        ["best peer / tilec"] + [f"step {NAMES[p]}" for p in PEERS] +
+        ["best peer / tilec"], lines)
+    first = [[NAMES[p], spconv_frames.cell(e.get("first_s"), ".2f"),
+              spconv_frames.cell(e.get("second_s"), ".3f"),
+              e.get("error", "")[:80]] for p, e in report["first"].items()]
+    spconv_frames.print_table(
+        f"First forward + backward of {FIRST_SCENE}, cold caches (s)",
+        ["peer", "first s", "second s", "error"], first)
+
+
+def main():
+    global torch
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lib", required=True, help="libtilec_c.so")
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--network", default="spunet", choices=("spunet",))
+    parser.add_argument("--sections", default="check,time,first")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer repetitions")
+    parser.add_argument("--warmup", type=int, default=None)
+    parser.add_argument("--reps", type=int, default=None)
+    parser.add_argument("--first-timeout-s", type=float, default=240)
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="accepted for tilec bench; the sections are "
+                        "short")
+    parser.add_argument("--role", choices=("main", "first"), default="main",
+                        help=argparse.SUPPRESS)
+    parser.add_argument("--peer", choices=PEERS, help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    args.warmup = args.warmup if args.warmup is not None else \
+        (1 if args.quick else 3)
+    args.reps = args.reps if args.reps is not None else \
+        (5 if args.quick else 20)
+    import torch as torch_module
+    torch = torch_module
+    if not torch.cuda.is_available():
+        sys.exit("tilec bench spconv --network: torch sees no GPU")
+    torch.cuda.init()
+    torch.empty(1, device="cuda")  # the primary context, before tilec's
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
+    spconv, why = spconv_frames.load_spconv_triton()
+    if args.role == "first":
+        return child_first(args, spconv)
+    import tilec
+    report = {"network": args.network, "device": torch.cuda.get_device_name(),
+              "torch": torch.__version__,
+              "tilec_version": tilec.library_version(),
+              "spconv_triton": None if spconv else why,
+              "check": {}, "time": [], "first": {}}
+    if spconv is None:
+        print(f"spconv-Triton: unavailable ({why})", flush=True)
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "spconv_network.json")
+    sections = args.sections.split(",")
+    if "check" in sections:
+        report["check"] = check(spconv)
+        spconv_frames.write_json(path, report)
+    if "time" in sections:
+        report["time"] = timing(spconv, args)
+        spconv_frames.write_json(path, report)
+    if "first" in sections:
+        for peer in PEERS:
+            if peer == "spconv_triton" and spconv is None:
+                continue
+            report["first"][peer] = first_call(args, peer)
+            print(f"  first {NAMES[peer]}: {report['first'][peer]}",
+                  flush=True)
+            spconv_frames.write_json(path, report)
+    print_tables(report)
+    failed = [p for p, r in report["check"].items() if not r["ok"]]
+    if failed:
+        print("check FAILED: " + ", ".join(NAMES[p] for p in failed))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -126,6 +126,13 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
         }
     keys[i] = maskSortKey(mask);
   }
+  sortHostMaps(maps, coverRounds);
+  return maps;
+}
+
+void sortHostMaps(HostMaps &maps, int coverRounds) {
+  int64_t n = maps.voxels, v = maps.offsets, blockRows = maps.blockRows;
+  const std::vector<uint32_t> &keys = maps.sortKeys;
   maps.order.resize(n);
   std::iota(maps.order.begin(), maps.order.end(), 0);
   std::stable_sort(maps.order.begin(), maps.order.end(),
@@ -149,7 +156,8 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
     for (int64_t o = 0; o < v; ++o)
       maps.nbt[o * n + r] = maps.nb[maps.order[r] * v + o];
   int64_t blocks = (n + blockRows - 1) / blockRows;
-  maps.blkStart.push_back(0);
+  maps.blkStart.assign(1, 0);
+  maps.blkOff.clear();
   for (int64_t b = 0; b < blocks; ++b) {
     for (int64_t o = 0; o < v; ++o) {
       uint32_t groups = 0;
@@ -168,7 +176,36 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   };
   std::stable_sort(maps.blkOrder.begin(), maps.blkOrder.end(),
                    [&](int32_t a, int32_t b) { return count(a) < count(b); });
+}
+
+HostMaps randomHostMaps(int64_t rows, int64_t inputRows, int64_t v,
+                        int64_t blockRows, Random &rng) {
+  HostMaps maps;
+  maps.voxels = rows;
+  maps.offsets = v;
+  maps.blockRows = blockRows;
+  maps.nb.assign(rows * v, -1);
+  maps.sortKeys.resize(rows);
+  for (int64_t i = 0; i < rows; ++i) {
+    std::vector<bool> mask(v);
+    for (int64_t o = 0; o < v; ++o)
+      if (inputRows > 0 && rng.below(3) != 0) {
+        maps.nb[i * v + o] = static_cast<int32_t>(rng.below(inputRows));
+        mask[o] = true;
+      }
+    maps.sortKeys[i] = maskSortKey(mask, {static_cast<int>(v), 1, 1});
+  }
+  sortHostMaps(maps, 0);
   return maps;
+}
+
+Result<HostMaps> conventionMaps(const ReferenceRequest &request, int64_t rows,
+                                int64_t inputRows, int64_t v,
+                                int64_t blockRows, int dilation) {
+  Result<int> kernelSize = kernelSizeOf(v);
+  if (kernelSize && inputRows == rows)
+    return buildHostMaps(testCloud(rows), *kernelSize, dilation, blockRows);
+  return randomHostMaps(rows, inputRows, v, blockRows, request.rng);
 }
 
 void hostConvForwardRows(const std::vector<int32_t> &nb, int64_t v,
@@ -277,10 +314,7 @@ Result<HostMaps> testCloudMaps(const ReferenceRequest &request) {
   for (const auto *value : {&n, &v})
     if (!*value)
       return value->status();
-  Result<int> kernelSize = kernelSizeOf(*v);
-  if (!kernelSize)
-    return kernelSize.status();
-  return buildHostMaps(testCloud(*n), *kernelSize, 1, 64);
+  return conventionMaps(request, *n, *n, *v, 64, 1);
 }
 
 std::vector<int32_t> offsetPairCounts(const std::vector<int32_t> &nbt,

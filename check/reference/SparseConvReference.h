@@ -48,6 +48,25 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
                                int dilation, int64_t blockRows,
                                int coverRounds = sparse::kCoverRounds);
 
+/// The rest of a map from its `nb`, `sortKeys`, voxels, offsets and
+/// blockRows: the rows sorted by key, `coverRounds` cover rounds, nbt, the
+/// row blocks' lists and their order (buildHostMaps's second half).
+void sortHostMaps(HostMaps &maps, int coverRounds);
+
+/// A map of `rows` rows of V offsets whose entries are random rows of
+/// [0, inputRows) (two in three) or -1, sorted as a V x 1 x 1 window's:
+/// the shape of a strided convolution's maps, whose offsets are not an odd
+/// cube and whose two sides differ in size.
+HostMaps randomHostMaps(int64_t rows, int64_t inputRows, int64_t v,
+                        int64_t blockRows, Random &rng);
+
+/// The maps a kernel's reference runs on: testCloud's for `dilation` where
+/// V is an odd cube and X has the rows of Y (a submanifold convolution),
+/// else randomHostMaps.
+Result<HostMaps> conventionMaps(const ReferenceRequest &request, int64_t rows,
+                                int64_t inputRows, int64_t v,
+                                int64_t blockRows, int dilation);
+
 /// One round of mask_unions and mask_cover over the rows in `order` (row r
 /// is voxel order[r], its bitmask the Gray code of sortKeys[order[r]]):
 /// unions[g] of the rows [g * rows, (g + 1) * rows), scores[g] =
@@ -133,8 +152,8 @@ HostVoxelTable buildHostVoxelTable(const sparse::VoxelCloud &cloud,
 Result<int> kernelSizeOf(int64_t offsets);
 
 /// The maps (dilation 1, 64-row blocks) of testCloud(N) for a window of V
-/// offsets, N and V the request's: what the pair-list kernels' references
-/// read.
+/// offsets, N and V the request's, or random ones where V is no odd cube
+/// (conventionMaps): what the pair-list kernels' references read.
 Result<HostMaps> testCloudMaps(const ReferenceRequest &request);
 
 /// counts[v * chunks + c]: the sorted rows of chunk c (rows [c * block,

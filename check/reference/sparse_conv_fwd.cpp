@@ -2,7 +2,9 @@
 //
 // A cloud of N voxels (testCloud), its maps built on the host for the call's
 // BLOCK_M (SparseConvReference.h), random features, weights and bias, and
-// the convolution in float64 over the neighbour map.
+// the convolution in float64 over the neighbour map; where V is no odd
+// cube or X has NI != N rows (a strided convolution's call), a random map
+// of that shape (randomHostMaps).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,11 +31,13 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   }
   auto [n, ci, co, v, strideX, strideY] =
       std::tuple(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]);
-  Result<int> kernelSize = kernelSizeOf(v);
-  if (!kernelSize)
-    return kernelSize.status();
   if (n < 1 || ci < 1 || co < 1)
     return Status::error("N, CI and CO must be positive");
+  // X's rows: a strided convolution's differ from Y's.
+  auto inputRows = request.value("NI");
+  if (!inputRows)
+    return inputRows.status();
+  int64_t ni = std::max<int64_t>(*inputRows, 1);
   int dilation = request.call.sizes.count("DIL")
                      ? static_cast<int>(request.call.sizes.at("DIL"))
                      : 1;
@@ -51,12 +55,12 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
     return format.status();
   bool tf32 = *format == ElementFormat::F32 && request.param("ALLOW_TF32", 0);
 
-  auto maps = buildHostMaps(testCloud(n), *kernelSize, dilation, blockM);
+  auto maps = conventionMaps(request, n, ni, v, blockM, dilation);
   if (!maps)
     return maps.status();
 
   ReferenceProblem problem;
-  HostTensor x(*format, (n - 1) * strideX + ci), w(*format, co * v * ci);
+  HostTensor x(*format, (ni - 1) * strideX + ci), w(*format, co * v * ci);
   HostTensor bias(*format, co);
   fillUniform(x, request.rng, -1, 1, request.withReference);
   fillUniform(w, request.rng, -1, 1, request.withReference);

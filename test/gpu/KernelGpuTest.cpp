@@ -397,6 +397,15 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,TRANSPOSE_W=2,"
                 "num_warps=8,num_stages=3",
                 false, "CI=128,CO=192"},
+        // A strided convolution's call: 8 offsets (a 2^3 kernel), X of
+        // other rows than Y, on a random map of that shape.
+        GpuCase{"sparse_conv_fwd",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,HAS_BIAS=1,num_warps=4,"
+                "num_stages=3",
+                false, "N=2000,NI=5000,V=8,CI=32,CO=48"},
+        GpuCase{"sparse_conv_wgrad",
+                "BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3",
+                false, "V=8"},
         GpuCase{"sparse_conv_fwd",
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=3",
                 false, "N=1,CI=16,CO=16"},

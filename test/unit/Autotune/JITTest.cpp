@@ -184,6 +184,52 @@ TEST(Describe, EveryReferenceBuildsItsTestProblem) {
   }
 }
 
+// A strided convolution's GEMM calls (V = 8 offsets of a 2^3 kernel, X of
+// NI rows) get references too, on random maps of their shape: what `tilec
+// warmup` tunes a recorded strided layer's calls on.
+TEST(Describe, ReferencesOfStridedConvolutionCalls) {
+  struct Case {
+    const char *kernel;
+    std::map<std::string, int64_t> sizes;
+  };
+  for (const Case &c :
+       {Case{"sparse_conv_fwd",
+             {{"N", 2000}, {"NI", 5000}, {"V", 8}, {"CI", 32}, {"CO", 48}}},
+        Case{"sparse_conv_fwd",
+             {{"N", 3000}, {"V", 3}, {"CI", 16}, {"CO", 16}}},
+        Case{"sparse_conv_wgrad",
+             {{"N", 3000},
+              {"V", 8},
+              {"CI", 32},
+              {"CO", 32},
+              {"SPLITS", 2},
+              {"SPLIT_PAIRS", 2000}}}}) {
+    SCOPED_TRACE(c.kernel);
+    const tilec::KernelDescription &description =
+        tilec::kernel::lookupKernel(c.kernel)->getDescription();
+    tilec::Call call;
+    call.sizes = c.sizes;
+    call.params = {{"BLOCK_M", 64}};
+    if (std::string(c.kernel) == "sparse_conv_wgrad")
+      call.params.clear();
+    auto integers = description.evaluateIntegerArguments(call);
+    ASSERT_TRUE(integers.ok()) << integers.message();
+    std::map<std::string, int64_t> arguments(integers->begin(),
+                                             integers->end());
+    tilec::harness::Random rng(3);
+    tilec::harness::ReferenceRequest request{description, call, arguments,
+                                             /*withReference=*/true, rng};
+    auto problem = tilec::harness::findReference(c.kernel)(request);
+    ASSERT_TRUE(problem.ok()) << problem.message();
+    auto output = problem->tensors.find(problem->output);
+    ASSERT_NE(output, problem->tensors.end());
+    EXPECT_EQ(problem->expected.size(), output->second.size());
+    if (c.sizes.count("NI"))
+      EXPECT_EQ(problem->tensors.at("x_ptr").size(),
+                size_t((c.sizes.at("NI") - 1) * 32 + 32));
+  }
+}
+
 TEST(Describe, Flops) {
   jit::TilecJIT compiler;
   tilec::Call call;

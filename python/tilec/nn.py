@@ -91,7 +91,8 @@ class SubMConv3d(SparseModule):
             if self.bias is not None:
                 self.bias.uniform_(-bound, bound)
 
-    @torch.compiler.disable  # a ctypes call: nothing for a compiler to trace
+    # tilec::submanifold_conv3d is a torch.library custom op: torch.compile
+    # traces this layer into its graph.
     def forward(self, x):
         if not isinstance(x, SparseTensor):
             raise InvalidArgumentError(

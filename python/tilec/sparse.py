@@ -9,7 +9,9 @@ is told apart from one of the wrong shape.
 """
 
 import ctypes
+import itertools
 import weakref
+from typing import Optional, Tuple
 
 import torch
 
@@ -74,6 +76,38 @@ def current_stream(device):
 ROW_ORDERS = {"key": 0, "lean_groups": 1, "auto": 2}
 
 
+# The maps objects the convolution ops find by their token.
+_MAPS = weakref.WeakValueDictionary()
+_MAP_IDS = itertools.count(1)
+
+
+def register_maps(maps):
+    """A token for `maps`: an int64 tensor of one element holding its id,
+    what the convolution ops (torch.library custom ops) take instead of the
+    object. A tensor, so that a compiled graph takes each new tensor's as an
+    input instead of recompiling for its value."""
+    ident = next(_MAP_IDS)
+    _MAPS[ident] = maps
+    return torch.tensor([ident], dtype=torch.int64)
+
+
+def maps_of(token):
+    maps = _MAPS.get(int(token.item()))
+    if maps is None:
+        raise InvalidArgumentError("submanifold_conv3d", "the sparse tensor "
+                                   "of this call no longer exists")
+    return maps
+
+
+def over(maps, features):
+    """A SparseTensor over `maps` with `features` (the ops' view of one)."""
+    tensor = SparseTensor.__new__(SparseTensor)
+    tensor._maps, tensor._features = maps, features
+    tensor._spatial_shape = tensor._batch_size = None
+    tensor.indice_dict = {}
+    return tensor
+
+
 class _Maps:
     """The C API sparse tensor over one coordinates tensor: it holds the
     neighbour maps it builds, so every SparseTensor over the same coordinates
@@ -91,6 +125,7 @@ class _Maps:
         # The runtime and the coordinates it reads outlive it.
         weakref.finalize(self, release, lib.lib.tilec_sparse_tensor_destroy,
                          self.handle, runtime, coords)
+        self.token = register_maps(self)
         with runtime.lock:
             lib.check(lib.lib.tilec_sparse_tensor_set_row_order(
                 self.handle, ROW_ORDERS[row_order]),
@@ -331,15 +366,19 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     on torch's current stream. Differentiable in the features, weight and
     bias (tilec's backward: submanifold_conv3d_backward); under
     torch.autocast it runs in the autocast dtype. f32 runs on tf32 tensor
-    cores when torch.backends.cuda.matmul.allow_tf32 is set."""
+    cores when torch.backends.cuda.matmul.allow_tf32 is set. A torch.library
+    custom op (tilec::submanifold_conv3d): torch.compile traces it into its
+    graph, a new tensor's maps as one of the graph's inputs."""
     if not isinstance(tensor, SparseTensor):
         _fail("submanifold_conv3d", "expected a tilec.SparseTensor (from a "
               "spconv tensor: tilec.SparseTensor.from_spconv), got "
               f"{type(tensor).__name__}")
     if tensor.features is None:
         _fail("submanifold_conv3d", "the tensor has no features")
-    return _SubmanifoldConv3d.apply(tensor.features, weight, bias, tensor,
-                                    dilation)
+    dtype = torch.get_autocast_dtype("cuda") \
+        if torch.is_autocast_enabled("cuda") else None
+    return _conv_op(tensor.features, weight, bias, tensor._maps.token,
+                    dilation, dtype)
 
 
 def _forward(tensor, weight, bias, dilation):
@@ -425,41 +464,82 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
     return dx, dw, db
 
 
-class _SubmanifoldConv3d(torch.autograd.Function):
-    """The convolution where autograd records it. Under torch.autocast the
-    features and parameters run in the autocast dtype; the backward returns
-    each gradient in its input's own dtype (a float32 master weight gets its
-    gradient summed in float32, never rounded through fp16). dX, dW and db
-    are computed only where autograd needs them."""
+@torch.library.custom_op("tilec::submanifold_conv3d", mutates_args=())
+def _conv_op(features: torch.Tensor, weight: torch.Tensor,
+             bias: Optional[torch.Tensor], token: torch.Tensor, dilation: int,
+             dtype: Optional[torch.dtype]) -> torch.Tensor:
+    """submanifold_conv3d in `dtype` (the autocast dtype; None: the
+    features') over the maps of `token`."""
+    if dtype is not None:  # autocast; else a mismatch is the caller's error
+        features, weight = features.to(dtype), weight.to(dtype)
+        bias = None if bias is None else bias.to(dtype)
+    return _forward(over(maps_of(token), features), weight, bias, dilation)
 
-    @staticmethod
-    def forward(ctx, features, weight, bias, tensor, dilation):
-        run, w, b = tensor, weight, bias
-        if torch.is_autocast_enabled("cuda"):
-            # What autocast does for torch's own convolutions.
-            dtype = torch.get_autocast_dtype("cuda")
-            run = tensor.replace_feature(features.to(dtype))
-            w = weight.to(dtype)
-            b = None if bias is None else bias.to(dtype)
-        ctx.save_for_backward(run.features, w)
-        ctx.tensor, ctx.dilation = run, dilation
-        ctx.dtypes = (features.dtype, weight.dtype,
-                      None if bias is None else bias.dtype)
-        with torch.autocast("cuda", enabled=False):
-            return _forward(run, w, b, dilation)
 
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad):
-        features, weight = ctx.saved_tensors
-        need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
-        x_dtype, w_dtype, b_dtype = ctx.dtypes
-        wide = torch.float32 if torch.float32 in (w_dtype, b_dtype) else None
-        dx, dw, db = submanifold_conv3d_backward(
-            ctx.tensor.replace_feature(features),
-            grad.to(features.dtype).contiguous(), weight, ctx.dilation,
-            input_grad=need_dx, weight_grad=need_dw, bias_grad=need_db,
-            weight_grad_dtype=wide)
-        return (None if dx is None else dx.to(x_dtype),
-                None if dw is None else dw.to(w_dtype),
-                None if db is None else db.to(b_dtype), None, None)
+@_conv_op.register_fake
+def _(features, weight, bias, token, dilation, dtype):
+    return features.new_empty(features.shape[0], weight.shape[0],
+                              dtype=dtype or features.dtype)
+
+
+@torch.library.custom_op("tilec::submanifold_conv3d_backward",
+                         mutates_args=())
+def _conv_backward_op(features: torch.Tensor, weight: torch.Tensor,
+                      grad: torch.Tensor, token: torch.Tensor, dilation: int,
+                      dtype: Optional[torch.dtype], input_grad: bool,
+                      weight_grad: bool, bias_grad: bool,
+                      wide: bool) -> Tuple[torch.Tensor, torch.Tensor,
+                                           torch.Tensor]:
+    """(dx, dw, db) of _conv_op, empty where not asked for: dx in the
+    features' dtype, dw and db in f32 when `wide` (summed in f32), else in
+    the run's dtype."""
+    run = dtype or features.dtype
+    dx, dw, db = submanifold_conv3d_backward(
+        over(maps_of(token), features.to(run)), grad.to(run).contiguous(),
+        weight.to(run), dilation, input_grad=input_grad,
+        weight_grad=weight_grad, bias_grad=bias_grad,
+        weight_grad_dtype=torch.float32 if wide else None)
+    empty = features.new_empty(0)
+    return (empty if dx is None else dx.to(features.dtype),
+            empty if dw is None else dw, empty if db is None else db)
+
+
+@_conv_backward_op.register_fake
+def _(features, weight, grad, token, dilation, dtype, input_grad,
+      weight_grad, bias_grad, wide):
+    sums = torch.float32 if wide else (dtype or features.dtype)
+    empty = features.new_empty(0)
+    return (features.new_empty(features.shape) if input_grad else empty,
+            weight.new_empty(weight.shape, dtype=sums) if weight_grad
+            else empty,
+            weight.new_empty(weight.shape[0], dtype=sums) if bias_grad
+            else empty)
+
+
+def _setup_backward(ctx, inputs, output):
+    features, weight, bias, token, dilation, dtype = inputs
+    ctx.save_for_backward(features, weight, token)
+    ctx.dilation, ctx.dtype = dilation, dtype
+    ctx.has_bias = bias is not None
+    ctx.w_dtype, ctx.b_dtype = weight.dtype, \
+        None if bias is None else bias.dtype
+    # A float32 master weight (under autocast) gets its gradient summed in
+    # float32, never rounded through fp16.
+    ctx.wide = torch.float32 in (weight.dtype, ctx.b_dtype)
+
+
+def _backward(ctx, grad):
+    """dX, dW and db, each only where autograd needs it, each in its input's
+    own dtype."""
+    features, weight, token = ctx.saved_tensors
+    need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
+    need_db = need_db and ctx.has_bias
+    dx, dw, db = _conv_backward_op(features, weight, grad, token,
+                                   ctx.dilation, ctx.dtype, need_dx, need_dw,
+                                   need_db, ctx.wide)
+    return (dx if need_dx else None,
+            dw.to(ctx.w_dtype) if need_dw else None,
+            db.to(ctx.b_dtype) if need_db else None, None, None, None)
+
+
+_conv_op.register_autograd(_backward, setup_context=_setup_backward)

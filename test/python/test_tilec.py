@@ -450,6 +450,81 @@ class StridedArgumentTest(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
+class CompileTest(unittest.TestCase):
+    """torch.compile traces SubMConv3d (the tilec::submanifold_conv3d custom
+    op) into one graph with no break, and a tensor of a new size takes the
+    compiled graph instead of a recompile per tensor. The library's two calls
+    are replaced by a dense stand-in here (no GPU): what is checked is the
+    tracing, the op's fake shapes and its autograd registration."""
+
+    def setUp(self):
+        import tilec.nn
+        import tilec.sparse as sparse
+        self.nn, self.sparse = tilec.nn, sparse
+        self.saved = sparse._forward, sparse.submanifold_conv3d_backward
+
+        def forward(tensor, weight, bias, dilation):
+            w = weight.sum(dim=(1, 2, 3))  # [Co, Ci]
+            y = tensor.features @ w.t()
+            return y if bias is None else y + bias
+
+        def backward(tensor, grad, weight, dilation, input_grad, weight_grad,
+                     bias_grad, weight_grad_dtype=None):
+            w = weight.sum(dim=(1, 2, 3))
+            dx = grad @ w if input_grad else None
+            dw = (grad.t() @ tensor.features)[:, None, None, None, :] \
+                .expand(weight.shape).to(weight_grad_dtype or weight.dtype) \
+                .contiguous() if weight_grad else None
+            db = grad.sum(0).to(weight_grad_dtype or weight.dtype) \
+                if bias_grad else None
+            return dx, dw, db
+        sparse._forward, sparse.submanifold_conv3d_backward = forward, backward
+
+    def tearDown(self):
+        self.sparse._forward, self.sparse.submanifold_conv3d_backward = \
+            self.saved
+
+    class Maps:
+        """Stands in for tilec.sparse._Maps (one class: dynamo guards on
+        the maps' type, not on the object)."""
+
+    def tensor(self, n):
+        maps = self.Maps()
+        maps.coords = torch.zeros(n, 4, dtype=torch.int32)
+        maps.device = torch.device("cpu")
+        maps.token = self.sparse.register_maps(maps)
+        features = torch.randn(n, 4, requires_grad=True)
+        tensor = self.sparse.over(maps, features)
+        tensor._maps_alive = maps  # the registry holds maps weakly
+        return tensor
+
+    def test_one_graph_and_the_eager_gradients(self):
+        import torch._dynamo
+        torch._dynamo.reset()
+        nn = self.nn
+        torch.manual_seed(0)
+        net = nn.SparseSequential(nn.SubMConv3d(4, 8), torch.nn.ReLU(),
+                                  nn.SubMConv3d(8, 2))
+        compiled = torch.compile(net, fullgraph=True, backend="aot_eager")
+        for n in (100, 130, 170, 210):
+            x = self.tensor(n)
+            y = compiled(x).features
+            y.sum().backward()
+            got = (y.detach(), x.features.grad, net[0].weight.grad.clone())
+            x.features.grad = None
+            net.zero_grad()
+            eager = net(x).features
+            eager.sum().backward()
+            self.assertTrue(torch.allclose(got[0], eager.detach()))
+            self.assertTrue(torch.allclose(got[1], x.features.grad))
+            self.assertTrue(torch.allclose(got[2], net[0].weight.grad))
+            net.zero_grad()
+        graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+        # The first size's graph and one with the size dynamic.
+        self.assertLessEqual(graphs, 2)
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
 class StridedCheckScriptTest(unittest.TestCase):
     """The float64 reference of scripts/bench/spconv_strided_check.py (dense
     conv3d and conv_transpose3d on the active cells) against a loop over

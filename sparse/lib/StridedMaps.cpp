@@ -205,216 +205,284 @@ void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
 
 } // namespace
 
+namespace {
+
+// Where a build's temporaries sit in the engine's scratch: the candidates,
+// sorted (the values after the last pass in kSortedVals, the keys in kKeysA
+// or kKeysB), the radix counts, the statistics (the status at 0, the pair
+// count at 16, neighbour_keys' unused counts at 32: 16-byte aligned, as the
+// kernels declare) and the outputs' counts per program and their scan. The
+// maps' row sorts reuse kCandKeys for their keys and the radix buffers (a
+// map has at most as many rows as there are candidates).
+enum StridedRegion {
+  kCandKeys,
+  kCandVals,
+  kKeysA,
+  kKeysB,
+  kValsTmp,
+  kSortedVals,
+  kHist,
+  kHistScan,
+  kStats,
+  kCounts,
+  kScan
+};
+
+// The statistics' words (kStats), as the host reads them.
+struct StridedStats {
+  int32_t status;
+  int32_t unused[3];
+  int64_t pairs;
+};
+static_assert(offsetof(StridedStats, pairs) == 16);
+
+// One build of a strided convolution's maps over `coords` (the file
+// comment's steps): its sizes, its scratch, and its two phases, each ended
+// by a synchronization of the stream (also on failure: nothing queued may
+// outlive the buffers it uses, which a failed build frees on the legacy
+// stream, and the scratch is the next build's).
+class StridedBuild {
+public:
+  StridedBuild(SparseEngine &engine, rt::DevicePtr coords, StridedMaps &maps,
+               CUstream stream)
+      : engine(engine), coords(coords), maps(maps), g(maps.geometry),
+        stream(stream), n(maps.inputs), v(g.offsets()),
+        candidates(n * g.candidatesPerVoxel()),
+        cells(maps.batches * maps.outputShape[0] * maps.outputShape[1] *
+              maps.outputShape[2]),
+        outputPrograms(cdiv(candidates, kOutputBlock)),
+        sortPasses(radixPassesOver(ceilLog2(cells + 1))) {}
+
+  // Carves the scratch; precompiles the first build of these buckets.
+  Status prepare() {
+    int64_t radixPrograms = cdiv(candidates, kRadixPerProgram);
+    int64_t c4 = 4 * candidates;
+    Result<std::vector<Region>> carved =
+        carve(engine, {c4, c4, c4, c4, c4, c4, digitCountBytes(radixPrograms),
+                       digitScanBytes(radixPrograms), 48, 4 * outputPrograms,
+                       4 * (outputPrograms + 1)});
+    if (!carved)
+      return carved.status();
+    regions = std::move(*carved);
+    if (n > 0 && engine.firstUseOf("strided|" + g.str() + "|" + countFacts(n) +
+                                   "|" + countFacts(candidates) + "|" +
+                                   std::to_string(sortPasses))) {
+      std::vector<std::pair<std::string, Call>> calls = {
+          {"strided_candidates", stridedCandidatesCall()},
+          {"output_voxels", outputVoxelsCall(0)},
+          {"exclusive_scan", scanCall(outputPrograms)},
+          {"output_voxels", outputVoxelsCall(1)}};
+      appendRadixCalls(calls, candidates, sortPasses, /*positions=*/false);
+      appendSortedMapCalls(calls, n, g);
+      engine.precompile(calls);
+    }
+    return Status::success();
+  }
+
+  // Phase 1: the candidates, their sort, the outputs counted; the counts
+  // and statistics back on the host.
+  Status countOutputs() {
+    if (n == 0)
+      return Status::success();
+    Status queued = queueCounts();
+    Status done = engine.synchronize(stream);
+    TILEC_RETURN_IF_ERROR(queued);
+    TILEC_RETURN_IF_ERROR(done);
+    TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
+    int32_t outputs = 0;
+    const rt::Driver &driver = engine.context().driver();
+    TILEC_RETURN_IF_ERROR(
+        driver.check(driver.api().cuMemcpyDtoH(
+                         &outputs, at(kScan).address + 4 * outputPrograms, 4),
+                     "cuMemcpyDtoH"));
+    if (stats.status == kOutsideGrid)
+      return Status::error(
+          ErrorKind::InvalidInput,
+          "strided convolution: a voxel lies outside the grid of " +
+              std::to_string(maps.batches) + " batches x " +
+              std::to_string(maps.inputShape[0]) + " x " +
+              std::to_string(maps.inputShape[1]) + " x " +
+              std::to_string(maps.inputShape[2]) +
+              " (batch and coordinates from 0 up to these)");
+    if (int64_t(outputs) * v >= (int64_t(1) << 31))
+      return invalid(std::to_string(outputs) + " outputs of " +
+                     std::to_string(v) +
+                     " offsets each: the map's offsets are 32-bit");
+    maps.outputs = outputs;
+    return Status::success();
+  }
+
+  // Phase 2: the outputs' coordinates and both maps, sorted and
+  // transposed into their own allocations; a duplicate voxel is an error.
+  Status writeMaps() {
+    // A kernel gets a valid address even for no output.
+    Result<rt::PoolBuffer> coordsStorage = engine.allocateMaps(
+        std::max<size_t>(16, 16 * size_t(maps.outputs)), stream);
+    if (!coordsStorage)
+      return coordsStorage.status();
+    maps.outCoords = coordsStorage->ptr();
+    maps.coordsStorage = std::move(*coordsStorage);
+    Result<std::shared_ptr<SortedNeighbourMap>> down =
+        allocateSortedMap(engine, maps.outputs, v, stats.pairs, stream);
+    if (!down)
+      return down.status();
+    Result<std::shared_ptr<SortedNeighbourMap>> up =
+        allocateSortedMap(engine, n, v, stats.pairs, stream);
+    if (!up)
+      return up.status();
+    maps.down = *down;
+    maps.up = *up;
+    if (n == 0)
+      return Status::success();
+    // Both maps in voxel order, all -1 first, then written from the sorted
+    // candidates; they live until the transposes that read them are done.
+    Result<rt::PoolBuffer> nb = engine.allocateMaps(
+        std::max<size_t>(16, 4 * size_t(maps.outputs) * v), stream);
+    if (!nb)
+      return nb.status();
+    Result<rt::PoolBuffer> nbi = engine.allocateMaps(4 * size_t(n) * v, stream);
+    if (!nbi)
+      return nbi.status();
+    if (maps.outputs > 0 && engine.firstUseOf("strided-rows|" + g.str() + "|" +
+                                              countFacts(maps.outputs))) {
+      std::vector<std::pair<std::string, Call>> calls;
+      appendSortedMapCalls(calls, maps.outputs, g);
+      engine.precompile(calls);
+    }
+    Status queued = queueMaps(*nb, *nbi, **down, **up);
+    Status done = engine.synchronize(stream);
+    TILEC_RETURN_IF_ERROR(queued);
+    TILEC_RETURN_IF_ERROR(done);
+    nb->releaseOn(stream);
+    nbi->releaseOn(stream);
+    TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
+    if (stats.status == kDuplicateVoxel)
+      return Status::error(ErrorKind::InvalidInput,
+                           "strided convolution: two voxels of the tensor are "
+                           "the same; a sparse tensor holds each voxel once");
+    return Status::success();
+  }
+
+private:
+  rt::DevicePtr at(StridedRegion region) const { return regions[region].ptr(); }
+  rt::DevicePtr statsAt(int64_t offset) const {
+    return rt::DevicePtr{at(kStats).address + offset};
+  }
+  rt::DevicePtr sortedKeys() const {
+    return (sortPasses - 1) % 2 == 0 ? at(kKeysA) : at(kKeysB);
+  }
+  RadixScratch radix() const {
+    return {at(kKeysA), at(kKeysB), at(kValsTmp), at(kHist), at(kHistScan)};
+  }
+  Call stridedCandidatesCall() const {
+    return candidatesCall(n, g, maps.inputShape, maps.outputShape,
+                          maps.batches);
+  }
+  Call outputVoxelsCall(int fill) const {
+    return outputsCall(candidates, v, maps.outputShape, maps.batches, fill);
+  }
+
+  Status queueCounts() {
+    TILEC_RETURN_IF_ERROR(regions[kStats].memset8Async(0, stream));
+    TILEC_RETURN_IF_ERROR(engine.launch("strided_candidates",
+                                        stridedCandidatesCall(),
+                                        {{"coords_ptr", coords},
+                                         {"cand_key_ptr", at(kCandKeys)},
+                                         {"cand_val_ptr", at(kCandVals)},
+                                         {"status_ptr", at(kStats)}},
+                                        stream));
+    TILEC_RETURN_IF_ERROR(radixSort(engine, at(kCandKeys), candidates,
+                                    sortPasses, at(kSortedVals), radix(),
+                                    stream, at(kCandVals)));
+    // FILL = 0 writes the counts and the pair count only; the maps' names
+    // point at buffers it does not write.
+    TILEC_RETURN_IF_ERROR(engine.launch("output_voxels", outputVoxelsCall(0),
+                                        {{"keys_ptr", sortedKeys()},
+                                         {"vals_ptr", at(kSortedVals)},
+                                         {"counts_ptr", at(kCounts)},
+                                         {"scan_ptr", at(kScan)},
+                                         {"out_coords_ptr", at(kScan)},
+                                         {"nb_ptr", at(kScan)},
+                                         {"nbi_ptr", at(kScan)},
+                                         {"pairs_ptr", statsAt(16)},
+                                         {"status_ptr", at(kStats)}},
+                                        stream));
+    return engine.launch("exclusive_scan", scanCall(outputPrograms),
+                         {{"in_ptr", at(kCounts)}, {"out_ptr", at(kScan)}},
+                         stream);
+  }
+
+  Status queueMaps(const rt::PoolBuffer &nb, const rt::PoolBuffer &nbi,
+                   const SortedNeighbourMap &down,
+                   const SortedNeighbourMap &up) {
+    const rt::Context &context = engine.context();
+    TILEC_RETURN_IF_ERROR(
+        memsetAsync(context, nb.address(), 0xFF, nb.size(), stream));
+    TILEC_RETURN_IF_ERROR(
+        memsetAsync(context, nbi.address(), 0xFF, nbi.size(), stream));
+    TILEC_RETURN_IF_ERROR(engine.launch("output_voxels", outputVoxelsCall(1),
+                                        {{"keys_ptr", sortedKeys()},
+                                         {"vals_ptr", at(kSortedVals)},
+                                         {"counts_ptr", at(kCounts)},
+                                         {"scan_ptr", at(kScan)},
+                                         {"out_coords_ptr", maps.outCoords},
+                                         {"nb_ptr", nb.ptr()},
+                                         {"nbi_ptr", nbi.ptr()},
+                                         {"pairs_ptr", statsAt(32)},
+                                         {"status_ptr", at(kStats)}},
+                                        stream));
+    TILEC_RETURN_IF_ERROR(sortRows(nb.ptr(), down));
+    return sortRows(nbi.ptr(), up);
+  }
+
+  // A map's rows sorted by the Gray key of their offsets, and transposed.
+  Status sortRows(rt::DevicePtr unsorted, const SortedNeighbourMap &map) {
+    int64_t rows = map.voxels;
+    if (rows == 0)
+      return Status::success();
+    TILEC_RETURN_IF_ERROR(engine.launch("neighbour_keys",
+                                        keysCall(rows, g.kernel, v),
+                                        {{"nb_ptr", unsorted},
+                                         {"sort_key_ptr", at(kCandKeys)},
+                                         {"pairs_ptr", statsAt(32)}},
+                                        stream));
+    TILEC_RETURN_IF_ERROR(radixSort(engine, at(kCandKeys), rows, radixPasses(v),
+                                    map.order, radix(), stream));
+    return engine.launch(
+        "neighbour_transpose", transposeCall(rows, v),
+        {{"nb_ptr", unsorted}, {"order_ptr", map.order}, {"nbt_ptr", map.nbt}},
+        stream);
+  }
+
+  SparseEngine &engine;
+  rt::DevicePtr coords;
+  StridedMaps &maps;
+  const ConvGeometry &g;
+  CUstream stream;
+  int64_t n, v, candidates, cells, outputPrograms;
+  int sortPasses;
+  std::vector<Region> regions;
+  StridedStats stats{};
+};
+
+} // namespace
+
 Result<std::unique_ptr<SparseTensor::StridedEntry>>
 SparseTensor::buildStrided(const ConvGeometry &g,
                            const std::array<int64_t, 3> &spatialShape,
                            int64_t batches, CUstream stream) {
-  const rt::Context &context = engine_->context();
-  int64_t n = voxels_;
-  TRY_ASSIGN(outShape, checkStrided(g, spatialShape, batches, n));
+  TRY_ASSIGN(outShape, checkStrided(g, spatialShape, batches, voxels_));
   auto entry = std::make_unique<StridedEntry>();
   StridedMaps &maps = entry->maps;
   maps.geometry = g;
   maps.inputShape = spatialShape;
   maps.outputShape = outShape;
   maps.batches = batches;
-  maps.inputs = n;
-  int64_t v = g.offsets(), c = g.candidatesPerVoxel();
-  int64_t candidates = n * c;
-  int64_t cells = batches * outShape[0] * outShape[1] * outShape[2];
-
-  // The candidates, sorted (the values after the last pass in kSortedVals,
-  // the keys in kKeysA or kKeysB), the radix counts, the statistics (the
-  // status at 0, the pair count at 16, neighbour_keys' unused counts at 32:
-  // 16-byte aligned, as the kernels declare)
-  // and the outputs' counts per program and their scan, in the engine's
-  // scratch. The maps' row sorts reuse kCandKeys for their keys and the
-  // radix buffers (a map has at most `candidates` rows).
-  int64_t radixPrograms = cdiv(candidates, kRadixPerProgram);
-  int64_t outputPrograms = cdiv(candidates, kOutputBlock);
-  enum {
-    kCandKeys,
-    kCandVals,
-    kKeysA,
-    kKeysB,
-    kValsTmp,
-    kSortedVals,
-    kHist,
-    kHistScan,
-    kStats,
-    kCounts,
-    kScan
-  };
-  TRY_ASSIGN(regions,
-             carve(*engine_, {4 * candidates, 4 * candidates, 4 * candidates,
-                              4 * candidates, 4 * candidates, 4 * candidates,
-                              digitCountBytes(radixPrograms),
-                              digitScanBytes(radixPrograms), 48,
-                              4 * outputPrograms, 4 * (outputPrograms + 1)}));
-  auto at = [&](int region) { return regions[region].ptr(); };
-  rt::DevicePtr stats = at(kStats);
-  rt::DevicePtr pairCount{stats.address + 16}, unusedCount{stats.address + 32};
-  int sortPasses = radixPassesOver(ceilLog2(cells + 1));
-  rt::DevicePtr sortedKeys =
-      (sortPasses - 1) % 2 == 0 ? at(kKeysA) : at(kKeysB);
-  RadixScratch radix{at(kKeysA), at(kKeysB), at(kValsTmp), at(kHist),
-                     at(kHistScan)};
-
-  if (n > 0) {
-    std::string signature = "strided|" + g.str() + "|" + countFacts(n) + "|" +
-                            countFacts(candidates) + "|" +
-                            std::to_string(sortPasses);
-    if (engine_->firstUseOf(signature)) {
-      std::vector<std::pair<std::string, Call>> calls = {
-          {"strided_candidates",
-           candidatesCall(n, g, spatialShape, outShape, batches)},
-          {"output_voxels", outputsCall(candidates, v, outShape, batches, 0)},
-          {"exclusive_scan", scanCall(outputPrograms)},
-          {"output_voxels", outputsCall(candidates, v, outShape, batches, 1)}};
-      appendRadixCalls(calls, candidates, sortPasses, /*positions=*/false);
-      appendSortedMapCalls(calls, n, g);
-      engine_->precompile(calls);
-    }
-    auto queueCounts = [&]() -> Status {
-      TRY(regions[kStats].memset8Async(0, stream));
-      TRY(engine_->launch("strided_candidates",
-                          candidatesCall(n, g, spatialShape, outShape, batches),
-                          {{"coords_ptr", coords_},
-                           {"cand_key_ptr", at(kCandKeys)},
-                           {"cand_val_ptr", at(kCandVals)},
-                           {"status_ptr", stats}},
-                          stream));
-      TRY(radixSort(*engine_, at(kCandKeys), candidates, sortPasses,
-                    at(kSortedVals), radix, stream, at(kCandVals)));
-      // FILL = 0 writes the counts and the pair count only; the maps' names
-      // point at buffers it does not write.
-      TRY(engine_->launch("output_voxels",
-                          outputsCall(candidates, v, outShape, batches, 0),
-                          {{"keys_ptr", sortedKeys},
-                           {"vals_ptr", at(kSortedVals)},
-                           {"counts_ptr", at(kCounts)},
-                           {"scan_ptr", at(kScan)},
-                           {"out_coords_ptr", at(kScan)},
-                           {"nb_ptr", at(kScan)},
-                           {"nbi_ptr", at(kScan)},
-                           {"pairs_ptr", pairCount},
-                           {"status_ptr", stats}},
-                          stream));
-      TRY(engine_->launch("exclusive_scan", scanCall(outputPrograms),
-                          {{"in_ptr", at(kCounts)}, {"out_ptr", at(kScan)}},
-                          stream));
-      return Status::success();
-    };
-    // As below: nothing queued outlives a failed build.
-    Status queued = queueCounts();
-    Status done = engine_->synchronize(stream);
-    TRY(queued);
-    TRY(done);
-  }
-  struct {
-    int32_t status;
-    int32_t unused[3];
-    int64_t pairs;
-  } counts{};
-  static_assert(offsetof(decltype(counts), pairs) == 16);
-  int32_t outputs = 0;
-  if (n > 0) {
-    TRY(regions[kStats].copyToHost(&counts, sizeof(counts)));
-    const rt::Driver &driver = context.driver();
-    TRY(driver.check(driver.api().cuMemcpyDtoH(
-                         &outputs, at(kScan).address + 4 * outputPrograms, 4),
-                     "cuMemcpyDtoH"));
-  }
-  if (counts.status == kOutsideGrid)
-    return Status::error(
-        ErrorKind::InvalidInput,
-        "strided convolution: a voxel lies outside the grid of " +
-            std::to_string(batches) + " batches x " +
-            std::to_string(spatialShape[0]) + " x " +
-            std::to_string(spatialShape[1]) + " x " +
-            std::to_string(spatialShape[2]) +
-            " (batch and coordinates from 0 up to these)");
-  if (int64_t(outputs) * v >= (int64_t(1) << 31))
-    return invalid(std::to_string(outputs) + " outputs of " +
-                   std::to_string(v) +
-                   " offsets each: the map's offsets are 32-bit");
-  maps.outputs = outputs;
-
-  // A kernel gets a valid address even for no output.
-  TRY_ASSIGN(coords, engine_->allocateMaps(
-                         std::max<size_t>(16, 16 * size_t(outputs)), stream));
-  maps.outCoords = coords.ptr();
-  maps.coordsStorage = std::move(coords);
-  TRY_ASSIGN(down,
-             allocateSortedMap(*engine_, outputs, v, counts.pairs, stream));
-  TRY_ASSIGN(up, allocateSortedMap(*engine_, n, v, counts.pairs, stream));
-  maps.down = down;
-  maps.up = up;
-  if (n == 0)
-    return entry;
-
-  // Both maps in voxel order, all -1 first, then written from the sorted
-  // candidates; they live until the transposes that read them are done.
-  TRY_ASSIGN(nb, engine_->allocateMaps(
-                     std::max<size_t>(16, 4 * size_t(outputs) * v), stream));
-  TRY_ASSIGN(nbi, engine_->allocateMaps(4 * size_t(n) * v, stream));
-  if (outputs > 0 && engine_->firstUseOf("strided-rows|" + g.str() + "|" +
-                                         countFacts(outputs))) {
-    std::vector<std::pair<std::string, Call>> calls;
-    appendSortedMapCalls(calls, outputs, g);
-    engine_->precompile(calls);
-  }
-  auto queueMaps = [&]() -> Status {
-    TRY(memsetAsync(context, nb.address(), 0xFF, nb.size(), stream));
-    TRY(memsetAsync(context, nbi.address(), 0xFF, nbi.size(), stream));
-    TRY(engine_->launch("output_voxels",
-                        outputsCall(candidates, v, outShape, batches, 1),
-                        {{"keys_ptr", sortedKeys},
-                         {"vals_ptr", at(kSortedVals)},
-                         {"counts_ptr", at(kCounts)},
-                         {"scan_ptr", at(kScan)},
-                         {"out_coords_ptr", maps.outCoords},
-                         {"nb_ptr", nb.ptr()},
-                         {"nbi_ptr", nbi.ptr()},
-                         {"pairs_ptr", unusedCount},
-                         {"status_ptr", stats}},
-                        stream));
-    std::pair<SortedNeighbourMap *, const rt::PoolBuffer *> sorts[] = {
-        {down.get(), &nb}, {up.get(), &nbi}};
-    for (auto [map, unsorted] : sorts) {
-      int64_t rows = map->voxels;
-      if (rows == 0)
-        continue;
-      TRY(engine_->launch("neighbour_keys", keysCall(rows, g.kernel, v),
-                          {{"nb_ptr", unsorted->ptr()},
-                           {"sort_key_ptr", at(kCandKeys)},
-                           {"pairs_ptr", unusedCount}},
-                          stream));
-      TRY(radixSort(*engine_, at(kCandKeys), rows, radixPasses(v), map->order,
-                    radix, stream));
-      TRY(engine_->launch("neighbour_transpose", transposeCall(rows, v),
-                          {{"nb_ptr", unsorted->ptr()},
-                           {"order_ptr", map->order},
-                           {"nbt_ptr", map->nbt}},
-                          stream));
-    }
-    return Status::success();
-  };
-  Status queued = queueMaps();
-  // The scratch is the next build's once the stream is done with it, and
-  // nothing queued may outlive the buffers it uses (freed on return on the
-  // legacy stream, which a non-blocking stream does not wait for): the
-  // stream is waited for on failure too.
-  Status done = engine_->synchronize(stream);
-  TRY(queued);
-  TRY(done);
-  nb.releaseOn(stream);
-  nbi.releaseOn(stream);
-  TRY(regions[kStats].copyToHost(&counts, sizeof(counts)));
-  if (counts.status == kDuplicateVoxel)
-    return Status::error(ErrorKind::InvalidInput,
-                         "strided convolution: two voxels of the tensor are "
-                         "the same; a sparse tensor holds each voxel once");
+  maps.inputs = voxels_;
+  StridedBuild build(*engine_, coords_, maps, stream);
+  TRY(build.prepare());
+  TRY(build.countOutputs());
+  TRY(build.writeMaps());
   return entry;
 }
 

@@ -1,14 +1,15 @@
 //===- voxel_neighbours.cpp - the neighbour map from the voxel table ------===//
 //
 // nb[i * V + v] is the voxel at offset v of voxel i's kernel window, or -1:
-// offset v = (kx * KS + ky) * KS + kz (the weights' [Co, Kx, Ky, Kz, Ci]
-// order) is the voxel at (x + (kx - KS/2) * DIL, y + ..., z + ...) in the
-// same batch. The lookups walk each key's probe sequence (VoxelHash.h) for
+// offset v = (kx * KY + ky) * KZ + kz (the weights' [Co, Kx, Ky, Kz, Ci]
+// order) is the voxel at (x + (kx - KX/2) * DX, y + (ky - KY/2) * DY,
+// z + (kz - KZ/2) * DZ) in the same batch; each extent is odd. The lookups walk each key's probe sequence (VoxelHash.h) for
 // at most probes[0] slots, the longest any insertion used: a key that is
 // not within them is not in the table.
 //
 // Only the lower half of the window is looked up: j at offset v of i means
-// i at offset V - 1 - v of j (the window is symmetric), so a hit writes both
+// i at offset V - 1 - v of j (a window of odd extents is symmetric), so a
+// hit writes both
 // nb[i * V + v] and nb[j * V + V - 1 - v], and the centre is i itself. The
 // upper half's entries that no hit writes stay as the caller set them: nb
 // is all -1 before the launch. Half the lookups for scattered stores: 114
@@ -33,7 +34,7 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
   Tensor vals = kb.arg("vals_ptr"), probes = kb.arg("probes_ptr");
   Tensor nb = kb.arg("nb_ptr");
   Tensor n = kb.arg("N"), log2Slots = kb.arg("LOG2_T");
-  Tensor kernelSize = kb.arg("KS"), dilation = kb.arg("DIL");
+  Tensor kx = kb.arg("KX"), ky = kb.arg("KY"), kz = kb.arg("KZ");
   Tensor v = kb.arg("V");
 
   Tensor voxel = kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
@@ -48,12 +49,10 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
     return kb.expandDims(kb.load(coords + voxel * 4 + axis, inRange, 0), 1);
   };
   // The window's offset along each axis, in voxels.
-  Tensor radius = kb.let("radius", kernelSize / 2);
   Tensor dx =
-      kb.let("dx", (cols / (kernelSize * kernelSize) - radius) * dilation);
-  Tensor dy =
-      kb.let("dy", (cols / kernelSize % kernelSize - radius) * dilation);
-  Tensor dz = kb.let("dz", (cols % kernelSize - radius) * dilation);
+      kb.let("dx", (cols / (ky * kz) - kx / 2) * kb.arg("DX"));
+  Tensor dy = kb.let("dy", (cols / kz % ky - ky / 2) * kb.arg("DY"));
+  Tensor dz = kb.let("dz", (cols % kz - kz / 2) * kb.arg("DZ"));
   Tensor b = kb.let("b", kb.broadcastTo(coordinate(0), {block, paddedOffsets}));
   Tensor x = kb.let("x", coordinate(1) + dx),
          y = kb.let("y", coordinate(2) + dy);
@@ -97,11 +96,10 @@ TILEC_KERNEL(voxel_neighbours) {
           // column each, and voxels per program so that a tile holds 2048
           // lookups.
           .param(MetaParameter("VP").powerOfTwo().byDefault(16).derivedAs(
-              "next_power_of_2(max(1, floor((KS * KS * KS - 1) / 2)))"))
+              "next_power_of_2(max(1, (KX * KY * KZ - 1) // 2))"))
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(128).derivedAs(
-              "max(16, cdiv(2048, next_power_of_2(max(1, floor((KS * KS * KS - "
-              "1) "
-              "/ 2)))))"))
+              "max(16, cdiv(2048, next_power_of_2(max(1, (KX * KY * KZ - 1) "
+              "// 2))))"))
           .arg(pointer("coords_ptr", "i32").divisibility(16))
           .arg(pointer("keys_ptr", "i64").divisibility(16))
           .arg(pointer("vals_ptr", "i32").divisibility(16))
@@ -109,24 +107,43 @@ TILEC_KERNEL(voxel_neighbours) {
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("LOG2_T", "i32").doNotSpecialize())
-          .arg(scalar("KS", "i32"))
-          .arg(scalar("DIL", "i32"))
-          .arg(scalar("V", "i32").byDefault("KS * KS * KS"))
+          .args({scalar("KX", "i32"), scalar("KY", "i32"), scalar("KZ", "i32"),
+                 scalar("DX", "i32"), scalar("DY", "i32"),
+                 scalar("DZ", "i32")})
+          .arg(scalar("V", "i32").byDefault("KX * KY * KZ"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
-          .key("KS")
+          .key("KX")
+          .key("KY")
+          .key("KZ")
           .grid({"cdiv(N, BLOCK)"})
-          .require("VP >= (KS * KS * KS - 1) / 2",
+          .require("VP >= (KX * KY * KZ - 1) // 2",
                    "a tile row holds the lower half's offsets")
+          .require("V == KX * KY * KZ", "V is the window's offsets")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
           .require("LOG2_T >= 1", "the table has at least two slots")
           .require("LOG2_T <= 30", "slot indices are 32-bit")
-          .require("KS % 2 == 1", "the kernel size is odd")
-          .require("DIL >= 1", "the dilation is positive")
+          .require("KX % 2 + KY % 2 + KZ % 2 == 3",
+                   "the window's extents are odd")
+          .require("min(min(DX, DY), DZ) >= 1", "the dilations are positive")
           // A table built on the host for a cloud of N voxels
           // (test/reference/voxel_neighbours.cpp).
-          .testSizes({{"N", 3000}, {"LOG2_T", 13}, {"KS", 3}, {"DIL", 1}},
-                     {{"N", 777}, {"LOG2_T", 11}, {"KS", 5}, {"DIL", 2}}),
+          .testSizes({{"N", 3000},
+                      {"LOG2_T", 13},
+                      {"KX", 3},
+                      {"KY", 3},
+                      {"KZ", 3},
+                      {"DX", 1},
+                      {"DY", 1},
+                      {"DZ", 1}},
+                     {{"N", 777},
+                      {"LOG2_T", 11},
+                      {"KX", 5},
+                      {"KY", 1},
+                      {"KZ", 3},
+                      {"DX", 2},
+                      {"DY", 1},
+                      {"DZ", 1}}),
       buildVoxelNeighbours);
   return kernel;
 }

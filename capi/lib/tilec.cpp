@@ -437,8 +437,7 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
   arguments.y = address(y);
   arguments.ci = ci;
   arguments.co = co;
-  arguments.kernelSize = kernel_size;
-  arguments.dilation = dilation;
+  arguments.window = sparse::Window::cube(kernel_size, dilation);
   arguments.allowTf32 = allow_tf32 != 0;
   Status status =
       sparse::submanifoldConv3d(tensor->runtime->engine(), tensor->tensor,
@@ -471,8 +470,7 @@ tilec_status tilec_submanifold_conv3d_backward(
   forward.weight = address(weight);
   forward.ci = ci;
   forward.co = co;
-  forward.kernelSize = kernel_size;
-  forward.dilation = dilation;
+  forward.window = sparse::Window::cube(kernel_size, dilation);
   forward.allowTf32 = allow_tf32 != 0;
   arguments.dy = address(dy);
   arguments.dx = address(dx);

@@ -88,6 +88,13 @@ CoverRound coverRound(const std::vector<uint32_t> &sortKeys,
 Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
                                int dilation, int64_t blockRows,
                                int coverRounds) {
+  return buildHostMaps(cloud, sparse::Window::cube(kernelSize, dilation),
+                       blockRows, coverRounds);
+}
+
+Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud,
+                               const sparse::Window &window,
+                               int64_t blockRows, int coverRounds) {
   using Key = std::tuple<int32_t, int32_t, int32_t, int32_t>;
   std::map<Key, int32_t> index;
   int64_t n = cloud.size();
@@ -102,8 +109,8 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
           std::to_string(
               index[Key{c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]}]));
   HostMaps maps;
-  int radius = kernelSize / 2;
-  int64_t v = int64_t(kernelSize) * kernelSize * kernelSize;
+  const std::array<int, 3> &k = window.kernel, &d = window.dilation;
+  int64_t v = window.offsets();
   maps.voxels = n;
   maps.offsets = v;
   maps.blockRows = blockRows;
@@ -113,18 +120,18 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
   for (int64_t i = 0; i < n; ++i) {
     std::vector<bool> mask(v);
     int64_t offset = 0;
-    for (int dx = -radius; dx <= radius; ++dx)
-      for (int dy = -radius; dy <= radius; ++dy)
-        for (int dz = -radius; dz <= radius; ++dz, ++offset) {
-          auto found = index.find(Key{c[4 * i], c[4 * i + 1] + dx * dilation,
-                                      c[4 * i + 2] + dy * dilation,
-                                      c[4 * i + 3] + dz * dilation});
+    for (int dx = -k[0] / 2; dx <= k[0] / 2; ++dx)
+      for (int dy = -k[1] / 2; dy <= k[1] / 2; ++dy)
+        for (int dz = -k[2] / 2; dz <= k[2] / 2; ++dz, ++offset) {
+          auto found = index.find(Key{c[4 * i], c[4 * i + 1] + dx * d[0],
+                                      c[4 * i + 2] + dy * d[1],
+                                      c[4 * i + 3] + dz * d[2]});
           if (found == index.end())
             continue;
           maps.nb[i * v + offset] = found->second;
           mask[offset] = true;
         }
-    keys[i] = maskSortKey(mask);
+    keys[i] = maskSortKey(mask, k);
   }
   sortHostMaps(maps, coverRounds);
   return maps;

@@ -47,6 +47,12 @@ struct HostMaps {
 Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
                                int dilation, int64_t blockRows,
                                int coverRounds = sparse::kCoverRounds);
+/// The same for any window (sparse::Window: odd extents per axis, a
+/// dilation per axis).
+Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud,
+                               const sparse::Window &window,
+                               int64_t blockRows,
+                               int coverRounds = sparse::kCoverRounds);
 
 /// The rest of a map from its `nb`, `sortKeys`, voxels, offsets and
 /// blockRows: the rows sorted by key, `coverRounds` cover rounds, nbt, the

@@ -11,18 +11,23 @@ using namespace tilec;
 using namespace tilec::harness;
 
 TILEC_REFERENCE(voxel_neighbours)(const ReferenceRequest &request) {
-  int64_t sizes[5];
-  const char *names[5] = {"N", "LOG2_T", "KS", "DIL", "V"};
-  for (int i = 0; i < 5; ++i) {
+  const char *names[9] = {"N",  "LOG2_T", "KX", "KY", "KZ",
+                          "DX", "DY",     "DZ", "V"};
+  int64_t sizes[9];
+  for (int i = 0; i < 9; ++i) {
     auto value = request.value(names[i]);
     if (!value)
       return value.status();
     sizes[i] = *value;
   }
-  auto [n, log2Slots, kernelSize, dilation, v] =
-      std::tuple(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4]);
-  if (v != kernelSize * kernelSize * kernelSize)
-    return Status::error("V must be KS^3");
+  int64_t n = sizes[0], log2Slots = sizes[1], v = sizes[8];
+  sparse::Window window;
+  for (int axis = 0; axis < 3; ++axis) {
+    window.kernel[axis] = static_cast<int>(sizes[2 + axis]);
+    window.dilation[axis] = static_cast<int>(sizes[5 + axis]);
+  }
+  if (v != window.offsets())
+    return Status::error("V must be KX * KY * KZ");
   if ((int64_t(1) << log2Slots) < 2 * n)
     return Status::error("the reference needs 2^LOG2_T >= 2N");
   sparse::VoxelCloud cloud = testCloud(n);
@@ -44,8 +49,7 @@ TILEC_REFERENCE(voxel_neighbours)(const ReferenceRequest &request) {
   problem.tensors["pairs_ptr"] = std::move(pairs);
   problem.output = "nb_ptr";
   if (request.withReference) {
-    auto maps = buildHostMaps(cloud, static_cast<int>(kernelSize),
-                              static_cast<int>(dilation), 64);
+    auto maps = buildHostMaps(cloud, window, 64);
     if (!maps)
       return maps.status();
     problem.expected.assign(maps->nb.begin(), maps->nb.end());

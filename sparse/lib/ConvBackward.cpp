@@ -228,7 +228,7 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
   int64_t n = tensor.voxels();
   TILEC_RETURN_IF_ERROR(checkBackward(arguments, n));
   const ConvArguments &f = arguments.forward;
-  int64_t v = int64_t(f.kernelSize) * f.kernelSize * f.kernelSize;
+  int64_t v = f.window.offsets();
   if (n == 0)
     return zeroParameterGradients(engine, arguments, v, stream);
   if (arguments.dx.address)
@@ -236,7 +236,7 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
   if (arguments.dw.address) {
     // The forward's checks (channels, kernel, dilation) come first.
     Result<const OffsetPairs *> pairs =
-        tensor.offsetPairs(f.kernelSize, f.dilation, stream);
+        tensor.offsetPairs(f.window, stream);
     if (!pairs)
       return pairs.status();
     TILEC_RETURN_IF_ERROR(

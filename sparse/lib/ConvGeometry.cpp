@@ -57,4 +57,33 @@ std::string ConvGeometry::str() const {
          ",d" + joined(dilation);
 }
 
+bool Window::isCube() const {
+  return kernel[0] == kernel[1] && kernel[1] == kernel[2] &&
+         dilation[0] == dilation[1] && dilation[1] == dilation[2];
+}
+
+int64_t Window::offsets() const {
+  return int64_t(kernel[0]) * kernel[1] * kernel[2];
+}
+
+Status Window::check(const std::string &function) const {
+  for (int axis = 0; axis < 3; ++axis) {
+    if (kernel[axis] < 1 || kernel[axis] % 2 == 0 || kernel[axis] > 7)
+      return Status::error(ErrorKind::InvalidArgument,
+                           function + ": the kernel size along " +
+                               axisName(axis) + " must be odd, 1 to 7, got " +
+                               std::to_string(kernel[axis]));
+    if (dilation[axis] < 1 || dilation[axis] > (1 << 16))
+      return Status::error(ErrorKind::InvalidArgument,
+                           function + ": the dilation along " + axisName(axis) +
+                               " must be from 1 to 65536, got " +
+                               std::to_string(dilation[axis]));
+  }
+  return Status::success();
+}
+
+std::string Window::str() const {
+  return "k" + joined(kernel) + ",d" + joined(dilation);
+}
+
 } // namespace tilec::sparse

@@ -50,13 +50,16 @@ constexpr int kTableGrowths = 3;
 Call insertCall(int64_t n, int log2Slots) {
   return makeCall({{"N", n}, {"LOG2_T", log2Slots}});
 }
-Call lookupCall(int64_t n, int log2Slots, int kernelSize, int dilation,
-                int64_t v) {
+Call lookupCall(int64_t n, int log2Slots, const Window &window) {
   return makeCall({{"N", n},
                    {"LOG2_T", log2Slots},
-                   {"KS", kernelSize},
-                   {"DIL", dilation},
-                   {"V", v}});
+                   {"KX", window.kernel[0]},
+                   {"KY", window.kernel[1]},
+                   {"KZ", window.kernel[2]},
+                   {"DX", window.dilation[0]},
+                   {"DY", window.dilation[1]},
+                   {"DZ", window.dilation[2]},
+                   {"V", window.offsets()}});
 }
 Call unionsCall(int64_t n) {
   return makeCall({{"N", n}}, {{"ROWS", kCoverRows}});
@@ -170,32 +173,27 @@ Status SparseTensor::setRowOrder(RowOrder order) {
   return Status::success();
 }
 
-Result<const NeighbourMaps *> SparseTensor::maps(int kernelSize, int dilation,
+Result<const NeighbourMaps *> SparseTensor::maps(const Window &window,
                                                  int64_t blockRows,
                                                  CUstream stream,
                                                  int64_t channels) {
-  if (kernelSize < 1 || kernelSize % 2 == 0 || kernelSize > 7)
-    return Status::error("kernel size " + std::to_string(kernelSize) +
-                         ": odd, from 1 to 7");
-  if (dilation < 1)
-    return Status::error("dilation " + std::to_string(dilation) +
-                         ": at least 1");
-  auto key = std::make_tuple(kernelSize, dilation, blockRows);
+  TILEC_RETURN_IF_ERROR(window.check("sparse tensor maps"));
+  auto key = std::make_pair(window, blockRows);
   if (auto found = maps_.find(key); found != maps_.end())
     return found->second.get();
   noteStream(stream);
   bool lean =
       rowOrder_ == RowOrder::LeanGroups ||
       (rowOrder_ == RowOrder::Auto && channels >= kLeanGroupsMinChannels);
-  auto sorted = sorted_.find({kernelSize, dilation});
+  auto sorted = sorted_.find(window);
   Result<std::unique_ptr<NeighbourMaps>> built =
       sorted != sorted_.end()
           ? buildBlockLists(sorted->second, blockRows, stream)
-          : buildMaps(kernelSize, dilation, lean, blockRows, stream);
+          : buildMaps(window, lean, blockRows, stream);
   if (!built)
     return built.status();
   if (sorted == sorted_.end())
-    sorted_[{kernelSize, dilation}] = (*built)->map;
+    sorted_[window] = (*built)->map;
   return (maps_[key] = std::move(*built)).get();
 }
 
@@ -218,10 +216,10 @@ namespace {
 // Builds of one signature launch in the same buckets, so the first of them
 // precompiles for all; a signature finer than the buckets only precompiles
 // more often, never less.
-std::string buildSignature(int64_t n, int log2Slots, int kernelSize,
-                           int dilation, int coverRounds) {
+std::string buildSignature(int64_t n, int log2Slots, const Window &window,
+                           int coverRounds) {
   std::string signature =
-      std::to_string(kernelSize) + "," + std::to_string(dilation) + "," +
+      window.str() + "," +
       std::to_string(log2Slots) + "," + std::to_string(coverRounds);
   auto count = [&](int64_t value) { signature += "|" + countFacts(value); };
   count(n);
@@ -237,10 +235,10 @@ std::string buildSignature(int64_t n, int log2Slots, int kernelSize,
 } // namespace
 
 Result<std::unique_ptr<NeighbourMaps>>
-SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
-                        int64_t blockRows, CUstream stream) {
+SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
+                        CUstream stream) {
   const rt::Context &context = engine_->context();
-  int64_t n = voxels_, v = int64_t(kernelSize) * kernelSize * kernelSize;
+  int64_t n = voxels_, v = window.offsets();
   // order, then nbt.
   int64_t bytes = 0;
   std::vector<int64_t> offsets = packedOffsets({4 * n, 4 * n * v}, bytes);
@@ -249,8 +247,8 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
   rt::DevicePtr nbt{storage.address() + offsets[1]};
   // The pair count is set once the build is done.
   auto map = std::make_shared<SortedNeighbourMap>(
-      SortedNeighbourMap{n, v, kernelSize, dilation, /*activePairs=*/0, order,
-                         nbt, std::move(storage)});
+      SortedNeighbourMap{n, v, /*activePairs=*/0, order, nbt,
+                         std::move(storage)});
   if (n == 0)
     return buildBlockLists(map, blockRows, stream);
 
@@ -289,11 +287,11 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
   // (specializations of the map kernels for these sizes): in parallel,
   // before the first launch.
   if (engine_->firstUseOf(
-          buildSignature(n, log2Slots, kernelSize, dilation, coverRounds))) {
+          buildSignature(n, log2Slots, window, coverRounds))) {
     std::vector<std::pair<std::string, Call>> calls = {
         {"voxel_hash_insert", insertCall(n, log2Slots)},
-        {"voxel_neighbours", lookupCall(n, log2Slots, kernelSize, dilation, v)},
-        {"neighbour_keys", keysCall(n, {kernelSize, kernelSize, kernelSize}, v)},
+        {"voxel_neighbours", lookupCall(n, log2Slots, window)},
+        {"neighbour_keys", keysCall(n, window.kernel, v)},
         {"neighbour_transpose", transposeCall(n, v)}};
     appendRadixCalls(calls, n, radixPasses(v));
     if (coverRounds > 0) {
@@ -332,14 +330,14 @@ SparseTensor::buildMaps(int kernelSize, int dilation, bool lean,
     // pair count.
     TRY(regions[kNb].memset8Async(0xFF, stream));
     TRY(engine_->launch("voxel_neighbours",
-                        lookupCall(n, log2Slots, kernelSize, dilation, v),
+                        lookupCall(n, log2Slots, window),
                         {{"coords_ptr", coords_},
                          {"keys_ptr", regions[kKeys].ptr()},
                          {"vals_ptr", regions[kVals].ptr()},
                          {"probes_ptr", probes},
                          {"nb_ptr", regions[kNb].ptr()}},
                         stream));
-    TRY(engine_->launch("neighbour_keys", keysCall(n, {kernelSize, kernelSize, kernelSize}, v),
+    TRY(engine_->launch("neighbour_keys", keysCall(n, window.kernel, v),
                         {{"nb_ptr", regions[kNb].ptr()},
                          {"sort_key_ptr", regions[kSortKeys].ptr()},
                          {"pairs_ptr", pairs}},
@@ -467,19 +465,18 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
 }
 
 Result<const OffsetPairs *>
-SparseTensor::offsetPairs(int kernelSize, int dilation, CUstream stream) {
-  if (auto found = pairs_.find({kernelSize, dilation}); found != pairs_.end())
+SparseTensor::offsetPairs(const Window &window, CUstream stream) {
+  if (auto found = pairs_.find(window); found != pairs_.end())
     return found->second.get();
-  auto sorted = sorted_.find({kernelSize, dilation});
+  auto sorted = sorted_.find(window);
   if (sorted == sorted_.end()) {
-    TRY_ASSIGN(built,
-               maps(kernelSize, dilation, convRowBlocks().front(), stream));
+    TRY_ASSIGN(built, maps(window, convRowBlocks().front(), stream));
     (void)built;
-    sorted = sorted_.find({kernelSize, dilation});
+    sorted = sorted_.find(window);
   }
   noteStream(stream);
   TRY_ASSIGN(pairs, buildOffsetPairs(sorted->second, stream));
-  return (pairs_[{kernelSize, dilation}] = std::move(pairs)).get();
+  return (pairs_[window] = std::move(pairs)).get();
 }
 
 Result<std::unique_ptr<OffsetPairs>>

@@ -169,11 +169,8 @@ allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
   TRY_ASSIGN(storage, engine.allocateMaps(bytes, stream));
   rt::DevicePtr order = storage.ptr();
   rt::DevicePtr nbt{storage.address() + offsets[1]};
-  // A strided map has no single kernel size or dilation (its geometry says
-  // what it is).
   return std::make_shared<SortedNeighbourMap>(
-      SortedNeighbourMap{rows, v, /*kernelSize=*/0, /*dilation=*/0, pairs,
-                         order, nbt, std::move(storage)});
+      SortedNeighbourMap{rows, v, pairs, order, nbt, std::move(storage)});
 }
 
 Status memsetAsync(const rt::Context &context, CUdeviceptr address,

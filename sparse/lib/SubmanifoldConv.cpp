@@ -124,12 +124,7 @@ Status checkConvShape(const ConvArguments &a, const std::string &function) {
   if (a.ci < 1 || a.co < 1)
     return fail("ci and co must be positive, got " + std::to_string(a.ci) +
                 " and " + std::to_string(a.co));
-  if (a.kernelSize < 1 || a.kernelSize % 2 == 0 || a.kernelSize > 7)
-    return fail("the kernel size must be odd, 1 to 7, got " +
-                std::to_string(a.kernelSize));
-  if (a.dilation < 1)
-    return fail("the dilation must be at least 1, got " +
-                std::to_string(a.dilation));
+  TILEC_RETURN_IF_ERROR(a.window.check(function));
   if (a.allowTf32 && a.dtype != DType::F32)
     return fail("allow_tf32 applies to f32 only");
   return Status::success();
@@ -159,8 +154,7 @@ namespace {
 // sparse_conv_fwd's call for a submanifold convolution over `voxels`
 // voxels.
 Call submanifoldCall(const ConvArguments &arguments, int64_t voxels) {
-  int64_t k = arguments.kernelSize;
-  return convCall(arguments, voxels, k * k * k, voxels,
+  return convCall(arguments, voxels, arguments.window.offsets(), voxels,
                   arguments.transposeWeight ? 1 : 0);
 }
 
@@ -346,19 +340,21 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
     return Status::success();
   tensor.noteStream(stream);
   Call call = submanifoldCall(arguments, n);
-  // The maps differ by dilation, the kernel does not.
-  std::string key =
-      callKey(call) + ",dilation=" + std::to_string(arguments.dilation);
+  // The maps differ by the window's shape and dilation, the kernel only by
+  // its count of offsets.
+  std::string key = callKey(call) + "," + arguments.window.str();
   auto found = tensor.convs_.find(key);
   if (found == tensor.convs_.end()) {
     // The input gradient's kernel calls record themselves (a workload
     // layer is a forward convolution).
-    if (!arguments.transposeWeight)
+    // A workload's layer is a cube (its format's kernel_size and
+    // dilation); a non-cubic window's calls are recorded as kernel calls.
+    if (!arguments.transposeWeight && arguments.window.isCube())
       rt::WorkloadRecorder::process().recordConvLayer(
           convLayerOf(arguments, n));
     ConvMapsOf mapsOf = [&](int64_t rows) {
-      return tensor.maps(arguments.kernelSize, arguments.dilation, rows,
-                         stream, arguments.ci * arguments.co);
+      return tensor.maps(arguments.window, rows, stream,
+                         arguments.ci * arguments.co);
     };
     Result<std::unique_ptr<PreparedConv>> prepared =
         prepareConv(engine, mapsOf, arguments, call, stream);
@@ -383,8 +379,8 @@ rt::ConvLayer convLayerOf(const ConvArguments &arguments, int64_t voxels) {
   layer.voxels = voxels;
   layer.inChannels = arguments.ci;
   layer.outChannels = arguments.co;
-  layer.kernelSize = arguments.kernelSize;
-  layer.dilation = arguments.dilation;
+  layer.kernelSize = arguments.window.kernel[0];
+  layer.dilation = arguments.window.dilation[0];
   layer.dtype = dtypeName(arguments.dtype);
   layer.bias = arguments.bias.address != 0;
   layer.allowTf32 = arguments.allowTf32;
@@ -411,8 +407,7 @@ Result<ConvArguments> convArgumentsOf(const rt::ConvLayer &layer) {
   arguments.co = layer.outChannels;
   arguments.xRowStride = layer.xRowStride;
   arguments.yRowStride = layer.yRowStride;
-  arguments.kernelSize = layer.kernelSize;
-  arguments.dilation = layer.dilation;
+  arguments.window = Window::cube(layer.kernelSize, layer.dilation);
   arguments.allowTf32 = layer.allowTf32;
   return arguments;
 }

@@ -95,21 +95,26 @@ protected:
       const sparse::VoxelCloud &cloud, int kernelSize, int dilation,
       int64_t blockRows,
       sparse::RowOrder rowOrder = sparse::RowOrder::LeanGroups) {
+    expectMapsMatch(cloud, sparse::Window::cube(kernelSize, dilation),
+                    blockRows, rowOrder);
+  }
+  void expectMapsMatch(
+      const sparse::VoxelCloud &cloud, const sparse::Window &window,
+      int64_t blockRows,
+      sparse::RowOrder rowOrder = sparse::RowOrder::LeanGroups) {
     bool lean = rowOrder == sparse::RowOrder::LeanGroups;
-    SCOPED_TRACE("N " + std::to_string(cloud.size()) + " KS " +
-                 std::to_string(kernelSize) + " DIL " +
-                 std::to_string(dilation) + " BLOCK_M " +
-                 std::to_string(blockRows) + (lean ? "" : " key order"));
-    auto expected =
-        harness::buildHostMaps(cloud, kernelSize, dilation, blockRows,
-                               lean ? sparse::kCoverRounds : 0);
+    SCOPED_TRACE("N " + std::to_string(cloud.size()) + " " + window.str() +
+                 " BLOCK_M " + std::to_string(blockRows) +
+                 (lean ? "" : " key order"));
+    auto expected = harness::buildHostMaps(cloud, window, blockRows,
+                                           lean ? sparse::kCoverRounds : 0);
     ASSERT_TRUE(expected.ok()) << expected.message();
     rt::DeviceBuffer coords = upload(cloud.coords);
     auto tensor =
         sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
     ASSERT_TRUE(tensor.ok()) << tensor.message();
     ASSERT_TRUE(tensor->setRowOrder(rowOrder).ok());
-    auto maps = tensor->maps(kernelSize, dilation, blockRows, nullptr);
+    auto maps = tensor->maps(window, blockRows, nullptr);
     ASSERT_TRUE(maps.ok()) << maps.message();
     // The built maps keep their order.
     sparse::RowOrder other =
@@ -138,11 +143,19 @@ protected:
                          int64_t co, int kernelSize, sparse::DType dtype,
                          bool tf32, bool bias, CUstream stream = nullptr,
                          CUstream repeatStream = nullptr) {
+    expectConvMatches(cloud, ci, co, sparse::Window::cube(kernelSize), dtype,
+                      tf32, bias, stream, repeatStream);
+  }
+  void expectConvMatches(const sparse::VoxelCloud &cloud, int64_t ci,
+                         int64_t co, const sparse::Window &window,
+                         sparse::DType dtype,
+                         bool tf32, bool bias, CUstream stream = nullptr,
+                         CUstream repeatStream = nullptr) {
     SCOPED_TRACE("N " + std::to_string(cloud.size()) + " " +
-                 std::to_string(ci) + "->" + std::to_string(co) + " KS " +
-                 std::to_string(kernelSize) + " " + sparse::dtypeName(dtype) +
+                 std::to_string(ci) + "->" + std::to_string(co) + " " +
+                 window.str() + " " + sparse::dtypeName(dtype) +
                  (tf32 ? " tf32" : "") + (bias ? " bias" : ""));
-    int64_t n = cloud.size(), v = int64_t(kernelSize) * kernelSize * kernelSize;
+    int64_t n = cloud.size(), v = window.offsets();
     auto format = harness::formatOf(sparse::dtypeName(dtype));
     ASSERT_TRUE(format.ok());
     harness::Random rng(ci * 1000 + co);
@@ -172,7 +185,7 @@ protected:
     arguments.y = yd.ptr();
     arguments.ci = ci;
     arguments.co = co;
-    arguments.kernelSize = kernelSize;
+    arguments.window = window;
     arguments.dtype = dtype;
     arguments.allowTf32 = tf32;
     tilec::Status ran =
@@ -182,7 +195,7 @@ protected:
     ASSERT_TRUE(yd.copyToHost(y.bytes.data(), y.bytes.size()).ok());
     if (n == 0)
       return;
-    auto maps = harness::buildHostMaps(cloud, kernelSize, 1, 64);
+    auto maps = harness::buildHostMaps(cloud, window, 64);
     ASSERT_TRUE(maps.ok());
     harness::Tolerance tolerance =
         harness::toleranceFor(*format, tf32, std::sqrt(double(v * ci)));
@@ -216,19 +229,18 @@ protected:
   // training) against float64, then the same bits from a second call.
   struct BackwardCase {
     int64_t ci = 32, co = 32;
-    int kernelSize = 3, dilation = 1;
+    sparse::Window window;
     sparse::DType dtype = sparse::DType::F16;
     bool tf32 = false, weightGradF32 = false;
   };
   void expectBackwardMatches(const sparse::VoxelCloud &cloud,
                              const BackwardCase &c, CUstream stream = nullptr) {
     SCOPED_TRACE("N " + std::to_string(cloud.size()) + " " +
-                 std::to_string(c.ci) + "->" + std::to_string(c.co) + " KS " +
-                 std::to_string(c.kernelSize) + " DIL " +
-                 std::to_string(c.dilation) + " " + sparse::dtypeName(c.dtype) +
+                 std::to_string(c.ci) + "->" + std::to_string(c.co) + " " +
+                 c.window.str() + " " + sparse::dtypeName(c.dtype) +
                  (c.tf32 ? " tf32" : "") + (c.weightGradF32 ? " f32 dW" : ""));
     int64_t n = cloud.size();
-    int64_t v = int64_t(c.kernelSize) * c.kernelSize * c.kernelSize;
+    int64_t v = c.window.offsets();
     auto format = harness::formatOf(sparse::dtypeName(c.dtype));
     ASSERT_TRUE(format.ok());
     auto gradFormat =
@@ -265,8 +277,7 @@ protected:
     forward.y = yd.ptr();
     forward.ci = c.ci;
     forward.co = c.co;
-    forward.kernelSize = c.kernelSize;
-    forward.dilation = c.dilation;
+    forward.window = c.window;
     forward.dtype = c.dtype;
     forward.allowTf32 = c.tf32;
     arguments.dy = dyd.ptr();
@@ -292,7 +303,7 @@ protected:
                 .ok());
     };
     runBackward();
-    auto maps = harness::buildHostMaps(cloud, c.kernelSize, c.dilation, 64);
+    auto maps = harness::buildHostMaps(cloud, c.window, 64);
     ASSERT_TRUE(maps.ok());
     std::vector<double> xs(n * c.ci), ws(c.co * v * c.ci), dys(n * c.co);
     for (size_t i = 0; i < xs.size(); ++i)
@@ -401,6 +412,14 @@ TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
   // The key's order alone (no cover round).
   expectMapsMatch(sparse::shellScene(96), 3, 1, 128, sparse::RowOrder::Key);
   expectMapsMatch(sparse::denseScene(9), 5, 1, 64, sparse::RowOrder::Key);
+  // Windows that are no cube (Cylinder3D's (1, 3, 3) and (3, 1, 3)), a
+  // dilation along one axis.
+  expectMapsMatch(sparse::shellScene(32), sparse::Window{{1, 3, 3}, {1, 1, 1}},
+                  64);
+  expectMapsMatch(sparse::uniformScene(5000, 40, 2, 7),
+                  sparse::Window{{3, 1, 3}, {1, 1, 2}}, 128);
+  expectMapsMatch(sparse::denseScene(12), sparse::Window{{5, 3, 1}, {1, 2, 1}},
+                  64, sparse::RowOrder::Key);
 }
 
 TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {
@@ -457,6 +476,13 @@ TEST_F(SparseConvGpuTest, ConvolutionMatchesFloat64) {
   expectConvMatches(sparse::denseScene(10), 16, 16, 5, DType::F16, false,
                     false);
   expectConvMatches(sparse::shellScene(20), 32, 32, 3, DType::F32, true, false);
+  // Windows that are no cube.
+  expectConvMatches(sparse::shellScene(32), 32, 48,
+                    sparse::Window{{1, 3, 3}, {1, 1, 1}}, DType::F16, false,
+                    true);
+  expectConvMatches(sparse::uniformScene(4000, 30, 1, 9), 3, 17,
+                    sparse::Window{{3, 1, 5}, {2, 1, 1}}, DType::BF16, false,
+                    false);
 }
 
 TEST_F(SparseConvGpuTest, GradientsMatchFloat64) {
@@ -477,10 +503,10 @@ TEST_F(SparseConvGpuTest, GradientsMatchFloat64) {
   expectBackwardMatches(sparse::shellScene(24, 2), c);
   c = BackwardCase();
   c.ci = c.co = 16;
-  c.kernelSize = 5;
+  c.window = sparse::Window::cube(5);
   expectBackwardMatches(sparse::denseScene(10), c);
   c = BackwardCase();
-  c.dilation = 2;
+  c.window = sparse::Window::cube(3, 2);
   c.ci = 64;
   c.co = 128;
   expectBackwardMatches(sparse::shellScene(40), c);
@@ -492,6 +518,13 @@ TEST_F(SparseConvGpuTest, GradientsMatchFloat64) {
   c = BackwardCase();
   c.ci = c.co = 64;
   expectBackwardMatches(sparse::shellScene(96), c);
+  // A window that is no cube, with a dilation along one axis: dX reads the
+  // mirrored offset of each axis.
+  c = BackwardCase();
+  c.window = sparse::Window{{3, 1, 5}, {1, 1, 2}};
+  c.ci = 24;
+  c.co = 40;
+  expectBackwardMatches(sparse::shellScene(40), c);
 }
 
 TEST_F(SparseConvGpuTest, GradientsOfNoVoxelAndOneVoxel) {
@@ -722,12 +755,13 @@ TEST_F(SparseConvGpuTest, BadArgumentsAreClearErrors) {
   arguments.x = arguments.weight = arguments.y = coords.ptr();
   arguments.ci = 16;
   arguments.co = 16;
-  arguments.kernelSize = 4;
+  arguments.window = sparse::Window::cube(4);
   tilec::Status status =
       sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
-  EXPECT_NE(status.message().find("kernel size must be odd"), std::string::npos)
+  EXPECT_NE(status.message().find("must be odd, 1 to 7, got 4"),
+            std::string::npos)
       << status.message();
-  arguments.kernelSize = 3;
+  arguments.window = sparse::Window::cube(3);
   arguments.allowTf32 = true;
   status = sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
   EXPECT_NE(status.message().find("allow_tf32 applies to f32"),

@@ -180,8 +180,7 @@ Replayed replayConv(const rt::Context &context, sparse::SparseEngine &engine,
     return result.problem = arguments.message(), result;
   sparse::VoxelCloud cloud = sparse::shellSceneOfSize(call.conv->voxels);
   int64_t n = cloud.size(), ci = arguments->ci, co = arguments->co;
-  int64_t v = int64_t(arguments->kernelSize) * arguments->kernelSize *
-              arguments->kernelSize;
+  int64_t v = arguments->window.offsets();
   auto format = harness::formatOf(sparse::dtypeName(arguments->dtype));
   if (!format)
     return result.problem = format.message(), result;
@@ -252,8 +251,7 @@ Replayed replayConv(const rt::Context &context, sparse::SparseEngine &engine,
     result.correct = true;
     return result;
   }
-  auto maps = harness::buildHostMaps(cloud, arguments->kernelSize,
-                                     arguments->dilation, 64);
+  auto maps = harness::buildHostMaps(cloud, arguments->window, 64);
   if (!maps)
     return result.problem = maps.message(), result;
   harness::Tolerance tolerance = harness::toleranceFor(

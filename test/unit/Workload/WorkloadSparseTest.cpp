@@ -23,8 +23,7 @@ TEST(WorkloadSparseTest, ALayerRoundTripsThroughTheConvolutionsArguments) {
   sparse::ConvArguments arguments;
   arguments.ci = 32;
   arguments.co = 48;
-  arguments.kernelSize = 5;
-  arguments.dilation = 2;
+  arguments.window = sparse::Window::cube(5, 2);
   arguments.dtype = sparse::DType::F32;
   arguments.allowTf32 = true;
   arguments.bias = rt::DevicePtr{0x1000};
@@ -45,8 +44,7 @@ TEST(WorkloadSparseTest, ALayerRoundTripsThroughTheConvolutionsArguments) {
   ASSERT_TRUE(back.ok()) << back.message();
   EXPECT_EQ(back->ci, 32);
   EXPECT_EQ(back->co, 48);
-  EXPECT_EQ(back->kernelSize, 5);
-  EXPECT_EQ(back->dilation, 2);
+  EXPECT_TRUE(back->window == sparse::Window::cube(5, 2));
   EXPECT_EQ(back->dtype, sparse::DType::F32);
   EXPECT_TRUE(back->allowTf32);
   EXPECT_EQ(back->yStride(), 64);

@@ -54,6 +54,37 @@ struct ConvGeometry {
   }
 };
 
+/// A submanifold convolution's window per axis (x, y, z): an odd kernel
+/// extent from 1 to 7 and a dilation of at least 1. Offset (kx, ky, kz) of
+/// the voxel at p reads the voxel at p + ((kx, ky, kz) - kernel / 2) *
+/// dilation; the offsets run in the weights' [Co, Kx, Ky, Kz, Ci] order. The
+/// window is symmetric: voxel j is at offset v of voxel i exactly when i is
+/// at offset V - 1 - v of j (what the maps' half lookups and the input
+/// gradient use).
+struct Window {
+  std::array<int, 3> kernel{3, 3, 3}, dilation{1, 1, 1};
+
+  /// kernel^3 with one dilation on every axis.
+  static Window cube(int kernel, int dilation = 1) {
+    return Window{{kernel, kernel, kernel}, {dilation, dilation, dilation}};
+  }
+  bool isCube() const;
+  /// Kx * Ky * Kz.
+  int64_t offsets() const;
+  /// An InvalidArgument error naming the axis out of range, prefixed with
+  /// `function`.
+  Status check(const std::string &function) const;
+  /// "k3x3x3,d1x1x1": for keys and messages.
+  std::string str() const;
+
+  friend bool operator<(const Window &a, const Window &b) {
+    return std::tie(a.kernel, a.dilation) < std::tie(b.kernel, b.dilation);
+  }
+  friend bool operator==(const Window &a, const Window &b) {
+    return a.kernel == b.kernel && a.dilation == b.dilation;
+  }
+};
+
 } // namespace tilec::sparse
 
 #endif // TILEC_SPARSE_CONVGEOMETRY_H

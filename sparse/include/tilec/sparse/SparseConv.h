@@ -118,11 +118,11 @@ private:
   std::map<std::string, KernelDescription> descriptions_;
 };
 
-/// The neighbour map of one (kernel size, dilation), in the masked GEMM's
-/// row order: docs/sparse-conv.md.
+/// A neighbour map in the masked GEMM's row order (docs/sparse-conv.md): a
+/// submanifold window's over a tensor's voxels, or one side of a strided
+/// convolution's.
 struct SortedNeighbourMap {
   int64_t voxels = 0, offsets = 0;
-  int kernelSize = 0, dilation = 0;
   /// (voxel, offset) pairs with a neighbour.
   int64_t activePairs = 0;
   /// Sorted row r is voxel order[r]; nbt[v * N + r] its neighbour at offset
@@ -231,18 +231,24 @@ public:
   Status setRowOrder(RowOrder order);
   RowOrder rowOrder() const { return rowOrder_; }
 
-  /// The maps for (kernelSize, dilation, blockRows), built on `stream` on
-  /// first use; row blocks of one (kernelSize, dilation) share the sorted
-  /// map. The first build of a (kernelSize, dilation) queues the sorted map
+  /// The maps for (window, blockRows), built on `stream` on first use; row
+  /// blocks of one window share the sorted map. The first build of a
+  /// window queues the sorted map
   /// and the block lists, then synchronizes the stream once (the voxel
   /// table's statistics say whether it took every voxel); later row blocks
   /// queue their lists without waiting.
   /// Duplicate voxels and coordinates out of range are errors.
   /// `channels`: CI * CO of the convolution that asks, which decides
   /// RowOrder::Auto (0: none).
+  Result<const NeighbourMaps *> maps(const Window &window, int64_t blockRows,
+                                     CUstream stream, int64_t channels = 0);
+  /// maps() of a kernelSize^3 window with one dilation.
   Result<const NeighbourMaps *> maps(int kernelSize, int dilation,
                                      int64_t blockRows, CUstream stream,
-                                     int64_t channels = 0);
+                                     int64_t channels = 0) {
+    return maps(Window::cube(kernelSize, dilation), blockRows, stream,
+                channels);
+  }
 
   /// The outputs and maps of the strided convolution `geometry` over this
   /// tensor's voxels, on a grid of `spatialShape` voxels per axis holding
@@ -299,18 +305,18 @@ private:
   /// Frees the maps once the work queued so far on every stream that read
   /// them is done (on the legacy default stream, which waits for each).
   void releaseMaps();
-  /// Builds the sorted map of (kernelSize, dilation) and the lists of
-  /// `blockRows` over it (one synchronization).
-  Result<std::unique_ptr<NeighbourMaps>> buildMaps(int kernelSize, int dilation,
+  /// Builds the sorted map of `window` and the lists of `blockRows` over it
+  /// (one synchronization).
+  Result<std::unique_ptr<NeighbourMaps>> buildMaps(const Window &window,
                                                    bool lean, int64_t blockRows,
                                                    CUstream stream);
   /// Queues the row blocks' lists over `map`.
   Result<std::unique_ptr<NeighbourMaps>>
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                   int64_t blockRows, CUstream stream);
-  /// The pair lists of (kernelSize, dilation), listed on `stream` on first
-  /// use over the sorted map (built first if there is none).
-  Result<const OffsetPairs *> offsetPairs(int kernelSize, int dilation,
+  /// The pair lists of `window`, listed on `stream` on first use over the
+  /// sorted map (built first if there is none).
+  Result<const OffsetPairs *> offsetPairs(const Window &window,
                                           CUstream stream);
   /// Queues the stable radix sort of the row blocks by their `counts` of
   /// offsets into `blkOrder`, in `scratch` (getBlockSortLayout's bytes).
@@ -322,10 +328,9 @@ private:
   rt::DevicePtr coords_;
   int64_t voxels_;
   RowOrder rowOrder_ = RowOrder::Auto;
-  std::map<std::pair<int, int>, std::shared_ptr<const SortedNeighbourMap>>
-      sorted_;
-  std::map<std::tuple<int, int, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;
-  std::map<std::pair<int, int>, std::unique_ptr<OffsetPairs>> pairs_;
+  std::map<Window, std::shared_ptr<const SortedNeighbourMap>> sorted_;
+  std::map<std::pair<Window, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;
+  std::map<Window, std::unique_ptr<OffsetPairs>> pairs_;
   /// By the call's shape: a repeated call packs its four pointers and
   /// launches, nothing else.
   std::map<std::string, std::unique_ptr<PreparedConv>> convs_;
@@ -339,16 +344,19 @@ private:
 };
 
 struct ConvArguments {
-  /// x: [N, ci] (rows xRowStride apart, default ci), weight: [co, k, k, k,
-  /// ci] contiguous, bias: [co] or null, y: [N, co] (rows yRowStride apart,
-  /// default co); all of `dtype`, 16-byte aligned.
+  /// x: [N, ci] (rows xRowStride apart, default ci), weight: [co, kx, ky,
+  /// kz, ci] contiguous (the window's extents), bias: [co] or null, y: [N,
+  /// co] (rows yRowStride apart, default co); all of `dtype`, 16-byte
+  /// aligned.
   rt::DevicePtr x, weight, bias, y;
   int64_t ci = 0, co = 0;
   int64_t xRowStride = 0, yRowStride = 0;
   /// The row strides in effect: the given ones, else dense rows.
   int64_t xStride() const { return xRowStride ? xRowStride : ci; }
   int64_t yStride() const { return yRowStride ? yRowStride : co; }
-  int kernelSize = 3, dilation = 1;
+  /// The window: 3^3 by default; any odd extents per axis, a dilation per
+  /// axis.
+  Window window;
   DType dtype = DType::F16;
   bool allowTf32 = false;
   /// The input gradient's form (submanifoldConv3dBackward sets it): weight
@@ -383,7 +391,7 @@ struct ConvBackwardArguments {
 struct StridedConvArguments {
   /// x, weight [co, kx, ky, kz, ci] (the geometry's kernel), bias, y, the
   /// channels, row strides, dtype and tf32 as for a submanifold
-  /// convolution; kernelSize, dilation and transposeWeight are not read.
+  /// convolution; window and transposeWeight are not read.
   /// The strided convolution reads x [inputs, ci] and writes y [outputs,
   /// co]; the inverse reads x [outputs, ci] and writes y [inputs, co].
   ConvArguments conv;
@@ -462,8 +470,9 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
 std::vector<std::pair<std::string, Call>>
 convKernelCalls(const ConvArguments &arguments, int64_t voxels);
 
-/// The layer a convolution over `voxels` voxels is, as a workload records it
-/// (tilec/runtime/Workload.h), and the arguments of a layer (no buffers).
+/// The layer a convolution of a cubic window over `voxels` voxels is, as a
+/// workload records it (tilec/runtime/Workload.h: a kernel size and a
+/// dilation), and the arguments of a layer (no buffers).
 rt::ConvLayer convLayerOf(const ConvArguments &arguments, int64_t voxels);
 Result<ConvArguments> convArgumentsOf(const rt::ConvLayer &layer);
 

@@ -412,18 +412,50 @@ tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
   return succeed();
 }
 
+namespace {
+
+// A window from the C API's arrays, or an error.
+tilec_status readWindow(const int32_t *kernel, const int32_t *dilation,
+                        sparse::Window &window) {
+  if (!kernel || !dilation)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "kernel and dilation must not be NULL");
+  for (int axis = 0; axis < 3; ++axis) {
+    window.kernel[axis] = kernel[axis];
+    window.dilation[axis] = dilation[axis];
+  }
+  return TILEC_OK;
+}
+
+} // namespace
+
 tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
                                       const void *x, const void *weight,
                                       const void *bias, void *y, int32_t ci,
                                       int32_t co, int32_t kernel_size,
                                       int32_t dilation, tilec_dtype dtype,
                                       int32_t allow_tf32, void *stream) {
+  int32_t kernel[3] = {kernel_size, kernel_size, kernel_size};
+  int32_t dilations[3] = {dilation, dilation, dilation};
+  return tilec_submanifold_conv3d_window(tensor, x, weight, bias, y, ci, co,
+                                         kernel, dilations, dtype, allow_tf32,
+                                         stream);
+}
+
+tilec_status tilec_submanifold_conv3d_window(
+    tilec_sparse_tensor *tensor, const void *x, const void *weight,
+    const void *bias, void *y, int32_t ci, int32_t co, const int32_t kernel[3],
+    const int32_t dilation[3], tilec_dtype dtype, int32_t allow_tf32,
+    void *stream) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  sparse::ConvArguments arguments;
+  if (tilec_status read = readWindow(kernel, dilation, arguments.window);
+      read != TILEC_OK)
+    return read;
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  sparse::ConvArguments arguments;
   if (!toDType(dtype, arguments.dtype))
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "dtype " + std::to_string(int(dtype)) +
@@ -437,7 +469,6 @@ tilec_status tilec_submanifold_conv3d(tilec_sparse_tensor *tensor,
   arguments.y = address(y);
   arguments.ci = ci;
   arguments.co = co;
-  arguments.window = sparse::Window::cube(kernel_size, dilation);
   arguments.allowTf32 = allow_tf32 != 0;
   Status status =
       sparse::submanifoldConv3d(tensor->runtime->engine(), tensor->tensor,
@@ -452,13 +483,28 @@ tilec_status tilec_submanifold_conv3d_backward(
     const void *dy, void *dx, void *dw, void *db, int32_t ci, int32_t co,
     int32_t kernel_size, int32_t dilation, tilec_dtype dtype,
     int32_t allow_tf32, int32_t weight_grad_f32, void *stream) {
+  int32_t kernel[3] = {kernel_size, kernel_size, kernel_size};
+  int32_t dilations[3] = {dilation, dilation, dilation};
+  return tilec_submanifold_conv3d_window_backward(
+      tensor, x, weight, dy, dx, dw, db, ci, co, kernel, dilations, dtype,
+      allow_tf32, weight_grad_f32, stream);
+}
+
+tilec_status tilec_submanifold_conv3d_window_backward(
+    tilec_sparse_tensor *tensor, const void *x, const void *weight,
+    const void *dy, void *dx, void *dw, void *db, int32_t ci, int32_t co,
+    const int32_t kernel[3], const int32_t dilation[3], tilec_dtype dtype,
+    int32_t allow_tf32, int32_t weight_grad_f32, void *stream) {
   if (!tensor)
     return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  sparse::ConvBackwardArguments arguments;
+  sparse::ConvArguments &forward = arguments.forward;
+  if (tilec_status read = readWindow(kernel, dilation, forward.window);
+      read != TILEC_OK)
+    return read;
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  sparse::ConvBackwardArguments arguments;
-  sparse::ConvArguments &forward = arguments.forward;
   if (!toDType(dtype, forward.dtype))
     return fail(TILEC_ERROR_INVALID_ARGUMENT,
                 "dtype " + std::to_string(int(dtype)) +
@@ -470,7 +516,6 @@ tilec_status tilec_submanifold_conv3d_backward(
   forward.weight = address(weight);
   forward.ci = ci;
   forward.co = co;
-  forward.window = sparse::Window::cube(kernel_size, dilation);
   forward.allowTf32 = allow_tf32 != 0;
   arguments.dy = address(dy);
   arguments.dx = address(dx);

@@ -155,6 +155,12 @@ SIGNATURES = {
                                       _i32, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr,
                                       _i32, _i32, ctypes.c_int, _i32, _i32,
                                       _ptr], _status),
+    "tilec_submanifold_conv3d_window": ([_ptr, _ptr, _ptr, _ptr, _ptr, _i32,
+                                         _i32, _out(_i32), _out(_i32),
+                                         ctypes.c_int, _i32, _ptr], _status),
+    "tilec_submanifold_conv3d_window_backward": (
+        [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i32, _i32, _out(_i32),
+         _out(_i32), ctypes.c_int, _i32, _i32, _ptr], _status),
     "tilec_scene_shell": ([_i32, _i32, _out(_out(_i32)), _out(_i64)], _status),
     "tilec_scene_uniform": ([_i64, _i32, _i32, ctypes.c_uint64,
                              _out(_out(_i32)), _out(_i64)], _status),

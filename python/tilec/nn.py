@@ -29,27 +29,18 @@ class SparseModule(nn.Module):
     hands other modules (ReLU, BatchNorm1d, ...) the features alone."""
 
 
-def _cube(name, value):
-    """An int, or three equal ints (spconv takes either)."""
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * 3
-    if len(values) != 3 or len(set(values)) != 1 or \
-            not isinstance(values[0], int):
-        raise InvalidArgumentError(
-            "SubMConv3d", f"{name} must be an int or three equal ints (tilec "
-            f"has cubic windows only), got {value!r}")
-    return values[0]
-
-
 class SubMConv3d(SparseModule):
     """Submanifold 3-D convolution: y at each voxel of x from the voxels of
-    its kernel_size^3 window (dilated), at the same voxels.
+    its kernel window (an odd extent per axis: an int, or three, as (3, 1, 3)
+    in Cylinder3D; dilated per axis), at the same voxels.
 
     spconv's arguments are taken where they mean the same: `stride` and
     `padding` are accepted and, as in spconv's submanifold convolution,
     unused (the output voxels are the input's); `indice_key` is accepted
     and unused, since a tilec.SparseTensor caches its maps for every layer
     over its coordinates; groups must be 1. `device` and `dtype` are the
-    parameters', as in torch.nn.
+    parameters', as in torch.nn. kernel_size and dilation are kept as three
+    ints each, as spconv keeps them.
     """
 
     def __init__(self, in_channels, out_channels, kernel_size=3, stride=1,
@@ -60,21 +51,16 @@ class SubMConv3d(SparseModule):
             raise InvalidArgumentError("SubMConv3d", f"groups must be 1, got "
                                        f"{groups}")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = _cube("kernel_size", kernel_size)
-        if self.kernel_size % 2 == 0 or not 1 <= self.kernel_size <= 7:
+        self.kernel_size = triple("SubMConv3d", "kernel_size", kernel_size, 1)
+        if not all(k % 2 == 1 and k <= 7 for k in self.kernel_size):
             raise InvalidArgumentError(
-                "SubMConv3d", f"kernel_size must be odd, 1 to 7, got "
-                f"{self.kernel_size}")
-        self.dilation = _cube("dilation", dilation)
-        if self.dilation < 1:
-            raise InvalidArgumentError(
-                "SubMConv3d", f"dilation must be at least 1, got "
-                f"{self.dilation}")
+                "SubMConv3d", f"kernel_size must be odd, 1 to 7 per axis, "
+                f"got {kernel_size!r}")
+        self.dilation = triple("SubMConv3d", "dilation", dilation, 1)
         self.indice_key = indice_key
-        k = self.kernel_size
         factory = {"device": device, "dtype": dtype}
-        self.weight = nn.Parameter(torch.empty(out_channels, k, k, k,
-                                               in_channels, **factory))
+        self.weight = nn.Parameter(torch.empty(
+            out_channels, *self.kernel_size, in_channels, **factory))
         if bias:
             self.bias = nn.Parameter(torch.empty(out_channels, **factory))
         else:
@@ -83,9 +69,10 @@ class SubMConv3d(SparseModule):
 
     def reset_parameters(self):
         """spconv's initialization: kaiming_uniform_(a=sqrt(5)) with the
-        fan-in of the layout, Ci * K^3, which is U(-b, b) with
+        fan-in of the layout, Ci * Kx * Ky * Kz, which is U(-b, b) with
         b = 1 / sqrt(fan_in), for the weight and the bias."""
-        bound = 1.0 / math.sqrt(self.in_channels * self.kernel_size ** 3)
+        kx, ky, kz = self.kernel_size
+        bound = 1.0 / math.sqrt(self.in_channels * kx * ky * kz)
         with torch.no_grad():
             self.weight.uniform_(-bound, bound)
             if self.bias is not None:
@@ -113,7 +100,7 @@ class SubMConv3d(SparseModule):
     def extra_repr(self):
         text = f"{self.in_channels}, {self.out_channels}, " \
                f"kernel_size={self.kernel_size}"
-        if self.dilation != 1:
+        if self.dilation != (1, 1, 1):
             text += f", dilation={self.dilation}"
         if self.bias is None:
             text += ", bias=False"

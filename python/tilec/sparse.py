@@ -11,7 +11,7 @@ is told apart from one of the wrong shape.
 import ctypes
 import itertools
 import weakref
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import torch
 
@@ -328,16 +328,29 @@ def dense_features(coords, features, spatial_shape, batch_size,
         else grid
 
 
+def dilations(function, dilation):
+    """A dilation as three ints >= 1 (x, y, z): an int, or three."""
+    values = tuple(dilation) if isinstance(dilation, (tuple, list)) \
+        else (dilation,) * 3
+    if len(values) != 3 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 1
+            for v in values):
+        _fail(function, f"dilation must be an int >= 1 or three of them, "
+              f"got {dilation!r}")
+    return values
+
+
 def check_conv_arguments(features, weight, bias, dilation, device):
-    """The kernel size of a convolution of `features` ([N, Ci]) with `weight`
-    ([Co, K, K, K, Ci]) and `bias` ([Co] or None) on `device`, after checking
-    them (the features' own form and device are checked by SparseTensor)."""
+    """The window ((kx, ky, kz), (dx, dy, dz)) of a convolution of `features`
+    ([N, Ci]) with `weight` ([Co, Kx, Ky, Kz, Ci]) dilated by `dilation` (an
+    int or three) and `bias` ([Co] or None) on `device`, after checking them
+    (the features' own form and device are checked by SparseTensor)."""
     function = "submanifold_conv3d"
     check_form(function, "weight", weight, 5, tuple(DTYPES))
-    co, k = weight.shape[0], weight.shape[1]
-    if weight.shape[1:4] != (k, k, k) or k % 2 == 0 or k > 7:
-        _fail(function, "weight must be [Co, K, K, K, Ci] with K odd, 1 to "
-              f"7 (the layout of spconv and FlexGEMM), got "
+    co, kernel = weight.shape[0], tuple(weight.shape[1:4])
+    if not all(k % 2 == 1 and k <= 7 for k in kernel):
+        _fail(function, "weight must be [Co, Kx, Ky, Kz, Ci] with each K "
+              "odd, 1 to 7 (the layout of spconv and FlexGEMM), got "
               f"{list(weight.shape)}")
     if features.shape[1] != weight.shape[4]:
         _fail(function, f"the features have {features.shape[1]} channels, "
@@ -351,18 +364,23 @@ def check_conv_arguments(features, weight, bias, dilation, device):
         if bias.shape[0] != co:
             _fail(function, f"bias has {bias.shape[0]} entries for {co} "
                   f"output channels")
-    if not isinstance(dilation, int) or dilation < 1:
-        _fail(function, f"dilation must be an int >= 1, got {dilation!r}")
+    window = (kernel, dilations(function, dilation))
     check_device(function, "weight", weight, device)
     if bias is not None:
         check_device(function, "bias", bias, device)
-    return k
+    return window
+
+
+def _window_arrays(window):
+    kernel, dilation = window
+    return (ctypes.c_int32 * 3)(*kernel), (ctypes.c_int32 * 3)(*dilation)
 
 
 def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     """y [N, Co] = the submanifold convolution of tensor.features [N, Ci] with
-    weight [Co, K, K, K, Ci] (offset (kx, ky, kz) of the window reads the
-    voxel at (x, y, z) + ((kx, ky, kz) - K // 2) * dilation) plus bias [Co],
+    weight [Co, Kx, Ky, Kz, Ci] (each K odd; offset (kx, ky, kz) of the
+    window reads the voxel at (x, y, z) + ((kx, ky, kz) - K // 2) *
+    dilation, the dilation an int or three) plus bias [Co],
     on torch's current stream. Differentiable in the features, weight and
     bias (tilec's backward: submanifold_conv3d_backward); under
     torch.autocast it runs in the autocast dtype. f32 runs on tf32 tensor
@@ -378,7 +396,7 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     dtype = torch.get_autocast_dtype("cuda") \
         if torch.is_autocast_enabled("cuda") else None
     return _conv_op(tensor.features, weight, bias, tensor._maps.token,
-                    dilation, dtype)
+                    list(dilations("submanifold_conv3d", dilation)), dtype)
 
 
 def _forward(tensor, weight, bias, dilation):
@@ -390,7 +408,9 @@ def _forward(tensor, weight, bias, dilation):
     features = tensor.features
     if features is None:
         _fail("submanifold_conv3d", "the tensor has no features")
-    k = check_conv_arguments(features, weight, bias, dilation, tensor.device)
+    window = check_conv_arguments(features, weight, bias, dilation,
+                                  tensor.device)
+    kernel, dilation_xyz = _window_arrays(window)
     # The convolution builds the maps it needs on first use (the row block
     # its tuned winner runs, the row order its channels call for) and
     # reports a wrong input (duplicate voxels, coordinates out of range) as
@@ -403,11 +423,12 @@ def _forward(tensor, weight, bias, dilation):
         torch.backends.cuda.matmul.allow_tf32
     lib = maps.runtime._lib
     with maps.runtime.lock:
-        status = lib.lib.tilec_submanifold_conv3d(
+        status = lib.lib.tilec_submanifold_conv3d_window(
             maps.handle, features.data_ptr(), weight.data_ptr(),
             None if bias is None else bias.data_ptr(), y.data_ptr(),
-            features.shape[1], co, k, dilation, DTYPES[features.dtype],
-            1 if tf32 else 0, current_stream(maps.device))
+            features.shape[1], co, kernel, dilation_xyz,
+            DTYPES[features.dtype], 1 if tf32 else 0,
+            current_stream(maps.device))
     lib.check(status, "tilec_submanifold_conv3d")
     return y
 
@@ -429,7 +450,9 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
     features = tensor.features
     if features is None:
         _fail(function, "the tensor has no features")
-    k = check_conv_arguments(features, weight, None, dilation, tensor.device)
+    window = check_conv_arguments(features, weight, None, dilation,
+                                  tensor.device)
+    kernel, dilation_xyz = _window_arrays(window)
     co = weight.shape[0]
     check_form(function, "grad", grad, 2, (features.dtype,),
                columns=(co, f"[N, {co}] (the output's shape)"))
@@ -454,11 +477,12 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
     def pointer(t):
         return None if t is None else t.data_ptr()
     with maps.runtime.lock:
-        status = lib.lib.tilec_submanifold_conv3d_backward(
+        status = lib.lib.tilec_submanifold_conv3d_window_backward(
             maps.handle, features.data_ptr(), weight.data_ptr(),
             grad.data_ptr(), pointer(dx), pointer(dw), pointer(db),
-            features.shape[1], co, k, dilation, DTYPES[features.dtype],
-            1 if tf32 else 0, 1 if grad_dtype == torch.float32 else 0,
+            features.shape[1], co, kernel, dilation_xyz,
+            DTYPES[features.dtype], 1 if tf32 else 0,
+            1 if grad_dtype == torch.float32 else 0,
             current_stream(maps.device))
     lib.check(status, "tilec_submanifold_conv3d_backward")
     return dx, dw, db
@@ -466,7 +490,8 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
 
 @torch.library.custom_op("tilec::submanifold_conv3d", mutates_args=())
 def _conv_op(features: torch.Tensor, weight: torch.Tensor,
-             bias: Optional[torch.Tensor], token: torch.Tensor, dilation: int,
+             bias: Optional[torch.Tensor], token: torch.Tensor,
+             dilation: List[int],
              dtype: Optional[torch.dtype]) -> torch.Tensor:
     """submanifold_conv3d in `dtype` (the autocast dtype; None: the
     features') over the maps of `token`."""
@@ -485,7 +510,8 @@ def _(features, weight, bias, token, dilation, dtype):
 @torch.library.custom_op("tilec::submanifold_conv3d_backward",
                          mutates_args=())
 def _conv_backward_op(features: torch.Tensor, weight: torch.Tensor,
-                      grad: torch.Tensor, token: torch.Tensor, dilation: int,
+                      grad: torch.Tensor, token: torch.Tensor,
+                      dilation: List[int],
                       dtype: Optional[torch.dtype], input_grad: bool,
                       weight_grad: bool, bias_grad: bool,
                       wide: bool) -> Tuple[torch.Tensor, torch.Tensor,

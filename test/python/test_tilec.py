@@ -330,16 +330,18 @@ class TorchArgumentTest(unittest.TestCase):
         self.assertRefused("the features are float16 and the weight float32",
                            check_conv_arguments, x.half(), conv.weight,
                            conv.bias, 1, None)
-        self.assertRefused("weight must be [Co, K, K, K, Ci] with K odd",
-                           check_conv_arguments, x,
-                           torch.zeros(32, 3, 3, 1, 16), None, 1, None)
-        self.assertRefused("weight must be [Co, K, K, K, Ci] with K odd",
-                           check_conv_arguments, x,
+        # Any odd extent per axis; an even one is refused.
+        self.assertEqual(check_conv_arguments(
+            x, torch.zeros(32, 3, 3, 1, 16), None, (1, 2, 1),
+            torch.device("cpu")), ((3, 3, 1), (1, 2, 1)))
+        self.assertRefused("weight must be [Co, Kx, Ky, Kz, Ci] with each K "
+                           "odd", check_conv_arguments, x,
                            torch.zeros(32, 2, 2, 2, 16), None, 1, None)
         self.assertRefused("bias has 5 entries for 32 output channels",
                            check_conv_arguments, x, conv.weight,
                            torch.zeros(5), 1, None)
-        self.assertRefused("dilation must be an int >= 1, got 0",
+        self.assertRefused("dilation must be an int >= 1 or three of them, "
+                           "got 0",
                            check_conv_arguments, x, conv.weight, conv.bias,
                            0, torch.device("cuda", 1))
         self.assertRefused("weight must be on cuda:1, the device of the "
@@ -351,15 +353,22 @@ class TorchArgumentTest(unittest.TestCase):
         SubMConv3d = self.nn.SubMConv3d
         self.assertRefused("groups must be 1", SubMConv3d, 8, 8, 3, groups=2)
         self.assertRefused("kernel_size must be odd", SubMConv3d, 8, 8, 4)
-        self.assertRefused("three equal ints", SubMConv3d, 8, 8, (3, 3, 1))
-        self.assertRefused("dilation must be at least 1", SubMConv3d, 8, 8,
-                           3, dilation=0)
+        self.assertRefused("kernel_size must be odd", SubMConv3d, 8, 8,
+                           (3, 2, 3))
+        self.assertRefused("dilation must be an int or three ints >= 1",
+                           SubMConv3d, 8, 8, 3, dilation=0)
+        # Cylinder3D's windows.
+        flat = SubMConv3d(8, 16, (1, 3, 3), dilation=(1, 2, 2))
+        self.assertEqual(tuple(flat.weight.shape), (16, 1, 3, 3, 8))
+        self.assertEqual((flat.kernel_size, flat.dilation),
+                         ((1, 3, 3), (1, 2, 2)))
         self.assertRefused("expected a tilec.SparseTensor",
                            SubMConv3d(8, 8), torch.zeros(4, 8))
         # spconv's arguments that mean nothing for a submanifold layer.
         layer = SubMConv3d(8, 16, [3, 3, 3], stride=1, padding=1,
                            dilation=(2, 2, 2), indice_key="subm1")
-        self.assertEqual((layer.kernel_size, layer.dilation), (3, 2))
+        self.assertEqual((layer.kernel_size, layer.dilation),
+                         ((3, 3, 3), (2, 2, 2)))
 
 
 @unittest.skipIf(torch is None, NO_TORCH)

@@ -215,6 +215,21 @@ TILEC_API tilec_status tilec_submanifold_conv3d_backward(
     int32_t kernel_size, int32_t dilation, tilec_dtype dtype,
     int32_t allow_tf32, int32_t weight_grad_f32, void *stream);
 
+/* tilec_submanifold_conv3d and its backward for any window: kernel[0..2]
+ * odd extents from 1 to 7 (weight [co, kernel[0], kernel[1], kernel[2],
+ * ci]) and dilation[0..2] per axis (x, y, z); the other arguments as
+ * theirs. Cubic windows give the same results as the calls above. */
+TILEC_API tilec_status tilec_submanifold_conv3d_window(
+    tilec_sparse_tensor *tensor, const void *x, const void *weight,
+    const void *bias, void *y, int32_t ci, int32_t co, const int32_t kernel[3],
+    const int32_t dilation[3], tilec_dtype dtype, int32_t allow_tf32,
+    void *stream);
+TILEC_API tilec_status tilec_submanifold_conv3d_window_backward(
+    tilec_sparse_tensor *tensor, const void *x, const void *weight,
+    const void *dy, void *dx, void *dw, void *db, int32_t ci, int32_t co,
+    const int32_t kernel[3], const int32_t dilation[3], tilec_dtype dtype,
+    int32_t allow_tf32, int32_t weight_grad_f32, void *stream);
+
 /*----------------------------------------------------------------------------
  * Strided and inverse sparse convolutions (spconv's SparseConv3d and
  * SparseInverseConv3d; docs/sparse-conv.md)

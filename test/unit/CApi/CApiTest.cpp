@@ -56,6 +56,8 @@ TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
                            "tilec_sparse_tensor_build_maps",
                            "tilec_sparse_tensor_active_pairs",
                            "tilec_submanifold_conv3d",
+                           "tilec_submanifold_conv3d_window",
+                           "tilec_submanifold_conv3d_window_backward",
                            "tilec_sparse_tensor_strided",
                            "tilec_sparse_tensor_strided_coords",
                            "tilec_sparse_conv3d",
@@ -118,6 +120,14 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
             TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(convolve(nullptr, nullptr, nullptr, nullptr, nullptr, 16, 16, 3, 1,
                      TILEC_F16, 0, nullptr),
+            TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
+            std::string::npos);
+  auto windowed = function<decltype(tilec_submanifold_conv3d_window)>(
+      "tilec_submanifold_conv3d_window");
+  int32_t window[3] = {1, 3, 3}, dilations[3] = {1, 1, 1};
+  EXPECT_EQ(windowed(nullptr, nullptr, nullptr, nullptr, nullptr, 16, 16,
+                     window, dilations, TILEC_F16, 0, nullptr),
             TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("tensor must not be NULL"),
             std::string::npos);

@@ -29,6 +29,16 @@ class SparseModule(nn.Module):
     hands other modules (ReLU, BatchNorm1d, ...) the features alone."""
 
 
+def spconv_pointwise_weight(weight):
+    """The [Co, 1, 1, 1, Ci] weight of a pointwise (1 x 1 x 1, stride 1)
+    layer as spconv 2.x and spconv-Triton compute with it: y = x @
+    weight.view(Ci, Co), a raw reinterpretation of the KRSC memory, not its
+    transpose (spconv-Triton calls it a parity quirk). The same state_dict
+    then gives the same layer here (differentiable)."""
+    co, ci = weight.shape[0], weight.shape[-1]
+    return weight.reshape(ci, co).t().reshape(co, 1, 1, 1, ci)
+
+
 class SubMConv3d(SparseModule):
     """Submanifold 3-D convolution: y at each voxel of x from the voxels of
     its kernel window (an odd extent per axis: an int, or three, as (3, 1, 3)
@@ -94,8 +104,10 @@ class SubMConv3d(SparseModule):
             raise InvalidArgumentError(
                 "SubMConv3d", f"the layer takes {self.in_channels} input "
                 f"channels, the features have {features.shape[1]}")
+        weight = spconv_pointwise_weight(self.weight) \
+            if self.kernel_size == (1, 1, 1) else self.weight
         return x.replace_feature(
-            submanifold_conv3d(x, self.weight, self.bias, self.dilation))
+            submanifold_conv3d(x, weight, self.bias, self.dilation))
 
     def extra_repr(self):
         text = f"{self.in_channels}, {self.out_channels}, " \
@@ -178,7 +190,10 @@ class SparseConv3d(_KernelConv):
     @torch.compiler.disable  # ctypes calls: nothing for a compiler to trace
     def forward(self, x):
         self._features("SparseConv3d", x)
-        return sparse_conv3d(x, self.weight, self.bias, self.stride,
+        pointwise = self.kernel_size == (1, 1, 1) and self.stride == (1, 1, 1)
+        weight = spconv_pointwise_weight(self.weight) if pointwise \
+            else self.weight
+        return sparse_conv3d(x, weight, self.bias, self.stride,
                              self.padding, self.dilation, self.indice_key)
 
     def extra_repr(self):

@@ -85,10 +85,15 @@ def register_maps(maps):
     """A token for `maps`: an int64 tensor of one element holding its id,
     what the convolution ops (torch.library custom ops) take instead of the
     object. A tensor, so that a compiled graph takes each new tensor's as an
-    input instead of recompiling for its value."""
+    input instead of recompiling for its value. The token holds its maps:
+    autograd saves it for the backward, which needs the maps after the last
+    SparseTensor over them may be gone (the maps do not hold the token, so
+    no cycle keeps them past their last user)."""
     ident = next(_MAP_IDS)
     _MAPS[ident] = maps
-    return torch.tensor([ident], dtype=torch.int64)
+    token = torch.tensor([ident], dtype=torch.int64)
+    token._tilec_maps = maps
+    return token
 
 
 def maps_of(token):
@@ -125,7 +130,6 @@ class _Maps:
         # The runtime and the coordinates it reads outlive it.
         weakref.finalize(self, release, lib.lib.tilec_sparse_tensor_destroy,
                          self.handle, runtime, coords)
-        self.token = register_maps(self)
         with runtime.lock:
             lib.check(lib.lib.tilec_sparse_tensor_set_row_order(
                 self.handle, ROW_ORDERS[row_order]),
@@ -187,6 +191,7 @@ class SparseTensor:
             _fail("SparseTensor", f"the runtime runs on cuda:{runtime.device}"
                   f" and the coordinates are on {device}")
         self._maps = _Maps(runtime, coords, row_order)
+        self._token = register_maps(self._maps)
         self._features = features
         self.indice_dict = {}
 
@@ -395,7 +400,7 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
         _fail("submanifold_conv3d", "the tensor has no features")
     dtype = torch.get_autocast_dtype("cuda") \
         if torch.is_autocast_enabled("cuda") else None
-    return _conv_op(tensor.features, weight, bias, tensor._maps.token,
+    return _conv_op(tensor.features, weight, bias, tensor._token,
                     list(dilations("submanifold_conv3d", dilation)), dtype)
 
 
@@ -525,21 +530,22 @@ def _conv_backward_op(features: torch.Tensor, weight: torch.Tensor,
         weight.to(run), dilation, input_grad=input_grad,
         weight_grad=weight_grad, bias_grad=bias_grad,
         weight_grad_dtype=torch.float32 if wide else None)
-    empty = features.new_empty(0)
-    return (empty if dx is None else dx.to(features.dtype),
-            empty if dw is None else dw, empty if db is None else db)
+    # A custom op's outputs may not alias each other: an empty tensor each.
+    return (features.new_empty(0) if dx is None else dx.to(features.dtype),
+            features.new_empty(0) if dw is None else dw,
+            features.new_empty(0) if db is None else db)
 
 
 @_conv_backward_op.register_fake
 def _(features, weight, grad, token, dilation, dtype, input_grad,
       weight_grad, bias_grad, wide):
     sums = torch.float32 if wide else (dtype or features.dtype)
-    empty = features.new_empty(0)
-    return (features.new_empty(features.shape) if input_grad else empty,
+    return (features.new_empty(features.shape) if input_grad
+            else features.new_empty(0),
             weight.new_empty(weight.shape, dtype=sums) if weight_grad
-            else empty,
+            else features.new_empty(0),
             weight.new_empty(weight.shape[0], dtype=sums) if bias_grad
-            else empty)
+            else features.new_empty(0))
 
 
 def _setup_backward(ctx, inputs, output):

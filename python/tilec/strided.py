@@ -95,11 +95,26 @@ def _output_tensor(tensor, geometry, outputs, out_shape):
 
 
 def _bare(tensor):
-    """`tensor` without its features: what indice_dict keeps."""
+    """`tensor` without its features and its indice_dict: what indice_dict
+    keeps (the dict holding a tensor that holds the dict would be a cycle,
+    and keep every level's maps until the garbage collector runs)."""
     bare = SparseTensor.__new__(SparseTensor)
     bare.__dict__.update(tensor.__dict__)
     bare._features = None
+    bare.indice_dict = {}
     return bare
+
+
+def _autocast_dtype():
+    return torch.get_autocast_dtype("cuda") \
+        if torch.is_autocast_enabled("cuda") else None
+
+
+def _as_run(dtype, *tensors):
+    """The tensors as the convolution runs them: in the autocast dtype, or
+    as they are."""
+    return tuple(t if t is None or dtype is None else t.to(dtype)
+                 for t in tensors)
 
 
 # What a strided layer leaves in indice_dict under its indice_key: the
@@ -195,11 +210,7 @@ class _StridedConv3d(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, features, weight, bias, source, geometry, inverse, rows):
-        x, w, b = features, weight, bias
-        if torch.is_autocast_enabled("cuda"):
-            dtype = torch.get_autocast_dtype("cuda")
-            x, w = features.to(dtype), weight.to(dtype)
-            b = None if bias is None else bias.to(dtype)
+        x, w, b = _as_run(_autocast_dtype(), features, weight, bias)
         ctx.save_for_backward(x, w)
         ctx.source, ctx.geometry, ctx.inverse = source, geometry, inverse
         ctx.dtypes = (features.dtype, weight.dtype,
@@ -245,8 +256,11 @@ def sparse_conv3d(tensor, weight, bias=None, stride=1, padding=0, dilation=1,
     function = "sparse_conv3d"
     features = _features_of(function, tensor)
     _check_grid(function, tensor)
-    kernel = check_strided_weight(function, features, weight, bias,
-                                  tensor.device)
+    # Under autocast the layer runs in its dtype (the weights may be f32
+    # masters, the features f16): checked as they will run.
+    kernel = check_strided_weight(
+        function, *_as_run(_autocast_dtype(), features, weight, bias),
+        tensor.device)
     geometry = Geometry(kernel, triple(function, "stride", stride, 1),
                         triple(function, "padding", padding, 0),
                         triple(function, "dilation", dilation, 1))
@@ -273,8 +287,9 @@ def sparse_inverse_conv3d(tensor, weight, bias=None, indice_key=None):
         known = ", ".join(repr(k) for k in tensor.indice_dict) or "none"
         _fail(function, f"no strided layer recorded indice_key "
               f"{indice_key!r} for this tensor (known: {known})")
-    kernel = check_strided_weight(function, features, weight, bias,
-                                  tensor.device)
+    kernel = check_strided_weight(
+        function, *_as_run(_autocast_dtype(), features, weight, bias),
+        tensor.device)
     if kernel != tuple(link.geometry.kernel):
         _fail(function, f"the weight's kernel is {kernel}, the strided "
               f"layer of indice_key {indice_key!r} had {link.geometry.kernel}")
@@ -284,4 +299,6 @@ def sparse_inverse_conv3d(tensor, weight, bias=None, indice_key=None):
     source = link.source
     y = _StridedConv3d.apply(features, weight, bias, source, link.geometry,
                              True, source.voxels)
-    return source.replace_feature(y)
+    out = source.replace_feature(y)
+    out.indice_dict = tensor.indice_dict
+    return out

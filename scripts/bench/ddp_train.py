@@ -45,6 +45,8 @@ torch = None
 
 def network(norm):
     import tilec.nn
+    # The same initial weights in every process.
+    torch.manual_seed(7)
     layers = []
     for i, (a, b) in enumerate(zip(CHANNELS, CHANNELS[1:])):
         layers.append(tilec.nn.SubMConv3d(a, b))
@@ -52,7 +54,6 @@ def network(norm):
             if norm != "none":
                 layers.append(torch.nn.BatchNorm1d(b))
             layers.append(torch.nn.ReLU())
-    torch.manual_seed(7)
     net = tilec.nn.SparseSequential(*layers)
     return net
 

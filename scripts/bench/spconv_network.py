@@ -120,17 +120,30 @@ def check(spconv):
     results, grads, outputs = {}, {}, {}
     for peer, net in nets.items():
         dtype = torch.float64 if peer == "reference" else torch.float16
-        x = make_input(peer, spconv, coords, features.to(dtype), shape,
-                       batches)
-        y = net(x)
-        if not torch.equal(coords_of(peer, y).int(), coords):
-            results[peer] = {"error": "the output's voxels are not the "
-                             "input's", "ok": False}
+        try:
+            x = make_input(peer, spconv, coords, features.to(dtype), shape,
+                           batches)
+            y = net(x)
+            if not torch.equal(coords_of(peer, y).int(), coords):
+                results[peer] = {"error": "the output's voxels are not the "
+                                 "input's", "ok": False}
+                continue
+            (y.features.double() * g.double()).sum().backward()
+        except Exception as error:  # a peer's failure is its row's
+            results[peer] = {"error": f"{type(error).__name__}: "
+                             f"{error}"[:300], "ok": False}
             continue
-        (y.features.double() * g.double()).sum().backward()
         outputs[peer] = y.features.detach().double()
         grads[peer] = torch.cat([p.grad.double().flatten() for p in
                                  net.parameters()])
+    if "reference" not in outputs:
+        why = results.pop("reference", {}).get("error", "")
+        for peer in nets:
+            if peer != "reference":
+                results.setdefault(peer, {"error": "no float64 reference: " +
+                                          why, "ok": False})
+        return results
+    results.pop("reference", None)
     for peer in nets:
         if peer == "reference" or peer in results:
             continue

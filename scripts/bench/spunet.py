@@ -170,6 +170,14 @@ class _RefConv(_RefModule):
         self.bias = nn.Parameter(torch.zeros(cout)) if bias else None
 
 
+def _pointwise(weight):
+    """spconv's pointwise (1^3, stride 1) layers compute x @ weight.view(Ci,
+    Co), a raw reinterpretation of the KRSC memory (tilec.nn and
+    spconv-Triton both do, so that one state_dict gives one network)."""
+    co, ci = weight.shape[0], weight.shape[-1]
+    return weight.reshape(ci, co).t().reshape(co, 1, 1, 1, ci)
+
+
 class _RefSubMConv3d(_RefConv):
     def __init__(self, cin, cout, kernel_size=3, stride=1, padding=0,
                  dilation=1, bias=True, indice_key=None):
@@ -185,7 +193,9 @@ class _RefSubMConv3d(_RefConv):
                              device=c.device)
             q = c + d
             rows.append(_lookup(x.coords, q, (q[:, 1:] >= 0).all(1)))
-        return x.replace_feature(_gather(x.features, self.weight,
+        weight = _pointwise(self.weight) if self.kernel == (1, 1, 1) \
+            else self.weight
+        return x.replace_feature(_gather(x.features, weight,
                                          torch.stack(rows), self.bias))
 
 
@@ -230,7 +240,9 @@ class _RefSparseConv3d(_RefConv):
                                           self.dilation)
         if self.indice_key is not None:
             x.indice_dict[self.indice_key] = (x, nb)
-        y = _gather(x.features, self.weight, nb, self.bias)
+        pointwise = self.kernel == (1, 1, 1) and self.stride == (1, 1, 1)
+        weight = _pointwise(self.weight) if pointwise else self.weight
+        y = _gather(x.features, weight, nb, self.bias)
         return _RefTensor(out, y, out_shape, x.batch_size, x.indice_dict)
 
 

@@ -501,10 +501,9 @@ class CompileTest(unittest.TestCase):
         maps = self.Maps()
         maps.coords = torch.zeros(n, 4, dtype=torch.int32)
         maps.device = torch.device("cpu")
-        maps.token = self.sparse.register_maps(maps)
         features = torch.randn(n, 4, requires_grad=True)
         tensor = self.sparse.over(maps, features)
-        tensor._maps_alive = maps  # the registry holds maps weakly
+        tensor._token = self.sparse.register_maps(maps)
         return tensor
 
     def test_one_graph_and_the_eager_gradients(self):
@@ -531,6 +530,43 @@ class CompileTest(unittest.TestCase):
         graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
         # The first size's graph and one with the size dynamic.
         self.assertLessEqual(graphs, 2)
+
+    def test_backward_after_the_tensor_is_gone(self):
+        """The maps outlive the last SparseTensor over them while autograd
+        holds the call (the documented loop: net(SparseTensor(...)) then
+        backward), and gradients not asked for (no bias, features without
+        grad) come back as distinct empty tensors."""
+        import gc
+        nn = self.nn
+        net = nn.SparseSequential(nn.SubMConv3d(4, 8, bias=False),
+                                  torch.nn.ReLU(), nn.SubMConv3d(8, 2))
+        x = self.tensor(50)
+        x = x.replace_feature(x.features.detach())  # no grad for the input
+        loss = net(x).features.sum()
+        del x
+        gc.collect()
+        loss.backward()
+        self.assertIsNotNone(net[0].weight.grad)
+        self.assertIsNotNone(net[2].bias.grad)
+        # Frozen weight, no bias, no input grad: nothing at all is asked of
+        # the first layer.
+        frozen = nn.SubMConv3d(4, 8, bias=False).requires_grad_(False)
+        y = frozen(self.tensor(30).replace_feature(torch.randn(30, 4)))
+        self.assertFalse(y.features.requires_grad)
+
+    def test_the_op_checks(self):
+        """torch.library.opcheck of the backward op, every combination of
+        the gradients asked for."""
+        import itertools
+        x = self.tensor(20)
+        weight = torch.randn(8, 3, 3, 3, 4)
+        grad = torch.randn(20, 8)
+        for need in itertools.product((False, True), repeat=3):
+            torch.library.opcheck(
+                torch.ops.tilec.submanifold_conv3d_backward,
+                (x.features.detach(), weight, grad, x._token, [1, 1, 1],
+                 None, *need, False),
+                test_utils=("test_schema", "test_faketensor"))
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
@@ -588,6 +624,18 @@ class CheckpointTest(unittest.TestCase):
         bound = 1 / (32 * 27) ** 0.5
         self.assertLessEqual(conv.weight.abs().max().item(), bound)
         self.assertGreater(conv.weight.abs().max().item(), 0.9 * bound)
+
+    def test_pointwise_layers_read_the_weight_as_spconv(self):
+        """spconv's 1 x 1 x 1 layers compute x @ weight.view(Ci, Co) (a raw
+        reinterpretation of [Co, 1, 1, 1, Ci]); tilec.nn's pointwise layers
+        take the same function of the same state_dict."""
+        from tilec.nn import spconv_pointwise_weight
+        weight = torch.randn(5, 1, 1, 1, 3)
+        x = torch.randn(7, 3)
+        ours = spconv_pointwise_weight(weight)[:, 0, 0, 0, :]  # [Co, Ci]
+        self.assertTrue(torch.allclose(x @ ours.t(),
+                                       x @ weight.view(3, 5)))
+        self.assertTrue(spconv_pointwise_weight(weight).is_contiguous())
 
     def test_round_trip_through_a_state_dict(self):
         a, b = self.network(), self.network()

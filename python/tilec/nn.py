@@ -36,7 +36,7 @@ def spconv_pointwise_weight(weight):
     transpose (spconv-Triton calls it a parity quirk). The same state_dict
     then gives the same layer here (differentiable)."""
     co, ci = weight.shape[0], weight.shape[-1]
-    return weight.reshape(ci, co).t().reshape(co, 1, 1, 1, ci)
+    return weight.reshape(ci, co).t().contiguous().reshape(co, 1, 1, 1, ci)
 
 
 class SubMConv3d(SparseModule):

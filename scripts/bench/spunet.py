@@ -175,7 +175,7 @@ def _pointwise(weight):
     Co), a raw reinterpretation of the KRSC memory (tilec.nn and
     spconv-Triton both do, so that one state_dict gives one network)."""
     co, ci = weight.shape[0], weight.shape[-1]
-    return weight.reshape(ci, co).t().reshape(co, 1, 1, 1, ci)
+    return weight.reshape(ci, co).t().contiguous().reshape(co, 1, 1, 1, ci)
 
 
 class _RefSubMConv3d(_RefConv):

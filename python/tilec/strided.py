@@ -266,11 +266,12 @@ def sparse_conv3d(tensor, weight, bias=None, stride=1, padding=0, dilation=1,
                         triple(function, "dilation", dilation, 1))
     outputs, out_shape = strided_maps(tensor, geometry)
     out = _output_tensor(tensor, geometry, outputs, out_shape)
+    y = _StridedConv3d.apply(features, weight, bias, _bare(tensor), geometry,
+                             False, outputs)
+    # Recorded once the layer ran: a failed call leaves no link behind.
     if indice_key is not None:
         tensor.indice_dict[indice_key] = StridedLink(_bare(tensor), geometry,
                                                      outputs)
-    y = _StridedConv3d.apply(features, weight, bias, _bare(tensor), geometry,
-                             False, outputs)
     return out.replace_feature(y)
 
 

@@ -149,10 +149,12 @@ Result<SparseTensor::StridedEntry *>
 SparseTensor::stridedEntry(const ConvGeometry &geometry,
                            const std::array<int64_t, 3> &spatialShape,
                            int64_t batches, CUstream stream) {
+  // Whoever asks on `stream` may read the maps there (the C API copies the
+  // outputs' coordinates on it): their frees wait for it.
+  noteStream(stream);
   auto key = std::make_tuple(geometry, spatialShape, batches);
   if (auto found = strided_.find(key); found != strided_.end())
     return found->second.get();
-  noteStream(stream);
   TRY_ASSIGN(entry, buildStrided(geometry, spatialShape, batches, stream));
   return (strided_[key] = std::move(entry)).get();
 }

@@ -71,7 +71,7 @@ runs=(
   "split_sum num_warps=4 T=777,S=3"
   "column_sums num_warps=4 N=777,C=17,ROWS_PER_PART=100"
   "voxel_hash_insert num_warps=4 N=777,LOG2_T=11"
-  "voxel_neighbours VP=128,BLOCK=16,num_warps=4 N=777,LOG2_T=11,KS=5,DIL=2"
+  "voxel_neighbours VP=64,BLOCK=32,num_warps=4 N=777,LOG2_T=11,KX=5,KY=1,KZ=3,DX=2,DY=1,DZ=1"
   "radix_scatter FIRST=1,num_warps=4 N=777,SHIFT=28"
   "block_offsets FILL=1,VP=128,ROW_TILE=16,num_warps=4 N=777,V=125"
   "mask_unions num_warps=2 N=777"

@@ -95,6 +95,9 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud, int kernelSize,
 Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud,
                                const sparse::Window &window,
                                int64_t blockRows, int coverRounds) {
+  // Its loops visit K / 2 on either side: an odd extent's offsets, never
+  // more than V of them.
+  TILEC_RETURN_IF_ERROR(window.check("the host oracle's maps"));
   using Key = std::tuple<int32_t, int32_t, int32_t, int32_t>;
   std::map<Key, int32_t> index;
   int64_t n = cloud.size();
@@ -186,7 +189,10 @@ void sortHostMaps(HostMaps &maps, int coverRounds) {
 }
 
 HostMaps randomHostMaps(int64_t rows, int64_t inputRows, int64_t v,
-                        int64_t blockRows, Random &rng) {
+                        int64_t blockRows, Random &rng,
+                        std::array<int, 3> sortWindow) {
+  if (sortWindow[0] == 0)
+    sortWindow = {static_cast<int>(v), 1, 1};
   HostMaps maps;
   maps.voxels = rows;
   maps.offsets = v;
@@ -200,7 +206,7 @@ HostMaps randomHostMaps(int64_t rows, int64_t inputRows, int64_t v,
         maps.nb[i * v + o] = static_cast<int32_t>(rng.below(inputRows));
         mask[o] = true;
       }
-    maps.sortKeys[i] = maskSortKey(mask, {static_cast<int>(v), 1, 1});
+    maps.sortKeys[i] = maskSortKey(mask, sortWindow);
   }
   sortHostMaps(maps, 0);
   return maps;

@@ -60,11 +60,13 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud,
 void sortHostMaps(HostMaps &maps, int coverRounds);
 
 /// A map of `rows` rows of V offsets whose entries are random rows of
-/// [0, inputRows) (two in three) or -1, sorted as a V x 1 x 1 window's:
+/// [0, inputRows) (two in three) or -1, sorted as a window of `sortWindow`
+/// offsets (V x 1 x 1 by default, {0, 1, 1}):
 /// the shape of a strided convolution's maps, whose offsets are not an odd
 /// cube and whose two sides differ in size.
 HostMaps randomHostMaps(int64_t rows, int64_t inputRows, int64_t v,
-                        int64_t blockRows, Random &rng);
+                        int64_t blockRows, Random &rng,
+                        std::array<int, 3> sortWindow = {0, 1, 1});
 
 /// The maps a kernel's reference runs on: testCloud's for `dilation` where
 /// V is an odd cube and X has the rows of Y (a submanifold convolution),

@@ -19,12 +19,11 @@ TILEC_REFERENCE(block_offsets)(const ReferenceRequest &request) {
   for (const auto *value : {&n, &v})
     if (!*value)
       return value->status();
-  int kernelSize = static_cast<int>(std::lround(std::cbrt(double(*v))));
-  if (int64_t(kernelSize) * kernelSize * kernelSize != *v)
-    return Status::error("V = " + std::to_string(*v) + " is not a cube");
   int64_t blockM = request.paramOrDefault("BLOCK_M");
   bool fill = request.paramOrDefault("FILL");
-  auto maps = buildHostMaps(testCloud(*n), kernelSize, 1, blockM);
+  // A test cloud's maps where V is an odd cube, else a random map of V
+  // offsets (a strided or non-cubic window's call).
+  auto maps = conventionMaps(request, *n, *n, *v, blockM, 1);
   if (!maps)
     return maps.status();
   int64_t blocks = static_cast<int64_t>(maps->blkStart.size()) - 1;

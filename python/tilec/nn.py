@@ -5,7 +5,7 @@ its checkpoint:
     import spconv.pytorch as spconv     ->  import tilec.nn as spconv
     spconv.SparseConvTensor(f, i, ...)  ->  tilec.SparseTensor(i, f)
 
-SubMConv3d's parameters are `weight` [Co, K, K, K, Ci] and `bias` [Co], the
+SubMConv3d's parameters are `weight` [Co, Kx, Ky, Kz, Ci] and `bias` [Co], the
 layout of spconv 2.x (KRSC) and of FlexGEMM, whose kernel offsets run over
 the first, second and third coordinate after the batch in the same order as
 ours (docs/pytorch.md gives the evidence). SubMConv3d trains: autograd runs

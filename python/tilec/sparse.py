@@ -144,8 +144,8 @@ class SparseTensor:
     default runtime (tilec.default_runtime(N)) unless given another of the
     same device, on torch's current stream of the device.
 
-    Its neighbour maps are built on the first convolution of each
-    (kernel size, dilation) and cached; replace_feature gives a tensor with
+    Its neighbour maps are built on the first convolution of each window
+    (kernel extents and dilations) and cached; replace_feature gives a tensor with
     the same coordinates and maps and other features (what every layer of a
     network returns), so the layers of a network share them.
     Duplicate voxels and coordinates out of range are found when the maps
@@ -271,12 +271,27 @@ class SparseTensor:
         return dense_features(self.coords, self.features, self.spatial_shape,
                               self.batch_size, channels_first)
 
+    @staticmethod
+    def _cube(function, kernel_size, dilation):
+        """A cubic window's size and dilation (an int, or three equal)."""
+        def one(name, value):
+            values = tuple(value) if isinstance(value, (tuple, list)) \
+                else (value,) * 3
+            if len(set(values)) != 1 or not isinstance(values[0], int):
+                _fail(function, f"{name} must be an int or three equal ints "
+                      f"(a cubic window; a convolution builds its other "
+                      f"windows' maps itself), got {value!r}")
+            return values[0]
+        return one("kernel_size", kernel_size), one("dilation", dilation)
+
     def build_maps(self, kernel_size=3, dilation=1):
         """Builds (or finds cached) the maps of a kernel_size^3 window on
         torch's current stream and waits for them: every row block the
         convolution may use, rows in the key's order unless the tensor's
         row_order says "lean_groups". Optional: a convolution builds what it
         needs itself."""
+        kernel_size, dilation = self._cube("build_maps", kernel_size,
+                                           dilation)
         maps = self._maps
         lib = maps.runtime._lib
         with maps.runtime.lock:
@@ -288,6 +303,8 @@ class SparseTensor:
     def active_pairs(self, kernel_size=3, dilation=1):
         """The (voxel, offset) pairs with a neighbour: a convolution's useful
         FLOPs are 2 * pairs * Ci * Co. Builds the maps first."""
+        kernel_size, dilation = self._cube("active_pairs", kernel_size,
+                                           dilation)
         self.build_maps(kernel_size, dilation)
         maps = self._maps
         lib = maps.runtime._lib
@@ -442,7 +459,7 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
                                 input_grad=True, weight_grad=True,
                                 bias_grad=False, weight_grad_dtype=None):
     """The gradients of y = submanifold_conv3d(tensor, weight, bias,
-    dilation) for grad = dL/dy [N, Co]: (dx [N, Ci], dw [Co, K, K, K, Ci],
+    dilation) for grad = dL/dy [N, Co]: (dx [N, Ci], dw [Co, Kx, Ky, Kz, Ci],
     db [Co]), each None unless asked for. dx is of the features' dtype; dw
     and db of weight_grad_dtype (the features' dtype, or torch.float32: fp16
     weight gradients overflow in mixed-precision training). Every sum runs in

@@ -296,8 +296,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,DTYPE=f32,num_warps=8",
                 false},
         // The sparse convolution's map kernels against the host oracle:
-        // the table (out-of-range voxels refused), lookups with kernel sizes
-        // 3 and 5 and a dilation, the radix sort's counts and stable moves
+        // the table (out-of-range voxels refused), lookups of a 3^3 window
+        // and of a 5 x 1 x 3 one dilated along x, the radix sort's counts
+        // and stable moves
         // (several programs, the first pass), the prefix sums, the
         // transposed map, the row blocks' offsets, and the groups' unions
         // and each row's covering group (its window ending inside the
@@ -305,10 +306,17 @@ INSTANTIATE_TEST_SUITE_P(
         GpuCase{"voxel_hash_insert", "num_warps=4", false},
         GpuCase{"voxel_hash_insert", "num_warps=4", true},
         GpuCase{"voxel_neighbours", "num_warps=4", false},
-        // Derived parameters are the test's to give (KS = 5: 125 offsets).
+        // Derived parameters are the test's to give (the tails' 5 x 1 x 3
+        // window: 15 offsets, 7 looked up; a wider tile masks the rest).
         GpuCase{"voxel_neighbours", "VP=64,BLOCK=32,num_warps=4", true},
+        GpuCase{"voxel_neighbours", "num_warps=4", false,
+                "KX=1,KY=3,KZ=3,DX=1,DY=2,DZ=1"},
         GpuCase{"neighbour_keys", "num_warps=4", false},
         GpuCase{"neighbour_keys", "VP=128,BLOCK=16,num_warps=4", true},
+        // A non-cubic window's rows, and a strided convolution's (2^3).
+        GpuCase{"neighbour_keys", "num_warps=4", false, "KX=3,KY=1,KZ=3"},
+        GpuCase{"neighbour_keys", "num_warps=4", false, "KX=2,KY=2,KZ=2"},
+        GpuCase{"block_offsets", "num_warps=4", false, "V=8"},
         // A strided convolution's candidates (3^3 / 2, and 2 x 3 x 1 of
         // strides (2, 1, 3) with padding and a dilation), its outputs'
         // counts and its map from the sorted candidates.

@@ -184,9 +184,10 @@ TEST(Describe, EveryReferenceBuildsItsTestProblem) {
   }
 }
 
-// A strided convolution's GEMM calls (V = 8 offsets of a 2^3 kernel, X of
-// NI rows) get references too, on random maps of their shape: what `tilec
-// warmup` tunes a recorded strided layer's calls on.
+// A strided convolution's calls (V = 8 offsets of a 2^3 kernel, X of NI
+// rows) and a non-cubic window's get references too (random maps of their
+// shape where no oracle's map is): what `tilec warmup` tunes a recorded
+// layer's calls on and `tilec-replay` checks them against.
 TEST(Describe, ReferencesOfStridedConvolutionCalls) {
   struct Case {
     const char *kernel;
@@ -197,6 +198,18 @@ TEST(Describe, ReferencesOfStridedConvolutionCalls) {
              {{"N", 2000}, {"NI", 5000}, {"V", 8}, {"CI", 32}, {"CO", 48}}},
         Case{"sparse_conv_fwd",
              {{"N", 3000}, {"V", 3}, {"CI", 16}, {"CO", 16}}},
+        Case{"neighbour_keys", {{"N", 3000}, {"KX", 2}, {"KY", 2}, {"KZ", 2}}},
+        Case{"neighbour_keys", {{"N", 3000}, {"KX", 1}, {"KY", 3}, {"KZ", 3}}},
+        Case{"voxel_neighbours",
+             {{"N", 3000},
+              {"LOG2_T", 13},
+              {"KX", 3},
+              {"KY", 1},
+              {"KZ", 5},
+              {"DX", 1},
+              {"DY", 1},
+              {"DZ", 2}}},
+        Case{"block_offsets", {{"N", 3000}, {"V", 8}}},
         Case{"sparse_conv_wgrad",
              {{"N", 3000},
               {"V", 8},
@@ -209,9 +222,8 @@ TEST(Describe, ReferencesOfStridedConvolutionCalls) {
         tilec::kernel::lookupKernel(c.kernel)->getDescription();
     tilec::Call call;
     call.sizes = c.sizes;
-    call.params = {{"BLOCK_M", 64}};
-    if (std::string(c.kernel) == "sparse_conv_wgrad")
-      call.params.clear();
+    if (std::string(c.kernel) == "sparse_conv_fwd")
+      call.params = {{"BLOCK_M", 64}};
     auto integers = description.evaluateIntegerArguments(call);
     ASSERT_TRUE(integers.ok()) << integers.message();
     std::map<std::string, int64_t> arguments(integers->begin(),

@@ -26,15 +26,14 @@ struct Problem {
   std::vector<double> x, w, bias, dy;
 };
 
-Problem makeProblem(int64_t voxels, int kernelSize, int dilation, int64_t ci,
+Problem makeProblem(int64_t voxels, const sparse::Window &window, int64_t ci,
                     int64_t co, unsigned seed) {
   Problem problem;
-  auto maps = harness::buildHostMaps(harness::testCloud(voxels), kernelSize,
-                                     dilation, 64);
+  auto maps = harness::buildHostMaps(harness::testCloud(voxels), window, 64);
   EXPECT_TRUE(maps.ok()) << maps.message();
   problem.maps = std::move(*maps);
   problem.n = voxels;
-  problem.v = int64_t(kernelSize) * kernelSize * kernelSize;
+  problem.v = window.offsets();
   problem.ci = ci;
   problem.co = co;
   std::mt19937 engine(seed);
@@ -50,6 +49,13 @@ Problem makeProblem(int64_t voxels, int kernelSize, int dilation, int64_t ci,
   fill(problem.dy, voxels * co);
   return problem;
 }
+
+Problem makeProblem(int64_t voxels, int kernelSize, int dilation, int64_t ci,
+                    int64_t co, unsigned seed) {
+  return makeProblem(voxels, sparse::Window::cube(kernelSize, dilation), ci, co,
+                     seed);
+}
+
 
 // L = sum of y * dy, whose gradient is what hostConvBackward gives.
 double loss(const Problem &p, const std::vector<double> &x,
@@ -99,10 +105,18 @@ TEST(ConvGradientTest, MatchesCentralDifferencesOfTheForward) {
   }
 }
 
+// Cubic windows, and the non-cubic ones of Cylinder3D-like networks with a
+// dilation along one axis: every window of odd extents is symmetric.
+std::vector<sparse::Window> windows() {
+  return {sparse::Window::cube(3), sparse::Window::cube(3, 2),
+          sparse::Window::cube(5), sparse::Window{{1, 3, 3}, {1, 1, 1}},
+          sparse::Window{{3, 1, 5}, {1, 1, 2}},
+          sparse::Window{{5, 3, 1}, {1, 2, 1}}};
+}
+
 TEST(ConvGradientTest, InputGradientIsTheForwardWithMirroredTransposedWeights) {
-  for (auto [kernelSize, dilation] :
-       {std::pair{3, 1}, std::pair{3, 2}, std::pair{5, 1}}) {
-    Problem p = makeProblem(400, kernelSize, dilation, 5, 4, 3 + kernelSize);
+  for (const sparse::Window &window : windows()) {
+    Problem p = makeProblem(400, window, 5, 4, 3 + unsigned(window.offsets()));
     harness::HostConvGradients g =
         harness::hostConvBackward(p.maps.nb, p.v, p.x, p.w, p.dy, p.ci, p.co);
     // W'[c, u, o] = W[o, V - 1 - u, c]: co' = ci, ci' = co.
@@ -117,8 +131,7 @@ TEST(ConvGradientTest, InputGradientIsTheForwardWithMirroredTransposedWeights) {
     ASSERT_EQ(dx.size(), g.dx.size());
     for (size_t e = 0; e < dx.size(); ++e)
       ASSERT_NEAR(dx[e], g.dx[e], 1e-12 * (1 + std::abs(g.dx[e])))
-          << "dx[" << e << "], kernel " << kernelSize << ", dilation "
-          << dilation;
+          << "dx[" << e << "], window " << window.str();
 
     // The kernels' reference reads W itself in that layout (TRANSPOSE_W),
     // with rows of dy and dx further apart than their channels.
@@ -146,17 +159,33 @@ TEST(ConvGradientTest, InputGradientIsTheForwardWithMirroredTransposedWeights) {
 // The identity rests on the map's symmetry: j at offset v of i exactly when
 // i is at offset V - 1 - v of j.
 TEST(ConvGradientTest, TheSubmanifoldMapIsSymmetric) {
-  Problem p = makeProblem(500, 3, 1, 1, 1, 1);
-  int64_t checked = 0;
-  for (int64_t i = 0; i < p.n; ++i)
-    for (int64_t k = 0; k < p.v; ++k) {
-      int32_t j = p.maps.nb[i * p.v + k];
-      if (j < 0)
-        continue;
-      ASSERT_EQ(p.maps.nb[j * p.v + (p.v - 1 - k)], i);
-      ++checked;
+  for (const sparse::Window &window : windows()) {
+    SCOPED_TRACE(window.str());
+    Problem p = makeProblem(500, window, 1, 1, 1);
+    int64_t checked = 0;
+    for (int64_t i = 0; i < p.n; ++i) {
+      // The centre is the voxel itself.
+      ASSERT_EQ(p.maps.nb[i * p.v + (p.v - 1) / 2], i);
+      for (int64_t k = 0; k < p.v; ++k) {
+        int32_t j = p.maps.nb[i * p.v + k];
+        if (j < 0)
+          continue;
+        ASSERT_EQ(p.maps.nb[j * p.v + (p.v - 1 - k)], i);
+        ++checked;
+      }
     }
-  EXPECT_GT(checked, p.n) << "the test cloud has neighbours";
+    EXPECT_GT(checked, p.n) << "the test cloud has neighbours";
+  }
+}
+
+// The oracle refuses a window its loops cannot visit (an even extent would
+// visit K + 1 offsets of V).
+TEST(ConvGradientTest, TheOracleRefusesEvenWindows) {
+  auto maps = harness::buildHostMaps(harness::testCloud(50),
+                                     sparse::Window::cube(2), 64);
+  ASSERT_FALSE(maps.ok());
+  EXPECT_NE(maps.message().find("must be odd"), std::string::npos)
+      << maps.message();
 }
 
 // The weight gradient's plan: each offset's pair list (in sorted row order)

@@ -63,8 +63,12 @@ if [[ ${TILEC_WHEEL_TORCH:-1} != 0 ]]; then
 fi
 cp test/python/test_tilec.py "$tools/"
 site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+# The bench scripts' self-tests run the checkout's scripts (never its
+# package): TILEC_CHECKOUT says where they are.
+checkout=$(pwd)
 (cd "$tools" &&
   TILEC_LIBRARY="$site/tilec/libtilec_c.so" PYTHONDONTWRITEBYTECODE=1 \
+  TILEC_CHECKOUT="$checkout" \
   "$venv/bin/python" -m unittest -v test_tilec 2>&1 | tail -5 &&
   "$venv/bin/tilec" --version &&
   # Without a CUDA toolkit, the ptxas of the nvidia-cuda-nvcc dependency.

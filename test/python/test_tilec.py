@@ -27,6 +27,14 @@ NO_TORCH = "PyTorch is not installed here: scripts/pytorch-check.sh tests " \
            "the torch layer on the GPU machine"
 
 
+def bench_script(name):
+    """scripts/bench/<name> of the checkout: $TILEC_CHECKOUT's (the wheel's
+    tests run from a copy of this file), else this file's."""
+    root = os.environ.get("TILEC_CHECKOUT") or \
+        pathlib.Path(__file__).resolve().parents[2]
+    return pathlib.Path(root) / "scripts" / "bench" / name
+
+
 def gpu_present():
     try:
         tilec.Runtime()
@@ -576,8 +584,7 @@ class StridedCheckScriptTest(unittest.TestCase):
     the definition, on the CPU."""
 
     def test_dense_reference_is_the_definition(self):
-        script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / \
-            "bench" / "spconv_strided_check.py"
+        script = bench_script("spconv_strided_check.py")
         if not script.exists():
             self.skipTest(f"no checkout here ({script} is missing)")
         run = subprocess.run([sys.executable, str(script), "--self-test"],
@@ -589,8 +596,7 @@ class StridedCheckScriptTest(unittest.TestCase):
         """scripts/bench/spunet.py's float64 layers (the network bench's
         reference) against the same dense reference, and its network's
         shapes."""
-        script = pathlib.Path(__file__).resolve().parents[2] / "scripts" / \
-            "bench" / "spunet.py"
+        script = bench_script("spunet.py")
         if not script.exists():
             self.skipTest(f"no checkout here ({script} is missing)")
         run = subprocess.run([sys.executable, str(script), "--self-test"],

@@ -19,6 +19,13 @@ commit and the ptxas directory `tilec --version` names, SHA-256 digests
 or a command fails where the page shows no error.
 
     scripts/check-docs.py [--build-dir build] [docs/environment.md ...]
+
+On a GPU machine, --gpu runs the blocks marked <!-- gpu-transcript: ... -->
+instead (the same way: commands from "$ " lines, outputs compared), and
+--update writes what each command printed into the page in place of what
+it showed, so that the GPU transcripts are regenerated rather than typed:
+
+    scripts/check-docs.py --gpu --update --build-dir /tmp/gpu-bundle
 """
 
 import argparse
@@ -90,10 +97,25 @@ def fenced_blocks(path):
     return found
 
 
-def blocks(path):
-    """(first line number, [lines]) of each marked console block."""
+GPU_MARKER = "<!-- gpu-transcript:"
+
+
+def blocks(path, gpu=False):
+    """(first line number, [lines]) of each marked console block, or with
+    `gpu` of each GPU transcript."""
     return [(fence + 1, body) for fence, before, body in fenced_blocks(path)
-            if before == MARKER]
+            if (before.startswith(GPU_MARKER) if gpu else before == MARKER)]
+
+
+def rewrite(path, updates):
+    """Replaces the bodies of the page's blocks: updates maps a block's first
+    line number to its new lines."""
+    lines = path.read_text().splitlines()
+    for first in sorted(updates, reverse=True):
+        old = next(body for fence, _, body in fenced_blocks(path)
+                   if fence + 1 == first)
+        lines[first - 1:first - 1 + len(old)] = updates[first]
+    path.write_text("\n".join(lines) + "\n")
 
 
 def unmarked_blocks(path):
@@ -145,6 +167,10 @@ def run_block(steps, env):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build-dir", default="build")
+    parser.add_argument("--gpu", action="store_true",
+                        help="run the GPU transcripts instead")
+    parser.add_argument("--update", action="store_true",
+                        help="write what the commands print into the page")
     parser.add_argument("pages", nargs="*")
     args = parser.parse_args()
     pages = [pathlib.Path(p) for p in args.pages] or \
@@ -159,7 +185,8 @@ def main():
             print(f"{page}:{line}: a block of commands with no "
                   f"{MARKER}, <!-- gpu-transcript: ... --> or "
                   f"<!-- transcript: why --> before it")
-        for line, block in blocks(page):
+        updates = {}
+        for line, block in blocks(page, args.gpu):
             steps = commands(block)
             # Each command's stderr with its stdout, in order.
             merged = [(f"{{ {command} ; }} 2>&1", expected)
@@ -170,16 +197,25 @@ def main():
                 print(f"{page}:{line}: {error}")
                 failures += 1
                 continue
+            rewritten = []
             for (command, expected), (actual, _) in zip(steps, outputs):
                 checked += 1
+                rewritten += ["$ " + command] + [l.rstrip() for l in actual]
                 if normalize(expected) != normalize(actual):
                     failures += 1
                     print(f"{page}:{line}: `{command}` printed:")
                     sys.stdout.writelines(difflib.unified_diff(
                         [l + "\n" for l in expected],
                         [l + "\n" for l in actual], "page", "tool"))
-    print(f"check-docs: {checked} commands checked, {failures} differ")
-    return 1 if failures else 0
+            if rewritten != block:
+                updates[line] = rewritten
+        if args.update and updates:
+            rewrite(page, updates)
+            print(f"{page}: {len(updates)} block(s) written")
+    print(f"check-docs: {checked} commands checked, {failures} differ" +
+          (" (the pages now show what the tools printed)"
+           if args.update and failures else ""))
+    return 1 if failures and not args.update else 0
 
 
 if __name__ == "__main__":

@@ -2,8 +2,9 @@
 # Runs the GPU suite on a machine with an NVIDIA GPU: the kernel and runtime
 # GPU tests, `tilec run` for every kernel (even and tail sizes, timed), one
 # run of each kernel under compute-sanitizer memcheck, and the launch-overhead
-# benchmark. Prints a table last, writes JSON and logs to ${OUT:-gpu-out},
-# exits non-zero on any failure.
+# benchmark, and (from the repository) the docs' GPU transcripts through
+# scripts/check-docs.py --gpu. Prints a table last, writes JSON and logs to
+# ${OUT:-gpu-out}, exits non-zero on any failure.
 #
 # From the repository: scripts/gpu-check.sh (uses dist/gpu-bundle.tar.xz,
 # made by scripts/gpu-bundle.sh); or inside an unpacked bundle directory.
@@ -182,6 +183,21 @@ if "$bin/tilec-rt-launchbench" --json "$out/launchbench.json" > "$logs/launchben
   record "launch overhead" ok "$(grep -E 'tilec::rt::launch' "$logs/launchbench.log" | sed 's/  */ /g')"
 else
   record "launch overhead" FAIL "$(tail -1 "$logs/launchbench.log")"
+fi
+
+# The docs' GPU transcripts, run here as check-docs runs the others (from
+# the repository only: a bundle has no docs). DOCS_UPDATE=1 writes what the
+# tools printed into the pages (docs/ then travels back with $OUT's copy).
+if [[ -f $here/check-docs.py && -d $here/../docs ]]; then
+  update=()
+  [[ ${DOCS_UPDATE:-0} == 1 ]] && update=(--update)
+  if python3 "$here/check-docs.py" --gpu "${update[@]}" --build-dir "$(dirname "$bin")" \
+    > "$logs/docs-gpu.log" 2>&1; then
+    record "docs: GPU transcripts" ok "$(tail -1 "$logs/docs-gpu.log")"
+  else
+    record "docs: GPU transcripts" FAIL "$(tail -1 "$logs/docs-gpu.log")"
+  fi
+  [[ ${DOCS_UPDATE:-0} == 1 ]] && mkdir -p "$out/docs" && cp "$here"/../docs/*.md "$out/docs/"
 fi
 
 {

@@ -27,12 +27,16 @@ NO_TORCH = "PyTorch is not installed here: scripts/pytorch-check.sh tests " \
            "the torch layer on the GPU machine"
 
 
+def checkout():
+    """The checkout: $TILEC_CHECKOUT (the wheel's tests run from a copy of
+    this file), else this file's."""
+    return pathlib.Path(os.environ.get("TILEC_CHECKOUT") or
+                        pathlib.Path(__file__).resolve().parents[2])
+
+
 def bench_script(name):
-    """scripts/bench/<name> of the checkout: $TILEC_CHECKOUT's (the wheel's
-    tests run from a copy of this file), else this file's."""
-    root = os.environ.get("TILEC_CHECKOUT") or \
-        pathlib.Path(__file__).resolve().parents[2]
-    return pathlib.Path(root) / "scripts" / "bench" / name
+    """scripts/bench/<name> of the checkout."""
+    return checkout() / "scripts" / "bench" / name
 
 
 def gpu_present():
@@ -464,6 +468,44 @@ class StridedArgumentTest(unittest.TestCase):
         self.assertEqual(check_strided_weight(
             "sparse_conv3d", x, torch.zeros(8, 2, 3, 1, 16), None,
             torch.device("cpu")), (2, 3, 1))
+
+
+class CheckDocsTest(unittest.TestCase):
+    """scripts/check-docs.py on a page of its own: a differing output fails
+    the check, --update writes what the command printed, and --gpu runs the
+    GPU transcripts (what a GPU machine regenerates) and nothing else."""
+
+    def run_check(self, page, *options):
+        script = checkout() / "scripts" / "check-docs.py"
+        if not script.exists():
+            self.skipTest(f"no checkout here ({script} is missing)")
+        return subprocess.run([sys.executable, str(script), *options,
+                               str(page)], capture_output=True, text=True,
+                              check=False)
+
+    def test_update_writes_what_the_tools_print(self):
+        with tempfile.TemporaryDirectory() as folder:
+            page = pathlib.Path(folder) / "page.md"
+            page.write_text(
+                "<!-- check-docs -->\n```console\n$ echo checked\nold\n```\n"
+                "\n<!-- gpu-transcript: recorded on a GPU -->\n```\n"
+                "$ echo on-the-gpu\nstale\n```\n")
+            run = self.run_check(page)
+            self.assertEqual(run.returncode, 1, run.stdout)
+            self.assertIn("1 commands checked, 1 differ", run.stdout)
+            run = self.run_check(page, "--update")
+            self.assertEqual(run.returncode, 0, run.stdout)
+            self.assertIn("$ echo checked\nchecked\n```", page.read_text())
+            # The GPU transcript is another run's business.
+            self.assertIn("stale", page.read_text())
+            run = self.run_check(page, "--gpu", "--update")
+            self.assertEqual(run.returncode, 0, run.stdout)
+            self.assertIn("$ echo on-the-gpu\non-the-gpu\n```",
+                          page.read_text())
+            run = self.run_check(page, "--gpu")
+            self.assertIn("1 commands checked, 0 differ", run.stdout)
+            run = self.run_check(page)
+            self.assertIn("1 commands checked, 0 differ", run.stdout)
 
 
 @unittest.skipIf(torch is None, NO_TORCH)

@@ -62,6 +62,14 @@ bool Window::isCube() const {
          dilation[0] == dilation[1] && dilation[1] == dilation[2];
 }
 
+Window Window::normalized() const {
+  Window window = *this;
+  for (int axis = 0; axis < 3; ++axis)
+    if (kernel[axis] == 1)
+      window.dilation[axis] = 1;
+  return window;
+}
+
 int64_t Window::offsets() const {
   return int64_t(kernel[0]) * kernel[1] * kernel[2];
 }

@@ -173,11 +173,12 @@ Status SparseTensor::setRowOrder(RowOrder order) {
   return Status::success();
 }
 
-Result<const NeighbourMaps *> SparseTensor::maps(const Window &window,
+Result<const NeighbourMaps *> SparseTensor::maps(const Window &asked,
                                                  int64_t blockRows,
                                                  CUstream stream,
                                                  int64_t channels) {
-  TILEC_RETURN_IF_ERROR(window.check("sparse tensor maps"));
+  TILEC_RETURN_IF_ERROR(asked.check("sparse tensor maps"));
+  Window window = asked.normalized();
   auto key = std::make_pair(window, blockRows);
   if (auto found = maps_.find(key); found != maps_.end())
     return found->second.get();
@@ -465,7 +466,8 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
 }
 
 Result<const OffsetPairs *>
-SparseTensor::offsetPairs(const Window &window, CUstream stream) {
+SparseTensor::offsetPairs(const Window &asked, CUstream stream) {
+  Window window = asked.normalized();
   if (auto found = pairs_.find(window); found != pairs_.end())
     return found->second.get();
   auto sorted = sorted_.find(window);

@@ -342,7 +342,7 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   Call call = submanifoldCall(arguments, n);
   // The maps differ by the window's shape and dilation, the kernel only by
   // its count of offsets.
-  std::string key = callKey(call) + "," + arguments.window.str();
+  std::string key = callKey(call) + "," + arguments.window.normalized().str();
   auto found = tensor.convs_.find(key);
   if (found == tensor.convs_.end()) {
     // The input gradient's kernel calls record themselves (a workload

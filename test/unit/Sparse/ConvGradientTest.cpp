@@ -178,6 +178,17 @@ TEST(ConvGradientTest, TheSubmanifoldMapIsSymmetric) {
   }
 }
 
+// A dilation along an axis of extent 1 changes nothing: such windows are
+// one window (their maps and calls are shared).
+TEST(ConvGradientTest, WindowsNormalizeTheDilationOfUnitAxes) {
+  sparse::Window a{{1, 3, 3}, {4, 1, 2}}, b{{1, 3, 3}, {1, 1, 2}};
+  EXPECT_TRUE(a.normalized() == b);
+  EXPECT_TRUE(a.normalized() == b.normalized());
+  EXPECT_EQ(a.normalized().str(), "k1x3x3,d1x1x2");
+  Problem p = makeProblem(300, a, 1, 1, 1), q = makeProblem(300, b, 1, 1, 1);
+  EXPECT_EQ(p.maps.nb, q.maps.nb);
+}
+
 // The oracle refuses a window its loops cannot visit (an even extent would
 // visit K + 1 offsets of V).
 TEST(ConvGradientTest, TheOracleRefusesEvenWindows) {

@@ -69,6 +69,10 @@ struct Window {
     return Window{{kernel, kernel, kernel}, {dilation, dilation, dilation}};
   }
   bool isCube() const;
+  /// The same window with dilation 1 along the axes of extent 1, where a
+  /// dilation changes nothing: what maps and prepared calls are keyed by,
+  /// so that equal windows share them.
+  Window normalized() const;
   /// Kx * Ky * Kz.
   int64_t offsets() const;
   /// An InvalidArgument error naming the axis out of range, prefixed with

@@ -39,35 +39,27 @@ def spconv_pointwise_weight(weight):
     return weight.reshape(ci, co).t().contiguous().reshape(co, 1, 1, 1, ci)
 
 
-class SubMConv3d(SparseModule):
-    """Submanifold 3-D convolution: y at each voxel of x from the voxels of
-    its kernel window (an odd extent per axis: an int, or three, as (3, 1, 3)
-    in Cylinder3D; dilated per axis), at the same voxels.
+class _KernelConv(SparseModule):
+    """The parameters of a convolution of a (kx, ky, kz) kernel in spconv's
+    layout, weight [Co, Kx, Ky, Kz, Ci] and bias [Co], their initialization
+    and the checks of a layer's input. `odd` asks for an odd extent per
+    axis (a submanifold window has a centre)."""
 
-    spconv's arguments are taken where they mean the same: `stride` and
-    `padding` are accepted and, as in spconv's submanifold convolution,
-    unused (the output voxels are the input's); `indice_key` is accepted
-    and unused, since a tilec.SparseTensor caches its maps for every layer
-    over its coordinates; groups must be 1. `device` and `dtype` are the
-    parameters', as in torch.nn. kernel_size and dilation are kept as three
-    ints each, as spconv keeps them.
-    """
-
-    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1,
-                 padding=0, dilation=1, groups=1, bias=True, indice_key=None,
-                 device=None, dtype=None):
+    def __init__(self, name, in_channels, out_channels, kernel_size, bias,
+                 groups, device, dtype, odd=False):
         super().__init__()
         if groups != 1:
-            raise InvalidArgumentError("SubMConv3d", f"groups must be 1, got "
-                                       f"{groups}")
+            raise InvalidArgumentError(name, f"groups must be 1, got {groups}")
         self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = triple("SubMConv3d", "kernel_size", kernel_size, 1)
-        if not all(k % 2 == 1 and k <= 7 for k in self.kernel_size):
+        self.kernel_size = triple(name, "kernel_size", kernel_size, 1)
+        if odd and not all(k % 2 == 1 and k <= 7 for k in self.kernel_size):
             raise InvalidArgumentError(
-                "SubMConv3d", f"kernel_size must be odd, 1 to 7 per axis, "
-                f"got {kernel_size!r}")
-        self.dilation = triple("SubMConv3d", "dilation", dilation, 1)
-        self.indice_key = indice_key
+                name, f"kernel_size must be odd, 1 to 7 per axis, got "
+                f"{kernel_size!r}")
+        if max(self.kernel_size) > 7:
+            raise InvalidArgumentError(
+                name, f"kernel_size must be 1 to 7 per axis, got "
+                f"{kernel_size!r}")
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(
             out_channels, *self.kernel_size, in_channels, **factory))
@@ -88,22 +80,46 @@ class SubMConv3d(SparseModule):
             if self.bias is not None:
                 self.bias.uniform_(-bound, bound)
 
+    def _features(self, name, x):
+        if not isinstance(x, SparseTensor):
+            raise InvalidArgumentError(
+                name, "expected a tilec.SparseTensor (from a spconv tensor: "
+                "tilec.SparseTensor.from_spconv), got " + type(x).__name__)
+        if x.features is None:
+            raise InvalidArgumentError(name, "the tensor has no features")
+        if x.features.shape[1] != self.in_channels:
+            raise InvalidArgumentError(
+                name, f"the layer takes {self.in_channels} input channels, "
+                f"the features have {x.features.shape[1]}")
+        return x.features
+
+
+class SubMConv3d(_KernelConv):
+    """Submanifold 3-D convolution: y at each voxel of x from the voxels of
+    its kernel window (an odd extent per axis: an int, or three, as (3, 1, 3)
+    in Cylinder3D; dilated per axis), at the same voxels.
+
+    spconv's arguments are taken where they mean the same: `stride` and
+    `padding` are accepted and, as in spconv's submanifold convolution,
+    unused (the output voxels are the input's); `indice_key` is accepted
+    and unused, since a tilec.SparseTensor caches its maps for every layer
+    over its coordinates; groups must be 1. `device` and `dtype` are the
+    parameters', as in torch.nn. kernel_size and dilation are kept as three
+    ints each, as spconv keeps them.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size=3, stride=1,
+                 padding=0, dilation=1, groups=1, bias=True, indice_key=None,
+                 device=None, dtype=None):
+        super().__init__("SubMConv3d", in_channels, out_channels,
+                         kernel_size, bias, groups, device, dtype, odd=True)
+        self.dilation = triple("SubMConv3d", "dilation", dilation, 1)
+        self.indice_key = indice_key
+
     # tilec::submanifold_conv3d is a torch.library custom op: torch.compile
     # traces this layer into its graph.
     def forward(self, x):
-        if not isinstance(x, SparseTensor):
-            raise InvalidArgumentError(
-                "SubMConv3d", "expected a tilec.SparseTensor (from a spconv "
-                "tensor: tilec.SparseTensor.from_spconv), got "
-                f"{type(x).__name__}")
-        features = x.features
-        if features is None:
-            raise InvalidArgumentError("SubMConv3d", "the tensor has no "
-                                       "features")
-        if features.shape[1] != self.in_channels:
-            raise InvalidArgumentError(
-                "SubMConv3d", f"the layer takes {self.in_channels} input "
-                f"channels, the features have {features.shape[1]}")
+        self._features("SubMConv3d", x)
         weight = spconv_pointwise_weight(self.weight) \
             if self.kernel_size == (1, 1, 1) else self.weight
         return x.replace_feature(
@@ -117,55 +133,6 @@ class SubMConv3d(SparseModule):
         if self.bias is None:
             text += ", bias=False"
         return text
-
-
-class _KernelConv(SparseModule):
-    """The parameters of a convolution of a (kx, ky, kz) kernel in spconv's
-    layout, weight [Co, Kx, Ky, Kz, Ci] and bias [Co], and its
-    initialization."""
-
-    def __init__(self, name, in_channels, out_channels, kernel_size, bias,
-                 groups, device, dtype):
-        super().__init__()
-        if groups != 1:
-            raise InvalidArgumentError(name, f"groups must be 1, got {groups}")
-        self.in_channels, self.out_channels = in_channels, out_channels
-        self.kernel_size = triple(name, "kernel_size", kernel_size, 1)
-        if max(self.kernel_size) > 7:
-            raise InvalidArgumentError(
-                name, f"kernel_size must be 1 to 7 per axis, got "
-                f"{kernel_size!r}")
-        factory = {"device": device, "dtype": dtype}
-        self.weight = nn.Parameter(torch.empty(
-            out_channels, *self.kernel_size, in_channels, **factory))
-        if bias:
-            self.bias = nn.Parameter(torch.empty(out_channels, **factory))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
-
-    def reset_parameters(self):
-        """spconv's initialization, as SubMConv3d's: U(-b, b) with
-        b = 1 / sqrt(Ci * Kx * Ky * Kz)."""
-        kx, ky, kz = self.kernel_size
-        bound = 1.0 / math.sqrt(self.in_channels * kx * ky * kz)
-        with torch.no_grad():
-            self.weight.uniform_(-bound, bound)
-            if self.bias is not None:
-                self.bias.uniform_(-bound, bound)
-
-    def _features(self, name, x):
-        if not isinstance(x, SparseTensor):
-            raise InvalidArgumentError(
-                name, "expected a tilec.SparseTensor (from a spconv tensor: "
-                "tilec.SparseTensor.from_spconv), got " + type(x).__name__)
-        if x.features is None:
-            raise InvalidArgumentError(name, "the tensor has no features")
-        if x.features.shape[1] != self.in_channels:
-            raise InvalidArgumentError(
-                name, f"the layer takes {self.in_channels} input channels, "
-                f"the features have {x.features.shape[1]}")
-        return x.features
 
 
 class SparseConv3d(_KernelConv):

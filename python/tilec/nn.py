@@ -21,7 +21,8 @@ import torch
 from torch import nn
 
 from ._library import InvalidArgumentError
-from .sparse import SparseTensor, submanifold_conv3d
+# SparseTensor stays importable from tilec.nn, as it was.
+from .sparse import SparseTensor, features_of, submanifold_conv3d  # noqa
 from .strided import sparse_conv3d, sparse_inverse_conv3d, triple
 
 class SparseModule(nn.Module):
@@ -81,17 +82,12 @@ class _KernelConv(SparseModule):
                 self.bias.uniform_(-bound, bound)
 
     def _features(self, name, x):
-        if not isinstance(x, SparseTensor):
-            raise InvalidArgumentError(
-                name, "expected a tilec.SparseTensor (from a spconv tensor: "
-                "tilec.SparseTensor.from_spconv), got " + type(x).__name__)
-        if x.features is None:
-            raise InvalidArgumentError(name, "the tensor has no features")
-        if x.features.shape[1] != self.in_channels:
+        features = features_of(name, x)
+        if features.shape[1] != self.in_channels:
             raise InvalidArgumentError(
                 name, f"the layer takes {self.in_channels} input channels, "
-                f"the features have {x.features.shape[1]}")
-        return x.features
+                f"the features have {features.shape[1]}")
+        return features
 
 
 class SubMConv3d(_KernelConv):

@@ -362,18 +362,21 @@ def dilations(function, dilation):
     return values
 
 
-def check_conv_arguments(features, weight, bias, dilation, device):
-    """The window ((kx, ky, kz), (dx, dy, dz)) of a convolution of `features`
-    ([N, Ci]) with `weight` ([Co, Kx, Ky, Kz, Ci]) dilated by `dilation` (an
-    int or three) and `bias` ([Co] or None) on `device`, after checking them
-    (the features' own form and device are checked by SparseTensor)."""
-    function = "submanifold_conv3d"
-    check_form(function, "weight", weight, 5, tuple(DTYPES))
-    co, kernel = weight.shape[0], tuple(weight.shape[1:4])
-    if not all(k % 2 == 1 and k <= 7 for k in kernel):
-        _fail(function, "weight must be [Co, Kx, Ky, Kz, Ci] with each K "
-              "odd, 1 to 7 (the layout of spconv and FlexGEMM), got "
-              f"{list(weight.shape)}")
+def features_of(function, tensor):
+    """The features of `tensor`, after checking it is a tilec.SparseTensor
+    that has them."""
+    if not isinstance(tensor, SparseTensor):
+        _fail(function, "expected a tilec.SparseTensor (from a spconv "
+              "tensor: tilec.SparseTensor.from_spconv), got "
+              f"{type(tensor).__name__}")
+    if tensor.features is None:
+        _fail(function, "the tensor has no features")
+    return tensor.features
+
+
+def check_weight_matches(function, features, weight, bias):
+    """Checks that `weight` [Co, ..., Ci] takes the channels and dtype of
+    `features` [rows, Ci] and that `bias` is None or [Co] of that dtype."""
     if features.shape[1] != weight.shape[4]:
         _fail(function, f"the features have {features.shape[1]} channels, "
               f"the weight takes {weight.shape[4]} (its last dimension)")
@@ -383,13 +386,39 @@ def check_conv_arguments(features, weight, bias, dilation, device):
               f"module's .to(dtype))")
     if bias is not None:
         check_form(function, "bias", bias, 1, (weight.dtype,))
-        if bias.shape[0] != co:
-            _fail(function, f"bias has {bias.shape[0]} entries for {co} "
-                  f"output channels")
-    window = (kernel, dilations(function, dilation))
+        if bias.shape[0] != weight.shape[0]:
+            _fail(function, f"bias has {bias.shape[0]} entries for "
+                  f"{weight.shape[0]} output channels")
+
+
+def check_parameter_devices(function, weight, bias, device):
+    """Checks that `weight` and `bias` (or None) are on `device`."""
     check_device(function, "weight", weight, device)
     if bias is not None:
         check_device(function, "bias", bias, device)
+
+
+def autocast_dtype():
+    """The dtype a convolution runs in under torch.autocast, else None."""
+    return torch.get_autocast_dtype("cuda") \
+        if torch.is_autocast_enabled("cuda") else None
+
+
+def check_conv_arguments(features, weight, bias, dilation, device):
+    """The window ((kx, ky, kz), (dx, dy, dz)) of a convolution of `features`
+    ([N, Ci]) with `weight` ([Co, Kx, Ky, Kz, Ci]) dilated by `dilation` (an
+    int or three) and `bias` ([Co] or None) on `device`, after checking them
+    (the features' own form and device are checked by SparseTensor)."""
+    function = "submanifold_conv3d"
+    check_form(function, "weight", weight, 5, tuple(DTYPES))
+    kernel = tuple(weight.shape[1:4])
+    if not all(k % 2 == 1 and k <= 7 for k in kernel):
+        _fail(function, "weight must be [Co, Kx, Ky, Kz, Ci] with each K "
+              "odd, 1 to 7 (the layout of spconv and FlexGEMM), got "
+              f"{list(weight.shape)}")
+    check_weight_matches(function, features, weight, bias)
+    window = (kernel, dilations(function, dilation))
+    check_parameter_devices(function, weight, bias, device)
     return window
 
 
@@ -409,16 +438,10 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     cores when torch.backends.cuda.matmul.allow_tf32 is set. A torch.library
     custom op (tilec::submanifold_conv3d): torch.compile traces it into its
     graph, a new tensor's maps as one of the graph's inputs."""
-    if not isinstance(tensor, SparseTensor):
-        _fail("submanifold_conv3d", "expected a tilec.SparseTensor (from a "
-              "spconv tensor: tilec.SparseTensor.from_spconv), got "
-              f"{type(tensor).__name__}")
-    if tensor.features is None:
-        _fail("submanifold_conv3d", "the tensor has no features")
-    dtype = torch.get_autocast_dtype("cuda") \
-        if torch.is_autocast_enabled("cuda") else None
-    return _conv_op(tensor.features, weight, bias, tensor._token,
-                    list(dilations("submanifold_conv3d", dilation)), dtype)
+    features = features_of("submanifold_conv3d", tensor)
+    return _conv_op(features, weight, bias, tensor._token,
+                    list(dilations("submanifold_conv3d", dilation)),
+                    autocast_dtype())
 
 
 def _forward(tensor, weight, bias, dilation):

@@ -17,8 +17,9 @@ from collections import namedtuple
 import torch
 
 from ._library import ConvGeometry
-from .sparse import (DTYPES, SparseTensor, _fail, _name, check_device,
-                     check_form, current_stream)
+from .sparse import (DTYPES, SparseTensor, _fail, autocast_dtype,
+                     check_form, check_parameter_devices,
+                     check_weight_matches, current_stream, features_of)
 
 # The kernel's extent per axis that the GPU maps take.
 MAX_KERNEL = 7
@@ -105,11 +106,6 @@ def _bare(tensor):
     return bare
 
 
-def _autocast_dtype():
-    return torch.get_autocast_dtype("cuda") \
-        if torch.is_autocast_enabled("cuda") else None
-
-
 def _as_run(dtype, *tensors):
     """The tensors as the convolution runs them: in the autocast dtype, or
     as they are."""
@@ -131,21 +127,8 @@ def check_strided_weight(function, features, weight, bias, device):
         _fail(function, f"weight must be [Co, Kx, Ky, Kz, Ci] with each K "
               f"from 1 to {MAX_KERNEL} (spconv's layout), got "
               f"{list(weight.shape)}")
-    if features.shape[1] != weight.shape[4]:
-        _fail(function, f"the features have {features.shape[1]} channels, "
-              f"the weight takes {weight.shape[4]} (its last dimension)")
-    if features.dtype != weight.dtype:
-        _fail(function, f"the features are {_name(features.dtype)} and the "
-              f"weight {_name(weight.dtype)}: convert one (e.g. the "
-              f"module's .to(dtype))")
-    if bias is not None:
-        check_form(function, "bias", bias, 1, (weight.dtype,))
-        if bias.shape[0] != weight.shape[0]:
-            _fail(function, f"bias has {bias.shape[0]} entries for "
-                  f"{weight.shape[0]} output channels")
-    check_device(function, "weight", weight, device)
-    if bias is not None:
-        check_device(function, "bias", bias, device)
+    check_weight_matches(function, features, weight, bias)
+    check_parameter_devices(function, weight, bias, device)
     return kernel
 
 
@@ -210,7 +193,7 @@ class _StridedConv3d(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, features, weight, bias, source, geometry, inverse, rows):
-        x, w, b = _as_run(_autocast_dtype(), features, weight, bias)
+        x, w, b = _as_run(autocast_dtype(), features, weight, bias)
         ctx.save_for_backward(x, w)
         ctx.source, ctx.geometry, ctx.inverse = source, geometry, inverse
         ctx.dtypes = (features.dtype, weight.dtype,
@@ -234,16 +217,6 @@ class _StridedConv3d(torch.autograd.Function):
                 None)
 
 
-def _features_of(function, tensor):
-    if not isinstance(tensor, SparseTensor):
-        _fail(function, "expected a tilec.SparseTensor (from a spconv "
-              "tensor: tilec.SparseTensor.from_spconv), got "
-              f"{type(tensor).__name__}")
-    if tensor.features is None:
-        _fail(function, "the tensor has no features")
-    return tensor.features
-
-
 def sparse_conv3d(tensor, weight, bias=None, stride=1, padding=0, dilation=1,
                   indice_key=None):
     """spconv's SparseConv3d as a function: a tensor over the output voxels
@@ -254,12 +227,12 @@ def sparse_conv3d(tensor, weight, bias=None, stride=1, padding=0, dilation=1,
     indice_key, the maps are kept in the tensors' indice_dict for
     sparse_inverse_conv3d. Differentiable; on torch's current stream."""
     function = "sparse_conv3d"
-    features = _features_of(function, tensor)
+    features = features_of(function, tensor)
     _check_grid(function, tensor)
     # Under autocast the layer runs in its dtype (the weights may be f32
     # masters, the features f16): checked as they will run.
     kernel = check_strided_weight(
-        function, *_as_run(_autocast_dtype(), features, weight, bias),
+        function, *_as_run(autocast_dtype(), features, weight, bias),
         tensor.device)
     geometry = Geometry(kernel, triple(function, "stride", stride, 1),
                         triple(function, "padding", padding, 0),
@@ -282,14 +255,14 @@ def sparse_inverse_conv3d(tensor, weight, bias=None, indice_key=None):
     tensor.features [outputs, Ci] with weight [Co, Kx, Ky, Kz, Ci] (the
     strided layer's kernel) plus bias. Differentiable."""
     function = "sparse_inverse_conv3d"
-    features = _features_of(function, tensor)
+    features = features_of(function, tensor)
     link = tensor.indice_dict.get(indice_key)
     if link is None:
         known = ", ".join(repr(k) for k in tensor.indice_dict) or "none"
         _fail(function, f"no strided layer recorded indice_key "
               f"{indice_key!r} for this tensor (known: {known})")
     kernel = check_strided_weight(
-        function, *_as_run(_autocast_dtype(), features, weight, bias),
+        function, *_as_run(autocast_dtype(), features, weight, bias),
         tensor.device)
     if kernel != tuple(link.geometry.kernel):
         _fail(function, f"the weight's kernel is {kernel}, the strided "

@@ -44,6 +44,32 @@ Status fail(const std::string &why) {
                        "submanifold_conv3d_backward: " + why);
 }
 
+// dx, dw and db, where given, must be 16-byte aligned.
+Status checkGradientAlignment(const ConvBackwardArguments &a,
+                              const char *function) {
+  for (const auto &[name, pointer] :
+       {std::pair{"dx", a.dx}, std::pair{"dw", a.dw}, std::pair{"db", a.db}})
+    if (pointer.address % 16)
+      return Status::error(ErrorKind::InvalidArgument,
+                           std::string(function) + ": " + name +
+                               " must be 16-byte aligned");
+  return Status::success();
+}
+
+// The forward call that computes dx from dy: dy as X, dx as Y, the channels
+// swapped, no bias. How it reads the weights transposed is its caller's.
+ConvArguments inputGradientCall(const ConvBackwardArguments &a) {
+  ConvArguments transposed = a.forward;
+  transposed.x = a.dy;
+  transposed.y = a.dx;
+  transposed.bias = {};
+  transposed.ci = a.forward.co;
+  transposed.co = a.forward.ci;
+  transposed.xRowStride = a.dyStride();
+  transposed.yRowStride = a.dxStride();
+  return transposed;
+}
+
 Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
   const ConvArguments &f = a.forward;
   TILEC_RETURN_IF_ERROR(checkConvShape(f, "submanifold_conv3d_backward"));
@@ -69,10 +95,8 @@ Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
     if (pointer.address == 0 || pointer.address % 16)
       return fail(std::string(name) + " must be a 16-byte aligned device "
                                       "pointer");
-  for (const auto &[name, pointer] :
-       {std::pair{"dx", a.dx}, std::pair{"dw", a.dw}, std::pair{"db", a.db}})
-    if (pointer.address % 16)
-      return fail(std::string(name) + " must be 16-byte aligned");
+  TILEC_RETURN_IF_ERROR(
+      checkGradientAlignment(a, "submanifold_conv3d_backward"));
   return Status::success();
 }
 
@@ -80,14 +104,7 @@ Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
 // weights transposed, over the same maps.
 Status inputGradient(SparseEngine &engine, SparseTensor &tensor,
                      const ConvBackwardArguments &a, CUstream stream) {
-  ConvArguments transposed = a.forward;
-  transposed.x = a.dy;
-  transposed.y = a.dx;
-  transposed.bias = {};
-  transposed.ci = a.forward.co;
-  transposed.co = a.forward.ci;
-  transposed.xRowStride = a.dyStride();
-  transposed.yRowStride = a.dxStride();
+  ConvArguments transposed = inputGradientCall(a);
   transposed.transposeWeight = true;
   return submanifoldConv3d(engine, tensor, transposed, stream);
 }
@@ -279,23 +296,13 @@ Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
   if (a.dxStride() < f.conv.ci)
     return fail("rows of dx must not overlap (row stride " +
                 std::to_string(a.dxStride()) + ")");
-  for (const auto &[name, pointer] :
-       {std::pair{"dx", a.dx}, std::pair{"dw", a.dw}, std::pair{"db", a.db}})
-    if (pointer.address % 16)
-      return fail(std::string(name) + " must be 16-byte aligned");
+  TILEC_RETURN_IF_ERROR(checkGradientAlignment(a, function));
   if (a.dx.address && xRows > 0) {
     // dx: the forward kernel over the other map, dy as X, the weights
     // transposed per offset (the offsets are not mirrored: the maps are
     // not symmetric).
-    ConvArguments transposed = a.forward;
-    transposed.x = a.dy;
-    transposed.y = a.dx;
-    transposed.bias = {};
-    transposed.ci = a.forward.co;
-    transposed.co = a.forward.ci;
-    transposed.xRowStride = a.dyStride();
-    transposed.yRowStride = a.dxStride();
-    TILEC_RETURN_IF_ERROR(input.stridedGemm(engine, **entry, transposed,
+    TILEC_RETURN_IF_ERROR(input.stridedGemm(engine, **entry,
+                                            inputGradientCall(a),
                                             /*up=*/!f.inverse,
                                             /*weightForm=*/2, stream));
   }

@@ -123,19 +123,25 @@ tilec_status failFrom(const Status &status, tilec_status fallback) {
   return fail(fallback, status.message());
 }
 
-bool toDType(tilec_dtype dtype, sparse::DType &out) {
+tilec_status readDType(tilec_dtype dtype, sparse::DType &out) {
   switch (dtype) {
   case TILEC_F16:
     out = sparse::DType::F16;
-    return true;
+    return TILEC_OK;
   case TILEC_BF16:
     out = sparse::DType::BF16;
-    return true;
+    return TILEC_OK;
   case TILEC_F32:
     out = sparse::DType::F32;
-    return true;
+    return TILEC_OK;
   }
-  return false;
+  return fail(TILEC_ERROR_INVALID_ARGUMENT,
+              "dtype " + std::to_string(int(dtype)) +
+                  " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
+}
+
+rt::DevicePtr deviceAddress(const void *pointer) {
+  return rt::DevicePtr{reinterpret_cast<CUdeviceptr>(pointer)};
 }
 
 tilec_status returnCloud(const sparse::VoxelCloud &cloud, int32_t **coords,
@@ -456,17 +462,12 @@ tilec_status tilec_submanifold_conv3d_window(
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  if (!toDType(dtype, arguments.dtype))
-    return fail(TILEC_ERROR_INVALID_ARGUMENT,
-                "dtype " + std::to_string(int(dtype)) +
-                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
-  auto address = [](const void *p) {
-    return rt::DevicePtr{reinterpret_cast<CUdeviceptr>(p)};
-  };
-  arguments.x = address(x);
-  arguments.weight = address(weight);
-  arguments.bias = address(bias);
-  arguments.y = address(y);
+  if (tilec_status read = readDType(dtype, arguments.dtype); read != TILEC_OK)
+    return read;
+  arguments.x = deviceAddress(x);
+  arguments.weight = deviceAddress(weight);
+  arguments.bias = deviceAddress(bias);
+  arguments.y = deviceAddress(y);
   arguments.ci = ci;
   arguments.co = co;
   arguments.allowTf32 = allow_tf32 != 0;
@@ -505,22 +506,17 @@ tilec_status tilec_submanifold_conv3d_window_backward(
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  if (!toDType(dtype, forward.dtype))
-    return fail(TILEC_ERROR_INVALID_ARGUMENT,
-                "dtype " + std::to_string(int(dtype)) +
-                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
-  auto address = [](const void *p) {
-    return rt::DevicePtr{reinterpret_cast<CUdeviceptr>(p)};
-  };
-  forward.x = address(x);
-  forward.weight = address(weight);
+  if (tilec_status read = readDType(dtype, forward.dtype); read != TILEC_OK)
+    return read;
+  forward.x = deviceAddress(x);
+  forward.weight = deviceAddress(weight);
   forward.ci = ci;
   forward.co = co;
   forward.allowTf32 = allow_tf32 != 0;
-  arguments.dy = address(dy);
-  arguments.dx = address(dx);
-  arguments.dw = address(dw);
-  arguments.db = address(db);
+  arguments.dy = deviceAddress(dy);
+  arguments.dx = deviceAddress(dx);
+  arguments.dw = deviceAddress(dw);
+  arguments.db = deviceAddress(db);
   arguments.weightGradF32 = weight_grad_f32 != 0;
   Status status = sparse::submanifoldConv3dBackward(
       tensor->runtime->engine(), tensor->tensor, arguments,
@@ -553,8 +549,25 @@ tilec_status readStrided(const tilec_conv_geometry *geometry,
   return TILEC_OK;
 }
 
-rt::DevicePtr deviceAddress(const void *pointer) {
-  return rt::DevicePtr{reinterpret_cast<CUdeviceptr>(pointer)};
+// The forward convolution of a strided call, as the forward and the
+// backward entry points read it (the backward finds the forward's maps).
+tilec_status readStridedConv(const StridedCall &call, int64_t batches,
+                             int32_t inverse, const void *x, const void *weight,
+                             int32_t ci, int32_t co, tilec_dtype dtype,
+                             int32_t allowTf32,
+                             sparse::StridedConvArguments &out) {
+  if (tilec_status read = readDType(dtype, out.conv.dtype); read != TILEC_OK)
+    return read;
+  out.conv.x = deviceAddress(x);
+  out.conv.weight = deviceAddress(weight);
+  out.conv.ci = ci;
+  out.conv.co = co;
+  out.conv.allowTf32 = allowTf32 != 0;
+  out.geometry = call.geometry;
+  out.spatialShape = call.shape;
+  out.batches = batches;
+  out.inverse = inverse != 0;
+  return TILEC_OK;
 }
 
 } // namespace
@@ -637,21 +650,12 @@ tilec_status tilec_sparse_conv3d(tilec_sparse_tensor *tensor,
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   sparse::StridedConvArguments arguments;
-  if (!toDType(dtype, arguments.conv.dtype))
-    return fail(TILEC_ERROR_INVALID_ARGUMENT,
-                "dtype " + std::to_string(int(dtype)) +
-                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
-  arguments.conv.x = deviceAddress(x);
-  arguments.conv.weight = deviceAddress(weight);
+  if (tilec_status read = readStridedConv(call, batches, inverse, x, weight, ci,
+                                          co, dtype, allow_tf32, arguments);
+      read != TILEC_OK)
+    return read;
   arguments.conv.bias = deviceAddress(bias);
   arguments.conv.y = deviceAddress(y);
-  arguments.conv.ci = ci;
-  arguments.conv.co = co;
-  arguments.conv.allowTf32 = allow_tf32 != 0;
-  arguments.geometry = call.geometry;
-  arguments.spatialShape = call.shape;
-  arguments.batches = batches;
-  arguments.inverse = inverse != 0;
   Status status =
       sparse::stridedConv3d(tensor->runtime->engine(), tensor->tensor,
                             arguments, static_cast<CUstream>(stream));
@@ -676,20 +680,11 @@ tilec_status tilec_sparse_conv3d_backward(
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
   sparse::StridedConvBackwardArguments arguments;
-  sparse::StridedConvArguments &forward = arguments.forward;
-  if (!toDType(dtype, forward.conv.dtype))
-    return fail(TILEC_ERROR_INVALID_ARGUMENT,
-                "dtype " + std::to_string(int(dtype)) +
-                    " is not TILEC_F16, TILEC_BF16 or TILEC_F32");
-  forward.conv.x = deviceAddress(x);
-  forward.conv.weight = deviceAddress(weight);
-  forward.conv.ci = ci;
-  forward.conv.co = co;
-  forward.conv.allowTf32 = allow_tf32 != 0;
-  forward.geometry = call.geometry;
-  forward.spatialShape = call.shape;
-  forward.batches = batches;
-  forward.inverse = inverse != 0;
+  if (tilec_status read =
+          readStridedConv(call, batches, inverse, x, weight, ci, co, dtype,
+                          allow_tf32, arguments.forward);
+      read != TILEC_OK)
+    return read;
   arguments.gradients.dy = deviceAddress(dy);
   arguments.gradients.dx = deviceAddress(dx);
   arguments.gradients.dw = deviceAddress(dw);

@@ -198,15 +198,6 @@ Result<const NeighbourMaps *> SparseTensor::maps(const Window &asked,
   return (maps_[key] = std::move(*built)).get();
 }
 
-#define TRY_ASSIGN(name, expression)                                           \
-  auto name##OrError = (expression);                                           \
-  if (!name##OrError)                                                          \
-    return name##OrError.status();                                             \
-  auto name = std::move(*name##OrError)
-#define TRY(expression)                                                        \
-  if (Status status = (expression); !status.ok())                              \
-  return status
-
 namespace {
 
 // The smallest bucket-defining facts of a map build's launches: for each
@@ -243,7 +234,7 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   // order, then nbt.
   int64_t bytes = 0;
   std::vector<int64_t> offsets = packedOffsets({4 * n, 4 * n * v}, bytes);
-  TRY_ASSIGN(storage, engine_->allocateMaps(bytes, stream));
+  TILEC_ASSIGN_OR_RETURN(storage, engine_->allocateMaps(bytes, stream));
   rt::DevicePtr order = storage.ptr();
   rt::DevicePtr nbt{storage.address() + offsets[1]};
   // The pair count is set once the build is done.
@@ -315,11 +306,12 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   // synchronization at the end says whether the table took every voxel
   // (else it grows and the steps run again) and how many pairs there are.
   auto enqueue = [&]() -> Status {
-    TRY(regions[kKeys].memset8Async(0xFF, stream));
-    TRY(regions[kStats].memset8Async(0, stream));
+    TILEC_RETURN_IF_ERROR(regions[kKeys].memset8Async(0xFF, stream));
+    TILEC_RETURN_IF_ERROR(regions[kStats].memset8Async(0, stream));
     rt::DevicePtr probes = regions[kStats].ptr();
     rt::DevicePtr pairs{probes.address + kPairsOffset};
-    TRY(engine_->launch("voxel_hash_insert", insertCall(n, log2Slots),
+    TILEC_RETURN_IF_ERROR(
+        engine_->launch("voxel_hash_insert", insertCall(n, log2Slots),
                         {{"coords_ptr", coords_},
                          {"keys_ptr", regions[kKeys].ptr()},
                          {"vals_ptr", regions[kVals].ptr()},
@@ -329,16 +321,17 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
     // The neighbour map (all -1 first: the lookups write the hits of the
     // window's upper half from the other voxel), then the sort keys and the
     // pair count.
-    TRY(regions[kNb].memset8Async(0xFF, stream));
-    TRY(engine_->launch("voxel_neighbours",
-                        lookupCall(n, log2Slots, window),
-                        {{"coords_ptr", coords_},
-                         {"keys_ptr", regions[kKeys].ptr()},
-                         {"vals_ptr", regions[kVals].ptr()},
-                         {"probes_ptr", probes},
-                         {"nb_ptr", regions[kNb].ptr()}},
-                        stream));
-    TRY(engine_->launch("neighbour_keys", keysCall(n, window.kernel, v),
+    TILEC_RETURN_IF_ERROR(regions[kNb].memset8Async(0xFF, stream));
+    TILEC_RETURN_IF_ERROR(engine_->launch("voxel_neighbours",
+                                          lookupCall(n, log2Slots, window),
+                                          {{"coords_ptr", coords_},
+                                           {"keys_ptr", regions[kKeys].ptr()},
+                                           {"vals_ptr", regions[kVals].ptr()},
+                                           {"probes_ptr", probes},
+                                           {"nb_ptr", regions[kNb].ptr()}},
+                                          stream));
+    TILEC_RETURN_IF_ERROR(
+        engine_->launch("neighbour_keys", keysCall(n, window.kernel, v),
                         {{"nb_ptr", regions[kNb].ptr()},
                          {"sort_key_ptr", regions[kSortKeys].ptr()},
                          {"pairs_ptr", pairs}},
@@ -349,18 +342,21 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
     RadixScratch radixScratch{regions[kKeysOut].ptr(), regions[kKeysB].ptr(),
                               regions[kValsIn].ptr(), regions[kHist].ptr(),
                               regions[kHistScan].ptr()};
-    TRY(radixSort(*engine_, regions[kSortKeys].ptr(), n, radixPasses(v),
-                  map->order, radixScratch, stream));
+    TILEC_RETURN_IF_ERROR(radixSort(*engine_, regions[kSortKeys].ptr(), n,
+                                    radixPasses(v), map->order, radixScratch,
+                                    stream));
     // Then each row moved to the leanest group of rows that runs its
     // offsets (mask_cover), stably, in rounds (`lean`).
     for (int round = 0; round < coverRounds; ++round) {
-      TRY(engine_->launch("mask_unions", unionsCall(n),
+      TILEC_RETURN_IF_ERROR(
+          engine_->launch("mask_unions", unionsCall(n),
                           {{"order_ptr", map->order},
                            {"sort_key_ptr", regions[kSortKeys].ptr()},
                            {"unions_ptr", regions[kUnions].ptr()},
                            {"scores_ptr", regions[kScores].ptr()}},
                           stream));
-      TRY(engine_->launch("mask_cover", coverCall(n),
+      TILEC_RETURN_IF_ERROR(
+          engine_->launch("mask_cover", coverCall(n),
                           {{"order_ptr", map->order},
                            {"sort_key_ptr", regions[kSortKeys].ptr()},
                            {"unions_ptr", regions[kUnions].ptr()},
@@ -368,33 +364,35 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
                            {"cover_ptr", regions[kCover].ptr()},
                            {"values_ptr", regions[kCoverValues].ptr()}},
                           stream));
-      TRY(radixSort(*engine_, regions[kCover].ptr(), n, coverSortPasses(n),
-                    map->order, radixScratch, stream,
-                    regions[kCoverValues].ptr()));
+      TILEC_RETURN_IF_ERROR(radixSort(
+          *engine_, regions[kCover].ptr(), n, coverSortPasses(n), map->order,
+          radixScratch, stream, regions[kCoverValues].ptr()));
     }
 
-    TRY(engine_->launch("neighbour_transpose", transposeCall(n, v),
-                        {{"nb_ptr", regions[kNb].ptr()},
-                         {"order_ptr", map->order},
-                         {"nbt_ptr", map->nbt}},
-                        stream));
+    TILEC_RETURN_IF_ERROR(engine_->launch("neighbour_transpose",
+                                          transposeCall(n, v),
+                                          {{"nb_ptr", regions[kNb].ptr()},
+                                           {"order_ptr", map->order},
+                                           {"nbt_ptr", map->nbt}},
+                                          stream));
     return Status::success();
   };
   for (int growth = 0;; ++growth, ++log2Slots) {
     if (log2Slots > 30)
       return Status::error("the voxel table outgrew 2^30 slots");
-    TRY_ASSIGN(carved, carve(*engine_,
-                             {4 * n, 32, int64_t(8) << log2Slots,
-                              int64_t(4) << log2Slots, 4 * n * v, 4 * n,
-                              digitCountBytes(programs),
-                              digitScanBytes(programs), 4 * n, 4 * n, 4 * n,
-                              4 * coverGroups, 4 * coverGroups, 4 * n, 4 * n}));
+    TILEC_ASSIGN_OR_RETURN(
+        carved,
+        carve(*engine_,
+              {4 * n, 32, int64_t(8) << log2Slots, int64_t(4) << log2Slots,
+               4 * n * v, 4 * n, digitCountBytes(programs),
+               digitScanBytes(programs), 4 * n, 4 * n, 4 * n, 4 * coverGroups,
+               4 * coverGroups, 4 * n, 4 * n}));
     regions = std::move(carved);
-    TRY(enqueue());
+    TILEC_RETURN_IF_ERROR(enqueue());
     // The lists read the map in the stream's order; they are dropped and
     // queued again when the table grows.
-    TRY_ASSIGN(lists, buildBlockLists(map, blockRows, stream));
-    TRY(engine_->synchronize(stream));
+    TILEC_ASSIGN_OR_RETURN(lists, buildBlockLists(map, blockRows, stream));
+    TILEC_RETURN_IF_ERROR(engine_->synchronize(stream));
     // The longest probe sequence, the insert's status and the pair count.
     struct {
       int32_t probes[2];
@@ -402,7 +400,7 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
       int64_t pairs;
     } stats{};
     static_assert(offsetof(decltype(stats), pairs) == kPairsOffset);
-    TRY(regions[kStats].copyToHost(&stats, sizeof(stats)));
+    TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
     if (stats.probes[1] == kDuplicate || stats.probes[1] == kOutOfRange)
       return describeInsertError(regions[kStatuses], n, coords_, context);
     if (stats.probes[1] == kInserted) {
@@ -434,7 +432,7 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
       packedOffsets({countsOffset + 4 * blocks, 4 * blocks * v, 4 * blocks,
                      getBlockSortLayout(blocks).bytes},
                     bytes);
-  TRY_ASSIGN(storage, engine_->allocateMaps(bytes, stream));
+  TILEC_ASSIGN_OR_RETURN(storage, engine_->allocateMaps(bytes, stream));
   auto at = [&](int64_t offset) {
     return rt::DevicePtr{storage.address() + offset};
   };
@@ -442,7 +440,7 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                 blkOrder = at(offsets[2]);
   if (n == 0) {
     const rt::Driver &driver = context.driver();
-    TRY(driver.check(
+    TILEC_RETURN_IF_ERROR(driver.check(
         driver.api().cuMemsetD8Async(storage.address(), 0, offsets[1], stream),
         "cuMemsetD8Async"));
   } else {
@@ -452,13 +450,17 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
         {"counts_ptr", counts},
         {"blk_start_ptr", blkStart},
         {"blk_off_ptr", blkOff}};
-    TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 0),
-                        blockBuffers, stream));
-    TRY(engine_->launch("exclusive_scan", scanCall(blocks),
+    TILEC_RETURN_IF_ERROR(engine_->launch("block_offsets",
+                                          blockListCall(n, v, blockRows, 0),
+                                          blockBuffers, stream));
+    TILEC_RETURN_IF_ERROR(
+        engine_->launch("exclusive_scan", scanCall(blocks),
                         {{"in_ptr", counts}, {"out_ptr", blkStart}}, stream));
-    TRY(engine_->launch("block_offsets", blockListCall(n, v, blockRows, 1),
-                        blockBuffers, stream));
-    TRY(sortBlocks(counts, blocks, v, blkOrder, at(offsets[3]), stream));
+    TILEC_RETURN_IF_ERROR(engine_->launch("block_offsets",
+                                          blockListCall(n, v, blockRows, 1),
+                                          blockBuffers, stream));
+    TILEC_RETURN_IF_ERROR(
+        sortBlocks(counts, blocks, v, blkOrder, at(offsets[3]), stream));
   }
   return std::make_unique<NeighbourMaps>(
       NeighbourMaps{std::move(map), blockRows, blocks, blkStart, blkOff,
@@ -472,12 +474,13 @@ SparseTensor::offsetPairs(const Window &asked, CUstream stream) {
     return found->second.get();
   auto sorted = sorted_.find(window);
   if (sorted == sorted_.end()) {
-    TRY_ASSIGN(built, maps(window, convRowBlocks().front(), stream));
+    TILEC_ASSIGN_OR_RETURN(built,
+                           maps(window, convRowBlocks().front(), stream));
     (void)built;
     sorted = sorted_.find(window);
   }
   noteStream(stream);
-  TRY_ASSIGN(pairs, buildOffsetPairs(sorted->second, stream));
+  TILEC_ASSIGN_OR_RETURN(pairs, buildOffsetPairs(sorted->second, stream));
   return (pairs_[window] = std::move(pairs)).get();
 }
 
@@ -493,7 +496,7 @@ SparseTensor::buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
       packedOffsets({4 * counts, 4 * (counts + 1), 4 * (v + 1),
                      4 * map->activePairs, 4 * map->activePairs},
                     bytes);
-  TRY_ASSIGN(storage, engine_->allocateMaps(bytes, stream));
+  TILEC_ASSIGN_OR_RETURN(storage, engine_->allocateMaps(bytes, stream));
   // The storage moves into the pairs below: its address first.
   CUdeviceptr base = storage.address();
   auto at = [base](int64_t offset) { return rt::DevicePtr{base + offset}; };
@@ -501,7 +504,8 @@ SparseTensor::buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
       map, at(offsets[2]), at(offsets[3]), at(offsets[4]), std::move(storage)});
   if (n == 0) {
     const rt::Driver &driver = engine_->context().driver();
-    TRY(driver.check(driver.api().cuMemsetD8Async(pairs->start.address, 0,
+    TILEC_RETURN_IF_ERROR(
+        driver.check(driver.api().cuMemsetD8Async(pairs->start.address, 0,
                                                   4 * (v + 1), stream),
                      "cuMemsetD8Async"));
     return pairs;
@@ -512,20 +516,20 @@ SparseTensor::buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
     engine_->precompile({{"offset_pair_counts", pairListCall(n, v)},
                          {"exclusive_scan", scanCall(counts)},
                          {"offset_pairs", pairListCall(n, v)}});
-  TRY(engine_->launch("offset_pair_counts", pairListCall(n, v),
-                      {{"nbt_ptr", map->nbt}, {"counts_ptr", at(offsets[0])}},
-                      stream));
-  TRY(engine_->launch(
+  TILEC_RETURN_IF_ERROR(engine_->launch(
+      "offset_pair_counts", pairListCall(n, v),
+      {{"nbt_ptr", map->nbt}, {"counts_ptr", at(offsets[0])}}, stream));
+  TILEC_RETURN_IF_ERROR(engine_->launch(
       "exclusive_scan", scanCall(counts),
       {{"in_ptr", at(offsets[0])}, {"out_ptr", at(offsets[1])}}, stream));
-  TRY(engine_->launch("offset_pairs", pairListCall(n, v),
-                      {{"nbt_ptr", map->nbt},
-                       {"order_ptr", map->order},
-                       {"scan_ptr", at(offsets[1])},
-                       {"pair_start_ptr", pairs->start},
-                       {"pair_in_ptr", pairs->in},
-                       {"pair_out_ptr", pairs->out}},
-                      stream));
+  TILEC_RETURN_IF_ERROR(engine_->launch("offset_pairs", pairListCall(n, v),
+                                        {{"nbt_ptr", map->nbt},
+                                         {"order_ptr", map->order},
+                                         {"scan_ptr", at(offsets[1])},
+                                         {"pair_start_ptr", pairs->start},
+                                         {"pair_in_ptr", pairs->in},
+                                         {"pair_out_ptr", pairs->out}},
+                                        stream));
   return pairs;
 }
 
@@ -543,8 +547,5 @@ Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
                                 at(layout.histScan)},
                    stream);
 }
-
-#undef TRY
-#undef TRY_ASSIGN
 
 } // namespace tilec::sparse

@@ -128,20 +128,12 @@ Result<std::array<int64_t, 3>> checkStrided(const ConvGeometry &g,
 
 } // namespace
 
-#define TRY_ASSIGN(name, expression)                                           \
-  auto name##OrError = (expression);                                           \
-  if (!name##OrError)                                                          \
-    return name##OrError.status();                                             \
-  auto name = std::move(*name##OrError)
-#define TRY(expression)                                                        \
-  if (Status status = (expression); !status.ok())                              \
-  return status
-
 Result<const StridedMaps *>
 SparseTensor::strided(const ConvGeometry &geometry,
                       const std::array<int64_t, 3> &spatialShape,
                       int64_t batches, CUstream stream) {
-  TRY_ASSIGN(entry, stridedEntry(geometry, spatialShape, batches, stream));
+  TILEC_ASSIGN_OR_RETURN(entry,
+                         stridedEntry(geometry, spatialShape, batches, stream));
   return &entry->maps;
 }
 
@@ -155,7 +147,8 @@ SparseTensor::stridedEntry(const ConvGeometry &geometry,
   auto key = std::make_tuple(geometry, spatialShape, batches);
   if (auto found = strided_.find(key); found != strided_.end())
     return found->second.get();
-  TRY_ASSIGN(entry, buildStrided(geometry, spatialShape, batches, stream));
+  TILEC_ASSIGN_OR_RETURN(entry,
+                         buildStrided(geometry, spatialShape, batches, stream));
   return (strided_[key] = std::move(entry)).get();
 }
 
@@ -168,7 +161,7 @@ allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
                   CUstream stream) {
   int64_t bytes = 0;
   std::vector<int64_t> offsets = packedOffsets({4 * rows, 4 * rows * v}, bytes);
-  TRY_ASSIGN(storage, engine.allocateMaps(bytes, stream));
+  TILEC_ASSIGN_OR_RETURN(storage, engine.allocateMaps(bytes, stream));
   rt::DevicePtr order = storage.ptr();
   rt::DevicePtr nbt{storage.address() + offsets[1]};
   return std::make_shared<SortedNeighbourMap>(
@@ -470,7 +463,8 @@ Result<std::unique_ptr<SparseTensor::StridedEntry>>
 SparseTensor::buildStrided(const ConvGeometry &g,
                            const std::array<int64_t, 3> &spatialShape,
                            int64_t batches, CUstream stream) {
-  TRY_ASSIGN(outShape, checkStrided(g, spatialShape, batches, voxels_));
+  TILEC_ASSIGN_OR_RETURN(outShape,
+                         checkStrided(g, spatialShape, batches, voxels_));
   auto entry = std::make_unique<StridedEntry>();
   StridedMaps &maps = entry->maps;
   maps.geometry = g;
@@ -479,9 +473,9 @@ SparseTensor::buildStrided(const ConvGeometry &g,
   maps.batches = batches;
   maps.inputs = voxels_;
   StridedBuild build(*engine_, coords_, maps, stream);
-  TRY(build.prepare());
-  TRY(build.countOutputs());
-  TRY(build.writeMaps());
+  TILEC_RETURN_IF_ERROR(build.prepare());
+  TILEC_RETURN_IF_ERROR(build.countOutputs());
+  TILEC_RETURN_IF_ERROR(build.writeMaps());
   return entry;
 }
 
@@ -493,8 +487,9 @@ Result<const NeighbourMaps *> SparseTensor::stridedLists(StridedEntry &entry,
   if (auto found = entry.lists.find(key); found != entry.lists.end())
     return found->second.get();
   noteStream(stream);
-  TRY_ASSIGN(lists, buildBlockLists(up ? entry.maps.up : entry.maps.down,
-                                    blockRows, stream));
+  TILEC_ASSIGN_OR_RETURN(
+      lists,
+      buildBlockLists(up ? entry.maps.up : entry.maps.down, blockRows, stream));
   return (entry.lists[key] = std::move(lists)).get();
 }
 
@@ -503,12 +498,9 @@ SparseTensor::stridedPairs(StridedEntry &entry, bool up, CUstream stream) {
   if (auto found = entry.pairs.find(up); found != entry.pairs.end())
     return found->second.get();
   noteStream(stream);
-  TRY_ASSIGN(pairs,
-             buildOffsetPairs(up ? entry.maps.up : entry.maps.down, stream));
+  TILEC_ASSIGN_OR_RETURN(
+      pairs, buildOffsetPairs(up ? entry.maps.up : entry.maps.down, stream));
   return (entry.pairs[up] = std::move(pairs)).get();
 }
-
-#undef TRY
-#undef TRY_ASSIGN
 
 } // namespace tilec::sparse

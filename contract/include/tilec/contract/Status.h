@@ -124,4 +124,12 @@ private:
       return tilecStatus_;                                                     \
   } while (false)
 
+/// Declares `name` as the value of `expr` (a Result<T>), or returns its
+/// Status from the enclosing function when it is an error.
+#define TILEC_ASSIGN_OR_RETURN(name, expr)                                     \
+  auto name##OrError_ = (expr);                                                \
+  if (!name##OrError_)                                                         \
+    return name##OrError_.status();                                            \
+  auto name = std::move(*name##OrError_)
+
 #endif // TILEC_CONTRACT_STATUS_H

@@ -277,10 +277,9 @@ class RuntimeTest(unittest.TestCase):
             tilec.set_default_runtime("bundle.bundle")
 
 
-@unittest.skipIf(torch is None, NO_TORCH)
-class TorchArgumentTest(unittest.TestCase):
-    """What is checked before the library is called, on host tensors (the
-    device is checked last, so every other mistake is found first)."""
+class HostArgumentCase(unittest.TestCase):
+    """A shell of 16 and tilec.nn for tests of the arguments that are
+    checked on the host, and the check that a call is refused."""
 
     def setUp(self):
         import tilec.nn
@@ -291,6 +290,12 @@ class TorchArgumentTest(unittest.TestCase):
         with self.assertRaises(tilec.InvalidArgumentError) as caught:
             call(*args, **keywords)
         self.assertIn(text, str(caught.exception))
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
+class TorchArgumentTest(HostArgumentCase):
+    """What is checked before the library is called, on host tensors (the
+    device is checked last, so every other mistake is found first)."""
 
     def test_scenes_are_int32_coordinates(self):
         self.assertEqual(self.coords.dtype, torch.int32)
@@ -384,19 +389,9 @@ class TorchArgumentTest(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
-class StridedArgumentTest(unittest.TestCase):
+class StridedArgumentTest(HostArgumentCase):
     """The strided and inverse layers' arguments and parameters, and the
     dense grid of a tensor, on the host."""
-
-    def setUp(self):
-        import tilec.nn
-        self.nn = tilec.nn
-        self.coords = tilec.scenes.shell(16)
-
-    def assertRefused(self, text, call, *args, **keywords):
-        with self.assertRaises(tilec.InvalidArgumentError) as caught:
-            call(*args, **keywords)
-        self.assertIn(text, str(caught.exception))
 
     def test_grid_and_batch_size(self):
         self.assertRefused("spatial_shape must be three ints from 1 to 65536",

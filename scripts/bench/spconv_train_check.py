@@ -36,6 +36,7 @@ import torch
 
 import tilec
 import tilec.nn
+from spunet import gather_conv  # the float64 twin's convolution
 
 DEVICE = torch.device("cuda", 0)
 DTYPES = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
@@ -88,19 +89,6 @@ def neighbour_map(coords, k, dilation):
         found = inside & (n > 0) & (sorted_keys[pos] == qk) if n else inside
         rows.append(torch.where(found, order[pos], torch.full_like(pos, -1)))
     return torch.stack(rows) if rows else torch.zeros(0, n, dtype=torch.long)
-
-
-def gather_conv(x, weight, bias, nb):
-    """y = sum_v x[nb[v]] @ weight[:, v, :]^T (+ bias): the
-    gather-then-GEMM convolution, differentiable by torch's autograd."""
-    co, ci = weight.shape[0], weight.shape[-1]
-    w = weight.reshape(co, -1, ci)
-    padded = torch.cat([x.new_zeros(1, ci), x])
-    y = x.new_zeros(x.shape[0], co)
-    for v in range(nb.shape[0]):
-        # index_select: its backward adds with index_add_.
-        y = y + padded.index_select(0, nb[v] + 1) @ w[:, v, :].t()
-    return y if bias is None else y + bias
 
 
 def relative_error(got, want):

@@ -128,14 +128,16 @@ def _offsets(kernel):
     return list(itertools.product(*(range(k) for k in kernel)))
 
 
-def _gather(x, weight, nb, bias=None):
-    """y = sum_v x[nb[v]] @ weight[:, v, :]^T (+ bias); nb [V, M], -1: no
-    row."""
+def gather_conv(x, weight, bias, nb):
+    """y [M, Co] = sum_v x[nb[v]] @ weight[:, v, :]^T (+ bias); nb [V, M],
+    -1: no row. The gather-then-GEMM convolution, differentiable by torch's
+    autograd."""
     co, ci = weight.shape[0], weight.shape[-1]
     w = weight.reshape(co, -1, ci)
     padded = torch.cat([x.new_zeros(1, ci), x])
     y = x.new_zeros(nb.shape[1], co)
     for v in range(nb.shape[0]):
+        # index_select: its backward adds with index_add_.
         y = y + padded.index_select(0, nb[v] + 1) @ w[:, v, :].t()
     return y if bias is None else y + bias
 
@@ -195,8 +197,8 @@ class _RefSubMConv3d(_RefConv):
             rows.append(_lookup(x.coords, q, (q[:, 1:] >= 0).all(1)))
         weight = _pointwise(self.weight) if self.kernel == (1, 1, 1) \
             else self.weight
-        return x.replace_feature(_gather(x.features, weight,
-                                         torch.stack(rows), self.bias))
+        return x.replace_feature(gather_conv(x.features, weight, self.bias,
+                                             torch.stack(rows)))
 
 
 def strided_maps(coords, shape, batches, kernel, stride, padding, dilation):
@@ -242,7 +244,7 @@ class _RefSparseConv3d(_RefConv):
             x.indice_dict[self.indice_key] = (x, nb)
         pointwise = self.kernel == (1, 1, 1) and self.stride == (1, 1, 1)
         weight = _pointwise(self.weight) if pointwise else self.weight
-        y = _gather(x.features, weight, nb, self.bias)
+        y = gather_conv(x.features, weight, self.bias, nb)
         return _RefTensor(out, y, out_shape, x.batch_size, x.indice_dict)
 
 
@@ -259,7 +261,7 @@ class _RefSparseInverseConv3d(_RefConv):
         for v in range(nb.shape[0]):
             hit = nb[v] >= 0
             nbi[v, nb[v][hit]] = hit.nonzero()[:, 0]
-        y = _gather(x.features, self.weight, nbi, self.bias)
+        y = gather_conv(x.features, self.weight, self.bias, nbi)
         return source.replace_feature(y)
 
 

@@ -135,6 +135,25 @@ static std::string findScript(const std::string &self,
   return "";
 }
 
+/// An error for the first of `options` given on the command line, which
+/// `mode` does not take.
+static llvm::Error refuseGiven(std::initializer_list<cl::Option *> options,
+                               llvm::StringRef mode) {
+  for (cl::Option *option : options)
+    if (option->getNumOccurrences())
+      return llvm::createStringError("--" + option->ArgStr +
+                                     " is not an option of " + mode);
+  return llvm::Error::success();
+}
+
+/// --quick and --budget-s, as every spconv run takes them.
+static void appendRunLimits(std::vector<std::string> &args) {
+  if (quick)
+    args.push_back("--quick");
+  if (budgetS.getNumOccurrences())
+    args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
+}
+
 /// The script's own arguments: the options that the benchmark takes, and
 /// an error for one that belongs to the other benchmark.
 static llvm::Expected<std::vector<std::string>>
@@ -157,33 +176,22 @@ scriptArguments(const std::string &self) {
     if (network != "spunet")
       return llvm::createStringError("--network " + network +
                                      ": the networks are spunet");
-    for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &rows, &dtypes, &shapes, &train, &frames})
-      if (option->getNumOccurrences())
-        return llvm::createStringError("--" + option->ArgStr +
-                                       " is not an option of spconv "
-                                       "--network");
+    if (llvm::Error refused = refuseGiven(
+            {&rows, &dtypes, &shapes, &train, &frames}, "spconv --network"))
+      return std::move(refused);
     args.insert(args.end(), {"--network", network});
-    if (quick)
-      args.push_back("--quick");
-    if (budgetS.getNumOccurrences())
-      args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
+    appendRunLimits(args);
     return args;
   }
   if (benchName == "spconv" && frames) {
     // The frames run f16 3x3x3 stacks of their own: the table's row
     // choices do not apply.
-    for (cl::Option *option :
-         std::initializer_list<cl::Option *>{&rows, &dtypes, &shapes, &train})
-      if (option->getNumOccurrences())
-        return llvm::createStringError("--" + option->ArgStr +
-                                       " is not an option of spconv --frames");
+    if (llvm::Error refused =
+            refuseGiven({&rows, &dtypes, &shapes, &train}, "spconv --frames"))
+      return std::move(refused);
     // The tilec that runs warmup and pack for the bundle stream.
     args.insert(args.end(), {"--tilec", self});
-    if (quick)
-      args.push_back("--quick");
-    if (budgetS.getNumOccurrences())
-      args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
+    appendRunLimits(args);
     return args;
   }
   if (!dtypes.empty())
@@ -198,17 +206,14 @@ scriptArguments(const std::string &self) {
       args.insert(args.end(), {"--shapes", shapes});
     return args;
   }
-  if (shapes.getNumOccurrences() && train)
-    return llvm::createStringError("--shapes is not an option of spconv "
-                                   "--train");
+  if (train)
+    if (llvm::Error refused = refuseGiven({&shapes}, "spconv --train"))
+      return std::move(refused);
   if (shapes.getNumOccurrences())
     return misplaced(shapes.ArgStr, "gemm");
   if (!rows.empty())
     args.insert(args.end(), {"--rows", rows});
-  if (quick)
-    args.push_back("--quick");
-  if (budgetS.getNumOccurrences())
-    args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
+  appendRunLimits(args);
   return args;
 }
 

@@ -15,7 +15,8 @@ command, up to the next command, are its expected output (stdout and
 stderr together). Before comparing, both sides are normalized where a
 value is the machine's and not the tool's: decimal numbers (times), the
 commit and the ptxas directory `tilec --version` names, SHA-256 digests
-(stage keys hash the compiler's build-ids), and sizes with a unit. Exits non-zero, and prints the difference, when any output differs
+(stage keys hash the compiler's build-ids), build-ids and ISO times, and
+sizes (with a unit or in bytes). Exits non-zero, and prints the difference, when any output differs
 or a command fails where the page shows no error.
 
     scripts/check-docs.py [--build-dir build] [docs/environment.md ...]
@@ -55,9 +56,14 @@ NORMALIZE = [
     # Stage keys and checksums hash the compiler's build-ids (a stage
     # cache's entry lives under the key's first two digits).
     (re.compile(r"\b[0-9a-f]{2}/[0-9a-f]{64}\b"), "<shard>/<sha256>"),
+    # A bundle names when and by which build of the tools it was packed.
+    (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b"), "<time>"),
+    (re.compile(r"build-id:[0-9a-f]+"), "build-id:<id>"),
     (re.compile(r"\b[0-9a-f]{64}\b"), "<sha256>"),
     (re.compile(r"\b\d+\.\d+\b"), "<number>"),
     (re.compile(r"\b\d+(\.\d+)?[KMG]\b"), "<size>"),
+    # A bundle's length moves with its compile jsons' compile times.
+    (re.compile(r"\b\d+ bytes\b"), "<size> bytes"),
     # Columns of right-aligned numbers move with the numbers' widths.
     (re.compile(r"  +"), " "),
 ]
@@ -189,7 +195,8 @@ def main():
         for line, block in blocks(page, args.gpu):
             steps = commands(block)
             # Each command's stderr with its stdout, in order.
-            merged = [(f"{{ {command} ; }} 2>&1", expected)
+            # (on its own line: a command may end in a comment)
+            merged = [(f"{{ {command}\n}} 2>&1", expected)
                       for command, expected in steps]
             try:
                 outputs = run_block(merged, env)

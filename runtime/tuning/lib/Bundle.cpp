@@ -213,8 +213,8 @@ Result<Header> parseHeader(std::string_view bytes) {
   if (header.manifestBytes > bytes.size() ||
       header.payloadBytes > bytes.size() || expected != bytes.size())
     return Status::error(
-        "the header says " + std::to_string(expected) + " bytes, the file has " +
-        std::to_string(bytes.size()) +
+        "the header says " + std::to_string(expected) +
+        " bytes, the file has " + std::to_string(bytes.size()) + " bytes" +
         (expected > bytes.size() ? " (truncated)" : " (trailing bytes)"));
   return header;
 }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -153,6 +155,57 @@ TEST(Expression, TokensAndColumns) {
             "expression '4 // 0': division by zero at column 7");
   EXPECT_EQ(evalError("M /", names),
             "expression 'M /': unexpected end at column 4");
+}
+
+// cdiv of the most negative integer is exact (it was 0, silently: the
+// negation it was computed through overflowed; found comparing the
+// evaluator with the compiled programs).
+TEST(Expression, CdivOfTheMostNegativeInteger) {
+  std::map<std::string, int64_t> names = {{"small", INT64_MIN}};
+  EXPECT_EQ(eval("cdiv(small, 128)", names), -(int64_t(1) << 56));
+  EXPECT_EQ(eval("cdiv(small, -128)", names), int64_t(1) << 56);
+  EXPECT_EQ(eval("cdiv(small, 7)", names), INT64_MIN / 7);
+  // -(2^63 - 1) is a multiple of 7.
+  EXPECT_EQ(eval("cdiv(small + 1, -7)", names), INT64_MAX / 7);
+  EXPECT_EQ(eval("cdiv(small + 2, -7)", names), INT64_MAX / 7);
+  EXPECT_NE(evalError("cdiv(small, -1)", names).find("integer overflow"),
+            std::string::npos);
+  EXPECT_EQ(eval("cdiv(-7, 2)"), -3);
+  EXPECT_EQ(eval("cdiv(7, -2)"), -3);
+  EXPECT_EQ(eval("cdiv(-7, -2)"), 4);
+}
+
+// A compiled expression reads its names from slots in any order and gives
+// what the evaluator gives over the same values: values, and errors word
+// for word; a name it has no slot for does not compile.
+TEST(Expression, CompiledExpressionsAgreeWithTheEvaluator) {
+  std::map<std::string, int64_t> names = {
+      {"N", 1000}, {"BLOCK", 128}, {"zero", 0}, {"big", INT64_MAX}};
+  std::vector<std::string> slots = {"zero", "N", "big", "BLOCK"};
+  std::vector<int64_t> values;
+  for (const std::string &slot : slots)
+    values.push_back(names.at(slot));
+  for (const char *text :
+       {"cdiv(N, BLOCK)", "N // zero", "ceil(log2(N))", "N / 3",
+        "next_power_of_2(N) * BLOCK", "big + 1", "min(N, BLOCK) >= 128",
+        "(N % BLOCK) - -N", "floor(N / 3 * 2)", "log2(zero)"}) {
+    SCOPED_TRACE(text);
+    auto compiled = tilec::CompiledExpression::compile(text, slots);
+    ASSERT_TRUE(compiled.ok()) << compiled.message();
+    auto expected = tilec::evaluateExpression(text, names);
+    auto actual = compiled->evaluate(values.data());
+    ASSERT_EQ(actual.ok(), expected.ok());
+    if (expected.ok())
+      EXPECT_EQ(*actual, *expected);
+    else
+      EXPECT_EQ(actual.message(), expected.message());
+  }
+  auto unknown = tilec::CompiledExpression::compile("N + M", slots);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.message(), "expression 'N + M': no value for 'M' (known: "
+                               "zero, N, big, BLOCK) at column 5");
+  EXPECT_FALSE(tilec::CompiledExpression::compile("cdiv(N)", slots).ok());
+  EXPECT_FALSE(tilec::CompiledExpression::compile("N +", slots).ok());
 }
 
 } // namespace

@@ -330,15 +330,17 @@ Specialization KernelDescription::specializationOf(const Call &call) const {
 }
 
 Specialization KernelDescription::specializationOfValues(
-    std::map<std::string, int64_t> values) const {
-  std::map<std::string, int64_t> smallestDivisors;
+    const std::map<std::string, int64_t> &values) const {
+  Specialization specialization;
   for (const ArgumentDecl &argument : signature) {
-    smallestDivisors[argument.name] = argument.specializedFrom;
-    if (!argument.specialized)
-      values.erase(argument.name);
+    auto value = values.find(argument.name);
+    if (argument.specialized && value != values.end() &&
+        isIntegerTypeName(argument.type))
+      specialization.addFactOf(argument.name, value->second,
+                               argument.specializedFrom,
+                               std::max<int64_t>(1, argument.divisibilityHint));
   }
-  return Specialization::derive(values, smallestDivisors)
-      .restrictedTo(getIntegerArguments());
+  return specialization;
 }
 
 Result<Specialization> KernelDescription::specializationOfArguments(
@@ -494,7 +496,7 @@ KernelDescription::evaluateCall(const Call &call) const {
   if (!key)
     return key.status();
   evaluation.autotuneKey = std::move(*key);
-  evaluation.specialization = specializationOfValues(std::move(arguments));
+  evaluation.specialization = specializationOfValues(arguments);
   return evaluation;
 }
 

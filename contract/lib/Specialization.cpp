@@ -24,6 +24,21 @@ Specialization::derive(const std::map<std::string, int64_t> &values,
   return result;
 }
 
+void Specialization::addFactOf(const std::string &name, int64_t value,
+                               int64_t smallestDivisor,
+                               int64_t declaredDivisor) {
+  if (value == 1) {
+    if (declaredDivisor <= 1)
+      equalToOne.insert(name);
+    return;
+  }
+  int64_t divisor = 1;
+  while (divisor < kDivisor && value % (2 * divisor) == 0)
+    divisor *= 2;
+  if (divisor >= smallestDivisor && declaredDivisor < divisor)
+    divisibility[name] = divisor;
+}
+
 Specialization Specialization::restrictedTo(
     const std::map<std::string, int64_t> &integerArguments) const {
   Specialization result;

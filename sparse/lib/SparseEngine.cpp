@@ -2,6 +2,8 @@
 
 #include "CallBinding.h"
 
+#include "tilec/contract/CallPlan.h"
+
 #include "tilec/sparse/SparseConv.h"
 
 #include "tilec/runtime/Driver.h"
@@ -39,6 +41,14 @@ struct SparseEngine::BucketPlan {
   std::shared_ptr<const rt::Kernel> kernel;
   Config config;
   rt::ArgPack pack;
+};
+
+// The calls of one shape: their plan, and the grid of each bucket's config.
+struct SparseEngine::ShapePlan {
+  ShapePlan(const KernelDescription &description, const Call &shape)
+      : plan(description, shape) {}
+  CallPlan plan;
+  std::map<std::string, CallPlan::Grid> grids;
 };
 
 SparseEngine::SparseEngine(rt::KernelProvider &provider,
@@ -115,6 +125,27 @@ Result<Config> singleConfig(const KernelDescription &description,
   return description.configForCall(description.getConfigs().front(), call);
 }
 
+// A launch's key and integer arguments. A stream of new sizes plans every
+// launch of a map build anew: from the plan of the call's shape
+// (expressions parsed once, sizes in slots), or where the plan cannot tell,
+// from the description's own evaluation (with its error; the grid then comes
+// from the description too).
+Result<CallPlan::Evaluation>
+evaluateLaunch(const CallPlan &plan, const KernelDescription &description,
+               const Call &call) {
+  if (std::optional<CallPlan::Evaluation> planned = plan.evaluate(call))
+    return std::move(*planned);
+  Result<KernelDescription::CallEvaluation> evaluation =
+      description.evaluateCall(call);
+  if (!evaluation)
+    return evaluation.status();
+  CallPlan::Evaluation described;
+  described.autotuneKey = std::move(evaluation->autotuneKey);
+  described.specialization = std::move(evaluation->specialization);
+  described.integerArguments = std::move(evaluation->integerArguments);
+  return described;
+}
+
 } // namespace
 
 Result<const KernelDescription *>
@@ -139,14 +170,20 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
     plans_.clear();
   if (buckets_.size() >= kMaxPlans)
     buckets_.clear();
+  if (shapes_.size() >= kMaxPlans)
+    shapes_.clear();
   Result<const KernelDescription *> description = describe(kernel);
   if (!description)
     return description.status();
-  // One evaluation of the call (its names built once) serves the bucket's
-  // key, the grid and the integer arguments: a stream of new sizes plans
-  // every launch of a map build anew.
-  Result<KernelDescription::CallEvaluation> evaluation =
-      (*description)->evaluateCall(call);
+  std::string shapeName = kernel + shapeKey(call);
+  auto shape = shapes_.find(shapeName);
+  if (shape == shapes_.end())
+    shape = shapes_
+                .emplace(shapeName,
+                         std::make_unique<ShapePlan>(**description, call))
+                .first;
+  Result<CallPlan::Evaluation> evaluation =
+      evaluateLaunch(shape->second->plan, **description, call);
   if (!evaluation)
     return evaluation.status();
   std::string bucketKey =
@@ -173,8 +210,15 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
             .first;
   }
   const BucketPlan &chosen = *bucket->second;
+  auto grids = shape->second->grids.find(bucket->first);
+  if (grids == shape->second->grids.end())
+    grids = shape->second->grids
+                .emplace(bucket->first, shape->second->plan.grid(chosen.config))
+                .first;
+  std::optional<GridSize> plannedGrid = grids->second.evaluate(*evaluation);
   Result<rt::Dim3> grid =
-      (*description)->evaluateGrid(chosen.config, *evaluation);
+      plannedGrid ? Result<rt::Dim3>(*plannedGrid)
+                  : (*description)->evaluateGrid(chosen.config, call);
   if (!grid)
     return grid.status();
   auto plan = std::make_unique<LaunchPlan>(

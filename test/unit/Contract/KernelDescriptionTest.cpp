@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tilec/contract/KernelDescription.h"
+#include "tilec/contract/CallPlan.h"
 
 #include <gtest/gtest.h>
 
@@ -490,6 +491,73 @@ TEST(KernelDescription, JsonErrorsNameTheField) {
   broken.replace(broken.find("num_warps=4"), 11, "num_warps=3");
   EXPECT_NE(error(broken).find("configs[0]"), std::string::npos)
       << error(broken);
+}
+
+// A plan of a call's shape gives what evaluateCall and evaluateGrid give
+// where they succeed, and nothing where they fail (their errors are then
+// the description's to give): a size a parameter overrides, a default over
+// a parameter, a derived key, a requirement that breaks for some sizes, a
+// grid axis past its limit, a key entry that fails for some sizes.
+TEST(KernelDescription, ACallPlanAgreesWithTheDescription) {
+  KernelDescription matmul =
+      matmulLike()
+          .arg(scalar("tiles_m", "i32").byDefault("cdiv(M, BLOCK_M)"))
+          .key("LOG2_M", "ceil(log2(M))")
+          .require("tiles_m >= 1", "a tile at least")
+          .require("K % 2 == 0", "even K");
+  auto config = Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32");
+  ASSERT_TRUE(config.ok());
+  Call shape = matmulCall(512, 512, 512);
+  shape.params["BLOCK_M"] = 128;
+  shape.sizes["stride_am"] = 3;
+  Call overridden = shape;
+  overridden.sizes["BLOCK_M"] = 7; // the call's parameter wins in names
+  int successes = 0, failures = 0;
+  for (const Call &base : {shape, overridden}) {
+    CallPlan plan(matmul, base);
+    CallPlan::Grid grid = plan.grid(*config);
+    for (int64_t m : {1, 2, 203, 4096, 1 << 20})
+      for (int64_t k : {0, 7, 64}) {
+        Call call = base;
+        call.sizes["M"] = m;
+        call.sizes["K"] = k;
+        call.sizes["N"] = m == 1 << 20 ? int64_t(1) << 40 : 512;
+        SCOPED_TRACE(std::to_string(m) + " " + std::to_string(k));
+        ASSERT_TRUE(plan.fits(call));
+        auto expected = matmul.evaluateCall(call);
+        auto planned = plan.evaluate(call);
+        ASSERT_EQ(planned.has_value(), expected.ok());
+        if (!planned)
+          continue;
+        EXPECT_EQ(planned->autotuneKey, expected->autotuneKey);
+        EXPECT_EQ(planned->specialization.str(),
+                  expected->specialization.str());
+        EXPECT_EQ(planned->integerArguments, expected->integerArguments);
+        auto separate = matmul.evaluateGrid(*config, call);
+        auto planGrid = grid.evaluate(*planned);
+        ASSERT_EQ(planGrid.has_value(), separate.ok());
+        (planGrid ? successes : failures) += 1;
+        if (planGrid) {
+          EXPECT_EQ(planGrid->x, separate->x);
+          EXPECT_EQ(planGrid->y, separate->y);
+        }
+      }
+  }
+  // Both kinds occur: odd K breaks a requirement, N = 2^40 the grid's limit.
+  EXPECT_GT(successes, 10);
+  EXPECT_GT(failures, 10);
+  // A key that cannot be evaluated for a call plans nothing for it.
+  KernelDescription logKey =
+      KernelDescription(matmulLike()).key("LOG2_K", "ceil(log2(K))");
+  CallPlan plan(logKey, matmulCall(64, 64, 64));
+  EXPECT_TRUE(plan.evaluate(matmulCall(64, 64, 8)).has_value());
+  EXPECT_FALSE(plan.evaluate(matmulCall(64, 64, 0)).has_value());
+  EXPECT_FALSE(logKey.evaluateCall(matmulCall(64, 64, 0)).ok());
+  // Another shape does not fit.
+  Call typed = matmulCall(64, 64, 64);
+  typed.types["DTYPE"] = "f32";
+  EXPECT_FALSE(plan.fits(typed));
+  EXPECT_TRUE(CallPlan(logKey, typed).fits(typed));
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Kernel/KernelDefinition.h"
 #include "tilec/Kernel/KernelRegistry.h"
+#include "tilec/contract/CallPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -349,4 +350,76 @@ TEST(KernelsTest, OneEvaluationOfEveryKernelsCallsAgreesWithTheParts) {
     }
   }
   EXPECT_GT(compared, 500);
+}
+
+// A stream of new voxel counts plans every launch from its shape's plan: for
+// every kernel, on its test sizes and on those sizes scaled to many other
+// counts (with and without the integer arguments that have defaults), the
+// plan gives exactly what evaluateCall and evaluateGrid give, and it gives
+// something exactly where they succeed (so it is never silently skipped).
+TEST(KernelsTest, EveryKernelsCallPlanAgreesWithItsDescription) {
+  int compared = 0, grids = 0;
+  for (const KernelDefinition *kernel : listKernels()) {
+    const KernelDescription &description = kernel->getDescription();
+    for (const auto *sizes :
+         {&description.getDefaultSizes(), &description.getTailSizes()}) {
+      for (bool withDefaults : {false, true}) {
+        Call shape;
+        shape.sizes = *sizes;
+        // The arguments the call could leave out, given as their values.
+        if (withDefaults) {
+          auto integers = description.evaluateIntegerArguments(shape);
+          ASSERT_TRUE(integers.ok()) << integers.message();
+          for (const auto &[name, value] : *integers)
+            shape.sizes.insert({name, value});
+        }
+        CallPlan plan(description, shape);
+        std::map<std::string, CallPlan::Grid> planGrids;
+        for (int64_t scale : {1, 2, 3, 7, 16, 1000, 4099}) {
+          Call call = shape;
+          for (auto &[name, value] : call.sizes)
+            if (name == "N" || name == "M" || name == "T" ||
+                name == "n_elements")
+              value = value * scale + scale / 3;
+          SCOPED_TRACE(kernel->getName() + callDescription(call));
+          ASSERT_TRUE(plan.fits(call));
+          auto expected = description.evaluateCall(call);
+          auto planned = plan.evaluate(call);
+          ASSERT_EQ(planned.has_value(), expected.ok())
+              << (expected.ok() ? "" : expected.message());
+          if (!planned)
+            continue;
+          EXPECT_EQ(planned->autotuneKey, expected->autotuneKey);
+          EXPECT_EQ(planned->specialization.str(),
+                    expected->specialization.str());
+          EXPECT_EQ(planned->integerArguments, expected->integerArguments);
+          ++compared;
+          for (const Config &candidate : description.getConfigs()) {
+            auto config = description.configForCall(candidate, call);
+            if (!config)
+              continue;
+            auto grid = planGrids.try_emplace(config->str(), plan.grid(*config))
+                            .first->second.evaluate(*planned);
+            auto separate = description.evaluateGrid(*config, call);
+            ASSERT_EQ(grid.has_value(), separate.ok())
+                << config->str() << ": "
+                << (separate.ok() ? "" : separate.message());
+            if (!grid)
+              continue;
+            EXPECT_EQ(grid->x, separate->x) << config->str();
+            EXPECT_EQ(grid->y, separate->y) << config->str();
+            EXPECT_EQ(grid->z, separate->z) << config->str();
+            ++grids;
+          }
+        }
+        // Another shape does not fit.
+        Call other = shape;
+        other.sizes["NOT_A_SIZE"] = 1;
+        EXPECT_FALSE(plan.fits(other));
+        EXPECT_FALSE(plan.evaluate(other).has_value());
+      }
+    }
+  }
+  EXPECT_GT(compared, 250);
+  EXPECT_GT(grids, 1000);
 }

@@ -352,6 +352,10 @@ public:
   std::string toCpp(std::string_view function) const;
 
 private:
+  // Plans calls from the same names (callNames, addConfig) the functions
+  // above evaluate over.
+  friend class CallPlan;
+
   /// Sizes, then the kernel's parameter defaults, then the call's parameters:
   /// the names an expression of a call can use.
   std::map<std::string, int64_t> callNames(const Call &call) const;
@@ -372,7 +376,7 @@ private:
   /// specializationOf a call whose determined integer arguments are
   /// `values`.
   Specialization
-  specializationOfValues(std::map<std::string, int64_t> values) const;
+  specializationOfValues(const std::map<std::string, int64_t> &values) const;
   /// `config`'s meta-parameters, num_warps and num_stages into `names`.
   void addConfig(const Config &config,
                  std::map<std::string, int64_t> &names) const;

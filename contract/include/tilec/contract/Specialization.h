@@ -43,6 +43,11 @@ struct Specialization {
   /// "= 1" where it promises more (the launch refuses 1 there).
   Specialization
   restrictedTo(const std::map<std::string, int64_t> &integerArguments) const;
+  /// Adds what derive(values, smallestDivisors).restrictedTo(arguments)
+  /// keeps of one argument's value, where `smallestDivisor` is its entry in
+  /// smallestDivisors and `declaredDivisor` its entry in arguments.
+  void addFactOf(const std::string &name, int64_t value,
+                 int64_t smallestDivisor, int64_t declaredDivisor);
   /// Canonical text, "K%16,M%16,N%16,stride=1"; empty without facts.
   std::string str() const;
   /// The facts of a str() text (any order); anything else is an error that

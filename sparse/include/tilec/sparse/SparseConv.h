@@ -95,6 +95,7 @@ public:
 private:
   struct LaunchPlan;
   struct BucketPlan;
+  struct ShapePlan;
   Result<LaunchPlan *> plan(const std::string &kernel, const Call &call,
                             const rt::InputsFactory &inputs);
   Result<const KernelDescription *> describe(const std::string &kernel);
@@ -112,6 +113,10 @@ private:
   /// bucket the autotuner already chose for binds its integers, computes
   /// its grid and goes, without the autotuner.
   std::map<std::string, std::unique_ptr<BucketPlan>> buckets_;
+  /// By kernel and call shape (its sizes' names, parameters and types): a
+  /// call of a new size takes its key, arguments and grid from the shape's
+  /// plan (tilec::CallPlan), expressions parsed once.
+  std::map<std::string, std::unique_ptr<ShapePlan>> shapes_;
   /// The signatures firstUseOf has seen.
   std::set<std::string> signatures_;
   /// The map kernels' descriptions, by kernel.

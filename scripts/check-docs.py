@@ -61,6 +61,8 @@ NORMALIZE = [
     (re.compile(r"build-id:[0-9a-f]+"), "build-id:<id>"),
     (re.compile(r"\b[0-9a-f]{64}\b"), "<sha256>"),
     (re.compile(r"\b\d+\.\d+\b"), "<number>"),
+    # Ratios: "4.5x".
+    (re.compile(r"\b\d+\.\d+x\b"), "<number>x"),
     (re.compile(r"\b\d+(\.\d+)?[KMG]\b"), "<size>"),
     # A bundle's length moves with its compile jsons' compile times.
     (re.compile(r"\b\d+ bytes\b"), "<size> bytes"),

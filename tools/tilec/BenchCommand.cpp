@@ -12,7 +12,8 @@
 // (forward, dX, dW, db) of a layer next to FlexGEMM, spconv-Triton and torch.
 // spconv --network spunet (scripts/bench/spconv_network.py) checks and times
 // a SpUNet-style network of strided, inverse and submanifold layers next to
-// spconv-Triton with the same state_dict.
+// spconv-Triton with the same state_dict. plans (PlanBench.cpp) runs in
+// this process, with no GPU: the host's planning of a launch of a new size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,10 +38,12 @@ cl::SubCommand benchCommand(
              "spconv: tilec's submanifold convolution, spconv-Triton, torch; "
              "spconv --frames: streams of scans of new sizes, with FlexGEMM; "
              "spconv --train: a layer's training step, with FlexGEMM; "
-             "spconv --network spunet: an encoder-decoder network)");
+             "spconv --network spunet: an encoder-decoder network; "
+             "plans: the host's planning of launches of new sizes, no GPU)");
 
 static cl::OptionCategory category("tilec bench options");
-static cl::opt<std::string> benchName(cl::Positional, cl::desc("<gemm|spconv>"),
+static cl::opt<std::string> benchName(cl::Positional,
+                                      cl::desc("<gemm|spconv|plans>"),
                                       cl::Required, cl::sub(benchCommand),
                                       cl::cat(category));
 static cl::opt<std::string> outDir("out", cl::desc("Where the JSON and PNG go"),
@@ -66,7 +69,9 @@ static cl::opt<std::string>
          cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<bool> quick("quick",
                            cl::desc("spconv: five rows, shorter timing "
-                                    "(--frames: two configs, fewer frames; "
+                                    "(plans: 2,000 sizes a kernel, not "
+                                    "20,000; "
+                                    "--frames: two configs, fewer frames; "
                                     "--train: four rows, one dtype's first "
                                     "steps)"),
                            cl::sub(benchCommand), cl::cat(category));
@@ -220,8 +225,17 @@ scriptArguments(const std::string &self) {
 int runBench(const char *argv0) {
   std::string self = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&runBench));
+  if (benchName == "plans") {
+    if (llvm::Error refused =
+            refuseGiven({&dtypes, &shapes, &rows, &frames, &train, &network,
+                         &budgetS, &library, &python},
+                        "plans"))
+      return fail(llvm::toString(std::move(refused)));
+    return runPlanBench(outDir, quick);
+  }
   if (benchName != "gemm" && benchName != "spconv")
-    return fail("unknown benchmark '" + benchName + "' (known: gemm, spconv)");
+    return fail("unknown benchmark '" + benchName +
+                "' (known: gemm, spconv, plans)");
   std::string name = std::string(benchName);
   if (benchName == "spconv" && !network.empty())
     name = "spconv_network";

@@ -24,6 +24,8 @@ int runCache();
 extern llvm::cl::SubCommand benchCommand;
 /// `argv0` locates this executable: the benchmark scripts run it.
 int runBench(const char *argv0);
+/// tilec bench plans (PlanBench.cpp): the results go to `outDir`.
+int runPlanBench(const std::string &outDir, bool quick);
 extern llvm::cl::SubCommand packCommand;
 int runPack();
 extern llvm::cl::SubCommand bundleCommand;

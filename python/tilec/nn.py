@@ -22,8 +22,9 @@ from torch import nn
 
 from ._library import InvalidArgumentError
 # SparseTensor stays importable from tilec.nn, as it was.
-from .sparse import SparseTensor, features_of, submanifold_conv3d  # noqa
-from .strided import sparse_conv3d, sparse_inverse_conv3d, triple
+from .sparse import SparseTensor  # noqa
+from .sparse import features_of, submanifold_conv3d, triple
+from .strided import sparse_conv3d, sparse_inverse_conv3d
 
 class SparseModule(nn.Module):
     """A module that takes and returns a tilec.SparseTensor; SparseSequential

@@ -350,15 +350,15 @@ def dense_features(coords, features, spatial_shape, batch_size,
         else grid
 
 
-def dilations(function, dilation):
-    """A dilation as three ints >= 1 (x, y, z): an int, or three."""
-    values = tuple(dilation) if isinstance(dilation, (tuple, list)) \
-        else (dilation,) * 3
+def triple(function, name, value, minimum):
+    """An int, or three ints (x, y, z), each at least `minimum`: a
+    window's extents, strides, paddings and dilations."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * 3
     if len(values) != 3 or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 1
+            isinstance(v, int) and not isinstance(v, bool) and v >= minimum
             for v in values):
-        _fail(function, f"dilation must be an int >= 1 or three of them, "
-              f"got {dilation!r}")
+        _fail(function, f"{name} must be an int or three ints >= {minimum}, "
+              f"got {value!r}")
     return values
 
 
@@ -417,7 +417,7 @@ def check_conv_arguments(features, weight, bias, dilation, device):
               "odd, 1 to 7 (the layout of spconv and FlexGEMM), got "
               f"{list(weight.shape)}")
     check_weight_matches(function, features, weight, bias)
-    window = (kernel, dilations(function, dilation))
+    window = (kernel, triple(function, "dilation", dilation, 1))
     check_parameter_devices(function, weight, bias, device)
     return window
 
@@ -439,8 +439,8 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     custom op (tilec::submanifold_conv3d): torch.compile traces it into its
     graph, a new tensor's maps as one of the graph's inputs."""
     features = features_of("submanifold_conv3d", tensor)
-    return _conv_op(features, weight, bias, tensor._token,
-                    list(dilations("submanifold_conv3d", dilation)),
+    dilation = triple("submanifold_conv3d", "dilation", dilation, 1)
+    return _conv_op(features, weight, bias, tensor._token, list(dilation),
                     autocast_dtype())
 
 

@@ -19,21 +19,11 @@ import torch
 from ._library import ConvGeometry
 from .sparse import (DTYPES, SparseTensor, _fail, autocast_dtype,
                      check_form, check_parameter_devices,
-                     check_weight_matches, current_stream, features_of)
+                     check_weight_matches, current_stream, features_of,
+                     triple)
 
 # The kernel's extent per axis that the GPU maps take.
 MAX_KERNEL = 7
-
-
-def triple(function, name, value, minimum):
-    """An int, or three ints (x, y, z), each at least `minimum`."""
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * 3
-    if len(values) != 3 or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= minimum
-            for v in values):
-        _fail(function, f"{name} must be an int or three ints >= {minimum}, "
-              f"got {value!r}")
-    return values
 
 
 class Geometry(namedtuple("Geometry", "kernel stride padding dilation")):

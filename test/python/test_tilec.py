@@ -357,7 +357,7 @@ class TorchArgumentTest(HostArgumentCase):
         self.assertRefused("bias has 5 entries for 32 output channels",
                            check_conv_arguments, x, conv.weight,
                            torch.zeros(5), 1, None)
-        self.assertRefused("dilation must be an int >= 1 or three of them, "
+        self.assertRefused("dilation must be an int or three ints >= 1, "
                            "got 0",
                            check_conv_arguments, x, conv.weight, conv.bias,
                            0, torch.device("cuda", 1))

@@ -109,6 +109,7 @@ std::optional<CallPlan::Evaluation> CallPlan::evaluate(const Call &call) const {
   for (const auto &[name, value] : call.sizes)
     sizes.push_back(value);
   Evaluation evaluation;
+  evaluation.plan = this;
   evaluation.slots = constantSlots;
   for (const auto &[size, slot] : sizeSlots)
     evaluation.slots[slot] = sizes[size];
@@ -146,7 +147,7 @@ std::optional<CallPlan::Evaluation> CallPlan::evaluate(const Call &call) const {
 
 CallPlan::Grid CallPlan::grid(const Config &config) const {
   Grid grid;
-  grid.callSlots = slotNames.size();
+  grid.plan = this;
   if (!usable)
     return grid;
   // evaluateGrid's names: the call's, with the config's over them, then the
@@ -195,6 +196,14 @@ CallPlan::Grid CallPlan::grid(const Config &config) const {
       return grid;
     grid.axes.push_back(std::move(*expression));
   }
+  for (size_t i = 0; i < grid.defaults.size(); ++i) {
+    size_t slot = names.size() + i;
+    auto reads = [&](const CompiledExpression &e) { return e.readsSlot(slot); };
+    grid.defaultRead.push_back(
+        std::any_of(grid.requirements.begin(), grid.requirements.end(),
+                    reads) ||
+        std::any_of(grid.axes.begin(), grid.axes.end(), reads));
+  }
   grid.usable = true;
   return grid;
 }
@@ -202,18 +211,19 @@ CallPlan::Grid CallPlan::grid(const Config &config) const {
 std::optional<GridSize>
 CallPlan::Grid::evaluate(const Evaluation &evaluation) const {
   // An evaluation another plan (or none) made has other slots.
-  if (!usable || evaluation.slots.size() != callSlots)
+  if (!usable || evaluation.plan != plan)
     return std::nullopt;
   std::vector<int64_t> values = evaluation.slots;
   for (const auto &[slot, value] : configOverCall)
     values[slot] = value;
   values.insert(values.end(), configOnly.begin(), configOnly.end());
-  // Each default over the names before any default (as evaluateGrid).
-  for (const CompiledExpression &byDefault : defaults) {
-    Result<int64_t> value = byDefault.evaluate(values.data());
-    if (!value)
+  // Each default over the names before any default (as evaluateGrid); one
+  // that fails has no value, which matters only where it is read.
+  for (size_t i = 0; i < defaults.size(); ++i) {
+    Result<int64_t> value = defaults[i].evaluate(values.data());
+    if (!value && defaultRead[i])
       return std::nullopt;
-    values.push_back(*value);
+    values.push_back(value ? *value : 0);
   }
   for (const CompiledExpression &requirement : requirements) {
     Result<int64_t> holds = requirement.evaluate(values.data());

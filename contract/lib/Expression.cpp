@@ -608,7 +608,15 @@ CompiledExpression::compile(std::string_view expression,
 
 Result<int64_t> CompiledExpression::evaluate(const int64_t *values) const {
   static const std::string kNoError;
+  if (ops_.empty())
+    return Status::error("no expression was compiled");
   return run(text_, ops_, values, kNoError);
+}
+
+bool CompiledExpression::readsSlot(size_t slot) const {
+  return std::any_of(ops_.begin(), ops_.end(), [&](const Op &op) {
+    return op.kind == OpKind::Name && op.operand == static_cast<int64_t>(slot);
+  });
 }
 
 } // namespace tilec

@@ -68,6 +68,15 @@ KernelDescription &KernelDescription::arg(ArgumentDecl argument) {
                  static_cast<long long>(argument.specializedFrom));
     std::abort();
   }
+  for (const ArgumentDecl &earlier : signature)
+    if (earlier.name == argument.name) {
+      // Two values of one name: a call could not say which it gives.
+      std::fprintf(stderr,
+                   "kernel description '%s' (%s): argument '%s' is declared "
+                   "twice\n",
+                   name.c_str(), sourceFile.c_str(), argument.name.c_str());
+      std::abort();
+    }
   signature.push_back(std::move(argument));
   return *this;
 }

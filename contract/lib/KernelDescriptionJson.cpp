@@ -137,6 +137,10 @@ static Status readArgument(JsonReader &reader, const Json &json,
   std::string name, type;
   TILEC_RETURN_IF_ERROR(reader.string(json, "name", field, name));
   TILEC_RETURN_IF_ERROR(reader.string(json, "type", field, type));
+  for (const ArgumentDecl &earlier : out)
+    if (earlier.name == name)
+      return Status::error(field + ".name: '" + name +
+                           "' names an earlier argument too");
   ArgumentDecl argument(name, type);
   if (reader.has(json, "divisibility"))
     TILEC_RETURN_IF_ERROR(

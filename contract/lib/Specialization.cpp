@@ -9,17 +9,12 @@ Specialization::derive(const std::map<std::string, int64_t> &values,
                        const std::map<std::string, int64_t> &smallestDivisors) {
   Specialization result;
   for (const auto &[name, value] : values) {
-    if (value == 1) {
-      result.equalToOne.insert(name);
-      continue;
-    }
-    int64_t divisor = 1;
-    while (divisor < kDivisor && value % (2 * divisor) == 0)
-      divisor *= 2;
     auto smallest = smallestDivisors.find(name);
-    if (divisor >= (smallest == smallestDivisors.end() ? kDivisor
-                                                       : smallest->second))
-      result.divisibility[name] = divisor;
+    // Nothing declared: every fact stays.
+    result.addFactOf(name, value,
+                     smallest == smallestDivisors.end() ? kDivisor
+                                                        : smallest->second,
+                     /*declaredDivisor=*/0);
   }
   return result;
 }

@@ -41,9 +41,13 @@ struct SparseEngine::BucketPlan {
   std::shared_ptr<const rt::Kernel> kernel;
   Config config;
   rt::ArgPack pack;
+  // config.str(): a shape's grids are by config (a bucket tuned again may
+  // choose another).
+  std::string configText;
 };
 
-// The calls of one shape: their plan, and the grid of each bucket's config.
+// The calls of one shape: their plan, and the grid of each config its
+// buckets chose.
 struct SparseEngine::ShapePlan {
   ShapePlan(const KernelDescription &description, const Call &shape)
       : plan(description, shape) {}
@@ -202,19 +206,20 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
     Result<rt::ArgPack> pack = selected->kernel->makeArgPack();
     if (!pack)
       return pack.status();
-    bucket =
-        buckets_
-            .emplace(std::move(bucketKey),
-                     std::make_unique<BucketPlan>(BucketPlan{
-                         selected->kernel, selected->config, std::move(*pack)}))
-            .first;
+    bucket = buckets_
+                 .emplace(std::move(bucketKey),
+                          std::make_unique<BucketPlan>(BucketPlan{
+                              selected->kernel, selected->config,
+                              std::move(*pack), selected->config.str()}))
+                 .first;
   }
   const BucketPlan &chosen = *bucket->second;
-  auto grids = shape->second->grids.find(bucket->first);
+  auto grids = shape->second->grids.find(chosen.configText);
   if (grids == shape->second->grids.end())
-    grids = shape->second->grids
-                .emplace(bucket->first, shape->second->plan.grid(chosen.config))
-                .first;
+    grids =
+        shape->second->grids
+            .emplace(chosen.configText, shape->second->plan.grid(chosen.config))
+            .first;
   std::optional<GridSize> plannedGrid = grids->second.evaluate(*evaluation);
   Result<rt::Dim3> grid =
       plannedGrid ? Result<rt::Dim3>(*plannedGrid)

@@ -157,9 +157,10 @@ TEST(Expression, TokensAndColumns) {
             "expression 'M /': unexpected end at column 4");
 }
 
-// cdiv of the most negative integer is exact (it was 0, silently: the
-// negation it was computed through overflowed; found comparing the
-// evaluator with the compiled programs).
+// cdiv of the most negative integer is exact where the quotient fits (it
+// was 0, silently: a guard against negating it returned an empty value
+// without an error; found comparing the evaluator with the compiled
+// programs).
 TEST(Expression, CdivOfTheMostNegativeInteger) {
   std::map<std::string, int64_t> names = {{"small", INT64_MIN}};
   EXPECT_EQ(eval("cdiv(small, 128)", names), -(int64_t(1) << 56));

@@ -560,4 +560,61 @@ TEST(KernelDescription, ACallPlanAgreesWithTheDescription) {
   EXPECT_TRUE(CallPlan(logKey, typed).fits(typed));
 }
 
+// Two arguments of one name could not both take a call's value of it: a
+// kernel's own declaration of them aborts, a description read back is an
+// error naming the field.
+TEST(KernelDescription, AnArgumentNameIsDeclaredOnce) {
+  EXPECT_DEATH(KernelDescription("twice")
+                   .arg(scalar("X", "i32"))
+                   .arg(scalar("X", "i32").byDefault("16")),
+               "argument 'X' is declared twice");
+  std::string json = KernelDescription("twice")
+                         .arg(scalar("X", "i32"))
+                         .arg(scalar("Y", "i32"))
+                         .toJson();
+  json.replace(json.find("\"name\":\"Y\""), 10, "\"name\":\"X\"");
+  auto bad = KernelDescription::fromJson(json);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("signature[1].name: 'X' names an earlier "
+                               "argument too"),
+            std::string::npos)
+      << bad.message();
+}
+
+// evaluateGrid leaves out an argument whose default fails over the config
+// (here BLOCK - 16 = 0): the grid stands where nothing reads it, and fails
+// where something does; a plan's grid does the same. A grid answers only
+// evaluations of its own plan.
+TEST(KernelDescription, ACallPlansGridLeavesOutAFailedDefaultAsTheDescription) {
+  auto describe = [](std::string axis) {
+    return KernelDescription("k")
+        .param(MetaParameter("BLOCK").powerOfTwo().byDefault(64))
+        .arg(scalar("N", "i32"))
+        .arg(scalar("s", "i32").byDefault("100 // (BLOCK - 16)"))
+        .candidate("BLOCK=16")
+        .grid({axis});
+  };
+  Call call;
+  call.sizes = {{"N", 48}};
+  auto config = Config::parse("BLOCK=16");
+  ASSERT_TRUE(config.ok());
+  KernelDescription unread = describe("N"), read = describe("N + s");
+  CallPlan unreadPlan(unread, call), readPlan(read, call);
+  auto unreadGrid = unread.evaluateGrid(*config, call);
+  ASSERT_TRUE(unreadGrid.ok()) << unreadGrid.message();
+  auto planned = unreadPlan.evaluate(call);
+  ASSERT_TRUE(planned.has_value());
+  auto grid = unreadPlan.grid(*config).evaluate(*planned);
+  ASSERT_TRUE(grid.has_value());
+  EXPECT_EQ(grid->x, unreadGrid->x);
+  EXPECT_FALSE(read.evaluateGrid(*config, call).ok());
+  auto readEvaluation = readPlan.evaluate(call);
+  ASSERT_TRUE(readEvaluation.has_value());
+  EXPECT_FALSE(readPlan.grid(*config).evaluate(*readEvaluation).has_value());
+  // Another plan's evaluation has other slots.
+  EXPECT_FALSE(readPlan.grid(*config).evaluate(*planned).has_value());
+  // Nothing compiled evaluates to an error, not to a read of nothing.
+  EXPECT_FALSE(CompiledExpression().evaluate(nullptr).ok());
+}
+
 } // namespace

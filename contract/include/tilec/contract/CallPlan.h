@@ -42,6 +42,8 @@ public:
     /// In signature order, as evaluateCall's.
     std::vector<std::pair<std::string, int64_t>> integerArguments;
     std::vector<int64_t> slots;
+    /// The plan that made it (a Grid reads its slots by that plan's names).
+    const CallPlan *plan = nullptr;
   };
   /// Whether `call` has the plan's shape.
   bool fits(const Call &call) const;
@@ -51,19 +53,22 @@ public:
   /// The grid of one config for calls of the plan's shape.
   class Grid {
   public:
-    /// evaluateGrid(config, call) of the call `evaluation` was made of (by
-    /// this grid's plan), or nothing.
+    /// evaluateGrid(config, call) of the call `evaluation` was made of, or
+    /// nothing (also for an evaluation another plan made).
     std::optional<GridSize> evaluate(const Evaluation &evaluation) const;
 
   private:
     friend class CallPlan;
     bool usable = false;
-    size_t callSlots = 0;
+    const CallPlan *plan = nullptr;
     // Its slots: the call's, then the config's names the call has not, then
     // the arguments the call leaves to their defaults.
     std::vector<std::pair<size_t, int64_t>> configOverCall;
     std::vector<int64_t> configOnly;
     std::vector<CompiledExpression> defaults, requirements, axes;
+    // Whether a requirement or an axis reads each default (one whose
+    // default fails for a call matters only then, as in evaluateGrid).
+    std::vector<bool> defaultRead;
   };
   Grid grid(const Config &config) const;
 

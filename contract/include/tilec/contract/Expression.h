@@ -44,8 +44,11 @@ public:
   /// that names something else.
   static Result<CompiledExpression>
   compile(std::string_view expression, const std::vector<std::string> &slots);
-  /// The value over `values`, indexed like the slots it was compiled with.
+  /// The value over `values`, indexed like the slots it was compiled with
+  /// (an error for a default-constructed one).
   Result<int64_t> evaluate(const int64_t *values) const;
+  /// Whether evaluating reads slot `slot`.
+  bool readsSlot(size_t slot) const;
   const std::string &text() const { return text_; }
 
   CompiledExpression();

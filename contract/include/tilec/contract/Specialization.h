@@ -45,7 +45,8 @@ struct Specialization {
   restrictedTo(const std::map<std::string, int64_t> &integerArguments) const;
   /// Adds what derive(values, smallestDivisors).restrictedTo(arguments)
   /// keeps of one argument's value, where `smallestDivisor` is its entry in
-  /// smallestDivisors and `declaredDivisor` its entry in arguments.
+  /// smallestDivisors and `declaredDivisor` its entry in arguments (0:
+  /// nothing declared, derive alone).
   void addFactOf(const std::string &name, int64_t value,
                  int64_t smallestDivisor, int64_t declaredDivisor);
   /// Canonical text, "K%16,M%16,N%16,stride=1"; empty without facts.

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuSuite.h"
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelDefinition.h"
 #include "tilec/Pipeline/Pipeline.h"
@@ -145,19 +146,11 @@ private:
   std::string cubin, metadataJson;
 };
 
-class AtomicScanGpuTest : public testing::Test {
+class AtomicScanGpuTest : public tilec::test::GpuSuite<> {
 protected:
-  static void SetUpTestSuite() {
-    auto created = tilec::rt::Context::create();
-    if (created)
-      context = new tilec::rt::Context(std::move(*created));
-    else
-      skipReason = created.message();
-  }
-  static void TearDownTestSuite() {
-    delete context;
-    context = nullptr;
-  }
+  // The compiles need no GPU: each test runs them, then skips
+  // (SKIP_WITHOUT_GPU).
+  void SetUp() override {}
 
   /// A device buffer holding `values`.
   template <typename T>
@@ -181,13 +174,7 @@ protected:
     EXPECT_TRUE(buffer.copyToHost(values).ok());
     return values;
   }
-
-  static tilec::rt::Context *context;
-  static std::string skipReason;
 };
-
-tilec::rt::Context *AtomicScanGpuTest::context = nullptr;
-std::string AtomicScanGpuTest::skipReason;
 
 #define COMPILE_OR_FAIL(kernel)                                                \
   do {                                                                         \

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuSuite.h"
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/JIT/TilecJIT.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -29,33 +30,19 @@ namespace harness = tilec::harness;
 
 namespace {
 
-class AutotuneGpuTest : public testing::Test {
+class AutotuneGpuTest : public tilec::test::GpuSuite<> {
 protected:
-  static void SetUpTestSuite() {
-    auto created = rt::Context::create();
-    if (created)
-      context = new rt::Context(std::move(*created));
-    else
-      skipReason = created.message();
-  }
-  static void TearDownTestSuite() {
-    delete context;
-    context = nullptr;
-  }
-
   void SetUp() override {
-    if (!context)
-      GTEST_SKIP() << skipReason;
-    char dir[] = "/tmp/tilec-autotune-gpu-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    directory = dir;
+    GpuSuite::SetUp();
+    if (IsSkipped())
+      return;
+    folder =
+        std::make_unique<tilec::test::TemporaryFolder>("tilec-autotune-gpu");
+    directory = folder->path();
     stageCache = std::make_shared<rt::StageCache>(directory + "/cache");
     cachePath = directory + "/autotune_cache.json";
   }
-  void TearDown() override {
-    if (!directory.empty())
-      (void)std::system(("rm -rf '" + directory + "'").c_str());
-  }
+  void TearDown() override { folder.reset(); }
 
   static rt::AutotuneOptions fastOptions() {
     rt::AutotuneOptions options;
@@ -99,15 +86,11 @@ protected:
     return buffer.str();
   }
 
-  static rt::Context *context;
-  static std::string skipReason;
+  std::unique_ptr<tilec::test::TemporaryFolder> folder;
   std::string directory;
   std::string cachePath;
   std::shared_ptr<rt::StageCache> stageCache;
 };
-
-rt::Context *AutotuneGpuTest::context = nullptr;
-std::string AutotuneGpuTest::skipReason;
 
 harness::RunRequest requestOf(const std::string &kernel,
                               std::map<std::string, int64_t> sizes,

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuSuite.h"
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Harness/KernelHarness.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -50,29 +51,10 @@ std::string caseName(const testing::TestParamInfo<GpuCase> &info) {
   return name;
 }
 
-class KernelGpuTest : public testing::TestWithParam<GpuCase> {
-protected:
-  static void SetUpTestSuite() {
-    auto created = tilec::rt::Context::create();
-    if (created)
-      context = new tilec::rt::Context(std::move(*created));
-    else
-      skipReason = created.message();
-  }
-  static void TearDownTestSuite() {
-    delete context;
-    context = nullptr;
-  }
-  static tilec::rt::Context *context;
-  static std::string skipReason;
-};
-
-tilec::rt::Context *KernelGpuTest::context = nullptr;
-std::string KernelGpuTest::skipReason;
+class KernelGpuTest
+    : public tilec::test::GpuSuite<testing::TestWithParam<GpuCase>> {};
 
 TEST_P(KernelGpuTest, MatchesFloat64Reference) {
-  if (!context)
-    GTEST_SKIP() << skipReason;
   const GpuCase &param = GetParam();
   const auto *definition = tilec::kernel::lookupKernel(param.kernel);
   ASSERT_NE(definition, nullptr);

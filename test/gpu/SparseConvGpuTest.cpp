@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuSuite.h"
 #include "SparseConvReference.h"
 
 #include "tilec/JIT/TilecJIT.h"
@@ -36,32 +37,19 @@ namespace sparse = tilec::sparse;
 
 namespace {
 
-class SparseConvGpuTest : public testing::Test {
+class SparseConvGpuTest : public tilec::test::GpuSuite<> {
 protected:
-  static void SetUpTestSuite() {
-    auto created = rt::Context::create();
-    if (created)
-      context = new rt::Context(std::move(*created));
-    else
-      skipReason = created.message();
-  }
-  static void TearDownTestSuite() {
-    delete context;
-    context = nullptr;
-  }
-
   void SetUp() override {
-    if (!context)
-      GTEST_SKIP() << skipReason;
-    char dir[] = "/tmp/tilec-sparse-gpu-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    directory = dir;
+    GpuSuite::SetUp();
+    if (IsSkipped())
+      return;
+    folder = std::make_unique<tilec::test::TemporaryFolder>("tilec-sparse-gpu");
+    directory = folder->path();
     openSession();
   }
   void TearDown() override {
     session.reset();
-    if (!directory.empty())
-      (void)std::system(("rm -rf '" + directory + "'").c_str());
+    folder.reset();
   }
 
   rt::DeviceBuffer upload(const std::vector<int32_t> &values) {
@@ -381,17 +369,13 @@ protected:
     openSession(nullptr, std::move(*pinned));
   }
 
-  static rt::Context *context;
-  static std::string skipReason;
+  std::unique_ptr<tilec::test::TemporaryFolder> folder;
   std::string directory;
   std::unique_ptr<rt::Session> session;
   rt::KernelProvider *provider = nullptr;
   rt::AutotuneCache *cache = nullptr;
   sparse::SparseEngine *engine = nullptr;
 };
-
-rt::Context *SparseConvGpuTest::context = nullptr;
-std::string SparseConvGpuTest::skipReason;
 
 TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
   expectMapsMatch(sparse::shellScene(32), 3, 1, 64);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "GpuSuite.h"
 #include "StridedConvReference.h"
 
 #include "tilec/JIT/TilecJIT.h"
@@ -56,26 +57,15 @@ std::vector<Scene> scenes() {
           {"uniform", sparse::uniformScene(5000, 45, 3, 7), {45, 45, 45}, 3}};
 }
 
-class StridedConvGpuTest : public testing::Test {
+class StridedConvGpuTest : public tilec::test::GpuSuite<> {
 protected:
-  static void SetUpTestSuite() {
-    auto created = rt::Context::create();
-    if (created)
-      context = new rt::Context(std::move(*created));
-    else
-      skipReason = created.message();
-  }
-  static void TearDownTestSuite() {
-    delete context;
-    context = nullptr;
-  }
-
   void SetUp() override {
-    if (!context)
-      GTEST_SKIP() << skipReason;
-    char dir[] = "/tmp/tilec-strided-gpu-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    directory = dir;
+    GpuSuite::SetUp();
+    if (IsSkipped())
+      return;
+    folder =
+        std::make_unique<tilec::test::TemporaryFolder>("tilec-strided-gpu");
+    const std::string &directory = folder->path();
     rt::SessionOptions options;
     options.stageCacheDirectory = directory + "/cache";
     options.autotuneCachePath = directory + "/tuned.json";
@@ -90,8 +80,7 @@ protected:
   }
   void TearDown() override {
     session.reset();
-    if (!directory.empty())
-      (void)std::system(("rm -rf '" + directory + "'").c_str());
+    folder.reset();
   }
 
   rt::DeviceBuffer toDevice(const void *bytes, size_t size) {
@@ -302,15 +291,10 @@ protected:
     EXPECT_EQ(db.bytes, first[3]);
   }
 
-  static rt::Context *context;
-  static std::string skipReason;
-  std::string directory;
+  std::unique_ptr<tilec::test::TemporaryFolder> folder;
   std::unique_ptr<rt::Session> session;
   sparse::SparseEngine *engine = nullptr;
 };
-
-rt::Context *StridedConvGpuTest::context = nullptr;
-std::string StridedConvGpuTest::skipReason;
 
 TEST_F(StridedConvGpuTest, OutputsAndMapsMatchTheOracle) {
   for (const Scene &scene : scenes())

@@ -47,13 +47,8 @@ Status fail(const std::string &why) {
 // dx, dw and db, where given, must be 16-byte aligned.
 Status checkGradientAlignment(const ConvBackwardArguments &a,
                               const char *function) {
-  for (const auto &[name, pointer] :
-       {std::pair{"dx", a.dx}, std::pair{"dw", a.dw}, std::pair{"db", a.db}})
-    if (pointer.address % 16)
-      return Status::error(ErrorKind::InvalidArgument,
-                           std::string(function) + ": " + name +
-                               " must be 16-byte aligned");
-  return Status::success();
+  return checkDevicePointers(function, {},
+                             {{"dx", a.dx}, {"dw", a.dw}, {"db", a.db}});
 }
 
 // The forward call that computes dx from dy: dy as X, dx as Y, the channels
@@ -87,17 +82,12 @@ Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
                 std::to_string(a.dxStride()) + ")");
   if (voxels == 0)
     return Status::success();
-  std::pair<const char *, rt::DevicePtr> needed[] = {
-      {"dy", a.dy},
-      {"weight (for dx)", a.dx.address ? a.forward.weight : rt::DevicePtr{16}},
-      {"x (for dw)", a.dw.address ? a.forward.x : rt::DevicePtr{16}}};
-  for (const auto &[name, pointer] : needed)
-    if (pointer.address == 0 || pointer.address % 16)
-      return fail(std::string(name) + " must be a 16-byte aligned device "
-                                      "pointer");
-  TILEC_RETURN_IF_ERROR(
-      checkGradientAlignment(a, "submanifold_conv3d_backward"));
-  return Status::success();
+  TILEC_RETURN_IF_ERROR(checkDevicePointers(
+      "submanifold_conv3d_backward",
+      {{"dy", a.dy},
+       {"weight (for dx)", a.dx.address ? a.forward.weight : rt::DevicePtr{16}},
+       {"x (for dw)", a.dw.address ? a.forward.x : rt::DevicePtr{16}}}));
+  return checkGradientAlignment(a, "submanifold_conv3d_backward");
 }
 
 // The input gradient: the forward kernel with the channels swapped and the

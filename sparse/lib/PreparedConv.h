@@ -17,6 +17,7 @@
 #include "tilec/sparse/SparseConv.h"
 
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,6 +39,17 @@ struct SplitWorkspace {
 /// submanifoldConv3dBackward check the rest of their own arguments.
 Status checkConvShape(const ConvArguments &arguments,
                       const std::string &function);
+
+/// A named device pointer of a call.
+using NamedPointer = std::pair<const char *, rt::DevicePtr>;
+/// Each of `read` must be a 16-byte aligned device pointer (the kernels
+/// load 16 bytes at a time; where a call reads nothing of one, its caller
+/// passes any aligned address), each of `given` 16-byte aligned where it is
+/// not 0: else an InvalidArgument error prefixed with `function` that names
+/// the first that is not.
+Status checkDevicePointers(const std::string &function,
+                           std::initializer_list<NamedPointer> read,
+                           std::initializer_list<NamedPointer> given = {});
 
 /// A strided convolution's arguments checked (channels, tf32, row strides,
 /// the pointers that x's and y's `xRows` and `yRows` rows need), errors

@@ -31,17 +31,12 @@ Status checkStridedConv(const StridedConvArguments &a, int64_t xRows,
     return fail("rows of x and y must not overlap (row strides " +
                 std::to_string(c.xStride()) + ", " +
                 std::to_string(c.yStride()) + ")");
-  std::pair<const char *, rt::DevicePtr> pointers[] = {
-      {"x", xRows > 0 ? c.x : rt::DevicePtr{16}},
-      {"weight", xRows > 0 && yRows > 0 ? c.weight : rt::DevicePtr{16}},
-      {"y", yRows > 0 ? c.y : rt::DevicePtr{16}}};
-  for (const auto &[name, pointer] : pointers)
-    if (pointer.address == 0 || pointer.address % 16)
-      return fail(std::string(name) + " must be a 16-byte aligned device "
-                                      "pointer");
-  if (c.bias.address % 16)
-    return fail("bias must be 16-byte aligned");
-  return Status::success();
+  return checkDevicePointers(
+      function,
+      {{"x", xRows > 0 ? c.x : rt::DevicePtr{16}},
+       {"weight", xRows > 0 && yRows > 0 ? c.weight : rt::DevicePtr{16}},
+       {"y", yRows > 0 ? c.y : rt::DevicePtr{16}}},
+      {{"bias", c.bias}});
 }
 
 Status SparseTensor::stridedGemm(SparseEngine &engine, StridedEntry &entry,

@@ -104,18 +104,28 @@ Status checkArguments(const SparseTensor &tensor, const ConvArguments &a) {
                 std::to_string(a.yStride()) + ")");
   if (tensor.voxels() == 0)
     return Status::success();
-  std::pair<const char *, rt::DevicePtr> pointers[] = {
-      {"x", a.x}, {"weight", a.weight}, {"y", a.y}};
-  for (const auto &[name, pointer] : pointers)
-    if (pointer.address == 0 || pointer.address % 16)
-      return fail(std::string(name) + " must be a 16-byte aligned device "
-                                      "pointer");
-  if (a.bias.address % 16)
-    return fail("bias must be 16-byte aligned");
-  return Status::success();
+  return checkDevicePointers("submanifold_conv3d",
+                             {{"x", a.x}, {"weight", a.weight}, {"y", a.y}},
+                             {{"bias", a.bias}});
 }
 
 } // namespace
+
+Status checkDevicePointers(const std::string &function,
+                           std::initializer_list<NamedPointer> read,
+                           std::initializer_list<NamedPointer> given) {
+  auto fail = [&](const std::string &why) {
+    return Status::error(ErrorKind::InvalidArgument, function + ": " + why);
+  };
+  for (const auto &[name, pointer] : read)
+    if (pointer.address == 0 || pointer.address % 16)
+      return fail(std::string(name) +
+                  " must be a 16-byte aligned device pointer");
+  for (const auto &[name, pointer] : given)
+    if (pointer.address % 16)
+      return fail(std::string(name) + " must be 16-byte aligned");
+  return Status::success();
+}
 
 Status checkConvShape(const ConvArguments &a, const std::string &function) {
   auto fail = [&](const std::string &why) {

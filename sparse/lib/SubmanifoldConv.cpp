@@ -389,8 +389,8 @@ rt::ConvLayer convLayerOf(const ConvArguments &arguments, int64_t voxels) {
   layer.voxels = voxels;
   layer.inChannels = arguments.ci;
   layer.outChannels = arguments.co;
-  layer.kernelSize = arguments.window.kernel[0];
-  layer.dilation = arguments.window.dilation[0];
+  layer.kernelSize = arguments.window.kernel;
+  layer.dilation = arguments.window.dilation;
   layer.dtype = dtypeName(arguments.dtype);
   layer.bias = arguments.bias.address != 0;
   layer.allowTf32 = arguments.allowTf32;
@@ -417,7 +417,7 @@ Result<ConvArguments> convArgumentsOf(const rt::ConvLayer &layer) {
   arguments.co = layer.outChannels;
   arguments.xRowStride = layer.xRowStride;
   arguments.yRowStride = layer.yRowStride;
-  arguments.window = Window::cube(layer.kernelSize, layer.dilation);
+  arguments.window = Window{layer.kernelSize, layer.dilation};
   arguments.allowTf32 = layer.allowTf32;
   return arguments;
 }

@@ -177,8 +177,8 @@ Status checkDeviceMemory(const rt::ConvLayer &layer,
   if (properties.totalMemoryBytes == 0)
     return Status::success();
   double elementBytes = layer.dtype == "f32" ? 4 : 2;
-  double offsets = double(layer.kernelSize) * layer.kernelSize *
-                   layer.kernelSize;
+  double offsets =
+      double(layer.kernelSize[0]) * layer.kernelSize[1] * layer.kernelSize[2];
   double perVoxel = 16 + 64 + 12 * offsets +
                     elementBytes * double(arguments.xStride() +
                                           arguments.yStride());
@@ -232,8 +232,8 @@ Status runConvLayer(rt::Session &session, const rt::ConvLayer &layer,
                        cloud.coords.size() * sizeof(int32_t));
   if (!coords)
     return coords.status();
-  int64_t offsets = int64_t(layer.kernelSize) * layer.kernelSize *
-                    layer.kernelSize;
+  int64_t offsets =
+      int64_t(layer.kernelSize[0]) * layer.kernelSize[1] * layer.kernelSize[2];
   harness::Random rng(1);
   auto x =
       randomTensor(session.context(), *format, n * arguments.xStride(), rng);

@@ -103,6 +103,14 @@ std::string encodeConvLayer(const ConvLayer &layer) {
     appendField(out, name);
     out += std::to_string(value);
   };
+  // One integer where the axes agree (a cubic window), else three.
+  auto perAxis = [&](const char *name, const std::array<int, 3> &values) {
+    if (values[0] == values[1] && values[1] == values[2])
+      return integer(name, values[0]);
+    appendField(out, name);
+    out += "[" + std::to_string(values[0]) + ", " + std::to_string(values[1]) +
+           ", " + std::to_string(values[2]) + "]";
+  };
   auto boolean = [&](const char *name, bool value) {
     appendField(out, name);
     out += value ? "true" : "false";
@@ -112,8 +120,8 @@ std::string encodeConvLayer(const ConvLayer &layer) {
   integer("voxels", layer.voxels);
   integer("in_channels", layer.inChannels);
   integer("out_channels", layer.outChannels);
-  integer("kernel_size", layer.kernelSize);
-  integer("dilation", layer.dilation);
+  perAxis("kernel_size", layer.kernelSize);
+  perAxis("dilation", layer.dilation);
   appendField(out, "dtype");
   appendQuoted(out, layer.dtype);
   boolean("bias", layer.bias);
@@ -208,10 +216,13 @@ private:
   // An integer in [min, max]; `what` says which values are allowed.
   Result<int64_t> integer(const char *name, int64_t min, int64_t max,
                           const char *what) const {
-    const Json &value = field(name);
+    return integerOf(field(name), name, min, max, what);
+  }
+  // The same of `value`, called `name` in the error.
+  static Result<int64_t> integerOf(const Json &value, const std::string &name,
+                                   int64_t min, int64_t max, const char *what) {
     auto fail = [&](const std::string &got) {
-      return Status::error(std::string("'") + name + "' must be " + what +
-                           ", got " + got);
+      return Status::error("'" + name + "' must be " + what + ", got " + got);
     };
     if (!value.is_number_integer())
       return fail(value.is_number() ? value.dump() : kindOf(value));
@@ -223,6 +234,33 @@ private:
     if (number < min || number > max)
       return fail(std::to_string(number));
     return number;
+  }
+
+  // An integer for all three axes, or a list of three (x, y, z), each in
+  // [min, max] and odd where `odd`.
+  Result<std::array<int, 3>> perAxis(const char *name, int64_t min, int64_t max,
+                                     const char *what, bool odd) const {
+    const Json &value = field(name);
+    std::array<int, 3> axes{};
+    for (size_t axis = 0; axis < 3; ++axis) {
+      bool list = value.is_array();
+      if (list && value.size() != 3)
+        return Status::error(std::string("'") + name +
+                             "' must be an integer or a list of three, got "
+                             "a list of " +
+                             std::to_string(value.size()));
+      std::string label =
+          list ? std::string(name) + "[" + std::to_string(axis) + "]" : name;
+      Result<int64_t> number =
+          integerOf(list ? value[axis] : value, label, min, max, what);
+      if (!number)
+        return number.status();
+      if (odd && *number % 2 == 0)
+        return Status::error("'" + label + "' must be " + what + ", got " +
+                             std::to_string(*number));
+      axes[axis] = static_cast<int>(*number);
+    }
+    return axes;
   }
 
   Result<bool> boolean(const char *name) const {
@@ -335,18 +373,13 @@ private:
       const char *what;
       int64_t *into;
     };
-    int64_t kernelSize = layer.kernelSize, dilation = layer.dilation;
     IntegerField fields[] = {
         {"voxels", 1, kInt32Max, "a positive integer", &layer.voxels},
         {"in_channels", 1, kInt32Max, "a positive integer", &layer.inChannels},
         {"out_channels", 1, kInt32Max, "a positive integer",
          &layer.outChannels},
-        {"kernel_size", 1, 7, "odd, 1 to 7", &kernelSize},
-        {"dilation", 1, 65535, "a positive integer", &dilation},
-        {"x_row_stride", 1, kInt32Max, "a positive integer",
-         &layer.xRowStride},
-        {"y_row_stride", 1, kInt32Max, "a positive integer",
-         &layer.yRowStride},
+        {"x_row_stride", 1, kInt32Max, "a positive integer", &layer.xRowStride},
+        {"y_row_stride", 1, kInt32Max, "a positive integer", &layer.yRowStride},
     };
     for (const IntegerField &field : fields) {
       if (!entry_.contains(field.name))
@@ -357,11 +390,21 @@ private:
         return value.status();
       *field.into = *value;
     }
-    if (kernelSize % 2 == 0)
-      return Status::error("'kernel_size' must be odd, 1 to 7, got " +
-                           std::to_string(kernelSize));
-    layer.kernelSize = static_cast<int>(kernelSize);
-    layer.dilation = static_cast<int>(dilation);
+    // The window: one extent and dilation for all axes, or one per axis.
+    if (entry_.contains("kernel_size")) {
+      Result<std::array<int, 3>> kernel =
+          perAxis("kernel_size", 1, 7, "odd, 1 to 7", /*odd=*/true);
+      if (!kernel)
+        return kernel.status();
+      layer.kernelSize = *kernel;
+    }
+    if (entry_.contains("dilation")) {
+      Result<std::array<int, 3>> dilation =
+          perAxis("dilation", 1, 65535, "a positive integer", /*odd=*/false);
+      if (!dilation)
+        return dilation.status();
+      layer.dilation = *dilation;
+    }
     Result<std::string> dtype = string("dtype");
     if (!dtype)
       return dtype.status();
@@ -454,12 +497,18 @@ std::string WorkloadCall::describe() const {
     return text;
   }
   const ConvLayer &layer = *conv;
-  std::string text = std::string(kSubmanifoldConvOp) +
-                     " N=" + std::to_string(layer.voxels) + " " +
-                     std::to_string(layer.inChannels) + "->" +
-                     std::to_string(layer.outChannels) + " k" +
-                     std::to_string(layer.kernelSize) + " d" +
-                     std::to_string(layer.dilation) + " " + layer.dtype;
+  // "3" for a cube, "1x3x3" otherwise.
+  auto perAxis = [](const std::array<int, 3> &values) {
+    if (values[0] == values[1] && values[1] == values[2])
+      return std::to_string(values[0]);
+    return std::to_string(values[0]) + "x" + std::to_string(values[1]) + "x" +
+           std::to_string(values[2]);
+  };
+  std::string text =
+      std::string(kSubmanifoldConvOp) + " N=" + std::to_string(layer.voxels) +
+      " " + std::to_string(layer.inChannels) + "->" +
+      std::to_string(layer.outChannels) + " k" + perAxis(layer.kernelSize) +
+      " d" + perAxis(layer.dilation) + " " + layer.dtype;
   if (layer.bias)
     text += " bias";
   if (layer.allowTf32)

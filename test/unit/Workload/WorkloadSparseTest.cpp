@@ -32,8 +32,8 @@ TEST(WorkloadSparseTest, ALayerRoundTripsThroughTheConvolutionsArguments) {
   EXPECT_EQ(layer.voxels, 1234);
   EXPECT_EQ(layer.inChannels, 32);
   EXPECT_EQ(layer.outChannels, 48);
-  EXPECT_EQ(layer.kernelSize, 5);
-  EXPECT_EQ(layer.dilation, 2);
+  EXPECT_EQ(layer.kernelSize, (std::array<int, 3>{5, 5, 5}));
+  EXPECT_EQ(layer.dilation, (std::array<int, 3>{2, 2, 2}));
   EXPECT_EQ(layer.dtype, "f32");
   EXPECT_TRUE(layer.bias);
   EXPECT_TRUE(layer.allowTf32);
@@ -52,6 +52,15 @@ TEST(WorkloadSparseTest, ALayerRoundTripsThroughTheConvolutionsArguments) {
   // Buffers are the caller's.
   EXPECT_EQ(back->x.address, 0u);
   EXPECT_EQ(back->bias.address, 0u);
+
+  // A window per axis (it was recorded as its x extent's cube).
+  arguments.window = sparse::Window{{1, 3, 5}, {1, 2, 1}};
+  layer = sparse::convLayerOf(arguments, 1234);
+  EXPECT_EQ(layer.kernelSize, (std::array<int, 3>{1, 3, 5}));
+  EXPECT_EQ(layer.dilation, (std::array<int, 3>{1, 2, 1}));
+  auto window = sparse::convArgumentsOf(layer);
+  ASSERT_TRUE(window.ok()) << window.message();
+  EXPECT_TRUE(window->window == arguments.window);
 
   layer.dtype = "f64";
   auto bad = sparse::convArgumentsOf(layer);

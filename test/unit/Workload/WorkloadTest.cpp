@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -102,12 +104,38 @@ TEST_F(WorkloadTest, ParsesKernelAndOpCalls) {
   EXPECT_EQ(op.conv->voxels, 64160);
   EXPECT_EQ(op.conv->inChannels, 64);
   EXPECT_EQ(op.conv->outChannels, 64);
-  EXPECT_EQ(op.conv->kernelSize, 3);
-  EXPECT_EQ(op.conv->dilation, 1);
+  EXPECT_EQ(op.conv->kernelSize, (std::array<int, 3>{3, 3, 3}));
+  EXPECT_EQ(op.conv->dilation, (std::array<int, 3>{1, 1, 1}));
   EXPECT_EQ(op.conv->dtype, "f16");
   EXPECT_TRUE(op.conv->bias);
   EXPECT_FALSE(op.conv->allowTf32);
   EXPECT_EQ(op.conv->xRowStride, 0);
+}
+
+// A window that is not a cube (Cylinder3D's (1, 3, 3), dilated per axis) is
+// written as three values per axis and read back as itself; a cube stays
+// one integer, as before.
+TEST_F(WorkloadTest, ANonCubicWindowRoundTrips) {
+  const char *text = R"({"format": "tilec-workload", "version": 1, "calls": [
+    {"op": "submanifold_conv3d", "voxels": 5000, "in_channels": 16,
+     "out_channels": 32, "kernel_size": [1, 3, 3], "dilation": [1, 2, 1],
+     "dtype": "f16"}]})";
+  auto workload = rt::Workload::parse(text, "w.json");
+  ASSERT_TRUE(workload.ok()) << workload.message();
+  const rt::ConvLayer &layer = *workload->calls[0].conv;
+  EXPECT_EQ(layer.kernelSize, (std::array<int, 3>{1, 3, 3}));
+  EXPECT_EQ(layer.dilation, (std::array<int, 3>{1, 2, 1}));
+  std::string encoded = workload->calls[0].encode();
+  EXPECT_NE(encoded.find(R"("kernel_size": [1, 3, 3], "dilation": [1, 2, 1])"),
+            std::string::npos)
+      << encoded;
+  EXPECT_NE(workload->calls[0].describe().find(" k1x3x3 d1x2x1 f16"),
+            std::string::npos)
+      << workload->calls[0].describe();
+  auto again = rt::Workload::parse(workload->encode(), "again");
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->calls[0].conv->kernelSize, layer.kernelSize);
+  EXPECT_EQ(again->calls[0].conv->dilation, layer.dilation);
 }
 
 TEST_F(WorkloadTest, EncodesCanonically) {
@@ -217,122 +245,180 @@ TEST_F(WorkloadTest, ErrorsNameTheFileTheEntryAndTheField) {
     std::string message;
   };
   const Case cases[] = {
-      {"{ not json", "workload w.json: not valid JSON: parse error at line 1, column 4: "
-                     "syntax error while parsing object key - invalid literal; "
-                     "last read: '{ no'; expected string literal"},
-      {"{\"format\": \"tilec-workload\",\n \"version\": 1,", 
+      {"{ not json",
+       "workload w.json: not valid JSON: parse error at line 1, column 4: "
+       "syntax error while parsing object key - invalid literal; "
+       "last read: '{ no'; expected string literal"},
+      {"{\"format\": \"tilec-workload\",\n \"version\": 1,",
        "workload w.json: not valid JSON: parse error at line 2, column 15: "
        "syntax error while parsing object key - unexpected end of input; "
        "expected string literal"},
       {" \n", "workload w.json: the file is empty (a workload is {\"format\": "
               "\"tilec-workload\", \"version\": 1, \"calls\": [...]})"},
-      {"[]", "workload w.json: must hold a JSON object ({\"format\": "
-             "\"tilec-workload\", \"version\": 1, \"calls\": [...]}), got an array"},
+      {"[]",
+       "workload w.json: must hold a JSON object ({\"format\": "
+       "\"tilec-workload\", \"version\": 1, \"calls\": [...]}), got an array"},
       {R"({"version": 1, "calls": []})",
        "workload w.json: 'format' must be \"tilec-workload\", got nothing"},
       {R"({"format": "tilec-cache", "version": 1, "calls": []})",
-       "workload w.json: 'format' must be \"tilec-workload\", got \"tilec-cache\""},
+       "workload w.json: 'format' must be \"tilec-workload\", got "
+       "\"tilec-cache\""},
       {R"({"format": 1, "version": 1, "calls": []})",
        "workload w.json: 'format' must be \"tilec-workload\", got an integer"},
       {R"({"format": "tilec-workload", "calls": []})",
-       "workload w.json: 'version' must be 1 (the version this tilec reads), got nothing"},
+       "workload w.json: 'version' must be 1 (the version this tilec reads), "
+       "got nothing"},
       {R"({"format": "tilec-workload", "version": 2, "calls": []})",
-       "workload w.json: 'version' must be 1 (the version this tilec reads), got 2"},
+       "workload w.json: 'version' must be 1 (the version this tilec reads), "
+       "got 2"},
       {R"({"format": "tilec-workload", "version": "1", "calls": []})",
-       "workload w.json: 'version' must be 1 (the version this tilec reads), got a string"},
+       "workload w.json: 'version' must be 1 (the version this tilec reads), "
+       "got a string"},
       {R"({"format": "tilec-workload", "version": 1, "calls": [], "device": 0})",
-       "workload w.json: unknown field 'device' (a workload has format, version, calls)"},
+       "workload w.json: unknown field 'device' (a workload has format, "
+       "version, calls)"},
       {R"({"format": "tilec-workload", "version": 1})",
        "workload w.json: 'calls' must be an array, got nothing"},
       {R"({"format": "tilec-workload", "version": 1, "calls": {}})",
        "workload w.json: 'calls' must be an array, got an object"},
-      {entry("[]"), "workload w.json: calls[0]: an entry must be an object, got an array"},
+      {entry("[]"),
+       "workload w.json: calls[0]: an entry must be an object, got an array"},
       {entry(R"({"sizes": {}})"),
-       "workload w.json: calls[0]: an entry needs 'kernel' (a kernel call) or 'op' (an op call)"},
+       "workload w.json: calls[0]: an entry needs 'kernel' (a kernel call) or "
+       "'op' (an op call)"},
       {entry(R"({"kernel": "matmul", "op": "submanifold_conv3d"})"),
-       "workload w.json: calls[0]: an entry is a kernel call ('kernel') or an op call ('op'), not both"},
+       "workload w.json: calls[0]: an entry is a kernel call ('kernel') or an "
+       "op call ('op'), not both"},
       // Kernel calls.
       {kernel(R"(, "size": {})"),
-       "workload w.json: calls[0]: unknown field 'size' (a kernel call has kernel, sizes, types, params)"},
-      {entry(R"({"kernel": ""})"),
-       "workload w.json: calls[0]: 'kernel' must be a non-empty string, got an empty one"},
-      {entry(R"({"kernel": null})"),
-       "workload w.json: calls[0]: 'kernel' must be a non-empty string, got a null"},
+       "workload w.json: calls[0]: unknown field 'size' (a kernel call has "
+       "kernel, sizes, types, params)"},
+      {entry(R"({"kernel": ""})"), "workload w.json: calls[0]: 'kernel' must "
+                                   "be a non-empty string, got an empty one"},
+      {entry(R"({"kernel": null})"), "workload w.json: calls[0]: 'kernel' must "
+                                     "be a non-empty string, got a null"},
       {kernel(R"(, "sizes": [1])"),
-       "workload w.json: calls[0]: 'sizes' must be an object of names to integers, got an array"},
+       "workload w.json: calls[0]: 'sizes' must be an object of names to "
+       "integers, got an array"},
       {kernel(R"(, "sizes": {"M": "4096"})"),
        "workload w.json: calls[0]: sizes 'M' must be an integer, got a string"},
       {kernel(R"(, "sizes": {"M": 1.5})"),
        "workload w.json: calls[0]: sizes 'M' must be an integer, got 1.5"},
       {kernel(R"(, "sizes": {"M": 18446744073709551615})"),
-       "workload w.json: calls[0]: sizes 'M' must be an integer, got 18446744073709551615"},
-      {kernel(R"(, "sizes": {"": 1})"), "workload w.json: calls[0]: 'sizes' has an empty name"},
+       "workload w.json: calls[0]: sizes 'M' must be an integer, got "
+       "18446744073709551615"},
+      {kernel(R"(, "sizes": {"": 1})"),
+       "workload w.json: calls[0]: 'sizes' has an empty name"},
       {kernel(R"(, "types": "f16")"),
-       "workload w.json: calls[0]: 'types' must be an object of names to scalar types, got a string"},
+       "workload w.json: calls[0]: 'types' must be an object of names to "
+       "scalar types, got a string"},
       {kernel(R"(, "types": {"DTYPE": "half"})"),
-       "workload w.json: calls[0]: types 'DTYPE' must be a scalar type (i1, i8, i16, i32, "
+       "workload w.json: calls[0]: types 'DTYPE' must be a scalar type (i1, "
+       "i8, i16, i32, "
        "i64, f16, bf16, f32, f64), got 'half'"},
       {kernel(R"(, "types": {"DTYPE": 16})"),
-       "workload w.json: calls[0]: types 'DTYPE' must be a scalar type (i1, i8, i16, i32, "
+       "workload w.json: calls[0]: types 'DTYPE' must be a scalar type (i1, "
+       "i8, i16, i32, "
        "i64, f16, bf16, f32, f64), got an integer"},
-      {kernel(R"(, "types": {"": "f16"})"), "workload w.json: calls[0]: 'types' has an empty name"},
+      {kernel(R"(, "types": {"": "f16"})"),
+       "workload w.json: calls[0]: 'types' has an empty name"},
       {kernel(R"(, "params": {"ALLOW_TF32": true})"),
-       "workload w.json: calls[0]: params 'ALLOW_TF32' must be an integer, got a boolean"},
+       "workload w.json: calls[0]: params 'ALLOW_TF32' must be an integer, got "
+       "a boolean"},
       // Op calls.
-      {entry(R"({"op": "conv2d"})"),
-       "workload w.json: calls[0]: unknown op 'conv2d' (known: submanifold_conv3d)"},
-      {entry(R"({"op": 3})"),
-       "workload w.json: calls[0]: 'op' must be a non-empty string, got an integer"},
-      {op(R"(, "voxel": 1)"),
-       "workload w.json: calls[0]: unknown field 'voxel' (an op call has op, voxels, "
-       "in_channels, out_channels, kernel_size, dilation, dtype, bias, allow_tf32, "
-       "x_row_stride, y_row_stride)"},
-      {entry(R"({"op": "submanifold_conv3d", "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
+      {entry(R"({"op": "conv2d"})"), "workload w.json: calls[0]: unknown op "
+                                     "'conv2d' (known: submanifold_conv3d)"},
+      {entry(R"({"op": 3})"), "workload w.json: calls[0]: 'op' must be a "
+                              "non-empty string, got an integer"},
+      {op(R"(, "voxel": 1)"), "workload w.json: calls[0]: unknown field "
+                              "'voxel' (an op call has op, voxels, "
+                              "in_channels, out_channels, kernel_size, "
+                              "dilation, dtype, bias, allow_tf32, "
+                              "x_row_stride, y_row_stride)"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
        "workload w.json: calls[0]: an op call needs 'voxels'"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 1, "out_channels": 8, "dtype": "f16"})"),
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 1, "out_channels": 8, "dtype": "f16"})"),
        "workload w.json: calls[0]: an op call needs 'in_channels'"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "dtype": "f16"})"),
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "dtype": "f16"})"),
        "workload w.json: calls[0]: an op call needs 'out_channels'"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": 8})"),
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": 8})"),
        "workload w.json: calls[0]: an op call needs 'dtype'"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 0, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 0, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
        "workload w.json: calls[0]: 'voxels' must be a positive integer, got 0"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": -5, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
-       "workload w.json: calls[0]: 'voxels' must be a positive integer, got -5"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 2.5, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
-       "workload w.json: calls[0]: 'voxels' must be a positive integer, got 2.5"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": "many", "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
-       "workload w.json: calls[0]: 'voxels' must be a positive integer, got a string"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 2147483648, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
-       "workload w.json: calls[0]: 'voxels' must be a positive integer, got 2147483648"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 18446744073709551615, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
-       "workload w.json: calls[0]: 'voxels' must be a positive integer, got 18446744073709551615"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 0, "out_channels": 8, "dtype": "f16"})"),
-       "workload w.json: calls[0]: 'in_channels' must be a positive integer, got 0"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": -1, "dtype": "f16"})"),
-       "workload w.json: calls[0]: 'out_channels' must be a positive integer, got -1"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": -5, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
+       "workload w.json: calls[0]: 'voxels' must be a positive integer, got "
+       "-5"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 2.5, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
+       "workload w.json: calls[0]: 'voxels' must be a positive integer, got "
+       "2.5"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": "many", "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
+       "workload w.json: calls[0]: 'voxels' must be a positive integer, got a "
+       "string"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 2147483648, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
+       "workload w.json: calls[0]: 'voxels' must be a positive integer, got "
+       "2147483648"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 18446744073709551615, "in_channels": 8, "out_channels": 8, "dtype": "f16"})"),
+       "workload w.json: calls[0]: 'voxels' must be a positive integer, got "
+       "18446744073709551615"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 0, "out_channels": 8, "dtype": "f16"})"),
+       "workload w.json: calls[0]: 'in_channels' must be a positive integer, "
+       "got 0"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": -1, "dtype": "f16"})"),
+       "workload w.json: calls[0]: 'out_channels' must be a positive integer, "
+       "got -1"},
       {op(R"(, "kernel_size": 4)"),
        "workload w.json: calls[0]: 'kernel_size' must be odd, 1 to 7, got 4"},
       {op(R"(, "kernel_size": 9)"),
        "workload w.json: calls[0]: 'kernel_size' must be odd, 1 to 7, got 9"},
-      {op(R"(, "dilation": 0)"),
-       "workload w.json: calls[0]: 'dilation' must be a positive integer, got 0"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": 8, "dtype": "f64"})"),
-       "workload w.json: calls[0]: 'dtype' must be f16, bf16 or f32, got 'f64'"},
-      {entry(R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": 8, "dtype": 16})"),
-       "workload w.json: calls[0]: 'dtype' must be a non-empty string, got an integer"},
+      {op(R"(, "dilation": 0)"), "workload w.json: calls[0]: 'dilation' must "
+                                 "be a positive integer, got 0"},
+      {op(R"(, "kernel_size": [1, 3])"),
+       "workload w.json: calls[0]: 'kernel_size' must be an integer or a list "
+       "of three, got a list of 2"},
+      {op(R"(, "kernel_size": [1, 3, 4])"),
+       "workload w.json: calls[0]: 'kernel_size[2]' must be odd, 1 to 7, got "
+       "4"},
+      {op(R"(, "kernel_size": [1, "3", 3])"),
+       "workload w.json: calls[0]: 'kernel_size[1]' must be odd, 1 to 7, got a "
+       "string"},
+      {op(R"(, "dilation": [1, 2, 0])"),
+       "workload w.json: calls[0]: 'dilation[2]' must be a positive integer, "
+       "got 0"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": 8, "dtype": "f64"})"),
+       "workload w.json: calls[0]: 'dtype' must be f16, bf16 or f32, got "
+       "'f64'"},
+      {entry(
+           R"({"op": "submanifold_conv3d", "voxels": 1, "in_channels": 8, "out_channels": 8, "dtype": 16})"),
+       "workload w.json: calls[0]: 'dtype' must be a non-empty string, got an "
+       "integer"},
       {op(R"(, "bias": "yes")"),
        "workload w.json: calls[0]: 'bias' must be true or false, got a string"},
-      {op(R"(, "allow_tf32": 1)"),
-       "workload w.json: calls[0]: 'allow_tf32' must be true or false, got an integer"},
-      {op(R"(, "allow_tf32": true)"),
-       "workload w.json: calls[0]: 'allow_tf32' applies to f32 only, the dtype is f16"},
+      {op(R"(, "allow_tf32": 1)"), "workload w.json: calls[0]: 'allow_tf32' "
+                                   "must be true or false, got an integer"},
+      {op(R"(, "allow_tf32": true)"), "workload w.json: calls[0]: 'allow_tf32' "
+                                      "applies to f32 only, the dtype is f16"},
       {op(R"(, "x_row_stride": 4)"),
-       "workload w.json: calls[0]: 'x_row_stride' must be at least 'in_channels' (8), got 4"},
+       "workload w.json: calls[0]: 'x_row_stride' must be at least "
+       "'in_channels' (8), got 4"},
       {op(R"(, "y_row_stride": 7)"),
-       "workload w.json: calls[0]: 'y_row_stride' must be at least 'out_channels' (8), got 7"},
+       "workload w.json: calls[0]: 'y_row_stride' must be at least "
+       "'out_channels' (8), got 7"},
       {op(R"(, "x_row_stride": 0)"),
-       "workload w.json: calls[0]: 'x_row_stride' must be a positive integer, got 0"},
+       "workload w.json: calls[0]: 'x_row_stride' must be a positive integer, "
+       "got 0"},
   };
   for (const Case &c : cases) {
     auto parsed = rt::Workload::parse(c.text, "w.json");

@@ -53,7 +53,8 @@ inline constexpr const char *kSubmanifoldConvOp = "submanifold_conv3d";
 struct ConvLayer {
   int64_t voxels = 0;
   int64_t inChannels = 0, outChannels = 0;
-  int kernelSize = 3, dilation = 1;
+  /// The window per axis (x, y, z): odd extents, dilations.
+  std::array<int, 3> kernelSize{3, 3, 3}, dilation{1, 1, 1};
   /// "f16", "bf16" or "f32".
   std::string dtype = "f16";
   bool bias = false;

@@ -356,12 +356,13 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   auto found = tensor.convs_.find(key);
   if (found == tensor.convs_.end()) {
     // The input gradient's kernel calls record themselves (a workload
-    // layer is a forward convolution).
-    // A workload's layer is a cube (its format's kernel_size and
-    // dilation); a non-cubic window's calls are recorded as kernel calls.
-    if (!arguments.transposeWeight && arguments.window.isCube())
-      rt::WorkloadRecorder::process().recordConvLayer(
-          convLayerOf(arguments, n));
+    // layer is a forward convolution). Windows that differ by a dilation
+    // along an axis of extent 1 are one layer: recorded once.
+    if (!arguments.transposeWeight) {
+      ConvArguments recorded = arguments;
+      recorded.window = arguments.window.normalized();
+      rt::WorkloadRecorder::process().recordConvLayer(convLayerOf(recorded, n));
+    }
     ConvMapsOf mapsOf = [&](int64_t rows) {
       return tensor.maps(arguments.window, rows, stream,
                          arguments.ci * arguments.co);

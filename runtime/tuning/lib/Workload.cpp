@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <set>
 #include <type_traits>
@@ -373,23 +374,24 @@ private:
       const char *what;
       int64_t *into;
     };
-    IntegerField fields[] = {
-        {"voxels", 1, kInt32Max, "a positive integer", &layer.voxels},
-        {"in_channels", 1, kInt32Max, "a positive integer", &layer.inChannels},
-        {"out_channels", 1, kInt32Max, "a positive integer",
-         &layer.outChannels},
-        {"x_row_stride", 1, kInt32Max, "a positive integer", &layer.xRowStride},
-        {"y_row_stride", 1, kInt32Max, "a positive integer", &layer.yRowStride},
+    // Checked in the format's order: the sizes, the window, the strides.
+    auto read = [&](std::initializer_list<IntegerField> fields) -> Status {
+      for (const IntegerField &field : fields) {
+        if (!entry_.contains(field.name))
+          continue;
+        Result<int64_t> value =
+            integer(field.name, field.min, field.max, field.what);
+        if (!value)
+          return value.status();
+        *field.into = *value;
+      }
+      return Status::success();
     };
-    for (const IntegerField &field : fields) {
-      if (!entry_.contains(field.name))
-        continue;
-      Result<int64_t> value =
-          integer(field.name, field.min, field.max, field.what);
-      if (!value)
-        return value.status();
-      *field.into = *value;
-    }
+    TILEC_RETURN_IF_ERROR(read(
+        {{"voxels", 1, kInt32Max, "a positive integer", &layer.voxels},
+         {"in_channels", 1, kInt32Max, "a positive integer", &layer.inChannels},
+         {"out_channels", 1, kInt32Max, "a positive integer",
+          &layer.outChannels}}));
     // The window: one extent and dilation for all axes, or one per axis.
     if (entry_.contains("kernel_size")) {
       Result<std::array<int, 3>> kernel =
@@ -405,6 +407,10 @@ private:
         return dilation.status();
       layer.dilation = *dilation;
     }
+    TILEC_RETURN_IF_ERROR(read({{"x_row_stride", 1, kInt32Max,
+                                 "a positive integer", &layer.xRowStride},
+                                {"y_row_stride", 1, kInt32Max,
+                                 "a positive integer", &layer.yRowStride}}));
     Result<std::string> dtype = string("dtype");
     if (!dtype)
       return dtype.status();

@@ -393,6 +393,9 @@ TEST_F(WorkloadTest, ErrorsNameTheFileTheEntryAndTheField) {
       {op(R"(, "kernel_size": [1, "3", 3])"),
        "workload w.json: calls[0]: 'kernel_size[1]' must be odd, 1 to 7, got a "
        "string"},
+      // The window before the row strides, as the format lists them.
+      {op(R"(, "x_row_stride": 0, "kernel_size": 9)"),
+       "workload w.json: calls[0]: 'kernel_size' must be odd, 1 to 7, got 9"},
       {op(R"(, "dilation": [1, 2, 0])"),
        "workload w.json: calls[0]: 'dilation[2]' must be a positive integer, "
        "got 0"},

@@ -38,6 +38,7 @@ protected:
       return;
     folder =
         std::make_unique<tilec::test::TemporaryFolder>("tilec-autotune-gpu");
+    ASSERT_FALSE(folder->path().empty());
     directory = folder->path();
     stageCache = std::make_shared<rt::StageCache>(directory + "/cache");
     cachePath = directory + "/autotune_cache.json";

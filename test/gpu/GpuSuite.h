@@ -44,7 +44,8 @@ protected:
 };
 
 /// A fresh folder, /tmp/<prefix>-XXXXXX, removed with what is in it when
-/// this is destroyed.
+/// this is destroyed; path() is empty (and the test has failed) when none
+/// could be made: a SetUp asserts it is not.
 class TemporaryFolder {
 public:
   explicit TemporaryFolder(const std::string &prefix) {

@@ -44,6 +44,7 @@ protected:
     if (IsSkipped())
       return;
     folder = std::make_unique<tilec::test::TemporaryFolder>("tilec-sparse-gpu");
+    ASSERT_FALSE(folder->path().empty());
     directory = folder->path();
     openSession();
   }

@@ -65,6 +65,7 @@ protected:
       return;
     folder =
         std::make_unique<tilec::test::TemporaryFolder>("tilec-strided-gpu");
+    ASSERT_FALSE(folder->path().empty());
     const std::string &directory = folder->path();
     rt::SessionOptions options;
     options.stageCacheDirectory = directory + "/cache";

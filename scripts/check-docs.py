@@ -56,6 +56,9 @@ NORMALIZE = [
     # Stage keys and checksums hash the compiler's build-ids (a stage
     # cache's entry lives under the key's first two digits).
     (re.compile(r"\b[0-9a-f]{2}/[0-9a-f]{64}\b"), "<shard>/<sha256>"),
+    # A cubin's checksum is ptxas's (its bytes), not the tool's.
+    (re.compile(r"CRC-32C [0-9a-f]{8}, the manifest says '[0-9a-f]{8}'"),
+     "CRC-32C <crc>, the manifest says '<crc>'"),
     # A bundle names when and by which build of the tools it was packed.
     (re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b"), "<time>"),
     (re.compile(r"build-id:[0-9a-f]+"), "build-id:<id>"),

@@ -90,6 +90,17 @@ CallPlan::CallPlan(const KernelDescription &description, const Call &shape)
   keyParts.push_back({text, std::nullopt, std::nullopt});
 }
 
+std::string CallPlan::shapeOf(const Call &call) {
+  std::string key;
+  for (const auto &[name, value] : call.sizes)
+    key += "," + name;
+  for (const auto &[name, value] : call.params)
+    key += ",@" + name + "=" + std::to_string(value);
+  for (const auto &[name, value] : call.types)
+    key += ",:" + name + "=" + value;
+  return key;
+}
+
 bool CallPlan::fits(const Call &call) const {
   if (call.sizes.size() != sizeNames.size() || call.params != params ||
       call.types != types)

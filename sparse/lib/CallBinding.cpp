@@ -17,17 +17,6 @@ std::string callKey(const Call &call) {
   return key;
 }
 
-std::string shapeKey(const Call &call) {
-  std::string key;
-  for (const auto &[name, value] : call.sizes)
-    key += "," + name;
-  for (const auto &[name, value] : call.params)
-    key += ",@" + name + "=" + std::to_string(value);
-  for (const auto &[name, value] : call.types)
-    key += ",:" + name + "=" + value;
-  return key;
-}
-
 Result<std::vector<std::pair<std::string, size_t>>>
 bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
                      const Call &call) {

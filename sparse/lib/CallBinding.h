@@ -25,8 +25,6 @@ namespace tilec::sparse {
 /// Everything a call decides about a launch but its pointers: sizes,
 /// parameters and types, as text.
 std::string callKey(const Call &call);
-/// callKey without the sizes' values: the calls one CallPlan plans.
-std::string shapeKey(const Call &call);
 
 /// Sets every integer argument of `description`'s signature in `pack` from
 /// the call; returns the pointer arguments' names and indices, for the

@@ -179,7 +179,7 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
   Result<const KernelDescription *> description = describe(kernel);
   if (!description)
     return description.status();
-  std::string shapeName = kernel + shapeKey(call);
+  std::string shapeName = kernel + CallPlan::shapeOf(call);
   auto shape = shapes_.find(shapeName);
   if (shape == shapes_.end())
     shape = shapes_

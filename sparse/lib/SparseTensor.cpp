@@ -224,7 +224,45 @@ std::string buildSignature(int64_t n, int log2Slots, const Window &window,
   return signature;
 }
 
+// Every kernel call a build of these buckets may make: the table, the
+// lookups, the sort keys and the sort, the cover rounds, both row blocks'
+// lists with both fills.
+std::vector<std::pair<std::string, Call>>
+mapBuildCalls(int64_t n, int log2Slots, const Window &window, int coverRounds) {
+  int64_t v = window.offsets();
+  std::vector<std::pair<std::string, Call>> calls = {
+      {"voxel_hash_insert", insertCall(n, log2Slots)},
+      {"voxel_neighbours", lookupCall(n, log2Slots, window)},
+      {"neighbour_keys", keysCall(n, window.kernel, v)},
+      {"neighbour_transpose", transposeCall(n, v)}};
+  appendRadixCalls(calls, n, radixPasses(v));
+  if (coverRounds > 0) {
+    calls.emplace_back("mask_unions", unionsCall(n));
+    calls.emplace_back("mask_cover", coverCall(n));
+    appendRadixCalls(calls, n, coverSortPasses(n), /*positions=*/false);
+  }
+  for (int64_t rows : convRowBlocks()) {
+    int64_t blocks = cdiv(n, rows);
+    for (int fill : {0, 1}) {
+      calls.emplace_back("block_offsets", blockListCall(n, v, rows, fill));
+      calls.emplace_back("exclusive_scan", scanCall(blocks));
+    }
+    appendRadixCalls(calls, blocks, blockSortPasses(v));
+  }
+  return calls;
+}
+
+int log2TableSlots(int64_t n) {
+  return std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
+}
+
 } // namespace
+
+std::vector<std::pair<std::string, Call>>
+mapBuildCalls(int64_t voxels, const Window &window, bool lean) {
+  int coverRounds = lean && cdiv(voxels, kCoverRows) > 1 ? kCoverRounds : 0;
+  return mapBuildCalls(voxels, log2TableSlots(voxels), window, coverRounds);
+}
 
 Result<std::unique_ptr<NeighbourMaps>>
 SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
@@ -251,7 +289,7 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   // keys and values, the neighbour map in voxel order, the sort keys, the
   // radix sort's counts, their scan and its ping-pong buffers, and the
   // cover rounds' group unions and scores, covering groups and sort values.
-  int log2Slots = std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
+  int log2Slots = log2TableSlots(n);
   int64_t programs = cdiv(n, kRadixPerProgram);
   std::vector<Region> regions;
   enum {
@@ -278,29 +316,8 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   // A first build of its buckets compiles a dozen small kernels
   // (specializations of the map kernels for these sizes): in parallel,
   // before the first launch.
-  if (engine_->firstUseOf(
-          buildSignature(n, log2Slots, window, coverRounds))) {
-    std::vector<std::pair<std::string, Call>> calls = {
-        {"voxel_hash_insert", insertCall(n, log2Slots)},
-        {"voxel_neighbours", lookupCall(n, log2Slots, window)},
-        {"neighbour_keys", keysCall(n, window.kernel, v)},
-        {"neighbour_transpose", transposeCall(n, v)}};
-    appendRadixCalls(calls, n, radixPasses(v));
-    if (coverRounds > 0) {
-      calls.emplace_back("mask_unions", unionsCall(n));
-      calls.emplace_back("mask_cover", coverCall(n));
-      appendRadixCalls(calls, n, coverSortPasses(n), /*positions=*/false);
-    }
-    for (int64_t rows : convRowBlocks()) {
-      int64_t blocks = cdiv(n, rows);
-      for (int fill : {0, 1}) {
-        calls.emplace_back("block_offsets", blockListCall(n, v, rows, fill));
-        calls.emplace_back("exclusive_scan", scanCall(blocks));
-      }
-      appendRadixCalls(calls, blocks, blockSortPasses(v));
-    }
-    engine_->precompile(calls);
-  }
+  if (engine_->firstUseOf(buildSignature(n, log2Slots, window, coverRounds)))
+    engine_->precompile(mapBuildCalls(n, log2Slots, window, coverRounds));
 
   // Every step is queued at once, the block lists too; the one
   // synchronization at the end says whether the table took every voxel

@@ -6,7 +6,9 @@
 // arguments and grid. For every registered kernel, in one process, over the
 // same calls of new sizes: the description's own functions (evaluateCall,
 // evaluateGrid) against a CallPlan of the call's shape (what SparseEngine
-// uses), each result compared with the other's.
+// uses), each result compared with the other's; then the same for the calls
+// of whole map builds (sparse::mapBuildCalls), as SparseEngine plans them
+// (a plan per kernel and shape, kept across builds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/contract/CallPlan.h"
+#include "tilec/sparse/SparseConv.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -117,6 +120,100 @@ Row benchKernel(const KernelDescription &description, int sizes) {
   return row;
 }
 
+// One way of planning a launch: what it gives, for comparing.
+Launch describedLaunch(const KernelDescription &description,
+                       const Config &config, const Call &call) {
+  Launch launch;
+  auto evaluation = description.evaluateCall(call);
+  if (!evaluation)
+    return launch;
+  auto grid = description.evaluateGrid(config, *evaluation);
+  launch.key = evaluation->autotuneKey + "|" + evaluation->specialization.str();
+  launch.integers = std::move(evaluation->integerArguments);
+  launch.ok = grid.ok();
+  if (grid.ok())
+    launch.grid[0] = grid->x, launch.grid[1] = grid->y,
+    launch.grid[2] = grid->z;
+  return launch;
+}
+
+struct BuildRow {
+  std::string name;
+  size_t calls = 0;
+  int builds = 0, differ = 0;
+  double describedUs = 0, plannedUs = 0;
+};
+
+// `builds` map builds of new voxel counts from `voxels` up: every call of
+// each planned the description's way, then through plans kept per kernel
+// and shape (the config of each, as its bucket's, found once per shape).
+BuildRow benchBuilds(const std::string &name, int64_t voxels,
+                     const sparse::Window &window, bool lean, int builds) {
+  BuildRow row{name};
+  row.builds = builds;
+  std::vector<std::vector<std::pair<std::string, Call>>> calls;
+  for (int i = 0; i < builds; ++i)
+    calls.push_back(sparse::mapBuildCalls(voxels + i, window, lean));
+  row.calls = calls.front().size();
+  struct Shape {
+    const KernelDescription *description;
+    Config config;
+    std::optional<CallPlan> plan;
+    std::optional<CallPlan::Grid> grid;
+  };
+  std::map<std::string, Shape> shapes;
+  for (const auto &[kernel, call] : calls.front()) {
+    const kernel::KernelDefinition *definition = kernel::lookupKernel(kernel);
+    if (!definition)
+      continue;
+    const KernelDescription &description = definition->getDescription();
+    Result<Config> config =
+        description.configForCall(description.getConfigs().front(), call);
+    if (config)
+      shapes.emplace(kernel + CallPlan::shapeOf(call),
+                     Shape{&description, *config, std::nullopt, std::nullopt});
+  }
+  auto shapeOf = [&](const std::string &kernel, const Call &call) {
+    auto found = shapes.find(kernel + CallPlan::shapeOf(call));
+    return found == shapes.end() ? nullptr : &found->second;
+  };
+  std::vector<Launch> described, planned;
+  auto start = std::chrono::steady_clock::now();
+  for (const auto &build : calls)
+    for (const auto &[kernel, call] : build)
+      if (Shape *shape = shapeOf(kernel, call))
+        described.push_back(
+            describedLaunch(*shape->description, shape->config, call));
+  row.describedUs = microsecondsSince(start, builds);
+  start = std::chrono::steady_clock::now();
+  for (const auto &build : calls)
+    for (const auto &[kernel, call] : build) {
+      Shape *shape = shapeOf(kernel, call);
+      if (!shape)
+        continue;
+      if (!shape->plan) {
+        shape->plan.emplace(*shape->description, call);
+        shape->grid.emplace(shape->plan->grid(shape->config));
+      }
+      Launch launch;
+      if (auto evaluation = shape->plan->evaluate(call)) {
+        launch.key =
+            evaluation->autotuneKey + "|" + evaluation->specialization.str();
+        auto grid = shape->grid->evaluate(*evaluation);
+        launch.integers = std::move(evaluation->integerArguments);
+        launch.ok = grid.has_value();
+        if (grid)
+          launch.grid[0] = grid->x, launch.grid[1] = grid->y,
+          launch.grid[2] = grid->z;
+      }
+      planned.push_back(std::move(launch));
+    }
+  row.plannedUs = microsecondsSince(start, builds);
+  for (size_t i = 0; i < described.size(); ++i)
+    row.differ += !(described[i] == planned[i]);
+  return row;
+}
+
 } // namespace
 
 int runPlanBench(const std::string &outDir, bool quick) {
@@ -151,6 +248,37 @@ int runPlanBench(const std::string &outDir, bool quick) {
   llvm::outs() << llvm::format(
       "%-22s %14.2f %9.2f %7.1fx  %s\n", "all, summed", describedTotal,
       plannedTotal, describedTotal / plannedTotal, differ ? "DIFFER" : "same");
+  // Whole map builds, as a stream of clouds of new sizes makes them.
+  int builds = quick ? 200 : 2000;
+  std::vector<BuildRow> buildRows = {
+      benchBuilds("k3, key order", 15192, sparse::Window::cube(3), false,
+                  builds),
+      benchBuilds("k3, lean groups", 15192, sparse::Window::cube(3), true,
+                  builds),
+      benchBuilds("k5 dilated 2", 15192, sparse::Window::cube(5, 2), false,
+                  builds),
+      benchBuilds("k1x3x3", 15192, sparse::Window{{1, 3, 3}, {1, 1, 1}}, false,
+                  builds)};
+  llvm::outs() << "\nmap builds of " << builds
+               << " new voxel counts from 15,192 (sparse::mapBuildCalls: "
+                  "every call a first build precompiles)\n";
+  llvm::outs() << llvm::format("%-22s %6s %14s %9s %8s  %s\n", "window",
+                               "calls", "described us", "plan us", "speedup",
+                               "check");
+  nlohmann::json buildJson = nlohmann::json::array();
+  for (const BuildRow &row : buildRows) {
+    differ += row.differ;
+    llvm::outs() << llvm::format(
+        "%-22s %6zu %14.2f %9.2f %7.1fx  %s\n", row.name.c_str(), row.calls,
+        row.describedUs, row.plannedUs, row.describedUs / row.plannedUs,
+        row.differ ? (std::to_string(row.differ) + " differ").c_str() : "same");
+    buildJson.push_back({{"window", row.name},
+                         {"calls", row.calls},
+                         {"builds", row.builds},
+                         {"described_us", row.describedUs},
+                         {"planned_us", row.plannedUs},
+                         {"differ", row.differ}});
+  }
   if (std::error_code error = llvm::sys::fs::create_directories(outDir)) {
     llvm::errs() << "tilec bench: error: cannot create " << outDir << ": "
                  << error.message() << "\n";
@@ -164,7 +292,11 @@ int runPlanBench(const std::string &outDir, bool quick) {
                  << error.message() << "\n";
     return 1;
   }
-  file << nlohmann::json{{"sizes", sizes}, {"kernels", json}}.dump(1) << "\n";
+  file << nlohmann::json{{"sizes", sizes},
+                         {"kernels", json},
+                         {"map_builds", buildJson}}
+              .dump(1)
+       << "\n";
   llvm::outs() << "wrote " << path << "\n";
   return differ ? 1 : 0;
 }

@@ -92,6 +92,43 @@ TEST(WorkloadSparseTest, ALayerCallsTheConvolutionKernelOncePerRowBlock) {
   }
 }
 
+// A map build's calls (what its first build precompiles, and what `tilec
+// bench plans` plans): the table, the lookups of the window, its sort keys,
+// the sort, both row blocks' lists with both fills; the cover rounds only
+// where lean; every call over the build's voxels or a count derived from
+// them.
+TEST(WorkloadSparseTest, AMapBuildsCallsFollowItsWindowAndRowOrder) {
+  auto countOf =
+      [](const std::vector<std::pair<std::string, tilec::Call>> &calls,
+         const std::string &kernel) {
+        return std::count_if(calls.begin(), calls.end(),
+                             [&](const auto &c) { return c.first == kernel; });
+      };
+  sparse::Window flat{{1, 3, 3}, {1, 2, 1}};
+  auto calls = sparse::mapBuildCalls(15192, flat, /*lean=*/false);
+  EXPECT_EQ(countOf(calls, "voxel_hash_insert"), 1);
+  EXPECT_EQ(countOf(calls, "mask_cover"), 0);
+  EXPECT_EQ(countOf(calls, "block_offsets"),
+            2 * static_cast<long>(sparse::convRowBlocks().size()));
+  for (const auto &[kernel, call] : calls) {
+    SCOPED_TRACE(kernel);
+    ASSERT_TRUE(call.sizes.count("N"));
+    EXPECT_LE(call.sizes.at("N"), 15192);
+    if (kernel == "voxel_neighbours") {
+      EXPECT_EQ(call.sizes.at("KX"), 1);
+      EXPECT_EQ(call.sizes.at("KY"), 3);
+      EXPECT_EQ(call.sizes.at("DY"), 2);
+      EXPECT_EQ(call.sizes.at("V"), 9);
+    }
+  }
+  auto lean = sparse::mapBuildCalls(15192, flat, /*lean=*/true);
+  EXPECT_EQ(countOf(lean, "mask_unions"), 1);
+  EXPECT_EQ(countOf(lean, "mask_cover"), 1);
+  EXPECT_GT(lean.size(), calls.size());
+  // One voxel has no groups to move rows between.
+  EXPECT_EQ(countOf(sparse::mapBuildCalls(1, flat, true), "mask_cover"), 0);
+}
+
 TEST(WorkloadSparseTest, ShellsOfAnySizeHaveExactlyThatManyDistinctVoxels) {
   for (int64_t voxels : {1, 2, 27, 1000, 15192, 64160, 64161, 252392, 252393,
                          600000}) {

@@ -34,6 +34,9 @@ class CallPlan {
 public:
   /// Plans the calls shaped like `shape`. `description` must outlive it.
   CallPlan(const KernelDescription &description, const Call &shape);
+  /// A text equal for two calls exactly when one plan serves both: the
+  /// sizes' names, the parameters and the types.
+  static std::string shapeOf(const Call &call);
 
   /// A call's values in the plan's slots, and what they give.
   struct Evaluation {

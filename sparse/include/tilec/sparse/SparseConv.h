@@ -456,6 +456,13 @@ inline constexpr int64_t kCoverWindow = 256;
 /// one runs.
 const std::vector<int64_t> &convRowBlocks();
 
+/// The kernel calls a first build of the maps of `window` over `voxels`
+/// voxels precompiles (the cover rounds where `lean`): every call a build
+/// of those buckets may make, both row blocks' lists with both fills
+/// included. `tilec bench plans` plans them.
+std::vector<std::pair<std::string, Call>>
+mapBuildCalls(int64_t voxels, const Window &window, bool lean);
+
 /// y = submanifold convolution of x over `tensor`'s voxels (see the file
 /// comment); errors name the argument that is wrong.
 Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
@@ -475,9 +482,9 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
 std::vector<std::pair<std::string, Call>>
 convKernelCalls(const ConvArguments &arguments, int64_t voxels);
 
-/// The layer a convolution of a cubic window over `voxels` voxels is, as a
-/// workload records it (tilec/runtime/Workload.h: a kernel size and a
-/// dilation), and the arguments of a layer (no buffers).
+/// The layer a convolution over `voxels` voxels is, as a workload records
+/// it (tilec/runtime/Workload.h: the window's extent and dilation per
+/// axis), and the arguments of a layer (no buffers).
 rt::ConvLayer convLayerOf(const ConvArguments &arguments, int64_t voxels);
 Result<ConvArguments> convArgumentsOf(const rt::ConvLayer &layer);
 

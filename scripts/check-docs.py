@@ -210,10 +210,16 @@ def main():
                 failures += 1
                 continue
             rewritten = []
-            for (command, expected), (actual, _) in zip(steps, outputs):
+            for (command, expected), (actual, status) in zip(steps, outputs):
                 checked += 1
                 rewritten += ["$ " + command] + [l.rstrip() for l in actual]
-                if normalize(expected) != normalize(actual):
+                # A failure the page shows has output (the error); one that
+                # says nothing would pass the comparison unseen.
+                if status != 0 and not expected and not actual:
+                    failures += 1
+                    print(f"{page}:{line}: `{command}` exited {status} "
+                          f"and printed nothing")
+                elif normalize(expected) != normalize(actual):
                     failures += 1
                     print(f"{page}:{line}: `{command}` printed:")
                     sys.stdout.writelines(difflib.unified_diff(

@@ -502,6 +502,20 @@ class CheckDocsTest(unittest.TestCase):
             run = self.run_check(page)
             self.assertIn("1 commands checked, 0 differ", run.stdout)
 
+    def test_a_silent_failure_fails_the_check(self):
+        with tempfile.TemporaryDirectory() as folder:
+            page = pathlib.Path(folder) / "page.md"
+            # A comment after a command, a failure that shows its error
+            # (as the pages' error demos do), one that shows nothing.
+            page.write_text(
+                "<!-- check-docs -->\n```console\n$ echo shown  # why\n"
+                "shown\n$ ls /no-such-folder-here > /dev/null 2>&1 || "
+                "echo refused\nrefused\n$ false\n```\n")
+            run = self.run_check(page)
+            self.assertEqual(run.returncode, 1, run.stdout)
+            self.assertIn("`false` exited 1 and printed nothing", run.stdout)
+            self.assertIn("3 commands checked, 1 differ", run.stdout)
+
 
 @unittest.skipIf(torch is None, NO_TORCH)
 class CompileTest(unittest.TestCase):

@@ -17,7 +17,9 @@ value is the machine's and not the tool's: decimal numbers (times), the
 commit and the ptxas directory `tilec --version` names, SHA-256 digests
 (stage keys hash the compiler's build-ids), build-ids and ISO times, and
 sizes (with a unit or in bytes). Exits non-zero, and prints the difference, when any output differs
-or a command fails where the page shows no error.
+or a command fails where the page shows no error. One run at a time on a
+machine (the blocks share folders under /tmp/tilec-docs); the blocks'
+mktemp folders live in a TMPDIR removed after the run.
 
     scripts/check-docs.py [--build-dir build] [docs/environment.md ...]
 
@@ -31,11 +33,13 @@ it showed, so that the GPU transcripts are regenerated rather than typed:
 
 import argparse
 import difflib
+import fcntl
 import os
 import pathlib
 import re
 import subprocess
 import sys
+import tempfile
 
 MARKER = "<!-- check-docs -->"
 # A block of commands that is not checked says why, on the line before it:
@@ -189,6 +193,18 @@ def main():
     env = dict(os.environ)
     env["PATH"] = str((ROOT / args.build_dir / "bin").resolve()) + \
         os.pathsep + env["PATH"]
+    # The pages' blocks share fixed folders (/tmp/tilec-docs/...): one run
+    # at a time on a machine. Their mktemp folders go with the run.
+    with open(os.path.join(tempfile.gettempdir(), "tilec-docs.lock"),
+              "w") as lock, \
+            tempfile.TemporaryDirectory(prefix="tilec-check-docs-") as tmp:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        env["TMPDIR"] = tmp
+        return check_pages(pages, args, env)
+
+
+def check_pages(pages, args, env):
+    """Checks (or with --gpu runs) the pages' blocks; 1 where any differs."""
     checked = failures = 0
     for page in pages:
         for line in unmarked_blocks(page):

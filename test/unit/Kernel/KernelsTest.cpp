@@ -5,6 +5,7 @@
 #include "tilec/Kernel/KernelDefinition.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/contract/CallPlan.h"
+#include "tilec/sparse/SparseConv.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -416,4 +417,51 @@ TEST(KernelsTest, EveryKernelsCallPlanAgreesWithItsDescription) {
   }
   EXPECT_GT(compared, 250);
   EXPECT_GT(grids, 1000);
+}
+
+// The calls the sparse library makes (a map build's, for several windows
+// and row orders; a convolution's, for several dtypes, biases and row
+// strides) over a stream of new voxel counts: their plans, kept per shape
+// as the engine keeps them, give what their descriptions give.
+TEST(KernelsTest, TheSparseLibraryCallsArePlannedAsDescribed) {
+  std::vector<std::vector<std::pair<std::string, Call>>> streams;
+  for (int64_t n : {1, 15192, 15193, 64160, 500000}) {
+    for (const sparse::Window &window :
+         {sparse::Window::cube(3), sparse::Window::cube(5, 2),
+          sparse::Window{{1, 3, 3}, {1, 2, 1}}})
+      for (bool lean : {false, true})
+        streams.push_back(sparse::mapBuildCalls(n, window, lean));
+    for (sparse::DType dtype :
+         {sparse::DType::F16, sparse::DType::BF16, sparse::DType::F32}) {
+      sparse::ConvArguments arguments;
+      arguments.ci = 48;
+      arguments.co = 17;
+      arguments.dtype = dtype;
+      arguments.allowTf32 = dtype == sparse::DType::F32;
+      arguments.bias = tilec::rt::DevicePtr{n % 2 ? 0x1000u : 0u};
+      arguments.xRowStride = n % 2 ? 64 : 0;
+      arguments.window = sparse::Window{{3, 1, 3}, {1, 1, 1}};
+      streams.push_back(sparse::convKernelCalls(arguments, n));
+    }
+  }
+  std::map<std::string, CallPlan> plans;
+  size_t compared = 0, total = 0;
+  for (const auto &calls : streams)
+    total += calls.size();
+  for (const auto &calls : streams)
+    for (const auto &[kernel, call] : calls) {
+      SCOPED_TRACE(kernel + callDescription(call));
+      const KernelDefinition *definition = lookupKernel(kernel);
+      ASSERT_NE(definition, nullptr);
+      const KernelDescription &description = definition->getDescription();
+      auto plan =
+          plans.try_emplace(kernel + CallPlan::shapeOf(call), description, call)
+              .first;
+      if (tilec::test::expectPlannedAsDescribed(description, plan->second,
+                                                call))
+        ++compared;
+    }
+  // Every call is planned (none is left to the description).
+  EXPECT_EQ(compared, total);
+  EXPECT_GT(total, 900u);
 }

@@ -180,14 +180,18 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
   if (!description)
     return description.status();
   std::string shapeName = kernel + CallPlan::shapeOf(call);
-  auto shape = shapes_.find(shapeName);
-  if (shape == shapes_.end())
-    shape = shapes_
-                .emplace(shapeName,
-                         std::make_unique<ShapePlan>(**description, call))
-                .first;
+  auto shapePlan = [&]() -> ShapePlan & {
+    auto found = shapes_.find(shapeName);
+    if (found == shapes_.end())
+      found = shapes_
+                  .emplace(shapeName,
+                           std::make_unique<ShapePlan>(**description, call))
+                  .first;
+    return *found->second;
+  };
+  ShapePlan *shape = &shapePlan();
   Result<CallPlan::Evaluation> evaluation =
-      evaluateLaunch(shape->second->plan, **description, call);
+      evaluateLaunch(shape->plan, **description, call);
   if (!evaluation)
     return evaluation.status();
   std::string bucketKey =
@@ -212,14 +216,16 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
                               selected->kernel, selected->config,
                               std::move(*pack), selected->config.str()}))
                  .first;
+    // A selection may build inputs, which launch through this engine: the
+    // shape's plan is looked up again rather than trusted to have stayed.
+    shape = &shapePlan();
   }
   const BucketPlan &chosen = *bucket->second;
-  auto grids = shape->second->grids.find(chosen.configText);
-  if (grids == shape->second->grids.end())
-    grids =
-        shape->second->grids
-            .emplace(chosen.configText, shape->second->plan.grid(chosen.config))
-            .first;
+  auto grids = shape->grids.find(chosen.configText);
+  if (grids == shape->grids.end())
+    grids = shape->grids
+                .emplace(chosen.configText, shape->plan.grid(chosen.config))
+                .first;
   std::optional<GridSize> plannedGrid = grids->second.evaluate(*evaluation);
   Result<rt::Dim3> grid =
       plannedGrid ? Result<rt::Dim3>(*plannedGrid)

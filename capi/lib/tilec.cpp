@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -570,6 +571,26 @@ tilec_status readStridedConv(const StridedCall &call, int64_t batches,
   return TILEC_OK;
 }
 
+// What the strided entry points do first, in this order: the tensor and
+// the call checked, the runtime's context entered; then `body(call)`, in
+// the context.
+tilec_status
+withStridedCall(tilec_sparse_tensor *tensor,
+                const tilec_conv_geometry *geometry,
+                const int64_t *spatialShape,
+                const std::function<tilec_status(const StridedCall &)> &body) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  StridedCall call;
+  if (tilec_status read = readStrided(geometry, spatialShape, call);
+      read != TILEC_OK)
+    return read;
+  EnteredContext entered(tensor->runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
+  return body(call);
+}
+
 } // namespace
 
 tilec_status tilec_sparse_tensor_strided(tilec_sparse_tensor *tensor,
@@ -578,58 +599,48 @@ tilec_status tilec_sparse_tensor_strided(tilec_sparse_tensor *tensor,
                                          int64_t batches, void *stream,
                                          int64_t *outputs,
                                          int64_t output_shape[3]) {
-  if (!tensor)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  StridedCall call;
-  if (tilec_status read = readStrided(geometry, spatial_shape, call);
-      read != TILEC_OK)
-    return read;
-  EnteredContext entered(tensor->runtime->context());
-  if (!entered.status().ok())
-    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
-                                     static_cast<CUstream>(stream));
-  if (!maps)
-    return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-  if (outputs)
-    *outputs = (*maps)->outputs;
-  if (output_shape)
-    for (int axis = 0; axis < 3; ++axis)
-      output_shape[axis] = (*maps)->outputShape[axis];
-  return succeed();
+  return withStridedCall(
+      tensor, geometry, spatial_shape,
+      [&](const StridedCall &call) -> tilec_status {
+    auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
+                                       static_cast<CUstream>(stream));
+    if (!maps)
+      return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+    if (outputs)
+      *outputs = (*maps)->outputs;
+    if (output_shape)
+      for (int axis = 0; axis < 3; ++axis)
+        output_shape[axis] = (*maps)->outputShape[axis];
+    return succeed();
+      });
 }
 
 tilec_status tilec_sparse_tensor_strided_coords(
     tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
     const int64_t spatial_shape[3], int64_t batches, int32_t *coords,
     void *stream) {
-  if (!tensor)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  StridedCall call;
-  if (tilec_status read = readStrided(geometry, spatial_shape, call);
-      read != TILEC_OK)
-    return read;
-  EnteredContext entered(tensor->runtime->context());
-  if (!entered.status().ok())
-    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
-                                     static_cast<CUstream>(stream));
-  if (!maps)
-    return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-  size_t bytes = 16 * size_t((*maps)->outputs);
-  if (bytes == 0)
+  return withStridedCall(
+      tensor, geometry, spatial_shape,
+      [&](const StridedCall &call) -> tilec_status {
+    auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
+                                       static_cast<CUstream>(stream));
+    if (!maps)
+      return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+    size_t bytes = 16 * size_t((*maps)->outputs);
+    if (bytes == 0)
+      return succeed();
+    if (!coords)
+      return fail(TILEC_ERROR_INVALID_ARGUMENT, "coords must not be NULL");
+    const rt::Driver &driver = tensor->runtime->context().driver();
+    Status copied = driver.check(
+        driver.api().cuMemcpyDtoDAsync(deviceAddress(coords).address,
+                                       (*maps)->outCoords.address, bytes,
+                                       static_cast<CUstream>(stream)),
+        "cuMemcpyDtoDAsync");
+    if (!copied.ok())
+      return failFrom(copied, TILEC_ERROR_DEVICE);
     return succeed();
-  if (!coords)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "coords must not be NULL");
-  const rt::Driver &driver = tensor->runtime->context().driver();
-  Status copied = driver.check(
-      driver.api().cuMemcpyDtoDAsync(deviceAddress(coords).address,
-                                     (*maps)->outCoords.address, bytes,
-                                     static_cast<CUstream>(stream)),
-      "cuMemcpyDtoDAsync");
-  if (!copied.ok())
-    return failFrom(copied, TILEC_ERROR_DEVICE);
-  return succeed();
+      });
 }
 
 tilec_status tilec_sparse_conv3d(tilec_sparse_tensor *tensor,
@@ -640,28 +651,23 @@ tilec_status tilec_sparse_conv3d(tilec_sparse_tensor *tensor,
                                  const void *bias, void *y, int32_t ci,
                                  int32_t co, tilec_dtype dtype,
                                  int32_t allow_tf32, void *stream) {
-  if (!tensor)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  StridedCall call;
-  if (tilec_status read = readStrided(geometry, spatial_shape, call);
-      read != TILEC_OK)
-    return read;
-  EnteredContext entered(tensor->runtime->context());
-  if (!entered.status().ok())
-    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  sparse::StridedConvArguments arguments;
-  if (tilec_status read = readStridedConv(call, batches, inverse, x, weight, ci,
-                                          co, dtype, allow_tf32, arguments);
-      read != TILEC_OK)
-    return read;
-  arguments.conv.bias = deviceAddress(bias);
-  arguments.conv.y = deviceAddress(y);
-  Status status =
-      sparse::stridedConv3d(tensor->runtime->engine(), tensor->tensor,
-                            arguments, static_cast<CUstream>(stream));
-  if (!status.ok())
-    return failFrom(status, TILEC_ERROR_INTERNAL);
-  return succeed();
+  return withStridedCall(
+      tensor, geometry, spatial_shape,
+      [&](const StridedCall &call) -> tilec_status {
+    sparse::StridedConvArguments arguments;
+    if (tilec_status read = readStridedConv(call, batches, inverse, x, weight, ci,
+                                            co, dtype, allow_tf32, arguments);
+        read != TILEC_OK)
+      return read;
+    arguments.conv.bias = deviceAddress(bias);
+    arguments.conv.y = deviceAddress(y);
+    Status status =
+        sparse::stridedConv3d(tensor->runtime->engine(), tensor->tensor,
+                              arguments, static_cast<CUstream>(stream));
+    if (!status.ok())
+      return failFrom(status, TILEC_ERROR_INTERNAL);
+    return succeed();
+      });
 }
 
 tilec_status tilec_sparse_conv3d_backward(
@@ -670,32 +676,27 @@ tilec_status tilec_sparse_conv3d_backward(
     const void *x, const void *weight, const void *dy, void *dx, void *dw,
     void *db, int32_t ci, int32_t co, tilec_dtype dtype, int32_t allow_tf32,
     int32_t weight_grad_f32, void *stream) {
-  if (!tensor)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
-  StridedCall call;
-  if (tilec_status read = readStrided(geometry, spatial_shape, call);
-      read != TILEC_OK)
-    return read;
-  EnteredContext entered(tensor->runtime->context());
-  if (!entered.status().ok())
-    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  sparse::StridedConvBackwardArguments arguments;
-  if (tilec_status read =
-          readStridedConv(call, batches, inverse, x, weight, ci, co, dtype,
-                          allow_tf32, arguments.forward);
-      read != TILEC_OK)
-    return read;
-  arguments.gradients.dy = deviceAddress(dy);
-  arguments.gradients.dx = deviceAddress(dx);
-  arguments.gradients.dw = deviceAddress(dw);
-  arguments.gradients.db = deviceAddress(db);
-  arguments.gradients.weightGradF32 = weight_grad_f32 != 0;
-  Status status = sparse::stridedConv3dBackward(
-      tensor->runtime->engine(), tensor->tensor, arguments,
-      static_cast<CUstream>(stream));
-  if (!status.ok())
-    return failFrom(status, TILEC_ERROR_INTERNAL);
-  return succeed();
+  return withStridedCall(
+      tensor, geometry, spatial_shape,
+      [&](const StridedCall &call) -> tilec_status {
+    sparse::StridedConvBackwardArguments arguments;
+    if (tilec_status read =
+            readStridedConv(call, batches, inverse, x, weight, ci, co, dtype,
+                            allow_tf32, arguments.forward);
+        read != TILEC_OK)
+      return read;
+    arguments.gradients.dy = deviceAddress(dy);
+    arguments.gradients.dx = deviceAddress(dx);
+    arguments.gradients.dw = deviceAddress(dw);
+    arguments.gradients.db = deviceAddress(db);
+    arguments.gradients.weightGradF32 = weight_grad_f32 != 0;
+    Status status = sparse::stridedConv3dBackward(
+        tensor->runtime->engine(), tensor->tensor, arguments,
+        static_cast<CUstream>(stream));
+    if (!status.ok())
+      return failFrom(status, TILEC_ERROR_INTERNAL);
+    return succeed();
+      });
 }
 
 // What a sparse tensor holds at most (SparseTensor::create): a scene

@@ -22,12 +22,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/pytorch-out}
 mkdir -p "$out/logs"
-if [[ -f $here/lib/libtilec_c.so ]]; then
-  bundle=$here bench=$here/share/tilec/bench package=$here/python
-else
-  tar -C /tmp -xJf "$here/../dist/gpu-bundle.tar.xz" || exit 1
-  bundle=/tmp/gpu-bundle bench=$here/bench package=$here/../python
-fi
+source "$here/bundle-paths.sh"
 export TILEC_LIBRARY=${TILEC_LIBRARY:-$bundle/lib/libtilec_c.so}
 export PYTHONPATH=$package${PYTHONPATH:+:$PYTHONPATH}
 export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}

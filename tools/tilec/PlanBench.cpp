@@ -64,6 +64,40 @@ double microsecondsSince(std::chrono::steady_clock::time_point start,
          static_cast<double>(calls);
 }
 
+// What a planning gave: its key and integer arguments, and the grid where
+// there is one.
+template <typename Evaluation>
+Launch launchOf(Evaluation &evaluation, const GridSize *grid) {
+  Launch launch;
+  launch.key = evaluation.autotuneKey + "|" + evaluation.specialization.str();
+  launch.integers = std::move(evaluation.integerArguments);
+  launch.ok = grid != nullptr;
+  if (grid)
+    launch.grid[0] = grid->x, launch.grid[1] = grid->y,
+    launch.grid[2] = grid->z;
+  return launch;
+}
+
+// A call planned the description's way (what the engine did before plans).
+Launch describedLaunch(const KernelDescription &description,
+                       const Config &config, const Call &call) {
+  auto evaluation = description.evaluateCall(call);
+  if (!evaluation)
+    return Launch();
+  auto grid = description.evaluateGrid(config, *evaluation);
+  return launchOf(*evaluation, grid.ok() ? &*grid : nullptr);
+}
+
+// A call planned through the plan of its shape and the grid of its config.
+Launch plannedLaunch(const CallPlan &plan, const CallPlan::Grid &planGrid,
+                     const Call &call) {
+  auto evaluation = plan.evaluate(call);
+  if (!evaluation)
+    return Launch();
+  auto grid = planGrid.evaluate(*evaluation);
+  return launchOf(*evaluation, grid ? &*grid : nullptr);
+}
+
 Row benchKernel(const KernelDescription &description, int sizes) {
   Row row{description.getName()};
   Call shape;
@@ -81,60 +115,19 @@ Row benchKernel(const KernelDescription &description, int sizes) {
         value += i;
   std::vector<Launch> described(sizes), planned(sizes);
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < sizes; ++i) {
-    auto evaluation = description.evaluateCall(calls[i]);
-    if (!evaluation)
-      continue;
-    auto grid = description.evaluateGrid(*config, *evaluation);
-    Launch &launch = described[i];
-    launch.key =
-        evaluation->autotuneKey + "|" + evaluation->specialization.str();
-    launch.integers = std::move(evaluation->integerArguments);
-    launch.ok = grid.ok();
-    if (grid.ok())
-      launch.grid[0] = grid->x, launch.grid[1] = grid->y,
-      launch.grid[2] = grid->z;
-  }
+  for (int i = 0; i < sizes; ++i)
+    described[i] = describedLaunch(description, *config, calls[i]);
   row.describedUs = microsecondsSince(start, sizes);
   start = std::chrono::steady_clock::now();
   CallPlan plan(description, shape);
   CallPlan::Grid planGrid = plan.grid(*config);
-  for (int i = 0; i < sizes; ++i) {
-    auto evaluation = plan.evaluate(calls[i]);
-    if (!evaluation)
-      continue;
-    auto grid = planGrid.evaluate(*evaluation);
-    Launch &launch = planned[i];
-    launch.key =
-        evaluation->autotuneKey + "|" + evaluation->specialization.str();
-    launch.integers = std::move(evaluation->integerArguments);
-    launch.ok = grid.has_value();
-    if (grid)
-      launch.grid[0] = grid->x, launch.grid[1] = grid->y,
-      launch.grid[2] = grid->z;
-  }
+  for (int i = 0; i < sizes; ++i)
+    planned[i] = plannedLaunch(plan, planGrid, calls[i]);
   row.plannedUs = microsecondsSince(start, sizes);
   row.calls = sizes;
   for (int i = 0; i < sizes; ++i)
     row.differ += !(described[i] == planned[i]);
   return row;
-}
-
-// One way of planning a launch: what it gives, for comparing.
-Launch describedLaunch(const KernelDescription &description,
-                       const Config &config, const Call &call) {
-  Launch launch;
-  auto evaluation = description.evaluateCall(call);
-  if (!evaluation)
-    return launch;
-  auto grid = description.evaluateGrid(config, *evaluation);
-  launch.key = evaluation->autotuneKey + "|" + evaluation->specialization.str();
-  launch.integers = std::move(evaluation->integerArguments);
-  launch.ok = grid.ok();
-  if (grid.ok())
-    launch.grid[0] = grid->x, launch.grid[1] = grid->y,
-    launch.grid[2] = grid->z;
-  return launch;
 }
 
 struct BuildRow {
@@ -195,18 +188,7 @@ BuildRow benchBuilds(const std::string &name, int64_t voxels,
         shape->plan.emplace(*shape->description, call);
         shape->grid.emplace(shape->plan->grid(shape->config));
       }
-      Launch launch;
-      if (auto evaluation = shape->plan->evaluate(call)) {
-        launch.key =
-            evaluation->autotuneKey + "|" + evaluation->specialization.str();
-        auto grid = shape->grid->evaluate(*evaluation);
-        launch.integers = std::move(evaluation->integerArguments);
-        launch.ok = grid.has_value();
-        if (grid)
-          launch.grid[0] = grid->x, launch.grid[1] = grid->y,
-          launch.grid[2] = grid->z;
-      }
-      planned.push_back(std::move(launch));
+      planned.push_back(plannedLaunch(*shape->plan, *shape->grid, call));
     }
   row.plannedUs = microsecondsSince(start, builds);
   for (size_t i = 0; i < described.size(); ++i)

@@ -256,12 +256,18 @@ int log2TableSlots(int64_t n) {
   return std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
 }
 
+// The cover rounds of a build (`lean`): none for one group, which has
+// nowhere to move its rows to.
+int coverRoundsOf(int64_t n, bool lean) {
+  return lean && cdiv(n, kCoverRows) > 1 ? kCoverRounds : 0;
+}
+
 } // namespace
 
 std::vector<std::pair<std::string, Call>>
 mapBuildCalls(int64_t voxels, const Window &window, bool lean) {
-  int coverRounds = lean && cdiv(voxels, kCoverRows) > 1 ? kCoverRounds : 0;
-  return mapBuildCalls(voxels, log2TableSlots(voxels), window, coverRounds);
+  return mapBuildCalls(voxels, log2TableSlots(voxels), window,
+                       coverRoundsOf(voxels, lean));
 }
 
 Result<std::unique_ptr<NeighbourMaps>>
@@ -311,8 +317,7 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   };
   constexpr int64_t kPairsOffset = 16;
   int64_t coverGroups = cdiv(n, kCoverRows);
-  // One group has nowhere to move its rows to.
-  int coverRounds = lean && coverGroups > 1 ? kCoverRounds : 0;
+  int coverRounds = coverRoundsOf(n, lean);
   // A first build of its buckets compiles a dozen small kernels
   // (specializations of the map kernels for these sizes): in parallel,
   // before the first launch.

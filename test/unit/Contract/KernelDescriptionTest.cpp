@@ -61,6 +61,15 @@ KernelDescription softmaxLike() {
       .require("BLOCK_N >= n_cols", "one program holds a row");
 }
 
+// matmulLike with what a launch evaluates beyond it: an argument whose
+// default names a meta-parameter, a derived key entry, a requirement.
+KernelDescription matmulWithTiles() {
+  return matmulLike()
+      .arg(scalar("tiles_m", "i32").byDefault("cdiv(M, BLOCK_M)"))
+      .key("LOG2_M", "ceil(log2(M))")
+      .require("tiles_m >= 1", "a tile at least");
+}
+
 Call matmulCall(int64_t m, int64_t n, int64_t k) {
   Call call;
   call.sizes = {{"M", m}, {"N", n}, {"K", k}};
@@ -310,11 +319,7 @@ TEST(KernelDescription, GridsAndRequirements) {
 // requirement; its grid sees the config where a default names a
 // meta-parameter.
 TEST(KernelDescription, OneEvaluationOfACallAgreesWithTheParts) {
-  KernelDescription matmul =
-      matmulLike()
-          .arg(scalar("tiles_m", "i32").byDefault("cdiv(M, BLOCK_M)"))
-          .key("LOG2_M", "ceil(log2(M))")
-          .require("tiles_m >= 1", "a tile at least");
+  KernelDescription matmul = matmulWithTiles();
   auto config = Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32");
   ASSERT_TRUE(config.ok());
   Call strided = matmulCall(203, 176, 208);
@@ -501,11 +506,7 @@ TEST(KernelDescription, JsonErrorsNameTheField) {
 // grid axis past its limit, a key entry that fails for some sizes.
 TEST(KernelDescription, ACallPlanAgreesWithTheDescription) {
   KernelDescription matmul =
-      matmulLike()
-          .arg(scalar("tiles_m", "i32").byDefault("cdiv(M, BLOCK_M)"))
-          .key("LOG2_M", "ceil(log2(M))")
-          .require("tiles_m >= 1", "a tile at least")
-          .require("K % 2 == 0", "even K");
+      matmulWithTiles().require("K % 2 == 0", "even K");
   auto config = Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32");
   ASSERT_TRUE(config.ok());
   Call shape = matmulCall(512, 512, 512);

@@ -17,8 +17,8 @@
 #include "tilec/sparse/SparseConv.h"
 #include "tilec/sparse/VoxelScenes.h"
 
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -602,16 +602,16 @@ tilec_status tilec_sparse_tensor_strided(tilec_sparse_tensor *tensor,
   return withStridedCall(
       tensor, geometry, spatial_shape,
       [&](const StridedCall &call) -> tilec_status {
-    auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
-                                       static_cast<CUstream>(stream));
-    if (!maps)
-      return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-    if (outputs)
-      *outputs = (*maps)->outputs;
-    if (output_shape)
-      for (int axis = 0; axis < 3; ++axis)
-        output_shape[axis] = (*maps)->outputShape[axis];
-    return succeed();
+        auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
+                                           static_cast<CUstream>(stream));
+        if (!maps)
+          return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+        if (outputs)
+          *outputs = (*maps)->outputs;
+        if (output_shape)
+          for (int axis = 0; axis < 3; ++axis)
+            output_shape[axis] = (*maps)->outputShape[axis];
+        return succeed();
       });
 }
 
@@ -622,24 +622,24 @@ tilec_status tilec_sparse_tensor_strided_coords(
   return withStridedCall(
       tensor, geometry, spatial_shape,
       [&](const StridedCall &call) -> tilec_status {
-    auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
-                                       static_cast<CUstream>(stream));
-    if (!maps)
-      return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-    size_t bytes = 16 * size_t((*maps)->outputs);
-    if (bytes == 0)
-      return succeed();
-    if (!coords)
-      return fail(TILEC_ERROR_INVALID_ARGUMENT, "coords must not be NULL");
-    const rt::Driver &driver = tensor->runtime->context().driver();
-    Status copied = driver.check(
-        driver.api().cuMemcpyDtoDAsync(deviceAddress(coords).address,
-                                       (*maps)->outCoords.address, bytes,
-                                       static_cast<CUstream>(stream)),
-        "cuMemcpyDtoDAsync");
-    if (!copied.ok())
-      return failFrom(copied, TILEC_ERROR_DEVICE);
-    return succeed();
+        auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
+                                           static_cast<CUstream>(stream));
+        if (!maps)
+          return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+        size_t bytes = 16 * size_t((*maps)->outputs);
+        if (bytes == 0)
+          return succeed();
+        if (!coords)
+          return fail(TILEC_ERROR_INVALID_ARGUMENT, "coords must not be NULL");
+        const rt::Driver &driver = tensor->runtime->context().driver();
+        Status copied = driver.check(
+            driver.api().cuMemcpyDtoDAsync(deviceAddress(coords).address,
+                                           (*maps)->outCoords.address, bytes,
+                                           static_cast<CUstream>(stream)),
+            "cuMemcpyDtoDAsync");
+        if (!copied.ok())
+          return failFrom(copied, TILEC_ERROR_DEVICE);
+        return succeed();
       });
 }
 
@@ -651,23 +651,23 @@ tilec_status tilec_sparse_conv3d(tilec_sparse_tensor *tensor,
                                  const void *bias, void *y, int32_t ci,
                                  int32_t co, tilec_dtype dtype,
                                  int32_t allow_tf32, void *stream) {
-  return withStridedCall(
-      tensor, geometry, spatial_shape,
-      [&](const StridedCall &call) -> tilec_status {
-    sparse::StridedConvArguments arguments;
-    if (tilec_status read = readStridedConv(call, batches, inverse, x, weight, ci,
-                                            co, dtype, allow_tf32, arguments);
-        read != TILEC_OK)
-      return read;
-    arguments.conv.bias = deviceAddress(bias);
-    arguments.conv.y = deviceAddress(y);
-    Status status =
-        sparse::stridedConv3d(tensor->runtime->engine(), tensor->tensor,
-                              arguments, static_cast<CUstream>(stream));
-    if (!status.ok())
-      return failFrom(status, TILEC_ERROR_INTERNAL);
-    return succeed();
-      });
+  return withStridedCall(tensor, geometry, spatial_shape,
+                         [&](const StridedCall &call) -> tilec_status {
+                           sparse::StridedConvArguments arguments;
+                           if (tilec_status read = readStridedConv(
+                                   call, batches, inverse, x, weight, ci, co,
+                                   dtype, allow_tf32, arguments);
+                               read != TILEC_OK)
+                             return read;
+                           arguments.conv.bias = deviceAddress(bias);
+                           arguments.conv.y = deviceAddress(y);
+                           Status status = sparse::stridedConv3d(
+                               tensor->runtime->engine(), tensor->tensor,
+                               arguments, static_cast<CUstream>(stream));
+                           if (!status.ok())
+                             return failFrom(status, TILEC_ERROR_INTERNAL);
+                           return succeed();
+                         });
 }
 
 tilec_status tilec_sparse_conv3d_backward(
@@ -676,27 +676,27 @@ tilec_status tilec_sparse_conv3d_backward(
     const void *x, const void *weight, const void *dy, void *dx, void *dw,
     void *db, int32_t ci, int32_t co, tilec_dtype dtype, int32_t allow_tf32,
     int32_t weight_grad_f32, void *stream) {
-  return withStridedCall(
-      tensor, geometry, spatial_shape,
-      [&](const StridedCall &call) -> tilec_status {
-    sparse::StridedConvBackwardArguments arguments;
-    if (tilec_status read =
-            readStridedConv(call, batches, inverse, x, weight, ci, co, dtype,
-                            allow_tf32, arguments.forward);
-        read != TILEC_OK)
-      return read;
-    arguments.gradients.dy = deviceAddress(dy);
-    arguments.gradients.dx = deviceAddress(dx);
-    arguments.gradients.dw = deviceAddress(dw);
-    arguments.gradients.db = deviceAddress(db);
-    arguments.gradients.weightGradF32 = weight_grad_f32 != 0;
-    Status status = sparse::stridedConv3dBackward(
-        tensor->runtime->engine(), tensor->tensor, arguments,
-        static_cast<CUstream>(stream));
-    if (!status.ok())
-      return failFrom(status, TILEC_ERROR_INTERNAL);
-    return succeed();
-      });
+  return withStridedCall(tensor, geometry, spatial_shape,
+                         [&](const StridedCall &call) -> tilec_status {
+                           sparse::StridedConvBackwardArguments arguments;
+                           if (tilec_status read = readStridedConv(
+                                   call, batches, inverse, x, weight, ci, co,
+                                   dtype, allow_tf32, arguments.forward);
+                               read != TILEC_OK)
+                             return read;
+                           arguments.gradients.dy = deviceAddress(dy);
+                           arguments.gradients.dx = deviceAddress(dx);
+                           arguments.gradients.dw = deviceAddress(dw);
+                           arguments.gradients.db = deviceAddress(db);
+                           arguments.gradients.weightGradF32 =
+                               weight_grad_f32 != 0;
+                           Status status = sparse::stridedConv3dBackward(
+                               tensor->runtime->engine(), tensor->tensor,
+                               arguments, static_cast<CUstream>(stream));
+                           if (!status.ok())
+                             return failFrom(status, TILEC_ERROR_INTERNAL);
+                           return succeed();
+                         });
 }
 
 // What a sparse tensor holds at most (SparseTensor::create): a scene

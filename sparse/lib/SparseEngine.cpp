@@ -223,9 +223,9 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
   const BucketPlan &chosen = *bucket->second;
   auto grids = shape->grids.find(chosen.configText);
   if (grids == shape->grids.end())
-    grids = shape->grids
-                .emplace(chosen.configText, shape->plan.grid(chosen.config))
-                .first;
+    grids =
+        shape->grids.emplace(chosen.configText, shape->plan.grid(chosen.config))
+            .first;
   std::optional<GridSize> plannedGrid = grids->second.evaluate(*evaluation);
   Result<rt::Dim3> grid =
       plannedGrid ? Result<rt::Dim3>(*plannedGrid)

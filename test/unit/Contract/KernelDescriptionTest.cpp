@@ -505,8 +505,7 @@ TEST(KernelDescription, JsonErrorsNameTheField) {
 // a parameter, a derived key, a requirement that breaks for some sizes, a
 // grid axis past its limit, a key entry that fails for some sizes.
 TEST(KernelDescription, ACallPlanAgreesWithTheDescription) {
-  KernelDescription matmul =
-      matmulWithTiles().require("K % 2 == 0", "even K");
+  KernelDescription matmul = matmulWithTiles().require("K % 2 == 0", "even K");
   auto config = Config::parse("BLOCK_M=64,BLOCK_N=32,BLOCK_K=32");
   ASSERT_TRUE(config.ok());
   Call shape = matmulCall(512, 512, 512);

@@ -28,6 +28,9 @@ variant() {
 }
 record() { # name status detail
   table+=("$(printf '%-58s %-5s %s' "$1" "$2" "$3")")
+  # Each row also as it comes: a run stopped at a time limit still says
+  # what passed before it.
+  echo "[$(date +%T)] ${table[-1]}" >&2
   [[ $2 == ok ]] || failures=$((failures + 1))
 }
 

@@ -136,6 +136,10 @@ def check(spconv):
         outputs[peer] = y.features.detach().double()
         grads[peer] = torch.cat([p.grad.double().flatten() for p in
                                  net.parameters()])
+        # As it goes: a first pass through the network tunes every layer
+        # shape it meets, which can take minutes in a peer.
+        print(f"  check: {NAMES.get(peer, "the float64 reference")} forward and backward done "
+              f"| {time.monotonic() - spconv_frames.START:.0f} s", flush=True)
     if "reference" not in outputs:
         why = results.pop("reference", {}).get("error", "")
         for peer in nets:
@@ -291,6 +295,10 @@ def main():
     parser.add_argument("--sections", default="check,time,first")
     parser.add_argument("--quick", action="store_true",
                         help="fewer repetitions")
+    parser.add_argument("--peers", default=",".join(PEERS),
+                        help="the peers to run (tilec always runs): "
+                        "--peers tilec leaves spconv-Triton and its "
+                        "tuning of every layer shape out")
     parser.add_argument("--warmup", type=int, default=None)
     parser.add_argument("--reps", type=int, default=None)
     parser.add_argument("--first-timeout-s", type=float, default=240)
@@ -314,6 +322,8 @@ def main():
     torch.empty(1, device="cuda")  # the primary context, before tilec's
     os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
     spconv, why = spconv_frames.load_spconv_triton()
+    if "spconv_triton" not in args.peers.split(","):
+        spconv, why = None, "left out (--peers)"
     if args.role == "first":
         return child_first(args, spconv)
     import tilec

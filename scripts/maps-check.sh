@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The sparse convolution's map kernels on a GPU machine, in one short call:
+#   1. each map kernel of the radix sort and the sort keys against its host
+#      oracle (`tilec run`: 500k keys, odd sizes, several chunk layouts,
+#      cubic and non-cubic windows) and racecheck of the scatter;
+#   2. the map tests of SparseConvGpuTest and StridedConvGpuTest (maps
+#      against the host oracle, a build repeated, the convolution against
+#      float64, bad coordinates, empty input);
+#   3. with BASELINE (another build's libtilec_c.so): the map build of this
+#      bundle's library against it in one process (spconv_maps_ab.py, fresh
+#      subsets, paired differences), then this library's per-kernel profile
+#      (spconv_maps_profile.py --fresh-sizes).
+# Prints as it goes; logs and JSON go to ${OUT:-maps-out}; exits non-zero
+# when a check fails.
+#
+#   scripts/maps-check.sh [BASELINE]     # from the repository, with
+#                                        # dist/gpu-bundle.tar.xz
+#   ./maps-check.sh [BASELINE]           # inside an unpacked bundle
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$PWD/maps-out}
+mkdir -p "$out"
+source "$here/bundle-paths.sh"
+baseline=${1:-}
+export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+export PYTHONPATH=$package${PYTHONPATH:+:$PYTHONPATH}
+export TILEC_LIBRARY=$bundle/lib/libtilec_c.so
+export TILEC_CACHE_DIR=$out/cache TILEC_AUTOTUNE_CACHE=$out/autotune.json
+failures=0
+start=$(date +%s)
+elapsed() { echo "[$(( $(date +%s) - start )) s]"; }
+
+suite() { # binary filter
+  local log=$out/$1.log
+  if "$bundle/bin/$1" --gtest_filter="$2" > "$log" 2>&1; then
+    echo "$(elapsed) $1: $(grep -c '^\[       OK' "$log") passed"
+  else
+    echo "$(elapsed) $1: FAILED $(grep '^\[  FAILED' "$log" | head -5 | tr '\n' ' ')"
+    return 1
+  fi
+}
+suite SparseConvGpuTest '*MapsMatch*:*BuildingTwice*:*ConvolutionMatches*:*Duplicates*:*EmptyInput*' &
+sparse=$!
+suite StridedConvGpuTest '*OutputsAndMaps*:*OnAStream*' &
+strided=$!
+
+runs=(
+  "radix_scatter FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=500000,SHIFT=0"
+  "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=100003,SHIFT=21"
+  "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=777,SHIFT=28"
+  "radix_scatter num_warps=4 N=10000,SHIFT=4"
+  "radix_histogram BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=100003,SHIFT=7"
+  "neighbour_keys num_warps=4 N=40001,KX=3,KY=3,KZ=3"
+  "neighbour_keys num_warps=4 N=777,KX=5,KY=5,KZ=5"
+  "neighbour_keys num_warps=4 N=3000,KX=5,KY=1,KZ=3"
+  "neighbour_keys num_warps=4 N=3000,KX=2,KY=2,KZ=2"
+)
+for run in "${runs[@]}"; do
+  read -r kernel config sizes <<< "$run"
+  if line=$("$bundle/bin/tilec" run --kernel "$kernel" --config "$config" --sizes "$sizes" 2>&1 | tail -1) &&
+    [[ $line == *PASS* ]]; then
+    echo "$(elapsed) ok   $kernel $config $sizes: ${line:0:100}"
+  else
+    echo "$(elapsed) FAIL $kernel $config $sizes: ${line:0:160}"
+    failures=$((failures + 1))
+  fi
+done
+if compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel radix_scatter \
+    --config FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 --sizes N=777,SHIFT=0 --reps 0 > "$out/racecheck.log" 2>&1; then
+  echo "$(elapsed) ok   racecheck radix_scatter: $(grep -o 'RACECHECK SUMMARY.*' "$out/racecheck.log" | head -1)"
+else
+  echo "$(elapsed) FAIL racecheck radix_scatter: $(tail -1 "$out/racecheck.log")"
+  failures=$((failures + 1))
+fi
+wait $sparse || failures=$((failures + 1))
+wait $strided || failures=$((failures + 1))
+
+# Timing after the checks, alone on the GPU.
+if [[ -n $baseline ]]; then
+  python3 "$bench/spconv_maps_ab.py" --libs "$baseline,$TILEC_LIBRARY" --builds 15 \
+    --cache-root "$out/ab" --out "$out" > "$out/ab.log" 2>&1 || failures=$((failures + 1))
+  echo "$(elapsed) map build, $baseline (lib0) against this bundle's (lib1):"
+  grep -E '^[a-z0-9]+:|lib[0-9] build' "$out/ab.log"
+fi
+python3 "$bench/spconv_maps_profile.py" --lib "$TILEC_LIBRARY" --out "$out/profile" \
+  --row-orders key --fresh-sizes > "$out/profile.log" 2>&1 || failures=$((failures + 1))
+echo "$(elapsed) this bundle's map build, GPU work by kernel:"
+grep -vE 'Warning|warn_once|^  (cu|cuda)' "$out/profile.log" | grep -E '^[a-z0-9]+,|^  [a-z_]+ ' | head -60
+rm -rf "$out/cache" "$out/ab"
+echo "== $failures failure(s); logs in $out"
+[[ $failures -eq 0 ]]

@@ -98,6 +98,12 @@ static cl::opt<std::string>
                      "against float64, and each one's first call in a fresh "
                      "process: spunet (scripts/bench/spconv_network.py)"),
             cl::init(""), cl::sub(benchCommand), cl::cat(category));
+static cl::opt<std::string>
+    peers("peers",
+          cl::desc("spconv --frames, --train, --network: the peers to run, "
+                   "e.g. tilec,flexgemm (tilec always runs; the script's "
+                   "default, every peer, when unset)"),
+          cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<double>
     budgetS("budget-s",
             cl::desc("spconv: no row (--frames: no section; --train: no "
@@ -159,6 +165,12 @@ static void appendRunLimits(std::vector<std::string> &args) {
     args.insert(args.end(), {"--budget-s", std::to_string(budgetS)});
 }
 
+/// --peers, as the spconv runs with several peers take it.
+static void appendPeers(std::vector<std::string> &args) {
+  if (peers.getNumOccurrences())
+    args.insert(args.end(), {"--peers", peers});
+}
+
 /// The script's own arguments: the options that the benchmark takes, and
 /// an error for one that belongs to the other benchmark.
 static llvm::Expected<std::vector<std::string>>
@@ -186,6 +198,7 @@ scriptArguments(const std::string &self) {
       return std::move(refused);
     args.insert(args.end(), {"--network", network});
     appendRunLimits(args);
+    appendPeers(args);
     return args;
   }
   if (benchName == "spconv" && frames) {
@@ -197,13 +210,14 @@ scriptArguments(const std::string &self) {
     // The tilec that runs warmup and pack for the bundle stream.
     args.insert(args.end(), {"--tilec", self});
     appendRunLimits(args);
+    appendPeers(args);
     return args;
   }
   if (!dtypes.empty())
     args.insert(args.end(), {"--dtypes", dtypes});
   if (benchName == "gemm") {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &rows, &quick, &budgetS, &frames, &train, &network})
+             &rows, &quick, &budgetS, &frames, &train, &network, &peers})
       if (option->getNumOccurrences())
         return misplaced(option->ArgStr, "spconv");
     args.insert(args.end(), {"--tilec", self});
@@ -211,9 +225,14 @@ scriptArguments(const std::string &self) {
       args.insert(args.end(), {"--shapes", shapes});
     return args;
   }
-  if (train)
+  if (train) {
     if (llvm::Error refused = refuseGiven({&shapes}, "spconv --train"))
       return std::move(refused);
+    appendPeers(args);
+  } else if (llvm::Error refused = refuseGiven({&peers}, "spconv")) {
+    // The table's peers are every one installed.
+    return std::move(refused);
+  }
   if (shapes.getNumOccurrences())
     return misplaced(shapes.ArgStr, "gemm");
   if (!rows.empty())
@@ -228,7 +247,7 @@ int runBench(const char *argv0) {
   if (benchName == "plans") {
     if (llvm::Error refused =
             refuseGiven({&dtypes, &shapes, &rows, &frames, &train, &network,
-                         &budgetS, &library, &python},
+                         &budgetS, &library, &python, &peers},
                         "plans"))
       return fail(llvm::toString(std::move(refused)));
     return runPlanBench(outDir, quick);

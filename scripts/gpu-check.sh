@@ -36,13 +36,30 @@ record() { # name status detail
 
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1
 # GPU_CHECK_SUITES="A B": only these test binaries (a call that already ran
-# the others; SparseConvGpuTest alone takes about 200 s).
+# the others). They run side by side (SparseConvGpuTest alone takes about
+# 200 s), next to the `tilec run` and sanitizer rows below, so that the
+# whole script fits one 10-minute call on the H200; GPU_CHECK_PARALLEL=0
+# runs them one after another first. The SASS and launch-overhead rows wait
+# for them.
 suites=${GPU_CHECK_SUITES-KernelGpuTest CApiGpuTest AutotuneGpuTest SparseConvGpuTest StridedConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests}
-for suite in $suites; do
-  if "$bin/$suite" --gtest_output=json:"$out/$suite.json" > "$logs/$suite.log" 2>&1; then
-    record "$suite" ok "$(grep -c '^\[       OK \]' "$logs/$suite.log") passed"
+run_suite() {
+  "$bin/$1" --gtest_output=json:"$out/$1.json" > "$logs/$1.log" 2>&1
+}
+record_suite() { # suite status
+  if [[ $2 == 0 ]]; then
+    record "$1" ok "$(grep -c '^\[       OK \]' "$logs/$1.log") passed"
   else
-    record "$suite" FAIL "$(grep -E '^\[  FAILED  \]' "$logs/$suite.log" | head -3 | tr '\n' ' ')"
+    record "$1" FAIL "$(grep -E '^\[  FAILED  \]' "$logs/$1.log" | head -3 | tr '\n' ' ')"
+  fi
+}
+declare -A suite_pids=()
+for suite in $suites; do
+  if [[ ${GPU_CHECK_PARALLEL:-1} == 1 ]]; then
+    run_suite "$suite" &
+    suite_pids[$suite]=$!
+  else
+    run_suite "$suite"
+    record_suite "$suite" $?
   fi
 done
 
@@ -148,6 +165,12 @@ if command -v compute-sanitizer > /dev/null; then
     record "memcheck SparseConvGpuTest (maps, errors, empty)" FAIL "$(grep -o 'ERROR SUMMARY: [0-9]* errors' "$log" || tail -1 "$log")"
   fi
 fi
+
+for suite in $suites; do
+  [[ -n ${suite_pids[$suite]:-} ]] || continue
+  wait "${suite_pids[$suite]}"
+  record_suite "$suite" $?
+done
 
 # The SASS of the f16/bf16/tf32 matmul the runtime compiles on this device
 # (sm_90a): wgmma (HGMMA), TMA (UTMALDG; tf32: cp.async, LDGSTS), no local

@@ -591,6 +591,23 @@ withStridedCall(tilec_sparse_tensor *tensor,
   return body(call);
 }
 
+// withStridedCall, then the tensor's maps of that strided call (built on
+// first use) for `body`.
+tilec_status withStridedMaps(
+    tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
+    const int64_t *spatialShape, int64_t batches, void *stream,
+    const std::function<tilec_status(const sparse::StridedMaps &)> &body) {
+  return withStridedCall(
+      tensor, geometry, spatialShape,
+      [&](const StridedCall &call) -> tilec_status {
+        auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
+                                           static_cast<CUstream>(stream));
+        if (!maps)
+          return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
+        return body(**maps);
+      });
+}
+
 } // namespace
 
 tilec_status tilec_sparse_tensor_strided(tilec_sparse_tensor *tensor,
@@ -599,34 +616,25 @@ tilec_status tilec_sparse_tensor_strided(tilec_sparse_tensor *tensor,
                                          int64_t batches, void *stream,
                                          int64_t *outputs,
                                          int64_t output_shape[3]) {
-  return withStridedCall(
-      tensor, geometry, spatial_shape,
-      [&](const StridedCall &call) -> tilec_status {
-        auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
-                                           static_cast<CUstream>(stream));
-        if (!maps)
-          return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-        if (outputs)
-          *outputs = (*maps)->outputs;
-        if (output_shape)
-          for (int axis = 0; axis < 3; ++axis)
-            output_shape[axis] = (*maps)->outputShape[axis];
-        return succeed();
-      });
+  return withStridedMaps(tensor, geometry, spatial_shape, batches, stream,
+                         [&](const sparse::StridedMaps &maps) -> tilec_status {
+                           if (outputs)
+                             *outputs = maps.outputs;
+                           if (output_shape)
+                             for (int axis = 0; axis < 3; ++axis)
+                               output_shape[axis] = maps.outputShape[axis];
+                           return succeed();
+                         });
 }
 
 tilec_status tilec_sparse_tensor_strided_coords(
     tilec_sparse_tensor *tensor, const tilec_conv_geometry *geometry,
     const int64_t spatial_shape[3], int64_t batches, int32_t *coords,
     void *stream) {
-  return withStridedCall(
-      tensor, geometry, spatial_shape,
-      [&](const StridedCall &call) -> tilec_status {
-        auto maps = tensor->tensor.strided(call.geometry, call.shape, batches,
-                                           static_cast<CUstream>(stream));
-        if (!maps)
-          return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-        size_t bytes = 16 * size_t((*maps)->outputs);
+  return withStridedMaps(
+      tensor, geometry, spatial_shape, batches, stream,
+      [&](const sparse::StridedMaps &maps) -> tilec_status {
+        size_t bytes = 16 * size_t(maps.outputs);
         if (bytes == 0)
           return succeed();
         if (!coords)
@@ -634,7 +642,7 @@ tilec_status tilec_sparse_tensor_strided_coords(
         const rt::Driver &driver = tensor->runtime->context().driver();
         Status copied = driver.check(
             driver.api().cuMemcpyDtoDAsync(deviceAddress(coords).address,
-                                           (*maps)->outCoords.address, bytes,
+                                           maps.outCoords.address, bytes,
                                            static_cast<CUstream>(stream)),
             "cuMemcpyDtoDAsync");
         if (!copied.ok())

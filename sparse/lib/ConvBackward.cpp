@@ -118,17 +118,11 @@ Status addParts(SparseEngine &engine, rt::PoolBuffer parts, int64_t count,
   return status;
 }
 
-// `n` bounds every offset's pairs and the rows of x and dy.
-Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
-                      const ConvBackwardArguments &a, CUstream stream) {
+// sparse_conv_wgrad's call over `v` offsets' pair lists, `n` bounding every
+// list and the rows of x and dy.
+Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a) {
   const ConvArguments &f = a.forward;
-  int64_t v = pairs.map->offsets;
   WeightGradSplit split = weightGradSplit(n, v, f.ci, f.co);
-  int64_t total = f.co * v * f.ci;
-  Result<rt::PoolBuffer> parts =
-      engine.allocateMaps(size_t(4 * split.parts * total), stream);
-  if (!parts)
-    return parts.status().withContext("the weight gradient's partial sums");
   Call call;
   call.sizes = {{"N", n},
                 {"CI", f.ci},
@@ -140,13 +134,28 @@ Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
                 {"stride_dy", a.dyStride()}};
   call.types = {{"DTYPE", dtypeName(f.dtype)}};
   call.params = {{"ALLOW_TF32", f.allowTf32 ? 1 : 0}};
+  return call;
+}
+
+// `n` bounds every offset's pairs and the rows of x and dy.
+Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
+                      const ConvBackwardArguments &a, CUstream stream) {
+  const ConvArguments &f = a.forward;
+  int64_t v = pairs.map->offsets;
+  Call call = weightGradCall(n, v, a);
+  int64_t parts = call.sizes.at("SPLITS");
+  int64_t total = f.co * v * f.ci;
+  Result<rt::PoolBuffer> partials =
+      engine.allocateMaps(size_t(4 * parts * total), stream);
+  if (!partials)
+    return partials.status().withContext("the weight gradient's partial sums");
   std::map<std::string, rt::DevicePtr> pointers = {
       {"x_ptr", f.x},
       {"dy_ptr", a.dy},
       {"pair_start_ptr", pairs.start},
       {"pair_in_ptr", pairs.in},
       {"pair_out_ptr", pairs.out},
-      {"ws_ptr", parts->ptr()}};
+      {"ws_ptr", partials->ptr()}};
   // Tuned on the call's own pairs when no cache or bundle has a winner:
   // the pair lists must be done before the tuner's stream reads them. The
   // autotuner is held while it runs the factory: the description comes
@@ -171,7 +180,7 @@ Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
   };
   TILEC_RETURN_IF_ERROR(
       engine.launch(kWgradKernel, call, pointers, stream, inputs));
-  return addParts(engine, std::move(*parts), split.parts, total, a.dw,
+  return addParts(engine, std::move(*partials), parts, total, a.dw,
                   gradDtypeName(a), stream);
 }
 
@@ -238,6 +247,20 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
   int64_t v = f.window.offsets();
   if (n == 0)
     return zeroParameterGradients(engine, arguments, v, stream);
+  // On a new shape dX tunes both row blocks and dW its own kernel, one after
+  // another: their candidates compile in one batch first.
+  if (arguments.dw.address &&
+      !engine.autotuner().hasChoice(kWgradKernel,
+                                    weightGradCall(n, v, arguments))) {
+    std::vector<std::pair<std::string, Call>> tunings;
+    if (arguments.dx.address) {
+      ConvArguments transposed = inputGradientCall(arguments);
+      transposed.transposeWeight = true;
+      tunings = convKernelCalls(transposed, n);
+    }
+    tunings.emplace_back(kWgradKernel, weightGradCall(n, v, arguments));
+    engine.autotuner().compileAhead(tunings);
+  }
   if (arguments.dx.address)
     TILEC_RETURN_IF_ERROR(inputGradient(engine, tensor, arguments, stream));
   if (arguments.dw.address) {
@@ -287,6 +310,20 @@ Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
     return fail("rows of dx must not overlap (row stride " +
                 std::to_string(a.dxStride()) + ")");
   TILEC_RETURN_IF_ERROR(checkGradientAlignment(a, function));
+  int64_t v = maps.geometry.offsets();
+  // On a new shape dX tunes both row blocks and dW its own kernel, one after
+  // another: their candidates compile in one batch first.
+  if (a.dw.address && xRows > 0 && yRows > 0 &&
+      !engine.autotuner().hasChoice(
+          kWgradKernel, weightGradCall(std::max(xRows, yRows), v, a))) {
+    std::vector<std::pair<std::string, Call>> tunings;
+    if (a.dx.address)
+      tunings = rowBlockCalls(
+          convCall(inputGradientCall(a), xRows, v, yRows, /*weightForm=*/2));
+    tunings.emplace_back(kWgradKernel,
+                         weightGradCall(std::max(xRows, yRows), v, a));
+    engine.autotuner().compileAhead(tunings);
+  }
   if (a.dx.address && xRows > 0) {
     // dx: the forward kernel over the other map, dy as X, the weights
     // transposed per offset (the offsets are not mirrored: the maps are
@@ -296,7 +333,6 @@ Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
                                             /*up=*/!f.inverse,
                                             /*weightForm=*/2, stream));
   }
-  int64_t v = maps.geometry.offsets();
   if (a.dw.address) {
     ConvBackwardArguments weightOnly = a;
     weightOnly.db = {};

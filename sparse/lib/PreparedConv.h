@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace tilec::sparse {
 
@@ -95,6 +96,10 @@ struct SparseTensor::StridedEntry {
 /// 2 transposed).
 Call convCall(const ConvArguments &arguments, int64_t rows, int64_t offsets,
               int64_t inputRows, int weightForm);
+
+/// sparse_conv_fwd's calls of `call` for each row block of convRowBlocks():
+/// what prepareConv tunes when it has no choice for them.
+std::vector<std::pair<std::string, Call>> rowBlockCalls(const Call &call);
 
 /// The maps of a row block (`rows` rows a block), built on first use.
 using ConvMapsOf = std::function<Result<const NeighbourMaps *>(int64_t rows)>;

@@ -176,6 +176,13 @@ Call rowBlockCall(Call call, int64_t rows) {
 
 } // namespace
 
+std::vector<std::pair<std::string, Call>> rowBlockCalls(const Call &call) {
+  std::vector<std::pair<std::string, Call>> calls;
+  for (int64_t rows : convRowBlocks())
+    calls.emplace_back(kConvKernel, rowBlockCall(call, rows));
+  return calls;
+}
+
 const std::vector<int64_t> &convRowBlocks() {
   static const std::vector<int64_t> blocks = {64, 128};
   return blocks;
@@ -198,8 +205,20 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     std::optional<SplitWorkspace> workspace;
     double medianUs = std::numeric_limits<double>::infinity();
   };
+  // The row blocks without a choice tune one after another: their
+  // candidates compile in one batch first.
+  std::vector<bool> chosen;
+  std::vector<std::pair<std::string, Call>> tunings;
+  for (auto &[kernel, blockCall] : rowBlockCalls(call)) {
+    chosen.push_back(engine.autotuner().hasChoice(kernel, blockCall));
+    if (!chosen.back())
+      tunings.emplace_back(kernel, std::move(blockCall));
+  }
+  if (!tunings.empty())
+    engine.autotuner().compileAhead(tunings);
   std::optional<Choice> best;
-  for (int64_t rows : convRowBlocks()) {
+  for (size_t block = 0; block < convRowBlocks().size(); ++block) {
+    int64_t rows = convRowBlocks()[block];
     Choice choice;
     choice.rows = rows;
     choice.call = rowBlockCall(call, rows);
@@ -211,7 +230,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     // autotuner while it runs the inputs factory, so the map kernels'
     // launches cannot select there).
     const NeighbourMaps *maps = nullptr;
-    if (!engine.autotuner().hasChoice(kConvKernel, choice.call)) {
+    if (!chosen[block]) {
       Result<const NeighbourMaps *> built = mapsOf(rows);
       if (!built)
         return built.status();
@@ -378,11 +397,7 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
 
 std::vector<std::pair<std::string, Call>>
 convKernelCalls(const ConvArguments &arguments, int64_t voxels) {
-  Call call = submanifoldCall(arguments, voxels);
-  std::vector<std::pair<std::string, Call>> calls;
-  for (int64_t rows : convRowBlocks())
-    calls.emplace_back(kConvKernel, rowBlockCall(call, rows));
-  return calls;
+  return rowBlockCalls(submanifoldCall(arguments, voxels));
 }
 
 rt::ConvLayer convLayerOf(const ConvArguments &arguments, int64_t voxels) {

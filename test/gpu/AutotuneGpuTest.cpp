@@ -20,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -293,6 +294,51 @@ TEST_F(AutotuneGpuTest, MatmulWinnersAreCorrect) {
   ASSERT_TRUE(reread.load().ok());
   EXPECT_EQ(reread.entries().at(context->properties().name).at("matmul").size(),
             2u);
+}
+
+// The JIT, counting its compiles.
+class CountingCompiler final : public rt::KernelCompiler {
+public:
+  tilec::Result<rt::CompiledArtifact>
+  compile(const std::string &kernel, const tilec::Config &config,
+          const std::string &target,
+          const tilec::Specialization &specialization) override {
+    ++compiles;
+    return jit.compile(kernel, config, target, specialization);
+  }
+  tilec::Result<tilec::KernelDescription>
+  describe(const std::string &kernel) override {
+    return jit.describe(kernel);
+  }
+  tilec::jit::TilecJIT jit;
+  std::atomic<int> compiles{0};
+};
+
+// Two tunings whose candidates were queued ahead: each candidate compiles
+// once, on the provider's workers or by its tuning, never twice.
+TEST_F(AutotuneGpuTest, CompilesQueuedAheadServeTheTunings) {
+  CountingCompiler compiler;
+  rt::KernelProvider provider(*context, &compiler);
+  rt::AutotuneCache cache(cachePath);
+  rt::Autotuner tuner(provider, cache, {}, fastOptions());
+  std::vector<harness::RunRequest> requests;
+  std::vector<std::pair<std::string, tilec::Call>> calls;
+  for (const char *dtype : {"f16", "f32"}) {
+    requests.push_back(requestOf("matmul", {{"M", 200}, {"N", 136}, {"K", 72}},
+                                 {{"DTYPE", dtype}}));
+    calls.emplace_back("matmul", callOf(requests.back()));
+  }
+  size_t queued = tuner.compileAhead(calls);
+  EXPECT_GT(queued, 2u);
+  EXPECT_EQ(tuner.compileAhead(calls), 0u) << "queued already";
+  for (const harness::RunRequest &request : requests) {
+    auto result = tuner.select("matmul", callOf(request), inputsFor(request));
+    ASSERT_TRUE(result.ok()) << result.message();
+    EXPECT_EQ(result->source, rt::ConfigSource::Tuned);
+    expectCorrect(*result, request);
+  }
+  EXPECT_EQ(compiler.compiles.load(), int(queued));
+  EXPECT_EQ(tuner.compileAhead(calls), 0u) << "chosen: nothing to tune";
 }
 
 TEST_F(AutotuneGpuTest, SoftmaxDerivesBlockN) {

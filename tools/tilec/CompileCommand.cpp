@@ -25,9 +25,13 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
+#include <thread>
 #include <vector>
 
 namespace cl = llvm::cl;
@@ -66,6 +70,12 @@ static cl::opt<bool> allConfigs(
              "one after another in this process, and print each stage's "
              "time per config and the median"),
     cl::sub(compileCommand), cl::cat(category));
+static cl::opt<unsigned> compileJobs(
+    "jobs",
+    cl::desc("With --all-configs: compile on this many threads at once, "
+             "each with its own MLIRContext, as a tuner's compile pool does, "
+             "and print the batch's wall time (default 1: one after another)"),
+    cl::init(1), cl::sub(compileCommand), cl::cat(category));
 static cl::opt<std::string>
     dumpDir("dump-dir", cl::desc("Write <name>.{ttir,ttgir,llir,ptx,cubin,json}"),
             cl::init(""), cl::sub(compileCommand), cl::cat(category));
@@ -158,34 +168,71 @@ static bool writeArtifact(llvm::StringRef path, llvm::StringRef contents) {
   return true;
 }
 
-/// Compiles each declared config of `definition` in turn and prints a table
-/// of stage times: the same measurement as a tuner's compile phase, run
-/// serially so that the times do not share the cores.
-static int compileAllConfigs(mlir::MLIRContext &context,
+/// Compiles each declared config of `definition` and prints a table of
+/// stage times: the measurement of a tuner's compile phase. With one job the
+/// configs run one after another, so that the times do not share the cores;
+/// with more, `jobs` threads take the configs in turn, each compile in a
+/// context of its own (as TilecJIT's), and the batch's wall time says how
+/// the compiles scale.
+static int compileAllConfigs(const mlir::DialectRegistry &registry,
                              const kernel::KernelDefinition &definition,
                              const Specialization &facts,
-                             CompileOptions options) {
+                             CompileOptions options, unsigned jobs) {
   static const char *const kStages[] = {"ttir", "ttgir", "llir", "ptx",
                                         "cubin"};
+  const std::vector<tilec::Config> &configs =
+      definition.getDescription().getConfigs();
+  std::vector<llvm::Expected<CompiledKernel>> results;
+  for (size_t i = 0; i < configs.size(); ++i)
+    results.emplace_back(llvm::createStringError("not compiled"));
+  // Pass instrumentation (--mlir-timing, IR printing) writes to one stream:
+  // it stays with a single job.
+  if (jobs > 1)
+    options.configurePasses = nullptr;
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < configs.size(); i = next++) {
+      mlir::MLIRContext context(registry,
+                                mlir::MLIRContext::Threading::DISABLED);
+      kernel::KernelDefinition::loadDialects(context);
+      auto specialized = definition.specialize(context, configs[i], facts);
+      CompileOptions with = options;
+      with.setConfig(configs[i]);
+      llvm::consumeError(results[i].takeError());
+      results[i] = mlir::failed(specialized)
+                       ? llvm::createStringError("cannot specialize " +
+                                                 definition.getName())
+                       : compileKernel(**specialized, with);
+    }
+  };
+  auto start = std::chrono::steady_clock::now();
+  std::vector<std::thread> threads;
+  for (unsigned t = 1; t < std::max(1u, jobs); ++t)
+    threads.emplace_back(work);
+  work();
+  for (std::thread &thread : threads)
+    thread.join();
+  double wallMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+
   std::map<std::string, std::vector<double>> times;
-  std::vector<double> withoutPtxas;
+  std::vector<double> withoutPtxas, totals;
   for (const char *stage : kStages)
     llvm::outs() << llvm::format("%8s", stage);
   llvm::outs() << "  no-ptxas  config (ms)\n";
-  for (const tilec::Config &config :
-       definition.getDescription().getConfigs()) {
-    auto specialized = definition.specialize(context, config, facts);
-    if (mlir::failed(specialized))
-      return fail("cannot specialize " + definition.getName() + " to " +
-                  config.str());
-    options.setConfig(config);
-    auto compiled = compileKernel(**specialized, options);
-    if (!compiled)
-      return fail(config.str() + ": " + llvm::toString(compiled.takeError()));
+  int failures = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    if (!results[i]) {
+      llvm::errs() << "tilec compile: error: " << configs[i].str() << ": "
+                   << llvm::toString(results[i].takeError()) << "\n";
+      ++failures;
+      continue;
+    }
     double sum = 0;
     for (const char *stage : kStages) {
       double ms = 0;
-      for (const StageTiming &timing : compiled->timings)
+      for (const StageTiming &timing : results[i]->timings)
         if (timing.stage == stage)
           ms = timing.milliseconds;
       times[stage].push_back(ms);
@@ -194,8 +241,11 @@ static int compileAllConfigs(mlir::MLIRContext &context,
       llvm::outs() << llvm::format("%8.2f", ms);
     }
     withoutPtxas.push_back(sum);
-    llvm::outs() << llvm::format("  %8.2f  ", sum) << config.str() << "\n";
+    totals.push_back(sum + times["cubin"].back());
+    llvm::outs() << llvm::format("  %8.2f  ", sum) << configs[i].str() << "\n";
   }
+  if (failures)
+    return 1;
   auto median = [](std::vector<double> values) {
     std::sort(values.begin(), values.end());
     size_t n = values.size();
@@ -205,6 +255,12 @@ static int compileAllConfigs(mlir::MLIRContext &context,
     llvm::outs() << llvm::format("%8.2f", median(times[stage]));
   llvm::outs() << llvm::format("  %8.2f  median of %zu\n",
                                median(withoutPtxas), withoutPtxas.size());
+  double sum = std::accumulate(totals.begin(), totals.end(), 0.0);
+  llvm::outs() << llvm::format(
+      "%zu configs on %u thread%s: %.1f ms wall, %.1f ms of compiles "
+      "(%.2fx)\n",
+      configs.size(), std::max(1u, jobs), jobs > 1 ? "s" : "", wallMs, sum,
+      sum / wallMs);
   return 0;
 }
 
@@ -258,6 +314,8 @@ int runCompile() {
         kernel::lookupKernel(kernelName);
     if (!definition)
       return fail("unknown kernel '" + kernelName + "' (see --list)");
+    if (compileJobs != 1 && !allConfigs)
+      return fail("--jobs applies to --all-configs");
     if (allConfigs && !configText.empty())
       return fail("--all-configs compiles the declared configs; drop --config");
     const KernelDescription &description = definition->getDescription();
@@ -276,7 +334,8 @@ int runCompile() {
     if (!facts)
       return fail("--arg-values " + facts.message());
     if (allConfigs)
-      return compileAllConfigs(context, *definition, *facts, options);
+      return compileAllConfigs(registry, *definition, *facts, options,
+                               compileJobs);
     auto specialized = definition->specialize(context, *config, *facts);
     if (mlir::failed(specialized))
       return fail("cannot specialize " + kernelName + " to " + config->str());

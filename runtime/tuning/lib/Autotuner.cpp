@@ -180,6 +180,51 @@ bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
                          *key, (*description)->specializationOf(call)))) != 0;
 }
 
+// The order of select(): this process's choice, a pin, the bundle, the
+// autotune cache; a call none of them answers is tuned where there is a
+// compiler.
+bool Autotuner::wouldTuneLocked(const std::string &kernel,
+                                const KernelDescription &description,
+                                const Call &call) {
+  if (!provider_.compiler())
+    return false;
+  Result<std::string> declaredKey = description.evaluateAutotuneKey(call);
+  if (!declaredKey)
+    return false;
+  std::string key =
+      specializedAutotuneKey(*declaredKey, description.specializationOf(call));
+  if (options_.force)
+    return true;
+  if (chosen_.count(choiceKey(kernel, key)) || pins_.find(kernel, *declaredKey))
+    return false;
+  if (const KernelBundle *bundle = provider_.bundle())
+    if (bundle->findSelection(deviceName(), provider_.target(), kernel, key) ||
+        provider_.bundlePolicy() == BundlePolicy::Strict)
+      return false;
+  return cache_.find(deviceName(), kernel, key) == nullptr;
+}
+
+size_t Autotuner::compileAhead(
+    const std::vector<std::pair<std::string, Call>> &calls) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t queued = 0;
+  for (const auto &[kernel, call] : calls) {
+    Result<const KernelDescription *> description = describeLocked(kernel);
+    if (!description || !wouldTuneLocked(kernel, **description, call))
+      continue;
+    Result<std::vector<Candidate>> candidates =
+        collectCandidates(**description, configsToTry(**description), call);
+    if (!candidates || candidates->size() < 2)
+      continue;
+    Specialization specialization = (*description)->specializationOf(call);
+    for (const Candidate &candidate : *candidates)
+      if (candidate.timing.status != "pruned" &&
+          provider_.compileAhead(kernel, candidate.config, specialization))
+        ++queued;
+  }
+  return queued;
+}
+
 Result<TuneResult> Autotuner::select(const std::string &kernel,
                                      const Call &call,
                                      const InputsFactory &inputs) {

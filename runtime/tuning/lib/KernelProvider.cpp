@@ -21,7 +21,14 @@ double usSince(std::chrono::steady_clock::time_point start) {
 KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
                                std::shared_ptr<StageCache> cache)
     : context_(&context), compiler_(compiler), cache_(std::move(cache)),
-      target_(context.properties().compileTarget()) {}
+      target_(context.properties().compileTarget()) {
+  if (compiler_)
+    ahead_ = std::make_unique<CompileAhead>(
+        [this](const std::string &kernel, const Config &config,
+               const Specialization &specialization) {
+          return compileNow(kernel, config, specialization);
+        });
+}
 
 std::shared_ptr<KernelProvider::Slot>
 KernelProvider::slot(const std::string &kernel, const Config &config,
@@ -37,6 +44,22 @@ KernelProvider::slot(const std::string &kernel, const Config &config,
 Result<CompiledArtifact>
 KernelProvider::compile(const std::string &kernel, const Config &config,
                         const Specialization &specialization) const {
+  if (ahead_)
+    if (std::optional<Result<CompiledArtifact>> taken =
+            ahead_->take(kernel, config, specialization))
+      return std::move(*taken);
+  return compileNow(kernel, config, specialization);
+}
+
+bool KernelProvider::compileAhead(const std::string &kernel,
+                                  const Config &config,
+                                  const Specialization &specialization) {
+  return ahead_ && ahead_->enqueue(kernel, config, specialization);
+}
+
+Result<CompiledArtifact>
+KernelProvider::compileNow(const std::string &kernel, const Config &config,
+                           const Specialization &specialization) const {
   if (!compiler_)
     return Status::error(ErrorKind::Compile,
                          "no compiler: " + kernel + " " + config.str() +

@@ -284,6 +284,15 @@ public:
   // cannot be described or keyed: select() reports those.
   bool hasChoice(const std::string &kernel, const Call &call);
 
+  // Queues the candidates of each call that select() would tune (no memo,
+  // pin, bundle or autotune cache entry answers it, and there is a
+  // compiler) for compiling ahead on the provider's workers, in order:
+  // tunings that follow one another then find their candidates compiled by
+  // one batch over every core (KernelProvider::compileAhead). Returns how
+  // many compiles it queued; a call that cannot be described or keyed is
+  // left to select() to report.
+  size_t compileAhead(const std::vector<std::pair<std::string, Call>> &calls);
+
   // The kernel's description: the compiler's, else the one stored in the
   // autotune cache for this device.
   Result<KernelDescription> describe(const std::string &kernel);
@@ -301,6 +310,8 @@ public:
 
 private:
   Result<const KernelDescription *> describeLocked(const std::string &kernel);
+  bool wouldTuneLocked(const std::string &kernel,
+                       const KernelDescription &description, const Call &call);
   Result<TuneResult> tune(const KernelDescription &description,
                           const Call &call, const std::string &key,
                           const Specialization &specialization,

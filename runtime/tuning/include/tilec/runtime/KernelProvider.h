@@ -18,11 +18,12 @@
 #ifndef TILEC_RUNTIME_KERNELPROVIDER_H
 #define TILEC_RUNTIME_KERNELPROVIDER_H
 
+#include "tilec/contract/Status.h"
 #include "tilec/runtime/Bundle.h"
+#include "tilec/runtime/CompileAhead.h"
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/KernelCompiler.h"
 #include "tilec/runtime/Module.h"
-#include "tilec/contract/Status.h"
 
 #include <map>
 #include <memory>
@@ -91,10 +92,17 @@ public:
 
   // Compiles without loading or memoizing (the autotuner compiles candidates
   // in parallel, then loads them one at a time). Errors name the kernel and
-  // config.
+  // config. A compile queued by compileAhead() that has started is waited
+  // for and handed over instead.
   Result<CompiledArtifact> compile(const std::string &kernel,
                                    const Config &config,
                                    const Specialization &specialization) const;
+
+  // Queues a compile of (kernel, config, specialization) on the provider's
+  // background workers (CompileAhead.h), for a compile() that comes later;
+  // false when there is no compiler or it is queued already.
+  bool compileAhead(const std::string &kernel, const Config &config,
+                    const Specialization &specialization);
 
   // Loads `artifact` on the provider's context (the calling thread must have
   // it current) without memoizing.
@@ -124,6 +132,9 @@ private:
   std::shared_ptr<Slot> slot(const std::string &kernel,
                              const Config &config,
                              const Specialization &specialization);
+  Result<CompiledArtifact>
+  compileNow(const std::string &kernel, const Config &config,
+             const Specialization &specialization) const;
 
   const Context *context_;
   KernelCompiler *compiler_;
@@ -137,6 +148,9 @@ private:
   int compiles_ = 0;
   int cachedLoads_ = 0;
   int bundleLoads_ = 0;
+  // Declared last: destroyed first, its running compiles finish while the
+  // compiler is still there.
+  std::unique_ptr<CompileAhead> ahead_;
 };
 
 } // namespace tilec::rt

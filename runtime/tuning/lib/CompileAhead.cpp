@@ -1,0 +1,124 @@
+//===- CompileAhead.cpp - Compiles queued ahead of tunings ----------------===//
+
+#include "tilec/runtime/CompileAhead.h"
+
+#include <algorithm>
+
+namespace tilec::rt {
+
+CompileAhead::CompileAhead(CompileFunction compile, unsigned threads,
+                           size_t capacity)
+    : compile_(std::move(compile)),
+      threads_(threads ? threads
+                       : std::max(1u, std::thread::hardware_concurrency())),
+      capacity_(std::max<size_t>(1, capacity)) {}
+
+CompileAhead::~CompileAhead() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  changed_.notify_all();
+  for (std::thread &worker : workers_)
+    worker.join();
+}
+
+std::string CompileAhead::jobKey(const std::string &kernel,
+                                 const Config &config,
+                                 const Specialization &specialization) {
+  return kernel + "\n" + config.str() + "\n" + specialization.str();
+}
+
+void CompileAhead::forgetDoneLocked() {
+  for (auto it = jobs_.begin(); it != jobs_.end();)
+    it = it->second->done ? jobs_.erase(it) : std::next(it);
+}
+
+bool CompileAhead::enqueue(const std::string &kernel, const Config &config,
+                           const Specialization &specialization) {
+  std::string key = jobKey(kernel, config, specialization);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_ || jobs_.count(key))
+      return false;
+    if (jobs_.size() >= capacity_)
+      forgetDoneLocked();
+    if (jobs_.size() >= capacity_)
+      return false;
+    auto job = std::make_shared<Job>();
+    job->kernel = kernel;
+    job->config = config;
+    job->specialization = specialization;
+    jobs_.emplace(key, std::move(job));
+    queue_.push_back(std::move(key));
+    // Workers start with the work, up to the limit; idle ones sleep.
+    if (workers_.size() < threads_ &&
+        workers_.size() < queue_.size() + running_)
+      workers_.emplace_back([this] { work(); });
+  }
+  changed_.notify_one();
+  return true;
+}
+
+std::optional<Result<CompiledArtifact>>
+CompileAhead::take(const std::string &kernel, const Config &config,
+                   const Specialization &specialization) {
+  std::string key = jobKey(kernel, config, specialization);
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto it = jobs_.find(key);
+  if (it == jobs_.end())
+    return std::nullopt;
+  std::shared_ptr<Job> job = it->second;
+  if (!job->running && !job->done) {
+    // Not started: the caller's own compile starts now, not behind the
+    // queue.
+    queue_.erase(std::find(queue_.begin(), queue_.end(), key));
+    jobs_.erase(it);
+    return std::nullopt;
+  }
+  changed_.wait(lock, [&] { return job->done; });
+  // A second taker of the same compile (two threads asking at once) gets
+  // nothing and compiles itself.
+  if (job->taken)
+    return std::nullopt;
+  job->taken = true;
+  if (auto same = jobs_.find(key); same != jobs_.end() && same->second == job)
+    jobs_.erase(same);
+  return std::move(job->result);
+}
+
+size_t CompileAhead::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return jobs_.size();
+}
+
+void CompileAhead::waitIdle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+}
+
+void CompileAhead::work() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    if (stopping_)
+      return;
+    std::shared_ptr<Job> job = jobs_.at(queue_.front());
+    queue_.pop_front();
+    job->running = true;
+    ++running_;
+    lock.unlock();
+    Result<CompiledArtifact> result =
+        compile_(job->kernel, job->config, job->specialization);
+    lock.lock();
+    job->result = std::move(result);
+    job->running = false;
+    job->done = true;
+    --running_;
+    // Takers of this job and waitIdle() wait on the same condition.
+    changed_.notify_all();
+  }
+}
+
+} // namespace tilec::rt

@@ -296,6 +296,53 @@ TEST_F(AutotuneGpuTest, MatmulWinnersAreCorrect) {
             2u);
 }
 
+// With more candidates than the screening keeps, every candidate is timed
+// briefly, the fastest two again in full, and the winner is one of those
+// two; the others are recorded "screened" with their short measurement.
+TEST_F(AutotuneGpuTest, ScreeningTimesOnlyTheFastestInFull) {
+  tilec::jit::TilecJIT compiler;
+  rt::KernelProvider provider(*context, &compiler);
+  rt::AutotuneCache cache(cachePath);
+  rt::AutotuneOptions options = fastOptions();
+  options.screening.keep = 2;
+  options.screening.budgetMs = 1;
+  options.screening.within = 10; // keep the fastest two, however far
+  rt::Autotuner tuner(provider, cache, {}, options);
+  harness::RunRequest request =
+      requestOf("matmul", {{"M", 320}, {"N", 256}, {"K", 192}});
+  auto result = tuner.select("matmul", callOf(request), inputsFor(request));
+  ASSERT_TRUE(result.ok()) << result.message();
+  int full = 0, screened = 0;
+  for (const rt::ConfigTiming &timing : result->timings) {
+    if (timing.status == "ok") {
+      ++full;
+    } else if (timing.status == "screened") {
+      ++screened;
+      EXPECT_GT(timing.medianUs, 0) << timing.config;
+      EXPECT_NE(timing.reason.find("the fastest on the screening budget"),
+                std::string::npos)
+          << timing.reason;
+    }
+  }
+  ASSERT_GT(screened, 0) << "matmul has more than two candidates";
+  EXPECT_EQ(full, 2);
+  EXPECT_EQ(result->timings[result->winnerIndex].status, "ok");
+  expectCorrect(*result, request);
+  // The cache keeps the screened candidates' short measurements.
+  rt::AutotuneCache reread(cachePath);
+  ASSERT_TRUE(reread.load().ok());
+  const rt::AutotuneEntry &entry = reread.entries()
+                                       .at(context->properties().name)
+                                       .at("matmul")
+                                       .begin()
+                                       ->second;
+  int rereadScreened = 0;
+  for (const rt::ConfigTiming &timing : entry.timings)
+    if (timing.status == "screened" && timing.medianUs > 0)
+      ++rereadScreened;
+  EXPECT_EQ(rereadScreened, screened);
+}
+
 // The JIT, counting its compiles.
 class CountingCompiler final : public rt::KernelCompiler {
 public:

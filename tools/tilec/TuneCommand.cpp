@@ -66,6 +66,18 @@ static cl::opt<double> warmupMs("warmup-ms",
                                 cl::desc("Warm-up per config, ms (default 5)"),
                                 cl::init(5), cl::sub(tuneCommand),
                                 cl::cat(category));
+static cl::opt<int> screenKeep(
+    "screen-keep",
+    cl::desc("Where there are more configs than this, time each on the "
+             "screening budget (--screen-budget-ms) first, then only the "
+             "fastest this many (within 10%) in full; 0 times every config "
+             "in full (default 4, or TILEC_AUTOTUNE_SCREEN)"),
+    cl::init(-1), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double> screenBudgetMs(
+    "screen-budget-ms",
+    cl::desc("Time of the timed repetitions per config in the screening "
+             "round, ms (default 4)"),
+    cl::init(4), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<double> tieTolerance(
     "tie-tolerance",
     cl::desc("Medians within this fraction of the best tie (default 0.01); "
@@ -231,7 +243,7 @@ static void printTable(const rt::TuneResult &result) {
     else
       llvm::outs() << "      -         -        -";
     llvm::outs() << llvm::format("  %10.1f", timing.compileMs);
-    if (timing.status == "ok")
+    if (timing.status == "ok" || timing.status == "screened")
       llvm::outs() << llvm::format("  %9.1f  %5.1f-%-7.1f", timing.medianUs,
                                    timing.p20Us, timing.p80Us)
                    << llvm::right_justify(
@@ -334,6 +346,9 @@ int runTune() {
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
   options.benchmark.warmupMs = warmupMs;
+  if (screenKeep >= 0)
+    options.screening.keep = screenKeep;
+  options.screening.budgetMs = screenBudgetMs;
   options.tieTolerance = tieTolerance;
   options.stopFactor = stopFactor;
   options.jobs = jobs;

@@ -55,6 +55,13 @@ static cl::opt<double> budgetMs(
     "budget-ms",
     cl::desc("Time of the timed repetitions per config, ms (default 20)"),
     cl::init(20), cl::sub(warmupCommand), cl::cat(category));
+static cl::opt<int> screenKeep(
+    "screen-keep",
+    cl::desc("Where a kernel has more configs than this, time each on a "
+             "short budget first, then only the fastest this many (within "
+             "10%) in full; 0 times every config in full (default 4, or "
+             "TILEC_AUTOTUNE_SCREEN)"),
+    cl::init(-1), cl::sub(warmupCommand), cl::cat(category));
 static cl::opt<unsigned>
     jobs("jobs",
          cl::desc("Parallel compiles (default: one per config, at "
@@ -559,6 +566,8 @@ int runWarmup() {
     return fail(sessionOptions.message());
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
+  if (screenKeep >= 0)
+    options.screening.keep = screenKeep;
   options.jobs = jobs;
   rt::ProgressMode progress = options.progress;
   auto created = rt::Session::create(std::move(*sessionOptions));

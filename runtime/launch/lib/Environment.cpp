@@ -43,6 +43,7 @@ Environment readEnvironment() {
   environment.pinFile = variable("TILEC_PIN_FILE");
   environment.pinConfig = variable("TILEC_PIN_CONFIG");
   environment.recordWorkload = variable("TILEC_RECORD_WORKLOAD");
+  environment.autotuneScreen = variable("TILEC_AUTOTUNE_SCREEN");
   environment.ptxas = variable("TILEC_PTXAS");
   environment.nvJitLink = variable("TILEC_NVJITLINK");
   environment.libdevice = variable("TILEC_LIBDEVICE");

@@ -30,6 +30,18 @@ SessionOptions::fromEnvironment(const Environment &environment) {
   if (!pins)
     return pins.status();
   options.pins = std::move(*pins);
+  if (!environment.autotuneScreen.empty()) {
+    // How many screened candidates a tuning times in full; 0: every one.
+    const std::string &text = environment.autotuneScreen;
+    if (text.size() > 3 ||
+        text.find_first_not_of("0123456789") != std::string::npos)
+      return Status::error(ErrorKind::InvalidArgument,
+                           "TILEC_AUTOTUNE_SCREEN must be a count of "
+                           "candidates from 0 to 999 (0: time every "
+                           "candidate in full), got '" +
+                               text + "'");
+    options.tuning.screening.keep = std::stoi(text);
+  }
   return options;
 }
 

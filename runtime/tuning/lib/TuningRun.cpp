@@ -143,10 +143,12 @@ public:
         description_(description), call_(call), options_(options),
         progress_(progress) {}
 
-  // Every candidate of `pool`. A candidate that fails is recorded as failed;
-  // the error is only for one that broke the CUDA context, after which
-  // nothing would run.
+  // Every candidate of `pool`, in one round or two (see screens()). A
+  // candidate that fails is recorded as failed; the error is only for one
+  // that broke the CUDA context, after which nothing would run.
   Status run(CompilePool &pool, size_t total) {
+    const bool screening = screens(total);
+    std::vector<Candidate *> timed;
     for (size_t handled = 0; handled < total; ++handled) {
       Candidate &candidate = pool.next();
       ConfigTiming &timing = candidate.timing;
@@ -156,27 +158,90 @@ public:
         progress_.report(pool.compiled());
         continue;
       }
-      Clock::time_point start = Clock::now();
-      Status status = measure(candidate);
-      benchmarkMs_ += msSince(start);
-      if (!status.ok())
-        return status;
-      // Only the main thread's copies: workers may still write to
-      // candidates that are not handed over yet.
-      if (timing.status == "ok")
-        measured_.push_back(timing);
-      if (int best = selectWinner(measured_, options_.tieTolerance); best >= 0)
-        progress_.best =
-            formatUs(measured_[best].medianUs) + " " + measured_[best].config;
+      TILEC_RETURN_IF_ERROR(
+          measure(candidate, screening ? screeningOptions() : nextOptions()));
+      if (timing.status == "ok") {
+        timed.push_back(&candidate);
+        ++progress_.benchmarked;
+      }
       progress_.report(pool.compiled());
     }
+    if (screening)
+      return confirm(timed);
     return Status::success();
   }
   double benchmarkMs() const { return benchmarkMs_; }
 
 private:
-  // Loads, binds and times one candidate; see run() for the errors.
-  Status measure(Candidate &candidate) {
+  // Two rounds where more candidates than the screening keeps may run.
+  bool screens(size_t total) const {
+    return options_.screening.keep > 0 &&
+           total > size_t(options_.screening.keep);
+  }
+
+  BenchmarkOptions screeningOptions() const {
+    BenchmarkOptions options = nextOptions();
+    options.warmupMs = options_.screening.warmupMs;
+    options.budgetMs = options_.screening.budgetMs;
+    return options;
+  }
+
+  // The second round: the screened candidates within the screening's
+  // margin of the fastest (at most `keep`, fastest first, ties by config
+  // text) are timed again in full; the others are marked "screened", which
+  // keeps them out of the winner's choice (their medians are from fewer
+  // repetitions).
+  Status confirm(std::vector<Candidate *> timed) {
+    std::sort(timed.begin(), timed.end(),
+              [](const Candidate *a, const Candidate *b) {
+                if (a->timing.medianUs != b->timing.medianUs)
+                  return a->timing.medianUs < b->timing.medianUs;
+                return a->timing.config < b->timing.config;
+              });
+    measured_.clear();
+    for (size_t rank = 0; rank < timed.size(); ++rank) {
+      Candidate &candidate = *timed[rank];
+      ConfigTiming &timing = candidate.timing;
+      double ratio = timing.medianUs / timed.front()->timing.medianUs;
+      if (rank >= size_t(options_.screening.keep) ||
+          ratio > 1 + options_.screening.within || timing.repetitions < 2) {
+        char reason[128];
+        std::snprintf(reason, sizeof(reason),
+                      "%.2fx the fastest on the screening budget (%g ms), "
+                      "rank %zu of %zu",
+                      ratio, options_.screening.budgetMs, rank + 1,
+                      timed.size());
+        timing.status = "screened";
+        if (!timing.reason.empty())
+          timing.reason += "; ";
+        timing.reason += reason;
+        continue;
+      }
+      timing.reason.clear();
+      TILEC_RETURN_IF_ERROR(measure(candidate, options_.benchmark));
+      progress_.report(progress_.total);
+    }
+    return Status::success();
+  }
+
+  // Loads (once), binds and times one candidate; see run() for the errors.
+  Status measure(Candidate &candidate, const BenchmarkOptions &options) {
+    Clock::time_point start = Clock::now();
+    Status status = measureOnce(candidate, options);
+    benchmarkMs_ += msSince(start);
+    if (!status.ok())
+      return status;
+    // Only the main thread's copies: workers may still write to
+    // candidates that are not handed over yet.
+    if (candidate.timing.status == "ok")
+      measured_.push_back(candidate.timing);
+    if (int best = selectWinner(measured_, options_.tieTolerance); best >= 0)
+      progress_.best =
+          formatUs(measured_[best].medianUs) + " " + measured_[best].config;
+    return Status::success();
+  }
+
+  Status measureOnce(Candidate &candidate, const BenchmarkOptions &options) {
     ConfigTiming &timing = candidate.timing;
     auto fail = [&](const Status &status, const char *what) {
       timing.status = "failed";
@@ -184,19 +249,22 @@ private:
       progress_.line.note(timing.config + ": " + timing.reason);
       return Status::success();
     };
-    Result<std::shared_ptr<const Kernel>> kernel =
-        provider_.load(candidate.artifact);
-    if (!kernel)
-      return fail(kernel.status(), "load");
+    if (!candidate.kernel) {
+      Result<std::shared_ptr<const Kernel>> kernel =
+          provider_.load(candidate.artifact);
+      if (!kernel)
+        return fail(kernel.status(), "load");
+      candidate.kernel = std::move(*kernel);
+    }
     Result<Dim3> grid = description_.evaluateGrid(candidate.config, call_);
     if (!grid)
       return fail(grid.status(), "grid");
-    Result<ArgPack> pack = (*kernel)->makeArgPack();
+    Result<ArgPack> pack = candidate.kernel->makeArgPack();
     Status bound = pack ? inputs_.bind(*pack) : pack.status();
     if (!bound.ok())
       return fail(bound, "arguments");
     Result<BenchmarkResult> result =
-        benchmarker_.run(**kernel, *grid, *pack, nextOptions());
+        benchmarker_.run(*candidate.kernel, *grid, *pack, options);
     if (!result) {
       Status recorded = fail(result.status(), "benchmark");
       // A kernel fault poisons the context: nothing after it would run.
@@ -208,8 +276,6 @@ private:
                            " broke the CUDA context: " + sync.message());
     }
     record(*result, timing);
-    candidate.kernel = std::move(*kernel);
-    ++progress_.benchmarked;
     return Status::success();
   }
 

@@ -51,6 +51,7 @@ TEST(EnvironmentTest, EveryVariableReachesItsField) {
                               {"TILEC_PIN_FILE", "/pins.json"},
                               {"TILEC_PIN_CONFIG", "matmul=BLOCK_M=64"},
                               {"TILEC_RECORD_WORKLOAD", "/w.json"},
+                              {"TILEC_AUTOTUNE_SCREEN", "2"},
                               {"TILEC_PTXAS", "/bin/ptxas"},
                               {"TILEC_NVJITLINK", "/lib/nvjitlink.so"},
                               {"TILEC_LIBDEVICE", "/lib/libdevice.bc"},
@@ -70,6 +71,7 @@ TEST(EnvironmentTest, EveryVariableReachesItsField) {
   EXPECT_EQ(environment.pinFile, "/pins.json");
   EXPECT_EQ(environment.pinConfig, "matmul=BLOCK_M=64");
   EXPECT_EQ(environment.recordWorkload, "/w.json");
+  EXPECT_EQ(environment.autotuneScreen, "2");
   EXPECT_EQ(environment.ptxas, "/bin/ptxas");
   EXPECT_EQ(environment.nvJitLink, "/lib/nvjitlink.so");
   EXPECT_EQ(environment.libdevice, "/lib/libdevice.bc");

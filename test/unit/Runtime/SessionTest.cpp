@@ -33,6 +33,12 @@ TEST(SessionOptionsTest, TheEnvironmentSetsTheCachesAndPins) {
   EXPECT_EQ(options->remote, nullptr);
   EXPECT_EQ(options->bundle, nullptr);
   EXPECT_FALSE(options->compiler);
+  EXPECT_EQ(options->tuning.screening.keep, rt::ScreeningOptions().keep);
+
+  environment.autotuneScreen = "0";
+  auto full = rt::SessionOptions::fromEnvironment(environment);
+  ASSERT_TRUE(full.ok()) << full.message();
+  EXPECT_EQ(full->tuning.screening.keep, 0);
 }
 
 TEST(SessionOptionsTest, ABadVariableIsAnErrorNamingIt) {
@@ -42,6 +48,16 @@ TEST(SessionOptionsTest, ABadVariableIsAnErrorNamingIt) {
   ASSERT_FALSE(badPins.ok());
   EXPECT_NE(badPins.message().find("TILEC_PIN_CONFIG"), std::string::npos)
       << badPins.message();
+
+  for (const char *text : {"-1", "four", "4.5", "100000"}) {
+    rt::Environment screen;
+    screen.autotuneScreen = text;
+    auto badScreen = rt::SessionOptions::fromEnvironment(screen);
+    ASSERT_FALSE(badScreen.ok()) << text;
+    EXPECT_NE(badScreen.message().find("TILEC_AUTOTUNE_SCREEN"),
+              std::string::npos)
+        << badScreen.message();
+  }
 
   rt::Environment bundle;
   bundle.bundle = "/nonexistent/net.bundle";

@@ -44,6 +44,7 @@ struct Environment {
   std::string pinFile;        // TILEC_PIN_FILE
   std::string pinConfig;      // TILEC_PIN_CONFIG
   std::string recordWorkload; // TILEC_RECORD_WORKLOAD
+  std::string autotuneScreen; // TILEC_AUTOTUNE_SCREEN
 
   // The compiler's tools and debugging (docs/environment.md).
   std::string ptxas;       // TILEC_PTXAS

@@ -62,9 +62,11 @@ namespace tilec::rt {
 struct ConfigTiming {
   // Canonical config text.
   std::string config;
-  // "ok" (benchmarked), "pruned" (cannot run on the device, or the kernel's
-  // pruneUnless says it is not worth trying) or "failed" (compile, load or
-  // launch error); `reason` says why for the last two.
+  // "ok" (benchmarked), "screened" (timed on the short screening budget
+  // only: too far from the fastest to be timed in full), "pruned" (cannot
+  // run on the device, or the kernel's pruneUnless says it is not worth
+  // trying) or "failed" (compile, load or launch error); `reason` says why
+  // for the last three.
   std::string status = "ok";
   std::string reason;
   // Kernel time over the repetitions (L2 flushed before each), microseconds.

@@ -189,8 +189,28 @@ enum class ProgressMode {
   Never,
 };
 
+// The first of two benchmark rounds (AutotuneOptions::screening).
+struct ScreeningOptions {
+  // Each candidate's short measurement.
+  double warmupMs = 1;
+  double budgetMs = 4;
+  // Those whose median is within this of the best screened median (0.10 =
+  // 10%) go on to the full measurement, at most `keep` of them, fastest
+  // first. keep 0 measures every candidate in full, in one round.
+  double within = 0.10;
+  int keep = 4;
+};
+
 struct AutotuneOptions {
   BenchmarkOptions benchmark;
+  // Where there are more than screening.keep candidates, every candidate is
+  // first timed on the screening budget, then the few fastest again on the
+  // full one (`benchmark`), and the winner is chosen among those; the others
+  // are recorded "screened" with their short measurement. Most candidates of
+  // a tuning are far from the winner: the two rounds benchmark for about a
+  // third of the time of one full round, which is most of a first call's
+  // tuning once its compiles are done.
+  ScreeningOptions screening;
   // Relative difference of medians that counts as a tie (0.01 = 1%).
   double tieTolerance = 0.01;
   // A candidate whose first launch takes more than stopFactor times the best

@@ -388,6 +388,30 @@ TEST_F(AutotuneGpuTest, CompilesQueuedAheadServeTheTunings) {
   EXPECT_EQ(tuner.compileAhead(calls), 0u) << "chosen: nothing to tune";
 }
 
+// A second key whose candidates compile to the same cubins as the first's
+// (the same specialization) tunes on the kernels the first loaded: nothing
+// is compiled or loaded again, and its winner is right.
+TEST_F(AutotuneGpuTest, ASecondKeyTunesOnTheKernelsTheFirstLoaded) {
+  CountingCompiler compiler;
+  rt::KernelProvider provider(*context, &compiler);
+  rt::AutotuneCache cache(cachePath);
+  rt::Autotuner tuner(provider, cache, {}, fastOptions());
+  harness::RunRequest first =
+      requestOf("matmul", {{"M", 320}, {"N", 256}, {"K", 192}});
+  harness::RunRequest second =
+      requestOf("matmul", {{"M", 640}, {"N", 256}, {"K", 192}});
+  auto tuned = tuner.select("matmul", callOf(first), inputsFor(first));
+  ASSERT_TRUE(tuned.ok()) << tuned.message();
+  int compiles = compiler.compiles.load();
+  EXPECT_GT(compiles, 1);
+  auto again = tuner.select("matmul", callOf(second), inputsFor(second));
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->source, rt::ConfigSource::Tuned);
+  EXPECT_NE(again->key, tuned->key);
+  EXPECT_EQ(compiler.compiles.load(), compiles) << "the second key compiled";
+  expectCorrect(*again, second);
+}
+
 TEST_F(AutotuneGpuTest, SoftmaxDerivesBlockN) {
   tilec::jit::TilecJIT compiler;
   rt::KernelProvider provider(*context, &compiler);

@@ -148,9 +148,11 @@ static int writeShowJson(const rt::AutotuneCache &cache) {
   for (const auto &[deviceName, kernels] : cache.entries())
     for (const auto &[kernel, keys] : kernels)
       for (const auto &[key, entry] : keys) {
-        size_t ran = std::count_if(
-            entry.timings.begin(), entry.timings.end(),
-            [](const rt::ConfigTiming &t) { return t.status == "ok"; });
+        size_t ran =
+            std::count_if(entry.timings.begin(), entry.timings.end(),
+                          [](const rt::ConfigTiming &t) {
+                            return t.status == "ok" || t.status == "screened";
+                          });
         json["entries"].push_back({{"device", deviceName},
                                    {"kernel", kernel},
                                    {"key", key},
@@ -210,9 +212,11 @@ static int runShow() {
         llvm::outs() << "    " << key << "\n      winner " << entry.config;
         if (double median = entry.winnerMedianUs(); median > 0)
           llvm::outs() << llvm::format("  %.1f us", median);
-        size_t ran = std::count_if(
-            entry.timings.begin(), entry.timings.end(),
-            [](const rt::ConfigTiming &t) { return t.status == "ok"; });
+        size_t ran =
+            std::count_if(entry.timings.begin(), entry.timings.end(),
+                          [](const rt::ConfigTiming &t) {
+                            return t.status == "ok" || t.status == "screened";
+                          });
         llvm::outs() << "\n      " << ran << "/" << entry.timings.size()
                      << " configs ran";
         if (!entry.tunedAt.empty())
@@ -346,6 +350,8 @@ int runTune() {
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
   options.benchmark.warmupMs = warmupMs;
+  if (screenKeep < -1)
+    return fail("--screen-keep must be 0 or more");
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
   options.screening.budgetMs = screenBudgetMs;

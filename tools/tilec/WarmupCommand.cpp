@@ -566,6 +566,8 @@ int runWarmup() {
     return fail(sessionOptions.message());
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
+  if (screenKeep < -1)
+    return fail("--screen-keep must be 0 or more");
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
   options.jobs = jobs;

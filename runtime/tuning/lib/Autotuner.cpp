@@ -193,20 +193,22 @@ bool Autotuner::wouldTuneLocked(const std::string &kernel,
     return false;
   std::string key =
       specializedAutotuneKey(*declaredKey, description.specializationOf(call));
-  if (options_.force)
-    return true;
-  if (chosen_.count(choiceKey(kernel, key)) || pins_.find(kernel, *declaredKey))
+  // --force skips the memo and the autotune cache, not a pin or a bundle.
+  if (!options_.force && chosen_.count(choiceKey(kernel, key)))
+    return false;
+  if (pins_.find(kernel, *declaredKey))
     return false;
   if (const KernelBundle *bundle = provider_.bundle())
     if (bundle->findSelection(deviceName(), provider_.target(), kernel, key) ||
         provider_.bundlePolicy() == BundlePolicy::Strict)
       return false;
-  return cache_.find(deviceName(), kernel, key) == nullptr;
+  return options_.force || cache_.find(deviceName(), kernel, key) == nullptr;
 }
 
 size_t Autotuner::compileAhead(
     const std::vector<std::pair<std::string, Call>> &calls) {
   std::lock_guard<std::mutex> lock(mutex_);
+  provider_.limitCompileAhead(options_.jobs);
   size_t queued = 0;
   for (const auto &[kernel, call] : calls) {
     Result<const KernelDescription *> description = describeLocked(kernel);
@@ -431,6 +433,13 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   result->compileMs = pool.compileMs();
   result->inputsMs = inputsMs;
   result->benchmarkMs = *benchmarkMs;
+  // Every candidate that ran stays loaded for the tunings of other keys
+  // that try the same cubin (a network's layers, a map kernel's buckets).
+  for (const Candidate &candidate : *candidates)
+    if (candidate.kernel && (candidate.timing.status == "ok" ||
+                             candidate.timing.status == "screened"))
+      provider_.insert(kernel, candidate.config, specialization,
+                       candidate.kernel);
   const Candidate &winner = (*candidates)[result->winnerIndex];
   provider_.insert(kernel, winner.config, specialization, result->kernel);
   if (options_.persist) {
@@ -474,7 +483,9 @@ Autotuner::adoptOnlyCandidate(const KernelDescription &description,
                              : ErrorKind::Unspecified,
                          kernel + " " + only.text + " " + only.timing.status +
                              ": " + only.timing.reason);
-  Result<std::shared_ptr<const Kernel>> loaded = provider_.load(only.artifact);
+  Result<std::shared_ptr<const Kernel>> loaded =
+      only.kernel ? Result<std::shared_ptr<const Kernel>>(only.kernel)
+                  : provider_.load(only.artifact);
   if (!loaded)
     return loaded.status().withContext(kernel + " " + only.text);
   Result<Dim3> grid = description.evaluateGrid(only.config, call);

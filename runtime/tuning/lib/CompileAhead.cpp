@@ -46,19 +46,29 @@ bool CompileAhead::enqueue(const std::string &kernel, const Config &config,
       forgetDoneLocked();
     if (jobs_.size() >= capacity_)
       return false;
+    // Workers start with the work, up to the limit; idle ones sleep.
+    if (workers_.size() < threads_ &&
+        workers_.size() < queue_.size() + running_ + 1)
+      workers_.emplace_back([this] { work(); });
     auto job = std::make_shared<Job>();
     job->kernel = kernel;
     job->config = config;
     job->specialization = specialization;
     jobs_.emplace(key, std::move(job));
     queue_.push_back(std::move(key));
-    // Workers start with the work, up to the limit; idle ones sleep.
-    if (workers_.size() < threads_ &&
-        workers_.size() < queue_.size() + running_)
-      workers_.emplace_back([this] { work(); });
   }
-  changed_.notify_one();
+  // Workers, takers and waitIdle() share the condition: all of them look.
+  changed_.notify_all();
   return true;
+}
+
+void CompileAhead::setThreads(unsigned threads) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    threads_ =
+        threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  }
+  changed_.notify_all();
 }
 
 std::optional<Result<CompiledArtifact>>
@@ -101,7 +111,9 @@ void CompileAhead::waitIdle() {
 void CompileAhead::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
-    changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+    changed_.wait(lock, [&] {
+      return stopping_ || (!queue_.empty() && running_ < threads_);
+    });
     if (stopping_)
       return;
     std::shared_ptr<Job> job = jobs_.at(queue_.front());

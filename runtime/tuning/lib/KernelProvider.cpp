@@ -30,12 +30,17 @@ KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
         });
 }
 
+std::string KernelProvider::slotKey(const std::string &kernel,
+                                    const Config &config,
+                                    const Specialization &specialization) {
+  return kernel + "\n" + config.str() + "\n" + specialization.str();
+}
+
 std::shared_ptr<KernelProvider::Slot>
 KernelProvider::slot(const std::string &kernel, const Config &config,
                      const Specialization &specialization) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::shared_ptr<Slot> &slot =
-      slots_[kernel + "\n" + config.str() + "\n" + specialization.str()];
+  std::shared_ptr<Slot> &slot = slots_[slotKey(kernel, config, specialization)];
   if (!slot)
     slot = std::make_shared<Slot>();
   return slot;
@@ -57,6 +62,11 @@ bool KernelProvider::compileAhead(const std::string &kernel,
   return ahead_ && ahead_->enqueue(kernel, config, specialization);
 }
 
+void KernelProvider::limitCompileAhead(unsigned threads) {
+  if (ahead_)
+    ahead_->setThreads(threads);
+}
+
 Result<CompiledArtifact>
 KernelProvider::compileNow(const std::string &kernel, const Config &config,
                            const Specialization &specialization) const {
@@ -66,8 +76,11 @@ KernelProvider::compileNow(const std::string &kernel, const Config &config,
                              " is neither loaded nor cached, and this program "
                              "links no KernelCompiler (link tilec's JIT, or "
                              "tune/pack the kernel ahead of time)");
+  auto start = std::chrono::steady_clock::now();
   Result<CompiledArtifact> artifact =
       compiler_->compile(kernel, config, target_, specialization);
+  if (artifact)
+    artifact->compileMs = usSince(start) / 1000;
   // Whatever stage failed, the kernel could not be made here; a config past
   // the target's block resources keeps its kind, for the tuner to prune.
   if (!artifact)
@@ -221,6 +234,21 @@ KernelProvider::getCached(const std::string &kernel, const Config &config,
   times.compiled = true;
   std::lock_guard<std::mutex> countLock(mutex_);
   ++compiles_;
+  return entry->kernel;
+}
+
+std::shared_ptr<const Kernel>
+KernelProvider::findLoaded(const std::string &kernel, const Config &config,
+                           const Specialization &specialization) {
+  std::shared_ptr<Slot> entry;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = slots_.find(slotKey(kernel, config, specialization));
+    if (found == slots_.end())
+      return nullptr;
+    entry = found->second;
+  }
+  std::lock_guard<std::mutex> lock(entry->mutex);
   return entry->kernel;
 }
 

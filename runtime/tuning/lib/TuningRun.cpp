@@ -94,16 +94,30 @@ void compileCandidate(KernelProvider &provider, const std::string &kernel,
   if (candidate.timing.status == "pruned")
     return;
   Clock::time_point begin = Clock::now();
-  Result<CompiledArtifact> artifact =
-      provider.compile(kernel, candidate.config, specialization);
-  candidate.timing.compileMs = msSince(begin);
-  if (!artifact) {
-    candidate.timing.status =
-        artifact.status().kind() == ErrorKind::Resources ? "pruned" : "failed";
-    candidate.timing.reason = artifact.message();
-    return;
+  if (std::shared_ptr<const Kernel> loaded =
+          provider.findLoaded(kernel, candidate.config, specialization)) {
+    // Loaded by an earlier tuning (another key, the same cubin): neither
+    // compiled nor loaded again.
+    candidate.kernel = std::move(loaded);
+    candidate.artifact.metadata = candidate.kernel->metadata();
+  } else {
+    Result<CompiledArtifact> artifact =
+        provider.compile(kernel, candidate.config, specialization);
+    if (!artifact) {
+      candidate.timing.compileMs = msSince(begin);
+      candidate.timing.status = artifact.status().kind() == ErrorKind::Resources
+                                    ? "pruned"
+                                    : "failed";
+      candidate.timing.reason = artifact.message();
+      return;
+    }
+    candidate.artifact = std::move(*artifact);
   }
-  candidate.artifact = std::move(*artifact);
+  // A compile queued ahead and handed over says how long it took; the wait
+  // for it is not its cost.
+  candidate.timing.compileMs = candidate.artifact.compileMs > 0
+                                   ? candidate.artifact.compileMs
+                                   : msSince(begin);
   const CompileMetadata &metadata = candidate.artifact.metadata;
   candidate.timing.registers = metadata.registers.value_or(-1);
   candidate.timing.sharedBytes = metadata.sharedBytes;
@@ -147,7 +161,7 @@ public:
   // candidate that fails is recorded as failed; the error is only for one
   // that broke the CUDA context, after which nothing would run.
   Status run(CompilePool &pool, size_t total) {
-    const bool screening = screens(total);
+    const bool screening = screens(pool.runnable());
     std::vector<Candidate *> timed;
     for (size_t handled = 0; handled < total; ++handled) {
       Candidate &candidate = pool.next();
@@ -173,10 +187,11 @@ public:
   double benchmarkMs() const { return benchmarkMs_; }
 
 private:
-  // Two rounds where more candidates than the screening keeps may run.
-  bool screens(size_t total) const {
+  // Two rounds where more candidates than the screening keeps may run (the
+  // kernel's own pruning left them).
+  bool screens(size_t runnable) const {
     return options_.screening.keep > 0 &&
-           total > size_t(options_.screening.keep);
+           runnable > size_t(options_.screening.keep);
   }
 
   BenchmarkOptions screeningOptions() const {
@@ -186,40 +201,59 @@ private:
     return options;
   }
 
-  // The second round: the screened candidates within the screening's
-  // margin of the fastest (at most `keep`, fastest first, ties by config
-  // text) are timed again in full; the others are marked "screened", which
-  // keeps them out of the winner's choice (their medians are from fewer
-  // repetitions).
+  // The second round: the fastest screened candidate, and those within the
+  // screening's margin of it (at most `keep` in all, fastest first, ties by
+  // config text), are timed again in full; where no more than `keep` ran,
+  // all of them are. The others are marked "screened", which keeps them out
+  // of the winner's choice (their medians are from fewer repetitions),
+  // unless none of those timed in full ran: then the fastest screened one
+  // competes with its short measurement.
   Status confirm(std::vector<Candidate *> timed) {
+    if (timed.empty())
+      return Status::success();
     std::sort(timed.begin(), timed.end(),
               [](const Candidate *a, const Candidate *b) {
                 if (a->timing.medianUs != b->timing.medianUs)
                   return a->timing.medianUs < b->timing.medianUs;
                 return a->timing.config < b->timing.config;
               });
-    measured_.clear();
+    const size_t keep = size_t(options_.screening.keep);
+    const double fastest = timed.front()->timing.medianUs;
+    const bool all = timed.size() <= keep;
+    std::vector<Candidate *> full, screened;
     for (size_t rank = 0; rank < timed.size(); ++rank) {
-      Candidate &candidate = *timed[rank];
-      ConfigTiming &timing = candidate.timing;
-      double ratio = timing.medianUs / timed.front()->timing.medianUs;
-      if (rank >= size_t(options_.screening.keep) ||
-          ratio > 1 + options_.screening.within || timing.repetitions < 2) {
-        char reason[128];
-        std::snprintf(reason, sizeof(reason),
-                      "%.2fx the fastest on the screening budget (%g ms), "
-                      "rank %zu of %zu",
-                      ratio, options_.screening.budgetMs, rank + 1,
-                      timed.size());
-        timing.status = "screened";
-        if (!timing.reason.empty())
-          timing.reason += "; ";
-        timing.reason += reason;
+      ConfigTiming &timing = timed[rank]->timing;
+      double ratio = timing.medianUs / fastest;
+      if (rank == 0 || all ||
+          (rank < keep && ratio <= 1 + options_.screening.within &&
+           timing.repetitions > 1)) {
+        full.push_back(timed[rank]);
         continue;
       }
-      timing.reason.clear();
-      TILEC_RETURN_IF_ERROR(measure(candidate, options_.benchmark));
+      char reason[128];
+      std::snprintf(reason, sizeof(reason),
+                    "%.2fx the fastest on the screening budget (%g ms), "
+                    "rank %zu of %zu",
+                    ratio, options_.screening.budgetMs, rank + 1, timed.size());
+      timing.status = "screened";
+      if (!timing.reason.empty())
+        timing.reason += "; ";
+      timing.reason += reason;
+      screened.push_back(timed[rank]);
+    }
+    measured_.clear();
+    bool ran = false;
+    for (Candidate *candidate : full) {
+      candidate->timing.reason.clear();
+      TILEC_RETURN_IF_ERROR(measure(*candidate, options_.benchmark));
+      ran = ran || candidate->timing.status == "ok";
       progress_.report(progress_.total);
+    }
+    if (!ran && !screened.empty()) {
+      ConfigTiming &best = screened.front()->timing;
+      best.status = "ok";
+      best.reason = "the screening round's measurement: the candidates "
+                    "timed in full failed";
     }
     return Status::success();
   }

@@ -76,6 +76,8 @@ public:
               CompileFn compile)
       : candidates_(candidates), compile_(std::move(compile)),
         start_(Clock::now()) {
+    for (const Candidate &candidate : candidates)
+      runnable_ += candidate.timing.status != "pruned";
     for (size_t i = 0; i < jobs; ++i)
       threads_.emplace_back([this] { work(); });
   }
@@ -98,6 +100,9 @@ public:
         thread.join();
   }
   size_t compiled() const { return compiled_.load(); }
+  // The candidates the kernel's own conditions did not prune before
+  // compiling (collectCandidates).
+  size_t runnable() const { return runnable_; }
   // From the first compile submitted to the last finished.
   double compileMs() const { return double(lastEndNs_.load()) / 1e6; }
 
@@ -124,6 +129,7 @@ private:
   }
 
   std::vector<Candidate> &candidates_;
+  size_t runnable_ = 0;
   CompileFn compile_;
   Clock::time_point start_;
   std::atomic<size_t> nextIndex_{0};

@@ -193,18 +193,36 @@ TEST(CompileAheadTest, CapacityForgetsUntakenArtifactsFirst) {
 TEST(CompileAheadTest, TheDestructorDropsTheQueueAndWaitsForRunningCompiles) {
   FakeCompiler compiler;
   compiler.hold();
+  std::thread releaser;
   {
     CompileAhead ahead(compiler.function(), /*threads=*/1);
     for (int m = 1; m <= 4; ++m)
       ASSERT_TRUE(ahead.enqueue("k", configOf(m), {}));
     compiler.waitStarted(1);
-    std::thread releaser([&] {
+    // Released while the destructor waits for the running compile.
+    releaser = std::thread([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       compiler.release();
     });
-    releaser.detach();
   }
+  releaser.join();
   EXPECT_EQ(compiler.started(), 1) << "the queued ones were dropped";
+}
+
+TEST(CompileAheadTest, FewerThreadsFromNowOn) {
+  FakeCompiler compiler;
+  compiler.hold();
+  CompileAhead ahead(compiler.function(), /*threads=*/4);
+  ahead.setThreads(2);
+  for (int m = 1; m <= 6; ++m)
+    ASSERT_TRUE(ahead.enqueue("k", configOf(m), {}));
+  compiler.waitStarted(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(compiler.started(), 2) << "two at once";
+  compiler.release();
+  ahead.waitIdle();
+  EXPECT_EQ(compiler.started(), 6);
+  EXPECT_EQ(compiler.peak(), 2);
 }
 
 } // namespace

@@ -43,10 +43,10 @@ public:
       const std::string &kernel, const Config &config,
       const Specialization &specialization)>;
 
-  // `threads` workers at most (0: the hardware's); at most `capacity`
-  // compiles queued, running or done and not taken at once.
+  // `threads` compiles at once at most (0: the hardware's threads); at most
+  // `capacity` compiles queued, running or done and not taken at once.
   CompileAhead(CompileFunction compile, unsigned threads = 0,
-               size_t capacity = 512);
+               size_t capacity = 256);
   ~CompileAhead();
   CompileAhead(const CompileAhead &) = delete;
   CompileAhead &operator=(const CompileAhead &) = delete;
@@ -65,6 +65,11 @@ public:
   std::optional<Result<CompiledArtifact>>
   take(const std::string &kernel, const Config &config,
        const Specialization &specialization);
+
+  // At most `threads` compiles at once from now on (0: the hardware's
+  // threads), as a tuner's own compile pool is limited (AutotuneOptions::
+  // jobs).
+  void setThreads(unsigned threads);
 
   // Compiles queued, running, and done but not taken.
   size_t size() const;

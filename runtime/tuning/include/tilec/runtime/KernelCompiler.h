@@ -41,6 +41,9 @@ namespace tilec::rt {
 struct CompiledArtifact {
   std::string cubin;
   CompileMetadata metadata;
+  // Wall time of the compile that made it, when the KernelProvider ran it
+  // (0: not measured).
+  double compileMs = 0;
 };
 
 class KernelCompiler {

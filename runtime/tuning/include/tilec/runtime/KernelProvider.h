@@ -103,6 +103,9 @@ public:
   // false when there is no compiler or it is queued already.
   bool compileAhead(const std::string &kernel, const Config &config,
                     const Specialization &specialization);
+  // At most `threads` compiles queued ahead run at once (0: one per
+  // hardware thread).
+  void limitCompileAhead(unsigned threads);
 
   // Loads `artifact` on the provider's context (the calling thread must have
   // it current) without memoizing.
@@ -112,6 +115,14 @@ public:
   load(std::string_view cubin, const std::string &metadataJson) const;
   Result<std::shared_ptr<const Kernel>> load(std::string_view cubin,
                                              CompileMetadata metadata) const;
+
+  // The kernel get() or insert() memoized for (kernel, config,
+  // specialization), else null; compiles and loads nothing. A tuning takes
+  // its candidates from here when an earlier tuning of another key loaded
+  // the same cubin.
+  std::shared_ptr<const Kernel>
+  findLoaded(const std::string &kernel, const Config &config,
+             const Specialization &specialization);
 
   // Memoizes an already loaded kernel (the autotuner's winner).
   void insert(const std::string &kernel, const Config &config,
@@ -129,6 +140,8 @@ private:
     std::mutex mutex;
     std::shared_ptr<const Kernel> kernel;
   };
+  static std::string slotKey(const std::string &kernel, const Config &config,
+                             const Specialization &specialization);
   std::shared_ptr<Slot> slot(const std::string &kernel,
                              const Config &config,
                              const Specialization &specialization);

@@ -10,8 +10,6 @@
 #include "tilec/runtime/Launch.h"
 
 #include <algorithm>
-#include <set>
-#include <thread>
 
 namespace tilec::sparse {
 
@@ -244,13 +242,6 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
 
 void SparseEngine::precompile(
     const std::vector<std::pair<std::string, Call>> &calls) {
-  struct Job {
-    std::string kernel;
-    Config config;
-    Specialization specialization;
-  };
-  std::vector<Job> jobs;
-  std::set<std::string> seen;
   for (const auto &[kernel, call] : calls) {
     // A size inside a bucket this process already ran needs nothing: its
     // kernel is loaded, whatever the exact size.
@@ -264,24 +255,19 @@ void SparseEngine::precompile(
     if (!config)
       continue;
     Specialization specialization = (*description)->specializationOf(call);
-    // A bundle's cubin loads without compiling.
+    // A bundle's cubin loads without compiling; a kernel loaded for another
+    // bucket serves this one.
     if (const rt::KernelBundle *bundle = provider_.bundle();
         bundle && bundle->findCubin(kernel, config->str(), specialization.str(),
                                     provider_.target()))
       continue;
-    if (seen.insert(kernel + "|" + config->str() + "|" + specialization.str())
-            .second)
-      jobs.push_back({kernel, *config, specialization});
+    if (provider_.findLoaded(kernel, *config, specialization))
+      continue;
+    // In the build's order, on the provider's workers: the build's first
+    // launch waits only for its own kernel (or compiles it, if no worker
+    // has started it), not for the whole list.
+    provider_.compileAhead(kernel, *config, specialization);
   }
-  if (jobs.size() < 2)
-    return;
-  std::vector<std::thread> threads;
-  for (const Job &job : jobs)
-    threads.emplace_back([this, &job] {
-      (void)provider_.compile(job.kernel, job.config, job.specialization);
-    });
-  for (std::thread &thread : threads)
-    thread.join();
 }
 
 bool SparseEngine::firstUseOf(const std::string &signature) {

@@ -66,9 +66,11 @@ public:
                 const std::map<std::string, rt::DevicePtr> &pointers,
                 CUstream stream, const rt::InputsFactory &inputs = {});
 
-  /// Compiles, in parallel, the kernels of the `calls` (kernel, call) that
-  /// have no launch plan yet, so that the launches after it only load them
-  /// (from the stage cache). A failed compile is reported by the launch.
+  /// Queues compiles of the kernels of the `calls` (kernel, call) that have
+  /// no launch plan yet and are not loaded for another bucket, in order, on
+  /// the provider's compile workers (KernelProvider::compileAhead): each
+  /// launch after it takes its kernel's compile, done or running, instead of
+  /// compiling it. A failed compile is reported by the launch.
   void precompile(const std::vector<std::pair<std::string, Call>> &calls);
 
   /// Whether `signature` is new to this engine (then it is remembered): a

@@ -90,6 +90,37 @@ int selectWinner(const std::vector<ConfigTiming> &timings, double tolerance) {
   return winner;
 }
 
+ScreeningCut screeningCut(const std::vector<ConfigTiming> &timings,
+                          const ScreeningOptions &screening) {
+  ScreeningCut cut;
+  for (size_t i = 0; i < timings.size(); ++i)
+    if (timings[i].status == "ok" && timings[i].medianUs > 0)
+      cut.order.push_back(i);
+  std::sort(cut.order.begin(), cut.order.end(), [&](size_t a, size_t b) {
+    if (timings[a].medianUs != timings[b].medianUs)
+      return timings[a].medianUs < timings[b].medianUs;
+    return timings[a].config < timings[b].config;
+  });
+  size_t keep = size_t(std::max(1, screening.keep));
+  if (cut.order.size() <= keep) {
+    cut.kept = cut.order.size();
+    return cut;
+  }
+  // The kept ones first, each part in the order of their medians.
+  const double fastest = timings[cut.order.front()].medianUs;
+  std::vector<size_t> kept = {cut.order.front()}, rest;
+  for (size_t rank = 1; rank < cut.order.size(); ++rank) {
+    const ConfigTiming &next = timings[cut.order[rank]];
+    bool near = next.medianUs <= fastest * (1 + screening.within) &&
+                next.repetitions > 1;
+    (near && kept.size() < keep ? kept : rest).push_back(cut.order[rank]);
+  }
+  cut.kept = kept.size();
+  cut.order = std::move(kept);
+  cut.order.insert(cut.order.end(), rest.begin(), rest.end());
+  return cut;
+}
+
 //===----------------------------------------------------------------------===//
 // Autotuner
 //===----------------------------------------------------------------------===//

@@ -201,56 +201,43 @@ private:
     return options;
   }
 
-  // The second round: the fastest screened candidate, and those within the
-  // screening's margin of it (at most `keep` in all, fastest first, ties by
-  // config text), are timed again in full; where no more than `keep` ran,
-  // all of them are. The others are marked "screened", which keeps them out
-  // of the winner's choice (their medians are from fewer repetitions),
-  // unless none of those timed in full ran: then the fastest screened one
-  // competes with its short measurement.
-  Status confirm(std::vector<Candidate *> timed) {
-    if (timed.empty())
+  // The second round: screeningCut's candidates are timed again in full.
+  // The others are marked "screened", which keeps them out of the winner's
+  // choice (their medians are from fewer repetitions), unless none of those
+  // timed in full ran: then the fastest screened one competes with its
+  // short measurement.
+  Status confirm(const std::vector<Candidate *> &timed) {
+    std::vector<ConfigTiming> round;
+    for (const Candidate *candidate : timed)
+      round.push_back(candidate->timing);
+    ScreeningCut cut = screeningCut(round, options_.screening);
+    if (cut.order.empty())
       return Status::success();
-    std::sort(timed.begin(), timed.end(),
-              [](const Candidate *a, const Candidate *b) {
-                if (a->timing.medianUs != b->timing.medianUs)
-                  return a->timing.medianUs < b->timing.medianUs;
-                return a->timing.config < b->timing.config;
-              });
-    const size_t keep = size_t(options_.screening.keep);
-    const double fastest = timed.front()->timing.medianUs;
-    const bool all = timed.size() <= keep;
-    std::vector<Candidate *> full, screened;
-    for (size_t rank = 0; rank < timed.size(); ++rank) {
-      ConfigTiming &timing = timed[rank]->timing;
-      double ratio = timing.medianUs / fastest;
-      if (rank == 0 || all ||
-          (rank < keep && ratio <= 1 + options_.screening.within &&
-           timing.repetitions > 1)) {
-        full.push_back(timed[rank]);
-        continue;
-      }
+    const double fastest = round[cut.order.front()].medianUs;
+    for (size_t rank = cut.kept; rank < cut.order.size(); ++rank) {
+      ConfigTiming &timing = timed[cut.order[rank]]->timing;
       char reason[128];
       std::snprintf(reason, sizeof(reason),
                     "%.2fx the fastest on the screening budget (%g ms), "
                     "rank %zu of %zu",
-                    ratio, options_.screening.budgetMs, rank + 1, timed.size());
+                    timing.medianUs / fastest, options_.screening.budgetMs,
+                    rank + 1, cut.order.size());
       timing.status = "screened";
       if (!timing.reason.empty())
         timing.reason += "; ";
       timing.reason += reason;
-      screened.push_back(timed[rank]);
     }
     measured_.clear();
     bool ran = false;
-    for (Candidate *candidate : full) {
-      candidate->timing.reason.clear();
-      TILEC_RETURN_IF_ERROR(measure(*candidate, options_.benchmark));
-      ran = ran || candidate->timing.status == "ok";
+    for (size_t rank = 0; rank < cut.kept; ++rank) {
+      Candidate &candidate = *timed[cut.order[rank]];
+      candidate.timing.reason.clear();
+      TILEC_RETURN_IF_ERROR(measure(candidate, options_.benchmark));
+      ran = ran || candidate.timing.status == "ok";
       progress_.report(progress_.total);
     }
-    if (!ran && !screened.empty()) {
-      ConfigTiming &best = screened.front()->timing;
+    if (!ran && cut.kept < cut.order.size()) {
+      ConfigTiming &best = timed[cut.order[cut.kept]]->timing;
       best.status = "ok";
       best.reason = "the screening round's measurement: the candidates "
                     "timed in full failed";

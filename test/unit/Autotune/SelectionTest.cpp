@@ -132,6 +132,77 @@ TEST(Winner, NothingRan) {
   EXPECT_EQ(rt::selectWinner({}, 0.01), -1);
 }
 
+// The screening round's cut: what is timed again in full.
+rt::ConfigTiming screened(const std::string &config, double medianUs,
+                          int repetitions = 20,
+                          const std::string &status = "ok") {
+  rt::ConfigTiming t = timing(config, medianUs, status);
+  t.repetitions = repetitions;
+  return t;
+}
+
+std::vector<std::string> keptConfigs(const std::vector<rt::ConfigTiming> &round,
+                                     const rt::ScreeningCut &cut) {
+  std::vector<std::string> kept;
+  for (size_t rank = 0; rank < cut.kept; ++rank)
+    kept.push_back(round[cut.order[rank]].config);
+  return kept;
+}
+
+TEST(Screening, TheFastestAndThoseWithinTheMarginUpToKeep) {
+  rt::ScreeningOptions options; // keep 4, within 10%
+  std::vector<rt::ConfigTiming> round = {screened("e", 130),
+                                         screened("a", 100),
+                                         screened("d", 109),
+                                         screened("c", 105),
+                                         screened("f", 111),
+                                         screened("b", 104),
+                                         screened("g", 0, 0, "pruned"),
+                                         screened("h", 90, 20, "failed")};
+  rt::ScreeningCut cut = rt::screeningCut(round, options);
+  // Fastest first; pruned and failed ones did not run.
+  ASSERT_EQ(cut.order.size(), 6u);
+  EXPECT_EQ(keptConfigs(round, cut),
+            (std::vector<std::string>{"a", "b", "c", "d"}));
+  options.keep = 2;
+  EXPECT_EQ(keptConfigs(round, rt::screeningCut(round, options)),
+            (std::vector<std::string>{"a", "b"}));
+  options.keep = 4;
+  options.within = 0.045;
+  EXPECT_EQ(keptConfigs(round, rt::screeningCut(round, options)),
+            (std::vector<std::string>{"a", "b"}));
+}
+
+TEST(Screening, TheFastestIsKeptAloneWhenNothingIsNear) {
+  std::vector<rt::ConfigTiming> round = {screened("a", 300), screened("b", 100),
+                                         screened("c", 200), screened("d", 400),
+                                         screened("e", 500)};
+  EXPECT_EQ(keptConfigs(round, rt::screeningCut(round, {})),
+            std::vector<std::string>{"b"});
+}
+
+TEST(Screening, EveryOneThatRanWhereNoMoreThanKeepDid) {
+  // Far apart, but only three ran: all three are timed in full.
+  std::vector<rt::ConfigTiming> round = {
+      screened("a", 300), screened("b", 100), screened("c", 200),
+      screened("d", 0, 0, "pruned"), screened("e", 0, 0, "failed")};
+  EXPECT_EQ(keptConfigs(round, rt::screeningCut(round, {})),
+            (std::vector<std::string>{"b", "c", "a"}));
+}
+
+TEST(Screening, AnEarlyStopIsNotKeptAndTiesGoByConfigText) {
+  // "c" is within the margin but was stopped after one launch; "b" and "a"
+  // tie on the median: "a" ranks first.
+  std::vector<rt::ConfigTiming> round = {
+      screened("b", 100), screened("a", 100), screened("c", 101, 1),
+      screened("d", 102), screened("e", 103), screened("f", 180)};
+  rt::ScreeningCut cut = rt::screeningCut(round, {});
+  EXPECT_EQ(keptConfigs(round, cut),
+            (std::vector<std::string>{"a", "b", "d", "e"}));
+  ASSERT_EQ(cut.order.size(), 6u);
+  EXPECT_EQ(round[cut.order[4]].config, "c");
+  EXPECT_EQ(round[cut.order[5]].config, "f");
+}
 TEST(Pins, Spec) {
   auto pins =
       rt::PinnedConfigs::parseSpec("matmul=BLOCK_M=64,BLOCK_N=64,BLOCK_K=32,"

@@ -201,6 +201,23 @@ struct ScreeningOptions {
   int keep = 4;
 };
 
+// The screening round's outcome: the candidates that ran (status "ok", a
+// positive median), as indices into the round's timings: the `kept` to time
+// again in full first, then the others, each part fastest first (ties by
+// config text).
+struct ScreeningCut {
+  std::vector<size_t> order;
+  size_t kept = 0;
+};
+
+// The cut of a screening round over `timings` (each candidate's short
+// measurement): the fastest, then those within `screening.within` of it
+// measured on more than one repetition (an early stop's single launch is
+// not), `screening.keep` in all; every one that ran where no more than
+// `screening.keep` did.
+ScreeningCut screeningCut(const std::vector<ConfigTiming> &timings,
+                          const ScreeningOptions &screening);
+
 struct AutotuneOptions {
   BenchmarkOptions benchmark;
   // Where there are more than screening.keep candidates, every candidate is

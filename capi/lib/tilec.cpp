@@ -388,7 +388,7 @@ tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  for (int64_t rows : sparse::convRowBlocks()) {
+  for (int64_t rows : sparse::convRowBlocks(tensor->tensor.voxels())) {
     auto maps = tensor->tensor.maps(kernel_size, dilation, rows,
                                     static_cast<CUstream>(stream));
     if (!maps)
@@ -411,8 +411,9 @@ tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  auto maps = tensor->tensor.maps(kernel_size, dilation,
-                                  sparse::convRowBlocks().front(), nullptr);
+  auto maps = tensor->tensor.maps(
+      kernel_size, dilation,
+      sparse::convRowBlocks(tensor->tensor.voxels()).front(), nullptr);
   if (!maps)
     return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
   *pairs = (*maps)->map->activePairs;

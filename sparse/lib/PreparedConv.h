@@ -97,15 +97,16 @@ struct SparseTensor::StridedEntry {
 Call convCall(const ConvArguments &arguments, int64_t rows, int64_t offsets,
               int64_t inputRows, int weightForm);
 
-/// sparse_conv_fwd's calls of `call` for each row block of convRowBlocks():
-/// what prepareConv tunes when it has no choice for them.
+/// sparse_conv_fwd's calls of `call` for each row block of
+/// convRowBlocks(N of the call): what prepareConv tunes when it has no
+/// choice for them.
 std::vector<std::pair<std::string, Call>> rowBlockCalls(const Call &call);
 
 /// The maps of a row block (`rows` rows a block), built on first use.
 using ConvMapsOf = std::function<Result<const NeighbourMaps *>(int64_t rows)>;
 
 /// Tunes (or finds tuned) sparse_conv_fwd for `call` over each row block of
-/// convRowBlocks() and prepares the fastest over its maps.
+/// convRowBlocks(N of the call) and prepares the fastest over its maps.
 Result<std::unique_ptr<PreparedConv>>
 prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
             const ConvArguments &arguments, const Call &call, CUstream stream);

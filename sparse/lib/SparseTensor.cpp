@@ -217,7 +217,7 @@ std::string buildSignature(int64_t n, int log2Slots, const Window &window,
   count(n);
   count(cdiv(n, kRadixPerProgram));
   count(cdiv(n, kCoverRows));
-  for (int64_t rows : convRowBlocks()) {
+  for (int64_t rows : convRowBlocks(n)) {
     count(cdiv(n, rows));
     count(cdiv(cdiv(n, rows), kRadixPerProgram));
   }
@@ -225,8 +225,8 @@ std::string buildSignature(int64_t n, int log2Slots, const Window &window,
 }
 
 // Every kernel call a build of these buckets may make: the table, the
-// lookups, the sort keys and the sort, the cover rounds, both row blocks'
-// lists with both fills.
+// lookups, the sort keys and the sort, the cover rounds, each row block's
+// lists (convRowBlocks(n)) with both fills.
 std::vector<std::pair<std::string, Call>>
 mapBuildCalls(int64_t n, int log2Slots, const Window &window, int coverRounds) {
   int64_t v = window.offsets();
@@ -241,7 +241,7 @@ mapBuildCalls(int64_t n, int log2Slots, const Window &window, int coverRounds) {
     calls.emplace_back("mask_cover", coverCall(n));
     appendRadixCalls(calls, n, coverSortPasses(n), /*positions=*/false);
   }
-  for (int64_t rows : convRowBlocks()) {
+  for (int64_t rows : convRowBlocks(n)) {
     int64_t blocks = cdiv(n, rows);
     for (int fill : {0, 1}) {
       calls.emplace_back("block_offsets", blockListCall(n, v, rows, fill));
@@ -496,8 +496,8 @@ SparseTensor::offsetPairs(const Window &asked, CUstream stream) {
     return found->second.get();
   auto sorted = sorted_.find(window);
   if (sorted == sorted_.end()) {
-    TILEC_ASSIGN_OR_RETURN(built,
-                           maps(window, convRowBlocks().front(), stream));
+    TILEC_ASSIGN_OR_RETURN(
+        built, maps(window, convRowBlocks(voxels()).front(), stream));
     (void)built;
     sorted = sorted_.find(window);
   }

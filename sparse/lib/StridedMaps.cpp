@@ -184,7 +184,7 @@ void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
   calls.emplace_back("neighbour_keys", keysCall(rows, g.kernel, v));
   appendRadixCalls(calls, rows, radixPasses(v));
   calls.emplace_back("neighbour_transpose", transposeCall(rows, v));
-  for (int64_t blockRows : convRowBlocks()) {
+  for (int64_t blockRows : convRowBlocks(rows)) {
     int64_t blocks = cdiv(rows, blockRows);
     for (int fill : {0, 1}) {
       calls.emplace_back("block_offsets",

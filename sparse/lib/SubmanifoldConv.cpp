@@ -1,6 +1,6 @@
 //===- SubmanifoldConv.cpp - The convolution over cached maps -------------===//
 //
-// For a call: each row block of convRowBlocks() has its maps and its tuned
+// For a call: each row block of convRowBlocks(rows) has its maps and its tuned
 // config (the autotuner tunes sparse_conv_fwd over the other parameters on
 // the call's own data, or serves the autotune cache); the row block whose
 // winner measured fastest runs. The choice is remembered per autotune key.
@@ -178,14 +178,14 @@ Call rowBlockCall(Call call, int64_t rows) {
 
 std::vector<std::pair<std::string, Call>> rowBlockCalls(const Call &call) {
   std::vector<std::pair<std::string, Call>> calls;
-  for (int64_t rows : convRowBlocks())
+  for (int64_t rows : convRowBlocks(call.sizes.at("N")))
     calls.emplace_back(kConvKernel, rowBlockCall(call, rows));
   return calls;
 }
 
-const std::vector<int64_t> &convRowBlocks() {
-  static const std::vector<int64_t> blocks = {64, 128};
-  return blocks;
+const std::vector<int64_t> &convRowBlocks(int64_t rows) {
+  static const std::vector<int64_t> small = {64}, both = {64, 128};
+  return rows <= 4096 ? small : both;
 }
 
 // A row block whose winner this process already chose needs no maps to
@@ -207,21 +207,23 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
   };
   // The row blocks without a choice tune one after another: their
   // candidates compile in one batch first.
+  const std::vector<std::pair<std::string, Call>> blockCalls =
+      rowBlockCalls(call);
   std::vector<bool> chosen;
   std::vector<std::pair<std::string, Call>> tunings;
-  for (auto &[kernel, blockCall] : rowBlockCalls(call)) {
+  for (const auto &[kernel, blockCall] : blockCalls) {
     chosen.push_back(engine.autotuner().hasChoice(kernel, blockCall));
     if (!chosen.back())
-      tunings.emplace_back(kernel, std::move(blockCall));
+      tunings.emplace_back(kernel, blockCall);
   }
   if (!tunings.empty())
     engine.autotuner().compileAhead(tunings);
   std::optional<Choice> best;
-  for (size_t block = 0; block < convRowBlocks().size(); ++block) {
-    int64_t rows = convRowBlocks()[block];
+  for (size_t block = 0; block < blockCalls.size(); ++block) {
     Choice choice;
-    choice.rows = rows;
-    choice.call = rowBlockCall(call, rows);
+    choice.call = blockCalls[block].second;
+    choice.rows = choice.call.params.at("BLOCK_M");
+    int64_t rows = choice.rows;
     Result<bool> split =
         maySplit(engine.autotuner(), *description, choice.call);
     if (!split)

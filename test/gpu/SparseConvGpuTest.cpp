@@ -660,10 +660,10 @@ TEST_F(SparseConvGpuTest, SplitRowBlocksMatchAndRepeat) {
                     true, true, stream->handle(), nullptr);
 }
 
-// A small input (the res-32 shell, 3,900 voxels: under one wave) is tuned
-// with the candidates in halves among the others: they run (timed in full,
-// or on the screening budget only), each on the workspace the tuning
-// allocated, and the winner's result is right.
+// A small input (the res-32 shell, 3,900 voxels: under one wave; the
+// 64-row block alone) is tuned with the candidates in halves among the
+// others: they run (timed in full, or on the screening budget only), each on
+// the workspace the tuning allocated, and the winner's result is right.
 TEST_F(SparseConvGpuTest, TuningRunsHalvesOnSmallInputs) {
   expectConvMatches(sparse::shellScene(32), 128, 128, 3, sparse::DType::F16,
                     false, true);
@@ -676,7 +676,8 @@ TEST_F(SparseConvGpuTest, TuningRunsHalvesOnSmallInputs) {
               (timing.status == "ok" || timing.status == "screened") &&
               timing.medianUs > 0)
             ++halvesRan;
-  EXPECT_GE(halvesRan, 2) << "candidates in halves tuned for both row blocks";
+  EXPECT_GE(halvesRan, 2) << "the two candidates in halves that CO = 128 "
+                             "leaves were not tuned";
 }
 
 // Two sessions of device 0 in one process, as a program with a runtime per

@@ -31,9 +31,9 @@ int main() {
   layer.co = 32;
   layer.dtype = sparse::DType::F16;
   auto calls = sparse::convKernelCalls(layer, shell.size());
-  CHECK(calls.size() == sparse::convRowBlocks().size(),
+  CHECK(calls.size() == sparse::convRowBlocks(shell.size()).size(),
         "%zu calls for %zu row blocks", calls.size(),
-        sparse::convRowBlocks().size());
+        sparse::convRowBlocks(shell.size()).size());
   for (const auto &[kernel, call] : calls)
     CHECK(kernel == "sparse_conv_fwd", "%s", kernel.c_str());
 

@@ -75,11 +75,11 @@ TEST(WorkloadSparseTest, ALayerCallsTheConvolutionKernelOncePerRowBlock) {
   arguments.co = 32;
   arguments.bias = rt::DevicePtr{0x1000};
   auto calls = sparse::convKernelCalls(arguments, 64160);
-  ASSERT_EQ(calls.size(), sparse::convRowBlocks().size());
+  ASSERT_EQ(calls.size(), 2u);
   for (size_t i = 0; i < calls.size(); ++i) {
     const auto &[kernel, call] = calls[i];
     EXPECT_EQ(kernel, "sparse_conv_fwd");
-    EXPECT_EQ(call.params.at("BLOCK_M"), sparse::convRowBlocks()[i]);
+    EXPECT_EQ(call.params.at("BLOCK_M"), sparse::convRowBlocks(64160)[i]);
     EXPECT_EQ(call.params.at("HAS_BIAS"), 1);
     EXPECT_EQ(call.params.at("ALLOW_TF32"), 0);
     EXPECT_EQ(call.types.at("DTYPE"), "f16");
@@ -90,6 +90,26 @@ TEST(WorkloadSparseTest, ALayerCallsTheConvolutionKernelOncePerRowBlock) {
                                                           {"stride_x", 64},
                                                           {"stride_y", 32}}));
   }
+}
+
+// Up to 4096 rows only the 64-row block is tuned (and its lists built);
+// the rule follows the rows' bucket, so every size of a bucket agrees.
+TEST(WorkloadSparseTest, SmallLayersTuneTheSixtyFourRowBlockAlone) {
+  sparse::ConvArguments arguments;
+  arguments.ci = arguments.co = 256;
+  for (int64_t voxels : {1, 777, 2049, 4096}) {
+    auto calls = sparse::convKernelCalls(arguments, voxels);
+    ASSERT_EQ(calls.size(), 1u) << voxels;
+    EXPECT_EQ(calls[0].second.params.at("BLOCK_M"), 64);
+    auto build = sparse::mapBuildCalls(voxels, arguments.window, false);
+    EXPECT_EQ(
+        std::count_if(build.begin(), build.end(),
+                      [](const auto &c) { return c.first == "block_offsets"; }),
+        2)
+        << voxels;
+  }
+  for (int64_t voxels : {4097, 8192, 500000})
+    EXPECT_EQ(sparse::convKernelCalls(arguments, voxels).size(), 2u) << voxels;
 }
 
 // A map build's calls (what its first build precompiles, and what `tilec
@@ -109,7 +129,7 @@ TEST(WorkloadSparseTest, AMapBuildsCallsFollowItsWindowAndRowOrder) {
   EXPECT_EQ(countOf(calls, "voxel_hash_insert"), 1);
   EXPECT_EQ(countOf(calls, "mask_cover"), 0);
   EXPECT_EQ(countOf(calls, "block_offsets"),
-            2 * static_cast<long>(sparse::convRowBlocks().size()));
+            2 * static_cast<long>(sparse::convRowBlocks(15192).size()));
   for (const auto &[kernel, call] : calls) {
     SCOPED_TRACE(kernel);
     ASSERT_TRUE(call.sizes.count("N"));

@@ -453,10 +453,14 @@ inline constexpr int kCoverRounds = 1;
 inline constexpr int64_t kCoverRows = 64;
 inline constexpr int64_t kCoverWindow = 256;
 
-/// The row blocks the convolution tunes over (the maps are built per row
-/// block): each is tuned over the kernel's other parameters and the faster
-/// one runs.
-const std::vector<int64_t> &convRowBlocks();
+/// The row blocks a convolution of `rows` output rows tunes over (the maps
+/// are built per row block): each is tuned over the kernel's other
+/// parameters and the faster one runs. 64-row blocks alone up to 4096 rows
+/// (ceil(log2 rows) <= 12), where they won every key tuned on the H200 (36
+/// of 36 in the autotune caches of 2026-12-05, by 3% or more); 64 and 128
+/// above. A function of the rows' bucket (the autotune key's LOG2_N), so
+/// that every size of a bucket tunes, builds and packs the same row blocks.
+const std::vector<int64_t> &convRowBlocks(int64_t rows);
 
 /// The kernel calls a first build of the maps of `window` over `voxels`
 /// voxels precompiles (the cover rounds where `lean`): every call a build
@@ -479,7 +483,7 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
                                  CUstream stream);
 
 /// The kernel submanifoldConv3d tunes, and its call for each row block of
-/// convRowBlocks() (in that order) over `voxels` voxels: the keys a
+/// convRowBlocks(voxels) (in that order) over `voxels` voxels: the keys a
 /// convolution fills in the autotune cache.
 std::vector<std::pair<std::string, Call>>
 convKernelCalls(const ConvArguments &arguments, int64_t voxels);

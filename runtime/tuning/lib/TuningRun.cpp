@@ -201,11 +201,11 @@ private:
     return options;
   }
 
-  // The second round: screeningCut's candidates are timed again in full.
-  // The others are marked "screened", which keeps them out of the winner's
-  // choice (their medians are from fewer repetitions), unless none of those
-  // timed in full ran: then the fastest screened one competes with its
-  // short measurement.
+  // The second round: screeningCut's candidates are timed again in full,
+  // unless it kept the fastest alone. The others are marked "screened",
+  // which keeps them out of the winner's choice (their medians are from
+  // fewer repetitions), unless none of those timed in full ran: then the
+  // fastest screened one competes with its short measurement.
   Status confirm(const std::vector<Candidate *> &timed) {
     std::vector<ConfigTiming> round;
     for (const Candidate *candidate : timed)
@@ -226,6 +226,15 @@ private:
       if (!timing.reason.empty())
         timing.reason += "; ";
       timing.reason += reason;
+    }
+    // Nothing came within the margin: the fastest wins on its screening
+    // measurement (its median over the short budget's repetitions, the L2
+    // flushed before each), with no second one.
+    if (cut.kept == 1 && cut.order.size() > 1) {
+      timed[cut.order.front()]->timing.reason =
+          "timed on the screening budget only: no other candidate within "
+          "the margin";
+      return Status::success();
     }
     measured_.clear();
     bool ran = false;

@@ -841,6 +841,54 @@ def check_sizes(plan, frames):
                      f"the plan says {plan['sizes'].get(name)}")
 
 
+def tuning_summary(path):
+    """What a tilec autotune cache says of the tuning that filled it: the
+    keys tuned (more than one candidate) and adopted, the candidates by
+    status (ok: timed in full or alone; screened: on the screening budget
+    only), their compile time (summed; the compiles overlap), the GPU time
+    of their recorded benchmark repetitions (reps x median; a candidate
+    timed in both rounds shows its full round only) and the span of the
+    keys' tuned_at stamps (1 s resolution)."""
+    try:
+        with open(path) as f:
+            devices = json.load(f)
+    except (OSError, ValueError) as error:
+        return {"error": str(error), "text": f"autotune cache: {error}"}
+    tuned = adopted = 0
+    statuses = {}
+    compile_ms = benchmark_ms = 0.0
+    stamps = []
+    for kernels in devices.values():
+        for entries in kernels.values():
+            for entry in entries.values():
+                timings = entry.get("timings", [])
+                if len(timings) > 1:
+                    tuned += 1
+                    if entry.get("tuned_at"):
+                        stamps.append(entry["tuned_at"])
+                else:
+                    adopted += 1
+                for timing in timings:
+                    status = timing.get("status", "ok")
+                    statuses[status] = statuses.get(status, 0) + 1
+                    compile_ms += timing.get("compile_ms") or 0.0
+                    benchmark_ms += ((timing.get("reps") or 0) *
+                                     (timing.get("median_us") or 0.0) / 1e3)
+    span_s = None
+    if stamps:
+        parse = lambda s: time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%SZ"))
+        span_s = parse(max(stamps)) - parse(min(stamps))
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items()))
+    return {"keys_tuned": tuned, "keys_adopted": adopted,
+            "candidates": statuses, "compile_ms": compile_ms,
+            "benchmark_ms": benchmark_ms, "tuned_span_s": span_s,
+            "text": f"{tuned} keys tuned ({counts}), {adopted} adopted, "
+                    f"compiles {compile_ms / 1e3:.1f} s summed, benchmark "
+                    f"repetitions {benchmark_ms / 1e3:.2f} s"
+                    + (f", tunings over {span_s:.0f} s"
+                       if span_s is not None else "")}
+
+
 def write_json(path, value):
     with open(path, "w") as f:
         json.dump(value, f, indent=1)

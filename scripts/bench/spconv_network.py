@@ -28,6 +28,7 @@ tilec package (python/ of the checkout or of the GPU bundle) and --lib.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -138,7 +139,8 @@ def check(spconv):
                                  net.parameters()])
         # As it goes: a first pass through the network tunes every layer
         # shape it meets, which can take minutes in a peer.
-        print(f"  check: {NAMES.get(peer, "the float64 reference")} forward and backward done "
+        name = NAMES.get(peer, "the float64 reference")
+        print(f"  check: {name} forward and backward done "
               f"| {time.monotonic() - spconv_frames.START:.0f} s", flush=True)
     if "reference" not in outputs:
         why = results.pop("reference", {}).get("error", "")
@@ -233,11 +235,21 @@ def first_call(args, peer):
         done = subprocess.run(command, env=env, capture_output=True,
                               text=True, timeout=args.first_timeout_s)
         if done.returncode != 0:
-            return {"error": (done.stderr or done.stdout)[-400:]}
-        with open(result_path) as f:
-            return json.load(f)
+            result = {"error": (done.stderr or done.stdout)[-400:]}
+        else:
+            with open(result_path) as f:
+                result = json.load(f)
     except subprocess.TimeoutExpired:
-        return {"error": f"over {args.first_timeout_s:.0f} s"}
+        result = {"error": f"over {args.first_timeout_s:.0f} s"}
+    tuned = os.path.join(work, "autotune.json")
+    if peer == "tilec" and os.path.isfile(tuned):
+        # Kept: what the first call tuned (keys, candidates by status, the
+        # span of their tunings).
+        kept = os.path.join(args.out, "first-tilec-autotune.json")
+        shutil.copyfile(tuned, kept)
+        result["tuning"] = spconv_frames.tuning_summary(kept)
+    shutil.rmtree(work, ignore_errors=True)
+    return result
 
 
 def child_first(args, spconv):
@@ -348,8 +360,11 @@ def main():
             if peer == "spconv_triton" and spconv is None:
                 continue
             report["first"][peer] = first_call(args, peer)
-            print(f"  first {NAMES[peer]}: {report['first'][peer]}",
-                  flush=True)
+            first = report["first"][peer]
+            tuning = first.get("tuning")
+            print(f"  first {NAMES[peer]}: "
+                  f"{ {k: v for k, v in first.items() if k != 'tuning'} }"
+                  f"{'; ' + tuning['text'] if tuning else ''}", flush=True)
             spconv_frames.write_json(path, report)
     print_tables(report)
     failed = [p for p, r in report["check"].items() if not r["ok"]]

@@ -590,7 +590,7 @@ def first_steps(args, out_dir, flexgemm_dir, unavailable, left_s):
                 # compile times and benchmark repetitions).
                 kept = os.path.join(logs, f"{peer}-{dtype}-autotune.json")
                 shutil.copyfile(tuned, kept)
-                entry["tuning"] = tuning_summary(kept)
+                entry["tuning"] = spconv_frames.tuning_summary(kept)
             shutil.rmtree(caches, ignore_errors=True)
             tuning = entry.get("tuning")
             print(f"  first step {row} {NAMES[peer]}: "
@@ -598,33 +598,6 @@ def first_steps(args, out_dir, flexgemm_dir, unavailable, left_s):
                   f"process{'; ' + tuning['text'] if tuning else ''}) | "
                   f"{time.monotonic() - START:.0f} s", flush=True)
     return results
-
-
-def tuning_summary(path):
-    """What a tilec autotune cache says of the tuning that filled it: keys,
-    candidates, their compile time (summed; the compiles overlap) and the
-    GPU time of their benchmark repetitions (reps x median)."""
-    try:
-        with open(path) as f:
-            devices = json.load(f)
-    except (OSError, ValueError) as error:
-        return {"error": str(error), "text": f"autotune cache: {error}"}
-    keys = candidates = 0
-    compile_ms = benchmark_ms = 0.0
-    for kernels in devices.values():
-        for entries in kernels.values():
-            for entry in entries.values():
-                keys += 1
-                for timing in entry.get("timings", []):
-                    candidates += 1
-                    compile_ms += timing.get("compile_ms") or 0.0
-                    benchmark_ms += ((timing.get("reps") or 0) *
-                                     (timing.get("median_us") or 0.0) / 1e3)
-    return {"keys": keys, "candidates": candidates,
-            "compile_ms": compile_ms, "benchmark_ms": benchmark_ms,
-            "text": f"{keys} keys, {candidates} candidates, compiles "
-                    f"{compile_ms / 1e3:.1f} s summed, benchmark "
-                    f"repetitions {benchmark_ms / 1e3:.2f} s"}
 
 
 def child_first(args, runtimes):

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 namespace cl = llvm::cl;
@@ -313,6 +314,20 @@ int runTune() {
     return fail("--kernel is required (or --show)");
   if (showProgress && quiet)
     return fail("--progress and --quiet exclude each other");
+  // The benchmark's times and factors, before the GPU.
+  for (auto [name, value] :
+       {std::pair{"--budget-ms", budgetMs.getValue()},
+        std::pair{"--screen-budget-ms", screenBudgetMs.getValue()}})
+    if (!(value > 0) || !std::isfinite(value))
+      return fail(std::string(name) + " must be a positive number of ms");
+  for (auto [name, value] :
+       {std::pair{"--warmup-ms", warmupMs.getValue()},
+        std::pair{"--tie-tolerance", tieTolerance.getValue()},
+        std::pair{"--stop-factor", stopFactor.getValue()}})
+    if (!(value >= 0) || !std::isfinite(value))
+      return fail(std::string(name) + " must be a finite number, 0 or more");
+  if (screenKeep < -1)
+    return fail("--screen-keep must be 0 or more");
 
   const kernel::KernelDefinition *definition =
       kernel::lookupKernel(kernelName);
@@ -350,8 +365,6 @@ int runTune() {
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
   options.benchmark.warmupMs = warmupMs;
-  if (screenKeep < -1)
-    return fail("--screen-keep must be 0 or more");
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
   options.screening.budgetMs = screenBudgetMs;

@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <unistd.h>
@@ -543,6 +544,10 @@ int runWarmup() {
     return fail("a workload file is required (tilec warmup WORKLOAD.json)");
   if (showProgress && quiet)
     return fail("--progress and --quiet exclude each other");
+  if (!(budgetMs > 0) || !std::isfinite(budgetMs))
+    return fail("--budget-ms must be a positive number of ms");
+  if (screenKeep < -1)
+    return fail("--screen-keep must be 0 or more");
   // The file first, so that a bad one is diagnosed on any machine.
   Result<rt::Workload> workload = rt::Workload::load(workloadPath);
   if (!workload)
@@ -566,8 +571,6 @@ int runWarmup() {
     return fail(sessionOptions.message());
   rt::AutotuneOptions &options = sessionOptions->tuning;
   options.benchmark.budgetMs = budgetMs;
-  if (screenKeep < -1)
-    return fail("--screen-keep must be 0 or more");
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
   options.jobs = jobs;

@@ -29,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 namespace cl = llvm::cl;
 
@@ -149,11 +150,8 @@ static int writeShowJson(const rt::AutotuneCache &cache) {
   for (const auto &[deviceName, kernels] : cache.entries())
     for (const auto &[kernel, keys] : kernels)
       for (const auto &[key, entry] : keys) {
-        size_t ran =
-            std::count_if(entry.timings.begin(), entry.timings.end(),
-                          [](const rt::ConfigTiming &t) {
-                            return t.status == "ok" || t.status == "screened";
-                          });
+        size_t ran = std::count_if(entry.timings.begin(), entry.timings.end(),
+                                   std::mem_fn(&rt::ConfigTiming::timed));
         json["entries"].push_back({{"device", deviceName},
                                    {"kernel", kernel},
                                    {"key", key},
@@ -213,11 +211,8 @@ static int runShow() {
         llvm::outs() << "    " << key << "\n      winner " << entry.config;
         if (double median = entry.winnerMedianUs(); median > 0)
           llvm::outs() << llvm::format("  %.1f us", median);
-        size_t ran =
-            std::count_if(entry.timings.begin(), entry.timings.end(),
-                          [](const rt::ConfigTiming &t) {
-                            return t.status == "ok" || t.status == "screened";
-                          });
+        size_t ran = std::count_if(entry.timings.begin(), entry.timings.end(),
+                                   std::mem_fn(&rt::ConfigTiming::timed));
         llvm::outs() << "\n      " << ran << "/" << entry.timings.size()
                      << " configs ran";
         if (!entry.tunedAt.empty())
@@ -248,7 +243,7 @@ static void printTable(const rt::TuneResult &result) {
     else
       llvm::outs() << "      -         -        -";
     llvm::outs() << llvm::format("  %10.1f", timing.compileMs);
-    if (timing.status == "ok" || timing.status == "screened")
+    if (timing.timed())
       llvm::outs() << llvm::format("  %9.1f  %5.1f-%-7.1f", timing.medianUs,
                                    timing.p20Us, timing.p80Us)
                    << llvm::right_justify(

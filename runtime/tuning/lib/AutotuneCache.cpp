@@ -73,7 +73,7 @@ Json encodeTiming(const ConfigTiming &timing) {
   Json json = {{"config", timing.config}, {"status", timing.status}};
   if (!timing.reason.empty())
     json["reason"] = timing.reason;
-  if (timing.status == "ok" || timing.status == "screened") {
+  if (timing.timed()) {
     json["median_us"] = timing.medianUs;
     json["p20_us"] = timing.p20Us;
     json["p80_us"] = timing.p80Us;

@@ -464,15 +464,14 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   result->compileMs = pool.compileMs();
   result->inputsMs = inputsMs;
   result->benchmarkMs = *benchmarkMs;
-  // Every candidate that ran stays loaded for the tunings of other keys
-  // that try the same cubin (a network's layers, a map kernel's buckets).
+  // Every candidate that ran, the winner among them, stays loaded for the
+  // tunings of other keys that try the same cubin (a network's layers, a
+  // map kernel's buckets).
   for (const Candidate &candidate : *candidates)
-    if (candidate.kernel && (candidate.timing.status == "ok" ||
-                             candidate.timing.status == "screened"))
+    if (candidate.kernel && candidate.timing.timed())
       provider_.insert(kernel, candidate.config, specialization,
                        candidate.kernel);
   const Candidate &winner = (*candidates)[result->winnerIndex];
-  provider_.insert(kernel, winner.config, specialization, result->kernel);
   if (options_.persist) {
     AutotuneEntry entry =
         makeEntry(description, winner, result->timings, provider_.target(),

@@ -81,6 +81,9 @@ struct ConfigTiming {
   int64_t spillBytes = 0;
   // Wall time of this candidate's compile (a stage-cache hit is fast).
   double compileMs = 0;
+
+  // It was benchmarked ("ok" or "screened"): the times above are its own.
+  bool timed() const { return status == "ok" || status == "screened"; }
 };
 
 struct AutotuneEntry {

@@ -24,12 +24,6 @@ CompileAhead::~CompileAhead() {
     worker.join();
 }
 
-std::string CompileAhead::jobKey(const std::string &kernel,
-                                 const Config &config,
-                                 const Specialization &specialization) {
-  return kernel + "\n" + config.str() + "\n" + specialization.str();
-}
-
 void CompileAhead::forgetDoneLocked() {
   for (auto it = jobs_.begin(); it != jobs_.end();)
     it = it->second->done ? jobs_.erase(it) : std::next(it);
@@ -37,7 +31,7 @@ void CompileAhead::forgetDoneLocked() {
 
 bool CompileAhead::enqueue(const std::string &kernel, const Config &config,
                            const Specialization &specialization) {
-  std::string key = jobKey(kernel, config, specialization);
+  std::string key = compileKey(kernel, config, specialization);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_ || jobs_.count(key))
@@ -74,7 +68,7 @@ void CompileAhead::setThreads(unsigned threads) {
 std::optional<Result<CompiledArtifact>>
 CompileAhead::take(const std::string &kernel, const Config &config,
                    const Specialization &specialization) {
-  std::string key = jobKey(kernel, config, specialization);
+  std::string key = compileKey(kernel, config, specialization);
   std::unique_lock<std::mutex> lock(mutex_);
   auto it = jobs_.find(key);
   if (it == jobs_.end())

@@ -4,6 +4,11 @@
 
 namespace tilec::rt {
 
+std::string compileKey(const std::string &kernel, const Config &config,
+                       const Specialization &specialization) {
+  return kernel + "\n" + config.str() + "\n" + specialization.str();
+}
+
 KernelCompiler::~KernelCompiler() = default;
 
 } // namespace tilec::rt

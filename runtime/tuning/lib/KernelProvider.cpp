@@ -30,17 +30,12 @@ KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
         });
 }
 
-std::string KernelProvider::slotKey(const std::string &kernel,
-                                    const Config &config,
-                                    const Specialization &specialization) {
-  return kernel + "\n" + config.str() + "\n" + specialization.str();
-}
-
 std::shared_ptr<KernelProvider::Slot>
 KernelProvider::slot(const std::string &kernel, const Config &config,
                      const Specialization &specialization) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::shared_ptr<Slot> &slot = slots_[slotKey(kernel, config, specialization)];
+  std::shared_ptr<Slot> &slot =
+      slots_[compileKey(kernel, config, specialization)];
   if (!slot)
     slot = std::make_shared<Slot>();
   return slot;
@@ -243,7 +238,7 @@ KernelProvider::findLoaded(const std::string &kernel, const Config &config,
   std::shared_ptr<Slot> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto found = slots_.find(slotKey(kernel, config, specialization));
+    auto found = slots_.find(compileKey(kernel, config, specialization));
     if (found == slots_.end())
       return nullptr;
     entry = found->second;

@@ -87,8 +87,6 @@ private:
     bool taken = false;
     std::optional<Result<CompiledArtifact>> result;
   };
-  static std::string jobKey(const std::string &kernel, const Config &config,
-                            const Specialization &specialization);
   void work();
   void forgetDoneLocked();
 

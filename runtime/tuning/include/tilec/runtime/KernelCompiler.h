@@ -46,6 +46,12 @@ struct CompiledArtifact {
   double compileMs = 0;
 };
 
+// What names one compile: the kernel, its config and the specialization,
+// as the provider's memo of loaded kernels and its compiles queued ahead key
+// them.
+std::string compileKey(const std::string &kernel, const Config &config,
+                       const Specialization &specialization);
+
 class KernelCompiler {
 public:
   virtual ~KernelCompiler();

@@ -140,8 +140,6 @@ private:
     std::mutex mutex;
     std::shared_ptr<const Kernel> kernel;
   };
-  static std::string slotKey(const std::string &kernel, const Config &config,
-                             const Specialization &specialization);
   std::shared_ptr<Slot> slot(const std::string &kernel,
                              const Config &config,
                              const Specialization &specialization);

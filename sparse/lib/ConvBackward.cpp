@@ -137,6 +137,21 @@ Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a) {
   return call;
 }
 
+// On a new shape dX tunes its row blocks and dW its own kernel, one after
+// another: their candidates compile in one batch first. `inputGradient` is
+// dX's call before a row block is chosen, none where dX is not asked for.
+void compileGradientsAhead(SparseEngine &engine,
+                           const std::optional<Call> &inputGradient,
+                           const Call &weightGradient) {
+  if (engine.autotuner().hasChoice(kWgradKernel, weightGradient))
+    return;
+  std::vector<std::pair<std::string, Call>> tunings;
+  if (inputGradient)
+    tunings = rowBlockCalls(*inputGradient);
+  tunings.emplace_back(kWgradKernel, weightGradient);
+  engine.autotuner().compileAhead(tunings);
+}
+
 // `n` bounds every offset's pairs and the rows of x and dy.
 Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
                       const ConvBackwardArguments &a, CUstream stream) {
@@ -247,20 +262,14 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
   int64_t v = f.window.offsets();
   if (n == 0)
     return zeroParameterGradients(engine, arguments, v, stream);
-  // On a new shape dX tunes both row blocks and dW its own kernel, one after
-  // another: their candidates compile in one batch first.
-  if (arguments.dw.address &&
-      !engine.autotuner().hasChoice(kWgradKernel,
-                                    weightGradCall(n, v, arguments))) {
-    std::vector<std::pair<std::string, Call>> tunings;
-    if (arguments.dx.address) {
-      ConvArguments transposed = inputGradientCall(arguments);
-      transposed.transposeWeight = true;
-      tunings = convKernelCalls(transposed, n);
-    }
-    tunings.emplace_back(kWgradKernel, weightGradCall(n, v, arguments));
-    engine.autotuner().compileAhead(tunings);
-  }
+  if (arguments.dw.address)
+    compileGradientsAhead(
+        engine,
+        arguments.dx.address
+            ? std::optional<Call>(convCall(inputGradientCall(arguments), n, v,
+                                           n, /*weightForm=*/1))
+            : std::nullopt,
+        weightGradCall(n, v, arguments));
   if (arguments.dx.address)
     TILEC_RETURN_IF_ERROR(inputGradient(engine, tensor, arguments, stream));
   if (arguments.dw.address) {
@@ -311,19 +320,13 @@ Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
                 std::to_string(a.dxStride()) + ")");
   TILEC_RETURN_IF_ERROR(checkGradientAlignment(a, function));
   int64_t v = maps.geometry.offsets();
-  // On a new shape dX tunes both row blocks and dW its own kernel, one after
-  // another: their candidates compile in one batch first.
-  if (a.dw.address && xRows > 0 && yRows > 0 &&
-      !engine.autotuner().hasChoice(
-          kWgradKernel, weightGradCall(std::max(xRows, yRows), v, a))) {
-    std::vector<std::pair<std::string, Call>> tunings;
-    if (a.dx.address)
-      tunings = rowBlockCalls(
-          convCall(inputGradientCall(a), xRows, v, yRows, /*weightForm=*/2));
-    tunings.emplace_back(kWgradKernel,
-                         weightGradCall(std::max(xRows, yRows), v, a));
-    engine.autotuner().compileAhead(tunings);
-  }
+  if (a.dw.address && xRows > 0 && yRows > 0)
+    compileGradientsAhead(
+        engine,
+        a.dx.address ? std::optional<Call>(convCall(inputGradientCall(a), xRows,
+                                                    v, yRows, /*weightForm=*/2))
+                     : std::nullopt,
+        weightGradCall(std::max(xRows, yRows), v, a));
   if (a.dx.address && xRows > 0) {
     // dx: the forward kernel over the other map, dy as X, the weights
     // transposed per offset (the offsets are not mirrored: the maps are

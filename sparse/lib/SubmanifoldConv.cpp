@@ -223,7 +223,6 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     Choice choice;
     choice.call = blockCalls[block].second;
     choice.rows = choice.call.params.at("BLOCK_M");
-    int64_t rows = choice.rows;
     Result<bool> split =
         maySplit(engine.autotuner(), *description, choice.call);
     if (!split)
@@ -233,7 +232,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     // launches cannot select there).
     const NeighbourMaps *maps = nullptr;
     if (!chosen[block]) {
-      Result<const NeighbourMaps *> built = mapsOf(rows);
+      Result<const NeighbourMaps *> built = mapsOf(choice.rows);
       if (!built)
         return built.status();
       maps = *built;

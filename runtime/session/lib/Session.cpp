@@ -4,6 +4,7 @@
 
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Context.h"
+#include "tilec/runtime/CounterFile.h"
 #include "tilec/runtime/KernelCompiler.h"
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/RemoteCache.h"
@@ -32,15 +33,14 @@ SessionOptions::fromEnvironment(const Environment &environment) {
   options.pins = std::move(*pins);
   if (!environment.autotuneScreen.empty()) {
     // How many screened candidates a tuning times in full; 0: every one.
-    const std::string &text = environment.autotuneScreen;
-    if (text.size() > 3 ||
-        text.find_first_not_of("0123456789") != std::string::npos)
+    uint64_t keep = 0;
+    if (!parseDecimalCount(environment.autotuneScreen, keep) || keep > 999)
       return Status::error(ErrorKind::InvalidArgument,
                            "TILEC_AUTOTUNE_SCREEN must be a count of "
                            "candidates from 0 to 999 (0: time every "
                            "candidate in full), got '" +
-                               text + "'");
-    options.tuning.screening.keep = std::stoi(text);
+                               environment.autotuneScreen + "'");
+    options.tuning.screening.keep = int(keep);
   }
   return options;
 }

@@ -137,27 +137,30 @@ Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a) {
   return call;
 }
 
-// On a new shape dX tunes its row blocks and dW its own kernel, one after
-// another: their candidates compile in one batch first. `inputGradient` is
-// dX's call before a row block is chosen, none where dX is not asked for.
-void compileGradientsAhead(SparseEngine &engine,
+// Whether the autotuner has dW's choice for `weightGradient`. On a new shape
+// dX tunes its row blocks and dW its own kernel, one after another: their
+// candidates compile in one batch first. `inputGradient` is dX's call
+// before a row block is chosen, none where dX is not asked for.
+bool compileGradientsAhead(SparseEngine &engine,
                            const std::optional<Call> &inputGradient,
                            const Call &weightGradient) {
   if (engine.autotuner().hasChoice(kWgradKernel, weightGradient))
-    return;
+    return true;
   std::vector<std::pair<std::string, Call>> tunings;
   if (inputGradient)
     tunings = rowBlockCalls(*inputGradient);
   tunings.emplace_back(kWgradKernel, weightGradient);
   engine.autotuner().compileAhead(tunings);
+  return false;
 }
 
-// `n` bounds every offset's pairs and the rows of x and dy.
-Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
-                      const ConvBackwardArguments &a, CUstream stream) {
+// dW through `call` (weightGradCall over `pairs`' offsets); `chosen`: the
+// autotuner has its choice (compileGradientsAhead said so).
+Status weightGradient(SparseEngine &engine, const Call &call, bool chosen,
+                      const OffsetPairs &pairs, const ConvBackwardArguments &a,
+                      CUstream stream) {
   const ConvArguments &f = a.forward;
   int64_t v = pairs.map->offsets;
-  Call call = weightGradCall(n, v, a);
   int64_t parts = call.sizes.at("SPLITS");
   int64_t total = f.co * v * f.ci;
   Result<rt::PoolBuffer> partials =
@@ -176,7 +179,7 @@ Status weightGradient(SparseEngine &engine, int64_t n, const OffsetPairs &pairs,
   // autotuner is held while it runs the factory: the description comes
   // first.
   std::optional<KernelDescription> description;
-  if (!engine.autotuner().hasChoice(kWgradKernel, call)) {
+  if (!chosen) {
     Result<KernelDescription> described =
         engine.autotuner().describe(kWgradKernel);
     if (!described)
@@ -262,14 +265,16 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
   int64_t v = f.window.offsets();
   if (n == 0)
     return zeroParameterGradients(engine, arguments, v, stream);
-  if (arguments.dw.address)
-    compileGradientsAhead(
-        engine,
-        arguments.dx.address
-            ? std::optional<Call>(convCall(inputGradientCall(arguments), n, v,
-                                           n, /*weightForm=*/1))
-            : std::nullopt,
-        weightGradCall(n, v, arguments));
+  Call weightCall = weightGradCall(n, v, arguments);
+  bool weightChosen =
+      arguments.dw.address &&
+      compileGradientsAhead(
+          engine,
+          arguments.dx.address
+              ? std::optional<Call>(convCall(inputGradientCall(arguments), n, v,
+                                             n, /*weightForm=*/1))
+              : std::nullopt,
+          weightCall);
   if (arguments.dx.address)
     TILEC_RETURN_IF_ERROR(inputGradient(engine, tensor, arguments, stream));
   if (arguments.dw.address) {
@@ -278,8 +283,8 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
         tensor.offsetPairs(f.window, stream);
     if (!pairs)
       return pairs.status();
-    TILEC_RETURN_IF_ERROR(
-        weightGradient(engine, n, **pairs, arguments, stream));
+    TILEC_RETURN_IF_ERROR(weightGradient(engine, weightCall, weightChosen,
+                                         **pairs, arguments, stream));
   }
   if (arguments.db.address)
     return biasGradient(engine, n, arguments, stream);
@@ -320,13 +325,16 @@ Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
                 std::to_string(a.dxStride()) + ")");
   TILEC_RETURN_IF_ERROR(checkGradientAlignment(a, function));
   int64_t v = maps.geometry.offsets();
-  if (a.dw.address && xRows > 0 && yRows > 0)
-    compileGradientsAhead(
-        engine,
-        a.dx.address ? std::optional<Call>(convCall(inputGradientCall(a), xRows,
-                                                    v, yRows, /*weightForm=*/2))
-                     : std::nullopt,
-        weightGradCall(std::max(xRows, yRows), v, a));
+  Call weightCall = weightGradCall(std::max(xRows, yRows), v, a);
+  bool weightChosen =
+      a.dw.address && xRows > 0 && yRows > 0 &&
+      compileGradientsAhead(
+          engine,
+          a.dx.address ? std::optional<Call>(convCall(inputGradientCall(a),
+                                                      xRows, v, yRows,
+                                                      /*weightForm=*/2))
+                       : std::nullopt,
+          weightCall);
   if (a.dx.address && xRows > 0) {
     // dx: the forward kernel over the other map, dy as X, the weights
     // transposed per offset (the offsets are not mirrored: the maps are
@@ -349,8 +357,8 @@ Status stridedConv3dBackward(SparseEngine &engine, SparseTensor &input,
           input.stridedPairs(**entry, /*up=*/f.inverse, stream);
       if (!pairs)
         return pairs.status();
-      TILEC_RETURN_IF_ERROR(weightGradient(
-          engine, std::max(xRows, yRows), **pairs, weightOnly, stream));
+      TILEC_RETURN_IF_ERROR(weightGradient(engine, weightCall, weightChosen,
+                                           **pairs, weightOnly, stream));
     }
   }
   if (!a.db.address)

@@ -452,6 +452,49 @@ TEST_F(AutotuneGpuTest, PinnedConfigSkipsTuningAndPersistsNothing) {
   expectCorrect(*result, request);
 }
 
+TEST_F(AutotuneGpuTest, RepetitionsStopAtTheTargetError) {
+  // The same candidates timed to the budget's cap (targetError 0) and to a
+  // median error of 0.5%: the second takes fewer repetitions where the
+  // kernel's time is steady, at least minReps, and lands near the first.
+  harness::RunRequest request =
+      requestOf("vector_add", {{"n_elements", 1000003}});
+  tilec::jit::JITOptions jitOptions;
+  jitOptions.cache = stageCache;
+  tilec::jit::TilecJIT compiler(jitOptions);
+  rt::KernelProvider provider(*context, &compiler, stageCache);
+  rt::AutotuneCache cache(cachePath);
+  ASSERT_TRUE(cache.load().ok());
+  auto timingsWith = [&](double targetError) {
+    rt::AutotuneOptions options = fastOptions();
+    options.benchmark.budgetMs = 40;
+    options.benchmark.targetError = targetError;
+    options.screening.keep = 0;
+    options.force = true;
+    options.persist = false;
+    rt::Autotuner tuner(provider, cache, {}, options);
+    auto result =
+        tuner.select("vector_add", callOf(request), inputsFor(request));
+    EXPECT_TRUE(result.ok()) << result.message();
+    return result.ok() ? result->timings : std::vector<rt::ConfigTiming>{};
+  };
+  std::vector<rt::ConfigTiming> capped = timingsWith(0);
+  std::vector<rt::ConfigTiming> precise = timingsWith(0.005);
+  ASSERT_EQ(capped.size(), precise.size());
+  int fewer = 0;
+  for (size_t i = 0; i < capped.size(); ++i) {
+    SCOPED_TRACE(capped[i].config);
+    ASSERT_EQ(capped[i].status, "ok") << capped[i].reason;
+    ASSERT_EQ(precise[i].status, "ok") << precise[i].reason;
+    EXPECT_EQ(capped[i].repetitions, rt::BenchmarkOptions().maxReps);
+    EXPECT_GE(precise[i].repetitions, rt::BenchmarkOptions().minReps);
+    EXPECT_LE(precise[i].repetitions, capped[i].repetitions);
+    fewer += precise[i].repetitions < capped[i].repetitions;
+    EXPECT_NEAR(precise[i].medianUs / capped[i].medianUs, 1.0, 0.1)
+        << precise[i].medianUs << " us against " << capped[i].medianUs;
+  }
+  EXPECT_GT(fewer, 0);
+}
+
 TEST_F(AutotuneGpuTest, BenchmarkerFlushesTwiceTheL2) {
   auto benchmarker = rt::Benchmarker::create(*context);
   ASSERT_TRUE(benchmarker.ok()) << benchmarker.message();

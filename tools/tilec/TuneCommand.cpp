@@ -80,6 +80,17 @@ static cl::opt<double> screenBudgetMs(
     cl::desc("Time of the timed repetitions per config in the screening "
              "round, ms (default 4)"),
     cl::init(4), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double> targetError(
+    "target-error",
+    cl::desc("Stop timing a config once its median's standard error is at "
+             "most this percentage (default 0.5, or "
+             "TILEC_AUTOTUNE_TARGET_ERROR); 0 times every repetition the "
+             "budget allows, in both rounds"),
+    cl::init(-1), cl::sub(tuneCommand), cl::cat(category));
+static cl::opt<double> screenTargetError(
+    "screen-target-error",
+    cl::desc("The same for the screening round, percent (default 2)"),
+    cl::init(2), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<double> tieTolerance(
     "tie-tolerance",
     cl::desc("Medians within this fraction of the best tie (default 0.01); "
@@ -323,6 +334,11 @@ int runTune() {
       return fail(std::string(name) + " must be a finite number, 0 or more");
   if (screenKeep < -1)
     return fail("--screen-keep must be 0 or more");
+  // -1: the session's (TILEC_AUTOTUNE_TARGET_ERROR or the default).
+  if (targetError != -1 && !(targetError >= 0 && targetError <= 50))
+    return fail("--target-error must be a percentage from 0 to 50");
+  if (!(screenTargetError >= 0 && screenTargetError <= 50))
+    return fail("--screen-target-error must be a percentage from 0 to 50");
 
   const kernel::KernelDefinition *definition =
       kernel::lookupKernel(kernelName);
@@ -363,6 +379,9 @@ int runTune() {
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
   options.screening.budgetMs = screenBudgetMs;
+  if (targetError >= 0)
+    options.benchmark.targetError = targetError / 100;
+  options.screening.targetError = screenTargetError / 100;
   options.tieTolerance = tieTolerance;
   options.stopFactor = stopFactor;
   options.jobs = jobs;

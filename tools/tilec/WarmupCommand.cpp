@@ -63,6 +63,13 @@ static cl::opt<int> screenKeep(
              "10%) in full; 0 times every config in full (default 4, or "
              "TILEC_AUTOTUNE_SCREEN)"),
     cl::init(-1), cl::sub(warmupCommand), cl::cat(category));
+static cl::opt<double> targetError(
+    "target-error",
+    cl::desc("Stop timing a config once its median's standard error is at "
+             "most this percentage (default 0.5, or "
+             "TILEC_AUTOTUNE_TARGET_ERROR); 0 times every repetition the "
+             "budget allows"),
+    cl::init(-1), cl::sub(warmupCommand), cl::cat(category));
 static cl::opt<unsigned>
     jobs("jobs",
          cl::desc("Parallel compiles (default: one per config, at "
@@ -548,6 +555,8 @@ int runWarmup() {
     return fail("--budget-ms must be a positive number of ms");
   if (screenKeep < -1)
     return fail("--screen-keep must be 0 or more");
+  if (targetError != -1 && !(targetError >= 0 && targetError <= 50))
+    return fail("--target-error must be a percentage from 0 to 50");
   // The file first, so that a bad one is diagnosed on any machine.
   Result<rt::Workload> workload = rt::Workload::load(workloadPath);
   if (!workload)
@@ -573,6 +582,8 @@ int runWarmup() {
   options.benchmark.budgetMs = budgetMs;
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
+  if (targetError >= 0)
+    options.benchmark.targetError = targetError / 100;
   options.jobs = jobs;
   rt::ProgressMode progress = options.progress;
   auto created = rt::Session::create(std::move(*sessionOptions));

@@ -44,6 +44,7 @@ Environment readEnvironment() {
   environment.pinConfig = variable("TILEC_PIN_CONFIG");
   environment.recordWorkload = variable("TILEC_RECORD_WORKLOAD");
   environment.autotuneScreen = variable("TILEC_AUTOTUNE_SCREEN");
+  environment.autotuneTargetError = variable("TILEC_AUTOTUNE_TARGET_ERROR");
   environment.ptxas = variable("TILEC_PTXAS");
   environment.nvJitLink = variable("TILEC_NVJITLINK");
   environment.libdevice = variable("TILEC_LIBDEVICE");

@@ -11,7 +11,27 @@
 #include "tilec/runtime/StageCache.h"
 #include "tilec/sparse/SparseConv.h"
 
+#include <cmath>
+#include <string_view>
+
 namespace tilec::rt {
+
+// A percentage written "2", "0.5" or "0" (no sign, no exponent): `percent`.
+static bool parsePercent(std::string_view text, double &percent) {
+  size_t point = text.find('.');
+  std::string_view whole = text.substr(0, point);
+  std::string_view fraction =
+      point == std::string_view::npos ? "" : text.substr(point + 1);
+  uint64_t wholeValue = 0, fractionValue = 0;
+  if (whole.size() > 3 || fraction.size() > 6 ||
+      !parseDecimalCount(whole, wholeValue) ||
+      (point != std::string_view::npos &&
+       !parseDecimalCount(fraction, fractionValue)))
+    return false;
+  percent = double(wholeValue) +
+            double(fractionValue) / std::pow(10.0, double(fraction.size()));
+  return true;
+}
 
 Result<SessionOptions>
 SessionOptions::fromEnvironment(const Environment &environment) {
@@ -41,6 +61,18 @@ SessionOptions::fromEnvironment(const Environment &environment) {
                            "candidate in full), got '" +
                                environment.autotuneScreen + "'");
     options.tuning.screening.keep = int(keep);
+  }
+  if (!environment.autotuneTargetError.empty()) {
+    // The full measurement's precision, in percent; 0: repetitions fill the
+    // budgets, in both rounds.
+    double percent = 0;
+    if (!parsePercent(environment.autotuneTargetError, percent) || percent > 50)
+      return Status::error(
+          ErrorKind::InvalidArgument,
+          "TILEC_AUTOTUNE_TARGET_ERROR must be a percentage from 0 to 50 "
+          "(e.g. 0.5; 0: repetitions fill the budget), got '" +
+              environment.autotuneTargetError + "'");
+    options.tuning.benchmark.targetError = percent / 100;
   }
   return options;
 }

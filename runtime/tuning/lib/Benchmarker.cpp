@@ -32,9 +32,54 @@ Status Benchmarker::ensureEvents(size_t count) {
   return Status::success();
 }
 
+bool Benchmarker::clocksHeld() const {
+  return lastRunEnd_ && std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - *lastRunEnd_)
+                                .count() < kClocksHeldMs;
+}
+
+// The value at quantile q of `sorted`, interpolated between neighbours.
+static double quantile(const std::vector<double> &sorted, double q) {
+  double position = q * double(sorted.size() - 1);
+  size_t lower = static_cast<size_t>(std::floor(position));
+  size_t upper = std::min(sorted.size() - 1, lower + 1);
+  double fraction = position - double(lower);
+  return sorted[lower] * (1 - fraction) + sorted[upper] * fraction;
+}
+
+double medianRelativeError(const std::vector<double> &sortedUs) {
+  if (sortedUs.size() < 2)
+    return 0;
+  double median = quantile(sortedUs, 0.5);
+  if (!(median > 0))
+    return 0;
+  double sigma = (quantile(sortedUs, 0.8) - quantile(sortedUs, 0.2)) / 1.6832;
+  return 1.2533 * sigma / std::sqrt(double(sortedUs.size())) / median;
+}
+
+int nextRepetitions(int done, int cap, double error,
+                    const BenchmarkOptions &options) {
+  if (done >= cap)
+    return 0;
+  int least = std::max(1, options.minReps);
+  if (done == 0)
+    return options.targetError > 0 ? std::min(cap, least) : cap;
+  if (options.targetError <= 0 || error <= options.targetError)
+    return 0;
+  return std::min(cap - done, std::max(least, done / 2));
+}
+
 Result<BenchmarkResult> Benchmarker::run(const Kernel &kernel, Dim3 grid,
                                          const ArgPack &args,
                                          const BenchmarkOptions &options) {
+  Result<BenchmarkResult> result = measure(kernel, grid, args, options);
+  lastRunEnd_ = std::chrono::steady_clock::now();
+  return result;
+}
+
+Result<BenchmarkResult> Benchmarker::measure(const Kernel &kernel, Dim3 grid,
+                                             const ArgPack &args,
+                                             const BenchmarkOptions &options) {
   uint32_t flushValue = 0;
   auto flush = [&]() -> Status {
     if (!options.flushL2)
@@ -70,11 +115,14 @@ Result<BenchmarkResult> Benchmarker::run(const Kernel &kernel, Dim3 grid,
     return result;
   }
 
-  // Warm-up for about warmupMs, timed as a whole (flushes included) to
-  // estimate the cost of one repetition.
+  // Warm-up, timed as a whole (flushes included) to estimate the cost of
+  // one repetition.
+  double warmupMs = clocksHeld()
+                        ? std::min(options.warmupMs, options.warmWarmupMs)
+                        : options.warmupMs;
   double estimate = std::max(1e-3, double(*first));
-  int warmups = static_cast<int>(
-      std::clamp(std::ceil(options.warmupMs / estimate), 1.0, 1000.0));
+  int warmups =
+      static_cast<int>(std::clamp(std::ceil(warmupMs / estimate), 1.0, 1000.0));
   TILEC_RT_BENCH_TRY(events_[0].record());
   for (int i = 0; i < warmups; ++i) {
     TILEC_RT_BENCH_TRY(flush());
@@ -86,44 +134,45 @@ Result<BenchmarkResult> Benchmarker::run(const Kernel &kernel, Dim3 grid,
   if (!warm)
     return warm.status();
   double perRepetition = std::max(1e-3, double(*warm) / warmups);
-  int reps = static_cast<int>(std::clamp(
+  int cap = static_cast<int>(std::clamp(
       std::floor(options.budgetMs / perRepetition),
       double(std::max(1, options.minReps)),
       double(std::max(std::max(1, options.minReps), options.maxReps))));
 
-  // All repetitions are queued before waiting, so the host (busy compiling
-  // other candidates, perhaps) never leaves the GPU idle between them.
-  TILEC_RT_BENCH_TRY(ensureEvents(2 * size_t(reps)));
-  for (int r = 0; r < reps; ++r) {
-    TILEC_RT_BENCH_TRY(flush());
-    TILEC_RT_BENCH_TRY(events_[2 * r].record());
-    TILEC_RT_BENCH_TRY(launch(kernel, grid, args));
-    TILEC_RT_BENCH_TRY(events_[2 * r + 1].record());
-  }
-  TILEC_RT_BENCH_TRY(events_[2 * reps - 1].synchronize());
-#undef TILEC_RT_BENCH_TRY
+  // Batches of repetitions, each queued whole before waiting, so that the
+  // host (busy compiling other candidates, perhaps) never leaves the GPU
+  // idle between them; after each, the median's error says whether to go
+  // on (nextRepetitions).
+  TILEC_RT_BENCH_TRY(ensureEvents(2 * size_t(cap)));
   std::vector<double> times;
-  times.reserve(reps);
-  for (int r = 0; r < reps; ++r) {
-    Result<float> ms = elapsed(2 * r, 2 * r + 1);
-    if (!ms)
-      return ms.status();
-    times.push_back(double(*ms) * 1000.0);
+  times.reserve(cap);
+  int done = 0;
+  for (int batch = nextRepetitions(0, cap, 0, options); batch > 0;
+       batch =
+           nextRepetitions(done, cap, medianRelativeError(times), options)) {
+    for (int r = done; r < done + batch; ++r) {
+      TILEC_RT_BENCH_TRY(flush());
+      TILEC_RT_BENCH_TRY(events_[2 * r].record());
+      TILEC_RT_BENCH_TRY(launch(kernel, grid, args));
+      TILEC_RT_BENCH_TRY(events_[2 * r + 1].record());
+    }
+    TILEC_RT_BENCH_TRY(events_[2 * (done + batch) - 1].synchronize());
+    for (int r = done; r < done + batch; ++r) {
+      Result<float> ms = elapsed(2 * r, 2 * r + 1);
+      if (!ms)
+        return ms.status();
+      times.push_back(double(*ms) * 1000.0);
+    }
+    done += batch;
+    std::sort(times.begin(), times.end());
   }
-  std::sort(times.begin(), times.end());
-  auto quantile = [&](double q) {
-    double position = q * (times.size() - 1);
-    size_t lower = static_cast<size_t>(std::floor(position));
-    size_t upper = std::min(times.size() - 1, lower + 1);
-    double fraction = position - lower;
-    return times[lower] * (1 - fraction) + times[upper] * fraction;
-  };
+#undef TILEC_RT_BENCH_TRY
   BenchmarkResult result;
-  result.medianUs = quantile(0.5);
-  result.p20Us = quantile(0.2);
-  result.p80Us = quantile(0.8);
+  result.medianUs = quantile(times, 0.5);
+  result.p20Us = quantile(times, 0.2);
+  result.p80Us = quantile(times, 0.8);
   result.minUs = times.front();
-  result.repetitions = reps;
+  result.repetitions = done;
   return result;
 }
 

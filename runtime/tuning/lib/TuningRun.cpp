@@ -198,6 +198,9 @@ private:
     BenchmarkOptions options = nextOptions();
     options.warmupMs = options_.screening.warmupMs;
     options.budgetMs = options_.screening.budgetMs;
+    // Off in both rounds where the full one is off: budgets alone then.
+    options.targetError =
+        options_.benchmark.targetError > 0 ? options_.screening.targetError : 0;
     return options;
   }
 

@@ -52,6 +52,7 @@ TEST(EnvironmentTest, EveryVariableReachesItsField) {
                               {"TILEC_PIN_CONFIG", "matmul=BLOCK_M=64"},
                               {"TILEC_RECORD_WORKLOAD", "/w.json"},
                               {"TILEC_AUTOTUNE_SCREEN", "2"},
+                              {"TILEC_AUTOTUNE_TARGET_ERROR", "0.5"},
                               {"TILEC_PTXAS", "/bin/ptxas"},
                               {"TILEC_NVJITLINK", "/lib/nvjitlink.so"},
                               {"TILEC_LIBDEVICE", "/lib/libdevice.bc"},
@@ -72,6 +73,7 @@ TEST(EnvironmentTest, EveryVariableReachesItsField) {
   EXPECT_EQ(environment.pinConfig, "matmul=BLOCK_M=64");
   EXPECT_EQ(environment.recordWorkload, "/w.json");
   EXPECT_EQ(environment.autotuneScreen, "2");
+  EXPECT_EQ(environment.autotuneTargetError, "0.5");
   EXPECT_EQ(environment.ptxas, "/bin/ptxas");
   EXPECT_EQ(environment.nvJitLink, "/lib/nvjitlink.so");
   EXPECT_EQ(environment.libdevice, "/lib/libdevice.bc");

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -39,6 +40,16 @@ TEST(SessionOptionsTest, TheEnvironmentSetsTheCachesAndPins) {
   auto full = rt::SessionOptions::fromEnvironment(environment);
   ASSERT_TRUE(full.ok()) << full.message();
   EXPECT_EQ(full->tuning.screening.keep, 0);
+  EXPECT_EQ(full->tuning.benchmark.targetError,
+            rt::BenchmarkOptions().targetError);
+
+  for (auto [text, fraction] :
+       {std::pair{"0.25", 0.0025}, std::pair{"2", 0.02}, std::pair{"0", 0.0}}) {
+    environment.autotuneTargetError = text;
+    auto precise = rt::SessionOptions::fromEnvironment(environment);
+    ASSERT_TRUE(precise.ok()) << precise.message();
+    EXPECT_DOUBLE_EQ(precise->tuning.benchmark.targetError, fraction) << text;
+  }
 }
 
 TEST(SessionOptionsTest, ABadVariableIsAnErrorNamingIt) {
@@ -57,6 +68,17 @@ TEST(SessionOptionsTest, ABadVariableIsAnErrorNamingIt) {
     EXPECT_NE(badScreen.message().find("TILEC_AUTOTUNE_SCREEN"),
               std::string::npos)
         << badScreen.message();
+  }
+
+  for (const char *text :
+       {"-1", "half", "51", "1e-2", ".5", "5.", "0.1234567", "1,5"}) {
+    rt::Environment precision;
+    precision.autotuneTargetError = text;
+    auto badPrecision = rt::SessionOptions::fromEnvironment(precision);
+    ASSERT_FALSE(badPrecision.ok()) << text;
+    EXPECT_NE(badPrecision.message().find("TILEC_AUTOTUNE_TARGET_ERROR"),
+              std::string::npos)
+        << badPrecision.message();
   }
 
   rt::Environment bundle;

@@ -43,6 +43,7 @@
 #include "tilec/runtime/KernelProvider.h"
 #include "tilec/runtime/Launch.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -122,12 +123,24 @@ public:
 };
 
 struct BenchmarkOptions {
-  // Launches before timing, for about this long (at least one).
+  // Launches before timing, for about this long (at least one), where the
+  // GPU may have lowered its clocks: the benchmarker's first run, or one
+  // that starts more than kClocksHeldMs after the last ended. Right after a
+  // run (the candidates of a tuning, one after another) the clocks are up
+  // and `warmWarmupMs` settles the new kernel's caches.
   double warmupMs = 5;
-  // Timed repetitions fill about this much time, within [minReps, maxReps].
+  double warmWarmupMs = 0.25;
+  // Timed repetitions: at most about this much time, within [minReps,
+  // maxReps].
   double budgetMs = 20;
-  int minReps = 5;
+  int minReps = 10;
   int maxReps = 200;
+  // Repetitions stop once the median's relative standard error, estimated
+  // from those so far (medianRelativeError), is at most this (0.005 =
+  // 0.5%); 0 times every repetition the budget allows. A kernel of a few
+  // microseconds with a steady time needs a few dozen, not the budget's
+  // hundreds.
+  double targetError = 0.005;
   // Write a buffer of twice the L2 size before each repetition, so that
   // every repetition starts with a cold L2 as a call in a real workload does.
   bool flushL2 = true;
@@ -136,6 +149,24 @@ struct BenchmarkOptions {
   // that cannot win costs one launch instead of a full measurement.
   double stopAboveUs = 0;
 };
+
+// How long after a run the next one counts the GPU's clocks as still up.
+inline constexpr double kClocksHeldMs = 100;
+
+// The relative standard error of the median of `sortedUs` (ascending):
+// 1.2533 sigma / sqrt(n) / median, with sigma read from the spread between
+// the 20th and 80th percentiles as for a normal distribution (p80 - p20 =
+// 1.6832 sigma), which an outlier does not move. 0 for fewer than two times
+// or a median of 0.
+double medianRelativeError(const std::vector<double> &sortedUs);
+
+// How many repetitions to queue next, after `done` of at most `cap`, whose
+// median's relative error is `error`: 0 when done. The first batch is
+// minReps (the whole cap where targetError is 0); then, until the error is
+// at most targetError, half as many again as are done (at least minReps),
+// so that a measurement takes a few waits, not one per repetition.
+int nextRepetitions(int done, int cap, double error,
+                    const BenchmarkOptions &options);
 
 struct BenchmarkResult {
   double medianUs = 0;
@@ -155,6 +186,9 @@ public:
   static Result<Benchmarker> create(const Context &context,
                                     size_t flushBytes = 0);
 
+  // Times `kernel`: one launch (the early stop's), a warm-up (long where
+  // the GPU was idle, see BenchmarkOptions::warmupMs), then repetitions in
+  // batches until the median is as precise as asked or the budget is spent.
   Result<BenchmarkResult> run(const Kernel &kernel, Dim3 grid,
                               const ArgPack &args,
                               const BenchmarkOptions &options);
@@ -164,11 +198,17 @@ public:
 private:
   Benchmarker(const Context &context, DeviceBuffer flush)
       : context_(&context), flush_(std::move(flush)) {}
+  Result<BenchmarkResult> measure(const Kernel &kernel, Dim3 grid,
+                                  const ArgPack &args,
+                                  const BenchmarkOptions &options);
   Status ensureEvents(size_t count);
+  // Whether the last run ended within kClocksHeldMs.
+  bool clocksHeld() const;
 
   const Context *context_;
   DeviceBuffer flush_;
   std::vector<Event> events_;
+  std::optional<std::chrono::steady_clock::time_point> lastRunEnd_;
 };
 
 //===----------------------------------------------------------------------===//
@@ -199,6 +239,9 @@ struct ScreeningOptions {
   // first. keep 0 measures every candidate in full, in one round.
   double within = 0.10;
   int keep = 4;
+  // The short measurement's precision (BenchmarkOptions::targetError): it
+  // only needs to tell candidates 10% apart.
+  double targetError = 0.02;
 };
 
 // The screening round's outcome: the candidates that ran (status "ok", a

@@ -528,6 +528,44 @@ tilec_status tilec_submanifold_conv3d_window_backward(
   return succeed();
 }
 
+tilec_status tilec_compile_layers_ahead(tilec_runtime *runtime,
+                                        const tilec_conv_layer_plan *layers,
+                                        size_t count, size_t *queued) {
+  if (!runtime || (!layers && count > 0))
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "runtime and layers must not be NULL");
+  std::vector<sparse::LayerPlan> plans(count);
+  for (size_t i = 0; i < count; ++i) {
+    const tilec_conv_layer_plan &layer = layers[i];
+    sparse::LayerPlan &plan = plans[i];
+    sparse::DType dtype;
+    if (tilec_status read = readDType(layer.dtype, dtype); read != TILEC_OK)
+      return read;
+    plan.layer.dtype = sparse::dtypeName(dtype);
+    plan.layer.voxels = layer.voxels;
+    plan.layer.inChannels = layer.ci;
+    plan.layer.outChannels = layer.co;
+    for (int axis = 0; axis < 3; ++axis) {
+      plan.layer.kernelSize[axis] = layer.kernel[axis];
+      plan.layer.dilation[axis] = layer.dilation[axis];
+    }
+    plan.layer.bias = layer.has_bias != 0;
+    plan.layer.allowTf32 = layer.allow_tf32 != 0;
+    plan.strided = layer.strided != 0;
+    plan.inputGradient = layer.input_gradient != 0;
+    plan.weightGradient = layer.weight_gradient != 0;
+  }
+  EnteredContext entered(runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
+  Result<size_t> done = sparse::compileLayersAhead(runtime->engine(), plans);
+  if (!done)
+    return failFrom(done.status(), TILEC_ERROR_INVALID_ARGUMENT);
+  if (queued)
+    *queued = *done;
+  return succeed();
+}
+
 namespace {
 
 // The strided convolution a call names, checked for its pointers.

@@ -112,6 +112,22 @@ class ConvGeometry(ctypes.Structure):
                 ("dilation", _i32 * 3)]
 
 
+class ConvLayerPlan(ctypes.Structure):
+    """struct tilec_conv_layer_plan."""
+
+    _fields_ = [("voxels", _i64),
+                ("ci", _i32),
+                ("co", _i32),
+                ("kernel", _i32 * 3),
+                ("dilation", _i32 * 3),
+                ("dtype", ctypes.c_int),
+                ("has_bias", _i32),
+                ("allow_tf32", _i32),
+                ("strided", _i32),
+                ("input_gradient", _i32),
+                ("weight_gradient", _i32)]
+
+
 _shape = ctypes.POINTER(_i64)
 
 SIGNATURES = {
@@ -161,6 +177,9 @@ SIGNATURES = {
     "tilec_submanifold_conv3d_window_backward": (
         [_ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _ptr, _i32, _i32, _out(_i32),
          _out(_i32), ctypes.c_int, _i32, _i32, _ptr], _status),
+    "tilec_compile_layers_ahead": ([_ptr, _out(ConvLayerPlan),
+                                    ctypes.c_size_t, _out(ctypes.c_size_t)],
+                                   _status),
     "tilec_scene_shell": ([_i32, _i32, _out(_out(_i32)), _out(_i64)], _status),
     "tilec_scene_uniform": ([_i64, _i32, _i32, ctypes.c_uint64,
                              _out(_out(_i32)), _out(_i64)], _status),

@@ -15,15 +15,18 @@ SparseConv3d (strided, any kernel (kx, ky, kz)) and SparseInverseConv3d
 and weight layout [Co, Kx, Ky, Kz, Ci] too, and train the same way.
 """
 
+import ctypes
 import math
+import weakref
 
 import torch
 from torch import nn
 
-from ._library import InvalidArgumentError
+from ._library import ConvLayerPlan, InvalidArgumentError
 # SparseTensor stays importable from tilec.nn, as it was.
 from .sparse import SparseTensor  # noqa
-from .sparse import features_of, submanifold_conv3d, triple
+from .sparse import (DTYPES, autocast_dtype, features_of, submanifold_conv3d,
+                     triple)
 from .strided import sparse_conv3d, sparse_inverse_conv3d
 
 class SparseModule(nn.Module):
@@ -39,6 +42,68 @@ def spconv_pointwise_weight(weight):
     then gives the same layer here (differentiable)."""
     co, ci = weight.shape[0], weight.shape[-1]
     return weight.reshape(ci, co).t().contiguous().reshape(co, 1, 1, 1, ci)
+
+
+# Whether the first forward of a convolution queues the compiles of every
+# convolution layer made so far that has not run (compile_ahead); False
+# leaves each layer to compile its own on its first call.
+compile_layers_ahead = True
+
+# Every convolution layer made in this process, in the order made (weak:
+# a layer that is gone is skipped).
+_LAYERS = []
+
+
+def compile_ahead(layers, example, training=None):
+    """Queues, on tilec's compile workers, the compiles of every kernel
+    candidate that the first calls of `layers` (a module, whose tilec.nn
+    convolutions are taken in module order, or an iterable of them) would
+    tune over tensors like `example` (a tilec.SparseTensor: its voxel
+    count, device, and features dtype, or the autocast dtype), forward and,
+    when `training` (default: whether autograd records), the input and
+    weight gradients; returns the number queued at once, without waiting.
+    A network's first pass then finds each layer's candidates compiled on
+    every core while the layers before it tune, instead of compiling them
+    layer by layer. Keys an autotune cache, a bundle or a pin answer queue
+    nothing. The first forward of any tilec.nn convolution does this for
+    every layer made so far that has not run, unless
+    tilec.nn.compile_layers_ahead is False."""
+    if isinstance(layers, nn.Module):
+        layers = [m for m in layers.modules() if isinstance(m, _KernelConv)]
+    features = features_of("compile_ahead", example)
+    dtype = autocast_dtype() or features.dtype
+    if dtype not in DTYPES:
+        raise InvalidArgumentError(
+            "compile_ahead", f"the convolutions run in f16, bf16 or f32, "
+            f"the features are {dtype}")
+    if example.voxels == 0:
+        return 0
+    if training is None:
+        training = torch.is_grad_enabled()
+    tf32 = dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
+    plans = []
+    for layer in layers:
+        if not isinstance(layer, _KernelConv):
+            raise InvalidArgumentError(
+                "compile_ahead", f"expected tilec.nn convolutions, got "
+                f"{type(layer).__name__}")
+        layer._compiled_ahead = True
+        trains = training and layer.weight.requires_grad
+        plans.append(ConvLayerPlan(
+            example.voxels, layer.in_channels, layer.out_channels,
+            (ctypes.c_int32 * 3)(*layer.kernel_size),
+            (ctypes.c_int32 * 3)(*getattr(layer, "dilation", (1, 1, 1))),
+            DTYPES[dtype], layer.bias is not None, tf32,
+            not isinstance(layer, SubMConv3d), trains, trains))
+    runtime = example.runtime
+    lib = runtime._lib
+    queued = ctypes.c_size_t()
+    array = (ConvLayerPlan * len(plans))(*plans)
+    with runtime.lock:
+        lib.check(lib.lib.tilec_compile_layers_ahead(
+            runtime.handle, array, len(plans), ctypes.byref(queued)),
+            "tilec_compile_layers_ahead")
+    return queued.value
 
 
 class _KernelConv(SparseModule):
@@ -62,6 +127,8 @@ class _KernelConv(SparseModule):
             raise InvalidArgumentError(
                 name, f"kernel_size must be 1 to 7 per axis, got "
                 f"{kernel_size!r}")
+        self._compiled_ahead = False
+        _LAYERS.append(weakref.ref(self))
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(
             out_channels, *self.kernel_size, in_channels, **factory))
@@ -70,6 +137,17 @@ class _KernelConv(SparseModule):
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+
+    def _compile_layers_ahead(self, x):
+        """compile_ahead for every layer made so far, on x's device, that
+        has not run: this one's first call, then the rest in the order they
+        were made."""
+        _LAYERS[:] = [ref for ref in _LAYERS if ref() is not None]
+        layers = [self] + [
+            layer for layer in (ref() for ref in _LAYERS)
+            if layer is not None and layer is not self and
+            not layer._compiled_ahead and layer.weight.device == x.device]
+        compile_ahead(layers, x)
 
     def reset_parameters(self):
         """spconv's initialization: kaiming_uniform_(a=sqrt(5)) with the
@@ -84,6 +162,10 @@ class _KernelConv(SparseModule):
 
     def _features(self, name, x):
         features = features_of(name, x)
+        if compile_layers_ahead and not self._compiled_ahead and \
+                not torch.compiler.is_compiling() and \
+                (autocast_dtype() or features.dtype) in DTYPES:
+            self._compile_layers_ahead(x)
         if features.shape[1] != self.in_channels:
             raise InvalidArgumentError(
                 name, f"the layer takes {self.in_channels} input channels, "

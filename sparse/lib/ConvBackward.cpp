@@ -22,7 +22,6 @@
 namespace tilec::sparse {
 namespace {
 
-constexpr const char *kWgradKernel = "sparse_conv_wgrad";
 // The parts' partial sums of one weight gradient take at most this much
 // memory; fewer parts where the weights are large.
 constexpr int64_t kWeightPartsBytes = int64_t(64) << 20;
@@ -49,20 +48,6 @@ Status checkGradientAlignment(const ConvBackwardArguments &a,
                               const char *function) {
   return checkDevicePointers(function, {},
                              {{"dx", a.dx}, {"dw", a.dw}, {"db", a.db}});
-}
-
-// The forward call that computes dx from dy: dy as X, dx as Y, the channels
-// swapped, no bias. How it reads the weights transposed is its caller's.
-ConvArguments inputGradientCall(const ConvBackwardArguments &a) {
-  ConvArguments transposed = a.forward;
-  transposed.x = a.dy;
-  transposed.y = a.dx;
-  transposed.bias = {};
-  transposed.ci = a.forward.co;
-  transposed.co = a.forward.ci;
-  transposed.xRowStride = a.dyStride();
-  transposed.yRowStride = a.dxStride();
-  return transposed;
 }
 
 Status checkBackward(const ConvBackwardArguments &a, int64_t voxels) {
@@ -116,25 +101,6 @@ Status addParts(SparseEngine &engine, rt::PoolBuffer parts, int64_t count,
                     {{"parts_ptr", parts.ptr()}, {"out_ptr", out}}, stream);
   parts.releaseOn(stream);
   return status;
-}
-
-// sparse_conv_wgrad's call over `v` offsets' pair lists, `n` bounding every
-// list and the rows of x and dy.
-Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a) {
-  const ConvArguments &f = a.forward;
-  WeightGradSplit split = weightGradSplit(n, v, f.ci, f.co);
-  Call call;
-  call.sizes = {{"N", n},
-                {"CI", f.ci},
-                {"CO", f.co},
-                {"V", v},
-                {"SPLITS", split.parts},
-                {"SPLIT_PAIRS", split.pairsPerPart},
-                {"stride_x", f.xStride()},
-                {"stride_dy", a.dyStride()}};
-  call.types = {{"DTYPE", dtypeName(f.dtype)}};
-  call.params = {{"ALLOW_TF32", f.allowTf32 ? 1 : 0}};
-  return call;
 }
 
 // Whether the autotuner has dW's choice for `weightGradient`. On a new shape
@@ -241,6 +207,35 @@ Status zeroParameterGradients(SparseEngine &engine,
 }
 
 } // namespace
+
+ConvArguments inputGradientCall(const ConvBackwardArguments &a) {
+  ConvArguments transposed = a.forward;
+  transposed.x = a.dy;
+  transposed.y = a.dx;
+  transposed.bias = {};
+  transposed.ci = a.forward.co;
+  transposed.co = a.forward.ci;
+  transposed.xRowStride = a.dyStride();
+  transposed.yRowStride = a.dxStride();
+  return transposed;
+}
+
+Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a) {
+  const ConvArguments &f = a.forward;
+  WeightGradSplit split = weightGradSplit(n, v, f.ci, f.co);
+  Call call;
+  call.sizes = {{"N", n},
+                {"CI", f.ci},
+                {"CO", f.co},
+                {"V", v},
+                {"SPLITS", split.parts},
+                {"SPLIT_PAIRS", split.pairsPerPart},
+                {"stride_x", f.xStride()},
+                {"stride_dy", a.dyStride()}};
+  call.types = {{"DTYPE", dtypeName(f.dtype)}};
+  call.params = {{"ALLOW_TF32", f.allowTf32 ? 1 : 0}};
+  return call;
+}
 
 WeightGradSplit weightGradSplit(int64_t voxels, int64_t offsets, int64_t ci,
                                 int64_t co) {

@@ -27,6 +27,11 @@
 
 namespace tilec::sparse {
 
+/// The kernels of the convolution (forward and input gradient) and of its
+/// weight gradient.
+inline constexpr const char *kConvKernel = "sparse_conv_fwd";
+inline constexpr const char *kWgradKernel = "sparse_conv_wgrad";
+
 /// What sparse_conv_fwd with SPLIT_K = 2 writes besides y: the halves'
 /// partial sums and the tiles' arrival counts (zero before a launch and
 /// after it).
@@ -101,6 +106,14 @@ Call convCall(const ConvArguments &arguments, int64_t rows, int64_t offsets,
 /// convRowBlocks(N of the call): what prepareConv tunes when it has no
 /// choice for them.
 std::vector<std::pair<std::string, Call>> rowBlockCalls(const Call &call);
+
+/// The forward call that computes dx from dy: dy as X, dx as Y, the channels
+/// swapped, no bias. How it reads the weights transposed is its caller's.
+ConvArguments inputGradientCall(const ConvBackwardArguments &a);
+
+/// sparse_conv_wgrad's call over `v` offsets' pair lists, `n` bounding every
+/// list and the rows of x and dy.
+Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a);
 
 /// The maps of a row block (`rows` rows a block), built on first use.
 using ConvMapsOf = std::function<Result<const NeighbourMaps *>(int64_t rows)>;

@@ -156,7 +156,7 @@ Result<SparseTensor> SparseTensor::create(SparseEngine &engine,
   if (voxels < 0)
     return Status::error("a sparse tensor has a voxel count >= 0, got " +
                          std::to_string(voxels));
-  if (voxels >= (int64_t(1) << 28))
+  if (voxels >= kVoxelLimit)
     return Status::error("a sparse tensor holds fewer than 2^28 voxels, got " +
                          std::to_string(voxels));
   if (voxels > 0 && (coords.address == 0 || coords.address % 16 != 0))

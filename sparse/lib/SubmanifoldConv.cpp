@@ -23,8 +23,6 @@
 namespace tilec::sparse {
 namespace {
 
-constexpr const char *kConvKernel = "sparse_conv_fwd";
-
 // The kernel's pointer arguments for one call over `maps`, with the split
 // workspace when there is one.
 std::map<std::string, rt::DevicePtr>

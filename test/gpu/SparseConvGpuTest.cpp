@@ -29,6 +29,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <set>
 
 namespace rt = tilec::rt;
@@ -339,7 +341,8 @@ protected:
   // tuning; with `bundle`, one served by it alone (no compiler, no caches,
   // an empty autotune file), as a deployed program runs.
   void openSession(std::shared_ptr<const rt::KernelBundle> bundle = nullptr,
-                   rt::PinnedConfigs pins = {}) {
+                   rt::PinnedConfigs pins = {},
+                   rt::CompilerFactory compiler = nullptr) {
     provider = nullptr;
     cache = nullptr;
     engine = nullptr;
@@ -351,7 +354,8 @@ protected:
     options.bundle = std::move(bundle);
     options.bundlePolicy = rt::BundlePolicy::Strict;
     options.pins = std::move(pins);
-    options.compiler = tilec::jit::compilerFactory();
+    options.compiler =
+        compiler ? std::move(compiler) : tilec::jit::compilerFactory();
     options.tuning.benchmark.warmupMs = 1;
     options.tuning.benchmark.budgetMs = 3;
     options.tuning.progress = rt::ProgressMode::Never;
@@ -664,6 +668,73 @@ TEST_F(SparseConvGpuTest, SplitRowBlocksMatchAndRepeat) {
 // 64-row block alone) is tuned with the candidates in halves among the
 // others: they run (timed in full, or on the screening budget only), each on
 // the workspace the tuning allocated, and the winner's result is right.
+// The JIT, counting its compiles by kernel.
+class CountingCompiler final : public rt::KernelCompiler {
+public:
+  explicit CountingCompiler(std::unique_ptr<rt::KernelCompiler> jit)
+      : jit_(std::move(jit)) {}
+  tilec::Result<rt::CompiledArtifact>
+  compile(const std::string &kernel, const tilec::Config &config,
+          const std::string &target,
+          const tilec::Specialization &specialization) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      ++compiles[kernel];
+    }
+    return jit_->compile(kernel, config, target, specialization);
+  }
+  tilec::Result<tilec::KernelDescription>
+  describe(const std::string &kernel) override {
+    return jit_->describe(kernel);
+  }
+  int count(const std::string &kernel) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return compiles[kernel];
+  }
+  std::mutex mutex;
+  std::map<std::string, int> compiles;
+
+private:
+  std::unique_ptr<rt::KernelCompiler> jit_;
+};
+
+// Two layers planned before they run (a network's first pass): every
+// convolution candidate their forward, input and weight gradient tune was
+// queued by the plan and compiles once; the tunings compile nothing more.
+TEST_F(SparseConvGpuTest, LayersCompiledAheadServeTheFirstPass) {
+  CountingCompiler *counting = nullptr;
+  openSession(nullptr, {}, [&](std::shared_ptr<rt::StageCache> stageCache) {
+    auto made = std::make_unique<CountingCompiler>(
+        tilec::jit::compilerFactory()(std::move(stageCache)));
+    counting = made.get();
+    return made;
+  });
+  ASSERT_NE(counting, nullptr);
+  sparse::VoxelCloud cloud = sparse::shellScene(48);
+  std::vector<sparse::LayerPlan> plans(2);
+  for (sparse::LayerPlan &plan : plans) {
+    plan.layer.voxels = cloud.size();
+    plan.layer.inChannels = 32;
+    plan.inputGradient = plan.weightGradient = true;
+  }
+  plans[0].layer.outChannels = 32;
+  plans[1].layer.outChannels = 16;
+  auto queued = sparse::compileLayersAhead(*engine, plans);
+  ASSERT_TRUE(queued.ok()) << queued.message();
+  EXPECT_GT(*queued, 0u);
+  BackwardCase first, second;
+  second.co = 16;
+  expectBackwardMatches(cloud, first);
+  expectBackwardMatches(cloud, second);
+  EXPECT_EQ(counting->count("sparse_conv_fwd") +
+                counting->count("sparse_conv_wgrad"),
+            int(*queued))
+      << "a tuning compiled what the plan did not queue, or twice";
+  auto again = sparse::compileLayersAhead(*engine, plans);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(*again, 0u) << "chosen: nothing to tune";
+}
+
 TEST_F(SparseConvGpuTest, TuningRunsHalvesOnSmallInputs) {
   expectConvMatches(sparse::shellScene(32), 128, 128, 3, sparse::DType::F16,
                     false, true);

@@ -547,10 +547,13 @@ class CompileTest(unittest.TestCase):
                 if bias_grad else None
             return dx, dw, db
         sparse._forward, sparse.submanifold_conv3d_backward = forward, backward
+        # The stand-in maps have no runtime to queue compiles on.
+        self.nn.compile_layers_ahead = False
 
     def tearDown(self):
         self.sparse._forward, self.sparse.submanifold_conv3d_backward = \
             self.saved
+        self.nn.compile_layers_ahead = True
 
     class Maps:
         """Stands in for tilec.sparse._Maps (one class: dynamo guards on
@@ -626,6 +629,114 @@ class CompileTest(unittest.TestCase):
                 (x.features.detach(), weight, grad, x._token, [1, 1, 1],
                  None, *need, False),
                 test_utils=("test_schema", "test_faketensor"))
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
+class CompileAheadTest(unittest.TestCase):
+    """tilec.nn.compile_ahead's layer plans as the C API receives them: a
+    stand-in library records them (no GPU here), then the real library
+    refuses a null runtime."""
+
+    class Recorder:
+        """Stands in for the loaded library: records each plan array."""
+
+        def __init__(self):
+            self.plans, self.lib = [], self
+
+        def tilec_compile_layers_ahead(self, handle, array, count, queued):
+            self.plans.append([
+                (p.voxels, p.ci, p.co, tuple(p.kernel), tuple(p.dilation),
+                 p.dtype, p.has_bias, p.allow_tf32, p.strided,
+                 p.input_gradient, p.weight_gradient)
+                for p in array[:count]])
+            queued._obj.value = 7 * count
+            return 0
+
+        def check(self, status, function):
+            assert status == 0, function
+
+    def setUp(self):
+        import threading
+        import tilec.nn
+        import tilec.sparse as sparse
+        self.nn, self.sparse = tilec.nn, sparse
+        self.library = self.Recorder()
+
+        class Runtime:
+            pass
+        runtime = Runtime()
+        runtime._lib, runtime.handle = self.library, None
+        runtime.lock = threading.Lock()
+        self.runtime = runtime
+        self.saved = sparse._forward
+        sparse._forward = lambda tensor, weight, bias, dilation: \
+            tensor.features @ weight.sum(dim=(1, 2, 3)).t()
+
+    def tearDown(self):
+        self.sparse._forward = self.saved
+
+    def tensor(self, n, channels=4, dtype=None):
+        maps = CompileTest.Maps()
+        maps.coords = torch.zeros(n, 4, dtype=torch.int32)
+        maps.device = torch.device("cpu")
+        maps.runtime = self.runtime
+        tensor = self.sparse.over(maps, torch.randn(n, channels, dtype=dtype))
+        tensor._token = self.sparse.register_maps(maps)
+        return tensor
+
+    def test_a_networks_layers_in_module_order(self):
+        nn = self.nn
+        net = nn.SparseSequential(
+            nn.SubMConv3d(4, 8, (3, 1, 3), dilation=(1, 1, 2), bias=False),
+            torch.nn.ReLU(),
+            nn.SparseConv3d(8, 16, 2, stride=2, indice_key="down"),
+            nn.SparseInverseConv3d(16, 8, 2, indice_key="down"))
+        net[0].weight.requires_grad_(False)
+        queued = nn.compile_ahead(net, self.tensor(500), training=True)
+        self.assertEqual(queued, 21)
+        f16, f32 = 0, 2
+        self.assertEqual(self.library.plans, [[
+            (500, 4, 8, (3, 1, 3), (1, 1, 2), f32, 0, 0, 0, 0, 0),
+            (500, 8, 16, (2, 2, 2), (1, 1, 1), f32, 1, 0, 1, 1, 1),
+            (500, 16, 8, (2, 2, 2), (1, 1, 1), f32, 1, 0, 1, 1, 1)]])
+        # Inference in f16: the forwards alone.
+        self.library.plans.clear()
+        nn.compile_ahead([net[2]], self.tensor(9, 8, torch.float16),
+                         training=False)
+        self.assertEqual(self.library.plans, [[
+            (9, 8, 16, (2, 2, 2), (1, 1, 1), f16, 1, 0, 1, 0, 0)]])
+        self.assertRaises(tilec.InvalidArgumentError, nn.compile_ahead,
+                          net, self.tensor(9, 4, torch.float64))
+        self.assertRaises(tilec.InvalidArgumentError, nn.compile_ahead,
+                          [torch.nn.ReLU()], self.tensor(9))
+
+    def test_the_first_forward_plans_the_layers_not_run(self):
+        """The layer that runs first, then every layer made so far that has
+        not run, in the order made; a second forward plans nothing."""
+        import gc
+        nn = self.nn
+        ran = nn.SubMConv3d(4, 4)
+        ran._compiled_ahead = True
+        net = nn.SparseSequential(nn.SubMConv3d(4, 8), nn.SubMConv3d(8, 2))
+        gc.collect()
+        with torch.no_grad():
+            net(self.tensor(64))
+        self.assertEqual(len(self.library.plans), 1)
+        plan = self.library.plans[0]
+        self.assertEqual([(p[1], p[2]) for p in plan[:2]], [(4, 8), (8, 2)])
+        self.assertNotIn((4, 4), [(p[1], p[2]) for p in plan])
+        self.assertEqual({(p[9], p[10]) for p in plan}, {(0, 0)})
+        with torch.no_grad():
+            net(self.tensor(64))
+            ran(self.tensor(64))
+        self.assertEqual(len(self.library.plans), 1)
+
+    def test_the_library_refuses_a_null_runtime(self):
+        self.runtime._lib = _library.library()
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            self.nn.compile_ahead([self.nn.SubMConv3d(4, 8)], self.tensor(9))
+        self.assertEqual(str(caught.exception), "tilec_compile_layers_ahead: "
+                         "runtime and layers must not be NULL")
 
 
 @unittest.skipIf(torch is None, NO_TORCH)

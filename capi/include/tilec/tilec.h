@@ -291,6 +291,38 @@ TILEC_API tilec_status tilec_sparse_conv3d_backward(
     int32_t weight_grad_f32, void *stream);
 
 /*----------------------------------------------------------------------------
+ * A network's convolutions compiled ahead (docs/sparse-conv.md, "A network's
+ * first pass")
+ *--------------------------------------------------------------------------*/
+
+/* A convolution layer a network will run, as far as it is known before it
+ * runs: its channels, kernel extents (x, y, z) and dilations, dtype, bias,
+ * tf32; `voxels` the count its first call is expected to see (the tunings'
+ * size bucket); `strided` nonzero for tilec_sparse_conv3d's layers (strided
+ * or inverse; extents may be even there); which gradients training will ask
+ * of it. */
+typedef struct tilec_conv_layer_plan {
+  int64_t voxels;
+  int32_t ci, co;
+  int32_t kernel[3], dilation[3];
+  tilec_dtype dtype;
+  int32_t has_bias, allow_tf32, strided;
+  int32_t input_gradient, weight_gradient;
+} tilec_conv_layer_plan;
+
+/* Queues on the runtime's compile workers the compiles of every kernel
+ * candidate that the first calls of layers[0..count) would tune (none where
+ * an autotune cache entry, a bundle or a pin answers the call), in the
+ * layers' order, and returns without waiting: the tunings of a network's
+ * first pass then take their candidates compiled on every core while the
+ * layers before them tune. *queued (may be NULL): the compiles queued. A
+ * layer out of range is TILEC_ERROR_INVALID_ARGUMENT naming it; nothing is
+ * queued then. */
+TILEC_API tilec_status tilec_compile_layers_ahead(
+    tilec_runtime *runtime, const tilec_conv_layer_plan *layers, size_t count,
+    size_t *queued);
+
+/*----------------------------------------------------------------------------
  * Voxel scenes for tests and benchmarks (host memory; free with tilec_free)
  *--------------------------------------------------------------------------*/
 

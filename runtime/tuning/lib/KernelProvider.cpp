@@ -27,7 +27,8 @@ KernelProvider::KernelProvider(const Context &context, KernelCompiler *compiler,
         [this](const std::string &kernel, const Config &config,
                const Specialization &specialization) {
           return compileNow(kernel, config, specialization);
-        });
+        },
+        /*threads=*/0, kCompileAheadCapacity);
 }
 
 std::shared_ptr<KernelProvider::Slot>
@@ -54,7 +55,10 @@ KernelProvider::compile(const std::string &kernel, const Config &config,
 bool KernelProvider::compileAhead(const std::string &kernel,
                                   const Config &config,
                                   const Specialization &specialization) {
-  return ahead_ && ahead_->enqueue(kernel, config, specialization);
+  // A kernel an earlier tuning loaded needs no compile: the next tuning
+  // that tries it takes it loaded (findLoaded).
+  return ahead_ && !findLoaded(kernel, config, specialization) &&
+         ahead_->enqueue(kernel, config, specialization);
 }
 
 void KernelProvider::limitCompileAhead(unsigned threads) {

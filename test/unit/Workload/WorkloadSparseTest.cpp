@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
+#include <vector>
 
 namespace rt = tilec::rt;
 namespace sparse = tilec::sparse;
@@ -69,12 +71,18 @@ TEST(WorkloadSparseTest, ALayerRoundTripsThroughTheConvolutionsArguments) {
             "submanifold_conv3d: the dtype must be f16, bf16 or f32, got 'f64'");
 }
 
-TEST(WorkloadSparseTest, ALayerCallsTheConvolutionKernelOncePerRowBlock) {
+// The sparse_conv_fwd calls of a 64 -> 32 layer with a bias over 64,160
+// voxels.
+std::vector<std::pair<std::string, tilec::Call>> biasedLayerCalls() {
   sparse::ConvArguments arguments;
   arguments.ci = 64;
   arguments.co = 32;
   arguments.bias = rt::DevicePtr{0x1000};
-  auto calls = sparse::convKernelCalls(arguments, 64160);
+  return sparse::convKernelCalls(arguments, 64160);
+}
+
+TEST(WorkloadSparseTest, ALayerCallsTheConvolutionKernelOncePerRowBlock) {
+  auto calls = biasedLayerCalls();
   ASSERT_EQ(calls.size(), 2u);
   for (size_t i = 0; i < calls.size(); ++i) {
     const auto &[kernel, call] = calls[i];
@@ -110,6 +118,90 @@ TEST(WorkloadSparseTest, SmallLayersTuneTheSixtyFourRowBlockAlone) {
   }
   for (int64_t voxels : {4097, 8192, 500000})
     EXPECT_EQ(sparse::convKernelCalls(arguments, voxels).size(), 2u) << voxels;
+}
+
+// A network's layers planned before they run: each layer's forward row
+// blocks (the calls the convolution tunes: convKernelCalls), then its input
+// gradient's (the weight transposed, read mirrored where submanifold, the
+// channels swapped, no bias), then its weight gradient over the window's
+// offsets.
+TEST(WorkloadSparseTest, PlannedLayersCallWhatTheirFirstCallsTune) {
+  sparse::LayerPlan submanifold;
+  submanifold.layer.voxels = 64160;
+  submanifold.layer.inChannels = 64;
+  submanifold.layer.outChannels = 32;
+  submanifold.layer.bias = true;
+  submanifold.inputGradient = submanifold.weightGradient = true;
+  sparse::LayerPlan strided;
+  strided.layer.voxels = 3000;
+  strided.layer.inChannels = 32;
+  strided.layer.outChannels = 48;
+  strided.layer.kernelSize = {2, 2, 2};
+  strided.layer.dtype = "bf16";
+  strided.strided = true;
+  strided.inputGradient = true;
+  auto calls = sparse::layerPlanCalls({submanifold, strided});
+  ASSERT_TRUE(calls.ok()) << calls.message();
+  std::vector<std::string> kernels;
+  for (const auto &[kernel, call] : *calls)
+    kernels.push_back(kernel + " " +
+                      std::to_string(call.params.count("BLOCK_M")
+                                         ? call.params.at("BLOCK_M")
+                                         : 0));
+  EXPECT_EQ(kernels, (std::vector<std::string>{
+                         "sparse_conv_fwd 64", "sparse_conv_fwd 128",
+                         "sparse_conv_fwd 64", "sparse_conv_fwd 128",
+                         "sparse_conv_wgrad 0", "sparse_conv_fwd 64",
+                         "sparse_conv_fwd 64"}));
+  // The forward is the convolution's own.
+  auto forward = biasedLayerCalls();
+  ASSERT_EQ(forward.size(), 2u);
+  for (size_t i = 0; i < forward.size(); ++i) {
+    EXPECT_EQ((*calls)[i].second.sizes, forward[i].second.sizes);
+    EXPECT_EQ((*calls)[i].second.params, forward[i].second.params);
+    EXPECT_EQ((*calls)[i].second.types, forward[i].second.types);
+  }
+  const tilec::Call &inputGradient = (*calls)[2].second;
+  EXPECT_EQ(inputGradient.sizes.at("CI"), 32);
+  EXPECT_EQ(inputGradient.sizes.at("CO"), 64);
+  EXPECT_EQ(inputGradient.params.at("TRANSPOSE_W"), 1);
+  EXPECT_EQ(inputGradient.params.at("HAS_BIAS"), 0);
+  const tilec::Call &weightGradient = (*calls)[4].second;
+  EXPECT_EQ(weightGradient.sizes.at("V"), 27);
+  EXPECT_EQ(weightGradient.sizes.at("CI"), 64);
+  EXPECT_EQ(weightGradient.sizes.at("CO"), 32);
+  EXPECT_EQ((*calls)[5].second.sizes.at("V"), 8);
+  EXPECT_EQ((*calls)[5].second.types.at("DTYPE"), "bf16");
+  EXPECT_EQ((*calls)[5].second.params.at("TRANSPOSE_W"), 0);
+  EXPECT_EQ((*calls)[6].second.params.at("TRANSPOSE_W"), 2);
+}
+
+TEST(WorkloadSparseTest, APlanOutOfRangeNamesTheLayer) {
+  sparse::LayerPlan good;
+  good.layer.voxels = 100;
+  good.layer.inChannels = good.layer.outChannels = 16;
+  auto refused = [&](sparse::LayerPlan bad, const std::string &text) {
+    auto calls = sparse::layerPlanCalls({good, bad});
+    ASSERT_FALSE(calls.ok()) << text;
+    EXPECT_NE(calls.message().find("layer plan 1: " + text), std::string::npos)
+        << calls.message();
+  };
+  sparse::LayerPlan bad = good;
+  bad.layer.voxels = 0;
+  refused(bad, "the voxels must be from 1 to 2^28 - 1, got 0");
+  bad = good;
+  bad.layer.kernelSize = {2, 3, 3};
+  refused(bad, "the kernel size along x must be odd, 1 to 7, got 2");
+  bad.strided = true;
+  EXPECT_TRUE(sparse::layerPlanCalls({good, bad}).ok());
+  bad.layer.kernelSize = {3, 3, 8};
+  refused(bad, "the kernel size along z must be 1 to 7, got 8");
+  bad = good;
+  bad.layer.allowTf32 = true;
+  refused(bad, "allow_tf32 applies to f32 only");
+  bad = good;
+  bad.layer.outChannels = 0;
+  refused(bad, "ci and co must be positive");
 }
 
 // A map build's calls (what its first build precompiles, and what `tilec

@@ -219,6 +219,9 @@ enum class RowOrder {
 /// groups").
 inline constexpr int64_t kLeanGroupsMinChannels = 256 * 256;
 
+/// A sparse tensor holds fewer voxels than this.
+inline constexpr int64_t kVoxelLimit = int64_t(1) << 28;
+
 class SparseTensor {
 public:
   ~SparseTensor();
@@ -487,6 +490,35 @@ Status submanifoldConv3dBackward(SparseEngine &engine, SparseTensor &tensor,
 /// convolution fills in the autotune cache.
 std::vector<std::pair<std::string, Call>>
 convKernelCalls(const ConvArguments &arguments, int64_t voxels);
+
+/// A layer a network will run, as far as it is known before it runs, for
+/// compileLayersAhead: `layer` (its channels, window, dtype, bias; `voxels`
+/// the count its first call is expected to see, which picks the tunings'
+/// size bucket, row blocks and split candidates), whether it is a strided
+/// or inverse convolution (its input gradient reads the weight transposed,
+/// not mirrored; `kernelSize` may be even there), and which gradients
+/// training will ask of it.
+struct LayerPlan {
+  rt::ConvLayer layer;
+  bool strided = false;
+  bool inputGradient = false;
+  bool weightGradient = false;
+};
+
+/// The kernel calls the first calls of `plans` would tune, in order: each
+/// layer's forward row blocks, then its input gradient's row blocks and its
+/// weight gradient, as the convolution and its backward build them.
+Result<std::vector<std::pair<std::string, Call>>>
+layerPlanCalls(const std::vector<LayerPlan> &plans);
+
+/// Queues the candidates of every call of layerPlanCalls(plans) that the
+/// autotuner would tune (Autotuner::compileAhead: no memo, pin, bundle or
+/// autotune cache entry answers it) on the provider's compile workers, in
+/// order, and returns how many compiles it queued. A network's first pass
+/// then finds each layer's candidates compiled, on every core, while the
+/// layers before it tune, instead of compiling them layer by layer.
+Result<size_t> compileLayersAhead(SparseEngine &engine,
+                                  const std::vector<LayerPlan> &plans);
 
 /// The layer a convolution over `voxels` voxels is, as a workload records
 /// it (tilec/runtime/Workload.h: the window's extent and dilation per

@@ -98,9 +98,16 @@ public:
                                    const Config &config,
                                    const Specialization &specialization) const;
 
+  // How many compiles the provider's queue holds at once (queued, running,
+  // and done but not taken): a network's layers queued together
+  // (sparse::compileLayersAhead) are a few hundred candidates; a done one is
+  // a cubin of tens of KB, forgotten first when the queue needs the room.
+  static constexpr size_t kCompileAheadCapacity = 1024;
+
   // Queues a compile of (kernel, config, specialization) on the provider's
   // background workers (CompileAhead.h), for a compile() that comes later;
-  // false when there is no compiler or it is queued already.
+  // false when there is no compiler, it is queued already, or the kernel is
+  // loaded (findLoaded).
   bool compileAhead(const std::string &kernel, const Config &config,
                     const Specialization &specialization);
   // At most `threads` compiles queued ahead run at once (0: one per

@@ -17,6 +17,7 @@ and weight layout [Co, Kx, Ky, Kz, Ci] too, and train the same way.
 
 import ctypes
 import math
+import os
 import weakref
 
 import torch
@@ -46,8 +47,9 @@ def spconv_pointwise_weight(weight):
 
 # Whether the first forward of a convolution queues the compiles of every
 # convolution layer made so far that has not run (compile_ahead); False
-# leaves each layer to compile its own on its first call.
-compile_layers_ahead = True
+# (or TILEC_COMPILE_LAYERS_AHEAD=0 at import) leaves each layer to compile
+# its own on its first call.
+compile_layers_ahead = os.environ.get("TILEC_COMPILE_LAYERS_AHEAD", "1") != "0"
 
 # Every convolution layer made in this process, in the order made (weak:
 # a layer that is gone is skipped).

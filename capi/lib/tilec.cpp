@@ -531,16 +531,15 @@ tilec_status tilec_submanifold_conv3d_window_backward(
 tilec_status tilec_compile_layers_ahead(tilec_runtime *runtime,
                                         const tilec_conv_layer_plan *layers,
                                         size_t count, size_t *queued) {
-  if (!runtime || (!layers && count > 0))
-    return fail(TILEC_ERROR_INVALID_ARGUMENT,
-                "runtime and layers must not be NULL");
+  if (!layers && count > 0)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "layers must not be NULL");
   std::vector<sparse::LayerPlan> plans(count);
   for (size_t i = 0; i < count; ++i) {
     const tilec_conv_layer_plan &layer = layers[i];
     sparse::LayerPlan &plan = plans[i];
     sparse::DType dtype;
     if (tilec_status read = readDType(layer.dtype, dtype); read != TILEC_OK)
-      return read;
+      return fail(read, "layer plan " + std::to_string(i) + ": " + lastError);
     plan.layer.dtype = sparse::dtypeName(dtype);
     plan.layer.voxels = layer.voxels;
     plan.layer.inChannels = layer.ci;
@@ -555,6 +554,11 @@ tilec_status tilec_compile_layers_ahead(tilec_runtime *runtime,
     plan.inputGradient = layer.input_gradient != 0;
     plan.weightGradient = layer.weight_gradient != 0;
   }
+  // The plans first, so that a wrong one is named on any machine.
+  if (auto calls = sparse::layerPlanCalls(plans); !calls)
+    return failFrom(calls.status(), TILEC_ERROR_INVALID_ARGUMENT);
+  if (!runtime)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "runtime must not be NULL");
   EnteredContext entered(runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);

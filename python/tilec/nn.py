@@ -18,12 +18,13 @@ and weight layout [Co, Kx, Ky, Kz, Ci] too, and train the same way.
 import ctypes
 import math
 import os
+import warnings
 import weakref
 
 import torch
 from torch import nn
 
-from ._library import ConvLayerPlan, InvalidArgumentError
+from ._library import ConvLayerPlan, Error, InvalidArgumentError
 # SparseTensor stays importable from tilec.nn, as it was.
 from .sparse import SparseTensor  # noqa
 from .sparse import (DTYPES, autocast_dtype, features_of, submanifold_conv3d,
@@ -62,41 +63,47 @@ def compile_ahead(layers, example, training=None):
     convolutions are taken in module order, or an iterable of them) would
     tune over tensors like `example` (a tilec.SparseTensor: its voxel
     count, device, and features dtype, or the autocast dtype), forward and,
-    when `training` (default: whether autograd records), the input and
-    weight gradients; returns the number queued at once, without waiting.
-    A network's first pass then finds each layer's candidates compiled on
-    every core while the layers before it tune, instead of compiling them
-    layer by layer. Keys an autotune cache, a bundle or a pin answer queue
-    nothing. The first forward of any tilec.nn convolution does this for
-    every layer made so far that has not run, unless
+    when `training` (default: whether autograd records), the input
+    gradients (but the first layer's, where the example's features need
+    none) and the weight gradients of trainable weights; returns the number
+    queued at once, without waiting. A network's first pass then finds each
+    layer's candidates compiled on every core while the layers before it
+    tune, instead of compiling them layer by layer. Nothing is queued where
+    the caches, a bundle or pins answer the first layer's calls (a network
+    tuned before). The first forward of any tilec.nn convolution does this
+    for every layer made so far that has not run, unless
     tilec.nn.compile_layers_ahead is False."""
     if isinstance(layers, nn.Module):
         layers = [m for m in layers.modules() if isinstance(m, _KernelConv)]
+    layers = list(layers)
+    for layer in layers:
+        if not isinstance(layer, _KernelConv):
+            raise InvalidArgumentError(
+                "compile_ahead", f"expected tilec.nn convolutions, got "
+                f"{type(layer).__name__}")
     features = features_of("compile_ahead", example)
     dtype = autocast_dtype() or features.dtype
     if dtype not in DTYPES:
         raise InvalidArgumentError(
             "compile_ahead", f"the convolutions run in f16, bf16 or f32, "
             f"the features are {dtype}")
-    if example.voxels == 0:
+    for layer in layers:
+        layer._compiled_ahead = True
+    if example.voxels == 0 or not layers:
         return 0
     if training is None:
         training = torch.is_grad_enabled()
     tf32 = dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
     plans = []
-    for layer in layers:
-        if not isinstance(layer, _KernelConv):
-            raise InvalidArgumentError(
-                "compile_ahead", f"expected tilec.nn convolutions, got "
-                f"{type(layer).__name__}")
-        layer._compiled_ahead = True
-        trains = training and layer.weight.requires_grad
+    for index, layer in enumerate(layers):
+        input_grad = training and (index > 0 or features.requires_grad)
+        weight_grad = training and layer.weight.requires_grad
         plans.append(ConvLayerPlan(
             example.voxels, layer.in_channels, layer.out_channels,
             (ctypes.c_int32 * 3)(*layer.kernel_size),
             (ctypes.c_int32 * 3)(*getattr(layer, "dilation", (1, 1, 1))),
             DTYPES[dtype], layer.bias is not None, tf32,
-            not isinstance(layer, SubMConv3d), trains, trains))
+            not isinstance(layer, SubMConv3d), input_grad, weight_grad))
     runtime = example.runtime
     lib = runtime._lib
     queued = ctypes.c_size_t()
@@ -114,6 +121,10 @@ class _KernelConv(SparseModule):
     and the checks of a layer's input. `odd` asks for an odd extent per
     axis (a submanifold window has a centre)."""
 
+    # Whether compile_ahead planned the layer (or it ran): a class default,
+    # so that a layer unpickled from before the attribute has it.
+    _compiled_ahead = False
+
     def __init__(self, name, in_channels, out_channels, kernel_size, bias,
                  groups, device, dtype, odd=False):
         super().__init__()
@@ -129,7 +140,6 @@ class _KernelConv(SparseModule):
             raise InvalidArgumentError(
                 name, f"kernel_size must be 1 to 7 per axis, got "
                 f"{kernel_size!r}")
-        self._compiled_ahead = False
         _LAYERS.append(weakref.ref(self))
         factory = {"device": device, "dtype": dtype}
         self.weight = nn.Parameter(torch.empty(
@@ -149,7 +159,15 @@ class _KernelConv(SparseModule):
             layer for layer in (ref() for ref in _LAYERS)
             if layer is not None and layer is not self and
             not layer._compiled_ahead and layer.weight.device == x.device]
-        compile_ahead(layers, x)
+        try:
+            compile_ahead(layers, x)
+        except Error as error:
+            # Only the compiles ahead are lost: each layer still compiles
+            # its own on its first call, where a real error shows.
+            for layer in layers:
+                layer._compiled_ahead = True
+            warnings.warn(f"tilec.nn: the layers' compiles were not queued "
+                          f"ahead: {error}", RuntimeWarning, stacklevel=3)
 
     def reset_parameters(self):
         """spconv's initialization: kaiming_uniform_(a=sqrt(5)) with the
@@ -165,7 +183,7 @@ class _KernelConv(SparseModule):
     def _features(self, name, x):
         features = features_of(name, x)
         if compile_layers_ahead and not self._compiled_ahead and \
-                not torch.compiler.is_compiling() and \
+                not torch.compiler.is_compiling() and x.voxels > 0 and \
                 (autocast_dtype() or features.dtype) in DTYPES:
             self._compile_layers_ahead(x)
         if features.shape[1] != self.in_channels:

@@ -13,6 +13,8 @@
 
 #include "tilec/runtime/Autotuner.h"
 
+#include <algorithm>
+
 namespace tilec::sparse {
 
 namespace {
@@ -93,7 +95,21 @@ Result<size_t> compileLayersAhead(SparseEngine &engine,
       layerPlanCalls(plans);
   if (!calls)
     return calls.status();
-  return engine.autotuner().compileAhead(*calls);
+  if (plans.empty())
+    return size_t(0);
+  // The first layer's calls decide: where the caches (or a bundle, or
+  // pins) answer them, the network has most likely been tuned before, and
+  // the later layers' planned sizes are guesses whose keys would miss.
+  Result<std::vector<std::pair<std::string, Call>>> first =
+      layerPlanCalls({plans.front()});
+  if (!first)
+    return first.status();
+  rt::Autotuner &autotuner = engine.autotuner();
+  if (std::none_of(first->begin(), first->end(), [&](const auto &call) {
+        return autotuner.wouldTune(call.first, call.second);
+      }))
+    return size_t(0);
+  return autotuner.compileAhead(*calls);
 }
 
 } // namespace tilec::sparse

@@ -664,10 +664,6 @@ TEST_F(SparseConvGpuTest, SplitRowBlocksMatchAndRepeat) {
                     true, true, stream->handle(), nullptr);
 }
 
-// A small input (the res-32 shell, 3,900 voxels: under one wave; the
-// 64-row block alone) is tuned with the candidates in halves among the
-// others: they run (timed in full, or on the screening budget only), each on
-// the workspace the tuning allocated, and the winner's result is right.
 // The JIT, counting its compiles by kernel.
 class CountingCompiler final : public rt::KernelCompiler {
 public:
@@ -729,12 +725,17 @@ TEST_F(SparseConvGpuTest, LayersCompiledAheadServeTheFirstPass) {
   EXPECT_EQ(counting->count("sparse_conv_fwd") +
                 counting->count("sparse_conv_wgrad"),
             int(*queued))
-      << "a tuning compiled what the plan did not queue, or twice";
+      << "a tuning compiled what the plan did not queue, or a candidate "
+         "compiled twice";
   auto again = sparse::compileLayersAhead(*engine, plans);
   ASSERT_TRUE(again.ok()) << again.message();
   EXPECT_EQ(*again, 0u) << "chosen: nothing to tune";
 }
 
+// A small input (the res-32 shell, 3,900 voxels: under one wave; the
+// 64-row block alone) is tuned with the candidates in halves among the
+// others: they run (timed in full, or on the screening budget only), each on
+// the workspace the tuning allocated, and the winner's result is right.
 TEST_F(SparseConvGpuTest, TuningRunsHalvesOnSmallInputs) {
   expectConvMatches(sparse::shellScene(32), 128, 128, 3, sparse::DType::F16,
                     false, true);

@@ -722,21 +722,49 @@ class CompileAheadTest(unittest.TestCase):
         with torch.no_grad():
             net(self.tensor(64))
         self.assertEqual(len(self.library.plans), 1)
-        plan = self.library.plans[0]
-        self.assertEqual([(p[1], p[2]) for p in plan[:2]], [(4, 8), (8, 2)])
-        self.assertNotIn((4, 4), [(p[1], p[2]) for p in plan])
-        self.assertEqual({(p[9], p[10]) for p in plan}, {(0, 0)})
+        plan = [(p[1], p[2]) for p in self.library.plans[0]]
+        # The layer that ran first; the other after any older layer that
+        # has not run (none here, unless another test kept one alive).
+        self.assertEqual(plan[0], (4, 8))
+        self.assertIn((8, 2), plan)
+        self.assertNotIn((4, 4), plan)
+        self.assertEqual({(p[9], p[10]) for p in self.library.plans[0]},
+                         {(0, 0)})
         with torch.no_grad():
             net(self.tensor(64))
             ran(self.tensor(64))
         self.assertEqual(len(self.library.plans), 1)
 
-    def test_the_library_refuses_a_null_runtime(self):
+    def test_the_library_checks_the_plans_then_the_runtime(self):
         self.runtime._lib = _library.library()
+        nn = self.nn
         with self.assertRaises(tilec.InvalidArgumentError) as caught:
-            self.nn.compile_ahead([self.nn.SubMConv3d(4, 8)], self.tensor(9))
+            nn.compile_ahead([nn.SubMConv3d(4, 8), nn.SubMConv3d(8, 0)],
+                             self.tensor(9))
         self.assertEqual(str(caught.exception), "tilec_compile_layers_ahead: "
-                         "runtime and layers must not be NULL")
+                         "layer plan 1: ci and co must be positive, got 8 "
+                         "and 0")
+        with self.assertRaises(tilec.InvalidArgumentError) as caught:
+            nn.compile_ahead([nn.SubMConv3d(4, 8)], self.tensor(9))
+        self.assertEqual(str(caught.exception), "tilec_compile_layers_ahead: "
+                         "runtime must not be NULL")
+
+    def test_a_refused_plan_warns_and_the_forward_goes_on(self):
+        import gc
+        import warnings
+        self.runtime._lib = _library.library()
+        gc.collect()
+        layer = self.nn.SubMConv3d(4, 8)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with torch.no_grad():
+                y = layer(self.tensor(16))
+                layer(self.tensor(16))
+        self.assertEqual(y.features.shape, (16, 8))
+        self.assertEqual(len(caught), 1)
+        self.assertIn("the layers' compiles were not queued ahead: "
+                      "tilec_compile_layers_ahead: runtime must not be NULL",
+                      str(caught[0].message))
 
 
 @unittest.skipIf(torch is None, NO_TORCH)

@@ -64,10 +64,12 @@ static cl::opt<double> budgetMs(
     "budget-ms",
     cl::desc("Time of the timed repetitions per config, ms (default 20)"),
     cl::init(20), cl::sub(tuneCommand), cl::cat(category));
-static cl::opt<double> warmupMs("warmup-ms",
-                                cl::desc("Warm-up per config, ms (default 5)"),
-                                cl::init(5), cl::sub(tuneCommand),
-                                cl::cat(category));
+static cl::opt<double> warmupMs(
+    "warmup-ms",
+    cl::desc("Warm-up per config where the GPU may have lowered its clocks "
+             "(the first, or after 100 ms idle), ms (default 5; 0.25 right "
+             "after another config)"),
+    cl::init(5), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<int> screenKeep(
     "screen-keep",
     cl::desc("Where there are more configs than this, time each on the "
@@ -86,7 +88,7 @@ static cl::opt<double> targetError(
              "most this percentage (default 0.5, or "
              "TILEC_AUTOTUNE_TARGET_ERROR); 0 times every repetition the "
              "budget allows, in both rounds"),
-    cl::init(-1), cl::sub(tuneCommand), cl::cat(category));
+    cl::init(0.5), cl::sub(tuneCommand), cl::cat(category));
 static cl::opt<double> screenTargetError(
     "screen-target-error",
     cl::desc("The same for the screening round, percent (default 2)"),
@@ -334,8 +336,7 @@ int runTune() {
       return fail(std::string(name) + " must be a finite number, 0 or more");
   if (screenKeep < -1)
     return fail("--screen-keep must be 0 or more");
-  // -1: the session's (TILEC_AUTOTUNE_TARGET_ERROR or the default).
-  if (targetError != -1 && !(targetError >= 0 && targetError <= 50))
+  if (!(targetError >= 0 && targetError <= 50))
     return fail("--target-error must be a percentage from 0 to 50");
   if (!(screenTargetError >= 0 && screenTargetError <= 50))
     return fail("--screen-target-error must be a percentage from 0 to 50");
@@ -379,7 +380,8 @@ int runTune() {
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
   options.screening.budgetMs = screenBudgetMs;
-  if (targetError >= 0)
+  // Unless given, the session's (TILEC_AUTOTUNE_TARGET_ERROR or 0.5%).
+  if (targetError.getNumOccurrences())
     options.benchmark.targetError = targetError / 100;
   options.screening.targetError = screenTargetError / 100;
   options.tieTolerance = tieTolerance;

@@ -69,7 +69,7 @@ static cl::opt<double> targetError(
              "most this percentage (default 0.5, or "
              "TILEC_AUTOTUNE_TARGET_ERROR); 0 times every repetition the "
              "budget allows"),
-    cl::init(-1), cl::sub(warmupCommand), cl::cat(category));
+    cl::init(0.5), cl::sub(warmupCommand), cl::cat(category));
 static cl::opt<unsigned>
     jobs("jobs",
          cl::desc("Parallel compiles (default: one per config, at "
@@ -555,7 +555,7 @@ int runWarmup() {
     return fail("--budget-ms must be a positive number of ms");
   if (screenKeep < -1)
     return fail("--screen-keep must be 0 or more");
-  if (targetError != -1 && !(targetError >= 0 && targetError <= 50))
+  if (!(targetError >= 0 && targetError <= 50))
     return fail("--target-error must be a percentage from 0 to 50");
   // The file first, so that a bad one is diagnosed on any machine.
   Result<rt::Workload> workload = rt::Workload::load(workloadPath);
@@ -582,7 +582,8 @@ int runWarmup() {
   options.benchmark.budgetMs = budgetMs;
   if (screenKeep >= 0)
     options.screening.keep = screenKeep;
-  if (targetError >= 0)
+  // Unless given, the session's (TILEC_AUTOTUNE_TARGET_ERROR or 0.5%).
+  if (targetError.getNumOccurrences())
     options.benchmark.targetError = targetError / 100;
   options.jobs = jobs;
   rt::ProgressMode progress = options.progress;

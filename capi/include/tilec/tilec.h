@@ -315,8 +315,10 @@ typedef struct tilec_conv_layer_plan {
  * an autotune cache entry, a bundle or a pin answers the call), in the
  * layers' order, and returns without waiting: the tunings of a network's
  * first pass then take their candidates compiled on every core while the
- * layers before them tune. *queued (may be NULL): the compiles queued. A
- * layer out of range is TILEC_ERROR_INVALID_ARGUMENT naming it; nothing is
+ * layers before them tune. Where no call of the first layer would be tuned
+ * (a network tuned before), nothing is queued. *queued (may be NULL): the
+ * compiles queued. A layer out of range is TILEC_ERROR_INVALID_ARGUMENT
+ * naming it ("layer plan 2: ..."), checked before the runtime; nothing is
  * queued then. */
 TILEC_API tilec_status tilec_compile_layers_ahead(
     tilec_runtime *runtime, const tilec_conv_layer_plan *layers, size_t count,

@@ -236,9 +236,20 @@ bool Autotuner::wouldTuneLocked(const std::string &kernel,
   return options_.force || cache_.find(deviceName(), kernel, key) == nullptr;
 }
 
+bool Autotuner::wouldTune(const std::string &kernel, const Call &call) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!provider_.compiler())
+    return false;
+  Result<const KernelDescription *> description = describeLocked(kernel);
+  return description && wouldTuneLocked(kernel, **description, call);
+}
+
 size_t Autotuner::compileAhead(
     const std::vector<std::pair<std::string, Call>> &calls) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // Nothing to describe or look up where nothing can be compiled.
+  if (!provider_.compiler())
+    return 0;
   provider_.limitCompileAhead(options_.jobs);
   size_t queued = 0;
   for (const auto &[kernel, call] : calls) {

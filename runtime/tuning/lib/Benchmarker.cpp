@@ -61,12 +61,11 @@ int nextRepetitions(int done, int cap, double error,
                     const BenchmarkOptions &options) {
   if (done >= cap)
     return 0;
-  int least = std::max(1, options.minReps);
   if (done == 0)
-    return options.targetError > 0 ? std::min(cap, least) : cap;
+    return options.targetError > 0 ? std::min(cap, kRepetitionBatch) : cap;
   if (options.targetError <= 0 || error <= options.targetError)
     return 0;
-  return std::min(cap - done, std::max(least, done / 2));
+  return std::min(cap - done, std::max(kRepetitionBatch, done / 2));
 }
 
 Result<BenchmarkResult> Benchmarker::run(const Kernel &kernel, Dim3 grid,

@@ -254,11 +254,11 @@ TEST(Repetitions, TheMedianErrorComesFromTheSpreadAndTheCount) {
 
 TEST(Repetitions, BatchesGrowUntilPreciseOrCapped) {
   rt::BenchmarkOptions options;
-  options.minReps = 10;
   options.targetError = 0.005;
-  EXPECT_EQ(rt::nextRepetitions(0, 200, 0, options), 10);
+  EXPECT_EQ(rt::nextRepetitions(0, 200, 0, options), rt::kRepetitionBatch);
+  EXPECT_EQ(rt::kRepetitionBatch, 10);
   EXPECT_EQ(rt::nextRepetitions(0, 4, 0, options), 4);
-  // Imprecise: half as many again as are done, at least minReps.
+  // Imprecise: half as many again as are done, at least 10.
   EXPECT_EQ(rt::nextRepetitions(10, 200, 0.02, options), 10);
   EXPECT_EQ(rt::nextRepetitions(40, 200, 0.02, options), 20);
   EXPECT_EQ(rt::nextRepetitions(190, 200, 0.02, options), 10);

@@ -62,6 +62,7 @@ TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
                            "tilec_sparse_tensor_strided_coords",
                            "tilec_sparse_conv3d",
                            "tilec_sparse_conv3d_backward",
+                           "tilec_compile_layers_ahead",
                            "tilec_scene_shell",
                            "tilec_scene_uniform",
                            "tilec_scene_lidar",
@@ -237,6 +238,40 @@ TEST_F(CApiTest, BadArgumentsAreStatusesWithMessages) {
   EXPECT_EQ(launch(nullptr, 1, 1, 1, nullptr), TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(lastError()).find("kernel must not be NULL"),
             std::string::npos);
+}
+
+// A layer plan is checked before the runtime: a wrong one is named on any
+// machine, and a right one without a runtime is refused for the runtime.
+TEST_F(CApiTest, LayerPlansAreCheckedBeforeTheRuntime) {
+  auto plan = function<decltype(tilec_compile_layers_ahead)>(
+      "tilec_compile_layers_ahead");
+  auto lastError = function<decltype(tilec_last_error)>("tilec_last_error");
+  tilec_conv_layer_plan layers[2] = {};
+  for (tilec_conv_layer_plan &layer : layers) {
+    layer.voxels = 15192;
+    layer.ci = layer.co = 32;
+    for (int axis = 0; axis < 3; ++axis)
+      layer.kernel[axis] = 3, layer.dilation[axis] = 1;
+    layer.dtype = TILEC_F16;
+    layer.input_gradient = layer.weight_gradient = 1;
+  }
+  size_t queued = 99;
+  EXPECT_EQ(plan(nullptr, layers, 2, &queued), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(lastError(), "runtime must not be NULL");
+  EXPECT_EQ(plan(nullptr, nullptr, 1, &queued), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(lastError(), "layers must not be NULL");
+  layers[1].kernel[2] = 2;
+  EXPECT_EQ(plan(nullptr, layers, 2, &queued), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(lastError(), "layer plan 1: the kernel size along z must be "
+                            "odd, 1 to 7, got 2");
+  layers[1].strided = 1;
+  EXPECT_EQ(plan(nullptr, layers, 2, &queued), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(lastError(), "runtime must not be NULL");
+  layers[1].dtype = static_cast<tilec_dtype>(7);
+  EXPECT_EQ(plan(nullptr, layers, 2, &queued), TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(lastError(), "layer plan 1: dtype 7 is not TILEC_F16, "
+                            "TILEC_BF16 or TILEC_F32");
+  EXPECT_EQ(queued, 99u);
 }
 
 TEST_F(CApiTest, WithoutAGpuTheRuntimeSaysSo) {

@@ -516,7 +516,11 @@ layerPlanCalls(const std::vector<LayerPlan> &plans);
 /// autotune cache entry answers it) on the provider's compile workers, in
 /// order, and returns how many compiles it queued. A network's first pass
 /// then finds each layer's candidates compiled, on every core, while the
-/// layers before it tune, instead of compiling them layer by layer.
+/// layers before it tune, instead of compiling them layer by layer. Where
+/// no call of the first layer would be tuned (the caches, a bundle or pins
+/// answer it), nothing is queued: the network was most likely tuned
+/// before, and later layers' planned sizes (a guess where a strided layer
+/// changes the count) would key calls that never come.
 Result<size_t> compileLayersAhead(SparseEngine &engine,
                                   const std::vector<LayerPlan> &plans);
 

@@ -133,7 +133,7 @@ struct BenchmarkOptions {
   // Timed repetitions: at most about this much time, within [minReps,
   // maxReps].
   double budgetMs = 20;
-  int minReps = 10;
+  int minReps = 5;
   int maxReps = 200;
   // Repetitions stop once the median's relative standard error, estimated
   // from those so far (medianRelativeError), is at most this (0.005 =
@@ -160,11 +160,16 @@ inline constexpr double kClocksHeldMs = 100;
 // or a median of 0.
 double medianRelativeError(const std::vector<double> &sortedUs);
 
+// The fewest repetitions a batch of the target error's rule queues: enough
+// for the spread between the 20th and 80th percentiles to say something.
+inline constexpr int kRepetitionBatch = 10;
+
 // How many repetitions to queue next, after `done` of at most `cap`, whose
 // median's relative error is `error`: 0 when done. The first batch is
-// minReps (the whole cap where targetError is 0); then, until the error is
-// at most targetError, half as many again as are done (at least minReps),
-// so that a measurement takes a few waits, not one per repetition.
+// kRepetitionBatch (the whole cap where targetError is 0, as it was before
+// the rule); then, until the error is at most targetError, half as many
+// again as are done (at least kRepetitionBatch), so that a measurement
+// takes a few waits, not one per repetition.
 int nextRepetitions(int done, int cap, double error,
                     const BenchmarkOptions &options);
 
@@ -363,6 +368,11 @@ public:
   // size inside a bucket that was already selected. False for a kernel that
   // cannot be described or keyed: select() reports those.
   bool hasChoice(const std::string &kernel, const Call &call);
+
+  // Whether select() would tune `call`: there is a compiler, and no memo,
+  // pin, bundle or autotune cache entry answers it. False for a kernel that
+  // cannot be described or keyed.
+  bool wouldTune(const std::string &kernel, const Call &call);
 
   // Queues the candidates of each call that select() would tune (no memo,
   // pin, bundle or autotune cache entry answers it, and there is a

@@ -15,16 +15,14 @@ SparseConv3d (strided, any kernel (kx, ky, kz)) and SparseInverseConv3d
 and weight layout [Co, Kx, Ky, Kz, Ci] too, and train the same way.
 """
 
-import ctypes
 import math
-import os
-import warnings
 import weakref
 
 import torch
 from torch import nn
 
-from ._library import ConvLayerPlan, Error, InvalidArgumentError
+from . import sparse as _sparse
+from ._library import Error, InvalidArgumentError
 # SparseTensor stays importable from tilec.nn, as it was.
 from .sparse import SparseTensor  # noqa
 from .sparse import (DTYPES, autocast_dtype, features_of, submanifold_conv3d,
@@ -46,12 +44,6 @@ def spconv_pointwise_weight(weight):
     return weight.reshape(ci, co).t().contiguous().reshape(co, 1, 1, 1, ci)
 
 
-# Whether the first forward of a convolution queues the compiles of every
-# convolution layer made so far that has not run (compile_ahead); False
-# (or TILEC_COMPILE_LAYERS_AHEAD=0 at import) leaves each layer to compile
-# its own on its first call.
-compile_layers_ahead = os.environ.get("TILEC_COMPILE_LAYERS_AHEAD", "1") != "0"
-
 # Every convolution layer made in this process, in the order made (weak:
 # a layer that is gone is skipped).
 _LAYERS = []
@@ -72,7 +64,7 @@ def compile_ahead(layers, example, training=None):
     the caches, a bundle or pins answer the first layer's calls (a network
     tuned before). The first forward of any tilec.nn convolution does this
     for every layer made so far that has not run, unless
-    tilec.nn.compile_layers_ahead is False."""
+    tilec.sparse.compile_layers_ahead is False."""
     if isinstance(layers, nn.Module):
         layers = [m for m in layers.modules() if isinstance(m, _KernelConv)]
     layers = list(layers)
@@ -93,26 +85,15 @@ def compile_ahead(layers, example, training=None):
         return 0
     if training is None:
         training = torch.is_grad_enabled()
-    tf32 = dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
     plans = []
     for index, layer in enumerate(layers):
-        input_grad = training and (index > 0 or features.requires_grad)
-        weight_grad = training and layer.weight.requires_grad
-        plans.append(ConvLayerPlan(
-            example.voxels, layer.in_channels, layer.out_channels,
-            (ctypes.c_int32 * 3)(*layer.kernel_size),
-            (ctypes.c_int32 * 3)(*getattr(layer, "dilation", (1, 1, 1))),
-            DTYPES[dtype], layer.bias is not None, tf32,
-            not isinstance(layer, SubMConv3d), input_grad, weight_grad))
-    runtime = example.runtime
-    lib = runtime._lib
-    queued = ctypes.c_size_t()
-    array = (ConvLayerPlan * len(plans))(*plans)
-    with runtime.lock:
-        lib.check(lib.lib.tilec_compile_layers_ahead(
-            runtime.handle, array, len(plans), ctypes.byref(queued)),
-            "tilec_compile_layers_ahead")
-    return queued.value
+        plans.append(_sparse.layer_plan(
+            example.voxels, layer.weight, layer.bias is not None,
+            getattr(layer, "dilation", (1, 1, 1)), dtype,
+            not isinstance(layer, SubMConv3d),
+            training and (index > 0 or features.requires_grad),
+            training and layer.weight.requires_grad))
+    return _sparse.queue_layer_compiles(example.runtime, plans)
 
 
 class _KernelConv(SparseModule):
@@ -162,12 +143,9 @@ class _KernelConv(SparseModule):
         try:
             compile_ahead(layers, x)
         except Error as error:
-            # Only the compiles ahead are lost: each layer still compiles
-            # its own on its first call, where a real error shows.
             for layer in layers:
                 layer._compiled_ahead = True
-            warnings.warn(f"tilec.nn: the layers' compiles were not queued "
-                          f"ahead: {error}", RuntimeWarning, stacklevel=3)
+            _sparse.warn_unplanned(error)
 
     def reset_parameters(self):
         """spconv's initialization: kaiming_uniform_(a=sqrt(5)) with the
@@ -182,7 +160,7 @@ class _KernelConv(SparseModule):
 
     def _features(self, name, x):
         features = features_of(name, x)
-        if compile_layers_ahead and not self._compiled_ahead and \
+        if _sparse.compile_layers_ahead and not self._compiled_ahead and \
                 not torch.compiler.is_compiling() and x.voxels > 0 and \
                 (autocast_dtype() or features.dtype) in DTYPES:
             self._compile_layers_ahead(x)

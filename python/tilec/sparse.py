@@ -10,16 +10,30 @@ is told apart from one of the wrong shape.
 
 import ctypes
 import itertools
+import os
+import warnings
 import weakref
 from typing import List, Optional, Tuple
 
 import torch
 
-from ._library import InvalidArgumentError, release
+from ._library import ConvLayerPlan, Error, InvalidArgumentError, release
 from .runtime import default_runtime
 
 # enum tilec_dtype
 DTYPES = {torch.float16: 0, torch.bfloat16: 1, torch.float32: 2}
+
+
+# Whether a convolution's first call queues compiles ahead of its tunings:
+# the first forward of a tilec.nn layer those of every layer made so far
+# that has not run (tilec.nn.compile_ahead), a functional call that autograd
+# records its own backward's with its forward's (plan_training_call).
+# False (or TILEC_COMPILE_LAYERS_AHEAD=0 at import) leaves each call to
+# compile its own kernels when it tunes them.
+compile_layers_ahead = os.environ.get("TILEC_COMPILE_LAYERS_AHEAD", "1") != "0"
+
+# The training calls plan_training_call queued, by shape.
+_PLANNED_CALLS = set()
 
 
 def _fail(function, message):
@@ -404,6 +418,66 @@ def autocast_dtype():
         if torch.is_autocast_enabled("cuda") else None
 
 
+def queue_layer_compiles(runtime, plans):
+    """tilec_compile_layers_ahead over `plans` (ConvLayerPlan) on
+    `runtime`: the number of compiles queued."""
+    lib = runtime._lib
+    queued = ctypes.c_size_t()
+    array = (ConvLayerPlan * len(plans))(*plans)
+    with runtime.lock:
+        lib.check(lib.lib.tilec_compile_layers_ahead(
+            runtime.handle, array, len(plans), ctypes.byref(queued)),
+            "tilec_compile_layers_ahead")
+    return queued.value
+
+
+def layer_plan(voxels, weight, bias, dilation, dtype, strided, input_grad,
+               weight_grad):
+    """The ConvLayerPlan of a convolution with `weight` [Co, Kx, Ky, Kz,
+    Ci] (and a bias where `bias`) run in `dtype` over `voxels` voxels."""
+    tf32 = dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
+    return ConvLayerPlan(
+        voxels, weight.shape[4], weight.shape[0],
+        (ctypes.c_int32 * 3)(*weight.shape[1:4]),
+        (ctypes.c_int32 * 3)(*dilation), DTYPES[dtype], bias, tf32, strided,
+        input_grad, weight_grad)
+
+
+def warn_unplanned(error):
+    """A plan the library refused: only the compiles ahead are lost (each
+    call still compiles its own kernels, where a real error shows)."""
+    warnings.warn(f"tilec: the compiles were not queued ahead: {error}",
+                  RuntimeWarning, stacklevel=4)
+
+
+def plan_training_call(tensor, features, weight, bias, dilation, strided):
+    """Where autograd records a convolution of a shape (its channels,
+    window, dtype, bias, voxel count bucket, the gradients it will need)
+    for the first time in the process, queues its backward's compiles with
+    its forward's (tilec_compile_layers_ahead over this one layer): dX and
+    dW then compile while the forward tunes, instead of after it."""
+    if not compile_layers_ahead or torch.compiler.is_compiling() or \
+            not torch.is_grad_enabled() or tensor.voxels == 0:
+        return
+    need_dx = features.requires_grad
+    need_dw = weight.requires_grad
+    dtype = autocast_dtype() or features.dtype
+    if not (need_dx or need_dw) or dtype not in DTYPES:
+        return
+    shape = (tensor.device, dtype, tuple(weight.shape), tuple(dilation),
+             bias is not None, strided, tensor.voxels.bit_length(), need_dx,
+             need_dw)
+    if shape in _PLANNED_CALLS:
+        return
+    _PLANNED_CALLS.add(shape)
+    try:
+        queue_layer_compiles(tensor.runtime, [layer_plan(
+            tensor.voxels, weight, bias is not None, dilation, dtype, strided,
+            need_dx, need_dw)])
+    except Error as error:
+        warn_unplanned(error)
+
+
 def check_conv_arguments(features, weight, bias, dilation, device):
     """The window ((kx, ky, kz), (dx, dy, dz)) of a convolution of `features`
     ([N, Ci]) with `weight` ([Co, Kx, Ky, Kz, Ci]) dilated by `dilation` (an
@@ -440,6 +514,7 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     graph, a new tensor's maps as one of the graph's inputs."""
     features = features_of("submanifold_conv3d", tensor)
     dilation = triple("submanifold_conv3d", "dilation", dilation, 1)
+    plan_training_call(tensor, features, weight, bias, dilation, False)
     return _conv_op(features, weight, bias, tensor._token, list(dilation),
                     autocast_dtype())
 

@@ -20,7 +20,7 @@ from ._library import ConvGeometry
 from .sparse import (DTYPES, SparseTensor, _fail, autocast_dtype,
                      check_form, check_parameter_devices,
                      check_weight_matches, current_stream, features_of,
-                     triple)
+                     plan_training_call, triple)
 
 # The kernel's extent per axis that the GPU maps take.
 MAX_KERNEL = 7
@@ -227,6 +227,8 @@ def sparse_conv3d(tensor, weight, bias=None, stride=1, padding=0, dilation=1,
     geometry = Geometry(kernel, triple(function, "stride", stride, 1),
                         triple(function, "padding", padding, 0),
                         triple(function, "dilation", dilation, 1))
+    plan_training_call(tensor, features, weight, bias, geometry.dilation,
+                       True)
     outputs, out_shape = strided_maps(tensor, geometry)
     out = _output_tensor(tensor, geometry, outputs, out_shape)
     y = _StridedConv3d.apply(features, weight, bias, _bare(tensor), geometry,
@@ -261,6 +263,8 @@ def sparse_inverse_conv3d(tensor, weight, bias=None, indice_key=None):
         _fail(function, f"the tensor has {tensor.voxels} voxels, the strided "
               f"layer of indice_key {indice_key!r} made {link.outputs}")
     source = link.source
+    plan_training_call(tensor, features, weight, bias, link.geometry.dilation,
+                       True)
     y = _StridedConv3d.apply(features, weight, bias, source, link.geometry,
                              True, source.voxels)
     out = source.replace_feature(y)

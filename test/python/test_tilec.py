@@ -548,12 +548,12 @@ class CompileTest(unittest.TestCase):
             return dx, dw, db
         sparse._forward, sparse.submanifold_conv3d_backward = forward, backward
         # The stand-in maps have no runtime to queue compiles on.
-        self.nn.compile_layers_ahead = False
+        sparse.compile_layers_ahead = False
 
     def tearDown(self):
         self.sparse._forward, self.sparse.submanifold_conv3d_backward = \
             self.saved
-        self.nn.compile_layers_ahead = True
+        self.sparse.compile_layers_ahead = True
 
     class Maps:
         """Stands in for tilec.sparse._Maps (one class: dynamo guards on
@@ -735,6 +735,29 @@ class CompileAheadTest(unittest.TestCase):
             ran(self.tensor(64))
         self.assertEqual(len(self.library.plans), 1)
 
+    def test_a_recorded_call_plans_its_backward_once_per_shape(self):
+        """A functional call that autograd records queues its forward's and
+        backward's compiles the first time its shape comes, and not again
+        for a new tensor of the same bucket; a new bucket plans again."""
+        sparse = self.sparse
+        sparse._PLANNED_CALLS.clear()
+        weight = torch.randn(8, 3, 3, 3, 4, requires_grad=True)
+
+        def run(n):
+            x = self.tensor(n)
+            x = x.replace_feature(x.features.requires_grad_())
+            sparse.submanifold_conv3d(x, weight, None, (1, 2, 1))
+        run(100)
+        run(120)
+        f32 = 2
+        self.assertEqual(self.library.plans, [
+            [(100, 4, 8, (3, 3, 3), (1, 2, 1), f32, 0, 0, 0, 1, 1)]])
+        run(300)
+        self.assertEqual(len(self.library.plans), 2)
+        with torch.no_grad():
+            run(5000)
+        self.assertEqual(len(self.library.plans), 2)
+
     def test_the_library_checks_the_plans_then_the_runtime(self):
         self.runtime._lib = _library.library()
         nn = self.nn
@@ -762,7 +785,7 @@ class CompileAheadTest(unittest.TestCase):
                 layer(self.tensor(16))
         self.assertEqual(y.features.shape, (16, 8))
         self.assertEqual(len(caught), 1)
-        self.assertIn("the layers' compiles were not queued ahead: "
+        self.assertIn("tilec: the compiles were not queued ahead: "
                       "tilec_compile_layers_ahead: runtime must not be NULL",
                       str(caught[0].message))
 

@@ -631,6 +631,48 @@ class CompileTest(unittest.TestCase):
                 test_utils=("test_schema", "test_faketensor"))
 
 
+class TuningSummaryTest(unittest.TestCase):
+    """spconv_frames.tuning_summary, which the first-call benchmarks print
+    from tilec's autotune cache: the counts, and the tunings' wall times
+    where the entries keep them."""
+
+    def test_counts_and_wall_times(self):
+        import importlib.util
+        import json
+        spec = importlib.util.spec_from_file_location(
+            "spconv_frames", bench_script("spconv_frames.py"))
+        frames = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(frames)
+        cache = {"NVIDIA H200": {"sparse_conv_fwd": {
+            "tuned": {"config": "a", "tuned_at": "2026-12-05T10:00:00Z",
+                      "timings": [
+                          {"status": "ok", "reps": 10, "median_us": 20.0,
+                           "compile_ms": 100.0},
+                          {"status": "screened", "reps": 10,
+                           "median_us": 30.0, "compile_ms": 120.0}],
+                      "tuning": {"started_unix_ms": 1000.0,
+                                 "total_ms": 300.0, "compile_ms": 220.0,
+                                 "inputs_ms": 1.0, "benchmark_ms": 90.0}},
+            "only": {"config": "b", "timings": [{"status": "only"}],
+                     "tuning": {"started_unix_ms": 1500.0,
+                                "total_ms": 200.0, "compile_ms": 150.0}}}}}
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "at.json")
+            with open(path, "w") as f:
+                json.dump(cache, f)
+            summary = frames.tuning_summary(path)
+        self.assertEqual(summary["keys_tuned"], 1)
+        self.assertEqual(summary["keys_adopted"], 1)
+        self.assertEqual(summary["candidates"],
+                         {"ok": 1, "screened": 1, "only": 1})
+        self.assertAlmostEqual(summary["benchmark_ms"], 0.5)
+        self.assertEqual(summary["tuning_walls_ms"],
+                         {"total_ms": 500.0, "compile_ms": 370.0,
+                          "benchmark_ms": 90.0, "span_ms": 700.0})
+        self.assertIn("from the first start to the last end 0.70 s",
+                      summary["text"])
+
+
 @unittest.skipIf(torch is None, NO_TORCH)
 class CompileAheadTest(unittest.TestCase):
     """tilec.nn.compile_ahead's layer plans as the C API receives them: a

@@ -17,9 +17,11 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <unistd.h>
 
 namespace tilec::rt {
@@ -109,6 +111,25 @@ ConfigTiming decodeTiming(const Json &json) {
   return timing;
 }
 
+// The fields of an entry's "tuning" object, and where each goes.
+constexpr const char *kTuningTimeNames[] = {
+    "started_unix_ms", "total_ms", "compile_ms", "inputs_ms", "benchmark_ms"};
+void readTuningTime(AutotuneEntry::TuningTimes &times, std::string_view name,
+                    double value) {
+  if (!std::isfinite(value) || value < 0)
+    return;
+  if (name == "started_unix_ms")
+    times.startedUnixMs = value;
+  else if (name == "total_ms")
+    times.totalMs = value;
+  else if (name == "compile_ms")
+    times.compileMs = value;
+  else if (name == "inputs_ms")
+    times.inputsMs = value;
+  else if (name == "benchmark_ms")
+    times.benchmarkMs = value;
+}
+
 Json encodeEntryJson(const AutotuneEntry &entry) {
   Json json = Json::object();
   json["config"] = entry.config;
@@ -117,6 +138,14 @@ Json encodeEntryJson(const AutotuneEntry &entry) {
     json["timings"].push_back(encodeTiming(timing));
   json["tuned_at"] = entry.tunedAt;
   json["budget_ms"] = entry.budgetMs;
+  if (entry.tuning.totalMs > 0) {
+    const AutotuneEntry::TuningTimes &times = entry.tuning;
+    json["tuning"] = {{"started_unix_ms", times.startedUnixMs},
+                      {"total_ms", times.totalMs},
+                      {"compile_ms", times.compileMs},
+                      {"inputs_ms", times.inputsMs},
+                      {"benchmark_ms", times.benchmarkMs}};
+  }
   if (!entry.compilerId.empty())
     json["compiler_id"] = entry.compilerId;
   Json kernel = Json::object();
@@ -155,6 +184,10 @@ Result<AutotuneEntry> decodeEntryJson(const Json &json) {
   entry.tunedAt = getString(json, "tuned_at");
   entry.budgetMs = getNumber(json, "budget_ms");
   entry.compilerId = getString(json, "compiler_id");
+  if (const Json *tuning = member(json, "tuning");
+      tuning && tuning->is_object())
+    for (const char *name : kTuningTimeNames)
+      readTuningTime(entry.tuning, name, getNumber(*tuning, name));
   if (const Json *kernel = member(json, "kernel")) {
     entry.target = getString(*kernel, "target");
     entry.cubinKey = getString(*kernel, "cubin_key");
@@ -447,6 +480,11 @@ private:
       else if ((kind == Kind::Integer || kind == Kind::Real) &&
                field == "budget_ms")
         entry_.budgetMs = number_;
+      return true;
+    }
+    if (depth() == 5 && field == "tuning" &&
+        (kind == Kind::Integer || kind == Kind::Real)) {
+      readTuningTime(entry_.tuning, keyAt(4), number_);
       return true;
     }
     if (depth() == 5 && field == "kernel" && kind == Kind::String) {

@@ -130,6 +130,12 @@ Autotuner::Autotuner(KernelProvider &provider, AutotuneCache &cache,
     : provider_(provider), cache_(cache), pins_(std::move(pins)),
       options_(std::move(options)) {}
 
+double unixMs() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string utcTimestamp() {
   std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -430,6 +436,7 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
                                    const InputsFactory &inputs) {
   const std::string &kernel = description.getName();
   Clock::time_point start = Clock::now();
+  double startedUnixMs = unixMs();
   Result<std::vector<Candidate>> candidates =
       collectCandidates(description, configsToTry(description), call);
   if (!candidates)
@@ -487,6 +494,8 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
     AutotuneEntry entry =
         makeEntry(description, winner, result->timings, provider_.target(),
                   options_.benchmark.budgetMs);
+    entry.tuning = {startedUnixMs, msSince(start), result->compileMs,
+                    result->inputsMs, result->benchmarkMs};
     if (Status status = cache_.store(deviceName(), kernel, key, entry);
         !status.ok())
       result->persistWarning = status.message();
@@ -506,6 +515,7 @@ Autotuner::adoptOnlyCandidate(const KernelDescription &description,
                               const Specialization &specialization) {
   const std::string &kernel = description.getName();
   Clock::time_point start = Clock::now();
+  double startedUnixMs = unixMs();
   Result<std::vector<Candidate>> candidates =
       collectCandidates(description, configsToTry(description), call);
   if (!candidates)
@@ -548,6 +558,7 @@ Autotuner::adoptOnlyCandidate(const KernelDescription &description,
   if (options_.persist) {
     AutotuneEntry entry =
         makeEntry(description, only, result.timings, provider_.target(), 0);
+    entry.tuning = {startedUnixMs, msSince(start), result.compileMs, 0, 0};
     if (Status status = cache_.store(deviceName(), kernel, key, entry);
         !status.ok())
       result.persistWarning = status.message();

@@ -78,6 +78,7 @@ protected:
             .grid({"cdiv(M, BLOCK_M) * cdiv(N, BLOCK_N)"});
     entry.tunedAt = "2026-11-29T12:00:00Z";
     entry.budgetMs = 20;
+    entry.tuning = {1796385600123.5, 412.5, 300.25, 2.5, 96};
     return entry;
   }
 
@@ -143,6 +144,19 @@ TEST_F(AutotuneCacheTest, StoreThenLoadRoundTrips) {
             (std::map<std::string, int64_t>{{"M", 1}, {"stride_am", 16}}));
   EXPECT_EQ(found->tunedAt, "2026-11-29T12:00:00Z");
   EXPECT_DOUBLE_EQ(found->budgetMs, 20);
+  // The tuning's times, through the streaming loader and the entry codec
+  // (the shared tier's).
+  auto decoded =
+      rt::AutotuneCache::decodeEntry(rt::AutotuneCache::encodeEntry(*found));
+  ASSERT_TRUE(decoded.ok()) << decoded.message();
+  const rt::AutotuneEntry *codec = &*decoded;
+  for (const rt::AutotuneEntry *times : {found, codec}) {
+    EXPECT_DOUBLE_EQ(times->tuning.startedUnixMs, 1796385600123.5);
+    EXPECT_DOUBLE_EQ(times->tuning.totalMs, 412.5);
+    EXPECT_DOUBLE_EQ(times->tuning.compileMs, 300.25);
+    EXPECT_DOUBLE_EQ(times->tuning.inputsMs, 2.5);
+    EXPECT_DOUBLE_EQ(times->tuning.benchmarkMs, 96);
+  }
   EXPECT_EQ(found->timings[1].reason,
             "needs 300000 B of shared memory per block");
   EXPECT_EQ(cache.findDescription("NVIDIA H100", "matmul"), nullptr);

@@ -104,6 +104,19 @@ struct AutotuneEntry {
   std::string tunedAt;
   std::string compilerId;
   double budgetMs = 0;
+  // How long the tuning took, wall time in ms: when it started (Unix time),
+  // all of it up to its entry, its compiles (first submitted to last
+  // finished; those queued ahead and done before it count as waited for),
+  // building the inputs, benchmarking. What a first call of a new shape
+  // spends, key by key. All 0 in entries written before they were kept.
+  struct TuningTimes {
+    double startedUnixMs = 0;
+    double totalMs = 0;
+    double compileMs = 0;
+    double inputsMs = 0;
+    double benchmarkMs = 0;
+  };
+  TuningTimes tuning;
 
   // The winner's measured median in microseconds; 0 when it was not
   // benchmarked (a kernel with a single candidate).

@@ -311,6 +311,8 @@ const char *getConfigSourceName(ConfigSource source);
 // The current UTC time as "2026-11-29T12:00:00Z": when an entry was tuned or
 // a bundle packed.
 std::string utcTimestamp();
+// Milliseconds since the Unix epoch, now: when a tuning started.
+double unixMs();
 
 struct TuneResult {
   std::string kernelName;

@@ -2,7 +2,8 @@
 # The sparse convolution's map kernels on a GPU machine, in one short call:
 #   1. each map kernel of the radix sort and the sort keys against its host
 #      oracle (`tilec run`: 500k keys, odd sizes, several chunk layouts,
-#      cubic and non-cubic windows) and racecheck of the scatter;
+#      cubic and non-cubic windows), racecheck of the scatter and memcheck
+#      of it launched again on the same buffers;
 #   2. the map tests of SparseConvGpuTest and StridedConvGpuTest (maps
 #      against the host oracle, a build repeated, the convolution against
 #      float64, bad coordinates, empty input);
@@ -72,6 +73,20 @@ else
   echo "$(elapsed) FAIL racecheck radix_scatter: $(tail -1 "$out/racecheck.log")"
   failures=$((failures + 1))
 fi
+# Launched again on the same buffers (as `tilec run`'s timing loop, tilec
+# replay and tuning do), a kernel must read the same inputs: memcheck over a
+# checked launch and the timing launches after it.
+for run in "radix_scatter FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=777,SHIFT=28" \
+           "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=10000,SHIFT=4"; do
+  read -r kernel config sizes <<< "$run"
+  if compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel "$kernel" \
+      --config "$config" --sizes "$sizes" --reps 2 > "$out/memcheck-relaunch.log" 2>&1; then
+    echo "$(elapsed) ok   memcheck, launched again: $kernel $config $sizes"
+  else
+    echo "$(elapsed) FAIL memcheck, launched again: $kernel $config $sizes: $(grep -m1 -E 'Invalid|ERROR' "$out/memcheck-relaunch.log")"
+    failures=$((failures + 1))
+  fi
+done
 wait $sparse || failures=$((failures + 1))
 wait $strided || failures=$((failures + 1))
 

@@ -515,8 +515,11 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     features = features_of("submanifold_conv3d", tensor)
     dilation = triple("submanifold_conv3d", "dilation", dilation, 1)
     plan_training_call(tensor, features, weight, bias, dilation, False)
-    return _conv_op(features, weight, bias, tensor._token, list(dilation),
-                    autocast_dtype())
+    # Outside torch.compile the same computation and autograd run without
+    # torch.library's dispatch (_EagerConv).
+    conv = _conv_op if torch.compiler.is_compiling() else _EagerConv.apply
+    return conv(features, weight, bias, tensor._token, list(dilation),
+                autocast_dtype())
 
 
 def _forward(tensor, weight, bias, dilation):
@@ -608,23 +611,45 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
     return dx, dw, db
 
 
-@torch.library.custom_op("tilec::submanifold_conv3d", mutates_args=())
-def _conv_op(features: torch.Tensor, weight: torch.Tensor,
-             bias: Optional[torch.Tensor], token: torch.Tensor,
-             dilation: List[int],
-             dtype: Optional[torch.dtype]) -> torch.Tensor:
+def _conv(features, weight, bias, token, dilation, dtype):
     """submanifold_conv3d in `dtype` (the autocast dtype; None: the
-    features') over the maps of `token`."""
+    features') over the maps of `token`: the custom op's body."""
     if dtype is not None:  # autocast; else a mismatch is the caller's error
         features, weight = features.to(dtype), weight.to(dtype)
         bias = None if bias is None else bias.to(dtype)
     return _forward(over(maps_of(token), features), weight, bias, dilation)
 
 
+@torch.library.custom_op("tilec::submanifold_conv3d", mutates_args=())
+def _conv_op(features: torch.Tensor, weight: torch.Tensor,
+             bias: Optional[torch.Tensor], token: torch.Tensor,
+             dilation: List[int],
+             dtype: Optional[torch.dtype]) -> torch.Tensor:
+    """_conv as an op that torch.compile traces."""
+    return _conv(features, weight, bias, token, dilation, dtype)
+
+
 @_conv_op.register_fake
 def _(features, weight, bias, token, dilation, dtype):
     return features.new_empty(features.shape[0], weight.shape[0],
                               dtype=dtype or features.dtype)
+
+
+def _conv_backward(features, weight, grad, token, dilation, dtype,
+                   input_grad, weight_grad, bias_grad, wide):
+    """(dx, dw, db) of _conv, empty where not asked for: dx in the
+    features' dtype, dw and db in f32 when `wide` (summed in f32), else in
+    the run's dtype: the backward op's body."""
+    run = dtype or features.dtype
+    dx, dw, db = submanifold_conv3d_backward(
+        over(maps_of(token), features.to(run)), grad.to(run).contiguous(),
+        weight.to(run), dilation, input_grad=input_grad,
+        weight_grad=weight_grad, bias_grad=bias_grad,
+        weight_grad_dtype=torch.float32 if wide else None)
+    # A custom op's outputs may not alias each other: an empty tensor each.
+    return (features.new_empty(0) if dx is None else dx.to(features.dtype),
+            features.new_empty(0) if dw is None else dw,
+            features.new_empty(0) if db is None else db)
 
 
 @torch.library.custom_op("tilec::submanifold_conv3d_backward",
@@ -636,19 +661,9 @@ def _conv_backward_op(features: torch.Tensor, weight: torch.Tensor,
                       weight_grad: bool, bias_grad: bool,
                       wide: bool) -> Tuple[torch.Tensor, torch.Tensor,
                                            torch.Tensor]:
-    """(dx, dw, db) of _conv_op, empty where not asked for: dx in the
-    features' dtype, dw and db in f32 when `wide` (summed in f32), else in
-    the run's dtype."""
-    run = dtype or features.dtype
-    dx, dw, db = submanifold_conv3d_backward(
-        over(maps_of(token), features.to(run)), grad.to(run).contiguous(),
-        weight.to(run), dilation, input_grad=input_grad,
-        weight_grad=weight_grad, bias_grad=bias_grad,
-        weight_grad_dtype=torch.float32 if wide else None)
-    # A custom op's outputs may not alias each other: an empty tensor each.
-    return (features.new_empty(0) if dx is None else dx.to(features.dtype),
-            features.new_empty(0) if dw is None else dw,
-            features.new_empty(0) if db is None else db)
+    """_conv_backward as an op that torch.compile traces."""
+    return _conv_backward(features, weight, grad, token, dilation, dtype,
+                          input_grad, weight_grad, bias_grad, wide)
 
 
 @_conv_backward_op.register_fake
@@ -675,18 +690,41 @@ def _setup_backward(ctx, inputs, output):
     ctx.wide = torch.float32 in (weight.dtype, ctx.b_dtype)
 
 
-def _backward(ctx, grad):
-    """dX, dW and db, each only where autograd needs it, each in its input's
-    own dtype."""
+def _backward_through(backward, ctx, grad):
+    """dX, dW and db through `backward` (the op, or its body), each only
+    where autograd needs it, each in its input's own dtype."""
     features, weight, token = ctx.saved_tensors
     need_dx, need_dw, need_db = ctx.needs_input_grad[:3]
     need_db = need_db and ctx.has_bias
-    dx, dw, db = _conv_backward_op(features, weight, grad, token,
-                                   ctx.dilation, ctx.dtype, need_dx, need_dw,
-                                   need_db, ctx.wide)
+    dx, dw, db = backward(features, weight, grad, token, ctx.dilation,
+                          ctx.dtype, need_dx, need_dw, need_db, ctx.wide)
     return (dx if need_dx else None,
             dw.to(ctx.w_dtype) if need_dw else None,
             db.to(ctx.b_dtype) if need_db else None, None, None, None)
 
 
+def _backward(ctx, grad):
+    return _backward_through(_conv_backward_op, ctx, grad)
+
+
 _conv_op.register_autograd(_backward, setup_context=_setup_backward)
+
+
+class _EagerConv(torch.autograd.Function):
+    """_conv_op's computation and autograd (the same body, context and
+    backward) where torch.compile is not tracing: torch.library's dispatch
+    of the op and of its backward is most of the Python time of a small
+    layer's training step (82-87 us against 28-34 us a step with stand-ins
+    for the library: scripts/bench/python_overhead.py)."""
+
+    @staticmethod
+    def forward(ctx, features, weight, bias, token, dilation, dtype):
+        y = _conv(features, weight, bias, token, dilation, dtype)
+        _setup_backward(ctx, (features, weight, bias, token, dilation, dtype),
+                        y)
+        return y
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad):
+        return _backward_through(_conv_backward, ctx, grad)

@@ -593,6 +593,42 @@ class CompileTest(unittest.TestCase):
         # The first size's graph and one with the size dynamic.
         self.assertLessEqual(graphs, 2)
 
+    def test_the_eager_path_is_the_ops(self):
+        """Outside torch.compile submanifold_conv3d runs _EagerConv, the
+        op's body and autograd without torch.library's dispatch: the same
+        output and gradients as the op, for every combination of the
+        gradients asked for, with a bias or none, in the features' dtype
+        or another (autocast's)."""
+        import itertools
+        sparse = self.sparse
+        self.assertIs(type(sparse.submanifold_conv3d(
+            self.tensor(5), torch.randn(3, 3, 3, 3, 4), None).grad_fn),
+            sparse._EagerConv._backward_cls)
+        for need_x, need_w, has_bias, dtype in itertools.product(
+                (False, True), (False, True), (False, True),
+                (None, torch.float64)):
+            runs = []
+            for conv in (sparse._conv_op, sparse._EagerConv.apply):
+                torch.manual_seed(7)
+                features = torch.randn(20, 4, requires_grad=need_x)
+                weight = torch.randn(8, 3, 3, 3, 4, requires_grad=need_w)
+                bias = torch.randn(8, requires_grad=True) if has_bias \
+                    else None
+                token = self.tensor(20)._token
+                y = conv(features, weight, bias, token, [1, 1, 1], dtype)
+                if y.requires_grad:
+                    y.backward(torch.ones_like(y))
+                runs.append((y.detach(), [None if t is None or t.grad is None
+                                          else t.grad
+                                          for t in (features, weight, bias)]))
+            (y_op, grads_op), (y_eager, grads_eager) = runs
+            self.assertTrue(torch.equal(y_op, y_eager))
+            for got, want in zip(grads_eager, grads_op):
+                self.assertEqual(got is None, want is None)
+                if want is not None:
+                    self.assertEqual(got.dtype, want.dtype)
+                    self.assertTrue(torch.equal(got, want))
+
     def test_backward_after_the_tensor_is_gone(self):
         """The maps outlive the last SparseTensor over them while autograd
         holds the call (the documented loop: net(SparseTensor(...)) then

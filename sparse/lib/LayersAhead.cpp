@@ -58,58 +58,63 @@ Status checkPlan(const LayerPlan &plan, const ConvArguments &arguments,
   return checkConvShape(odd, function);
 }
 
+// Appends the calls of `plans[index]`'s first calls to `calls`: its forward
+// row blocks, then its input gradient's, then its weight gradient.
+Status appendPlanCalls(const std::vector<LayerPlan> &plans, size_t index,
+                       std::vector<std::pair<std::string, Call>> &calls) {
+  const LayerPlan &plan = plans[index];
+  Result<ConvArguments> arguments = convArgumentsOf(plan.layer);
+  if (!arguments)
+    return arguments.status();
+  TILEC_RETURN_IF_ERROR(checkPlan(plan, *arguments, index));
+  if (plan.layer.bias)
+    arguments->bias = rt::DevicePtr{kPlannedBias};
+  int64_t rows = plan.layer.voxels;
+  int64_t offsets = arguments->window.offsets();
+  // The forward over a submanifold layer's maps or a strided one's (the
+  // same kernel and key either way: the map is not part of it).
+  appendCalls(calls, rowBlockCalls(convCall(*arguments, rows, offsets, rows,
+                                            /*weightForm=*/0)));
+  ConvBackwardArguments backward;
+  backward.forward = *arguments;
+  if (plan.inputGradient)
+    appendCalls(calls, rowBlockCalls(convCall(
+                           inputGradientCall(backward), rows, offsets, rows,
+                           /*weightForm=*/plan.strided ? 2 : 1)));
+  if (plan.weightGradient)
+    calls.emplace_back(kWgradKernel, weightGradCall(rows, offsets, backward));
+  return Status::success();
+}
+
 } // namespace
 
 Result<std::vector<std::pair<std::string, Call>>>
 layerPlanCalls(const std::vector<LayerPlan> &plans) {
   std::vector<std::pair<std::string, Call>> calls;
-  for (size_t index = 0; index < plans.size(); ++index) {
-    const LayerPlan &plan = plans[index];
-    Result<ConvArguments> arguments = convArgumentsOf(plan.layer);
-    if (!arguments)
-      return arguments.status();
-    TILEC_RETURN_IF_ERROR(checkPlan(plan, *arguments, index));
-    if (plan.layer.bias)
-      arguments->bias = rt::DevicePtr{kPlannedBias};
-    int64_t rows = plan.layer.voxels;
-    int64_t offsets = arguments->window.offsets();
-    // The forward over a submanifold layer's maps or a strided one's (the
-    // same kernel and key either way: the map is not part of it).
-    appendCalls(calls, rowBlockCalls(convCall(*arguments, rows, offsets, rows,
-                                              /*weightForm=*/0)));
-    ConvBackwardArguments backward;
-    backward.forward = *arguments;
-    if (plan.inputGradient)
-      appendCalls(calls, rowBlockCalls(convCall(
-                             inputGradientCall(backward), rows, offsets, rows,
-                             /*weightForm=*/plan.strided ? 2 : 1)));
-    if (plan.weightGradient)
-      calls.emplace_back(kWgradKernel, weightGradCall(rows, offsets, backward));
-  }
+  for (size_t index = 0; index < plans.size(); ++index)
+    TILEC_RETURN_IF_ERROR(appendPlanCalls(plans, index, calls));
   return calls;
 }
 
 Result<size_t> compileLayersAhead(SparseEngine &engine,
                                   const std::vector<LayerPlan> &plans) {
-  Result<std::vector<std::pair<std::string, Call>>> calls =
-      layerPlanCalls(plans);
-  if (!calls)
-    return calls.status();
-  if (plans.empty())
-    return size_t(0);
+  std::vector<std::pair<std::string, Call>> calls;
+  size_t firstLayerCalls = 0;
+  for (size_t index = 0; index < plans.size(); ++index) {
+    TILEC_RETURN_IF_ERROR(appendPlanCalls(plans, index, calls));
+    if (index == 0)
+      firstLayerCalls = calls.size();
+  }
   // The first layer's calls decide: where the caches (or a bundle, or
   // pins) answer them, the network has most likely been tuned before, and
   // the later layers' planned sizes are guesses whose keys would miss.
-  Result<std::vector<std::pair<std::string, Call>>> first =
-      layerPlanCalls({plans.front()});
-  if (!first)
-    return first.status();
   rt::Autotuner &autotuner = engine.autotuner();
-  if (std::none_of(first->begin(), first->end(), [&](const auto &call) {
-        return autotuner.wouldTune(call.first, call.second);
-      }))
+  if (std::none_of(calls.begin(), calls.begin() + firstLayerCalls,
+                   [&](const auto &call) {
+                     return autotuner.wouldTune(call.first, call.second);
+                   }))
     return size_t(0);
-  return autotuner.compileAhead(*calls);
+  return autotuner.compileAhead(calls);
 }
 
 } // namespace tilec::sparse

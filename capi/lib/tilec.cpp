@@ -750,10 +750,10 @@ tilec_status tilec_sparse_conv3d_backward(
                          });
 }
 
-// What a sparse tensor holds at most (SparseTensor::create): a scene
+// What a sparse tensor holds at most (sparse::kVoxelLimit): a scene
 // larger than that could not be used, and its generation would run for
 // minutes or exhaust the host's memory.
-constexpr int64_t kSceneVoxelLimit = int64_t(1) << 28;
+constexpr int64_t kSceneVoxelLimit = sparse::kVoxelLimit;
 
 tilec_status tilec_scene_shell(int32_t res, int32_t batch, int32_t **coords,
                                int64_t *n) {

@@ -25,8 +25,7 @@ from . import sparse as _sparse
 from ._library import Error, InvalidArgumentError
 # SparseTensor stays importable from tilec.nn, as it was.
 from .sparse import SparseTensor  # noqa
-from .sparse import (DTYPES, autocast_dtype, features_of, submanifold_conv3d,
-                     triple)
+from .sparse import DTYPES, features_of, submanifold_conv3d, triple
 from .strided import sparse_conv3d, sparse_inverse_conv3d
 
 class SparseModule(nn.Module):
@@ -74,7 +73,7 @@ def compile_ahead(layers, example, training=None):
                 "compile_ahead", f"expected tilec.nn convolutions, got "
                 f"{type(layer).__name__}")
     features = features_of("compile_ahead", example)
-    dtype = autocast_dtype() or features.dtype
+    dtype = _sparse.run_dtype(features)
     if dtype not in DTYPES:
         raise InvalidArgumentError(
             "compile_ahead", f"the convolutions run in f16, bf16 or f32, "
@@ -162,7 +161,7 @@ class _KernelConv(SparseModule):
         features = features_of(name, x)
         if _sparse.compile_layers_ahead and not self._compiled_ahead and \
                 not torch.compiler.is_compiling() and x.voxels > 0 and \
-                (autocast_dtype() or features.dtype) in DTYPES:
+                _sparse.run_dtype(features) in DTYPES:
             self._compile_layers_ahead(x)
         if features.shape[1] != self.in_channels:
             raise InvalidArgumentError(

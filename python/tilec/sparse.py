@@ -418,6 +418,12 @@ def autocast_dtype():
         if torch.is_autocast_enabled("cuda") else None
 
 
+def run_dtype(features):
+    """The dtype a convolution of `features` runs in: the autocast dtype
+    under torch.autocast, else the features'."""
+    return autocast_dtype() or features.dtype
+
+
 def queue_layer_compiles(runtime, plans):
     """tilec_compile_layers_ahead over `plans` (ConvLayerPlan) on
     `runtime`: the number of compiles queued."""
@@ -461,7 +467,7 @@ def plan_training_call(tensor, features, weight, bias, dilation, strided):
         return
     need_dx = features.requires_grad
     need_dw = weight.requires_grad
-    dtype = autocast_dtype() or features.dtype
+    dtype = run_dtype(features)
     if not (need_dx or need_dw) or dtype not in DTYPES:
         return
     shape = (tensor.device, dtype, tuple(weight.shape), tuple(dilation),

@@ -25,3 +25,18 @@ def wall_ms(function):
     result = function()
     torch.cuda.synchronize()
     return (time.perf_counter() - start) * 1e3, result
+
+
+def events_by_name(events, per, keep):
+    """torch.profiler events that `keep` accepts (it returns the event's
+    time in us, or None), by name: count, total and longest time per `per`
+    runs, the busiest first (spconv_maps_profile.py, spconv_step_profile.py)."""
+    table = {}
+    for event in events:
+        time_us = keep(event)
+        if time_us is not None:
+            table.setdefault(event.name, []).append(time_us)
+    return sorted(({"name": name, "count": len(times) / per,
+                    "total_us": sum(times) / per, "max_us": max(times)}
+                   for name, times in table.items()),
+                  key=lambda row: -row["total_us"])

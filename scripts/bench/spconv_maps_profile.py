@@ -14,7 +14,6 @@ as a stream of scans does.
 """
 
 import argparse
-import collections
 import itertools
 import json
 import os
@@ -24,7 +23,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_timing import wall_ms  # noqa: E402
+from cuda_timing import events_by_name, wall_ms  # noqa: E402
 from spconv import DEVICE, Tilec  # noqa: E402
 from tilec import scenes as tilec_scenes  # noqa: E402
 
@@ -63,20 +62,13 @@ def coords_of(name, size):
 
 def summarize(events, builds):
     """Driver calls and GPU work by name, per build."""
-    host, gpu = collections.defaultdict(list), collections.defaultdict(list)
-    for event in events:
-        kind = str(event.device_type)
-        name = event.name
-        if "CUDA" in kind:
-            gpu[name].append(event.device_time)
-        elif name.startswith("cu"):
-            host[name].append(event.cpu_time)
-    def rows(table):
-        return sorted(({"name": name, "count": len(times) / builds,
-                        "total_us": sum(times) / builds,
-                        "max_us": max(times)} for name, times in table.items()),
-                      key=lambda row: -row["total_us"])
-    return rows(host), rows(gpu)
+    on_gpu = lambda event: "CUDA" in str(event.device_type)
+    host = events_by_name(
+        events, builds, lambda e: e.cpu_time
+        if not on_gpu(e) and e.name.startswith("cu") else None)
+    gpu = events_by_name(events, builds,
+                         lambda e: e.device_time if on_gpu(e) else None)
+    return host, gpu
 
 
 def main():

@@ -29,22 +29,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
 import spconv_train  # noqa: E402  (torch-free at import)
+from cuda_timing import events_by_name  # noqa: E402
 
 ROWS = "shell64/32,street/64,shell128/128"
-
-
-def by_name(events, steps, keep):
-    """Events that `keep` accepts, by name: count, total and longest time a
-    step (microseconds), the busiest first."""
-    table = collections.defaultdict(list)
-    for event in events:
-        time_us = keep(event)
-        if time_us is not None:
-            table[event.name].append(time_us)
-    return sorted(({"name": name, "count": len(times) / steps,
-                    "total_us": sum(times) / steps, "max_us": max(times)}
-                   for name, times in table.items()),
-                  key=lambda row: -row["total_us"])
 
 
 def phase_spans(events, steps):
@@ -94,13 +81,13 @@ def profile_row(spec, steps, torch, profiler):
                      (e.name.startswith("tilec::") or
                       e.name.startswith("aten::") or
                       e.name.startswith("autograd::")) else None)
-    gpu = by_name(events, steps, cuda)
+    gpu = events_by_name(events, steps, cuda)
     return {"row": spec["row"], "N": scene.n, "steps": steps,
             "wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
             "phases_us": phase_spans(events, steps),
             "gpu_busy_us": sum(row["total_us"] for row in gpu),
-            "driver_calls": by_name(events, steps, driver),
-            "ops": by_name(events, steps, ops), "gpu_work": gpu}
+            "driver_calls": events_by_name(events, steps, driver),
+            "ops": events_by_name(events, steps, ops), "gpu_work": gpu}
 
 
 def print_row(row):

@@ -112,9 +112,8 @@ std::string RunReport::describe() const {
   return os.str();
 }
 
-Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
-                                              const RunRequest &request,
-                                              bool withReference) {
+Result<HostProblem> buildHostProblem(const RunRequest &request,
+                                     bool withReference) {
   if (!request.kernel)
     return Status::error("a run request without a kernel description");
   const KernelDescription &kernel = *request.kernel;
@@ -131,12 +130,13 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
   auto values = kernel.evaluateIntegerArguments(request.call);
   if (!values)
     return values.status();
-  std::map<std::string, int64_t> integers(values->begin(), values->end());
+  HostProblem problem;
+  problem.integers = {values->begin(), values->end()};
   // The arguments are i32: a value out of range is refused before the
   // reference allocates for it (ArgPack would refuse it at the launch).
   for (const ArgumentDecl &argument : kernel.getSignature())
     if (argument.type == "i32")
-      if (int64_t value = integers.at(argument.name);
+      if (int64_t value = problem.integers.at(argument.name);
           value < INT32_MIN || value > INT32_MAX)
         return Status::error(kernel.getName() + "'s argument " +
                              argument.name + " = " + std::to_string(value) +
@@ -144,25 +144,39 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
   auto flops = kernel.evaluateFlops(request.call);
   if (!flops)
     return flops.status();
+  problem.flopCount = *flops;
 
   Random rng(request.seed);
-  ReferenceRequest inputs{kernel, request.call, integers, withReference, rng};
+  ReferenceRequest inputs{kernel, request.call, problem.integers, withReference,
+                          rng};
   auto host = reference(inputs);
   if (!host)
     return host.status().withContext("reference of " + kernel.getName());
-  auto problem = std::make_unique<Problem>();
-  problem->kernel = kernel.getName();
-  TILEC_RETURN_IF_ERROR(
-      bindArguments(context, kernel, *host, integers, *problem));
-  size_t outputElements = host->tensors.at(host->output).size();
-  if (withReference && host->expected.size() != outputElements)
+  problem.reference = std::move(*host);
+  size_t outputElements =
+      problem.reference.tensors.at(problem.reference.output).size();
+  if (withReference && problem.reference.expected.size() != outputElements)
     return Status::error("the reference of " + kernel.getName() + " expects " +
-                         std::to_string(host->expected.size()) +
+                         std::to_string(problem.reference.expected.size()) +
                          " elements of an output of " +
                          std::to_string(outputElements));
-  problem->expected = std::move(host->expected);
-  problem->tolerance = host->tolerance;
-  problem->flopCount = *flops;
+  return problem;
+}
+
+Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
+                                              const RunRequest &request,
+                                              bool withReference) {
+  auto host = buildHostProblem(request, withReference);
+  if (!host)
+    return host.status();
+  const KernelDescription &kernel = *request.kernel;
+  auto problem = std::make_unique<Problem>();
+  problem->kernel = kernel.getName();
+  TILEC_RETURN_IF_ERROR(bindArguments(context, kernel, host->reference,
+                                      host->integers, *problem));
+  problem->expected = std::move(host->reference.expected);
+  problem->tolerance = host->reference.tolerance;
+  problem->flopCount = host->flopCount;
   return problem;
 }
 
@@ -202,6 +216,12 @@ Result<RunReport> Problem::check() const {
   HostTensor result(outputFormat, expected.size());
   TILEC_RETURN_IF_ERROR(
       output.copyToHost(result.bytes.data(), result.bytes.size()));
+  return compareOutput(result, expected, tolerance);
+}
+
+RunReport compareOutput(const HostTensor &result,
+                        const std::vector<double> &expected,
+                        const Tolerance &tolerance) {
   RunReport report;
   report.rtol = tolerance.rtol;
   report.atol = tolerance.atol;
@@ -224,7 +244,6 @@ Result<RunReport> Problem::check() const {
   report.passed = report.worstErrorRatio <= 1.0;
   return report;
 }
-
 
 Result<RunReport> runAndCheck(const rt::Context &context,
                               const rt::Kernel &kernel,

@@ -8,9 +8,11 @@
 #include "Commands.h"
 
 #include "tilec/Harness/KernelHarness.h"
+#include "tilec/Interpreter/InterpretedRun.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
 #include "tilec/contract/CompileMetadata.h"
+#include "tilec/runtime/Environment.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -47,10 +49,32 @@ static cl::opt<std::string>
                cl::init(""), cl::sub(runCommand), cl::cat(category));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::sub(runCommand), cl::cat(category));
+static cl::opt<bool> interpret(
+    "interpret",
+    cl::desc("Run the kernel's ttir on the CPU interpreter instead of the GPU "
+             "(no GPU needed; also TILEC_INTERPRET=1; docs/interpreter.md)"),
+    cl::init(false), cl::sub(runCommand), cl::cat(category));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "tilec run: error: " << message << "\n";
   return 1;
+}
+
+static int runInterpreted(const kernel::KernelDefinition &definition,
+                          const harness::RunRequest &request) {
+  mlir::DialectRegistry registry;
+  registerPipelineDialects(registry);
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  auto report = interp::interpretAndCheck(context, definition, request);
+  if (!report)
+    return fail(report.message());
+  llvm::outs() << kernelName << " " << request.config.str() << " ";
+  for (const auto &[name, value] : request.call.sizes)
+    llvm::outs() << name << "=" << value << " ";
+  llvm::outs() << "(interpreted)\n  " << report->describe() << "\n";
+  return report->passed ? 0 : 1;
 }
 
 int runRun() {
@@ -83,6 +107,10 @@ int runRun() {
     return fail(config.message());
   request.config = *config;
   request.call.params = config->params;
+
+  // TILEC_INTERPRET=1 as Triton's TRITON_INTERPRET=1.
+  if (interpret || rt::readEnvironment().interpret)
+    return runInterpreted(*definition, request);
 
   // The device first: the kernel compiles for its target, as the runtime's
   // JIT does.

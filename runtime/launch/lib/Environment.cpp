@@ -50,6 +50,8 @@ Environment readEnvironment() {
   environment.libdevice = variable("TILEC_LIBDEVICE");
   environment.dumpDir = variable("TILEC_DUMP_DIR");
   environment.overrideDir = variable("TILEC_OVERRIDE_DIR");
+  std::string interpret = variable("TILEC_INTERPRET");
+  environment.interpret = !interpret.empty() && interpret != "0";
   environment.benchDir = variable("TILEC_BENCH_DIR");
   return environment;
 }

@@ -58,6 +58,7 @@ TEST(EnvironmentTest, EveryVariableReachesItsField) {
                               {"TILEC_LIBDEVICE", "/lib/libdevice.bc"},
                               {"TILEC_DUMP_DIR", "/dump"},
                               {"TILEC_OVERRIDE_DIR", "/override"},
+                              {"TILEC_INTERPRET", "1"},
                               {"TILEC_BENCH_DIR", "/bench"}});
   Environment environment = readEnvironment();
   EXPECT_EQ(environment.cacheDirectory, "/c");
@@ -79,6 +80,7 @@ TEST(EnvironmentTest, EveryVariableReachesItsField) {
   EXPECT_EQ(environment.libdevice, "/lib/libdevice.bc");
   EXPECT_EQ(environment.dumpDir, "/dump");
   EXPECT_EQ(environment.overrideDir, "/override");
+  EXPECT_TRUE(environment.interpret);
   EXPECT_EQ(environment.benchDir, "/bench");
   EXPECT_EQ(environment.stageCacheDirectory(), "/c");
   EXPECT_EQ(environment.autotuneCachePath(), "/a.json");
@@ -89,6 +91,17 @@ TEST(EnvironmentTest, FallBackIsOnlyOne) {
     ScopedVariables set(
         ScopedVariables::Values{{"TILEC_BUNDLE_FALLBACK", value}});
     EXPECT_FALSE(readEnvironment().bundleFallBack) << value;
+  }
+}
+
+TEST(EnvironmentTest, InterpretIsAnyValueButZero) {
+  for (const char *value : {"1", "yes"}) {
+    ScopedVariables set(ScopedVariables::Values{{"TILEC_INTERPRET", value}});
+    EXPECT_TRUE(readEnvironment().interpret) << value;
+  }
+  for (const char *value : {"0", ""}) {
+    ScopedVariables set(ScopedVariables::Values{{"TILEC_INTERPRET", value}});
+    EXPECT_FALSE(readEnvironment().interpret) << value;
   }
 }
 

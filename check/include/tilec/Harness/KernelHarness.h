@@ -96,8 +96,29 @@ Status requirePositive(const std::map<std::string, int64_t> &sizes);
 /// requirePositive.
 Result<std::map<std::string, int64_t>> parseSizes(const std::string &text);
 
-/// Builds the problem of `request` (the config is not needed). The reference
-/// is computed only when asked for.
+/// A problem on the host: the reference's tensors (the output's contents
+/// are to be poisoned), the kernel's integer arguments by name and its FLOP
+/// count. What buildProblem uploads, and what the interpreter (tilec run
+/// --interpret) runs on.
+struct HostProblem {
+  ReferenceProblem reference;
+  std::map<std::string, int64_t> integers;
+  double flopCount = 0;
+};
+
+/// Builds the host problem of `request` (the config is not needed). The
+/// reference is computed only when asked for.
+Result<HostProblem> buildHostProblem(const RunRequest &request,
+                                     bool withReference);
+
+/// `result` against `expected` within `tolerance`: NaN expected elements
+/// must have stayed poisoned.
+RunReport compareOutput(const HostTensor &result,
+                        const std::vector<double> &expected,
+                        const Tolerance &tolerance);
+
+/// Builds the problem of `request` on the device (buildHostProblem,
+/// uploaded).
 Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
                                               const RunRequest &request,
                                               bool withReference);

@@ -53,6 +53,8 @@ struct Environment {
   std::string libdevice;   // TILEC_LIBDEVICE
   std::string dumpDir;     // TILEC_DUMP_DIR
   std::string overrideDir; // TILEC_OVERRIDE_DIR
+  // `tilec run` on the CPU interpreter (docs/interpreter.md).
+  bool interpret = false; // TILEC_INTERPRET, set and not 0
 
   // Where `tilec bench` finds its scripts (docs/bench.md).
   std::string benchDir; // TILEC_BENCH_DIR

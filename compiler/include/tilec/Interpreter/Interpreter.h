@@ -1,0 +1,84 @@
+//===- Interpreter.h - run a ttir kernel on the CPU -------------*- C++ -*-===//
+//
+// Triton's TRITON_INTERPRET=1 for tilec: a `tile`-dialect kernel (the ttir
+// stage, one func.func with `tile.kernel`) executed on the host, program by
+// program, each op on whole tensors as the block-level program says, with
+// no GPU, no layouts and no PTX. What it is for: checking a kernel's
+// algorithm against its float64 reference where no GPU is (CI, a laptop),
+// and finding its out-of-bounds and misaligned accesses with the op's
+// location, the program and the lane that made them.
+//
+// Semantics, and where they differ from a GPU's:
+// - Programs run one after another, x fastest, then y, then z. A program
+//   that waits in a loop for a later program's atomics never finishes:
+//   loops stop after InterpretOptions::maxLoopIterations with an error.
+// - Memory is the buffers given in a KernelMemory, at addresses the
+//   interpreter makes up (buffer i starts at (i + 1) << 40), so that a
+//   pointer outside every buffer or past a buffer's end is an error, never
+//   a host access; an access must be aligned to its element's size.
+// - Arithmetic is the element type's: integers wrap at their width, f32,
+//   f16 and bf16 round to nearest even after every op. A dot, a float
+//   reduction and a float scan accumulate in double and round once, as
+//   precisely as or more precisely than the GPU's orders do; tf32 inputs
+//   are rounded to 10 mantissa bits first.
+// - Integer division by zero gives 0 (a GPU gives an unspecified value, no
+//   trap); a masked-off load without `other` gives 0.
+// - The lanes of an atomic op update memory in row-major order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_INTERPRETER_INTERPRETER_H
+#define TILEC_INTERPRETER_INTERPRETER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tilec::interp {
+
+/// The host buffers a kernel may read and write, each at an address of its
+/// own in the interpreter's address space.
+class KernelMemory {
+public:
+  /// Adds `bytes` bytes at `data` (kept by the caller, alive while the
+  /// kernel runs) and returns the address a pointer argument passes.
+  uint64_t add(std::string name, uint8_t *data, size_t bytes);
+
+  struct Buffer {
+    std::string name;
+    uint8_t *data = nullptr;
+    size_t bytes = 0;
+  };
+  /// The buffer and offset `address` is at with `size` bytes from it in
+  /// the same buffer; null with `error` set where there is none.
+  uint8_t *resolve(uint64_t address, size_t size, std::string &error) const;
+
+private:
+  std::vector<Buffer> buffers_;
+};
+
+struct InterpretOptions {
+  /// Iterations of one scf.for or scf.while before the run stops with an
+  /// error (a program spinning on a flag no earlier program sets).
+  int64_t maxLoopIterations = int64_t(1) << 24;
+};
+
+/// Runs `kernel` (the module's one func.func with `tile.kernel`) on every
+/// program of `grid`, with `arguments` in signature order: a pointer's
+/// address from `memory`, an integer's value, a float's bits. Errors go to the
+/// context's diagnostic handler at the failing op, naming the program.
+mlir::LogicalResult interpretKernel(mlir::ModuleOp module,
+                                    std::array<int64_t, 3> grid,
+                                    llvm::ArrayRef<int64_t> arguments,
+                                    KernelMemory &memory,
+                                    const InterpretOptions &options = {});
+
+} // namespace tilec::interp
+
+#endif // TILEC_INTERPRETER_INTERPRETER_H

@@ -1,0 +1,89 @@
+//===- InterpretedRun.cpp - a kernel's run on the interpreter -------------===//
+
+#include "tilec/Interpreter/InterpretedRun.h"
+
+#include "tilec/Pipeline/Pipeline.h"
+
+#include "mlir/Pass/PassManager.h"
+
+#include <cstring>
+
+namespace tilec::interp {
+namespace {
+
+bool isPointerType(const std::string &type) {
+  return type.compare(0, 4, "ptr<") == 0;
+}
+
+/// The kernel's arguments in signature order, its pointers to the problem's
+/// tensors in `memory` (the output poisoned, all bits set, as on the GPU).
+Result<std::vector<int64_t>> bindArguments(const KernelDescription &kernel,
+                                           harness::HostProblem &problem,
+                                           KernelMemory &memory) {
+  std::vector<int64_t> arguments;
+  harness::ReferenceProblem &reference = problem.reference;
+  for (const ArgumentDecl &argument : kernel.getSignature()) {
+    if (isPointerType(argument.type)) {
+      auto tensor = reference.tensors.find(argument.name);
+      if (tensor == reference.tensors.end())
+        return Status::error("the reference of " + kernel.getName() +
+                             " has no tensor for '" + argument.name + "'");
+      std::vector<uint8_t> &bytes = tensor->second.bytes;
+      if (argument.name == reference.output)
+        std::memset(bytes.data(), 0xff, bytes.size());
+      arguments.push_back(static_cast<int64_t>(
+          memory.add(argument.name, bytes.data(), bytes.size())));
+    } else if (auto value = problem.integers.find(argument.name);
+               value != problem.integers.end()) {
+      arguments.push_back(value->second);
+    } else {
+      return Status::error("the harness cannot pass " + kernel.getName() +
+                           "'s argument '" + argument.name + "' of type " +
+                           argument.type);
+    }
+  }
+  if (!reference.tensors.count(reference.output))
+    return Status::error("the reference of " + kernel.getName() +
+                         " names output '" + reference.output +
+                         "', which is not a pointer argument");
+  return arguments;
+}
+
+} // namespace
+
+Result<harness::RunReport> interpretAndCheck(
+    mlir::MLIRContext &context, const kernel::KernelDefinition &definition,
+    const harness::RunRequest &request, const InterpretOptions &options) {
+  const KernelDescription &description = definition.getDescription();
+  auto module = definition.specialize(
+      context, request.config, description.specializationOf(request.call));
+  if (mlir::failed(module))
+    return Status::error("cannot specialize " + description.getName() + " to " +
+                         request.config.str() + ": " + kSeeDiagnostics.str());
+  // The ttir stage's passes: the module the interpreter runs is the .ttir
+  // artifact `tilec compile` writes.
+  mlir::PassManager passes(&context);
+  buildTTIRPipeline(passes);
+  if (mlir::failed(passes.run(**module)))
+    return Status::error("the ttir stage failed: " + kSeeDiagnostics.str());
+
+  auto grid = description.evaluateGrid(request.config, request.call);
+  if (!grid)
+    return grid.status();
+  auto problem = harness::buildHostProblem(request, /*withReference=*/true);
+  if (!problem)
+    return problem.status();
+  KernelMemory memory;
+  auto arguments = bindArguments(description, *problem, memory);
+  if (!arguments)
+    return arguments.status();
+  if (mlir::failed(interpretKernel(**module, {grid->x, grid->y, grid->z},
+                                   *arguments, memory, options)))
+    return Status::error("interpreting " + description.getName() +
+                         " failed: " + kSeeDiagnostics.str());
+  const harness::ReferenceProblem &reference = problem->reference;
+  return harness::compareOutput(reference.tensors.at(reference.output),
+                                reference.expected, reference.tolerance);
+}
+
+} // namespace tilec::interp

@@ -36,18 +36,6 @@ int64_t remainderSigned(int64_t a, int64_t b, unsigned) {
   return b == 0 || b == -1 ? 0 : a % b;
 }
 
-int64_t floorDivide(int64_t a, int64_t b, unsigned width) {
-  int64_t quotient = divideSigned(a, b, width);
-  return b != 0 && (a % b != 0) && ((a < 0) != (b < 0)) ? quotient - 1
-                                                        : quotient;
-}
-
-int64_t ceilDivide(int64_t a, int64_t b, unsigned width) {
-  int64_t quotient = divideSigned(a, b, width);
-  return b != 0 && (a % b != 0) && ((a < 0) == (b < 0)) ? quotient + 1
-                                                        : quotient;
-}
-
 int64_t shift(int64_t a, int64_t amount, unsigned width, char kind) {
   uint64_t bits = unsignedOf(amount, width);
   if (bits >= width) // PTX clamps the amount: all bits shifted out
@@ -75,8 +63,6 @@ const llvm::StringMap<IntBinary> &intBinaries() {
        }},
       {"arith.divsi", divideSigned},
       {"arith.remsi", remainderSigned},
-      {"arith.floordivsi", floorDivide},
-      {"arith.ceildivsi", ceilDivide},
       {"arith.divui",
        [](int64_t a, int64_t b, unsigned w) -> int64_t {
          uint64_t d = unsignedOf(b, w);
@@ -86,11 +72,6 @@ const llvm::StringMap<IntBinary> &intBinaries() {
        [](int64_t a, int64_t b, unsigned w) -> int64_t {
          uint64_t d = unsignedOf(b, w);
          return d == 0 ? 0 : static_cast<int64_t>(unsignedOf(a, w) % d);
-       }},
-      {"arith.ceildivui",
-       [](int64_t a, int64_t b, unsigned w) -> int64_t {
-         uint64_t n = unsignedOf(a, w), d = unsignedOf(b, w);
-         return d == 0 ? 0 : static_cast<int64_t>(n / d + (n % d != 0));
        }},
       {"arith.andi", [](int64_t a, int64_t b, unsigned) { return a & b; }},
       {"arith.ori", [](int64_t a, int64_t b, unsigned) { return a | b; }},
@@ -117,11 +98,21 @@ const llvm::StringMap<IntBinary> &intBinaries() {
   return table;
 }
 
+// llvm.maximum and llvm.minimum (max.NaN, min.NaN): NaN wins, and -0
+// orders below +0.
 double maximum(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+  if (std::isnan(a) || std::isnan(b))
+    return NAN;
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return std::max(a, b);
 }
 double minimum(double a, double b) {
-  return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  if (std::isnan(a) || std::isnan(b))
+    return NAN;
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return std::min(a, b);
 }
 
 const llvm::StringMap<FloatBinary> &floatBinaries() {
@@ -233,19 +224,30 @@ bool compareFloats(mlir::arith::CmpFPredicate predicate, double a, double b) {
   return false;
 }
 
-// A float converted to an integer of `width` bits: saturated at its
-// bounds, NaN as 0 (PTX's cvt.rzi.sat).
+// A float converted to an integer of `width` bits as the lowering's cvt.rzi
+// does: toward zero, saturated at the bounds of max(width, 16) bits (PTX has
+// no 8-bit conversion: an i8 is a 16-bit result's low byte), NaN as 0.
 int64_t floatToInt(double value, unsigned width, bool isSigned) {
   if (std::isnan(value))
     return 0;
   value = std::trunc(value);
+  unsigned bits = std::max(width, 16u);
   if (isSigned) {
-    double low = -std::ldexp(1.0, width - 1), high = -low - 1;
-    return static_cast<int64_t>(std::clamp(value, low, high));
+    double bound = std::ldexp(1.0, bits - 1); // exact, unlike bound - 1
+    if (value >= bound)
+      return wrapToWidth(static_cast<int64_t>((uint64_t(1) << (bits - 1)) - 1),
+                         width);
+    if (value < -bound)
+      return wrapToWidth(static_cast<int64_t>(uint64_t(1) << (bits - 1)),
+                         width);
+    return wrapToWidth(static_cast<int64_t>(value), width);
   }
-  double high = std::ldexp(1.0, width) - 1;
-  uint64_t bits = static_cast<uint64_t>(std::clamp(value, 0.0, high));
-  return wrapToWidth(static_cast<int64_t>(bits), width);
+  double bound = std::ldexp(1.0, bits);
+  if (value <= 0)
+    return 0;
+  uint64_t saturated = value >= bound ? ~uint64_t(0) >> (64 - bits)
+                                      : static_cast<uint64_t>(value);
+  return wrapToWidth(static_cast<int64_t>(saturated), width);
 }
 
 Tensor constantOf(mlir::Attribute attribute, std::vector<int64_t> shape,

@@ -93,8 +93,9 @@ mlir::LogicalResult Program::readElement(mlir::Operation &op, uint64_t address,
   std::memcpy(&bits, host, type.bytes()); // little-endian, as the GPU
   if (type.isFloat())
     floatValue = floatFromBits(bits, type.format);
-  else if (type.width == 1) // a byte in memory; true is -1 when held
-    intValue = (bits & 0xff) != 0 ? -1 : 0;
+  else if (type.width == 1) // a byte in memory, its low bit the value (as
+                            // the GPU's load truncates); true is -1 held
+    intValue = (bits & 1) != 0 ? -1 : 0;
   else
     intValue = wrapToWidth(static_cast<int64_t>(bits), type.width);
   return mlir::success();
@@ -177,7 +178,8 @@ mlir::LogicalResult Program::runControlFlow(mlir::Operation &op,
     };
     int64_t iterations = 0;
     for (int64_t iv = lower; below(iv);
-         iv = wrapToWidth(iv + step, ivType->width)) {
+         iv = wrapToWidth(static_cast<int64_t>(uint64_t(iv) + uint64_t(step)),
+                          ivType->width)) {
       if (++iterations > options_.maxLoopIterations)
         return error(op) << "the loop ran " << options_.maxLoopIterations
                          << " iterations without finishing";

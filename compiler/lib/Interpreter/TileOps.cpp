@@ -262,7 +262,12 @@ mlir::LogicalResult Program::runLoadTile(mlir::Operation &op) {
       if (row + i >= rows || col + j >= cols)
         continue; // zeros outside the array
       size_t lane = static_cast<size_t>(i * shape[1] + j);
+      // The lowering computes the offset in i32 (the op requires that it
+      // fits): one that does not is an error, not a right answer.
       int64_t offset = (row + i) * rowStride + (col + j) * colStride;
+      if (offset != static_cast<int32_t>(offset))
+        return error(op) << "lane " << lane << ": load_tile's element offset "
+                         << offset << " does not fit an i32";
       int64_t intValue = 0;
       double floatValue = 0;
       if (mlir::failed(readElement(op, base + offset * int64_t(type->bytes()),
@@ -325,11 +330,7 @@ mlir::LogicalResult Program::runAtomic(mlir::Operation &op) {
         newFloat = roundToFormat(oldFloat + value, type->format);
       else if (rmw.getKind() == K::Xchg)
         newFloat = value;
-      else if (rmw.getKind() == K::Max)
-        newFloat = std::max(oldFloat, value);
-      else if (rmw.getKind() == K::Min)
-        newFloat = std::min(oldFloat, value);
-      else
+      else // the verifier allows add and xchg of floats only
         return error(op) << "an atomic "
                          << tile::stringifyAtomicRMWKind(rmw.getKind())
                          << " of floats";
@@ -390,32 +391,49 @@ mlir::LogicalResult Program::runDot(mlir::Operation &op) {
   const Tensor &c = valueOf(dot.getC());
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
   Tensor out = c;
-  // tf32 tensor cores read 10 mantissa bits of an f32 input.
-  bool tf32 = dot.getInputPrecision() == tile::InputPrecision::TF32 &&
-              a.type.isFloat() && a.type.format == FloatFormat::F32;
-  auto input = [&](const Tensor &t, size_t i) {
-    double value = t.type.isFloat() ? t.floats[i] : double(t.ints[i]);
-    return tf32 ? roundToTF32(value) : value;
-  };
   uint64_t groups = ~uint64_t(0);
   int64_t rowsPerGroup = m;
   if (dot.getRowGroups()) {
     groups = unsignedOf(valueOf(dot.getRowGroups()).ints[0], 32);
     rowsPerGroup = dot.getRowsPerGroup().value_or(m);
   }
+  // A row of a group that holds nothing is c's, the product not added.
+  auto rowRuns = [&](int64_t row) {
+    return (groups >> (row / rowsPerGroup)) & 1;
+  };
+  if (!out.type.isFloat()) { // integers: wrapping products and sums
+    unsigned width = out.type.width;
+    for (int64_t row = 0; row < m; ++row)
+      for (int64_t col = 0; rowRuns(row) && col < n; ++col) {
+        uint64_t sum = static_cast<uint64_t>(c.ints[row * n + col]);
+        for (int64_t kk = 0; kk < k; ++kk)
+          sum += static_cast<uint64_t>(a.ints[row * k + kk]) *
+                 static_cast<uint64_t>(b.ints[kk * n + col]);
+        out.ints[row * n + col] = wrapToWidth(static_cast<int64_t>(sum), width);
+      }
+    bind(dot.getResult(), std::move(out));
+    return mlir::success();
+  }
+  // An f32 operand on tensor cores is tf32: sm_90a's wgmma drops its low
+  // 13 bits (the larger of the GPU's errors; mma.sync rounds).
+  bool tf32 = dot.getInputPrecision() == tile::InputPrecision::TF32 &&
+              a.type.format == FloatFormat::F32;
+  auto input = [&](const Tensor &t, size_t i) {
+    return tf32 ? truncateToTF32(t.floats[i]) : t.floats[i];
+  };
+  // Products of f16, bf16, tf32 and f32 values are exact in double; each
+  // step adds one into the accumulator and rounds to its format, as the
+  // MMA's fused multiply-adds do along K.
+  FloatFormat format = out.type.format;
   for (int64_t row = 0; row < m; ++row) {
-    if (!((groups >> (row / rowsPerGroup)) & 1))
-      continue; // the group holds nothing: the row is c's
+    if (!rowRuns(row))
+      continue;
     for (int64_t col = 0; col < n; ++col) {
-      double sum = 0;
+      double acc = c.floats[row * n + col];
       for (int64_t kk = 0; kk < k; ++kk)
-        sum += input(a, row * k + kk) * input(b, kk * n + col);
-      size_t at = row * n + col;
-      if (out.type.isFloat())
-        out.floats[at] = roundToFormat(c.floats[at] + sum, out.type.format);
-      else
-        out.ints[at] =
-            wrapToWidth(c.ints[at] + static_cast<int64_t>(sum), out.type.width);
+        acc = roundToFormat(
+            acc + input(a, row * k + kk) * input(b, kk * n + col), format);
+      out.floats[row * n + col] = acc;
     }
   }
   bind(dot.getResult(), std::move(out));
@@ -439,9 +457,12 @@ mlir::LogicalResult Program::runReduceOrScan(mlir::Operation &op) {
   std::vector<int64_t> shape = shapeOf(op.getResult(0).getType());
   Tensor out(shape, source.type);
   bool isFloat = source.type.isFloat();
+  FloatFormat format = source.type.format;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t in = 0; in < inner; ++in) {
-      // Floats accumulate in double, rounded once per result.
+      // One element after another, each combination rounded to the
+      // element's format as the GPU's combining steps are (their tree
+      // order differs; an f16 sum that overflows on the way does here too).
       double floatAcc = 0;
       int64_t intAcc = 0;
       for (int64_t step = 0; step < extent; ++step) {
@@ -451,14 +472,15 @@ mlir::LogicalResult Program::runReduceOrScan(mlir::Operation &op) {
           floatAcc = isFloat ? source.floats[at] : 0;
           intAcc = isFloat ? 0 : source.ints[at];
         } else if (isFloat) {
-          floatAcc = combine.floats(floatAcc, source.floats[at]);
+          floatAcc = roundToFormat(combine.floats(floatAcc, source.floats[at]),
+                                   format);
         } else {
           intAcc = wrapToWidth(combine.ints(intAcc, source.ints[at]),
                                source.type.width);
         }
         if (scan) {
           if (isFloat)
-            out.floats[at] = roundToFormat(floatAcc, source.type.format);
+            out.floats[at] = floatAcc;
           else
             out.ints[at] = intAcc;
         }
@@ -466,7 +488,7 @@ mlir::LogicalResult Program::runReduceOrScan(mlir::Operation &op) {
       if (reduce) {
         size_t at = o * inner + in;
         if (isFloat)
-          out.floats[at] = roundToFormat(floatAcc, source.type.format);
+          out.floats[at] = floatAcc;
         else
           out.ints[at] = intAcc;
       }

@@ -92,8 +92,10 @@ uint16_t halfFromFloat(float value) {
   uint32_t bits = llvm::bit_cast<uint32_t>(value);
   uint16_t sign = (bits >> 16) & 0x8000;
   uint32_t magnitude = bits & 0x7fffffff;
-  if (magnitude >= 0x7f800000) // infinity, NaN (quiet)
-    return sign | 0x7c00 | (magnitude > 0x7f800000 ? 0x200 : 0);
+  if (magnitude > 0x7f800000) // NaN: its payload's top bits, quiet
+    return sign | 0x7e00 | ((magnitude >> 13) & 0x3ff);
+  if (magnitude == 0x7f800000)
+    return sign | 0x7c00;
   if (magnitude >= 0x477ff000) // rounds past 65504
     return sign | 0x7c00;
   if (magnitude < 0x38800000) { // below 2^-14: a subnormal half, or zero
@@ -127,14 +129,29 @@ uint16_t bfloatFromFloat(float value) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
+// `value` as an f32 rounded to odd (toward zero, the last bit set where
+// that dropped bits): rounding that f32 to nearest even at 16 bits or fewer
+// gives what rounding `value` itself would, where rounding through an f32
+// to nearest would round twice.
+float floatRoundedToOdd(double value) {
+  float nearest = static_cast<float>(value);
+  if (std::isnan(value) || std::isinf(nearest) ||
+      static_cast<double>(nearest) == value)
+    return nearest;
+  float truncated = std::fabs(static_cast<double>(nearest)) > std::fabs(value)
+                        ? std::nextafter(nearest, 0.0f)
+                        : nearest;
+  return llvm::bit_cast<float>(llvm::bit_cast<uint32_t>(truncated) | 1u);
+}
+
 } // namespace
 
 uint64_t floatBits(double value, FloatFormat format) {
   switch (format) {
   case FloatFormat::F16:
-    return halfFromFloat(static_cast<float>(value));
+    return halfFromFloat(floatRoundedToOdd(value));
   case FloatFormat::BF16:
-    return bfloatFromFloat(static_cast<float>(value));
+    return bfloatFromFloat(floatRoundedToOdd(value));
   case FloatFormat::F32:
     return llvm::bit_cast<uint32_t>(static_cast<float>(value));
   case FloatFormat::F64:
@@ -165,11 +182,10 @@ double roundToFormat(double value, FloatFormat format) {
   return floatFromBits(floatBits(value, format), format);
 }
 
-double roundToTF32(double value) {
+double truncateToTF32(double value) {
   uint32_t bits = llvm::bit_cast<uint32_t>(static_cast<float>(value));
   if ((bits & 0x7f800000) == 0x7f800000) // infinity, NaN
     return llvm::bit_cast<float>(bits);
-  bits += 0xfff + ((bits >> 13) & 1);
   return llvm::bit_cast<float>(bits & ~uint32_t(0x1fff));
 }
 

@@ -68,10 +68,13 @@ int64_t wrapToWidth(int64_t value, unsigned width);
 /// The same bits, zero-extended: the value an unsigned op reads.
 uint64_t unsignedOf(int64_t value, unsigned width);
 
-/// `value` rounded to `format` (to nearest even; overflow to infinity).
+/// `value` rounded to `format` once (to nearest even; overflow to
+/// infinity; a NaN keeps its payload's top bits).
 double roundToFormat(double value, FloatFormat format);
-/// `value` (an f32) with its mantissa rounded to tf32's 10 bits.
-double roundToTF32(double value);
+/// `value` (an f32) with its mantissa cut to tf32's 10 bits, as sm_90a's
+/// wgmma reads an f32 operand (the low 13 bits dropped; mma.sync's
+/// cvt.rna rounds instead: the error is at most twice as large here).
+double truncateToTF32(double value);
 /// The bits of `value` in `format`, and back.
 uint64_t floatBits(double value, FloatFormat format);
 double floatFromBits(uint64_t bits, FloatFormat format);

@@ -155,6 +155,60 @@ func.func @k(%p: !tile.ptr<i8>, %q: !tile.ptr<f16>, %x: f32) attributes {tile.ke
   EXPECT_EQ(halves[0], 0x6800); // 2048.0 in f16
 }
 
+TEST_F(InterpreterTest, ConversionsRoundOnceAndSaturateAsTheLowering) {
+  // 1 + 2^-11 + 2^-40 lies just above the midpoint of two f16 values:
+  // rounded once it is 0x3c01, through an f32 first 0x3c00. +inf to i64
+  // saturates (cvt.rzi), and 200.0 to i8 is a 16-bit result's low byte.
+  const char *source = R"mlir(
+func.func @k(%h: !tile.ptr<f16>, %w: !tile.ptr<i64>, %b: !tile.ptr<i8>) attributes {tile.kernel} {
+  %x = arith.constant 0x3FF0020000001000 : f64
+  %y = arith.truncf %x : f64 to f16
+  tile.store %h, %y : !tile.ptr<f16>
+  %inf = arith.constant 0x7F800000 : f32
+  %big = arith.fptosi %inf : f32 to i64
+  tile.store %w, %big : !tile.ptr<i64>
+  %v = arith.constant 200.0 : f32
+  %byte = arith.fptosi %v : f32 to i8
+  tile.store %b, %byte : !tile.ptr<i8>
+  return
+}
+)mlir";
+  std::vector<uint16_t> half(1, 0);
+  std::vector<int64_t> wide(1, 0);
+  std::vector<int8_t> byte(1, 0);
+  int64_t h = add("h", half), w = add("w", wide), b = add("b", byte);
+  ASSERT_TRUE(run(source, {1, 1, 1}, {h, w, b})) << diagnostics;
+  EXPECT_EQ(half[0], 0x3c01);
+  EXPECT_EQ(wide[0], INT64_MAX);
+  EXPECT_EQ(byte[0], -56);
+}
+
+TEST_F(InterpreterTest, SumsRoundInTheirFormatAndIntegerDotsWrap) {
+  // An f16 sum that overflows on the way is not the exact 0 of its
+  // elements; i32 products wrap as the GPU's muli does.
+  const char *source = R"mlir(
+func.func @k(%s: !tile.ptr<f16>, %d: !tile.ptr<i32>) attributes {tile.kernel} {
+  %x = arith.constant dense<[6.0e4, 6.0e4, -6.0e4, -6.0e4]> : tensor<4xf16>
+  %sum = tile.reduce add %x {axis = 0 : i32} : tensor<4xf16> -> f16
+  tile.store %s, %sum : !tile.ptr<f16>
+  %a = arith.constant dense<2147483647> : tensor<1x2xi32>
+  %b = arith.constant dense<2147483647> : tensor<2x1xi32>
+  %c = arith.constant dense<0> : tensor<1x1xi32>
+  %p = tile.dot %a, %b, %c : tensor<1x2xi32> * tensor<2x1xi32> -> tensor<1x1xi32>
+  %q = tile.reshape %p : tensor<1x1xi32> -> tensor<1xi32>
+  %ds = tile.splat %d : !tile.ptr<i32> -> tensor<1x!tile.ptr<i32>>
+  tile.store %ds, %q : tensor<1x!tile.ptr<i32>>
+  return
+}
+)mlir";
+  std::vector<uint16_t> sum(1, 0);
+  std::vector<int32_t> dot(1, 0);
+  int64_t s = add("s", sum), d = add("d", dot);
+  ASSERT_TRUE(run(source, {1, 1, 1}, {s, d})) << diagnostics;
+  EXPECT_EQ(sum[0] & 0x7c00, 0x7c00) << std::hex << sum[0]; // inf or NaN
+  EXPECT_EQ(dot[0], 2); // (2^31 - 1)^2 = 1 mod 2^32, twice
+}
+
 TEST_F(InterpreterTest, DotSkipsRowGroupsThatAreClearAndReduceAndScanCombine) {
   const char *source = R"mlir(
 func.func @k(%out: !tile.ptr<f32>, %sums: !tile.ptr<i32>) attributes {tile.kernel} {

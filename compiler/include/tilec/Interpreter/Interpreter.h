@@ -17,10 +17,13 @@
 //   pointer outside every buffer or past a buffer's end is an error, never
 //   a host access; an access must be aligned to its element's size.
 // - Arithmetic is the element type's: integers wrap at their width, f32,
-//   f16 and bf16 round to nearest even after every op. A dot, a float
-//   reduction and a float scan accumulate in double and round once, as
-//   precisely as or more precisely than the GPU's orders do; tf32 inputs
-//   are rounded to 10 mantissa bits first.
+//   f16 and bf16 round to nearest even after every op (once, from the
+//   exact value). A dot adds its exact products one after another along K,
+//   rounding each sum to the accumulator's format as the MMA's fused
+//   multiply-adds do; a float reduction or scan rounds each combination to
+//   the element's format (its order is not the GPU's tree); tf32 operands
+//   are cut to 10 mantissa bits as sm_90a's wgmma reads them. LLVM's
+//   contraction of a mulf and an addf into one fma is not modelled.
 // - Integer division by zero gives 0 (a GPU gives an unspecified value, no
 //   trap); a masked-off load without `other` gives 0.
 // - The lanes of an atomic op update memory in row-major order.

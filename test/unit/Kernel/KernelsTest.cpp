@@ -465,3 +465,54 @@ TEST(KernelsTest, TheSparseLibraryCallsArePlannedAsDescribed) {
   EXPECT_EQ(compared, total);
   EXPECT_GT(total, 900u);
 }
+
+namespace {
+
+/// The configs of `kernel` the tuner keeps for `call` (pruneReason finds
+/// nothing), as "BLOCK_N/BLOCK_K" pairs.
+std::vector<std::string> keptTiles(const KernelDescription &kernel,
+                                   const Call &call) {
+  std::vector<std::string> kept;
+  for (const Config &candidate : kernel.getConfigs()) {
+    Result<Config> config = kernel.configForCall(candidate, call);
+    EXPECT_TRUE(config.ok()) << config.message();
+    if (!config)
+      continue;
+    auto reason = kernel.pruneReason(*config, call);
+    EXPECT_TRUE(reason.ok()) << reason.message();
+    if (reason && !*reason)
+      kept.push_back(std::to_string(config->params.at("BLOCK_N")) + "/" +
+                     std::to_string(config->params.at("BLOCK_K")));
+  }
+  return kept;
+}
+
+} // namespace
+
+// A column tile or K step of an eighth of the channels or less never won a
+// tuning on the H200 (kernels/sparse_conv.cpp): the tuner does not compile
+// one, and keeps every other candidate.
+TEST(KernelsTest, SparseConvPrunesTilesOfAnEighthOfTheChannels) {
+  const KernelDescription &conv =
+      lookupKernel("sparse_conv_fwd")->getDescription();
+  auto call = [](int64_t channels) {
+    Call c;
+    c.sizes = {{"N", 64160}, {"CI", channels}, {"CO", channels}, {"V", 27}};
+    return c;
+  };
+  std::vector<std::string> wide = keptTiles(conv, call(256));
+  for (const std::string &tile : wide) {
+    int64_t n = std::stoll(tile.substr(0, tile.find('/')));
+    int64_t k = std::stoll(tile.substr(tile.find('/') + 1));
+    EXPECT_GT(8 * n, 256) << tile;
+    EXPECT_GT(8 * k, 256) << tile;
+  }
+  // At 256 channels (N large: no halves) 6 of the 10 the other rules keep:
+  // 32/32, 64/32, 128/32 and 32/16 go.
+  EXPECT_EQ(wide, (std::vector<std::string>{"64/64", "128/64", "128/64",
+                                            "256/64", "128/128", "256/64"}));
+  // At 64, no tile is an eighth of the channels: the other rules' 8 stay.
+  EXPECT_EQ(keptTiles(conv, call(64)),
+            (std::vector<std::string>{"32/32", "64/32", "64/64", "128/32",
+                                      "128/64", "128/64", "128/128", "32/16"}));
+}

@@ -262,9 +262,9 @@ Result<RunReport> runAndCheck(const rt::Context &context,
   Status status = (*problem)->bind(*pack);
   if (!status.ok())
     return status;
-  status = rt::launch(kernel, *grid, *pack);
-  if (!status.ok())
-    return status;
+  for (int launch = 0; launch < std::max(request.launches, 1); ++launch)
+    if (!(status = rt::launch(kernel, *grid, *pack)).ok())
+      return status;
   status = context.synchronize();
   if (!status.ok())
     return status.withContext("running " + request.kernel->getName());

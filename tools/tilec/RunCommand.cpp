@@ -49,6 +49,11 @@ static cl::opt<std::string>
                cl::init(""), cl::sub(runCommand), cl::cat(category));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed"), cl::init(1),
                               cl::sub(runCommand), cl::cat(category));
+static cl::opt<int> launches(
+    "launches",
+    cl::desc("Launch this many times on the same buffers before the check "
+             "(2: the output a tuner's repeated timing runs see)"),
+    cl::init(1), cl::sub(runCommand), cl::cat(category));
 static cl::opt<bool> interpret(
     "interpret",
     cl::desc("Run the kernel's ttir on the CPU interpreter instead of the GPU "
@@ -92,6 +97,9 @@ int runRun() {
   request.call.params = parsed->params;
   request.seed = seed;
   request.timingRepetitions = repetitions;
+  if (launches < 1)
+    return fail("--launches must be at least 1");
+  request.launches = launches;
   if (!sizesText.empty()) {
     auto sizes = harness::parseSizes(sizesText);
     if (!sizes)

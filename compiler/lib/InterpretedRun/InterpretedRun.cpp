@@ -6,6 +6,7 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tilec::interp {
@@ -77,10 +78,14 @@ Result<harness::RunReport> interpretAndCheck(
   auto arguments = bindArguments(description, *problem, memory);
   if (!arguments)
     return arguments.status();
-  if (mlir::failed(interpretKernel(**module, {grid->x, grid->y, grid->z},
-                                   *arguments, memory, options)))
-    return Status::error("interpreting " + description.getName() +
-                         " failed: " + kSeeDiagnostics.str());
+  // Launched as often as the request asks, on the same buffers (the
+  // tuner's repeated timing runs), then checked.
+  for (int launch = 0; launch < std::max(request.launches, 1); ++launch)
+    if (mlir::failed(interpretKernel(**module, {grid->x, grid->y, grid->z},
+                                     *arguments, memory, options)))
+      return Status::error("interpreting " + description.getName() +
+                           (launch ? " again on the same buffers" : "") +
+                           " failed: " + kSeeDiagnostics.str());
   const harness::ReferenceProblem &reference = problem->reference;
   return harness::compareOutput(reference.tensors.at(reference.output),
                                 reference.expected, reference.tolerance);

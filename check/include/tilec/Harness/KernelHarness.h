@@ -45,6 +45,12 @@ struct RunRequest {
   uint32_t seed = 1;
   /// Timed repetitions after warm-up; 0 skips timing.
   int timingRepetitions = 0;
+  /// Launches on the same buffers before the check. The autotuner times a
+  /// candidate by launching it again and again on one problem: a kernel it
+  /// tunes must give the same output every time (a counter it leaves set,
+  /// a scan it consumes, would make the timed runs compute something else
+  /// or write out of bounds); 2 checks that.
+  int launches = 1;
 };
 
 /// A request for `kernel` on its default sizes (tail sizes when `tails`).

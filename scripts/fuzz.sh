@@ -16,7 +16,7 @@ build_dir=${TILEC_FUZZ_BUILD_DIR:-build-fuzz}
 out=${FUZZ_OUT:-$build_dir/findings}
 targets=("$@")
 ((${#targets[@]})) || targets=(ConfigFuzzer ExpressionFuzzer CompileJsonFuzzer
-  BundleFuzzer AutotuneCacheFuzzer WorkloadFuzzer TtirFuzzer)
+  BundleFuzzer AutotuneCacheFuzzer WorkloadFuzzer TtirFuzzer InterpreterFuzzer)
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B "$build_dir" -G Ninja -DTILEC_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -130,6 +130,18 @@ Program::runBlock(mlir::Block &block, llvm::ArrayRef<TensorRef> arguments,
 }
 
 mlir::LogicalResult Program::run(mlir::Operation &op) {
+  for (mlir::Type type : op.getResultTypes()) {
+    auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (tensor && (!tensor.hasStaticShape() ||
+                   tensor.getNumElements() > options_.maxTensorElements))
+      return error(op) << "a result of " << type
+                       << " is more than the interpreter holds ("
+                       << options_.maxTensorElements << " elements)";
+    work_ += tensor ? tensor.getNumElements() : 1;
+  }
+  if (work_ > options_.maxWork)
+    return error(op) << "the run did more than " << options_.maxWork
+                     << " element operations (InterpretOptions::maxWork)";
   bool handled = false;
   mlir::LogicalResult result = runControlFlow(op, handled);
   if (!handled)
@@ -276,10 +288,11 @@ mlir::LogicalResult interpretKernel(mlir::ModuleOp module,
     if (extent < 0)
       return kernel.emitError("a grid extent is negative");
   llvm::SmallVector<TensorRef> returned;
+  int64_t work = 0;
   for (int64_t z = 0; z < grid[2]; ++z)
     for (int64_t y = 0; y < grid[1]; ++y)
       for (int64_t x = 0; x < grid[0]; ++x) {
-        Program program({x, y, z}, grid, memory, options);
+        Program program({x, y, z}, grid, memory, options, work);
         if (mlir::failed(program.runBlock(entry, bound, returned)))
           return mlir::failure();
       }

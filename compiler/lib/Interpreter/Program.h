@@ -28,9 +28,10 @@ namespace tilec::interp {
 
 class Program {
 public:
+  /// `work` counts the run's work over all its programs (maxWork).
   Program(std::array<int64_t, 3> id, std::array<int64_t, 3> grid,
-          KernelMemory &memory, const InterpretOptions &options)
-      : id_(id), grid_(grid), memory_(memory), options_(options) {}
+          KernelMemory &memory, const InterpretOptions &options, int64_t &work)
+      : id_(id), grid_(grid), memory_(memory), options_(options), work_(work) {}
 
   /// Runs `block` with its arguments bound to `arguments`; the values its
   /// terminator passes on (scf.yield, scf.condition's, func.return's) go to
@@ -90,6 +91,7 @@ private:
   std::array<int64_t, 3> id_, grid_;
   KernelMemory &memory_;
   const InterpretOptions &options_;
+  int64_t &work_;
   llvm::DenseMap<mlir::Value, TensorRef> values_;
 };
 

@@ -390,6 +390,11 @@ mlir::LogicalResult Program::runDot(mlir::Operation &op) {
   const Tensor &a = valueOf(dot.getA()), &b = valueOf(dot.getB());
   const Tensor &c = valueOf(dot.getC());
   int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+  if (m * n * k > options_.maxDotMultiplyAdds)
+    return error(op) << "a dot of " << m << " x " << n << " x " << k
+                     << " is more than the interpreter runs ("
+                     << options_.maxDotMultiplyAdds << " multiply-adds)";
+  work_ += m * n * k;
   Tensor out = c;
   uint64_t groups = ~uint64_t(0);
   int64_t rowsPerGroup = m;

@@ -298,6 +298,51 @@ func.func @k(%flag: !tile.ptr<i32>) attributes {tile.kernel} {
       << diagnostics;
 }
 
+TEST_F(InterpreterTest, WorkPastItsBoundsIsAnError) {
+  // A million short iterations; a tensor larger than the bound.
+  const char *source = R"mlir(
+func.func @k(%p: !tile.ptr<i32>) attributes {tile.kernel} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %n = arith.constant 1000000 : i32
+  %s = scf.for %i = %c0 to %n step %c1 iter_args(%a = %c0) -> (i32) : i32 {
+    %b = arith.addi %a, %i : i32
+    scf.yield %b : i32
+  }
+  tile.store %p, %s : !tile.ptr<i32>
+  return
+}
+)mlir";
+  std::vector<int32_t> p(1, 0);
+  int64_t a = add("p", p);
+  module = mlir::parseSourceString<mlir::ModuleOp>(source, &context);
+  ASSERT_TRUE(module) << diagnostics;
+  tilec::interp::InterpretOptions options;
+  options.maxWork = 100000;
+  EXPECT_TRUE(
+      mlir::failed(interpretKernel(*module, {1, 1, 1}, {a}, memory, options)));
+  EXPECT_NE(diagnostics.find("the run did more than 100000 element "
+                             "operations"),
+            std::string::npos)
+      << diagnostics;
+  diagnostics.clear();
+  const char *wide = R"mlir(
+func.func @k(%p: !tile.ptr<i32>) attributes {tile.kernel} {
+  %r = tile.make_range {start = 0 : i32, end = 65536 : i32} : tensor<65536xi32>
+  return
+}
+)mlir";
+  module = mlir::parseSourceString<mlir::ModuleOp>(wide, &context);
+  ASSERT_TRUE(module) << diagnostics;
+  options.maxTensorElements = 4096;
+  EXPECT_TRUE(
+      mlir::failed(interpretKernel(*module, {1, 1, 1}, {a}, memory, options)));
+  EXPECT_NE(diagnostics.find("a result of 'tensor<65536xi32>' is more than "
+                             "the interpreter holds (4096 elements)"),
+            std::string::npos)
+      << diagnostics;
+}
+
 TEST_F(InterpreterTest, AnOpItDoesNotRunIsNamed) {
   const char *source = R"mlir(
 func.func @k(%p: !tile.ptr<i32>) attributes {tile.kernel} {

@@ -70,6 +70,16 @@ struct InterpretOptions {
   /// Iterations of one scf.for or scf.while before the run stops with an
   /// error (a program spinning on a flag no earlier program sets).
   int64_t maxLoopIterations = int64_t(1) << 24;
+  /// Elements of one tensor (the dialect allows 2^20), and multiply-adds of
+  /// one tile.dot, past which the op is an error rather than gigabytes or
+  /// hours (a kernel's blocks are far smaller: 128 x 256 at most in
+  /// kernels/).
+  int64_t maxTensorElements = int64_t(1) << 20;
+  int64_t maxDotMultiplyAdds = int64_t(1) << 27;
+  /// The run's work, every op's result elements and every dot's
+  /// multiply-adds summed over all programs, past which it stops with an
+  /// error (a loop of millions of short iterations as much as one op).
+  int64_t maxWork = int64_t(1) << 34;
 };
 
 /// Runs `kernel` (the module's one func.func with `tile.kernel`) on every

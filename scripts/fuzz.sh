@@ -28,7 +28,10 @@ failures=0
 for target in "${targets[@]}"; do
   corpus=$build_dir/corpus/$target
   mkdir -p "$corpus"
-  cp -r test/fuzz/corpus/"$target"/. "$corpus"/
+  # The interpreter's fuzzer mutates the same ttir as the compiler's.
+  seeds=$target
+  [[ $target == InterpreterFuzzer ]] && seeds=TtirFuzzer
+  cp -r test/fuzz/corpus/"$seeds"/. "$corpus"/
   log=$build_dir/$target.log
   # -rss_limit_mb: an input that makes a parser allocate past this is a
   # finding (unbounded memory); -timeout: one that runs past it, a hang.

@@ -98,23 +98,6 @@ const llvm::StringMap<IntBinary> &intBinaries() {
   return table;
 }
 
-// llvm.maximum and llvm.minimum (max.NaN, min.NaN): NaN wins, and -0
-// orders below +0.
-double maximum(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return NAN;
-  if (a == b)
-    return std::signbit(a) ? b : a;
-  return std::max(a, b);
-}
-double minimum(double a, double b) {
-  if (std::isnan(a) || std::isnan(b))
-    return NAN;
-  if (a == b)
-    return std::signbit(a) ? a : b;
-  return std::min(a, b);
-}
-
 const llvm::StringMap<FloatBinary> &floatBinaries() {
   static const llvm::StringMap<FloatBinary> table = {
       {"arith.addf", [](double a, double b) { return a + b; }},
@@ -122,8 +105,8 @@ const llvm::StringMap<FloatBinary> &floatBinaries() {
       {"arith.mulf", [](double a, double b) { return a * b; }},
       {"arith.divf", [](double a, double b) { return a / b; }},
       {"arith.remf", [](double a, double b) { return std::fmod(a, b); }},
-      {"arith.maximumf", maximum},
-      {"arith.minimumf", minimum},
+      {"arith.maximumf", maximumOf},
+      {"arith.minimumf", minimumOf},
       {"arith.maxnumf", [](double a, double b) { return std::fmax(a, b); }},
       {"arith.minnumf", [](double a, double b) { return std::fmin(a, b); }},
       {"math.powf", [](double a, double b) { return std::pow(a, b); }},

@@ -83,21 +83,20 @@ uint8_t *Program::access(mlir::Operation &op, uint64_t address, unsigned bytes,
 }
 
 mlir::LogicalResult Program::readElement(mlir::Operation &op, uint64_t address,
-                                         const ElementType &type, size_t lane,
-                                         int64_t &intValue,
-                                         double &floatValue) {
+                                         Tensor &out, size_t lane) {
+  const ElementType &type = out.type;
   uint8_t *host = access(op, address, type.bytes(), lane);
   if (!host)
     return mlir::failure();
   uint64_t bits = 0;
   std::memcpy(&bits, host, type.bytes()); // little-endian, as the GPU
   if (type.isFloat())
-    floatValue = floatFromBits(bits, type.format);
+    out.floats[lane] = floatFromBits(bits, type.format);
   else if (type.width == 1) // a byte in memory, its low bit the value (as
                             // the GPU's load truncates); true is -1 held
-    intValue = (bits & 1) != 0 ? -1 : 0;
+    out.ints[lane] = (bits & 1) != 0 ? -1 : 0;
   else
-    intValue = wrapToWidth(static_cast<int64_t>(bits), type.width);
+    out.ints[lane] = wrapToWidth(static_cast<int64_t>(bits), type.width);
   return mlir::success();
 }
 
@@ -159,9 +158,14 @@ namespace {
 
 int64_t scalarInt(const Tensor &tensor) { return tensor.ints.front(); }
 
+// A scalar of `type` from `value` (a float's bits).
 TensorRef scalarOf(int64_t value, ElementType type) {
   auto tensor = std::make_shared<Tensor>(std::vector<int64_t>{}, type);
-  tensor->ints[0] = wrapToWidth(value, type.width);
+  if (type.isFloat())
+    tensor->floats[0] =
+        floatFromBits(static_cast<uint64_t>(value), type.format);
+  else
+    tensor->ints[0] = wrapToWidth(value, type.width);
   return tensor;
 }
 
@@ -275,14 +279,7 @@ mlir::LogicalResult interpretKernel(mlir::ModuleOp module,
       return kernel.emitError("the interpreter cannot pass an argument of "
                               "type ")
              << argument.getType();
-    if (type->isFloat()) { // the argument's bits
-      auto scalar = std::make_shared<Tensor>(std::vector<int64_t>{}, *type);
-      scalar->floats[0] =
-          floatFromBits(static_cast<uint64_t>(value), type->format);
-      bound.push_back(std::move(scalar));
-    } else {
-      bound.push_back(scalarOf(value, *type));
-    }
+    bound.push_back(scalarOf(value, *type));
   }
   for (int64_t extent : grid)
     if (extent < 0)

@@ -77,11 +77,11 @@ private:
   /// "program (x, y, z): " + message, at `op`.
   mlir::InFlightDiagnostic error(mlir::Operation &op) const;
 
-  /// Reads or writes one element of `type` at `address`: failure (emitted
-  /// at `op`, naming the lane) outside the buffers or misaligned.
+  /// Reads lane `lane` of `out` (of its element type) from `address`, or
+  /// writes one element of `type` there: failure (emitted at `op`, naming
+  /// the lane) outside the buffers or misaligned.
   mlir::LogicalResult readElement(mlir::Operation &op, uint64_t address,
-                                  const ElementType &type, size_t lane,
-                                  int64_t &intValue, double &floatValue);
+                                  Tensor &out, size_t lane);
   mlir::LogicalResult writeElement(mlir::Operation &op, uint64_t address,
                                    const ElementType &type, size_t lane,
                                    int64_t intValue, double floatValue);

@@ -57,8 +57,8 @@ gather(const Tensor &source, std::vector<int64_t> shape,
   return result;
 }
 
-/// The combination of two values under a reduce kind, wrapped or rounded
-/// by the caller.
+/// The combination of two values under a reduce kind (an integer
+/// atomic's too, but xchg), wrapped or rounded by the caller.
 struct Combiner {
   tile::ReduceKind kind;
   unsigned width;
@@ -96,15 +96,42 @@ struct Combiner {
       return a * b;
     case K::Max:
     case K::UMax:
-      return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+      return maximumOf(a, b);
     case K::Min:
     case K::UMin:
-      return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+      return minimumOf(a, b);
     default:
       return NAN;
     }
   }
 };
+
+/// The reduce kind an atomic combines with; none for xchg.
+std::optional<tile::ReduceKind> combinedKind(tile::AtomicRMWKind kind) {
+  using A = tile::AtomicRMWKind;
+  using R = tile::ReduceKind;
+  switch (kind) {
+  case A::Add:
+    return R::Add;
+  case A::Max:
+    return R::Max;
+  case A::Min:
+    return R::Min;
+  case A::UMax:
+    return R::UMax;
+  case A::UMin:
+    return R::UMin;
+  case A::And:
+    return R::And;
+  case A::Or:
+    return R::Or;
+  case A::Xor:
+    return R::Xor;
+  case A::Xchg:
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
 
 } // namespace
 
@@ -227,15 +254,8 @@ mlir::LogicalResult Program::runLoad(mlir::Operation &op) {
         copyElement(*other, i, out, i);
       continue;
     }
-    int64_t intValue = 0;
-    double floatValue = 0;
-    if (mlir::failed(
-            readElement(op, pointers.ints[i], *type, i, intValue, floatValue)))
+    if (mlir::failed(readElement(op, pointers.ints[i], out, i)))
       return mlir::failure();
-    if (type->isFloat())
-      out.floats[i] = floatValue;
-    else
-      out.ints[i] = intValue;
   }
   bind(load.getResult(), std::move(out));
   return mlir::success();
@@ -268,15 +288,9 @@ mlir::LogicalResult Program::runLoadTile(mlir::Operation &op) {
       if (offset != static_cast<int32_t>(offset))
         return error(op) << "lane " << lane << ": load_tile's element offset "
                          << offset << " does not fit an i32";
-      int64_t intValue = 0;
-      double floatValue = 0;
       if (mlir::failed(readElement(op, base + offset * int64_t(type->bytes()),
-                                   *type, lane, intValue, floatValue)))
+                                   out, lane)))
         return mlir::failure();
-      if (type->isFloat())
-        out.floats[lane] = floatValue;
-      else
-        out.ints[lane] = intValue;
     }
   bind(load.getResult(), std::move(out));
   return mlir::success();
@@ -312,70 +326,37 @@ mlir::LogicalResult Program::runAtomic(mlir::Operation &op) {
   mlir::Value maskValue = rmw ? rmw.getMask() : cas.getMask();
   const Tensor *mask = maskValue ? &valueOf(maskValue) : nullptr;
   Tensor out(pointers.shape, *type);
-  using K = tile::AtomicRMWKind;
+  std::optional<tile::ReduceKind> combined =
+      rmw ? combinedKind(rmw.getKind()) : std::nullopt;
   for (size_t i = 0; i < out.size(); ++i) {
     if (mask && mask->ints[i] == 0)
       continue; // yields 0
-    int64_t oldInt = 0, newInt = 0;
-    double oldFloat = 0, newFloat = 0;
-    if (mlir::failed(
-            readElement(op, pointers.ints[i], *type, i, oldInt, oldFloat)))
+    // The old value is the lane's result.
+    if (mlir::failed(readElement(op, pointers.ints[i], out, i)))
       return mlir::failure();
+    int64_t newInt = 0;
+    double newFloat = 0;
     if (type->isFloat()) {
-      out.floats[i] = oldFloat;
-      double value = values.floats[i];
+      double old = out.floats[i], value = values.floats[i];
       if (cas)
-        newFloat = oldFloat == compare->floats[i] ? value : oldFloat;
-      else if (rmw.getKind() == K::Add)
-        newFloat = roundToFormat(oldFloat + value, type->format);
-      else if (rmw.getKind() == K::Xchg)
+        newFloat = old == compare->floats[i] ? value : old;
+      else if (combined == tile::ReduceKind::Add)
+        newFloat = roundToFormat(old + value, type->format);
+      else if (!combined)
         newFloat = value;
       else // the verifier allows add and xchg of floats only
         return error(op) << "an atomic "
                          << tile::stringifyAtomicRMWKind(rmw.getKind())
                          << " of floats";
     } else {
-      out.ints[i] = oldInt;
-      int64_t value = values.ints[i];
-      unsigned width = type->width;
-      if (cas) {
-        newInt = oldInt == compare->ints[i] ? value : oldInt;
-      } else {
-        switch (rmw.getKind()) {
-        case K::Add:
-          newInt = int64_t(uint64_t(oldInt) + uint64_t(value));
-          break;
-        case K::Max:
-          newInt = std::max(oldInt, value);
-          break;
-        case K::Min:
-          newInt = std::min(oldInt, value);
-          break;
-        case K::UMax:
-          newInt = unsignedOf(oldInt, width) >= unsignedOf(value, width)
-                       ? oldInt
-                       : value;
-          break;
-        case K::UMin:
-          newInt = unsignedOf(oldInt, width) <= unsignedOf(value, width)
-                       ? oldInt
-                       : value;
-          break;
-        case K::And:
-          newInt = oldInt & value;
-          break;
-        case K::Or:
-          newInt = oldInt | value;
-          break;
-        case K::Xor:
-          newInt = oldInt ^ value;
-          break;
-        case K::Xchg:
-          newInt = value;
-          break;
-        }
-      }
-      newInt = wrapToWidth(newInt, width);
+      int64_t old = out.ints[i], value = values.ints[i];
+      if (cas)
+        newInt = old == compare->ints[i] ? value : old;
+      else if (!combined) // xchg
+        newInt = value;
+      else
+        newInt = wrapToWidth(Combiner{*combined, type->width}.ints(old, value),
+                             type->width);
     }
     if (mlir::failed(
             writeElement(op, pointers.ints[i], *type, i, newInt, newFloat)))

@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/bit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -180,6 +181,22 @@ double roundToFormat(double value, FloatFormat format) {
   if (format == FloatFormat::F32)
     return static_cast<float>(value);
   return floatFromBits(floatBits(value, format), format);
+}
+
+double maximumOf(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return NAN;
+  if (a == b)
+    return std::signbit(a) ? b : a;
+  return std::max(a, b);
+}
+
+double minimumOf(double a, double b) {
+  if (std::isnan(a) || std::isnan(b))
+    return NAN;
+  if (a == b)
+    return std::signbit(a) ? a : b;
+  return std::min(a, b);
 }
 
 double truncateToTF32(double value) {

@@ -75,6 +75,11 @@ double roundToFormat(double value, FloatFormat format);
 /// wgmma reads an f32 operand (the low 13 bits dropped; mma.sync's
 /// cvt.rna rounds instead: the error is at most twice as large here).
 double truncateToTF32(double value);
+/// llvm.maximum and llvm.minimum (PTX max.NaN, min.NaN), what arith's
+/// maximumf/minimumf and the reductions' max/min lower to: NaN wins, and
+/// -0 orders below +0.
+double maximumOf(double a, double b);
+double minimumOf(double a, double b);
 /// The bits of `value` in `format`, and back.
 uint64_t floatBits(double value, FloatFormat format);
 double floatFromBits(uint64_t bits, FloatFormat format);

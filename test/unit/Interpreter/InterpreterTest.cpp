@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -207,6 +208,36 @@ func.func @k(%s: !tile.ptr<f16>, %d: !tile.ptr<i32>) attributes {tile.kernel} {
   ASSERT_TRUE(run(source, {1, 1, 1}, {s, d})) << diagnostics;
   EXPECT_EQ(sum[0] & 0x7c00, 0x7c00) << std::hex << sum[0]; // inf or NaN
   EXPECT_EQ(dot[0], 2); // (2^31 - 1)^2 = 1 mod 2^32, twice
+}
+
+TEST_F(InterpreterTest, MaxAndMinOrderMinusZeroBelowPlusZero) {
+  // As llvm.maximum/minimum do, in arith and in reductions alike.
+  const char *source = R"mlir(
+func.func @k(%out: !tile.ptr<f32>) attributes {tile.kernel} {
+  %z = arith.constant dense<[-0.0, 0.0]> : tensor<2xf32>
+  %mx = tile.reduce max %z {axis = 0 : i32} : tensor<2xf32> -> f32
+  %mn = tile.reduce min %z {axis = 0 : i32} : tensor<2xf32> -> f32
+  %n = arith.constant -0.0 : f32
+  %p = arith.constant 0.0 : f32
+  %amx = arith.maximumf %n, %p : f32
+  %c1 = arith.constant 1 : i32
+  %c2 = arith.constant 2 : i32
+  %o1 = tile.addptr %out, %c1 : !tile.ptr<f32>, i32
+  %o2 = tile.addptr %out, %c2 : !tile.ptr<f32>, i32
+  tile.store %out, %mx : !tile.ptr<f32>
+  tile.store %o1, %mn : !tile.ptr<f32>
+  tile.store %o2, %amx : !tile.ptr<f32>
+  return
+}
+)mlir";
+  std::vector<float> out(3, 7.0f);
+  int64_t o = add("out", out);
+  ASSERT_TRUE(run(source, {1, 1, 1}, {o})) << diagnostics;
+  EXPECT_FALSE(std::signbit(out[0])); // max: +0
+  EXPECT_TRUE(std::signbit(out[1]));  // min: -0
+  EXPECT_FALSE(std::signbit(out[2]));
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], 0.0f);
 }
 
 TEST_F(InterpreterTest, DotSkipsRowGroupsThatAreClearAndReduceAndScanCombine) {

@@ -29,50 +29,32 @@ Result<rt::DeviceBuffer> upload(const rt::Context &context,
   return std::move(*buffer);
 }
 
-bool isPointerType(const std::string &type) {
-  return type.compare(0, 4, "ptr<") == 0;
-}
-
 /// Binds every argument of the signature: pointers to the reference's
 /// tensors (uploaded; the output poisoned), integers to the call's values.
-Status bindArguments(const rt::Context &context, const KernelDescription &kernel,
-                     const ReferenceProblem &host,
-                     const std::map<std::string, int64_t> &integers,
+Status bindArguments(const rt::Context &context,
+                     const KernelDescription &kernel, HostProblem &host,
                      Problem &problem) {
-  bool outputBound = false;
-  for (const ArgumentDecl &argument : kernel.getSignature()) {
+  auto arguments = signatureArguments(kernel, host);
+  if (!arguments)
+    return arguments.status();
+  for (const HostArgument &argument : *arguments) {
     Problem::Argument bound;
-    if (isPointerType(argument.type)) {
-      auto tensor = host.tensors.find(argument.name);
-      if (tensor == host.tensors.end())
-        return Status::error("the reference of " + kernel.getName() +
-                             " has no tensor for '" + argument.name + "'");
-      bool isOutput = argument.name == host.output;
-      auto buffer = upload(context, tensor->second.bytes, isOutput);
+    if (argument.tensor) {
+      auto buffer = upload(context, argument.tensor->bytes, argument.isOutput);
       if (!buffer)
         return buffer.status();
-      if (isOutput) {
+      if (argument.isOutput) {
         problem.outputBuffer = problem.buffers.size();
-        problem.outputFormat = tensor->second.format;
-        outputBound = true;
+        problem.outputFormat = argument.tensor->format;
       }
       bound.isPointer = true;
       bound.buffer = problem.buffers.size();
       problem.buffers.push_back(std::move(*buffer));
-    } else if (auto value = integers.find(argument.name);
-               value != integers.end()) {
-      bound.value = value->second;
     } else {
-      return Status::error("the harness cannot pass " + kernel.getName() +
-                           "'s argument '" + argument.name + "' of type " +
-                           argument.type);
+      bound.value = argument.value;
     }
     problem.arguments.push_back(bound);
   }
-  if (!outputBound)
-    return Status::error("the reference of " + kernel.getName() +
-                         " names output '" + host.output +
-                         "', which is not a pointer argument");
   return Status::success();
 }
 
@@ -163,6 +145,39 @@ Result<HostProblem> buildHostProblem(const RunRequest &request,
   return problem;
 }
 
+Result<std::vector<HostArgument>>
+signatureArguments(const KernelDescription &kernel, HostProblem &problem) {
+  ReferenceProblem &reference = problem.reference;
+  std::vector<HostArgument> arguments;
+  bool outputBound = false;
+  for (const ArgumentDecl &argument : kernel.getSignature()) {
+    HostArgument bound;
+    bound.name = argument.name;
+    if (argument.type.compare(0, 4, "ptr<") == 0) {
+      auto tensor = reference.tensors.find(argument.name);
+      if (tensor == reference.tensors.end())
+        return Status::error("the reference of " + kernel.getName() +
+                             " has no tensor for '" + argument.name + "'");
+      bound.tensor = &tensor->second;
+      bound.isOutput = argument.name == reference.output;
+      outputBound |= bound.isOutput;
+    } else if (auto value = problem.integers.find(argument.name);
+               value != problem.integers.end()) {
+      bound.value = value->second;
+    } else {
+      return Status::error("the harness cannot pass " + kernel.getName() +
+                           "'s argument '" + argument.name + "' of type " +
+                           argument.type);
+    }
+    arguments.push_back(bound);
+  }
+  if (!outputBound)
+    return Status::error("the reference of " + kernel.getName() +
+                         " names output '" + reference.output +
+                         "', which is not a pointer argument");
+  return arguments;
+}
+
 Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
                                               const RunRequest &request,
                                               bool withReference) {
@@ -172,8 +187,7 @@ Result<std::unique_ptr<Problem>> buildProblem(const rt::Context &context,
   const KernelDescription &kernel = *request.kernel;
   auto problem = std::make_unique<Problem>();
   problem->kernel = kernel.getName();
-  TILEC_RETURN_IF_ERROR(bindArguments(context, kernel, host->reference,
-                                      host->integers, *problem));
+  TILEC_RETURN_IF_ERROR(bindArguments(context, kernel, *host, *problem));
   problem->expected = std::move(host->reference.expected);
   problem->tolerance = host->reference.tolerance;
   problem->flopCount = host->flopCount;

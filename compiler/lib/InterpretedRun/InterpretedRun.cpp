@@ -12,41 +12,26 @@
 namespace tilec::interp {
 namespace {
 
-bool isPointerType(const std::string &type) {
-  return type.compare(0, 4, "ptr<") == 0;
-}
-
 /// The kernel's arguments in signature order, its pointers to the problem's
 /// tensors in `memory` (the output poisoned, all bits set, as on the GPU).
 Result<std::vector<int64_t>> bindArguments(const KernelDescription &kernel,
                                            harness::HostProblem &problem,
                                            KernelMemory &memory) {
+  auto signature = harness::signatureArguments(kernel, problem);
+  if (!signature)
+    return signature.status();
   std::vector<int64_t> arguments;
-  harness::ReferenceProblem &reference = problem.reference;
-  for (const ArgumentDecl &argument : kernel.getSignature()) {
-    if (isPointerType(argument.type)) {
-      auto tensor = reference.tensors.find(argument.name);
-      if (tensor == reference.tensors.end())
-        return Status::error("the reference of " + kernel.getName() +
-                             " has no tensor for '" + argument.name + "'");
-      std::vector<uint8_t> &bytes = tensor->second.bytes;
-      if (argument.name == reference.output)
-        std::memset(bytes.data(), 0xff, bytes.size());
-      arguments.push_back(static_cast<int64_t>(
-          memory.add(argument.name, bytes.data(), bytes.size())));
-    } else if (auto value = problem.integers.find(argument.name);
-               value != problem.integers.end()) {
-      arguments.push_back(value->second);
-    } else {
-      return Status::error("the harness cannot pass " + kernel.getName() +
-                           "'s argument '" + argument.name + "' of type " +
-                           argument.type);
+  for (const harness::HostArgument &argument : *signature) {
+    if (!argument.tensor) {
+      arguments.push_back(argument.value);
+      continue;
     }
+    std::vector<uint8_t> &bytes = argument.tensor->bytes;
+    if (argument.isOutput)
+      std::memset(bytes.data(), 0xff, bytes.size());
+    arguments.push_back(static_cast<int64_t>(
+        memory.add(argument.name, bytes.data(), bytes.size())));
   }
-  if (!reference.tensors.count(reference.output))
-    return Status::error("the reference of " + kernel.getName() +
-                         " names output '" + reference.output +
-                         "', which is not a pointer argument");
   return arguments;
 }
 

@@ -112,6 +112,22 @@ struct HostProblem {
   double flopCount = 0;
 };
 
+/// One argument of a kernel's signature for a host problem: a pointer
+/// argument's tensor of the reference (`isOutput`: the one the kernel
+/// writes, to be poisoned), else an integer argument's value.
+struct HostArgument {
+  std::string name;
+  HostTensor *tensor = nullptr;
+  bool isOutput = false;
+  int64_t value = 0;
+};
+
+/// `kernel`'s arguments for `problem` in signature order; an error names an
+/// argument the problem has nothing for, or an output that is not a pointer
+/// argument. The GPU's problem uploads them; the interpreter passes them.
+Result<std::vector<HostArgument>>
+signatureArguments(const KernelDescription &kernel, HostProblem &problem);
+
 /// Builds the host problem of `request` (the config is not needed). The
 /// reference is computed only when asked for.
 Result<HostProblem> buildHostProblem(const RunRequest &request,

@@ -65,21 +65,15 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
-static int runInterpreted(const kernel::KernelDefinition &definition,
-                          const harness::RunRequest &request) {
-  mlir::DialectRegistry registry;
-  registerPipelineDialects(registry);
-  mlir::MLIRContext context(registry);
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  auto report = interp::interpretAndCheck(context, definition, request);
-  if (!report)
-    return fail(report.message());
+// "<kernel> <config> <sizes> (<where>)" and the report; 0 when it passed.
+static int printReport(const harness::RunRequest &request,
+                       const std::string &where,
+                       const harness::RunReport &report) {
   llvm::outs() << kernelName << " " << request.config.str() << " ";
   for (const auto &[name, value] : request.call.sizes)
     llvm::outs() << name << "=" << value << " ";
-  llvm::outs() << "(interpreted)\n  " << report->describe() << "\n";
-  return report->passed ? 0 : 1;
+  llvm::outs() << "(" << where << ")\n  " << report.describe() << "\n";
+  return report.passed ? 0 : 1;
 }
 
 int runRun() {
@@ -116,9 +110,18 @@ int runRun() {
   request.config = *config;
   request.call.params = config->params;
 
+  mlir::DialectRegistry registry;
+  registerPipelineDialects(registry);
+  mlir::MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   // TILEC_INTERPRET=1 as Triton's TRITON_INTERPRET=1.
-  if (interpret || rt::readEnvironment().interpret)
-    return runInterpreted(*definition, request);
+  if (interpret || rt::readEnvironment().interpret) {
+    auto report = interp::interpretAndCheck(context, *definition, request);
+    if (!report)
+      return fail(report.message());
+    return printReport(request, "interpreted", *report);
+  }
 
   // The device first: the kernel compiles for its target, as the runtime's
   // JIT does.
@@ -126,11 +129,6 @@ int runRun() {
   if (!gpu)
     return fail(gpu.message());
 
-  mlir::DialectRegistry registry;
-  registerPipelineDialects(registry);
-  mlir::MLIRContext context(registry);
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   // Specialized for the values the launch passes, as the runtime's JIT does.
   auto module = definition->specialize(
       context, *config, description.specializationOf(request.call));
@@ -157,13 +155,11 @@ int runRun() {
   auto report = harness::runAndCheck(*gpu, *kernel, request);
   if (!report)
     return fail(report.message());
-  llvm::outs() << kernelName << " " << config->str() << " ";
-  for (const auto &[name, value] : request.call.sizes)
-    llvm::outs() << name << "=" << value << " ";
-  llvm::outs() << "(" << options.target << ", " << compiled->cubinInfo.registers
-               << " regs, " << compiled->sharedBytes << " B smem)\n  "
-               << report->describe() << "\n";
-  return report->passed ? 0 : 1;
+  return printReport(
+      request,
+      options.target + ", " + std::to_string(compiled->cubinInfo.registers) +
+          " regs, " + std::to_string(compiled->sharedBytes) + " B smem",
+      *report);
 }
 
 } // namespace tilec::tool

@@ -10,70 +10,28 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TtirMutator.h"
+#include "TtirFuzzing.h"
 
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Interpreter/Interpreter.h"
-#include "tilec/Pipeline/Pipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 
-#include <cstdint>
-#include <cstring>
-#include <string>
 #include <vector>
-
-extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
-
-namespace {
-
-const mlir::DialectRegistry &pipelineDialects() {
-  static const mlir::DialectRegistry registry = [] {
-    mlir::DialectRegistry dialects;
-    tilec::registerPipelineDialects(dialects);
-    return dialects;
-  }();
-  return registry;
-}
-
-} // namespace
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
                                           size_t maxSize, unsigned int seed) {
-  if (seed % 4 != 0) {
-    mlir::MLIRContext context(pipelineDialects(),
-                              mlir::MLIRContext::Threading::DISABLED);
-    context.loadAllAvailableDialects();
-    std::optional<std::string> mutant = tilec::fuzz::mutateTtir(
-        context, std::string_view(reinterpret_cast<char *>(data), size),
-        seed / 4);
-    if (mutant && mutant->size() <= maxSize) {
-      std::memcpy(data, mutant->data(), mutant->size());
-      return mutant->size();
-    }
-  }
-  return LLVMFuzzerMutate(data, size, maxSize);
+  return tilec::fuzz::mutateTtirInput(data, size, maxSize, seed);
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  mlir::MLIRContext context(pipelineDialects(),
-                            mlir::MLIRContext::Threading::DISABLED);
-  context.loadAllAvailableDialects();
-  mlir::ScopedDiagnosticHandler quiet(
-      &context, [](mlir::Diagnostic &) { return mlir::success(); });
-  std::string text(reinterpret_cast<const char *>(data), size);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-  if (!module)
+  tilec::fuzz::ParsedTtir input(data, size);
+  if (!input.module)
     return 0;
   // The kernel's arguments: a buffer per pointer, 5 for an integer (a
   // size small enough that masks cut the blocks), 1.0f's bits for a float.
   mlir::func::FuncOp kernel;
-  for (auto func : module->getOps<mlir::func::FuncOp>())
+  for (auto func : input.module->getOps<mlir::func::FuncOp>())
     if (func->hasAttr("tile.kernel") && !func.isExternal())
       kernel = func;
   if (!kernel)
@@ -97,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.maxTensorElements = 1 << 16;
   options.maxDotMultiplyAdds = 1 << 20;
   options.maxWork = 1 << 23;
-  (void)tilec::interp::interpretKernel(*module, {2, 1, 1}, arguments, memory,
-                                       options);
+  (void)tilec::interp::interpretKernel(*input.module, {2, 1, 1}, arguments,
+                                       memory, options);
   return 0;
 }

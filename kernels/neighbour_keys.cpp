@@ -34,29 +34,39 @@ using namespace tilec::kernel;
 /// is of class 0 (corners), 1 (faces), 2 (edges) or 3 (the centre); along
 /// an axis of K offsets, offset K / 2 is the one that does not move (the
 /// centre of an odd window; of an even one, the first past its middle).
-/// Counted by a loop over the V offsets u, one [VP] compare each, so that
-/// the ranks cost the lookups no registers.
-static Tensor offsetRanks(KernelBuilder &kb, Tensor kx, Tensor ky, Tensor kz,
-                          Tensor v) {
-  auto classOf = [&](Tensor offset) {
-    auto moves = [&](Tensor axisOffset, Tensor size) {
-      return kb.cast(axisOffset != size / 2, kb.i32Type());
-    };
-    Tensor axes = moves(offset / (ky * kz), kx) +
-                  moves(offset / kz % ky, ky) + moves(offset % kz, kz);
+/// Counted by loops over the offsets u = (ux * KY + uy) * KZ + uz, one [VP]
+/// compare each, so that the ranks cost the lookups no registers; u's
+/// class comes from its loop indices, since the divisions that split an
+/// offset into them, per u, were most of the kernel's time.
+static Tensor offsetRanks(KernelBuilder &kb, Tensor kx, Tensor ky, Tensor kz) {
+  auto moves = [&](Tensor axisOffset, Tensor size) {
+    return kb.cast(axisOffset != size / 2, kb.i32Type());
+  };
+  auto classOfAxes = [&](Tensor axes) {
     return kb.where(axes == 3, 0,
                     kb.where(axes == 1, 1, kb.where(axes == 2, 2, 3)));
   };
   Tensor offset = kb.arange(0, kb.param("VP"));
-  Tensor offsetClass = kb.let("offset_class", classOf(offset));
-  auto count = [&](Tensor u, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    Tensor uClass = classOf(u);
-    Tensor before =
-        (uClass < offsetClass) | ((uClass == offsetClass) & (u < offset));
-    return {carried[0] + kb.cast(before, kb.i32Type())};
+  Tensor offsetClass =
+      kb.let("offset_class",
+             classOfAxes(moves(offset / (ky * kz), kx) +
+                         moves(offset / kz % ky, ky) + moves(offset % kz, kz)));
+  auto alongX = [&](Tensor ux, llvm::ArrayRef<Tensor> ranks) -> Tensors {
+    auto alongY = [&](Tensor uy, llvm::ArrayRef<Tensor> ranks) -> Tensors {
+      Tensor movesXY = moves(ux, kx) + moves(uy, ky);
+      Tensor row = (ux * ky + uy) * kz;
+      auto alongZ = [&](Tensor uz, llvm::ArrayRef<Tensor> ranks) -> Tensors {
+        Tensor uClass = classOfAxes(movesXY + moves(uz, kz));
+        Tensor before = (uClass < offsetClass) |
+                        ((uClass == offsetClass) & (row + uz < offset));
+        return {ranks[0] + kb.cast(before, kb.i32Type())};
+      };
+      return kb.forRange(0, kz, 1, {ranks[0]}, alongZ);
+    };
+    return kb.forRange(0, ky, 1, {ranks[0]}, alongY);
   };
   Tensor zero = kb.full({kb.param("VP")}, 0, kb.i32Type());
-  return kb.let("ranks", kb.forRange(0, v, 1, {zero}, count)[0]);
+  return kb.let("ranks", kb.forRange(0, kx, 1, {zero}, alongX)[0]);
 }
 
 /// The rank of Gray code `code` in the reflected Gray sequence: the prefix
@@ -81,8 +91,7 @@ static void buildNeighbourKeys(KernelBuilder &kb) {
   Tensor cols = kb.let("cols", kb.expandDims(kb.arange(0, paddedOffsets), 0));
   Tensor read = kb.let("read", kb.expandDims(inRange, 1) & (cols < v));
   Tensor has = kb.let("has", kb.load(nb + rows * v + cols, read, -1) != -1);
-  Tensor rank =
-      kb.let("rank", kb.expandDims(offsetRanks(kb, kx, ky, kz, v), 0));
+  Tensor rank = kb.let("rank", kb.expandDims(offsetRanks(kb, kx, ky, kz), 0));
   Tensor bit = kb.let("bit", kb.where(v <= 32, rank, rank * 32 / v));
   Tensor bits =
       kb.let("bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));

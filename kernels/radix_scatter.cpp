@@ -9,7 +9,9 @@
 // index; with FIRST = 1 the value is the key's own position, so the first pass
 // needs no index array; the maps sort voxels and row blocks with it). Equal
 // digits keep their order: the sort is stable, and sorting (key, position)
-// pairs is deterministic.
+// pairs is deterministic. hist_scan is the pass's scratch: program p
+// overwrites its column (entries d * (NUM_PROGRAMS + 1) + p) with its
+// digits' next positions; the totals column is only read.
 //
 // Grid: (cdiv(N, BLOCK * CHUNKS)).
 //
@@ -32,34 +34,54 @@ static void buildRadixScatter(KernelBuilder &kb) {
 
   Tensor program = kb.let("program", kb.programId(0));
   Tensor programs = kb.let("programs", kb.numPrograms(0));
-  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, digitCount), 0));
   // Where the program's next key of each digit goes: the keys of smaller
   // digits (the rows' totals), then this digit's keys of earlier programs.
   Tensor row = kb.let("row", kb.arange(0, digitCount) * (programs + 1));
   Tensor totals = kb.let("totals", kb.load(histScan + row + programs));
   Tensor before = kb.let("before", kb.cumsum(totals, 0) - totals);
   Tensor next0 = kb.let("next", kb.load(histScan + row + program) + before);
+  // The program's column of hist_scan (no other program reads it) becomes
+  // its digits' next positions, which each key then loads by its digit:
+  // a gather from memory instead of a [keys x digits] reduction across the
+  // program's threads.
+  kb.barrier();
+  kb.store(histScan + row + program, next0);
+  kb.barrier();
+  // The tiles below are [j, i]: key j of a chunk comes before key i when
+  // j < i, and a thread holds a column, so the sums over j stay in it.
+  Tensor lane = kb.arange(0, block);
+  Tensor earlier =
+      kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
   auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    Tensor index =
-        kb.let("index", (program * chunks + c) * block + kb.arange(0, block));
+    Tensor index = kb.let("index", (program * chunks + c) * block + lane);
     Tensor inRange = kb.let("in_range", index < n);
     Tensor key = kb.let("key", kb.load(keysIn + index, inRange, 0));
     Tensor value =
         first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
     Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
                                        (digitCount - 1));
-    Tensor onehot =
-        kb.let("onehot", kb.cast((kb.expandDims(digit, 1) == digits) &
-                                     kb.expandDims(inRange, 1),
-                                 kb.i32Type()));
-    // Inclusive count of the key's digit up to and including it.
-    Tensor seen = kb.let("seen", kb.cumsum(onehot, 0));
-    Tensor target =
-        kb.let("target",
-               kb.sum(onehot * (seen + kb.expandDims(carried[0], 0)), 1) - 1);
+    // A key's rank among the chunk's keys of its digit: the earlier keys
+    // of the same digit (keys past N come last and count for none).
+    Tensor same = kb.let(
+        "same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) & earlier);
+    Tensor rank = kb.let("rank", kb.sum(kb.cast(same, kb.i32Type()), 0));
+    Tensor base =
+        kb.let("base", kb.load(histScan + digit * (programs + 1) + program,
+                               inRange, 0));
+    Tensor target = kb.let("target", base + rank);
     kb.store(keysOut + target, key, inRange);
     kb.store(valsOut + target, value, inRange);
-    return {carried[0] + kb.sum(onehot, 0)};
+    if (chunks == 1)
+      return {carried[0]};
+    // The next chunk's keys go past this one's.
+    Tensor onehot = (kb.expandDims(digit, 1) ==
+                     kb.expandDims(kb.arange(0, digitCount), 0)) &
+                    kb.expandDims(inRange, 1);
+    Tensor next = carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0);
+    kb.barrier();
+    kb.store(histScan + row + program, next);
+    kb.barrier();
+    return {next};
   };
   kb.let("loop", kb.forRange(0, chunks, 1, {next0}, chunk));
 }

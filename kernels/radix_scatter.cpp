@@ -9,9 +9,11 @@
 // index; with FIRST = 1 the value is the key's own position, so the first pass
 // needs no index array; the maps sort voxels and row blocks with it). Equal
 // digits keep their order: the sort is stable, and sorting (key, position)
-// pairs is deterministic. hist_scan is the pass's scratch: program p
-// overwrites its column (entries d * (NUM_PROGRAMS + 1) + p) with its
-// digits' next positions; the totals column is only read.
+// pairs is deterministic. Program p keeps its digits' next positions in its
+// column of hist_scan (entries d * (NUM_PROGRAMS + 1) + p) while it moves
+// its keys and puts the column back at the end (a launch again on the same
+// buffers, as a timing loop makes, reads the scan); the totals column is
+// only read.
 //
 // Grid: (cdiv(N, BLOCK * CHUNKS)).
 //
@@ -39,7 +41,8 @@ static void buildRadixScatter(KernelBuilder &kb) {
   Tensor row = kb.let("row", kb.arange(0, digitCount) * (programs + 1));
   Tensor totals = kb.let("totals", kb.load(histScan + row + programs));
   Tensor before = kb.let("before", kb.cumsum(totals, 0) - totals);
-  Tensor next0 = kb.let("next", kb.load(histScan + row + program) + before);
+  Tensor start = kb.let("start", kb.load(histScan + row + program));
+  Tensor next0 = kb.let("next", start + before);
   // The program's column of hist_scan (no other program reads it) becomes
   // its digits' next positions, which each key then loads by its digit:
   // a gather from memory instead of a [keys x digits] reduction across the
@@ -84,6 +87,10 @@ static void buildRadixScatter(KernelBuilder &kb) {
     return {next};
   };
   kb.let("loop", kb.forRange(0, chunks, 1, {next0}, chunk));
+  // Put the column back once every key has loaded its base, so that a
+  // launch again on the same buffers (timing loops) reads the scan.
+  kb.barrier();
+  kb.store(histScan + row + program, start);
 }
 
 TILEC_KERNEL(radix_scatter) {

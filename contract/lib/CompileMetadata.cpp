@@ -3,6 +3,7 @@
 #include "tilec/contract/CompileMetadata.h"
 
 #include "JsonReader.h"
+#include "tilec/contract/InterpreterDevice.h"
 
 #include <algorithm>
 #include <limits>
@@ -149,10 +150,11 @@ Status parseInto(std::string_view text, CompileMetadata &md) {
     status = reader.string(root, "kernel_name", "", md.kernelName);
   if (status.ok())
     status = reader.string(root, "target", "", md.target);
-  if (status.ok() && md.target.compare(0, 3, "sm_") != 0)
+  if (status.ok() && md.target.compare(0, 3, "sm_") != 0 &&
+      md.target != kInterpreterTarget)
     status = JsonReader::fieldError("", "target",
                                     "must name a GPU architecture like "
-                                    "\"sm_90\", got \"" +
+                                    "\"sm_90\" (or \"interp\"), got \"" +
                                         md.target + "\"");
   // 32 warps of 32 threads is the CUDA limit of 1024 threads per block.
   if (status.ok())

@@ -12,6 +12,7 @@
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/Pipeline/Pipeline.h"
 #include "tilec/contract/CompileMetadata.h"
+#include "tilec/contract/InterpreterDevice.h"
 #include "tilec/runtime/Environment.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -155,6 +156,8 @@ int runRun() {
   auto report = harness::runAndCheck(*gpu, *kernel, request);
   if (!report)
     return fail(report.message());
+  if (options.target == kInterpreterTarget)
+    return printReport(request, "on the interpreter device", *report);
   return printReport(
       request,
       options.target + ", " + std::to_string(compiled->cubinInfo.registers) +

@@ -35,6 +35,17 @@ uint64_t KernelMemory::add(std::string name, uint8_t *data, size_t bytes) {
   return static_cast<uint64_t>(buffers_.size()) << kBufferShift;
 }
 
+bool KernelMemory::release(uint64_t address) {
+  uint64_t index = address >> kBufferShift;
+  if (address & ((uint64_t(1) << kBufferShift) - 1) || index == 0 ||
+      index > buffers_.size() || buffers_[index - 1].released)
+    return false;
+  Buffer &buffer = buffers_[index - 1];
+  buffer.released = true;
+  buffer.data = nullptr;
+  return true;
+}
+
 uint8_t *KernelMemory::resolve(uint64_t address, size_t size,
                                std::string &error) const {
   uint64_t index = address >> kBufferShift;
@@ -44,6 +55,11 @@ uint8_t *KernelMemory::resolve(uint64_t address, size_t size,
     return nullptr;
   }
   const Buffer &buffer = buffers_[index - 1];
+  if (buffer.released) {
+    error = "address " + hexAddress(address) + " is in '" + buffer.name +
+            "', which was released";
+    return nullptr;
+  }
   if (offset + size > buffer.bytes) {
     error = "byte " + std::to_string(offset) + " of '" + buffer.name + "' (" +
             std::to_string(buffer.bytes) + " bytes) is out of bounds";

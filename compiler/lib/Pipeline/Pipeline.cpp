@@ -8,6 +8,7 @@
 #include "tilec/Dialect/Tile/IR/Tile.h"
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 #include "tilec/Dialect/TileGPU/Transforms/Passes.h"
+#include "tilec/contract/InterpreterDevice.h"
 #include "tilec/runtime/Environment.h"
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/StageCache.h"
@@ -727,12 +728,36 @@ static llvm::Error runStagesAfter(CompileState &state,
       continue;
     if (def.stage == Stage::Cubin && options.skipCubin)
       break;
+    // The interpreter device runs the ttir itself.
+    if (options.target == kInterpreterTarget && def.stage != Stage::TTIR)
+      break;
     if (auto error = runStage(def, state))
       return error;
     if (debugging)
       if (auto error = applyDebugDirectories(def, state))
         return stageError(getStageName(def.stage), std::move(error));
   }
+  return llvm::Error::success();
+}
+
+/// The interpreter device's image: its magic line, the ttir with its
+/// locations (so that the device's errors name the kernel builder's lines;
+/// the cached artifact has none), a NUL (the driver reads a C string).
+static llvm::Error makeInterpreterImage(CompileState &state) {
+  if (state.moduleHolds != Stage::TTIR) {
+    // A cache hit left the module as it came: run the stage's passes on it.
+    PassManager pm(state.context);
+    buildTTIRPipeline(pm);
+    if (failed(pm.run(state.module)))
+      return stageError(getStageName(Stage::TTIR), makeError(kSeeDiagnostics));
+    state.moduleHolds = Stage::TTIR;
+  }
+  std::string &image = state.result.cubin;
+  image = kInterpreterImageMagic;
+  llvm::raw_string_ostream os(image);
+  state.module.print(os, OpPrintingFlags().enableDebugInfo());
+  os.flush();
+  image.push_back('\0');
   return llvm::Error::success();
 }
 
@@ -746,6 +771,9 @@ llvm::Expected<CompiledKernel> compileKernel(ModuleOp module,
   if (auto error = runStagesAfter(state, std::nullopt,
                                   [&] { return printModule(module); }))
     return std::move(error);
+  if (options.target == kInterpreterTarget)
+    if (auto error = makeInterpreterImage(state))
+      return std::move(error);
   if (!options.dumpDir.empty())
     if (auto error = writeDebugFile(debugPath(options.dumpDir, result, "json"),
                                     result.metadataJson()))
@@ -780,6 +808,8 @@ compileFromArtifact(MLIRContext &context, Stage after, std::string text,
                     const CompileOptions &options) {
   if (after != Stage::LLIR && after != Stage::PTX)
     return makeError("an artifact input is llir or ptx");
+  if (options.target == kInterpreterTarget)
+    return makeError("the interpreter device runs ttir, not llir or ptx");
   CompiledKernel result;
   result.options = options;
   llvm::Expected<std::string> name = entryName(after, text);

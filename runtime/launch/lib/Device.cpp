@@ -2,6 +2,8 @@
 
 #include "tilec/runtime/Device.h"
 
+#include "tilec/contract/InterpreterDevice.h"
+
 namespace tilec::rt {
 
 std::string DeviceProperties::smName() const {
@@ -9,6 +11,8 @@ std::string DeviceProperties::smName() const {
 }
 
 std::string DeviceProperties::compileTarget() const {
+  if (name == kInterpreterDeviceName)
+    return std::string(kInterpreterTarget);
   bool hasArchFeatures = computeMajor == 9 && computeMinor == 0;
   return smName() + (hasArchFeatures ? "a" : "");
 }

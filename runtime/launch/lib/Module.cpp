@@ -2,6 +2,8 @@
 
 #include "tilec/runtime/Module.h"
 
+#include "tilec/contract/InterpreterDevice.h"
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -10,16 +12,22 @@ namespace tilec::rt {
 namespace {
 
 constexpr unsigned char kElfMagic[] = {0x7F, 'E', 'L', 'F'};
-// The first word of a fatbin, little-endian 0xBA55ED50.
+// The first word of a fatbin, little-endian 0xBA55ED50. An image for the
+// interpreter device is ttir text behind kInterpreterImageMagic.
 constexpr unsigned char kFatbinMagic[] = {0x50, 0xED, 0x55, 0xBA};
 
 bool startsWith(const void *data, size_t size, const unsigned char *magic) {
   return size >= 4 && std::memcmp(data, magic, 4) == 0;
 }
+bool startsWith(const void *data, size_t size, std::string_view magic) {
+  return size >= magic.size() &&
+         std::memcmp(data, magic.data(), magic.size()) == 0;
+}
 
 bool isBinaryImage(const void *data, size_t size) {
   return startsWith(data, size, kElfMagic) ||
-         startsWith(data, size, kFatbinMagic);
+         startsWith(data, size, kFatbinMagic) ||
+         startsWith(data, size, kInterpreterImageMagic);
 }
 
 // Kernels without an opt-in may use this much shared memory per block on

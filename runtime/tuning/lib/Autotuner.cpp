@@ -3,6 +3,7 @@
 #include "tilec/runtime/Autotuner.h"
 
 #include "TuningRun.h"
+#include "tilec/contract/InterpreterDevice.h"
 #include "tilec/runtime/Workload.h"
 
 #include <algorithm>
@@ -421,8 +422,9 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
                          deviceName() + " in " + cache_.path() +
                          ", and no compiler to tune with");
   Result<TuneResult> tuned =
-      inputs ? tune(*description, call, *key, specialization, inputs)
-             : adoptOnlyCandidate(*description, call, *key, specialization);
+      inputs && !onInterpreter()
+          ? tune(*description, call, *key, specialization, inputs)
+          : adoptOnlyCandidate(*description, call, *key, specialization);
   if (!tuned)
     return tuned.status();
   step("tune");
@@ -502,6 +504,19 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   }
   result->totalMs = msSince(start);
   return result;
+}
+
+std::vector<Config>
+Autotuner::configsToTry(const KernelDescription &description) const {
+  const std::vector<Config> &configs =
+      options_.configs.empty() ? description.getConfigs() : options_.configs;
+  if (onInterpreter() && configs.size() > 1)
+    return {configs.front()};
+  return configs;
+}
+
+bool Autotuner::onInterpreter() const {
+  return provider_.target() == kInterpreterTarget;
 }
 
 // A kernel with a single candidate has nothing to choose between: the

@@ -127,7 +127,7 @@ TEST(CompileMetadataTest, NamesWronglyTypedFields) {
       {"/kernel_name", "", "field 'kernel_name' must not be empty"},
       {"/target", "compute_90",
        "field 'target' must name a GPU architecture "
-       "like \"sm_90\", got \"compute_90\""},
+       "like \"sm_90\" (or \"interp\"), got \"compute_90\""},
       {"/registers", "many",
        "field 'registers' must be an integer, got string \"many\""},
       {"/spill_loads", -3,

@@ -95,6 +95,7 @@ TEST(ToyKernelTest, RunsOnTheGpuAgainstItsReference) {
     ASSERT_TRUE(mlir::succeeded(module));
     CompileOptions options;
     options.setConfig(request.config);
+    options.target = gpu->properties().compileTarget();
     auto compiled = compileKernel(**module, options);
     ASSERT_TRUE(static_cast<bool>(compiled))
         << llvm::toString(compiled.takeError());

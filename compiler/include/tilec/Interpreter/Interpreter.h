@@ -52,11 +52,16 @@ public:
   /// Adds `bytes` bytes at `data` (kept by the caller, alive while the
   /// kernel runs) and returns the address a pointer argument passes.
   uint64_t add(std::string name, uint8_t *data, size_t bytes);
+  /// Forgets the buffer at `address` (as add() returned it): an access to
+  /// it is then an error that says it was released. False when `address`
+  /// is no live buffer's start.
+  bool release(uint64_t address);
 
   struct Buffer {
     std::string name;
     uint8_t *data = nullptr;
     size_t bytes = 0;
+    bool released = false;
   };
   /// The buffer and offset `address` is at with `size` bytes from it in
   /// the same buffer; null with `error` set where there is none.

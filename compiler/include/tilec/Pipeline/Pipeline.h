@@ -160,6 +160,8 @@ struct KernelArgument {
 /// Everything a compile produced.
 struct CompiledKernel {
   std::string name;
+  /// For the "interp" target (tilec/contract/InterpreterDevice.h) the
+  /// stages stop after ttir and `cubin` is the interpreter device's image.
   std::string ttir, ttgir, llir, ptx, cubin;
   CubinInfo cubinInfo;
   /// Dynamic shared memory the kernel needs at launch, bytes.

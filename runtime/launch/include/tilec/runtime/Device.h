@@ -38,7 +38,8 @@ struct DeviceProperties {
   std::string smName() const;
   // The target tilec compiles for on this device, the compile json's
   // "target": smName(), with the "a" suffix on 9.0, whose arch-specific
-  // features (wgmma) run only there.
+  // features (wgmma) run only there; "interp" on the interpreter device
+  // (tilec/contract/InterpreterDevice.h).
   std::string compileTarget() const;
 };
 

@@ -393,14 +393,15 @@ public:
   const std::string &deviceName() const;
 
   // The configs a tuning of `description`'s kernel tries (before pruning):
-  // the options' configs when set, else the kernel's candidates.
-  const std::vector<Config> &
-  configsToTry(const KernelDescription &description) const {
-    return options_.configs.empty() ? description.getConfigs()
-                                    : options_.configs;
-  }
+  // the options' configs when set, else the kernel's candidates; on the
+  // interpreter device, which times nothing, only the first of them.
+  std::vector<Config> configsToTry(const KernelDescription &description) const;
 
 private:
+  // Whether the device is the interpreter (tilec/contract/
+  // InterpreterDevice.h): its times say nothing, so a tuning adopts the
+  // first candidate without benchmarks.
+  bool onInterpreter() const;
   Result<const KernelDescription *> describeLocked(const std::string &kernel);
   bool wouldTuneLocked(const std::string &kernel,
                        const KernelDescription &description, const Call &call);

@@ -1,0 +1,161 @@
+//===- InterpreterDeviceTest.cpp - the CPU device under the runtime -------===//
+//
+// The interpreter device (tools/interpreter-device, docs/interpreter.md)
+// behind tilec's runtime: what the runtime sees of it, a kernel compiled for
+// it by the JIT and run through the ordinary load and launch, and its
+// errors (a kernel's access out of bounds, copies past an allocation or into
+// a freed one, a cubin) as runtime errors that say what happened. Run with
+// `tilec-interpret InterpreterDeviceTest` (ctest does); skips on any other
+// device and without one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tilec/contract/InterpreterDevice.h"
+#include "tilec/JIT/TilecJIT.h"
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/DeviceBuffer.h"
+#include "tilec/runtime/Launch.h"
+#include "tilec/runtime/Module.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <optional>
+#include <vector>
+
+using namespace tilec;
+
+namespace {
+
+class InterpreterDeviceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto created = rt::Context::create();
+    if (!created)
+      GTEST_SKIP() << "no device: " << created.message();
+    if (created->properties().name != kInterpreterDeviceName)
+      GTEST_SKIP() << "the device is " << created->properties().name
+                   << ", not the interpreter (run under tilec-interpret)";
+    context.emplace(std::move(*created));
+  }
+
+  /// vector_add compiled by the JIT for the device's target and loaded.
+  rt::Kernel loadVectorAdd() {
+    jit::TilecJIT compiler;
+    auto config = Config::parse("BLOCK=128");
+    EXPECT_TRUE(config.ok());
+    auto artifact = compiler.compile("vector_add", *config,
+                                     context->properties().compileTarget(), {});
+    EXPECT_TRUE(artifact.ok()) << artifact.message();
+    auto module = rt::Module::loadCubin(*context, artifact->cubin.data(),
+                                        artifact->cubin.size());
+    EXPECT_TRUE(module.ok()) << module.message();
+    auto kernel = rt::Kernel::create(*context, *module, artifact->metadata);
+    EXPECT_TRUE(kernel.ok()) << kernel.message();
+    return std::move(*kernel);
+  }
+
+  /// Launches vector_add over n elements with an output of `outElements`.
+  Status addVectors(const rt::Kernel &kernel, int n, int outElements,
+                    std::vector<float> &out) {
+    std::vector<float> x(n), y(n);
+    for (int i = 0; i < n; ++i) {
+      x[i] = 0.5f * float(i);
+      y[i] = 3.0f - float(i % 7);
+    }
+    auto xs = rt::DeviceBuffer::allocate(*context, n * sizeof(float));
+    auto ys = rt::DeviceBuffer::allocate(*context, n * sizeof(float));
+    auto outs =
+        rt::DeviceBuffer::allocate(*context, outElements * sizeof(float));
+    if (!xs || !ys || !outs)
+      return Status::error("allocation failed");
+    TILEC_RETURN_IF_ERROR(xs->copyFromHost(x));
+    TILEC_RETURN_IF_ERROR(ys->copyFromHost(y));
+    out.assign(outElements, 0.0f);
+    std::memset(out.data(), 0xff, out.size() * sizeof(float)); // poisoned
+    TILEC_RETURN_IF_ERROR(outs->copyFromHost(out));
+    auto pack = kernel.makeArgPack();
+    if (!pack)
+      return pack.status();
+    TILEC_RETURN_IF_ERROR(pack->setPointer(0, xs->ptr()));
+    TILEC_RETURN_IF_ERROR(pack->setPointer(1, ys->ptr()));
+    TILEC_RETURN_IF_ERROR(pack->setPointer(2, outs->ptr()));
+    TILEC_RETURN_IF_ERROR(pack->setInt(3, n));
+    rt::Dim3 grid{uint32_t((n + 127) / 128), 1, 1};
+    TILEC_RETURN_IF_ERROR(rt::launch(kernel, grid, *pack));
+    TILEC_RETURN_IF_ERROR(context->synchronize());
+    TILEC_RETURN_IF_ERROR(outs->copyToHost(out));
+    for (int i = 0; i < n; ++i)
+      if (out[i] != x[i] + y[i])
+        return Status::error("out[" + std::to_string(i) + "] is wrong");
+    return Status::success();
+  }
+
+  std::optional<rt::Context> context;
+};
+
+TEST_F(InterpreterDeviceTest, TheRuntimeCompilesForTheInterpreter) {
+  EXPECT_EQ(context->properties().compileTarget(), kInterpreterTarget);
+  EXPECT_EQ(context->properties().smName(), "sm_90");
+}
+
+TEST_F(InterpreterDeviceTest, AKernelRunsThroughLoadAndLaunch) {
+  rt::Kernel kernel = loadVectorAdd();
+  EXPECT_EQ(kernel.metadata().target, kInterpreterTarget);
+  std::vector<float> out;
+  Status status = addVectors(kernel, 1000, 1000, out);
+  EXPECT_TRUE(status.ok()) << status.message();
+}
+
+TEST_F(InterpreterDeviceTest, AnAccessOutOfBoundsFailsTheLaunchWithItsOp) {
+  rt::Kernel kernel = loadVectorAdd();
+  std::vector<float> out;
+  // One element short: the last program's store runs past the output.
+  Status status = addVectors(kernel, 1000, 999, out);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("CUDA_ERROR_LAUNCH_FAILED"),
+            std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("vector_add.cpp"), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("program (7, 0, 0)"), std::string::npos)
+      << status.message();
+  EXPECT_NE(status.message().find("is out of bounds"), std::string::npos)
+      << status.message();
+}
+
+TEST_F(InterpreterDeviceTest, CopiesPastAnAllocationOrIntoAFreedOneFail) {
+  const rt::Driver &driver = context->driver();
+  const rt::DriverApi &api = driver.api();
+  CUdeviceptr block = 0;
+  ASSERT_EQ(api.cuMemAlloc(&block, 128), CUDA_SUCCESS);
+  std::vector<uint8_t> bytes(129, 1);
+  EXPECT_EQ(api.cuMemcpyHtoD(block, bytes.data(), 64), CUDA_SUCCESS);
+  Status past =
+      driver.check(api.cuMemcpyHtoD(block, bytes.data(), 129), "cuMemcpyHtoD");
+  EXPECT_NE(past.message().find("bytes [0, 129) of an allocation of 128"),
+            std::string::npos)
+      << past.message();
+  // Memory no copy wrote holds 0xCB bytes, never zeros a kernel could
+  // mistake for initialized counts.
+  EXPECT_EQ(api.cuMemcpyDtoH(bytes.data(), block + 60, 8), CUDA_SUCCESS);
+  EXPECT_EQ(bytes[3], 0x01);
+  EXPECT_EQ(bytes[4], 0xCB);
+  ASSERT_EQ(api.cuMemFree(block), CUDA_SUCCESS);
+  Status freed =
+      driver.check(api.cuMemcpyDtoH(bytes.data(), block, 4), "cuMemcpyDtoH");
+  EXPECT_NE(freed.message().find("is in no allocation"), std::string::npos)
+      << freed.message();
+  EXPECT_NE(api.cuMemFree(block), CUDA_SUCCESS);
+}
+
+TEST_F(InterpreterDeviceTest, ACubinIsRefusedWithTheReason) {
+  const unsigned char elf[] = {0x7F, 'E', 'L', 'F', 2, 1, 1, 0};
+  auto module = rt::Module::loadCubin(*context, elf, sizeof(elf));
+  ASSERT_FALSE(module.ok());
+  EXPECT_NE(module.message().find("not ttir for the interpreter"),
+            std::string::npos)
+      << module.message();
+}
+
+} // namespace

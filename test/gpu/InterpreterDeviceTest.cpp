@@ -127,7 +127,10 @@ TEST_F(InterpreterDeviceTest, AnAccessOutOfBoundsFailsTheLaunchWithItsOp) {
 TEST_F(InterpreterDeviceTest, CopiesPastAnAllocationOrIntoAFreedOneFail) {
   const rt::Driver &driver = context->driver();
   const rt::DriverApi &api = driver.api();
-  CUdeviceptr block = 0;
+  // A live allocation below the one freed, so that the freed one's address
+  // falls after a live start.
+  CUdeviceptr below = 0, block = 0;
+  ASSERT_EQ(api.cuMemAlloc(&below, 16), CUDA_SUCCESS);
   ASSERT_EQ(api.cuMemAlloc(&block, 128), CUDA_SUCCESS);
   std::vector<uint8_t> bytes(129, 1);
   EXPECT_EQ(api.cuMemcpyHtoD(block, bytes.data(), 64), CUDA_SUCCESS);
@@ -141,12 +144,30 @@ TEST_F(InterpreterDeviceTest, CopiesPastAnAllocationOrIntoAFreedOneFail) {
   EXPECT_EQ(api.cuMemcpyDtoH(bytes.data(), block + 60, 8), CUDA_SUCCESS);
   EXPECT_EQ(bytes[3], 0x01);
   EXPECT_EQ(bytes[4], 0xCB);
+  // A count whose bytes overflow is refused, not written.
+  EXPECT_EQ(api.cuMemsetD32(block, 0, SIZE_MAX / 2), CUDA_ERROR_INVALID_VALUE);
   ASSERT_EQ(api.cuMemFree(block), CUDA_SUCCESS);
   Status freed =
       driver.check(api.cuMemcpyDtoH(bytes.data(), block, 4), "cuMemcpyDtoH");
-  EXPECT_NE(freed.message().find("is in no allocation"), std::string::npos)
+  EXPECT_NE(freed.message().find("which was released"), std::string::npos)
       << freed.message();
   EXPECT_NE(api.cuMemFree(block), CUDA_SUCCESS);
+  EXPECT_EQ(api.cuMemFree(below), CUDA_SUCCESS);
+}
+
+TEST_F(InterpreterDeviceTest, AnEmptyGridIsRefusedAsTheDriverDoes) {
+  rt::Kernel kernel = loadVectorAdd();
+  auto pack = kernel.makeArgPack();
+  ASSERT_TRUE(pack.ok()) << pack.message();
+  auto buffer = rt::DeviceBuffer::allocate(*context, 64);
+  ASSERT_TRUE(buffer.ok()) << buffer.message();
+  for (size_t i = 0; i < 3; ++i)
+    ASSERT_TRUE(pack->setPointer(i, buffer->ptr()).ok());
+  ASSERT_TRUE(pack->setInt(3, 0).ok());
+  Status status = rt::launch(kernel, rt::Dim3{0, 1, 1}, *pack);
+  EXPECT_NE(status.message().find("grid 0x1x1 is out of the driver's range"),
+            std::string::npos)
+      << status.message();
 }
 
 TEST_F(InterpreterDeviceTest, ACubinIsRefusedWithTheReason) {

@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,27 @@ struct Event {
 
 struct Opaque {}; // what stream, pool and context handles point at
 
+/// The calling thread's last failed call, for cuGetErrorString, which the
+/// runtime calls right after it on the same thread. Messages are kept for
+/// the process (one copy each): the pointer cuGetErrorString hands out
+/// stays valid whatever other threads fail with later.
+struct LastFailure {
+  CUresult code = CUDA_SUCCESS;
+  const std::string *message = nullptr;
+};
+thread_local LastFailure lastFailure;
+
+CUresult failure(CUresult code, std::string message) {
+  static std::mutex lock;
+  static auto *messages = new std::set<std::string>();
+  std::lock_guard<std::mutex> guard(lock);
+  lastFailure.code = code;
+  lastFailure.message =
+      &*messages->insert("tilec interpreter device: " + std::move(message))
+            .first;
+  return code;
+}
+
 /// The device: its memory, modules and clock, behind one lock.
 struct Device {
   std::recursive_mutex lock;
@@ -82,13 +104,11 @@ struct Device {
   KernelMemory memory;
   std::map<CUdeviceptr, Allocation> allocations;
   size_t allocatedBytes = 0;
+  size_t allocationCount = 0;
   std::map<LoadedModule *, std::unique_ptr<LoadedModule>> modules;
   std::map<Function *, std::unique_ptr<Function>> functions;
   double clockMicroseconds = 0;
   Opaque primaryContext;
-  // The message of the last failed call, for cuGetErrorString.
-  std::string lastError;
-  CUresult lastErrorCode = CUDA_SUCCESS;
 
   Device() {
     context.loadDialect<tilec::tile::TileDialect, mlir::arith::ArithDialect,
@@ -97,17 +117,20 @@ struct Device {
   }
 
   CUresult fail(CUresult code, std::string message) {
-    lastErrorCode = code;
-    lastError = "tilec interpreter device: " + std::move(message);
-    return code;
+    return failure(code, std::move(message));
   }
 
   /// The host bytes of [address, address + size), within one live
   /// allocation (a copy's bytes need no alignment, unlike a kernel's).
   uint8_t *resolve(CUdeviceptr address, size_t size, std::string &error) {
+    static uint8_t nothing;
+    if (size == 0)
+      return &nothing; // an empty copy touches no byte
     auto after = allocations.upper_bound(address);
-    if (after == allocations.begin()) {
-      error = "address " + std::to_string(address) + " is in no allocation";
+    if (after == allocations.begin() || !memory.resolve(address, 1, error)) {
+      // The interpreter's memory says why: in no buffer, or a freed one.
+      if (error.empty())
+        error = "address " + std::to_string(address) + " is in no allocation";
       return nullptr;
     }
     auto &[start, allocation] = *std::prev(after);
@@ -163,9 +186,15 @@ CUresult allocate(CUdeviceptr *pointer, size_t bytes) {
   std::memset(allocation.data.get(), kFreshByte, bytes);
   allocation.bytes = bytes;
   uint64_t address =
-      dev.memory.add("allocation " + std::to_string(dev.allocations.size()),
+      dev.memory.add("allocation " + std::to_string(++dev.allocationCount),
                      allocation.data.get(), bytes);
-  dev.allocations[address] = std::move(allocation);
+  // The interpreter's address space holds 2^24 - 1 buffers, freed or not.
+  if (address == 0 ||
+      !dev.allocations.emplace(address, std::move(allocation)).second)
+    return dev.fail(CUDA_ERROR_OUT_OF_MEMORY,
+                    "the device's address space is spent (" +
+                        std::to_string(dev.allocationCount) +
+                        " allocations in this process)");
   dev.allocatedBytes += bytes;
   *pointer = address;
   return CUDA_SUCCESS;
@@ -186,7 +215,11 @@ CUresult memset(CUdeviceptr to, uint32_t value, size_t elementBytes,
                 size_t count) {
   LOCKED;
   std::string error;
-  uint8_t *bytes = dev.resolve(to, count * elementBytes, error);
+  size_t total = 0;
+  if (__builtin_mul_overflow(count, elementBytes, &total))
+    return dev.fail(CUDA_ERROR_INVALID_VALUE,
+                    "memset of " + std::to_string(count) + " elements");
+  uint8_t *bytes = dev.resolve(to, total, error);
   if (!bytes)
     return dev.fail(CUDA_ERROR_INVALID_VALUE, "memset: " + error);
   for (size_t i = 0; i < count; ++i)
@@ -218,7 +251,8 @@ extern "C" {
 
 CUresult cuGetErrorName(CUresult error, const char **text) {
   if (!text)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   switch (error) {
 #define TILEC_ERROR_NAME(code)                                                 \
   case code:                                                                   \
@@ -237,17 +271,18 @@ CUresult cuGetErrorName(CUresult error, const char **text) {
 #undef TILEC_ERROR_NAME
   default:
     *text = nullptr;
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   }
 }
 
 CUresult cuGetErrorString(CUresult error, const char **text) {
   if (!text)
     return CUDA_ERROR_INVALID_VALUE;
-  LOCKED;
   // The failed call's own message, with what the interpreter said.
-  if (error != CUDA_SUCCESS && error == dev.lastErrorCode) {
-    *text = dev.lastError.c_str();
+  if (error != CUDA_SUCCESS && error == lastFailure.code &&
+      lastFailure.message) {
+    *text = lastFailure.message->c_str();
     return CUDA_SUCCESS;
   }
   return cuGetErrorName(error, text);
@@ -261,30 +296,34 @@ CUresult cuInit(unsigned int) {
 
 CUresult cuDriverGetVersion(int *version) {
   if (!version)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   *version = CUDA_VERSION;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetCount(int *count) {
   if (!count)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   *count = 1;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGet(CUdevice *handle, int ordinal) {
   if (!handle)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   if (ordinal != 0)
-    return CUDA_ERROR_INVALID_DEVICE;
+    return failure(CUDA_ERROR_INVALID_DEVICE, "the only device is 0");
   *handle = 0;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetName(char *name, int length, CUdevice handle) {
   if (!name || length <= 0 || handle != 0)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   std::string text(tilec::kInterpreterDeviceName);
   std::strncpy(name, text.c_str(), size_t(length));
   name[length - 1] = '\0';
@@ -294,7 +333,8 @@ CUresult cuDeviceGetName(char *name, int length, CUdevice handle) {
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                               CUdevice handle) {
   if (!value || handle != 0)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   switch (attribute) {
   // An sm_90-sized device with a few multiprocessors.
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
@@ -332,28 +372,33 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
 
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice handle) {
   if (!bytes || handle != 0)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   *bytes = kTotalMemory;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice handle) {
   if (!context || handle != 0)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   LOCKED;
   *context = reinterpret_cast<CUcontext>(&dev.primaryContext);
   return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRelease(CUdevice handle) {
-  return handle == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  return handle == 0
+             ? CUDA_SUCCESS
+             : failure(CUDA_ERROR_INVALID_DEVICE, "the only device is 0");
 }
 
 CUresult cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
 
 CUresult cuCtxGetCurrent(CUcontext *context) {
   if (!context)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   LOCKED;
   *context = reinterpret_cast<CUcontext>(&dev.primaryContext);
   return CUDA_SUCCESS;
@@ -410,7 +455,8 @@ CUresult cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t count,
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *) {
   if (!pool)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   *pool = reinterpret_cast<CUmemoryPool>(new Opaque());
   return CUDA_SUCCESS;
 }
@@ -437,7 +483,8 @@ CUresult cuMemFreeAsync(CUdeviceptr pointer, CUstream) {
 
 CUresult cuStreamCreate(CUstream *stream, unsigned int) {
   if (!stream)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   *stream = reinterpret_cast<CUstream>(new Opaque());
   return CUDA_SUCCESS;
 }
@@ -451,7 +498,8 @@ CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
 
 CUresult cuEventCreate(CUevent *event, unsigned int) {
   if (!event)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   *event = reinterpret_cast<CUevent>(new Event());
   return CUDA_SUCCESS;
 }
@@ -463,14 +511,16 @@ CUresult cuEventDestroy(CUevent event) {
 
 CUresult cuEventRecord(CUevent event, CUstream) {
   if (!event)
-    return CUDA_ERROR_INVALID_HANDLE;
+    return failure(CUDA_ERROR_INVALID_HANDLE,
+                   "a handle the device did not make or already released");
   LOCKED;
   reinterpret_cast<Event *>(event)->microseconds = dev.clockMicroseconds;
   return CUDA_SUCCESS;
 }
 
 CUresult cuEventSynchronize(CUevent event) {
-  return event ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+  return event ? CUDA_SUCCESS
+               : failure(CUDA_ERROR_INVALID_HANDLE, "a null event");
 }
 
 CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned int) {
@@ -479,7 +529,8 @@ CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned int) {
 
 CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
   if (!milliseconds || !start || !end)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   *milliseconds =
       static_cast<float>((reinterpret_cast<Event *>(end)->microseconds -
                           reinterpret_cast<Event *>(start)->microseconds) /
@@ -489,7 +540,8 @@ CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
 
 CUresult cuModuleLoadData(CUmodule *handle, const void *image) {
   if (!handle || !image)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   LOCKED;
   const char *text = static_cast<const char *>(image);
   std::string_view magic = tilec::kInterpreterImageMagic;
@@ -524,7 +576,8 @@ CUresult cuModuleUnload(CUmodule handle) {
   LOCKED;
   auto *key = reinterpret_cast<LoadedModule *>(handle);
   if (!dev.modules.count(key))
-    return CUDA_ERROR_INVALID_HANDLE;
+    return failure(CUDA_ERROR_INVALID_HANDLE,
+                   "a handle the device did not make or already released");
   for (auto it = dev.functions.begin(); it != dev.functions.end();)
     it = it->second->module == key ? dev.functions.erase(it) : std::next(it);
   dev.modules.erase(key);
@@ -534,11 +587,13 @@ CUresult cuModuleUnload(CUmodule handle) {
 CUresult cuModuleGetFunction(CUfunction *handle, CUmodule module,
                              const char *name) {
   if (!handle || !name)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   LOCKED;
   auto found = dev.modules.find(reinterpret_cast<LoadedModule *>(module));
   if (found == dev.modules.end())
-    return CUDA_ERROR_INVALID_HANDLE;
+    return failure(CUDA_ERROR_INVALID_HANDLE,
+                   "a handle the device did not make or already released");
   auto kernel = found->second->module->lookupSymbol<mlir::func::FuncOp>(name);
   if (!kernel || kernel.isExternal())
     return dev.fail(CUDA_ERROR_NOT_FOUND,
@@ -563,7 +618,8 @@ CUresult cuModuleGetFunction(CUfunction *handle, CUmodule module,
 CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
                             CUfunction) {
   if (!value)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   switch (attribute) {
   case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
     *value = 1024;
@@ -584,12 +640,14 @@ CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
 CUresult cuFuncGetParamInfo(CUfunction handle, size_t index, size_t *offset,
                             size_t *size) {
   if (!handle || !offset || !size)
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   LOCKED;
   const std::vector<size_t> &sizes =
       reinterpret_cast<Function *>(handle)->paramSizes;
   if (index >= sizes.size())
-    return CUDA_ERROR_INVALID_VALUE;
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "an argument is null or out of range");
   size_t at = 0;
   for (size_t i = 0; i <= index; ++i) {
     at = (at + sizes[i] - 1) / sizes[i] * sizes[i];
@@ -618,10 +676,18 @@ CUresult cuLaunchKernel(CUfunction handle, unsigned int gridX,
   LOCKED;
   auto found = dev.functions.find(reinterpret_cast<Function *>(handle));
   if (found == dev.functions.end())
-    return CUDA_ERROR_INVALID_HANDLE;
+    return failure(CUDA_ERROR_INVALID_HANDLE,
+                   "a handle the device did not make or already released");
   if (extra)
     return dev.fail(CUDA_ERROR_NOT_SUPPORTED,
                     "parameters through `extra` are not supported");
+  // The real driver's limits on a grid.
+  if (gridX == 0 || gridY == 0 || gridZ == 0 || gridX > 0x7FFFFFFFu ||
+      gridY > 65535 || gridZ > 65535)
+    return dev.fail(CUDA_ERROR_INVALID_VALUE,
+                    "grid " + std::to_string(gridX) + "x" +
+                        std::to_string(gridY) + "x" + std::to_string(gridZ) +
+                        " is out of the driver's range");
   Function &function = *found->second;
   if (!function.paramSizes.empty() && !kernelParams)
     return dev.fail(CUDA_ERROR_INVALID_VALUE, "no kernel parameters");

@@ -31,6 +31,9 @@ std::string hexAddress(uint64_t address) {
 } // namespace
 
 uint64_t KernelMemory::add(std::string name, uint8_t *data, size_t bytes) {
+  // Buffer i + 1 << kBufferShift must stay below 2^64.
+  if (buffers_.size() + 1 >= (uint64_t(1) << (64 - kBufferShift)))
+    return 0;
   buffers_.push_back({std::move(name), data, bytes});
   return static_cast<uint64_t>(buffers_.size()) << kBufferShift;
 }

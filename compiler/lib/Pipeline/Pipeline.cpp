@@ -744,13 +744,17 @@ static llvm::Error runStagesAfter(CompileState &state,
 /// locations (so that the device's errors name the kernel builder's lines;
 /// the cached artifact has none), a NUL (the driver reads a C string).
 static llvm::Error makeInterpreterImage(CompileState &state) {
-  if (state.moduleHolds != Stage::TTIR) {
+  if (!state.result.overrides.empty()) {
+    // An override's text is the ttir, whatever the module held.
+    if (auto error = moduleAfter(state, Stage::TTIR, state.result.ttir))
+      return error;
+  } else if (state.moduleHolds != Stage::TTIR) {
     // A cache hit left the module as it came: run the stage's passes on it.
-    PassManager pm(state.context);
-    buildTTIRPipeline(pm);
-    if (failed(pm.run(state.module)))
-      return stageError(getStageName(Stage::TTIR), makeError(kSeeDiagnostics));
-    state.moduleHolds = Stage::TTIR;
+    std::string ttir;
+    if (auto error = runPasses(
+            state, Stage::TTIR,
+            [](OpPassManager &pm) { buildTTIRPipeline(pm); }, ttir))
+      return stageError(getStageName(Stage::TTIR), std::move(error));
   }
   std::string &image = state.result.cubin;
   image = kInterpreterImageMagic;

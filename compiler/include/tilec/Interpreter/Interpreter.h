@@ -50,7 +50,8 @@ namespace tilec::interp {
 class KernelMemory {
 public:
   /// Adds `bytes` bytes at `data` (kept by the caller, alive while the
-  /// kernel runs) and returns the address a pointer argument passes.
+  /// kernel runs) and returns the address a pointer argument passes; 0 once
+  /// the address space holds its 2^24 - 1 buffers (released ones count).
   uint64_t add(std::string name, uint8_t *data, size_t bytes);
   /// Forgets the buffer at `address` (as add() returned it): an access to
   /// it is then an error that says it was released. False when `address`

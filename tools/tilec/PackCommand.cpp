@@ -183,6 +183,12 @@ int runPack() {
                  << winner.source << ")\n";
     ++sources[winner.source];
   }
+  // Winners no call of this build looks up: their cubins could stand in
+  // for the current kernel's of the same config, so they stay out.
+  for (const rt::PackedWinner &winner : packed->stale)
+    llvm::outs() << "  " << winner.device << "  " << winner.kernel << "  "
+                 << winner.key << "\n      left out: its key predates the "
+                 << "kernel's current autotune key\n";
   llvm::outs() << "packed " << packed->winners.size() << " winners, "
                << (*bundle)->cubins().size() << " cubins ("
                << rt::formatByteSize((*bundle)->cubinBytesTotal()) << "; ";

@@ -44,6 +44,11 @@ public:
       return specialization.status();
     TILEC_RETURN_IF_ERROR(addKernel(kernel, entry));
     PackedWinner winner{device, kernel, key, entry.config, ""};
+    if (isStale(kernel, key)) {
+      winner.source = "stale key";
+      result_.stale.push_back(std::move(winner));
+      return Status::success();
+    }
     std::string identity = kernel + "\n" + entry.config + "\n" +
                            specialization->str() + "\n" + entry.target;
     auto [slot, fresh] = cubinIndex_.emplace(identity, 0);
@@ -74,6 +79,9 @@ private:
       if (!described)
         return described.status();
       description = described->toJson();
+      std::vector<std::string> &names = currentKeyNames_[kernel];
+      for (const AutotuneKeyEntry &key : described->getAutotuneKey())
+        names.push_back(key.name);
     } else if (entry.description) {
       description = entry.description->toJson();
     } else {
@@ -126,6 +134,24 @@ private:
     return std::string("recompiled");
   }
 
+  // Whether `key` ("LOG2_N=14,V=27|N%16") names other keys than the kernel's
+  // description from the compiler (none: nothing to compare with).
+  bool isStale(const std::string &kernel, const std::string &key) const {
+    auto current = currentKeyNames_.find(kernel);
+    if (current == currentKeyNames_.end())
+      return false;
+    // The key's values, before the specialization facts after '|'.
+    std::string values = key.substr(0, key.find('|'));
+    std::vector<std::string> names;
+    for (size_t start = 0; start < values.size();) {
+      size_t end = std::min(values.find(',', start), values.size());
+      std::string field = values.substr(start, end - start);
+      names.push_back(field.substr(0, field.find('=')));
+      start = end + 1;
+    }
+    return names != current->second;
+  }
+
   void push(BundleCubin cubin, std::string bytes) {
     result_.contents.cubins.push_back(std::move(cubin));
     result_.contents.cubinBytes.push_back(std::move(bytes));
@@ -136,6 +162,8 @@ private:
   bool recompile_;
   PackResult &result_;
   std::set<std::string> kernels_;
+  // The autotune key's names of each kernel the compiler described.
+  std::map<std::string, std::vector<std::string>> currentKeyNames_;
   std::map<std::string, size_t> cubinIndex_;
 };
 
@@ -174,9 +202,14 @@ Result<PackResult> packBundle(const AutotuneCache &cache,
     return Status::error("cannot pack every winner of " + cache.path() + ":" +
                          problems);
   if (result.winners.empty())
-    return Status::error("the autotune cache " + cache.path() +
-                         " has no winners to pack" +
-                         (options.kernels.empty() ? "" : " of those kernels"));
+    return Status::error(
+        "the autotune cache " + cache.path() + " has no winners to pack" +
+        (options.kernels.empty() ? "" : " of those kernels") +
+        (result.stale.empty()
+             ? ""
+             : " (" + std::to_string(result.stale.size()) +
+                   " left out: their keys predate their kernels' current "
+                   "autotune keys; tune again)"));
   return result;
 }
 

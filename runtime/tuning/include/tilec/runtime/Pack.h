@@ -49,6 +49,12 @@ struct PackedWinner {
 struct PackResult {
   KernelBundle::Contents contents;
   std::vector<PackedWinner> winners;
+  // Winners left out because their key's names are not the kernel's current
+  // autotune key (tuned before the kernel changed its key, so that no call
+  // of this build looks them up): packed, their cubin could stand in for the
+  // current one of the same config. Checked where the compiler describes the
+  // kernel.
+  std::vector<PackedWinner> stale;
 };
 
 // Fails, listing every winner that cannot be packed and why, when any

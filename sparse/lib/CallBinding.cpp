@@ -26,9 +26,39 @@ bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
   return bindIntegerArguments(pack, description, *integers);
 }
 
+namespace {
+
+// The pack is the loaded kernel's and the binding goes by the description's
+// positions: a cubin of another version of the kernel (a bundle or cache
+// from before its arguments changed) is refused rather than handed them.
+Status checkSignature(const rt::ArgPack &pack,
+                      const KernelDescription &description) {
+  const std::vector<ArgumentDecl> &declared = description.getSignature();
+  const std::vector<KernelArg> &loaded = pack.signature();
+  bool same = declared.size() == loaded.size();
+  for (size_t i = 0; same && i < declared.size(); ++i)
+    same = declared[i].name == loaded[i].name;
+  if (same)
+    return Status::success();
+  auto join = [](const auto &arguments) {
+    std::string names;
+    for (const auto &argument : arguments)
+      names += (names.empty() ? "" : ", ") + argument.name;
+    return names;
+  };
+  return Status::error(description.getName() + ": the loaded cubin takes (" +
+                       join(loaded) + ") where the kernel takes (" +
+                       join(declared) +
+                       "): a cubin of an older version of it, from a bundle "
+                       "or the caches; tune and pack again");
+}
+
+} // namespace
+
 Result<std::vector<std::pair<std::string, size_t>>> bindIntegerArguments(
     rt::ArgPack &pack, const KernelDescription &description,
     const std::vector<std::pair<std::string, int64_t>> &integers) {
+  TILEC_RETURN_IF_ERROR(checkSignature(pack, description));
   const std::string &kernel = description.getName();
   std::vector<std::pair<std::string, size_t>> pointers;
   const std::vector<ArgumentDecl> &signature = description.getSignature();

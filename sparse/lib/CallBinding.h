@@ -28,7 +28,8 @@ std::string callKey(const Call &call);
 
 /// Sets every integer argument of `description`'s signature in `pack` from
 /// the call; returns the pointer arguments' names and indices, for the
-/// caller to set.
+/// caller to set. A pack whose argument names are not the description's (a
+/// cubin of another version of the kernel) is an error naming both.
 Result<std::vector<std::pair<std::string, size_t>>>
 bindIntegerArguments(rt::ArgPack &pack, const KernelDescription &description,
                      const Call &call);

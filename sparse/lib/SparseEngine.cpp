@@ -148,32 +148,6 @@ evaluateLaunch(const CallPlan &plan, const KernelDescription &description,
   return described;
 }
 
-// The loaded kernel binds the description's buffers and integers by
-// position; a cubin of another version of the kernel (a bundle or cache
-// from before its arguments changed) is refused rather than launched with
-// them.
-Status checkSignature(const KernelDescription &description,
-                      const rt::Kernel &kernel) {
-  const std::vector<ArgumentDecl> &declared = description.getSignature();
-  const std::vector<KernelArg> &loaded = kernel.metadata().signature;
-  bool same = declared.size() == loaded.size();
-  for (size_t i = 0; same && i < declared.size(); ++i)
-    same = declared[i].name == loaded[i].name;
-  if (same)
-    return Status::success();
-  auto join = [](const auto &arguments) {
-    std::string names;
-    for (const auto &argument : arguments)
-      names += (names.empty() ? "" : ", ") + argument.name;
-    return names;
-  };
-  return Status::error(description.getName() + ": the loaded cubin takes (" +
-                       join(loaded) + ") where the kernel takes (" +
-                       join(declared) +
-                       "): a cubin of an older version of it, from a bundle "
-                       "or the caches; tune and pack again");
-}
-
 } // namespace
 
 Result<const KernelDescription *>
@@ -231,7 +205,6 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
     Result<rt::TuneResult> selected = autotuner_.select(kernel, call, inputs);
     if (!selected)
       return selected.status();
-    TILEC_RETURN_IF_ERROR(checkSignature(**description, *selected->kernel));
     Result<rt::ArgPack> pack = selected->kernel->makeArgPack();
     if (!pack)
       return pack.status();

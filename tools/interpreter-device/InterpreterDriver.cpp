@@ -96,10 +96,19 @@ CUresult failure(CUresult code, std::string message) {
   return code;
 }
 
+CUresult invalidArgument() {
+  return failure(CUDA_ERROR_INVALID_VALUE,
+                 "an argument is null or out of range");
+}
+
+CUresult invalidHandle() {
+  return failure(CUDA_ERROR_INVALID_HANDLE,
+                 "a handle the device did not make or already released");
+}
+
 /// The device: its memory, modules and clock, behind one lock.
 struct Device {
   std::recursive_mutex lock;
-  bool initialized = false;
   mlir::MLIRContext context{mlir::MLIRContext::Threading::DISABLED};
   KernelMemory memory;
   std::map<CUdeviceptr, Allocation> allocations;
@@ -114,10 +123,6 @@ struct Device {
     context.loadDialect<tilec::tile::TileDialect, mlir::arith::ArithDialect,
                         mlir::math::MathDialect, mlir::scf::SCFDialect,
                         mlir::func::FuncDialect>();
-  }
-
-  CUresult fail(CUresult code, std::string message) {
-    return failure(code, std::move(message));
   }
 
   /// The host bytes of [address, address + size), within one live
@@ -172,17 +177,17 @@ CUresult copyBytes(uint8_t *to, const uint8_t *from, size_t bytes) {
 CUresult allocate(CUdeviceptr *pointer, size_t bytes) {
   LOCKED;
   if (!pointer || bytes == 0)
-    return dev.fail(CUDA_ERROR_INVALID_VALUE, "allocation of 0 bytes");
+    return failure(CUDA_ERROR_INVALID_VALUE, "allocation of 0 bytes");
   if (bytes > kTotalMemory - dev.allocatedBytes)
-    return dev.fail(CUDA_ERROR_OUT_OF_MEMORY,
-                    "out of memory: " + std::to_string(bytes) +
-                        " bytes asked with " +
-                        std::to_string(dev.allocatedBytes) + " allocated");
+    return failure(CUDA_ERROR_OUT_OF_MEMORY,
+                   "out of memory: " + std::to_string(bytes) +
+                       " bytes asked with " +
+                       std::to_string(dev.allocatedBytes) + " allocated");
   Allocation allocation;
   allocation.data.reset(new (std::nothrow) uint8_t[bytes]);
   if (!allocation.data)
-    return dev.fail(CUDA_ERROR_OUT_OF_MEMORY,
-                    "the host has no " + std::to_string(bytes) + " bytes");
+    return failure(CUDA_ERROR_OUT_OF_MEMORY,
+                   "the host has no " + std::to_string(bytes) + " bytes");
   std::memset(allocation.data.get(), kFreshByte, bytes);
   allocation.bytes = bytes;
   uint64_t address =
@@ -191,10 +196,10 @@ CUresult allocate(CUdeviceptr *pointer, size_t bytes) {
   // The interpreter's address space holds 2^24 - 1 buffers, freed or not.
   if (address == 0 ||
       !dev.allocations.emplace(address, std::move(allocation)).second)
-    return dev.fail(CUDA_ERROR_OUT_OF_MEMORY,
-                    "the device's address space is spent (" +
-                        std::to_string(dev.allocationCount) +
-                        " allocations in this process)");
+    return failure(CUDA_ERROR_OUT_OF_MEMORY,
+                   "the device's address space is spent (" +
+                       std::to_string(dev.allocationCount) +
+                       " allocations in this process)");
   dev.allocatedBytes += bytes;
   *pointer = address;
   return CUDA_SUCCESS;
@@ -204,8 +209,8 @@ CUresult release(CUdeviceptr pointer) {
   LOCKED;
   auto found = dev.allocations.find(pointer);
   if (found == dev.allocations.end() || !dev.memory.release(pointer))
-    return dev.fail(CUDA_ERROR_INVALID_VALUE,
-                    "free of an address that is no live allocation");
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "free of an address that is no live allocation");
   dev.allocatedBytes -= found->second.bytes;
   dev.allocations.erase(found);
   return CUDA_SUCCESS;
@@ -217,11 +222,11 @@ CUresult memset(CUdeviceptr to, uint32_t value, size_t elementBytes,
   std::string error;
   size_t total = 0;
   if (__builtin_mul_overflow(count, elementBytes, &total))
-    return dev.fail(CUDA_ERROR_INVALID_VALUE,
-                    "memset of " + std::to_string(count) + " elements");
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "memset of " + std::to_string(count) + " elements");
   uint8_t *bytes = dev.resolve(to, total, error);
   if (!bytes)
-    return dev.fail(CUDA_ERROR_INVALID_VALUE, "memset: " + error);
+    return failure(CUDA_ERROR_INVALID_VALUE, "memset: " + error);
   for (size_t i = 0; i < count; ++i)
     std::memcpy(bytes + i * elementBytes, &value, elementBytes);
   return CUDA_SUCCESS;
@@ -232,7 +237,7 @@ CUresult toDevice(CUdeviceptr to, const void *from, size_t bytes) {
   std::string error;
   uint8_t *target = dev.resolve(to, bytes, error);
   if (!target)
-    return dev.fail(CUDA_ERROR_INVALID_VALUE, "copy to the device: " + error);
+    return failure(CUDA_ERROR_INVALID_VALUE, "copy to the device: " + error);
   return copyBytes(target, static_cast<const uint8_t *>(from), bytes);
 }
 
@@ -241,7 +246,7 @@ CUresult toHost(void *to, CUdeviceptr from, size_t bytes) {
   std::string error;
   uint8_t *source = dev.resolve(from, bytes, error);
   if (!source)
-    return dev.fail(CUDA_ERROR_INVALID_VALUE, "copy to the host: " + error);
+    return failure(CUDA_ERROR_INVALID_VALUE, "copy to the host: " + error);
   return copyBytes(static_cast<uint8_t *>(to), source, bytes);
 }
 
@@ -251,8 +256,7 @@ extern "C" {
 
 CUresult cuGetErrorName(CUresult error, const char **text) {
   if (!text)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   switch (error) {
 #define TILEC_ERROR_NAME(code)                                                 \
   case code:                                                                   \
@@ -271,8 +275,7 @@ CUresult cuGetErrorName(CUresult error, const char **text) {
 #undef TILEC_ERROR_NAME
   default:
     *text = nullptr;
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   }
 }
 
@@ -288,32 +291,25 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
   return cuGetErrorName(error, text);
 }
 
-CUresult cuInit(unsigned int) {
-  LOCKED;
-  dev.initialized = true;
-  return CUDA_SUCCESS;
-}
+CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
 
 CUresult cuDriverGetVersion(int *version) {
   if (!version)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   *version = CUDA_VERSION;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetCount(int *count) {
   if (!count)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   *count = 1;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGet(CUdevice *handle, int ordinal) {
   if (!handle)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   if (ordinal != 0)
     return failure(CUDA_ERROR_INVALID_DEVICE, "the only device is 0");
   *handle = 0;
@@ -322,8 +318,7 @@ CUresult cuDeviceGet(CUdevice *handle, int ordinal) {
 
 CUresult cuDeviceGetName(char *name, int length, CUdevice handle) {
   if (!name || length <= 0 || handle != 0)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   std::string text(tilec::kInterpreterDeviceName);
   std::strncpy(name, text.c_str(), size_t(length));
   name[length - 1] = '\0';
@@ -333,8 +328,7 @@ CUresult cuDeviceGetName(char *name, int length, CUdevice handle) {
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                               CUdevice handle) {
   if (!value || handle != 0)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   switch (attribute) {
   // An sm_90-sized device with a few multiprocessors.
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
@@ -372,16 +366,14 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
 
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice handle) {
   if (!bytes || handle != 0)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   *bytes = kTotalMemory;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice handle) {
   if (!context || handle != 0)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   LOCKED;
   *context = reinterpret_cast<CUcontext>(&dev.primaryContext);
   return CUDA_SUCCESS;
@@ -397,8 +389,7 @@ CUresult cuCtxSetCurrent(CUcontext) { return CUDA_SUCCESS; }
 
 CUresult cuCtxGetCurrent(CUcontext *context) {
   if (!context)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   LOCKED;
   *context = reinterpret_cast<CUcontext>(&dev.primaryContext);
   return CUDA_SUCCESS;
@@ -436,7 +427,7 @@ CUresult cuMemcpyDtoDAsync(CUdeviceptr to, CUdeviceptr from, size_t bytes,
   uint8_t *source = dev.resolve(from, bytes, error);
   uint8_t *target = source ? dev.resolve(to, bytes, error) : nullptr;
   if (!target)
-    return dev.fail(CUDA_ERROR_INVALID_VALUE, "device copy: " + error);
+    return failure(CUDA_ERROR_INVALID_VALUE, "device copy: " + error);
   return copyBytes(target, source, bytes);
 }
 
@@ -455,8 +446,7 @@ CUresult cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t count,
 
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *) {
   if (!pool)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   *pool = reinterpret_cast<CUmemoryPool>(new Opaque());
   return CUDA_SUCCESS;
 }
@@ -483,8 +473,7 @@ CUresult cuMemFreeAsync(CUdeviceptr pointer, CUstream) {
 
 CUresult cuStreamCreate(CUstream *stream, unsigned int) {
   if (!stream)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   *stream = reinterpret_cast<CUstream>(new Opaque());
   return CUDA_SUCCESS;
 }
@@ -498,8 +487,7 @@ CUresult cuStreamSynchronize(CUstream) { return CUDA_SUCCESS; }
 
 CUresult cuEventCreate(CUevent *event, unsigned int) {
   if (!event)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   *event = reinterpret_cast<CUevent>(new Event());
   return CUDA_SUCCESS;
 }
@@ -511,8 +499,7 @@ CUresult cuEventDestroy(CUevent event) {
 
 CUresult cuEventRecord(CUevent event, CUstream) {
   if (!event)
-    return failure(CUDA_ERROR_INVALID_HANDLE,
-                   "a handle the device did not make or already released");
+    return invalidHandle();
   LOCKED;
   reinterpret_cast<Event *>(event)->microseconds = dev.clockMicroseconds;
   return CUDA_SUCCESS;
@@ -529,8 +516,7 @@ CUresult cuStreamWaitEvent(CUstream, CUevent, unsigned int) {
 
 CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
   if (!milliseconds || !start || !end)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   *milliseconds =
       static_cast<float>((reinterpret_cast<Event *>(end)->microseconds -
                           reinterpret_cast<Event *>(start)->microseconds) /
@@ -540,15 +526,14 @@ CUresult cuEventElapsedTime(float *milliseconds, CUevent start, CUevent end) {
 
 CUresult cuModuleLoadData(CUmodule *handle, const void *image) {
   if (!handle || !image)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   LOCKED;
   const char *text = static_cast<const char *>(image);
   std::string_view magic = tilec::kInterpreterImageMagic;
   if (std::strncmp(text, magic.data(), magic.size()) != 0)
-    return dev.fail(CUDA_ERROR_INVALID_IMAGE,
-                    "the image is not ttir for the interpreter (a cubin? "
-                    "the runtime compiles for \"interp\" on this device)");
+    return failure(CUDA_ERROR_INVALID_IMAGE,
+                   "the image is not ttir for the interpreter (a cubin? "
+                   "the runtime compiles for \"interp\" on this device)");
   std::string diagnostics;
   mlir::ScopedDiagnosticHandler handler(&dev.context, [&](mlir::Diagnostic &d) {
     diagnostics += d.str() + "\n";
@@ -558,8 +543,8 @@ CUresult cuModuleLoadData(CUmodule *handle, const void *image) {
   loaded->module =
       mlir::parseSourceString<mlir::ModuleOp>(text, &dev.context, "image");
   if (!loaded->module)
-    return dev.fail(CUDA_ERROR_INVALID_IMAGE,
-                    "the image does not parse: " + diagnostics);
+    return failure(CUDA_ERROR_INVALID_IMAGE,
+                   "the image does not parse: " + diagnostics);
   LoadedModule *key = loaded.get();
   dev.modules[key] = std::move(loaded);
   *handle = reinterpret_cast<CUmodule>(key);
@@ -568,16 +553,14 @@ CUresult cuModuleLoadData(CUmodule *handle, const void *image) {
 
 CUresult cuModuleLoadDataEx(CUmodule *, const void *, unsigned int,
                             CUjit_option *, void **) {
-  LOCKED;
-  return dev.fail(CUDA_ERROR_NOT_SUPPORTED, "no PTX on this device");
+  return failure(CUDA_ERROR_NOT_SUPPORTED, "no PTX on this device");
 }
 
 CUresult cuModuleUnload(CUmodule handle) {
   LOCKED;
   auto *key = reinterpret_cast<LoadedModule *>(handle);
   if (!dev.modules.count(key))
-    return failure(CUDA_ERROR_INVALID_HANDLE,
-                   "a handle the device did not make or already released");
+    return invalidHandle();
   for (auto it = dev.functions.begin(); it != dev.functions.end();)
     it = it->second->module == key ? dev.functions.erase(it) : std::next(it);
   dev.modules.erase(key);
@@ -587,26 +570,24 @@ CUresult cuModuleUnload(CUmodule handle) {
 CUresult cuModuleGetFunction(CUfunction *handle, CUmodule module,
                              const char *name) {
   if (!handle || !name)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   LOCKED;
   auto found = dev.modules.find(reinterpret_cast<LoadedModule *>(module));
   if (found == dev.modules.end())
-    return failure(CUDA_ERROR_INVALID_HANDLE,
-                   "a handle the device did not make or already released");
+    return invalidHandle();
   auto kernel = found->second->module->lookupSymbol<mlir::func::FuncOp>(name);
   if (!kernel || kernel.isExternal())
-    return dev.fail(CUDA_ERROR_NOT_FOUND,
-                    std::string("the image has no kernel '") + name + "'");
+    return failure(CUDA_ERROR_NOT_FOUND,
+                   std::string("the image has no kernel '") + name + "'");
   auto function = std::make_unique<Function>();
   function->module = found->second.get();
   function->kernel = kernel;
   for (mlir::Type type : kernel.getArgumentTypes()) {
     size_t size = sizeOfParameter(type);
     if (size == 0)
-      return dev.fail(CUDA_ERROR_NOT_SUPPORTED,
-                      std::string("kernel '") + name +
-                          "' takes a parameter the device cannot pass");
+      return failure(CUDA_ERROR_NOT_SUPPORTED,
+                     std::string("kernel '") + name +
+                         "' takes a parameter the device cannot pass");
     function->paramSizes.push_back(size);
   }
   Function *key = function.get();
@@ -618,8 +599,7 @@ CUresult cuModuleGetFunction(CUfunction *handle, CUmodule module,
 CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute,
                             CUfunction) {
   if (!value)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   switch (attribute) {
   case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
     *value = 1024;
@@ -640,14 +620,12 @@ CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) {
 CUresult cuFuncGetParamInfo(CUfunction handle, size_t index, size_t *offset,
                             size_t *size) {
   if (!handle || !offset || !size)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   LOCKED;
   const std::vector<size_t> &sizes =
       reinterpret_cast<Function *>(handle)->paramSizes;
   if (index >= sizes.size())
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "an argument is null or out of range");
+    return invalidArgument();
   size_t at = 0;
   for (size_t i = 0; i <= index; ++i) {
     at = (at + sizes[i] - 1) / sizes[i] * sizes[i];
@@ -665,8 +643,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
                                 CUtensorMapInterleave, CUtensorMapSwizzle,
                                 CUtensorMapL2promotion,
                                 CUtensorMapFloatOOBfill) {
-  LOCKED;
-  return dev.fail(CUDA_ERROR_NOT_SUPPORTED, "no TMA tensor maps");
+  return failure(CUDA_ERROR_NOT_SUPPORTED, "no TMA tensor maps");
 }
 
 CUresult cuLaunchKernel(CUfunction handle, unsigned int gridX,
@@ -676,21 +653,20 @@ CUresult cuLaunchKernel(CUfunction handle, unsigned int gridX,
   LOCKED;
   auto found = dev.functions.find(reinterpret_cast<Function *>(handle));
   if (found == dev.functions.end())
-    return failure(CUDA_ERROR_INVALID_HANDLE,
-                   "a handle the device did not make or already released");
+    return invalidHandle();
   if (extra)
-    return dev.fail(CUDA_ERROR_NOT_SUPPORTED,
-                    "parameters through `extra` are not supported");
+    return failure(CUDA_ERROR_NOT_SUPPORTED,
+                   "parameters through `extra` are not supported");
   // The real driver's limits on a grid.
   if (gridX == 0 || gridY == 0 || gridZ == 0 || gridX > 0x7FFFFFFFu ||
       gridY > 65535 || gridZ > 65535)
-    return dev.fail(CUDA_ERROR_INVALID_VALUE,
-                    "grid " + std::to_string(gridX) + "x" +
-                        std::to_string(gridY) + "x" + std::to_string(gridZ) +
-                        " is out of the driver's range");
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "grid " + std::to_string(gridX) + "x" +
+                       std::to_string(gridY) + "x" + std::to_string(gridZ) +
+                       " is out of the driver's range");
   Function &function = *found->second;
   if (!function.paramSizes.empty() && !kernelParams)
-    return dev.fail(CUDA_ERROR_INVALID_VALUE, "no kernel parameters");
+    return failure(CUDA_ERROR_INVALID_VALUE, "no kernel parameters");
   // Each parameter as the interpreter takes it: an integer sign-extended,
   // a pointer's address, a float's bits.
   std::vector<int64_t> arguments;
@@ -735,9 +711,9 @@ CUresult cuLaunchKernel(CUfunction handle, unsigned int gridX,
   auto module = function.module->module.get();
   if (mlir::failed(tilec::interp::interpretKernel(module, {gridX, gridY, gridZ},
                                                   arguments, dev.memory)))
-    return dev.fail(CUDA_ERROR_LAUNCH_FAILED,
-                    "kernel '" + function.kernel.getSymName().str() +
-                        "' failed: " + diagnostics);
+    return failure(CUDA_ERROR_LAUNCH_FAILED,
+                   "kernel '" + function.kernel.getSymName().str() +
+                       "' failed: " + diagnostics);
   dev.clockMicroseconds += 1.0 + 0.1 * double(gridX) * gridY * gridZ;
   return CUDA_SUCCESS;
 }

@@ -11,14 +11,13 @@
 namespace tilec::rt {
 namespace {
 
-constexpr unsigned char kElfMagic[] = {0x7F, 'E', 'L', 'F'};
+constexpr std::string_view kElfMagic("\x7F"
+                                     "ELF",
+                                     4);
 // The first word of a fatbin, little-endian 0xBA55ED50. An image for the
 // interpreter device is ttir text behind kInterpreterImageMagic.
-constexpr unsigned char kFatbinMagic[] = {0x50, 0xED, 0x55, 0xBA};
+constexpr std::string_view kFatbinMagic("\x50\xED\x55\xBA", 4);
 
-bool startsWith(const void *data, size_t size, const unsigned char *magic) {
-  return size >= 4 && std::memcmp(data, magic, 4) == 0;
-}
 bool startsWith(const void *data, size_t size, std::string_view magic) {
   return size >= magic.size() &&
          std::memcmp(data, magic.data(), magic.size()) == 0;

@@ -2,7 +2,9 @@
 //
 // Row block b of the masked GEMM (sorted rows [b * BLOCK_M, (b + 1) *
 // BLOCK_M)) visits the offsets v for which some of its rows have a
-// neighbour (nbt[v * N + r] != -1), in ascending order. With FILL = 0 this
+// neighbour, in ascending order: bit v % 32 of the row's word v / 32 in
+// row_masks (W = cdiv(V, 32) words a row, neighbour_transpose's; 4W bytes
+// a row read where the map's column would be 4V). With FILL = 0 this
 // kernel writes their count to counts[b]; an exclusive scan of the counts
 // gives blk_start; with FILL = 1 it writes the offsets themselves to
 // blk_off[blk_start[b] ..], each with the 64-row groups of the block that
@@ -24,13 +26,14 @@ static void buildBlockOffsets(KernelBuilder &kb) {
   int64_t blockM = kb.param("BLOCK_M"), paddedOffsets = kb.param("VP");
   int64_t rowTile = kb.param("ROW_TILE");
   bool fill = kb.param("FILL");
-  Tensor nbt = kb.arg("nbt_ptr"), counts = kb.arg("counts_ptr");
+  Tensor rowMasks = kb.arg("row_masks_ptr"), counts = kb.arg("counts_ptr");
   Tensor blkStart = kb.arg("blk_start_ptr"), blkOff = kb.arg("blk_off_ptr");
   Tensor n = kb.arg("N"), v = kb.arg("V");
 
   Tensor block = kb.let("block", kb.programId(0));
   Tensor offsets = kb.let("offsets", kb.arange(0, paddedOffsets));
   Tensor column = kb.let("column", kb.expandDims(offsets, 1)); // [:, None]
+  Tensor words = kb.let("words", (v + 31) / 32);
   Tensor groups0 = kb.let("groups", kb.zeros({paddedOffsets}, kb.i32Type()));
   // The block's rows in tiles of ROW_TILE (at most 64, a power of two: a
   // tile lies in one 64-row group), so that a tile stays small for large
@@ -40,7 +43,10 @@ static void buildBlockOffsets(KernelBuilder &kb) {
                                                  kb.arange(0, rowTile),
                                              0)); // [None, :]
     Tensor mask = kb.let("mask", (row < n) & (column < v));
-    Tensor has = kb.let("has", kb.load(nbt + column * n + row, mask, -1) != -1);
+    Tensor word =
+        kb.let("word", kb.load(rowMasks + row * words + column / 32, mask, 0));
+    Tensor has = kb.let(
+        "has", (kb.binary(BinaryOpKind::ShrU, word, column % 32) & 1) != 0);
     Tensor group = kb.let("group", (t * rowTile) / 64);
     return {carried[0] | (kb.max(kb.cast(has, kb.i32Type()), 1) << group)};
   };
@@ -64,14 +70,12 @@ TILEC_KERNEL(block_offsets) {
           .param(MetaParameter("FILL").atLeast(0).atMost(1).byDefault(0))
           .param(MetaParameter("VP").powerOfTwo().byDefault(32).derivedAs(
               "next_power_of_2(V)"))
-          .param(
-              MetaParameter("ROW_TILE")
-                  .powerOfTwo()
-                  .byDefault(64)
-                  .derivedAs(
-                      "min(64, min(BLOCK_M, max(16, cdiv(2048, "
-                      "next_power_of_2(V)))))"))
-          .arg(pointer("nbt_ptr", "i32").divisibility(16))
+          .param(MetaParameter("ROW_TILE")
+                     .powerOfTwo()
+                     .byDefault(64)
+                     .derivedAs("min(64, min(BLOCK_M, max(16, cdiv(2048, "
+                                "next_power_of_2(V)))))"))
+          .arg(pointer("row_masks_ptr", "i32").divisibility(16))
           .arg(pointer("counts_ptr", "i32").divisibility(16))
           .arg(pointer("blk_start_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
@@ -85,6 +89,9 @@ TILEC_KERNEL(block_offsets) {
           // The entries' format (offset | 64-row groups << 16): winners and
           // cubins cached for plain offsets do not match these keys.
           .key("ENTRY_FORMAT", "2")
+          // Reads the rows' masks, not the map: winners and cubins cached
+          // for the map's input do not match these keys.
+          .key("INPUT_FORMAT", "2")
           .grid({"cdiv(N, BLOCK_M)"})
           .require("VP >= V", "a tile column holds every offset")
           .require("ROW_TILE <= BLOCK_M", "a row tile lies inside its block")

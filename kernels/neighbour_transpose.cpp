@@ -3,7 +3,10 @@
 // nbt[v * N + r] = nb[order[r] * V + v]: the neighbour map read in the
 // sorted row order of the masked GEMM and stored offset-major, so that
 // sparse_conv_fwd reads one offset's column for a block of rows with
-// coalesced loads.
+// coalesced loads. Each sorted row's offsets with a neighbour also go to
+// row_masks as W = cdiv(V, 32) words (bit v % 32 of word r * W + v / 32):
+// block_offsets reads those 4W bytes a row instead of the row's 4V bytes of
+// the map, twice for each row block size.
 //
 // Grid: (cdiv(N, BLOCK)).
 //
@@ -18,7 +21,7 @@ using namespace tilec::kernel;
 static void buildNeighbourTranspose(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
   Tensor nb = kb.arg("nb_ptr"), order = kb.arg("order_ptr");
-  Tensor nbt = kb.arg("nbt_ptr");
+  Tensor nbt = kb.arg("nbt_ptr"), rowMasks = kb.arg("row_masks_ptr");
   Tensor n = kb.arg("N"), v = kb.arg("V");
 
   Tensor row = kb.let("row", kb.programId(0) * block + kb.arange(0, block));
@@ -30,6 +33,16 @@ static void buildNeighbourTranspose(KernelBuilder &kb) {
   Tensor column = kb.let(
       "column", kb.load(nb + kb.expandDims(voxel, 1) * v + offsets, mask, -1));
   kb.store(nbt + offsets * n + kb.expandDims(row, 1), column, mask);
+  // The masks' words, each an OR over its 32 offsets of the row.
+  Tensor words = kb.let("words", (v + 31) / 32);
+  Tensor bit = kb.let(
+      "bit", kb.where((column != -1) & mask,
+                      kb.constant(1, kb.i32Type()) << (offsets % 32), 0));
+  for (int64_t word = 0; word * 32 < paddedOffsets; ++word) {
+    Tensor inWord = (offsets >= word * 32) & (offsets < (word + 1) * 32);
+    Tensor bits = kb.reduce(kb.where(inWord, bit, 0), 1, tile::ReduceKind::Or);
+    kb.store(rowMasks + row * words + word, bits, inRange & (words > word));
+  }
 }
 
 TILEC_KERNEL(neighbour_transpose) {
@@ -43,11 +56,15 @@ TILEC_KERNEL(neighbour_transpose) {
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("order_ptr", "i32").divisibility(16))
           .arg(pointer("nbt_ptr", "i32").divisibility(16))
+          .arg(pointer("row_masks_ptr", "i32").divisibility(16))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
           .key("V")
+          // With the rows' masks: winners and cubins cached for the kernel
+          // without them do not match.
+          .key("OUTPUTS", "2")
           .grid({"cdiv(N, BLOCK)"})
           .require("VP >= V", "a tile row holds every offset")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")

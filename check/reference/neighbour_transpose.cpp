@@ -29,6 +29,10 @@ TILEC_REFERENCE(neighbour_transpose)(const ReferenceRequest &request) {
   problem.tensors["nb_ptr"] = int32Tensor(nb);
   problem.tensors["order_ptr"] = int32Tensor(order);
   problem.tensors["nbt_ptr"] = HostTensor(ElementFormat::I32, *n * *v);
+  // The rows' masks, checked through block_offsets (which reads them) and
+  // the maps' tests: a problem has one output.
+  problem.tensors["row_masks_ptr"] =
+      HostTensor(ElementFormat::I32, *n * ((*v + 31) / 32));
   problem.output = "nbt_ptr";
   if (request.withReference) {
     problem.expected.resize(*n * *v);

@@ -132,6 +132,12 @@ inline int64_t digitScanBytes(int64_t programs) {
 // The buffers of a radix sort's passes: keys and values alternate between
 // two buffers each, the digit counts of each program and their scan
 // (digitCountBytes and digitScanBytes).
+// A sorted map of `rows` rows of `v` offsets (order, nbt and the rows'
+// masks) in one allocation of the engine's pool.
+Result<std::shared_ptr<SortedNeighbourMap>>
+allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
+                  CUstream stream);
+
 struct RadixScratch {
   rt::DevicePtr keysA, keysB, values, hist, histScan;
 };

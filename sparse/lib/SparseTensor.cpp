@@ -108,6 +108,20 @@ Status describeInsertError(const Region &statuses, int64_t voxels,
 
 } // namespace
 
+Result<std::shared_ptr<SortedNeighbourMap>>
+allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
+                  CUstream stream) {
+  int64_t bytes = 0;
+  std::vector<int64_t> offsets =
+      packedOffsets({4 * rows, 4 * rows * v, 4 * rows * cdiv(v, 32)}, bytes);
+  TILEC_ASSIGN_OR_RETURN(storage, engine.allocateMaps(bytes, stream));
+  rt::DevicePtr order = storage.ptr();
+  rt::DevicePtr nbt{storage.address() + offsets[1]};
+  rt::DevicePtr rowMasks{storage.address() + offsets[2]};
+  return std::make_shared<SortedNeighbourMap>(SortedNeighbourMap{
+      rows, v, pairs, order, nbt, rowMasks, std::move(storage)});
+}
+
 SparseTensor::SparseTensor(SparseEngine &engine, rt::DevicePtr coords,
                            int64_t voxels)
     : engine_(&engine), coords_(coords), voxels_(voxels) {}
@@ -275,16 +289,9 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
                         CUstream stream) {
   const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = window.offsets();
-  // order, then nbt.
-  int64_t bytes = 0;
-  std::vector<int64_t> offsets = packedOffsets({4 * n, 4 * n * v}, bytes);
-  TILEC_ASSIGN_OR_RETURN(storage, engine_->allocateMaps(bytes, stream));
-  rt::DevicePtr order = storage.ptr();
-  rt::DevicePtr nbt{storage.address() + offsets[1]};
   // The pair count is set once the build is done.
-  auto map = std::make_shared<SortedNeighbourMap>(
-      SortedNeighbourMap{n, v, /*activePairs=*/0, order, nbt,
-                         std::move(storage)});
+  TILEC_ASSIGN_OR_RETURN(map, allocateSortedMap(*engine_, n, v,
+                                                /*pairs=*/0, stream));
   if (n == 0)
     return buildBlockLists(map, blockRows, stream);
 
@@ -395,7 +402,8 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
                                           transposeCall(n, v),
                                           {{"nb_ptr", regions[kNb].ptr()},
                                            {"order_ptr", map->order},
-                                           {"nbt_ptr", map->nbt}},
+                                           {"nbt_ptr", map->nbt},
+                                           {"row_masks_ptr", map->rowMasks}},
                                           stream));
     return Status::success();
   };
@@ -468,7 +476,7 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   } else {
     rt::DevicePtr counts = at(countsOffset);
     std::map<std::string, rt::DevicePtr> blockBuffers = {
-        {"nbt_ptr", map->nbt},
+        {"row_masks_ptr", map->rowMasks},
         {"counts_ptr", counts},
         {"blk_start_ptr", blkStart},
         {"blk_off_ptr", blkOff}};

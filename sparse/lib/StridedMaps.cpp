@@ -154,20 +154,6 @@ SparseTensor::stridedEntry(const ConvGeometry &geometry,
 
 namespace {
 
-// A sorted map of `rows` rows of `v` offsets: order, then nbt, in one
-// allocation of the engine's pool.
-Result<std::shared_ptr<SortedNeighbourMap>>
-allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
-                  CUstream stream) {
-  int64_t bytes = 0;
-  std::vector<int64_t> offsets = packedOffsets({4 * rows, 4 * rows * v}, bytes);
-  TILEC_ASSIGN_OR_RETURN(storage, engine.allocateMaps(bytes, stream));
-  rt::DevicePtr order = storage.ptr();
-  rt::DevicePtr nbt{storage.address() + offsets[1]};
-  return std::make_shared<SortedNeighbourMap>(
-      SortedNeighbourMap{rows, v, pairs, order, nbt, std::move(storage)});
-}
-
 Status memsetAsync(const rt::Context &context, CUdeviceptr address,
                    uint8_t value, size_t bytes, CUstream stream) {
   const rt::Driver &driver = context.driver();
@@ -440,10 +426,12 @@ private:
                                         stream));
     TILEC_RETURN_IF_ERROR(radixSort(engine, at(kCandKeys), rows, radixPasses(v),
                                     map.order, radix(), stream));
-    return engine.launch(
-        "neighbour_transpose", transposeCall(rows, v),
-        {{"nb_ptr", unsorted}, {"order_ptr", map.order}, {"nbt_ptr", map.nbt}},
-        stream);
+    return engine.launch("neighbour_transpose", transposeCall(rows, v),
+                         {{"nb_ptr", unsorted},
+                          {"order_ptr", map.order},
+                          {"nbt_ptr", map.nbt},
+                          {"row_masks_ptr", map.rowMasks}},
+                         stream);
   }
 
   SparseEngine &engine;

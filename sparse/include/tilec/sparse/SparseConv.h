@@ -133,8 +133,10 @@ struct SortedNeighbourMap {
   /// (voxel, offset) pairs with a neighbour.
   int64_t activePairs = 0;
   /// Sorted row r is voxel order[r]; nbt[v * N + r] its neighbour at offset
-  /// v, or -1. Both live in `storage` (one allocation a map).
-  rt::DevicePtr order, nbt;
+  /// v, or -1; rowMasks[r * W + v / 32] has bit v % 32 set where that is
+  /// not -1 (W = cdiv(V, 32) words a row, what the row blocks' lists read).
+  /// All live in `storage` (one allocation a map).
+  rt::DevicePtr order, nbt, rowMasks;
   rt::PoolBuffer storage;
 };
 

@@ -15,6 +15,8 @@
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
 
+#include <algorithm>
+
 using namespace tilec;
 using namespace tilec::kernel;
 
@@ -33,16 +35,21 @@ static void buildNeighbourTranspose(KernelBuilder &kb) {
   Tensor column = kb.let(
       "column", kb.load(nb + kb.expandDims(voxel, 1) * v + offsets, mask, -1));
   kb.store(nbt + offsets * n + kb.expandDims(row, 1), column, mask);
-  // The masks' words, each an OR over its 32 offsets of the row.
-  Tensor words = kb.let("words", (v + 31) / 32);
+  // The masks' words: bit v % 32 of the row's word v / 32, each word an OR
+  // over its 32 offsets ([BLOCK, VP] as [BLOCK, VP / 32, 32], one reduction
+  // for every word of a row).
   Tensor bit = kb.let(
       "bit", kb.where((column != -1) & mask,
                       kb.constant(1, kb.i32Type()) << (offsets % 32), 0));
-  for (int64_t word = 0; word * 32 < paddedOffsets; ++word) {
-    Tensor inWord = (offsets >= word * 32) & (offsets < (word + 1) * 32);
-    Tensor bits = kb.reduce(kb.where(inWord, bit, 0), 1, tile::ReduceKind::Or);
-    kb.store(rowMasks + row * words + word, bits, inRange & (words > word));
-  }
+  int64_t wordsPadded = std::max<int64_t>(paddedOffsets / 32, 1);
+  int64_t bitsPerWord = std::min<int64_t>(paddedOffsets, 32);
+  Tensor bits = kb.let(
+      "bits", kb.reduce(kb.reshape(bit, {block, wordsPadded, bitsPerWord}), 2,
+                        tile::ReduceKind::Or));
+  Tensor word = kb.let("word", kb.expandDims(kb.arange(0, wordsPadded), 0));
+  Tensor words = kb.let("words", (v + 31) / 32);
+  kb.store(rowMasks + kb.expandDims(row, 1) * words + word, bits,
+           kb.expandDims(inRange, 1) & (word < words));
 }
 
 TILEC_KERNEL(neighbour_transpose) {
@@ -51,8 +58,10 @@ TILEC_KERNEL(neighbour_transpose) {
                         "kernels/neighbour_transpose.cpp", __LINE__)
           .param(MetaParameter("VP").powerOfTwo().byDefault(32).derivedAs(
               "next_power_of_2(V)"))
+          // A tile of 2048 entries (16 a thread): with the masks' bits beside
+          // the map's entries, tiles of 4096 took 96 to 168 registers.
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(64).derivedAs(
-              "max(16, cdiv(4096, next_power_of_2(V)))"))
+              "max(8, cdiv(2048, next_power_of_2(V)))"))
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("order_ptr", "i32").divisibility(16))
           .arg(pointer("nbt_ptr", "i32").divisibility(16))

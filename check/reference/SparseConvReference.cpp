@@ -140,6 +140,17 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud,
   return maps;
 }
 
+std::vector<int32_t> rowOffsetMasks(const std::vector<int32_t> &nbt,
+                                    int64_t rows, int64_t v) {
+  int64_t words = (v + 31) / 32;
+  std::vector<int32_t> masks(rows * words, 0);
+  for (int64_t o = 0; o < v; ++o)
+    for (int64_t r = 0; r < rows; ++r)
+      if (nbt[o * rows + r] != -1)
+        masks[r * words + o / 32] |= int32_t(uint32_t(1) << (o % 32));
+  return masks;
+}
+
 void sortHostMaps(HostMaps &maps, int coverRounds) {
   int64_t n = maps.voxels, v = maps.offsets, blockRows = maps.blockRows;
   const std::vector<uint32_t> &keys = maps.sortKeys;
@@ -165,6 +176,7 @@ void sortHostMaps(HostMaps &maps, int coverRounds) {
   for (int64_t r = 0; r < n; ++r)
     for (int64_t o = 0; o < v; ++o)
       maps.nbt[o * n + r] = maps.nb[maps.order[r] * v + o];
+  maps.rowMasks = rowOffsetMasks(maps.nbt, n, v);
   int64_t blocks = (n + blockRows - 1) / blockRows;
   maps.blkStart.assign(1, 0);
   maps.blkOff.clear();

@@ -29,6 +29,8 @@ struct HostMaps {
   std::vector<uint32_t> sortKeys;
   /// Sorted row r is voxel order[r]; nbt[v * N + r] = nb[order[r] * V + v].
   std::vector<int32_t> order, nbt;
+  /// The sorted rows' offsets with a neighbour (rowOffsetMasks of nbt).
+  std::vector<int32_t> rowMasks;
   /// Row block b loops over blkOff[blkStart[b] .. blkStart[b + 1]): each
   /// entry is an offset v | groups << 16, bit g of groups set when some row
   /// of [64 g, 64 g + 64) of the block has a neighbour at v.
@@ -58,6 +60,13 @@ Result<HostMaps> buildHostMaps(const sparse::VoxelCloud &cloud,
 /// blockRows: the rows sorted by key, `coverRounds` cover rounds, nbt, the
 /// row blocks' lists and their order (buildHostMaps's second half).
 void sortHostMaps(HostMaps &maps, int coverRounds);
+
+/// Each sorted row's offsets with a neighbour in the offset-major map `nbt`
+/// of `rows` rows and `v` offsets, as W = cdiv(v, 32) words a row: bit o % 32
+/// of word r * W + o / 32 is set where nbt[o * rows + r] != -1
+/// (neighbour_transpose's second output, what block_offsets reads).
+std::vector<int32_t> rowOffsetMasks(const std::vector<int32_t> &nbt,
+                                    int64_t rows, int64_t v);
 
 /// A map of `rows` rows of V offsets whose entries are random rows of
 /// [0, inputRows) (two in three) or -1, sorted as a window of `sortWindow`

@@ -28,14 +28,7 @@ TILEC_REFERENCE(block_offsets)(const ReferenceRequest &request) {
     return maps.status();
   int64_t blocks = static_cast<int64_t>(maps->blkStart.size()) - 1;
   ReferenceProblem problem;
-  // The rows' offset masks as neighbour_transpose writes them.
-  int64_t words = (*v + 31) / 32;
-  std::vector<int32_t> rowMasks(*n * words, 0);
-  for (int64_t o = 0; o < *v; ++o)
-    for (int64_t r = 0; r < *n; ++r)
-      if (maps->nbt[o * *n + r] != -1)
-        rowMasks[r * words + o / 32] |= int32_t(uint32_t(1) << (o % 32));
-  problem.tensors["row_masks_ptr"] = int32Tensor(rowMasks);
+  problem.tensors["row_masks_ptr"] = int32Tensor(maps->rowMasks);
   problem.tensors["counts_ptr"] = HostTensor(ElementFormat::I32, blocks);
   problem.tensors["blk_start_ptr"] = int32Tensor(maps->blkStart);
   problem.tensors["blk_off_ptr"] =

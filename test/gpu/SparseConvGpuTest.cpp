@@ -117,6 +117,9 @@ protected:
     int64_t n = cloud.size();
     EXPECT_EQ(download((*maps)->map->order, n), expected->order);
     EXPECT_EQ(download((*maps)->map->nbt, n * expected->offsets), expected->nbt);
+    EXPECT_EQ(
+        download((*maps)->map->rowMasks, n * ((expected->offsets + 31) / 32)),
+        expected->rowMasks);
     EXPECT_EQ(download((*maps)->blkStart, expected->blkStart.size()),
               expected->blkStart);
     EXPECT_EQ(download((*maps)->blkOff, expected->blkOff.size()),

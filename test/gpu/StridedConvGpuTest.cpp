@@ -141,6 +141,9 @@ protected:
         for (int64_t k = 0; k < v; ++k)
           unsorted[int64_t(order[r]) * v + k] = nbt[k * rows + r];
       EXPECT_EQ(unsorted, *rowsWanted);
+      // The rows' offset masks, of the map just checked.
+      EXPECT_EQ(download(map->rowMasks, rows * ((v + 31) / 32)),
+                harness::rowOffsetMasks(nbt, rows, v));
     }
     // The same voxels give the same outputs and maps, in the same order.
     auto again = sparse::SparseTensor::create(*engine, coords.ptr(), n);

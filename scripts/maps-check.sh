@@ -55,6 +55,11 @@ runs=(
   "neighbour_keys num_warps=4 N=777,KX=5,KY=5,KZ=5"
   "neighbour_keys num_warps=4 N=3000,KX=5,KY=1,KZ=3"
   "neighbour_keys num_warps=4 N=3000,KX=2,KY=2,KZ=2"
+  "neighbour_transpose num_warps=4 N=100003,V=27"
+  "neighbour_transpose num_warps=4 N=7777,V=125"
+  "neighbour_transpose num_warps=4 N=3001,V=343"
+  "block_offsets FILL=0,BLOCK_M=128 N=100003,V=27"
+  "block_offsets FILL=1,BLOCK_M=64 N=7777,V=125"
 )
 for run in "${runs[@]}"; do
   read -r kernel config sizes <<< "$run"
@@ -76,6 +81,13 @@ fi
 # Launched again on the same buffers (as `tilec run`'s timing loop, tilec
 # replay and tuning do), a kernel must read the same inputs: memcheck over a
 # checked launch and the timing launches after it.
+if compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel neighbour_transpose \
+    --config num_warps=4 --sizes N=777,V=125 --reps 0 > "$out/racecheck-transpose.log" 2>&1; then
+  echo "$(elapsed) ok   racecheck neighbour_transpose: $(grep -o 'RACECHECK SUMMARY.*' "$out/racecheck-transpose.log" | head -1)"
+else
+  echo "$(elapsed) FAIL racecheck neighbour_transpose: $(tail -1 "$out/racecheck-transpose.log")"
+  failures=$((failures + 1))
+fi
 for run in "radix_scatter FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=777,SHIFT=28" \
            "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=10000,SHIFT=4"; do
   read -r kernel config sizes <<< "$run"

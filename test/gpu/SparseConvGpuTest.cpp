@@ -519,6 +519,25 @@ TEST_F(SparseConvGpuTest, GradientsMatchFloat64) {
   expectBackwardMatches(sparse::shellScene(40), c);
 }
 
+// The layers of a SpUNet that the cases above leave out: a 1^3 kernel (the
+// blocks' projections and the head; V = 1, dX reads offset 0 as its own
+// mirror) and the decoder's concatenated channels (384 -> 128).
+TEST_F(SparseConvGpuTest, GradientsOfAPointwiseKernelAndWideChannels) {
+  BackwardCase c;
+  c.window = sparse::Window::cube(1);
+  c.ci = 384;
+  c.co = 128;
+  expectBackwardMatches(sparse::shellScene(12), c);
+  c.ci = 32;
+  c.co = 13;
+  c.dtype = sparse::DType::F32;
+  expectBackwardMatches(sparse::shellScene(12, 2), c);
+  c = BackwardCase();
+  c.ci = 384;
+  c.co = 128;
+  expectBackwardMatches(sparse::shellScene(12), c);
+}
+
 TEST_F(SparseConvGpuTest, GradientsOfNoVoxelAndOneVoxel) {
   BackwardCase c;
   c.ci = 16;

@@ -54,6 +54,7 @@ Prints the tables; writes bench-spconv-frames.json and .md to --out.
 """
 
 import argparse
+import atexit
 import glob
 import json
 import math
@@ -363,9 +364,21 @@ def load_flexgemm(args, out_dir):
         return None, info, (f"cannot import it from {directory}: "
                             f"{type(error).__name__}: {error}")
     info["algorithm"] = str(flexgemm_spconv.ALGORITHM)
+    # It loads its tuning at import and saves it only when asked: saved at
+    # exit, a later process given the same FLEX_GEMM_AUTOTUNE_CACHE_PATH
+    # (a cache carried from an earlier run) times its steps without tuning.
+    atexit.register(save_flexgemm_tuning, flex_gemm)
     return {"module": flex_gemm, "spconv": flexgemm_spconv,
             "function": SubMConv3dFunction,
             "sparse_submanifold_conv3d": sparse_submanifold_conv3d}, info, None
+
+
+def save_flexgemm_tuning(flex_gemm):
+    try:
+        flex_gemm.utils.save_autotune_cache()
+    except Exception as error:  # a read-only or full disk: say so, go on
+        print(f"FlexGEMM: its tuning was not saved: "
+              f"{type(error).__name__}: {error}", file=sys.stderr)
 
 
 def flexgemm_block_sizes(flexgemm):

@@ -609,6 +609,50 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
 // first size's, because neither the map kernels nor the convolution
 // specialize on the voxel count; a size of a bucket it lacks is an error
 // that names the bucket.
+// A training step (forward, dX, dW, db) from a bundle packed after one step
+// of each dtype: no compile, no module loaded after the first step, and
+// another size of the same bucket (ceil(log2 N) = 12) served too.
+TEST_F(SparseConvGpuTest, TrainsFromABundleAlone) {
+  BackwardCase f16, bf16f32;
+  bf16f32.dtype = sparse::DType::BF16;
+  bf16f32.weightGradF32 = true;
+  sparse::VoxelCloud cloud = sparse::shellSceneOfSize(3001);
+  for (const BackwardCase &c : {f16, bf16f32}) {
+    expectBackwardMatches(cloud, c);
+    if (HasFatalFailure())
+      return;
+  }
+  auto packed =
+      rt::packBundle(*cache, session->stageCache().get(), nullptr, {});
+  ASSERT_TRUE(packed.ok()) << packed.message();
+  auto bundle = rt::KernelBundle::decode(
+      rt::KernelBundle::encode(packed->contents), "train.bundle");
+  ASSERT_TRUE(bundle.ok()) << bundle.message();
+  std::set<std::string> kernels;
+  for (const rt::BundleSelection &selection : (*bundle)->selections())
+    kernels.insert(selection.kernel);
+  for (const char *kernel : {"sparse_conv_fwd", "sparse_conv_wgrad"})
+    EXPECT_TRUE(kernels.count(kernel)) << kernel;
+
+  openSession(*bundle);
+  if (HasFatalFailure())
+    return;
+  for (const BackwardCase &c : {f16, bf16f32}) {
+    expectBackwardMatches(cloud, c);
+    if (HasFatalFailure())
+      return;
+  }
+  int loads = provider->bundleLoadCount();
+  for (const BackwardCase &c : {f16, bf16f32}) {
+    expectBackwardMatches(sparse::shellSceneOfSize(4000), c);
+    if (HasFatalFailure())
+      return;
+  }
+  EXPECT_EQ(provider->compileCount(), 0);
+  EXPECT_EQ(provider->bundleLoadCount(), loads)
+      << "a new size of a served bucket loaded a module";
+}
+
 TEST_F(SparseConvGpuTest, BundleServesEverySizeOfItsBuckets) {
   using sparse::DType;
   // ceil(log2 N) = 12: 2049 to 4096 voxels.

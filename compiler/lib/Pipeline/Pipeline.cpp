@@ -756,12 +756,30 @@ static llvm::Error makeInterpreterImage(CompileState &state) {
             [](OpPassManager &pm) { buildTTIRPipeline(pm); }, ttir))
       return stageError(getStageName(Stage::TTIR), std::move(error));
   }
+  auto start = std::chrono::steady_clock::now();
   std::string &image = state.result.cubin;
   image = kInterpreterImageMagic;
   llvm::raw_string_ostream os(image);
   state.module.print(os, OpPrintingFlags().enableDebugInfo());
   os.flush();
   image.push_back('\0');
+  if (!state.cache)
+    return llvm::Error::success();
+  // Stored as the kernel's "cubin", keyed by its text: the tuner records the
+  // key as a GPU cubin's, and `tilec pack` finds the image by it, so that a
+  // bundle of interpreter images serves the interpreter device as a GPU's
+  // serves its GPU.
+  std::string key = rt::CacheKey("cubin")
+                        .add("compiler", state.compilerId)
+                        .add("target", kInterpreterTarget)
+                        .add("interpreter_image", hashText(image))
+                        .str();
+  state.cache->store(getStageName(Stage::Cubin), key, image, "{}");
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - start;
+  state.result.timings.push_back({getStageName(Stage::Cubin).str(),
+                                  elapsed.count(), CacheResult::Miss,
+                                  std::move(key)});
   return llvm::Error::success();
 }
 

@@ -370,6 +370,24 @@ protected:
     engine = &session->sparse();
   }
 
+  // What `tilec pack` would write from this session's caches, read back as
+  // a deployment reads it.
+  tilec::Result<std::shared_ptr<const rt::KernelBundle>>
+  packSession(const std::string &origin) {
+    auto packed =
+        rt::packBundle(*cache, session->stageCache().get(), nullptr, {});
+    if (!packed)
+      return packed.status();
+    return rt::KernelBundle::decode(rt::KernelBundle::encode(packed->contents),
+                                    origin);
+  }
+  static std::set<std::string> kernelsOf(const rt::KernelBundle &bundle) {
+    std::set<std::string> kernels;
+    for (const rt::BundleSelection &selection : bundle.selections())
+      kernels.insert(selection.kernel);
+    return kernels;
+  }
+
   // A session whose autotuner runs `pins` (TILEC_PIN_CONFIG's syntax).
   void pinConfigs(const std::string &pins) {
     auto pinned = rt::PinnedConfigs::parseSpec(pins);
@@ -561,16 +579,10 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
   using sparse::DType;
   sparse::VoxelCloud cloud = sparse::shellScene(24);
   expectConvMatches(cloud, 32, 32, 3, DType::F16, false, true);
-  auto packed =
-      rt::packBundle(*cache, session->stageCache().get(), nullptr, {});
-  ASSERT_TRUE(packed.ok()) << packed.message();
-  auto bundle = rt::KernelBundle::decode(
-      rt::KernelBundle::encode(packed->contents), "conv.bundle");
+  auto bundle = packSession("conv.bundle");
   ASSERT_TRUE(bundle.ok()) << bundle.message();
   // Both row blocks' kernels and every map kernel are in it.
-  std::set<std::string> kernels;
-  for (const rt::BundleSelection &selection : (*bundle)->selections())
-    kernels.insert(selection.kernel);
+  std::set<std::string> kernels = kernelsOf(**bundle);
   for (const char *kernel :
        {"sparse_conv_fwd", "voxel_hash_insert", "voxel_neighbours",
         "neighbour_keys", "radix_histogram", "exclusive_scan", "radix_scatter",
@@ -603,12 +615,6 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
       << status.message();
 }
 
-// A stream of clouds of new sizes from a bundle: packed after three sizes
-// of one ceil(log2 N) bucket, it serves 100 other sizes of that bucket
-// (multiples of 16 among them) with no compiler, loading no module past the
-// first size's, because neither the map kernels nor the convolution
-// specialize on the voxel count; a size of a bucket it lacks is an error
-// that names the bucket.
 // A training step (forward, dX, dW, db) from a bundle packed after one step
 // of each dtype: no compile, no module loaded after the first step, and
 // another size of the same bucket (ceil(log2 N) = 12) served too.
@@ -622,15 +628,9 @@ TEST_F(SparseConvGpuTest, TrainsFromABundleAlone) {
     if (HasFatalFailure())
       return;
   }
-  auto packed =
-      rt::packBundle(*cache, session->stageCache().get(), nullptr, {});
-  ASSERT_TRUE(packed.ok()) << packed.message();
-  auto bundle = rt::KernelBundle::decode(
-      rt::KernelBundle::encode(packed->contents), "train.bundle");
+  auto bundle = packSession("train.bundle");
   ASSERT_TRUE(bundle.ok()) << bundle.message();
-  std::set<std::string> kernels;
-  for (const rt::BundleSelection &selection : (*bundle)->selections())
-    kernels.insert(selection.kernel);
+  std::set<std::string> kernels = kernelsOf(**bundle);
   for (const char *kernel : {"sparse_conv_fwd", "sparse_conv_wgrad"})
     EXPECT_TRUE(kernels.count(kernel)) << kernel;
 
@@ -653,6 +653,12 @@ TEST_F(SparseConvGpuTest, TrainsFromABundleAlone) {
       << "a new size of a served bucket loaded a module";
 }
 
+// A stream of clouds of new sizes from a bundle: packed after three sizes
+// of one ceil(log2 N) bucket, it serves 100 other sizes of that bucket
+// (multiples of 16 among them) with no compiler, loading no module past the
+// first size's, because neither the map kernels nor the convolution
+// specialize on the voxel count; a size of a bucket it lacks is an error
+// that names the bucket.
 TEST_F(SparseConvGpuTest, BundleServesEverySizeOfItsBuckets) {
   using sparse::DType;
   // ceil(log2 N) = 12: 2049 to 4096 voxels.
@@ -663,11 +669,7 @@ TEST_F(SparseConvGpuTest, BundleServesEverySizeOfItsBuckets) {
     if (HasFatalFailure())
       return;
   }
-  auto packed =
-      rt::packBundle(*cache, session->stageCache().get(), nullptr, {});
-  ASSERT_TRUE(packed.ok()) << packed.message();
-  auto bundle = rt::KernelBundle::decode(
-      rt::KernelBundle::encode(packed->contents), "stream.bundle");
+  auto bundle = packSession("stream.bundle");
   ASSERT_TRUE(bundle.ok()) << bundle.message();
   openSession(*bundle);
   if (HasFatalFailure())

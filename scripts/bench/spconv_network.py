@@ -81,12 +81,7 @@ def networks(spconv, dtype=None):
     import spunet
     import tilec.nn
     dtype = dtype or torch.float16
-    torch.manual_seed(0)
-    reference = spunet.build(spunet.Reference, IN_CHANNELS, CLASSES)
-    for name, p in reference.named_parameters():
-        if name.endswith("weight") and p.dim() == 5:
-            fan = p[0].numel()
-            torch.nn.init.normal_(p, std=(2.0 / fan) ** 0.5)
+    reference = spunet.initialized_reference(IN_CHANNELS, CLASSES)
     state = reference.state_dict()
     nets = {"reference": reference.double().cuda().train()}
     for peer, ns in (("tilec", tilec.nn), ("spconv_triton", spconv)):

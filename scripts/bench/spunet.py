@@ -283,6 +283,18 @@ class Reference:
     SparseConvTensor = _RefTensor
 
 
+def initialized_reference(in_channels, num_classes):
+    """The float64 reference network (spunet.Reference) with the convolution
+    weights drawn He-normal under a fixed seed: the state_dict that
+    spconv_network.py's peers and spunet_conditioning.py all load."""
+    torch.manual_seed(0)
+    net = build(Reference, in_channels, num_classes)
+    for name, p in net.named_parameters():
+        if name.endswith("weight") and p.dim() == 5:
+            torch.nn.init.normal_(p, std=(2.0 / p[0].numel()) ** 0.5)
+    return net
+
+
 def self_test():
     """Reference's strided and inverse layers against torch's dense
     conv3d / conv_transpose3d (spconv_strided_check's reference) on the

@@ -26,16 +26,6 @@ import tilec.scenes  # noqa: E402
 IN_CHANNELS, CLASSES = 4, 13
 
 
-def state_dict():
-    """spconv_network.networks()'s initialization."""
-    torch.manual_seed(0)
-    net = spunet.build(spunet.Reference, IN_CHANNELS, CLASSES)
-    for name, p in net.named_parameters():
-        if name.endswith("weight") and p.dim() == 5:
-            torch.nn.init.normal_(p, std=(2.0 / p[0].numel()) ** 0.5)
-    return net.state_dict()
-
-
 def run(state, dtype, train, coords, res, features, g):
     net = spunet.build(spunet.Reference, IN_CHANNELS, CLASSES)
     net.load_state_dict(state)
@@ -58,7 +48,7 @@ def main():
     parser.add_argument("--res", type=int, default=24)
     args = parser.parse_args()
     coords = tilec.scenes.shell(args.res, batch=2, device="cpu")
-    state = state_dict()
+    state = spunet.initialized_reference(IN_CHANNELS, CLASSES).state_dict()
     torch.manual_seed(1)
     features = torch.randn(coords.shape[0], IN_CHANNELS)
     g = torch.randn(coords.shape[0], CLASSES)

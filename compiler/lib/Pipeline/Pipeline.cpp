@@ -616,6 +616,17 @@ static CacheResult reuseCached(const StageDef &def, CompileState &state,
   return hit->fromRemote ? CacheResult::RemoteHit : CacheResult::Hit;
 }
 
+/// Records stage `name`'s time since `start`, how the cache served it and
+/// its key (what `tilec pack` looks the artifact up by).
+static void recordStage(CompileState &state, llvm::StringRef name,
+                        std::chrono::steady_clock::time_point start,
+                        CacheResult cacheResult, std::string key) {
+  std::chrono::duration<double, std::milli> elapsed =
+      std::chrono::steady_clock::now() - start;
+  state.result.timings.push_back(
+      {name.str(), elapsed.count(), cacheResult, std::move(key)});
+}
+
 /// Runs one stage: looks its artifact up when the cache can key it, else
 /// makes it and stores it; times both and names the stage in its errors.
 static llvm::Error runStage(const StageDef &def, CompileState &state) {
@@ -641,10 +652,7 @@ static llvm::Error runStage(const StageDef &def, CompileState &state) {
     if (!key.empty())
       state.cache->store(name, key, state.result.*def.output, *meta);
   }
-  std::chrono::duration<double, std::milli> elapsed =
-      std::chrono::steady_clock::now() - start;
-  state.result.timings.push_back(
-      {name.str(), elapsed.count(), cacheResult, std::move(key)});
+  recordStage(state, name, start, cacheResult, std::move(key));
   return llvm::Error::success();
 }
 
@@ -775,11 +783,8 @@ static llvm::Error makeInterpreterImage(CompileState &state) {
                         .add("interpreter_image", hashText(image))
                         .str();
   state.cache->store(getStageName(Stage::Cubin), key, image, "{}");
-  std::chrono::duration<double, std::milli> elapsed =
-      std::chrono::steady_clock::now() - start;
-  state.result.timings.push_back({getStageName(Stage::Cubin).str(),
-                                  elapsed.count(), CacheResult::Miss,
-                                  std::move(key)});
+  recordStage(state, getStageName(Stage::Cubin), start, CacheResult::Miss,
+              std::move(key));
   return llvm::Error::success();
 }
 

@@ -29,17 +29,32 @@ instead (the same way: commands from "$ " lines, outputs compared), and
 it showed, so that the GPU transcripts are regenerated rather than typed:
 
     scripts/check-docs.py --gpu --update --build-dir /tmp/gpu-bundle
+
+Outside --gpu it also checks the pages' links (those of README.md too,
+when no page is named): a markdown link to a relative path, with or
+without #anchor, must name a file that exists, relative to the linking
+page's folder, and an anchor into a .md page must be one of that page's
+headings as GitHub spells it (lowercase, characters other than letters,
+digits, spaces, hyphens and underscores dropped, spaces made hyphens,
+-1, -2 ... after repeated headings; headings in fenced blocks do not
+count). A link in a fenced block or in inline code is not a link. Each
+broken link is printed as page:line and the run exits non-zero.
+--links-only checks the links alone, no build needed:
+
+    scripts/check-docs.py --links-only [docs/bench.md ...]
 """
 
 import argparse
 import difflib
 import fcntl
+import functools
 import os
 import pathlib
 import re
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 
 MARKER = "<!-- check-docs -->"
 # A block of commands that is not checked says why, on the line before it:
@@ -179,6 +194,91 @@ def run_block(steps, env):
     return outputs
 
 
+# A markdown link or image, [text](target) or [text](<target>), with an
+# optional title; the text may hold one level of brackets.
+LINK = re.compile(r'!?\[(?:[^\[\]]|\[[^\[\]]*\])*\]'
+                  r'\(\s*(<[^>]*>|[^\s()]+)(?:\s+"[^"]*")?\s*\)')
+# A code span: a run of backticks up to the next run of the same length.
+CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", re.S)
+COMMENT = re.compile(r"<!--.*?-->", re.S)
+HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+
+
+def outside_fences(lines):
+    """The page's lines with those of fenced blocks (fences included)
+    blanked, so that line numbers stay the page's."""
+    out, fenced = [], False
+    for line in lines:
+        fence = line.strip().startswith("```")
+        out.append("" if fenced or fence else line)
+        if fence:
+            fenced = not fenced
+    return out
+
+
+def prose(path):
+    """The page's text outside fenced blocks, with code spans and HTML
+    comments blanked (their newlines kept): where its links are."""
+    lines = outside_fences(path.read_text().splitlines())
+    blank = lambda match: re.sub(r"[^\n]", " ", match.group(0))
+    # A code span ends with its paragraph: mask one paragraph at a time.
+    paragraphs = re.split(r"(\n[ \t]*\n)", "\n".join(lines))
+    return "".join(CODE_SPAN.sub(blank, COMMENT.sub(blank, p))
+                   for p in paragraphs)
+
+
+def slug(heading):
+    """GitHub's anchor of a heading's text."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading)  # a link: its text
+    text = re.sub(r"[^\w\- ]", "", text.strip().lower())
+    return text.replace(" ", "-")
+
+
+@functools.lru_cache(maxsize=None)
+def anchors(path):
+    """Every heading anchor of a page, repeated ones with -1, -2, ..."""
+    found, seen = set(), {}
+    for line in outside_fences(path.read_text().splitlines()):
+        match = HEADING.match(line)
+        if not match:
+            continue
+        base = slug(match.group(2) or "")
+        count = seen.get(base, 0)
+        seen[base] = count + 1
+        found.add(base if count == 0 else f"{base}-{count}")
+    return found
+
+
+def broken_links(page):
+    """(line, target, why) of each relative link of the page whose file
+    does not exist or whose anchor is no heading of that .md file."""
+    text, found = prose(page), []
+    for match in LINK.finditer(text):
+        target = match.group(1).strip("<>")
+        if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", target):  # http:, mailto:
+            continue
+        path, _, anchor = urllib.parse.unquote(target).partition("#")
+        file = (page.parent / path) if path else page
+        line = text.count("\n", 0, match.start()) + 1
+        if not file.is_file():
+            found.append((line, target, f"no file {file}"))
+        elif anchor and file.suffix == ".md" and anchor not in anchors(file):
+            found.append((line, target, f"no heading #{anchor} in {file}"))
+    return found
+
+
+def check_links(pages):
+    """Prints each broken link of the pages; 1 where any is broken."""
+    failures = 0
+    for page in pages:
+        for line, target, why in broken_links(page):
+            failures += 1
+            print(f"{page}:{line}: broken link ({target}): {why}")
+    print(f"check-docs: links of {len(pages)} pages checked, "
+          f"{failures} broken")
+    return 1 if failures else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--build-dir", default="build")
@@ -186,10 +286,17 @@ def main():
                         help="run the GPU transcripts instead")
     parser.add_argument("--update", action="store_true",
                         help="write what the commands print into the page")
+    parser.add_argument("--links-only", action="store_true",
+                        help="check the pages' links only (no build)")
     parser.add_argument("pages", nargs="*")
     args = parser.parse_args()
     pages = [pathlib.Path(p) for p in args.pages] or \
         sorted((ROOT / "docs").glob("*.md"))
+    # The links are checked outside --gpu, README.md's too by default.
+    linked = pages if args.pages else pages + [ROOT / "README.md"]
+    if args.links_only:
+        return check_links(linked)
+    links = 0 if args.gpu else check_links(linked)
     env = dict(os.environ)
     env["PATH"] = str((ROOT / args.build_dir / "bin").resolve()) + \
         os.pathsep + env["PATH"]
@@ -200,7 +307,7 @@ def main():
             tempfile.TemporaryDirectory(prefix="tilec-check-docs-") as tmp:
         fcntl.flock(lock, fcntl.LOCK_EX)
         env["TMPDIR"] = tmp
-        return check_pages(pages, args, env)
+        return check_pages(pages, args, env) or links
 
 
 def check_pages(pages, args, env):

@@ -516,6 +516,28 @@ class CheckDocsTest(unittest.TestCase):
             self.assertIn("`false` exited 1 and printed nothing", run.stdout)
             self.assertIn("3 commands checked, 1 differ", run.stdout)
 
+    def test_links_name_a_file_and_a_heading(self):
+        with tempfile.TemporaryDirectory() as folder:
+            page = pathlib.Path(folder) / "page.md"
+            (pathlib.Path(folder) / "other.md").write_text(
+                "# Other\n\n## `tilec bench spconv --train`\n\n## Twice\n\n"
+                "## Twice\n\n```\n# not a heading\n```\n")
+            page.write_text(
+                "# Page\n\n[ok](other.md#tilec-bench-spconv---train), "
+                "[ok](other.md#twice-1), [ok](#page), "
+                "[web](https://example.com/x.md#y)\n"
+                "`[code](missing.md)` and\n\n```\n[fenced](missing.md)\n```\n"
+                "[gone](missing.md)\n[bad](other.md#not-a-heading)\n"
+                "[fence](other.md#not-a-heading-1)\n")
+            run = self.run_check(page, "--links-only")
+            self.assertEqual(run.returncode, 1, run.stdout)
+            self.assertIn("page.md:9: broken link (missing.md)", run.stdout)
+            self.assertIn("page.md:10: broken link (other.md#not-a-heading)",
+                          run.stdout)
+            self.assertIn("page.md:11: broken link "
+                          "(other.md#not-a-heading-1)", run.stdout)
+            self.assertIn("3 broken", run.stdout)
+
 
 @unittest.skipIf(torch is None, NO_TORCH)
 class CompileTest(unittest.TestCase):

@@ -29,6 +29,17 @@ Tensor voxelKey(KernelBuilder &kb, Tensor b, Tensor x, Tensor y, Tensor z);
 /// The first slot (i32) of `key`'s probe sequence in 2^log2Slots slots.
 Tensor voxelHomeSlot(KernelBuilder &kb, Tensor key, Tensor log2Slots);
 
+/// forRange(0, bound, 1, carried, probe) for a probe loop whose lanes stop
+/// one by one: carried[pending] is an i32 tile, non-zero while a lane still
+/// probes. The positions run in chunks of 2, 4, 8, ... and the chunks after
+/// the first at whose end no lane of the program is pending are empty, so
+/// a program walks about twice its own longest probe sequence instead of
+/// `bound` (the longest any lane of any program may need). `bound` is an
+/// i32 scalar of at most 2^30; the results are forRange's.
+Tensors probeUntilSettled(KernelBuilder &kb, Tensor bound,
+                          llvm::ArrayRef<Tensor> carried, unsigned pending,
+                          KernelBuilder::LoopBody probe);
+
 } // namespace tilec::kernel
 
 #endif // TILEC_KERNELS_VOXELHASH_H

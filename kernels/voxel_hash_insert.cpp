@@ -62,8 +62,11 @@ static void buildVoxelHashInsert(KernelBuilder &kb) {
     return {stillPending, kb.where(duplicate, 1, carried[1]),
             kb.where(won, p + 1, carried[2])};
   };
-  Tensors loop = kb.let(
-      "loop", kb.forRange(0, maxProbes, 1, {pending0, status0, used0}, probe));
+  // Most voxels settle in a few probes: the program stops once all have.
+  Tensors loop =
+      kb.let("loop", probeUntilSettled(kb, kb.constant(maxProbes, kb.i32Type()),
+                                       {pending0, status0, used0},
+                                       /*pending=*/0, probe));
   Tensor full = kb.let("full", kb.where(loop[0] != 0, 2, loop[1]));
   Tensor final = kb.let("final", kb.where(valid, full, 3));
   kb.store(status + voxel, final, inRange);

@@ -3,9 +3,11 @@
 // nb[i * V + v] is the voxel at offset v of voxel i's kernel window, or -1:
 // offset v = (kx * KY + ky) * KZ + kz (the weights' [Co, Kx, Ky, Kz, Ci]
 // order) is the voxel at (x + (kx - KX/2) * DX, y + (ky - KY/2) * DY,
-// z + (kz - KZ/2) * DZ) in the same batch; each extent is odd. The lookups walk each key's probe sequence (VoxelHash.h) for
-// at most probes[0] slots, the longest any insertion used: a key that is
-// not within them is not in the table.
+// z + (kz - KZ/2) * DZ) in the same batch; each extent is odd. The lookups
+// walk each key's probe sequence (VoxelHash.h) for at most probes[0] slots,
+// the longest any insertion used: a key that is not within them is not in
+// the table. A program stops probing once all its lookups have settled
+// (probeUntilSettled), most after a few slots.
 //
 // Only the lower half of the window is looked up: j at offset v of i means
 // i at offset V - 1 - v of j (a window of odd extents is symmetric), so a
@@ -78,7 +80,8 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
             kb.where(hit | empty, 0, carried[1])};
   };
   Tensors loop =
-      kb.let("loop", kb.forRange(0, longest, 1, {found0, pending0}, probe));
+      kb.let("loop", probeUntilSettled(kb, longest, {found0, pending0},
+                                       /*pending=*/1, probe));
   Tensor found = loop[0];
   kb.store(nb + rows * v + cols, found, lookup);
   // The mirrored entry of every hit, and the centre.

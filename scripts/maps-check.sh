@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The sparse convolution's map kernels on a GPU machine, in one short call:
-#   1. each map kernel of the radix sort and the sort keys against its host
-#      oracle (`tilec run`: 500k keys, odd sizes, several chunk layouts,
-#      cubic and non-cubic windows), racecheck of the scatter and memcheck
-#      of it launched again on the same buffers;
+#   1. the voxel table's insert and lookups (a half-full table: long probe
+#      sequences) and each map kernel of the radix sort and the sort keys
+#      against its host oracle (`tilec run`: 500k keys, odd sizes, several
+#      chunk layouts, cubic and non-cubic windows), racecheck of the probe
+#      loops, the scatter and the transpose, and memcheck of the scatter
+#      launched again on the same buffers;
 #   2. the map tests of SparseConvGpuTest and StridedConvGpuTest (maps
 #      against the host oracle, a build repeated, the convolution against
 #      float64, bad coordinates, empty input);
@@ -46,6 +48,10 @@ suite StridedConvGpuTest '*OutputsAndMaps*:*OnAStream*' &
 strided=$!
 
 runs=(
+  "voxel_hash_insert num_warps=4 N=4000,LOG2_T=13"
+  "voxel_hash_insert num_warps=4 N=300001,LOG2_T=20"
+  "voxel_neighbours num_warps=4 N=4000,LOG2_T=13"
+  "voxel_neighbours num_warps=4 N=300001,LOG2_T=20"
   "radix_scatter FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=500000,SHIFT=7"
   "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=100003,SHIFT=21"
   "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=777,SHIFT=28"
@@ -78,6 +84,17 @@ else
   echo "$(elapsed) FAIL racecheck radix_scatter: $(tail -1 "$out/racecheck.log")"
   failures=$((failures + 1))
 fi
+# The probe loops reduce "any lane pending" per chunk through shared
+# memory, one reduction after another.
+for kernel in voxel_hash_insert voxel_neighbours; do
+  if compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel $kernel \
+      --config num_warps=4 --sizes N=4000,LOG2_T=13 --reps 0 > "$out/racecheck-$kernel.log" 2>&1; then
+    echo "$(elapsed) ok   racecheck $kernel: $(grep -o 'RACECHECK SUMMARY.*' "$out/racecheck-$kernel.log" | head -1)"
+  else
+    echo "$(elapsed) FAIL racecheck $kernel: $(tail -1 "$out/racecheck-$kernel.log")"
+    failures=$((failures + 1))
+  fi
+done
 # Launched again on the same buffers (as `tilec run`'s timing loop, tilec
 # replay and tuning do), a kernel must read the same inputs: memcheck over a
 # checked launch and the timing launches after it.

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The sparse convolution's GPU work in batches that each fit one 10-minute
+# call on the GPU machine, from the repository with dist/gpu-bundle.tar.xz
+# (scripts/gpu-bundle.sh), spconv-Triton's wheel in .whl/ and, for `train`,
+# FlexGEMM's source in peers/FlexGEMM (scripts/fetch-flexgemm-peer.sh):
+#
+#   scripts/gpu-batch.sh network        # SparseConvGpuTest, KernelGpuTest and
+#       StridedConvGpuTest beside the SpUNet network's check (both peers
+#       against float64), then the network's times (tilec, spconv-Triton)
+#   scripts/gpu-batch.sh train [ROWS]   # where a training step's host time
+#       goes (spconv_step_profile.py, tilec), then `tilec bench spconv
+#       --train` rows with FlexGEMM (built in the call) and spconv-Triton;
+#       ROWS as --rows takes them (default: the rows the table lacks)
+#   scripts/gpu-batch.sh maps BASELINE  # scripts/maps-check.sh against
+#       another build's libtilec_c.so
+#
+# Each step has a time limit so that the batch ends within BATCH_S seconds
+# (default 580); caches are fresh ones under /tmp. Logs and JSON go to
+# ${OUT:-gpu-batch-out}; the status of each step is printed last, with the
+# tail of its log. Exits non-zero when a step fails.
+set -uo pipefail
+case ${1:-} in
+  network | train) ;;
+  maps) [[ -n ${2:-} ]] || { echo "gpu-batch.sh maps: name the baseline libtilec_c.so" >&2; exit 2; } ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
+esac
+here=$(cd "$(dirname "$0")" && pwd)
+out=${OUT:-$PWD/gpu-batch-out}
+batch_s=${BATCH_S:-580}
+start=$(date +%s)
+mkdir -p "$out/logs"
+source "$here/bundle-paths.sh"
+export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
+export PYTHONPATH=$package${PYTHONPATH:+:$PYTHONPATH}
+wheels=${PEER_WHEELS:-$here/../.whl}
+if ! python3 -c 'import spconv_triton' 2> /dev/null &&
+  compgen -G "$wheels/spconv_triton-*.whl" > /dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --target /tmp/gpu-batch-site "$wheels"/spconv_triton-*.whl || exit 1
+  export PYTHONPATH=/tmp/gpu-batch-site:$PYTHONPATH
+fi
+lib=$bundle/lib/libtilec_c.so
+status=()
+failures=0
+left() { echo $((batch_s - ($(date +%s) - start))); }
+record() { # step rc log
+  status+=("$(printf '%-28s rc %-3s at %4d s  %s' "$1" "$2" $(($(date +%s) - start)) "$3")")
+  [[ $2 == 0 ]] || failures=$((failures + 1))
+}
+fresh_caches() { # name
+  export TILEC_CACHE_DIR=/tmp/gpu-batch-$1/tilec TRITON_CACHE_DIR=/tmp/gpu-batch-$1/triton
+  export TILEC_AUTOTUNE_CACHE=$TILEC_CACHE_DIR/autotune_cache.json
+  mkdir -p "$TILEC_CACHE_DIR" "$TRITON_CACHE_DIR"
+}
+suite() { # binary: its own caches, in the background
+  (
+    fresh_caches "$1"
+    cd "$TILEC_CACHE_DIR" || exit 1
+    timeout $(($(left) - 150)) "$bundle/bin/$1" --gtest_output=json:"$out/$1.json" \
+      > "$out/logs/$1.log" 2>&1
+  ) &
+}
+network() {
+  local suites=(SparseConvGpuTest KernelGpuTest StridedConvGpuTest) pids=() i
+  for i in "${suites[@]}"; do
+    suite "$i"
+    pids+=($!)
+  done
+  fresh_caches network
+  timeout $(($(left) - 200)) python3 "$bench/spconv_network.py" --lib "$lib" --out "$out/network-check" \
+    --sections check --quick > "$out/logs/network-check.log" 2>&1
+  record network-check $? logs/network-check.log
+  for i in "${!suites[@]}"; do
+    wait "${pids[$i]}"
+    record "${suites[$i]}" $? "$(grep -c '^\[       OK \]' "$out/logs/${suites[$i]}.log") passed; $(grep -E '^\[  FAILED  \]' "$out/logs/${suites[$i]}.log" | head -3 | tr '\n' ' ')"
+  done
+  # Alone on the GPU for the times; Triton's cache keeps spconv-Triton's
+  # tuning of the check's shapes, not those of the timed scenes.
+  timeout "$(left)" python3 "$bench/spconv_network.py" --lib "$lib" --out "$out/network-time" \
+    --sections time --quick > "$out/logs/network-time.log" 2>&1
+  record network-time $? logs/network-time.log
+}
+train() {
+  local rows=${1:-shell128/256/f16;uniform500k@512/128/f16;shell128/128/bf16;shell128/128/f32}
+  fresh_caches train
+  timeout 90 python3 "$bench/spconv_step_profile.py" --lib "$lib" --out "$out/step-profile" \
+    --rows street/64,shell128/128 --steps 20 > "$out/logs/step-profile.log" 2>&1
+  record step-profile $? logs/step-profile.log
+  timeout "$(left)" python3 "$bench/spconv_train.py" --lib "$lib" --out "$out/train" --rows "$rows" \
+    --sections rows --flexgemm "$here/../peers/FlexGEMM" --budget-s $(($(left) - 25)) \
+    --row-reserve-s 5 > "$out/logs/train.log" 2>&1
+  record train-rows $? logs/train.log
+}
+maps() {
+  OUT=$out/maps timeout "$(left)" bash "$here/maps-check.sh" "$1" > "$out/logs/maps.log" 2>&1
+  record maps-check $? logs/maps.log
+}
+case ${1:-} in
+  network) network ;;
+  train) train "${2:-}" ;;
+  maps) maps "${2:-}" ;;
+esac
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+for line in "${status[@]}"; do
+  echo "$line"
+done
+for log in "$out"/logs/network-*.log "$out"/logs/step-profile.log "$out"/logs/train.log "$out"/logs/maps.log; do
+  [[ -f $log ]] && { echo "== ${log#"$out"/}"; tail -25 "$log"; }
+done
+[[ $failures -eq 0 ]]

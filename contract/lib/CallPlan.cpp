@@ -5,6 +5,7 @@
 #include "tilec/contract/ArgType.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace tilec {
 
@@ -91,13 +92,19 @@ CallPlan::CallPlan(const KernelDescription &description, const Call &shape)
 }
 
 std::string CallPlan::shapeOf(const Call &call) {
+  // A launch of a new size looks its shape up by this: appended in place.
   std::string key;
+  key.reserve(128);
   for (const auto &[name, value] : call.sizes)
-    key += "," + name;
-  for (const auto &[name, value] : call.params)
-    key += ",@" + name + "=" + std::to_string(value);
+    key.append(",").append(name);
+  for (const auto &[name, value] : call.params) {
+    char digits[24];
+    key.append(",@").append(name).push_back('=');
+    key.append(digits,
+               std::to_chars(digits, digits + sizeof(digits), value).ptr);
+  }
   for (const auto &[name, value] : call.types)
-    key += ",:" + name + "=" + value;
+    key.append(",:").append(name).append("=").append(value);
   return key;
 }
 

@@ -3,17 +3,35 @@
 #include "CallBinding.h"
 
 #include <algorithm>
+#include <charconv>
 
 namespace tilec::sparse {
 
 std::string callKey(const Call &call) {
+  // Every launch of a map build looks its plan up by this key: appended in
+  // place, without a temporary string a field.
   std::string key;
-  for (const auto &[name, value] : call.sizes)
-    key += "," + name + "=" + std::to_string(value);
-  for (const auto &[name, value] : call.params)
-    key += ",@" + name + "=" + std::to_string(value);
-  for (const auto &[name, value] : call.types)
-    key += ",:" + name + "=" + value;
+  key.reserve(160);
+  auto field = [&](const char *mark, const std::string &name) {
+    key.append(mark).append(name).push_back('=');
+  };
+  auto number = [&](int64_t value) {
+    char digits[24];
+    key.append(digits,
+               std::to_chars(digits, digits + sizeof(digits), value).ptr);
+  };
+  for (const auto &[name, value] : call.sizes) {
+    field(",", name);
+    number(value);
+  }
+  for (const auto &[name, value] : call.params) {
+    field(",@", name);
+    number(value);
+  }
+  for (const auto &[name, value] : call.types) {
+    field(",:", name);
+    key.append(value);
+  }
   return key;
 }
 

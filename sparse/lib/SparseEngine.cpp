@@ -25,12 +25,27 @@ const char *dtypeName(DType dtype) {
   return "?";
 }
 
-struct SparseEngine::LaunchPlan {
+// The launches of one call shape from one bucket: the bucket's kernel and
+// a copy of its pack whose signature was checked against the description
+// once, and where each argument goes. Every exact call of the shape sets its
+// integers and pointers into this one pack and launches (the driver copies
+// the arguments at the launch), so that a call of a new size copies no pack
+// and binds no names.
+struct SparseEngine::BoundShape {
   std::shared_ptr<const rt::Kernel> kernel;
-  rt::Dim3 grid;
   rt::ArgPack pack;
   // The pointer arguments' names and indices in the pack.
   std::vector<std::pair<std::string, size_t>> pointers;
+  // The integer arguments' names, in the order the shape's evaluations list
+  // them, and their indices in the pack.
+  std::vector<std::pair<std::string, size_t>> integers;
+};
+
+struct SparseEngine::LaunchPlan {
+  std::shared_ptr<BoundShape> bound;
+  rt::Dim3 grid;
+  // The call's integer arguments, by index in the bound shape's pack.
+  std::vector<std::pair<size_t, int64_t>> integers;
 };
 
 // What every call of one autotune bucket shares: the chosen kernel, its
@@ -174,6 +189,8 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
     buckets_.clear();
   if (shapes_.size() >= kMaxPlans)
     shapes_.clear();
+  if (bound_.size() >= kMaxPlans)
+    bound_.clear();
   Result<const KernelDescription *> description = describe(kernel);
   if (!description)
     return description.status();
@@ -219,6 +236,11 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
     shape = &shapePlan();
   }
   const BucketPlan &chosen = *bucket->second;
+  Result<std::shared_ptr<BoundShape>> bound =
+      boundShape(bucket->first + "\n" + shapeName, chosen, **description,
+                 evaluation->integerArguments);
+  if (!bound)
+    return bound.status();
   auto grids = shape->grids.find(chosen.configText);
   if (grids == shape->grids.end())
     grids =
@@ -230,14 +252,65 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
                   : (*description)->evaluateGrid(chosen.config, call);
   if (!grid)
     return grid.status();
+  Result<std::vector<std::pair<size_t, int64_t>>> integers =
+      placeIntegers(**bound, **description, evaluation->integerArguments);
+  if (!integers)
+    return integers.status();
   auto plan = std::make_unique<LaunchPlan>(
-      LaunchPlan{chosen.kernel, *grid, chosen.pack, {}});
-  auto pointers = bindIntegerArguments(plan->pack, **description,
-                                       evaluation->integerArguments);
+      LaunchPlan{std::move(*bound), *grid, std::move(*integers)});
+  return (plans_[key] = std::move(plan)).get();
+}
+
+Result<std::shared_ptr<SparseEngine::BoundShape>> SparseEngine::boundShape(
+    const std::string &key, const BucketPlan &bucket,
+    const KernelDescription &description,
+    const std::vector<std::pair<std::string, int64_t>> &integers) {
+  // A bucket chosen again (after the tables were cleared) may have loaded
+  // another kernel: the bound shape follows it.
+  if (auto found = bound_.find(key);
+      found != bound_.end() && found->second->kernel == bucket.kernel)
+    return found->second;
+  auto bound = std::make_shared<BoundShape>(
+      BoundShape{bucket.kernel, bucket.pack, {}, {}});
+  // Binding once checks the loaded cubin's signature against the
+  // description and says where the pointers go.
+  auto pointers = bindIntegerArguments(bound->pack, description, integers);
   if (!pointers)
     return pointers.status();
-  plan->pointers = std::move(*pointers);
-  return (plans_[key] = std::move(plan)).get();
+  bound->pointers = std::move(*pointers);
+  const std::vector<ArgumentDecl> &signature = description.getSignature();
+  for (const auto &[name, value] : integers) {
+    auto declared = std::find_if(
+        signature.begin(), signature.end(),
+        [&](const ArgumentDecl &argument) { return argument.name == name; });
+    if (declared == signature.end())
+      return Status::error(description.getName() + ": no argument " + name);
+    bound->integers.emplace_back(name, declared - signature.begin());
+  }
+  return bound_[key] = std::move(bound);
+}
+
+Result<std::vector<std::pair<size_t, int64_t>>> SparseEngine::placeIntegers(
+    const BoundShape &bound, const KernelDescription &description,
+    const std::vector<std::pair<std::string, int64_t>> &integers) {
+  std::vector<std::pair<size_t, int64_t>> placed;
+  placed.reserve(integers.size());
+  for (size_t i = 0; i < integers.size(); ++i) {
+    const auto &[name, value] = integers[i];
+    // The shape's evaluations list the same names in the same order; by
+    // name where one does not (the description's own evaluation).
+    if (i < bound.integers.size() && bound.integers[i].first == name) {
+      placed.emplace_back(bound.integers[i].second, value);
+      continue;
+    }
+    auto found =
+        std::find_if(bound.integers.begin(), bound.integers.end(),
+                     [&](const auto &entry) { return entry.first == name; });
+    if (found == bound.integers.end())
+      return Status::error(description.getName() + ": no argument " + name);
+    placed.emplace_back(found->second, value);
+  }
+  return placed;
 }
 
 void SparseEngine::precompile(
@@ -284,18 +357,21 @@ SparseEngine::launch(const std::string &kernel, const Call &call,
   Result<LaunchPlan *> plan = this->plan(kernel, call, inputs);
   if (!plan)
     return plan.status();
-  LaunchPlan &launch = **plan;
+  const LaunchPlan &launch = **plan;
   if (launch.grid.x == 0 || launch.grid.y == 0 || launch.grid.z == 0)
     return Status::success();
-  for (const auto &[name, index] : launch.pointers) {
+  BoundShape &bound = *launch.bound;
+  for (const auto &[index, value] : launch.integers)
+    TILEC_RETURN_IF_ERROR(bound.pack.setInt(index, value));
+  for (const auto &[name, index] : bound.pointers) {
     auto pointer = pointers.find(name);
     if (pointer == pointers.end())
       return Status::error(kernel + ": no buffer for " + name);
-    if (Status status = launch.pack.setPointer(index, pointer->second);
+    if (Status status = bound.pack.setPointer(index, pointer->second);
         !status.ok())
       return status.withContext(kernel + " argument " + name);
   }
-  return rt::launch(*launch.kernel, launch.grid, launch.pack, stream);
+  return rt::launch(*bound.kernel, launch.grid, bound.pack, stream);
 }
 
 } // namespace tilec::sparse

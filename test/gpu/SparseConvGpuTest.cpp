@@ -432,6 +432,39 @@ TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
                   64, sparse::RowOrder::Key);
 }
 
+// The host's work in map builds of new sizes, for
+// scripts/host-path-bench.sh (callgrind over the interpreter device, no
+// GPU): not a test, so disabled. Two builds of the bucket first (its
+// compiles and plans), then the marker, then ten builds of new sizes of the
+// same bucket, each a fresh tensor; the script counts what buildMaps runs
+// outside the driver after the marker.
+extern "C" __attribute__((noinline)) void tilecHostPathMeasureStart() {
+  asm volatile("");
+}
+TEST_F(SparseConvGpuTest, DISABLED_HostPathOfNewSizes) {
+  sparse::VoxelCloud cloud = sparse::uniformScene(1000, 24, 1, 3);
+  std::vector<rt::DeviceBuffer> coords;
+  std::vector<int64_t> sizes;
+  // 1000 down to 593 voxels: one bucket (ceil(log2 N) = 10).
+  for (int64_t n = 1000; n > 560; n -= 37) {
+    sizes.push_back(n);
+    coords.push_back(upload(std::vector<int32_t>(
+        cloud.coords.begin(), cloud.coords.begin() + 4 * n)));
+  }
+  auto build = [&](size_t i) {
+    auto tensor =
+        sparse::SparseTensor::create(*engine, coords[i].ptr(), sizes[i]);
+    ASSERT_TRUE(tensor.ok()) << tensor.message();
+    auto built = tensor->maps(3, 1, 64, nullptr);
+    ASSERT_TRUE(built.ok()) << built.message();
+  };
+  build(0);
+  build(1);
+  tilecHostPathMeasureStart();
+  for (size_t i = 2; i < sizes.size(); ++i)
+    build(i);
+}
+
 TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {
   sparse::VoxelCloud cloud = sparse::uniformScene(20000, 48, 2, 3);
   rt::DeviceBuffer coords = upload(cloud.coords);

@@ -98,8 +98,16 @@ private:
   struct LaunchPlan;
   struct BucketPlan;
   struct ShapePlan;
+  struct BoundShape;
   Result<LaunchPlan *> plan(const std::string &kernel, const Call &call,
                             const rt::InputsFactory &inputs);
+  Result<std::shared_ptr<BoundShape>>
+  boundShape(const std::string &key, const BucketPlan &bucket,
+             const KernelDescription &description,
+             const std::vector<std::pair<std::string, int64_t>> &integers);
+  static Result<std::vector<std::pair<size_t, int64_t>>>
+  placeIntegers(const BoundShape &bound, const KernelDescription &description,
+                const std::vector<std::pair<std::string, int64_t>> &integers);
   Result<const KernelDescription *> describe(const std::string &kernel);
 
   rt::KernelProvider &provider_;
@@ -119,6 +127,8 @@ private:
   /// call of a new size takes its key, arguments and grid from the shape's
   /// plan (tilec::CallPlan), expressions parsed once.
   std::map<std::string, std::unique_ptr<ShapePlan>> shapes_;
+  /// By bucket and call shape: the pack every call of both shares.
+  std::map<std::string, std::shared_ptr<BoundShape>> bound_;
   /// The signatures firstUseOf has seen.
   std::set<std::string> signatures_;
   /// The map kernels' descriptions, by kernel.

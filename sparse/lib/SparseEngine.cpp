@@ -362,7 +362,8 @@ SparseEngine::launch(const std::string &kernel, const Call &call,
     return Status::success();
   BoundShape &bound = *launch.bound;
   for (const auto &[index, value] : launch.integers)
-    TILEC_RETURN_IF_ERROR(bound.pack.setInt(index, value));
+    if (Status status = bound.pack.setInt(index, value); !status.ok())
+      return status.withContext(kernel);
   for (const auto &[name, index] : bound.pointers) {
     auto pointer = pointers.find(name);
     if (pointer == pointers.end())

@@ -27,9 +27,10 @@ LD_LIBRARY_PATH=$build/lib/interpreter-device${LD_LIBRARY_PATH:+:$LD_LIBRARY_PAT
   --gtest_also_run_disabled_tests --gtest_filter='*HostPathOfNewSizes*' > "$work/run.log" 2>&1 ||
   { tail -20 "$work/run.log"; exit 1; }
 callgrind_annotate --inclusive=yes --threshold=100 "$work/callgrind.out" > "$work/annotated.txt"
-python3 - "$work/annotated.txt" <<'PY'
+python3 - "$work/annotated.txt" "$work/run.log" <<'PY'
 import re, sys
-builds = 10
+builds = int(re.search(r"host path: (\d+) builds after the marker",
+                       open(sys.argv[2]).read()).group(1))
 driver = build = 0
 named = {}
 watch = ("tilec::sparse::SparseEngine::plan(", "tilec::sparse::SparseEngine::launch(",

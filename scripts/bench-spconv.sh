@@ -36,12 +36,6 @@ export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-$(mktemp -d /tmp/tilec-bench-cache.XXXXXX)}
 export TILEC_AUTOTUNE_CACHE=${TILEC_AUTOTUNE_CACHE:-$TILEC_CACHE_DIR/autotune_cache.json}
 export TRITON_CACHE_DIR=${TRITON_CACHE_DIR:-$(mktemp -d /tmp/triton-bench-cache.XXXXXX)}
-wheels=${PEER_WHEELS:-$here/../.whl}
-if ! python3 -c 'import spconv_triton' 2> /dev/null &&
-  compgen -G "$wheels/spconv_triton-*.whl" > /dev/null; then
-  site=$(mktemp -d /tmp/bench-spconv-site.XXXXXX)
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-    --target "$site" "$wheels"/spconv_triton-*.whl || exit 1
-  export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
-fi
+source "$here/peer-wheels.sh"
+use_peer_wheels "/tmp/bench-spconv-site.$$" || exit 1
 TILEC_BENCH_DIR=$here/bench "$bin/tilec" bench spconv --out "$out" "$@"

@@ -32,13 +32,8 @@ mkdir -p "$out/logs"
 source "$here/bundle-paths.sh"
 export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 export PYTHONPATH=$package${PYTHONPATH:+:$PYTHONPATH}
-wheels=${PEER_WHEELS:-$here/../.whl}
-if ! python3 -c 'import spconv_triton' 2> /dev/null &&
-  compgen -G "$wheels/spconv_triton-*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-    --target /tmp/gpu-batch-site "$wheels"/spconv_triton-*.whl || exit 1
-  export PYTHONPATH=/tmp/gpu-batch-site:$PYTHONPATH
-fi
+source "$here/peer-wheels.sh"
+use_peer_wheels /tmp/gpu-batch-site || exit 1
 lib=$bundle/lib/libtilec_c.so
 status=()
 failures=0

@@ -33,7 +33,7 @@ done
 # its soname's links: CApiGpuTest loads libtilec_c.so.<major>.<minor>.
 cp -P "$build_dir"/lib/libtilec_c.so* dist/gpu-bundle/lib/
 cp scripts/gpu-check.sh scripts/tune-bench.sh scripts/deploy-bench.sh scripts/pytorch-check.sh scripts/ddp-check.sh scripts/maps-check.sh \
-  scripts/bundle-paths.sh dist/gpu-bundle/
+  scripts/bundle-paths.sh scripts/peer-wheels.sh dist/gpu-bundle/
 cp -r scripts/deploy dist/gpu-bundle/
 # The Python package, which finds the library at python/../lib.
 mkdir -p dist/gpu-bundle/python/tilec

@@ -32,13 +32,8 @@ work=$(mktemp -d /tmp/tilec-pytorch.XXXXXX)
 # autotune results.
 export TILEC_CACHE_DIR=$work/cache TILEC_AUTOTUNE_CACHE=$work/autotune.json
 export TRITON_CACHE_DIR=$work/triton
-wheels=${PEER_WHEELS:-$here/../.whl}
-if ! python3 -c 'import spconv_triton' 2> /dev/null &&
-  compgen -G "$wheels/spconv_triton-*.whl" > /dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
-    --target "$work/site" "$wheels"/spconv_triton-*.whl || exit 1
-  export PYTHONPATH=$PYTHONPATH:$work/site
-fi
+source "$here/peer-wheels.sh"
+use_peer_wheels "$work/site" || exit 1
 failures=0
 
 echo "== 1. networks with the JIT, next to spconv-Triton"

@@ -6,7 +6,9 @@ requiring grad), warmed up, then timed alone (wall, GPU idle before and
 after) and again under torch.profiler, which records the Python-side ops,
 the driver calls libtilec_c.so makes (through CUPTI) and the GPU's work.
 Prints per row: the step's wall time split into forward and backward (each
-from its first op's start to its last's end, from the profile), the GPU's
+from its first op's start to its last's end, from the profile), the same
+split without the profiler on the host's clock with the library's two calls
+timed alone (host_split), the GPU's
 busy time, the driver calls by name (count, total and longest host time a
 step), the ops by name (tilec's and torch's, host time a step) and the GPU
 work by name; writes JSON.
@@ -60,6 +62,7 @@ def profile_row(spec, steps, torch, profiler):
         torch.cuda.synchronize()
         walls.append((time.perf_counter() - start) * 1e3)
     walls.sort()
+    split = host_split(peer, data, steps, torch)
 
     def step():
         for leaf in peer.leaves():
@@ -84,10 +87,101 @@ def profile_row(spec, steps, torch, profiler):
     gpu = events_by_name(events, steps, cuda)
     return {"row": spec["row"], "N": scene.n, "steps": steps,
             "wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
-            "phases_us": phase_spans(events, steps),
+            "phases_us": phase_spans(events, steps), "host_split_us": split,
             "gpu_busy_us": sum(row["total_us"] for row in gpu),
             "driver_calls": events_by_name(events, steps, driver),
             "ops": events_by_name(events, steps, ops), "gpu_work": gpu}
+
+
+def host_split(peer, data, steps, torch):
+    """Where the step's wall time goes without the profiler, on the host's
+    clock (medians, us): the forward call until it returns, the backward
+    call until it returns, and the wait for the GPU after it; then the
+    library's two calls alone (ctypes, arguments prepared once, each after
+    the GPU went idle: what the C++ side and the driver cost the host), and
+    the package's forward without autograd (torch.no_grad: its checks and
+    ctypes call)."""
+    import tilec
+    from tilec import sparse
+    g = data.g
+    median = lambda values: sorted(values)[len(values) // 2] * 1e6
+    forward, backward, wait = [], [], []
+    for _ in range(steps):
+        for leaf in peer.leaves():
+            leaf.grad = None
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        y = peer.forward()
+        t1 = time.perf_counter()
+        y.backward(g)
+        t2 = time.perf_counter()
+        torch.cuda.synchronize()
+        t3 = time.perf_counter()
+        forward.append(t1 - t0)
+        backward.append(t2 - t1)
+        wait.append(t3 - t2)
+    maps = peer.tensor._maps
+    lib = maps.runtime._lib.lib
+    x, w, b = (t.detach() for t in peer.leaves())
+    n, ci, co = x.shape[0], x.shape[1], w.shape[0]
+    kernel, dilation = sparse._window_arrays(((3, 3, 3), (1, 1, 1)))
+    dtype = sparse.DTYPES[x.dtype]
+    stream = sparse.current_stream(x.device)
+    y = torch.empty(n, co, dtype=x.dtype, device=x.device)
+    dx, dw = torch.empty_like(x), torch.empty_like(w)
+    db = torch.empty_like(b)
+    calls = {
+        "library forward call": lambda: lib.tilec_submanifold_conv3d_window(
+            maps.handle, x.data_ptr(), w.data_ptr(), b.data_ptr(),
+            y.data_ptr(), ci, co, kernel, dilation, dtype, 0, stream),
+        "library backward call (dX, dW, db)":
+            lambda: lib.tilec_submanifold_conv3d_window_backward(
+                maps.handle, x.data_ptr(), w.data_ptr(), g.data_ptr(),
+                dx.data_ptr(), dw.data_ptr(), db.data_ptr(), ci, co, kernel,
+                dilation, dtype, 0, 0, stream)}
+    alone = {}
+    for name, call in calls.items():
+        times = []
+        for _ in range(steps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            if call() != 0:
+                raise RuntimeError(f"{name} failed")
+            times.append(time.perf_counter() - t0)
+        alone[name] = median(times)
+    times = []
+    with torch.no_grad():
+        for _ in range(steps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            tilec.submanifold_conv3d(peer.tensor, w, b, 1)
+            times.append(time.perf_counter() - t0)
+    alone["package forward, no autograd"] = median(times)
+    times = []
+    with torch.no_grad():
+        for _ in range(steps):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            sparse.submanifold_conv3d_backward(
+                peer.tensor, g, w, 1, input_grad=True, weight_grad=True,
+                bias_grad=True)
+            times.append(time.perf_counter() - t0)
+    alone["package backward, no autograd"] = median(times)
+    # The backward call again, the GPU idle when it starts: what it costs
+    # the host alone, apart from waiting on the forward's GPU work.
+    times = []
+    for _ in range(steps):
+        for leaf in peer.leaves():
+            leaf.grad = None
+        y = peer.forward()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        y.backward(g)
+        times.append(time.perf_counter() - t0)
+    alone["backward call, GPU idle at its start"] = median(times)
+    torch.cuda.synchronize()
+    return {"forward call": median(forward), "backward call": median(backward),
+            "wait for the GPU": median(wait), **alone}
 
 
 def print_row(row):
@@ -97,6 +191,8 @@ def print_row(row):
           f"forward {phases.get('forward', 0):.1f} us, backward "
           f"{phases.get('backward', 0):.1f} us of host time, GPU busy "
           f"{row['gpu_busy_us']:.1f} us a step")
+    print("  without the profiler, host us (median): " + ", ".join(
+        f"{name} {us:.1f}" for name, us in row["host_split_us"].items()))
     for title, table in (("driver call", row["driver_calls"]),
                          ("op (host time with its children)", row["ops"]),
                          ("GPU work", row["gpu_work"])):
@@ -118,6 +214,8 @@ def main():
     import torch
     import torch.profiler as profiler
     import spconv_train_check
+    # spconv_train imports torch in its main(), which this script skips.
+    spconv_train.torch = torch
     spconv_train.train_check = spconv_train_check
     torch.cuda.init()
     torch.empty(1, device=spconv_train.DEVICE)

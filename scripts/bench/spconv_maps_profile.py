@@ -4,7 +4,9 @@ a warm-up build, then builds of fresh tensors over the same coordinates (as
 driver calls libtilec_c.so makes (through CUPTI) and the GPU's kernels,
 memsets and copies. Prints per scene and row order (--row-orders, default
 both: the key's order alone, and rows moved to lean groups, the default):
-the wall time of a build, the GPU's busy time, the driver calls by name
+the wall time of a build, the GPU's busy time, where a profiled build's
+time goes (before the GPU's first work, the GPU idle between works, busy,
+after its last work), the driver calls by name
 (count, total and longest host time) and the GPU work by name; writes JSON.
 With --fresh-sizes every build after the first is over a new random subset
 (60-100%) of the scene, so that every build has a voxel count of its own,
@@ -20,7 +22,7 @@ import os
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile
+from torch.profiler import ProfilerActivity, profile, record_function
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_timing import events_by_name, wall_ms  # noqa: E402
@@ -66,9 +68,48 @@ def summarize(events, builds):
     host = events_by_name(
         events, builds, lambda e: e.cpu_time
         if not on_gpu(e) and e.name.startswith("cu") else None)
-    gpu = events_by_name(events, builds,
-                         lambda e: e.device_time if on_gpu(e) else None)
+    gpu = events_by_name(events, builds, lambda e: e.device_time
+                         if on_gpu(e) and e.name != "build" else None)
     return host, gpu
+
+
+def timeline(events):
+    """Where a build's wall time goes, from the profiler's timestamps (host
+    and GPU on one clock), per build span (record_function "build"): before
+    the GPU's first work (the host planning and queueing its first
+    launches), the GPU idle between its works (the host behind the GPU),
+    the GPU busy, and after the GPU's last work (the synchronization, the
+    copies back, the return); medians over the builds, us."""
+    on_gpu = lambda event: "CUDA" in str(event.device_type)
+    spans = sorted((e.time_range.start, e.time_range.end) for e in events
+                   if not on_gpu(e) and e.name == "build")
+    # The span's own annotation shows on the GPU too, over all its work.
+    works = sorted((e.time_range.start, e.time_range.end) for e in events
+                   if on_gpu(e) and e.name != "build"
+                   and e.time_range.end > e.time_range.start)
+    parts = {"before_gpu_us": [], "gpu_idle_between_us": [],
+             "gpu_busy_us": [], "after_gpu_us": [], "launches_span_us": []}
+    launches = sorted((e.time_range.start, e.time_range.end) for e in events
+                      if not on_gpu(e) and e.name == "cuLaunchKernel")
+    for start, end in spans:
+        inside = [w for w in works if start <= w[0] < end]
+        if not inside:
+            continue
+        busy = idle = 0.0
+        reach = inside[0][0]
+        for work_start, work_end in inside:
+            idle += max(0.0, work_start - reach)
+            busy += max(0.0, work_end - max(work_start, reach))
+            reach = max(reach, work_end)
+        queued = [l for l in launches if start <= l[0] < end]
+        parts["before_gpu_us"].append(inside[0][0] - start)
+        parts["gpu_idle_between_us"].append(idle)
+        parts["gpu_busy_us"].append(busy)
+        parts["after_gpu_us"].append(max(0.0, end - reach))
+        parts["launches_span_us"].append(
+            queued[-1][1] - queued[0][0] if queued else 0.0)
+    return {name: sorted(values)[len(values) // 2] if values else None
+            for name, values in parts.items()}
 
 
 def main():
@@ -92,12 +133,22 @@ def main():
     for (name, size), order in itertools.product(
             scenes, args.row_orders.split(",")):
         coordinates = Coordinates(coords_of(name, size), args.fresh_sizes)
-        held = []  # each tensor with the coordinates it reads
+        held = []  # the tensor being built, with the coordinates it reads
 
         def new_tensor():
+            # The previous tensor's maps go back to the pool first, as in a
+            # stream of scans: a build then reuses the pool's memory rather
+            # than growing it (which a build of every tensor kept alive
+            # would time instead).
+            release()
             coords = coordinates()
             held.append((tilec.tensor(coords, order), coords))
             return held[-1][0]
+
+        def release():
+            torch.cuda.synchronize()
+            while held:
+                tilec.destroy(held.pop()[0])
         tilec.build_maps(new_tensor())  # compiles, plans, grows the scratch
         walls = []
         for _ in range(args.builds):
@@ -106,21 +157,33 @@ def main():
         with profile(activities=[ProfilerActivity.CPU,
                                  ProfilerActivity.CUDA]) as prof:
             for _ in range(args.builds):
-                tilec.build_maps(new_tensor())
+                tensor = new_tensor()
                 torch.cuda.synchronize()
+                with record_function("build"):
+                    tilec.build_maps(tensor)
+                    torch.cuda.synchronize()
         host, gpu = summarize(prof.events(), args.builds)
         gpu_busy = sum(row["total_us"] for row in gpu)
+        spans = timeline(prof.events())
         walls.sort()
         row = {"scene": f"{name}{size}", "row_order": order,
                "voxels": coordinates.coords.shape[0],
                "fresh_sizes": args.fresh_sizes,
                "wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
-               "gpu_busy_us": gpu_busy, "driver_calls": host, "gpu_work": gpu}
+               "gpu_busy_us": gpu_busy, "timeline_us": spans,
+               "driver_calls": host, "gpu_work": gpu}
         report.append(row)
         print(f"\n{row['scene']}, rows in {order} order: N = "
               f"{row['voxels']:,}"
               f"{' (60-100% subsets)' if args.fresh_sizes else ''}, build {row['wall_ms_median']:.3f} ms "
               f"(median of {args.builds}), GPU busy {gpu_busy:.1f} us")
+        if spans["gpu_busy_us"] is not None:
+            print("  timeline (profiled, median us): before the GPU's first "
+                  f"work {spans['before_gpu_us']:.1f}, GPU idle between "
+                  f"works {spans['gpu_idle_between_us']:.1f}, GPU busy "
+                  f"{spans['gpu_busy_us']:.1f}, after its last work "
+                  f"{spans['after_gpu_us']:.1f}; launches queued over "
+                  f"{spans['launches_span_us']:.1f}")
         print(f"  {'driver call':34} {'count':>6} {'total us':>10} {'max us':>9}")
         for entry in host[:12]:
             print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
@@ -129,8 +192,7 @@ def main():
         for entry in gpu[:12]:
             print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
                   f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
-        for tensor, _ in held:
-            tilec.destroy(tensor)
+        release()
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "spconv-maps-profile.json"), "w") as out:
         json.dump(report, out, indent=1)

@@ -468,6 +468,97 @@ TEST_F(SparseConvGpuTest, DISABLED_HostPathOfNewSizes) {
   std::printf("host path: %zu builds after the marker\n", sizes.size() - 2);
 }
 
+// A stream frame's host work (scripts/host-path-bench.sh --frame): a new
+// tensor of a new voxel count in one bucket and a 3^3 convolution over it,
+// which builds the maps it needs (the same sizes as HostPathOfNewSizes).
+TEST_F(SparseConvGpuTest, DISABLED_HostPathOfFrames) {
+  sparse::VoxelCloud cloud = sparse::uniformScene(1000, 24, 1, 3);
+  constexpr int64_t c = 16;
+  auto zeros = [&](int64_t elements) {
+    auto buffer = rt::DeviceBuffer::allocate(*context, 2 * elements);
+    EXPECT_TRUE(buffer.ok());
+    EXPECT_TRUE(buffer->memset8(0).ok());
+    return std::move(*buffer);
+  };
+  rt::DeviceBuffer x = zeros(1000 * c), w = zeros(c * 27 * c),
+                   y = zeros(1000 * c);
+  std::vector<rt::DeviceBuffer> coords;
+  std::vector<int64_t> sizes;
+  for (int64_t n = 1000; n > 560; n -= 37) {
+    sizes.push_back(n);
+    coords.push_back(upload(std::vector<int32_t>(
+        cloud.coords.begin(), cloud.coords.begin() + 4 * n)));
+  }
+  sparse::ConvArguments forward;
+  forward.x = x.ptr();
+  forward.weight = w.ptr();
+  forward.y = y.ptr();
+  forward.ci = forward.co = c;
+  auto frame = [&](size_t i) {
+    auto tensor =
+        sparse::SparseTensor::create(*engine, coords[i].ptr(), sizes[i]);
+    ASSERT_TRUE(tensor.ok()) << tensor.message();
+    tilec::Status ran =
+        sparse::submanifoldConv3d(*engine, *tensor, forward, nullptr);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    ASSERT_TRUE(context->synchronize().ok());
+  };
+  frame(0);
+  frame(1);
+  tilecHostPathMeasureStart();
+  for (size_t i = 2; i < sizes.size(); ++i)
+    frame(i);
+  std::printf("host path: %zu frames after the marker\n", sizes.size() - 2);
+}
+
+// A training step's host work over maps that exist (scripts/host-path-bench.sh
+// --step): the forward and its three gradients, as the PyTorch module's
+// autograd calls them, two steps to tune and plan, then the measured ones.
+TEST_F(SparseConvGpuTest, DISABLED_HostPathOfATrainingStep) {
+  sparse::VoxelCloud cloud = sparse::uniformScene(600, 16, 1, 3);
+  int64_t n = cloud.size(), c = 16, v = 27;
+  rt::DeviceBuffer coords = upload(cloud.coords);
+  auto zeros = [&](int64_t elements) {
+    auto buffer = rt::DeviceBuffer::allocate(*context, 2 * elements);
+    EXPECT_TRUE(buffer.ok());
+    EXPECT_TRUE(buffer->memset8(0).ok());
+    return std::move(*buffer);
+  };
+  rt::DeviceBuffer x = zeros(n * c), w = zeros(c * v * c), b = zeros(c),
+                   y = zeros(n * c), dy = zeros(n * c), dx = zeros(n * c),
+                   dw = zeros(c * v * c), db = zeros(c);
+  auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), n);
+  ASSERT_TRUE(tensor.ok()) << tensor.message();
+  sparse::ConvBackwardArguments arguments;
+  sparse::ConvArguments &forward = arguments.forward;
+  forward.x = x.ptr();
+  forward.weight = w.ptr();
+  forward.bias = b.ptr();
+  forward.y = y.ptr();
+  forward.ci = forward.co = c;
+  arguments.dy = dy.ptr();
+  arguments.dx = dx.ptr();
+  arguments.dw = dw.ptr();
+  arguments.db = db.ptr();
+  auto step = [&]() {
+    tilec::Status ran =
+        sparse::submanifoldConv3d(*engine, *tensor, forward, nullptr);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    ran =
+        sparse::submanifoldConv3dBackward(*engine, *tensor, arguments, nullptr);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+  };
+  step();
+  step();
+  ASSERT_TRUE(context->synchronize().ok());
+  constexpr int kSteps = 10;
+  tilecHostPathMeasureStart();
+  for (int i = 0; i < kSteps; ++i)
+    step();
+  ASSERT_TRUE(context->synchronize().ok());
+  std::printf("host path: %d steps after the marker\n", kSteps);
+}
+
 TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {
   sparse::VoxelCloud cloud = sparse::uniformScene(20000, 48, 2, 3);
   rt::DeviceBuffer coords = upload(cloud.coords);

@@ -191,8 +191,10 @@ const std::vector<int64_t> &convRowBlocks(int64_t rows) {
 Result<std::unique_ptr<PreparedConv>>
 prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
             const ConvArguments &arguments, const Call &call, CUstream stream) {
-  Result<KernelDescription> description =
-      engine.autotuner().describe(kConvKernel);
+  // The engine's own description: a new tensor in a known bucket prepares
+  // its convolution without describing the kernel anew (a parse and a copy
+  // of the description, about 100k host instructions a tensor).
+  Result<const KernelDescription *> description = engine.describe(kConvKernel);
   if (!description)
     return description.status();
   // Each row block's tuned kernel and its measured time.
@@ -222,7 +224,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     choice.call = blockCalls[block].second;
     choice.rows = choice.call.params.at("BLOCK_M");
     Result<bool> split =
-        maySplit(engine.autotuner(), *description, choice.call);
+        maySplit(engine.autotuner(), **description, choice.call);
     if (!split)
       return split.status();
     // The maps are built before select() may tune (which holds the
@@ -257,7 +259,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
                      double(arguments.ci) * double(arguments.co);
       return std::shared_ptr<const rt::BenchmarkInputs>(
           std::make_shared<CallInputs>(
-              *description, choice.call,
+              **description, choice.call,
               convPointers(arguments, *maps,
                            choice.workspace ? &*choice.workspace : nullptr),
               flops));
@@ -278,7 +280,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
   Result<rt::ArgPack> pack = best->tuned.kernel->makeArgPack();
   if (!pack)
     return pack.status();
-  auto slots = bindCall(*pack, *description, best->call,
+  auto slots = bindCall(*pack, **description, best->call,
                         convPointers(arguments, **bestMaps, nullptr));
   if (!slots)
     return slots.status();

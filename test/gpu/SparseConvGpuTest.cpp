@@ -30,6 +30,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -433,68 +434,74 @@ TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
                   64, sparse::RowOrder::Key);
 }
 
-// The host's work in map builds of new sizes, for
-// scripts/host-path-bench.sh (callgrind over the interpreter device, no
-// GPU): not a test, so disabled. Two builds of the bucket first (its
-// compiles and plans), then the marker, then ten builds of new sizes of the
-// same bucket, each a fresh tensor; the script counts what buildMaps runs
-// outside the driver after the marker.
+// The host's work of the sparse convolution, for scripts/host-path-bench.sh
+// (callgrind over the interpreter device, no GPU): not tests, so disabled.
+// Each runs its unit of work twice (the bucket's compiles and plans), then
+// the marker, then the measured runs; the script counts what runs after
+// the marker outside the driver and divides by the count printed.
 extern "C" __attribute__((noinline)) void tilecHostPathMeasureStart() {
   asm volatile("");
 }
-TEST_F(SparseConvGpuTest, DISABLED_HostPathOfNewSizes) {
-  sparse::VoxelCloud cloud = sparse::uniformScene(1000, 24, 1, 3);
-  std::vector<rt::DeviceBuffer> coords;
-  std::vector<int64_t> sizes;
-  // 1000 down to 593 voxels: one bucket (ceil(log2 N) = 10).
-  for (int64_t n = 1000; n > 560; n -= 37) {
-    sizes.push_back(n);
-    coords.push_back(upload(std::vector<int32_t>(
-        cloud.coords.begin(), cloud.coords.begin() + 4 * n)));
+
+class HostPathTest : public SparseConvGpuTest {
+protected:
+  // Voxel counts 1000 down to 593, one bucket (ceil(log2 N) = 10), each a
+  // prefix of one cloud uploaded on its own.
+  void uploadNewSizes() {
+    sparse::VoxelCloud cloud = sparse::uniformScene(1000, 24, 1, 3);
+    for (int64_t n = 1000; n > 560; n -= 37) {
+      sizes.push_back(n);
+      coords.push_back(upload(std::vector<int32_t>(
+          cloud.coords.begin(), cloud.coords.begin() + 4 * n)));
+    }
   }
-  auto build = [&](size_t i) {
+  // `elements` f16 zeros.
+  rt::DeviceBuffer zeros(int64_t elements) {
+    auto buffer = rt::DeviceBuffer::allocate(*context, 2 * elements);
+    EXPECT_TRUE(buffer.ok());
+    EXPECT_TRUE(buffer->memset8(0).ok());
+    return std::move(*buffer);
+  }
+  void measure(size_t runs, const char *unit,
+               const std::function<void(size_t)> &run) {
+    run(0);
+    run(1);
+    ASSERT_TRUE(context->synchronize().ok());
+    tilecHostPathMeasureStart();
+    for (size_t i = 2; i < runs; ++i)
+      run(i);
+    ASSERT_TRUE(context->synchronize().ok());
+    std::printf("host path: %zu %s after the marker\n", runs - 2, unit);
+  }
+  std::vector<int64_t> sizes;
+  std::vector<rt::DeviceBuffer> coords;
+};
+
+// Map builds of new sizes, each a fresh tensor (counted in buildMaps).
+TEST_F(HostPathTest, DISABLED_HostPathOfNewSizes) {
+  uploadNewSizes();
+  measure(sizes.size(), "builds", [&](size_t i) {
     auto tensor =
         sparse::SparseTensor::create(*engine, coords[i].ptr(), sizes[i]);
     ASSERT_TRUE(tensor.ok()) << tensor.message();
     auto built = tensor->maps(3, 1, 64, nullptr);
     ASSERT_TRUE(built.ok()) << built.message();
-  };
-  build(0);
-  build(1);
-  tilecHostPathMeasureStart();
-  for (size_t i = 2; i < sizes.size(); ++i)
-    build(i);
-  // What the script divides by.
-  std::printf("host path: %zu builds after the marker\n", sizes.size() - 2);
+  });
 }
 
-// A stream frame's host work (scripts/host-path-bench.sh --frame): a new
-// tensor of a new voxel count in one bucket and a 3^3 convolution over it,
-// which builds the maps it needs (the same sizes as HostPathOfNewSizes).
-TEST_F(SparseConvGpuTest, DISABLED_HostPathOfFrames) {
-  sparse::VoxelCloud cloud = sparse::uniformScene(1000, 24, 1, 3);
+// Stream frames (--frame): the same new sizes, each a new tensor and a 3^3
+// convolution over it, which builds the maps it needs.
+TEST_F(HostPathTest, DISABLED_HostPathOfFrames) {
+  uploadNewSizes();
   constexpr int64_t c = 16;
-  auto zeros = [&](int64_t elements) {
-    auto buffer = rt::DeviceBuffer::allocate(*context, 2 * elements);
-    EXPECT_TRUE(buffer.ok());
-    EXPECT_TRUE(buffer->memset8(0).ok());
-    return std::move(*buffer);
-  };
   rt::DeviceBuffer x = zeros(1000 * c), w = zeros(c * 27 * c),
                    y = zeros(1000 * c);
-  std::vector<rt::DeviceBuffer> coords;
-  std::vector<int64_t> sizes;
-  for (int64_t n = 1000; n > 560; n -= 37) {
-    sizes.push_back(n);
-    coords.push_back(upload(std::vector<int32_t>(
-        cloud.coords.begin(), cloud.coords.begin() + 4 * n)));
-  }
   sparse::ConvArguments forward;
   forward.x = x.ptr();
   forward.weight = w.ptr();
   forward.y = y.ptr();
   forward.ci = forward.co = c;
-  auto frame = [&](size_t i) {
+  measure(sizes.size(), "frames", [&](size_t i) {
     auto tensor =
         sparse::SparseTensor::create(*engine, coords[i].ptr(), sizes[i]);
     ASSERT_TRUE(tensor.ok()) << tensor.message();
@@ -502,32 +509,19 @@ TEST_F(SparseConvGpuTest, DISABLED_HostPathOfFrames) {
         sparse::submanifoldConv3d(*engine, *tensor, forward, nullptr);
     ASSERT_TRUE(ran.ok()) << ran.message();
     ASSERT_TRUE(context->synchronize().ok());
-  };
-  frame(0);
-  frame(1);
-  tilecHostPathMeasureStart();
-  for (size_t i = 2; i < sizes.size(); ++i)
-    frame(i);
-  std::printf("host path: %zu frames after the marker\n", sizes.size() - 2);
+  });
 }
 
-// A training step's host work over maps that exist (scripts/host-path-bench.sh
-// --step): the forward and its three gradients, as the PyTorch module's
-// autograd calls them, two steps to tune and plan, then the measured ones.
-TEST_F(SparseConvGpuTest, DISABLED_HostPathOfATrainingStep) {
+// Training steps over maps that exist (--step): the forward and its three
+// gradients, as the PyTorch module's autograd calls them.
+TEST_F(HostPathTest, DISABLED_HostPathOfATrainingStep) {
   sparse::VoxelCloud cloud = sparse::uniformScene(600, 16, 1, 3);
   int64_t n = cloud.size(), c = 16, v = 27;
-  rt::DeviceBuffer coords = upload(cloud.coords);
-  auto zeros = [&](int64_t elements) {
-    auto buffer = rt::DeviceBuffer::allocate(*context, 2 * elements);
-    EXPECT_TRUE(buffer.ok());
-    EXPECT_TRUE(buffer->memset8(0).ok());
-    return std::move(*buffer);
-  };
+  rt::DeviceBuffer points = upload(cloud.coords);
   rt::DeviceBuffer x = zeros(n * c), w = zeros(c * v * c), b = zeros(c),
                    y = zeros(n * c), dy = zeros(n * c), dx = zeros(n * c),
                    dw = zeros(c * v * c), db = zeros(c);
-  auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), n);
+  auto tensor = sparse::SparseTensor::create(*engine, points.ptr(), n);
   ASSERT_TRUE(tensor.ok()) << tensor.message();
   sparse::ConvBackwardArguments arguments;
   sparse::ConvArguments &forward = arguments.forward;
@@ -540,23 +534,14 @@ TEST_F(SparseConvGpuTest, DISABLED_HostPathOfATrainingStep) {
   arguments.dx = dx.ptr();
   arguments.dw = dw.ptr();
   arguments.db = db.ptr();
-  auto step = [&]() {
+  measure(12, "steps", [&](size_t) {
     tilec::Status ran =
         sparse::submanifoldConv3d(*engine, *tensor, forward, nullptr);
     ASSERT_TRUE(ran.ok()) << ran.message();
     ran =
         sparse::submanifoldConv3dBackward(*engine, *tensor, arguments, nullptr);
     ASSERT_TRUE(ran.ok()) << ran.message();
-  };
-  step();
-  step();
-  ASSERT_TRUE(context->synchronize().ok());
-  constexpr int kSteps = 10;
-  tilecHostPathMeasureStart();
-  for (int i = 0; i < kSteps; ++i)
-    step();
-  ASSERT_TRUE(context->synchronize().ok());
-  std::printf("host path: %d steps after the marker\n", kSteps);
+  });
 }
 
 TEST_F(SparseConvGpuTest, BuildingTwiceGivesTheSameMaps) {

@@ -94,6 +94,10 @@ public:
   /// stream synchronized).
   Result<rt::DevicePtr> scratch(size_t bytes);
 
+  /// `kernel`'s description, described once by the autotuner and kept for
+  /// the engine's life (never dropped: the pointer stays valid).
+  Result<const KernelDescription *> describe(const std::string &kernel);
+
 private:
   struct LaunchPlan;
   struct BucketPlan;
@@ -108,7 +112,6 @@ private:
   static Result<std::vector<std::pair<size_t, int64_t>>>
   placeIntegers(const BoundShape &bound, const KernelDescription &description,
                 const std::vector<std::pair<std::string, int64_t>> &integers);
-  Result<const KernelDescription *> describe(const std::string &kernel);
 
   rt::KernelProvider &provider_;
   rt::Autotuner &autotuner_;

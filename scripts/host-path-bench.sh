@@ -39,9 +39,9 @@ cd "$work"
 filter='*HostPathOfNewSizes*' collect='tilec::sparse::SparseTensor::buildMaps(*)'
 case $mode in
   step) filter='*HostPathOfATrainingStep*'
-    collect='*SparseConvGpuTest_DISABLED_HostPathOfATrainingStep_Test::TestBody()' ;;
+    collect='*HostPathTest_DISABLED_HostPathOfATrainingStep_Test::TestBody()' ;;
   frame) filter='*HostPathOfFrames*'
-    collect='*SparseConvGpuTest_DISABLED_HostPathOfFrames_Test::TestBody()' ;;
+    collect='*HostPathTest_DISABLED_HostPathOfFrames_Test::TestBody()' ;;
 esac
 LD_LIBRARY_PATH=$build/lib/interpreter-device${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
   valgrind --tool=callgrind --zero-before=tilecHostPathMeasureStart \

@@ -32,6 +32,8 @@ mkdir -p "$out/logs"
 source "$here/bundle-paths.sh"
 export TILEC_PTXAS=${TILEC_PTXAS:-$(command -v ptxas || echo /usr/local/cuda/bin/ptxas)}
 export PYTHONPATH=$package${PYTHONPATH:+:$PYTHONPATH}
+# A step cut at its limit still leaves what it printed in its log.
+export PYTHONUNBUFFERED=1
 source "$here/peer-wheels.sh"
 use_peer_wheels /tmp/gpu-batch-site || exit 1
 lib=$bundle/lib/libtilec_c.so

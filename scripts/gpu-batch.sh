@@ -13,6 +13,9 @@
 #       ROWS as --rows takes them (default: the rows the table lacks)
 #   scripts/gpu-batch.sh maps BASELINE  # scripts/maps-check.sh against
 #       another build's libtilec_c.so
+#   scripts/gpu-batch.sh profile        # SparseConvGpuTest, then where a
+#       training step's and a map build's time goes (spconv_step_profile.py
+#       with its host split, spconv_maps_profile.py with its timeline)
 #
 # Each step has a time limit so that the batch ends within BATCH_S seconds
 # (default 580); caches are fresh ones under /tmp. Logs and JSON go to
@@ -20,9 +23,9 @@
 # tail of its log. Exits non-zero when a step fails.
 set -uo pipefail
 case ${1:-} in
-  network | train) ;;
+  network | train | profile) ;;
   maps) [[ -n ${2:-} ]] || { echo "gpu-batch.sh maps: name the baseline libtilec_c.so" >&2; exit 2; } ;;
-  *) sed -n '2,20p' "$0"; exit 2 ;;
+  *) sed -n '2,23p' "$0"; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-batch-out}
@@ -88,6 +91,19 @@ train() {
     --row-reserve-s 5 > "$out/logs/train.log" 2>&1
   record train-rows $? logs/train.log
 }
+profile() {
+  suite SparseConvGpuTest
+  local pid=$!
+  wait "$pid"
+  record SparseConvGpuTest $? "$(grep -c '^\[       OK \]' "$out/logs/SparseConvGpuTest.log") passed; $(grep -E '^\[  FAILED  \]' "$out/logs/SparseConvGpuTest.log" | head -3 | tr '\n' ' ')"
+  fresh_caches profile
+  timeout 150 python3 "$bench/spconv_step_profile.py" --lib "$lib" --out "$out/step-profile" \
+    --rows street/64,shell64/32,shell128/128 --steps 20 > "$out/logs/step-profile.log" 2>&1
+  record step-profile $? logs/step-profile.log
+  timeout "$(left)" python3 "$bench/spconv_maps_profile.py" --lib "$lib" --out "$out/maps-profile" \
+    --row-orders key --fresh-sizes > "$out/logs/maps-profile.log" 2>&1
+  record maps-profile $? logs/maps-profile.log
+}
 maps() {
   OUT=$out/maps timeout "$(left)" bash "$here/maps-check.sh" "$1" > "$out/logs/maps.log" 2>&1
   record maps-check $? logs/maps.log
@@ -96,12 +112,14 @@ case ${1:-} in
   network) network ;;
   train) train "${2:-}" ;;
   maps) maps "${2:-}" ;;
+  profile) profile ;;
 esac
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for line in "${status[@]}"; do
   echo "$line"
 done
-for log in "$out"/logs/network-*.log "$out"/logs/step-profile.log "$out"/logs/train.log "$out"/logs/maps.log; do
+for log in "$out"/logs/network-*.log "$out"/logs/step-profile.log "$out"/logs/maps-profile.log \
+  "$out"/logs/train.log "$out"/logs/maps.log; do
   [[ -f $log ]] && { echo "== ${log#"$out"/}"; tail -25 "$log"; }
 done
 [[ $failures -eq 0 ]]

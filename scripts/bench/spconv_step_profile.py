@@ -96,19 +96,41 @@ def profile_row(spec, steps, torch, profiler):
 def host_split(peer, data, steps, torch):
     """Where the step's wall time goes without the profiler, on the host's
     clock (medians, us): the forward call until it returns, the backward
-    call until it returns, and the wait for the GPU after it; then the
-    library's two calls alone (ctypes, arguments prepared once, each after
-    the GPU went idle: what the C++ side and the driver cost the host), and
-    the package's forward without autograd (torch.no_grad: its checks and
-    ctypes call)."""
+    call until it returns, and the wait for the GPU after it; then, each
+    started with the GPU idle: the library's two calls alone (ctypes,
+    arguments prepared once: what the C++ side and the driver cost the
+    host), the package's forward and backward without autograd
+    (torch.no_grad: their checks, allocations and ctypes calls), and the
+    backward call after a forward whose GPU work is done (its host cost
+    apart from waiting on the forward)."""
     import tilec
     from tilec import sparse
     g = data.g
     median = lambda values: sorted(values)[len(values) // 2] * 1e6
-    forward, backward, wait = [], [], []
-    for _ in range(steps):
+
+    def reset_grads():
         for leaf in peer.leaves():
             leaf.grad = None
+
+    def fresh_forward():
+        reset_grads()
+        return peer.forward()
+
+    def idle_start_us(call, before=lambda: None):
+        """The median host time of `call(before())`, the GPU idle at its
+        start."""
+        times = []
+        for _ in range(steps):
+            argument = before()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            call(argument)
+            times.append(time.perf_counter() - t0)
+        return median(times)
+
+    forward, backward, wait = [], [], []
+    for _ in range(steps):
+        reset_grads()
         torch.cuda.synchronize()
         t0 = time.perf_counter()
         y = peer.forward()
@@ -130,55 +152,32 @@ def host_split(peer, data, steps, torch):
     y = torch.empty(n, co, dtype=x.dtype, device=x.device)
     dx, dw = torch.empty_like(x), torch.empty_like(w)
     db = torch.empty_like(b)
-    calls = {
-        "library forward call": lambda: lib.tilec_submanifold_conv3d_window(
-            maps.handle, x.data_ptr(), w.data_ptr(), b.data_ptr(),
-            y.data_ptr(), ci, co, kernel, dilation, dtype, 0, stream),
-        "library backward call (dX, dW, db)":
-            lambda: lib.tilec_submanifold_conv3d_window_backward(
+
+    def checked(name, status):
+        if status != 0:
+            raise RuntimeError(f"{name} failed")
+    library = {
+        "library forward call": lambda _: checked(
+            "tilec_submanifold_conv3d_window",
+            lib.tilec_submanifold_conv3d_window(
+                maps.handle, x.data_ptr(), w.data_ptr(), b.data_ptr(),
+                y.data_ptr(), ci, co, kernel, dilation, dtype, 0, stream)),
+        "library backward call (dX, dW, db)": lambda _: checked(
+            "tilec_submanifold_conv3d_window_backward",
+            lib.tilec_submanifold_conv3d_window_backward(
                 maps.handle, x.data_ptr(), w.data_ptr(), g.data_ptr(),
                 dx.data_ptr(), dw.data_ptr(), db.data_ptr(), ci, co, kernel,
-                dilation, dtype, 0, 0, stream)}
-    alone = {}
-    for name, call in calls.items():
-        times = []
-        for _ in range(steps):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            if call() != 0:
-                raise RuntimeError(f"{name} failed")
-            times.append(time.perf_counter() - t0)
-        alone[name] = median(times)
-    times = []
+                dilation, dtype, 0, 0, stream))}
+    alone = {name: idle_start_us(call) for name, call in library.items()}
     with torch.no_grad():
-        for _ in range(steps):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            tilec.submanifold_conv3d(peer.tensor, w, b, 1)
-            times.append(time.perf_counter() - t0)
-    alone["package forward, no autograd"] = median(times)
-    times = []
-    with torch.no_grad():
-        for _ in range(steps):
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            sparse.submanifold_conv3d_backward(
+        alone["package forward, no autograd"] = idle_start_us(
+            lambda _: tilec.submanifold_conv3d(peer.tensor, w, b, 1))
+        alone["package backward, no autograd"] = idle_start_us(
+            lambda _: sparse.submanifold_conv3d_backward(
                 peer.tensor, g, w, 1, input_grad=True, weight_grad=True,
-                bias_grad=True)
-            times.append(time.perf_counter() - t0)
-    alone["package backward, no autograd"] = median(times)
-    # The backward call again, the GPU idle when it starts: what it costs
-    # the host alone, apart from waiting on the forward's GPU work.
-    times = []
-    for _ in range(steps):
-        for leaf in peer.leaves():
-            leaf.grad = None
-        y = peer.forward()
-        torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        y.backward(g)
-        times.append(time.perf_counter() - t0)
-    alone["backward call, GPU idle at its start"] = median(times)
+                bias_grad=True))
+    alone["backward call, GPU idle at its start"] = idle_start_us(
+        lambda y: y.backward(g), before=fresh_forward)
     torch.cuda.synchronize()
     return {"forward call": median(forward), "backward call": median(backward),
             "wait for the GPU": median(wait), **alone}

@@ -142,15 +142,15 @@ Status weightGradient(SparseEngine &engine, const Call &call, bool chosen,
       {"ws_ptr", partials->ptr()}};
   // Tuned on the call's own pairs when no cache or bundle has a winner:
   // the pair lists must be done before the tuner's stream reads them. The
-  // autotuner is held while it runs the factory: the description comes
-  // first.
-  std::optional<KernelDescription> description;
+  // autotuner is held while it runs the factory: the description (the
+  // engine's, described once) comes first.
+  const KernelDescription *description = nullptr;
   if (!chosen) {
-    Result<KernelDescription> described =
-        engine.autotuner().describe(kWgradKernel);
+    Result<const KernelDescription *> described =
+        engine.describe(kWgradKernel);
     if (!described)
       return described.status();
-    description = std::move(*described);
+    description = *described;
   }
   rt::InputsFactory inputs =
       [&]() -> Result<std::shared_ptr<const rt::BenchmarkInputs>> {

@@ -62,9 +62,13 @@ def coords_of(name, size):
     return tilec_scenes.uniform(size * 1000, 512).to(DEVICE)
 
 
+def on_gpu(event):
+    """Whether a torch.profiler event is the GPU's work (else the host's)."""
+    return "CUDA" in str(event.device_type)
+
+
 def summarize(events, builds):
     """Driver calls and GPU work by name, per build."""
-    on_gpu = lambda event: "CUDA" in str(event.device_type)
     host = events_by_name(
         events, builds, lambda e: e.cpu_time
         if not on_gpu(e) and e.name.startswith("cu") else None)
@@ -80,7 +84,6 @@ def timeline(events):
     launches), the GPU idle between its works (the host behind the GPU),
     the GPU busy, and after the GPU's last work (the synchronization, the
     copies back, the return); medians over the builds, us."""
-    on_gpu = lambda event: "CUDA" in str(event.device_type)
     spans = sorted((e.time_range.start, e.time_range.end) for e in events
                    if not on_gpu(e) and e.name == "build")
     # The span's own annotation shows on the GPU too, over all its work.

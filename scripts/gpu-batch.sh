@@ -52,6 +52,9 @@ fresh_caches() { # name
   export TILEC_AUTOTUNE_CACHE=$TILEC_CACHE_DIR/autotune_cache.json
   mkdir -p "$TILEC_CACHE_DIR" "$TRITON_CACHE_DIR"
 }
+record_suite() { # binary rc: its tests passed and the first failed ones
+  record "$1" "$2" "$(grep -c '^\[       OK \]' "$out/logs/$1.log") passed; $(grep -E '^\[  FAILED  \]' "$out/logs/$1.log" | head -3 | tr '\n' ' ')"
+}
 suite() { # binary: its own caches, in the background
   (
     fresh_caches "$1"
@@ -72,7 +75,7 @@ network() {
   record network-check $? logs/network-check.log
   for i in "${!suites[@]}"; do
     wait "${pids[$i]}"
-    record "${suites[$i]}" $? "$(grep -c '^\[       OK \]' "$out/logs/${suites[$i]}.log") passed; $(grep -E '^\[  FAILED  \]' "$out/logs/${suites[$i]}.log" | head -3 | tr '\n' ' ')"
+    record_suite "${suites[$i]}" $?
   done
   # Alone on the GPU for the times; Triton's cache keeps spconv-Triton's
   # tuning of the check's shapes, not those of the timed scenes.
@@ -93,9 +96,8 @@ train() {
 }
 profile() {
   suite SparseConvGpuTest
-  local pid=$!
-  wait "$pid"
-  record SparseConvGpuTest $? "$(grep -c '^\[       OK \]' "$out/logs/SparseConvGpuTest.log") passed; $(grep -E '^\[  FAILED  \]' "$out/logs/SparseConvGpuTest.log" | head -3 | tr '\n' ' ')"
+  wait $!
+  record_suite SparseConvGpuTest $?
   fresh_caches profile
   timeout 150 python3 "$bench/spconv_step_profile.py" --lib "$lib" --out "$out/step-profile" \
     --rows street/64,shell64/32,shell128/128 --steps 20 > "$out/logs/step-profile.log" 2>&1

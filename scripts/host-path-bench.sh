@@ -21,8 +21,9 @@
 # each a new tensor and a 16-channel 3^3 convolution over it (which builds
 # the maps it needs), counted in the test's body.
 #
-# Prints the instructions a build (a step, a frame) and the functions of the launch
-# path (inclusive, a build or a step); needs valgrind. About 3 minutes.
+# Prints the instructions a build (a step, a frame) and the functions of the
+# launch path (inclusive, a build, a step or a frame); needs valgrind. About
+# 3 minutes.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 mode=build
@@ -33,27 +34,29 @@ build=$(cd "${1:-$root/build}" && pwd)
 work=$(mktemp -d /tmp/tilec-host-path.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
-# Counted inside the measured function alone (callgrind's collection is
-# on in its calls only), from the marker on: not the test's teardown, not a
-# compile worker's thread finishing its work.
-filter='*HostPathOfNewSizes*' collect='tilec::sparse::SparseTensor::buildMaps(*)'
+# Each mode: its test, the function counted (callgrind's collection is on in
+# its calls only, from the marker on: not the test's teardown, not a compile
+# worker's thread finishing its work; the patterns end at ')' so that a
+# lambda inside it, named after it, does not toggle the collection again),
+# the unit the test prints and what a unit is.
 case $mode in
-  step) filter='*HostPathOfATrainingStep*'
-    collect='*HostPathTest_DISABLED_HostPathOfATrainingStep_Test::TestBody()' ;;
-  frame) filter='*HostPathOfFrames*'
-    collect='*HostPathTest_DISABLED_HostPathOfFrames_Test::TestBody()' ;;
+  build) test=HostPathOfNewSizes collect='tilec::sparse::SparseTensor::buildMaps(*)'
+    unit=builds what='map build of a new size (N 593-1000, 3^3)' ;;
+  step) test=HostPathOfATrainingStep collect='*HostPathTest_DISABLED_HostPathOfATrainingStep_Test::TestBody()'
+    unit=steps what='training step (N 600, C 16, 3^3; forward, dX, dW, db)' ;;
+  frame) test=HostPathOfFrames collect='*HostPathTest_DISABLED_HostPathOfFrames_Test::TestBody()'
+    unit=frames what='frame of a new size (N 593-1000, C 16, 3^3: a new tensor, its maps, the convolution)' ;;
 esac
 LD_LIBRARY_PATH=$build/lib/interpreter-device${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
   valgrind --tool=callgrind --zero-before=tilecHostPathMeasureStart \
   --collect-atstart=no --toggle-collect="$collect" \
   --callgrind-out-file="$work/callgrind.out" "$build/bin/SparseConvGpuTest" \
-  --gtest_also_run_disabled_tests --gtest_filter="$filter" > "$work/run.log" 2>&1 ||
+  --gtest_also_run_disabled_tests --gtest_filter="*$test*" > "$work/run.log" 2>&1 ||
   { tail -20 "$work/run.log"; exit 1; }
 callgrind_annotate --inclusive=yes --threshold=100 "$work/callgrind.out" > "$work/annotated.txt"
-python3 - "$mode" "$work/annotated.txt" "$work/run.log" <<'PY'
+python3 - "$mode" "$unit" "$what" "$work/annotated.txt" "$work/run.log" <<'PY'
 import re, sys
-mode, annotated, log = sys.argv[1:]
-unit = {"build": "builds", "step": "steps", "frame": "frames"}[mode]
+mode, unit, what, annotated, log = sys.argv[1:]
 runs = int(re.search(rf"host path: (\d+) {unit} after the marker",
                      open(log).read()).group(1))
 driver = measured = 0
@@ -83,16 +86,8 @@ for line in open(annotated):
             named[prefix.rstrip("(")] = named.get(prefix.rstrip("("), 0) + count
 if not measured:
     sys.exit("host-path-bench: nothing measured in the profile")
-if mode == "build":
-    print(f"map build of a new size (N 593-1000, 3^3): {(measured - driver) / runs:,.0f} "
-          f"host instructions a build outside the driver")
-elif mode == "step":
-    print(f"training step (N 600, C 16, 3^3; forward, dX, dW, db): "
-          f"{(measured - driver) / runs:,.0f} host instructions a step outside the driver")
-else:
-    print(f"frame of a new size (N 593-1000, C 16, 3^3: a new tensor, its maps, the "
-          f"convolution): {(measured - driver) / runs:,.0f} host instructions a frame "
-          f"outside the driver")
+print(f"{what}: {(measured - driver) / runs:,.0f} host instructions a {unit[:-1]} "
+      f"outside the driver")
 for prefix, count in sorted(named.items(), key=lambda item: -item[1]):
     if mode != "build" or not prefix.endswith("SparseEngine::launch"):
         print(f"  {prefix:40s} {count / runs:>12,.0f}")

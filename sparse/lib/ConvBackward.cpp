@@ -146,8 +146,7 @@ Status weightGradient(SparseEngine &engine, const Call &call, bool chosen,
   // engine's, described once) comes first.
   const KernelDescription *description = nullptr;
   if (!chosen) {
-    Result<const KernelDescription *> described =
-        engine.describe(kWgradKernel);
+    Result<const KernelDescription *> described = engine.describe(kWgradKernel);
     if (!described)
       return described.status();
     description = *described;

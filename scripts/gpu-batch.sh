@@ -14,8 +14,9 @@
 #   scripts/gpu-batch.sh maps BASELINE  # scripts/maps-check.sh against
 #       another build's libtilec_c.so
 #   scripts/gpu-batch.sh profile        # SparseConvGpuTest, then where a
-#       training step's and a map build's time goes (spconv_step_profile.py
-#       with its host split, spconv_maps_profile.py with its timeline)
+#       stream's frame, a map build's and a training step's time goes
+#       (spconv_frame_profile.py, spconv_maps_profile.py with its timeline,
+#       spconv_step_profile.py with its host split)
 #
 # Each step has a time limit so that the batch ends within BATCH_S seconds
 # (default 580); caches are fresh ones under /tmp. Logs and JSON go to
@@ -99,12 +100,15 @@ profile() {
   wait $!
   record_suite SparseConvGpuTest $?
   fresh_caches profile
-  timeout 150 python3 "$bench/spconv_step_profile.py" --lib "$lib" --out "$out/step-profile" \
-    --rows street/64,shell64/32,shell128/128 --steps 20 > "$out/logs/step-profile.log" 2>&1
-  record step-profile $? logs/step-profile.log
-  timeout "$(left)" python3 "$bench/spconv_maps_profile.py" --lib "$lib" --out "$out/maps-profile" \
+  timeout 200 python3 "$bench/spconv_frame_profile.py" --lib "$lib" --out "$out/frame-profile" \
+    > "$out/logs/frame-profile.log" 2>&1
+  record frame-profile $? logs/frame-profile.log
+  timeout 120 python3 "$bench/spconv_maps_profile.py" --lib "$lib" --out "$out/maps-profile" \
     --row-orders key --fresh-sizes > "$out/logs/maps-profile.log" 2>&1
   record maps-profile $? logs/maps-profile.log
+  timeout "$(left)" python3 "$bench/spconv_step_profile.py" --lib "$lib" --out "$out/step-profile" \
+    --rows street/64,shell64/32,shell128/128 --steps 20 > "$out/logs/step-profile.log" 2>&1
+  record step-profile $? logs/step-profile.log
 }
 maps() {
   OUT=$out/maps timeout "$(left)" bash "$here/maps-check.sh" "$1" > "$out/logs/maps.log" 2>&1
@@ -120,7 +124,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for line in "${status[@]}"; do
   echo "$line"
 done
-for log in "$out"/logs/network-*.log "$out"/logs/step-profile.log "$out"/logs/maps-profile.log \
+for log in "$out"/logs/network-*.log "$out"/logs/frame-profile.log "$out"/logs/step-profile.log "$out"/logs/maps-profile.log \
   "$out"/logs/train.log "$out"/logs/maps.log; do
   [[ -f $log ]] && { echo "== ${log#"$out"/}"; tail -25 "$log"; }
 done

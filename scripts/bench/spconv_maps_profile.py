@@ -67,28 +67,30 @@ def on_gpu(event):
     return "CUDA" in str(event.device_type)
 
 
-def summarize(events, builds):
-    """Driver calls and GPU work by name, per build."""
+def summarize(events, builds, annotations=("build",)):
+    """Driver calls and GPU work by name, per build (`annotations`: the
+    record_function names, which are not GPU work)."""
     host = events_by_name(
         events, builds, lambda e: e.cpu_time
         if not on_gpu(e) and e.name.startswith("cu") else None)
     gpu = events_by_name(events, builds, lambda e: e.device_time
-                         if on_gpu(e) and e.name != "build" else None)
+                         if on_gpu(e) and e.name not in annotations else None)
     return host, gpu
 
 
-def timeline(events):
+def timeline(events, span="build", annotations=()):
     """Where a build's wall time goes, from the profiler's timestamps (host
-    and GPU on one clock), per build span (record_function "build"): before
+    and GPU on one clock), per span (record_function `span`): before
     the GPU's first work (the host planning and queueing its first
     launches), the GPU idle between its works (the host behind the GPU),
     the GPU busy, and after the GPU's last work (the synchronization, the
     copies back, the return); medians over the builds, us."""
     spans = sorted((e.time_range.start, e.time_range.end) for e in events
-                   if not on_gpu(e) and e.name == "build")
-    # The span's own annotation shows on the GPU too, over all its work.
+                   if not on_gpu(e) and e.name == span)
+    # The spans' own annotations (`span` and `annotations`, the spans
+    # inside it) show on the GPU too, over all their work.
     works = sorted((e.time_range.start, e.time_range.end) for e in events
-                   if on_gpu(e) and e.name != "build"
+                   if on_gpu(e) and e.name not in (span, *annotations)
                    and e.time_range.end > e.time_range.start)
     parts = {"before_gpu_us": [], "gpu_idle_between_us": [],
              "gpu_busy_us": [], "after_gpu_us": [], "launches_span_us": []}

@@ -1,0 +1,242 @@
+"""Where a frame of a stream of scans spends its time in tilec, on the GPU
+machine: what `tilec bench spconv --frames` times for tilec (a new sparse
+tensor over a new random subset of a scene, then L layers of 3x3x3
+submanifold convolutions of C channels, f16, the first building the maps),
+run two ways in one process:
+
+  package  tilec.SparseTensor and L tilec.nn.SubMConv3d, as the bench runs
+  capi     the same calls through the C API alone (libtilec_c.so by ctypes,
+           arguments converted outside the frame), the row order the
+           package's "auto" takes for these channels
+
+For each config, scene and way: the median wall time of --frames frames
+(each a 60-100% subset of its own voxel count, the previous frame's tensor
+released first), then the same number under torch.profiler: where a
+profiled frame's time goes (before the GPU's first work, the GPU idle
+between works, busy, after its last work), the host time of its parts (the
+new tensor; the first layer, which builds the maps; the other layers), the
+driver calls and the GPU work by name. The difference between the two ways
+is the package's Python; the capi way's idle GPU is the library's host
+path. Writes spconv-frame-profile.json.
+
+    python3 spconv_frame_profile.py --lib lib/libtilec_c.so [--out DIR]
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_timing import wall_ms  # noqa: E402
+from spconv import DEVICE, KERNEL_SIZE, Tilec  # noqa: E402
+from spconv_maps_profile import Coordinates, on_gpu, summarize, timeline  # noqa: E402
+
+SCENES = {"street": lambda scenes: scenes.lidar(),
+          "shell256": lambda scenes: scenes.shell(256)}
+# The parts of a frame (record_function names).
+PARTS = ("tensor", "first_layer", "other_layers")
+# The package's "auto" row order: lean groups from in * out channels of
+# 256 * 256 (python/tilec/sparse.py).
+LEAN_MIN_PRODUCT = 256 * 256
+
+
+def weights_of(layers, channels):
+    generator = torch.Generator(device=DEVICE).manual_seed(layers * 1000 +
+                                                           channels)
+    return [(torch.randn(channels, KERNEL_SIZE, KERNEL_SIZE, KERNEL_SIZE,
+                         channels, device=DEVICE, generator=generator) /
+             math.sqrt(KERNEL_SIZE ** 3 * channels)).to(torch.float16)
+            for _ in range(layers)]
+
+
+def package_frame(weights):
+    """A frame as the bench runs it for tilec: (run(coords, x) -> what
+    holds the frame's maps)."""
+    import tilec
+    import tilec.nn
+    modules = []
+    for weight in weights:
+        module = tilec.nn.SubMConv3d(weight.shape[4], weight.shape[0],
+                                     KERNEL_SIZE, bias=False)
+        module = module.to(device=DEVICE, dtype=weight.dtype).eval()
+        with torch.no_grad():
+            module.weight.copy_(weight)
+        modules.append(module)
+
+    def run(coords, x):
+        with record_function("tensor"):
+            tensor = tilec.SparseTensor(coords, x)
+        for index, module in enumerate(modules):
+            with record_function("first_layer" if index == 0
+                                 else "other_layers"):
+                tensor = module(tensor)
+        return tensor
+    return run
+
+
+def capi_frame(weights, capi):
+    """The same frame through the C API: a tensor, then each layer's
+    tilec_submanifold_conv3d into outputs allocated before the frame (and
+    the features of the next frame's size: `prepare`)."""
+    channels = weights[0].shape[0]
+    order = "lean_groups" if channels * channels >= LEAN_MIN_PRODUCT \
+        else "key"
+    held = {}
+
+    def prepare(n):
+        held["ys"] = [torch.empty(n, channels, dtype=torch.float16,
+                                  device=DEVICE) for _ in weights]
+
+    def run(coords, x):
+        with record_function("tensor"):
+            tensor = capi.tensor(coords, order)
+        y = x
+        for index, (weight, out) in enumerate(zip(weights, held["ys"])):
+            with record_function("first_layer" if index == 0
+                                 else "other_layers"):
+                capi.conv(tensor, y, weight, out, "f16")()
+            y = out
+        return tensor
+    return run, prepare
+
+
+def parts_us(events, frames):
+    """Median host time of each part of a frame (summed over its layers),
+    us."""
+    per_frame = {part: [] for part in PARTS}
+    spans = sorted((e.time_range.start, e.time_range.end) for e in events
+                   if not on_gpu(e) and e.name == "frame")
+    for start, end in spans:
+        for part in PARTS:
+            per_frame[part].append(sum(
+                e.time_range.end - e.time_range.start for e in events
+                if not on_gpu(e) and e.name == part
+                and start <= e.time_range.start < end))
+    return {part: statistics.median(values) if values else None
+            for part, values in per_frame.items()}
+
+
+def profile_way(way, run, coordinates, channels, frames, release,
+                prepare=None):
+    held = []
+
+    def new_frame():
+        release(held)
+        coords = coordinates()
+        if prepare:
+            prepare(coords.shape[0])
+        x = torch.randn(coords.shape[0], channels, device=DEVICE,
+                        dtype=torch.float16)
+        return coords, x
+
+    def one(coords, x):
+        held.append((run(coords, x), coords, x))
+    with torch.no_grad():
+        one(*new_frame())  # a first frame of its buckets: tunes, compiles
+        walls = []
+        for _ in range(frames):
+            coords, x = new_frame()
+            walls.append(wall_ms(lambda: one(coords, x))[0])
+        with profile(activities=[ProfilerActivity.CPU,
+                                 ProfilerActivity.CUDA]) as prof:
+            for _ in range(frames):
+                coords, x = new_frame()
+                torch.cuda.synchronize()
+                with record_function("frame"):
+                    one(coords, x)
+                    torch.cuda.synchronize()
+        release(held)
+    events = prof.events()
+    host, gpu = summarize(events, frames, ("frame",) + PARTS)
+    return {"way": way, "wall_ms_median": statistics.median(walls),
+            "wall_ms": walls,
+            "timeline_us": timeline(events, "frame", PARTS),
+            "parts_host_us": parts_us(events, frames),
+            "gpu_busy_us": sum(row["total_us"] for row in gpu),
+            "driver_calls": host, "gpu_work": gpu}
+
+
+def print_row(config, scene, row):
+    spans, parts = row["timeline_us"], row["parts_host_us"]
+    print(f"\n{config} {scene}, {row['way']}: frame "
+          f"{row['wall_ms_median']:.3f} ms (median), GPU busy "
+          f"{row['gpu_busy_us']:.1f} us")
+    if spans["gpu_busy_us"] is not None:
+        print(f"  timeline (profiled, median us): before the GPU's first "
+              f"work {spans['before_gpu_us']:.1f}, GPU idle between "
+              f"{spans['gpu_idle_between_us']:.1f}, busy "
+              f"{spans['gpu_busy_us']:.1f}, after "
+              f"{spans['after_gpu_us']:.1f}")
+    print("  host us (profiled): " + ", ".join(
+        f"{part} {value:.1f}" for part, value in parts.items()
+        if value is not None))
+    print(f"  {'driver call':30} {'count':>6} {'total us':>9} | "
+          f"{'GPU work':30} {'count':>6} {'total us':>9}")
+    for index in range(10):
+        left = row["driver_calls"][index] \
+            if index < len(row["driver_calls"]) else None
+        right = row["gpu_work"][index] if index < len(row["gpu_work"]) \
+            else None
+        cells = []
+        for entry in (left, right):
+            cells.append(f"{entry['name'][:30]:30} {entry['count']:6.1f} "
+                         f"{entry['total_us']:9.1f}" if entry
+                         else " " * 47)
+        print("  " + " | ".join(cells))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lib", required=True)
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--frames", type=int, default=8)
+    parser.add_argument("--configs", default="1x64,8x128",
+                        help="LxC, comma-separated")
+    parser.add_argument("--scenes", default="street,shell256")
+    parser.add_argument("--ways", default="package,capi")
+    args = parser.parse_args()
+    torch.cuda.init()
+    torch.empty(1, device=DEVICE)
+    os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
+    import tilec.scenes
+    capi = Tilec()
+    report = []
+    for config in args.configs.split(","):
+        layers, channels = (int(part) for part in config.split("x"))
+        weights = weights_of(layers, channels)
+        for scene in args.scenes.split(","):
+            coords = SCENES[scene](tilec.scenes).to(DEVICE)
+            for way in args.ways.split(","):
+                coordinates = Coordinates(coords, fresh=True)
+                prepare = None
+                if way == "package":
+                    run = package_frame(weights)
+
+                    def release(held):
+                        torch.cuda.synchronize()
+                        held.clear()
+                else:
+                    run, prepare = capi_frame(weights, capi)
+
+                    def release(held):
+                        torch.cuda.synchronize()
+                        while held:
+                            capi.destroy(held.pop()[0])
+                row = profile_way(way, run, coordinates, channels,
+                                  args.frames, release, prepare)
+                row.update(config=f"L{layers}/C{channels}", scene=scene)
+                report.append(row)
+                print_row(row["config"], scene, row)
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "spconv-frame-profile.json"), "w") as f:
+        json.dump(report, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -110,7 +110,7 @@ Status addParts(SparseEngine &engine, rt::PoolBuffer parts, int64_t count,
 bool compileGradientsAhead(SparseEngine &engine,
                            const std::optional<Call> &inputGradient,
                            const Call &weightGradient) {
-  if (engine.autotuner().hasChoice(kWgradKernel, weightGradient))
+  if (engine.hasChoice(kWgradKernel, weightGradient))
     return true;
   std::vector<std::pair<std::string, Call>> tunings;
   if (inputGradient)

@@ -59,13 +59,38 @@ struct SparseEngine::BucketPlan {
   std::string configText;
 };
 
+// A bucket's plan for one call shape: the bucket (its autotune key and
+// specialization, and its choice), its pack bound for the shape, and the
+// grid of its config for the shape.
+struct SparseEngine::BoundBucket {
+  std::string autotuneKey;
+  Specialization specialization;
+  const BucketPlan *bucket;
+  std::shared_ptr<BoundShape> bound;
+  const CallPlan::Grid *grid;
+  // Whether a call evaluated so falls in this bucket.
+  bool holds(const CallPlan::Evaluation &evaluation) const {
+    return evaluation.autotuneKey == autotuneKey &&
+           evaluation.specialization.divisibility ==
+               specialization.divisibility &&
+           evaluation.specialization.equalToOne == specialization.equalToOne;
+  }
+};
+
 // The calls of one shape: their plan, and the grid of each config its
 // buckets chose.
 struct SparseEngine::ShapePlan {
-  ShapePlan(const KernelDescription &description, const Call &shape)
-      : plan(description, shape) {}
+  ShapePlan(std::string name, const KernelDescription &description,
+            const Call &shape)
+      : name(std::move(name)), plan(description, shape) {}
+  // The kernel and CallPlan::shapeOf: the key in shapes_.
+  std::string name;
   CallPlan plan;
   std::map<std::string, CallPlan::Grid> grids;
+  // The bucket the shape's last call fell in: the next call in the same
+  // bucket (a map build's launch over a new voxel count) takes its pack and
+  // grid without keying the bucket anew.
+  std::optional<BoundBucket> last;
 };
 
 SparseEngine::SparseEngine(rt::KernelProvider &provider,
@@ -175,6 +200,80 @@ SparseEngine::describe(const std::string &kernel) {
   return &descriptions_.emplace(kernel, std::move(*description)).first->second;
 }
 
+struct SparseEngine::ShapeEvaluation {
+  const KernelDescription *description;
+  ShapePlan *shape;
+  CallPlan::Evaluation evaluation;
+};
+
+Result<SparseEngine::ShapeEvaluation>
+SparseEngine::evaluateShape(const std::string &kernel, const Call &call) {
+  Result<const KernelDescription *> description = describe(kernel);
+  if (!description)
+    return description.status();
+  std::string shapeName = kernel + CallPlan::shapeOf(call);
+  auto found = shapes_.find(shapeName);
+  if (found == shapes_.end())
+    found = shapes_
+                .emplace(shapeName, std::make_unique<ShapePlan>(
+                                        shapeName, **description, call))
+                .first;
+  ShapePlan *shape = found->second.get();
+  Result<CallPlan::Evaluation> evaluation =
+      evaluateLaunch(shape->plan, **description, call);
+  if (!evaluation)
+    return evaluation.status();
+  return ShapeEvaluation{*description, shape, std::move(*evaluation)};
+}
+
+std::optional<rt::TuneResult> SparseEngine::chosen(const std::string &kernel,
+                                                   const Call &call) {
+  Result<ShapeEvaluation> evaluated = evaluateShape(kernel, call);
+  if (!evaluated)
+    return std::nullopt; // select() reports it
+  const CallPlan::Evaluation &evaluation = evaluated->evaluation;
+  std::optional<rt::TuneResult> result = autotuner_.chosenForKey(
+      kernel, rt::specializedAutotuneKey(evaluation.autotuneKey,
+                                         evaluation.specialization));
+  if (!result)
+    return std::nullopt;
+  ShapePlan &shape = *evaluated->shape;
+  std::string configText = result->config.str();
+  auto grids = shape.grids.find(configText);
+  if (grids == shape.grids.end())
+    grids =
+        shape.grids.emplace(configText, shape.plan.grid(result->config)).first;
+  if (std::optional<GridSize> grid = grids->second.evaluate(evaluation))
+    result->grid = *grid;
+  else if (Result<rt::Dim3> described =
+               evaluated->description->evaluateGrid(result->config, call))
+    result->grid = *described;
+  else
+    return std::nullopt; // select() reports it
+  return result;
+}
+
+Result<rt::TuneResult> SparseEngine::select(const std::string &kernel,
+                                            const Call &call,
+                                            const rt::InputsFactory &inputs) {
+  if (std::optional<rt::TuneResult> result = chosen(kernel, call)) {
+    // As select() does first: a workload names every call.
+    rt::WorkloadRecorder::process().recordKernelCall(kernel, call);
+    return std::move(*result);
+  }
+  return autotuner_.select(kernel, call, inputs);
+}
+
+bool SparseEngine::hasChoice(const std::string &kernel, const Call &call) {
+  Result<ShapeEvaluation> evaluated = evaluateShape(kernel, call);
+  if (!evaluated)
+    return autotuner_.hasChoice(kernel, call);
+  const CallPlan::Evaluation &evaluation = evaluated->evaluation;
+  return autotuner_.hasChoiceForKey(
+      kernel, rt::specializedAutotuneKey(evaluation.autotuneKey,
+                                         evaluation.specialization));
+}
+
 Result<SparseEngine::LaunchPlan *>
 SparseEngine::plan(const std::string &kernel, const Call &call,
                    const rt::InputsFactory &inputs) {
@@ -182,33 +281,55 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
   if (auto found = plans_.find(key); found != plans_.end())
     return found->second.get();
   // A stream of clouds of new sizes makes new plans forever; they are cheap
-  // to rebuild from their buckets, so the tables are bounded.
-  if (plans_.size() >= kMaxPlans)
+  // to rebuild from their buckets, so the tables are bounded (and cleared
+  // together: a shape's last bucket points into the others).
+  if (plans_.size() >= kMaxPlans || buckets_.size() >= kMaxPlans ||
+      shapes_.size() >= kMaxPlans || bound_.size() >= kMaxPlans) {
     plans_.clear();
-  if (buckets_.size() >= kMaxPlans)
     buckets_.clear();
-  if (shapes_.size() >= kMaxPlans)
     shapes_.clear();
-  if (bound_.size() >= kMaxPlans)
     bound_.clear();
-  Result<const KernelDescription *> description = describe(kernel);
-  if (!description)
-    return description.status();
-  std::string shapeName = kernel + CallPlan::shapeOf(call);
-  auto shapePlan = [&]() -> ShapePlan & {
-    auto found = shapes_.find(shapeName);
-    if (found == shapes_.end())
-      found = shapes_
-                  .emplace(shapeName,
-                           std::make_unique<ShapePlan>(**description, call))
-                  .first;
-    return *found->second;
-  };
-  ShapePlan *shape = &shapePlan();
-  Result<CallPlan::Evaluation> evaluation =
-      evaluateLaunch(shape->plan, **description, call);
-  if (!evaluation)
-    return evaluation.status();
+  }
+  Result<ShapeEvaluation> evaluated = evaluateShape(kernel, call);
+  if (!evaluated)
+    return evaluated.status();
+  std::optional<BoundBucket> &last = evaluated->shape->last;
+  if (!last || !last->holds(evaluated->evaluation)) {
+    Result<BoundBucket> bucket = planBucket(kernel, call, inputs, *evaluated);
+    if (!bucket)
+      return bucket.status();
+    evaluated->shape->last = std::move(*bucket);
+  }
+  return planLaunch(key, *evaluated, *evaluated->shape->last, call);
+}
+
+Result<SparseEngine::LaunchPlan *>
+SparseEngine::planLaunch(const std::string &key,
+                         const ShapeEvaluation &evaluated,
+                         const BoundBucket &bucket, const Call &call) {
+  std::optional<GridSize> plannedGrid =
+      bucket.grid->evaluate(evaluated.evaluation);
+  Result<rt::Dim3> grid =
+      plannedGrid
+          ? Result<rt::Dim3>(*plannedGrid)
+          : evaluated.description->evaluateGrid(bucket.bucket->config, call);
+  if (!grid)
+    return grid.status();
+  Result<std::vector<std::pair<size_t, int64_t>>> integers =
+      placeIntegers(*bucket.bound, *evaluated.description,
+                    evaluated.evaluation.integerArguments);
+  if (!integers)
+    return integers.status();
+  auto plan = std::make_unique<LaunchPlan>(
+      LaunchPlan{bucket.bound, *grid, std::move(*integers)});
+  return (plans_[key] = std::move(plan)).get();
+}
+
+Result<SparseEngine::BoundBucket>
+SparseEngine::planBucket(const std::string &kernel, const Call &call,
+                         const rt::InputsFactory &inputs,
+                         ShapeEvaluation &evaluated) {
+  const CallPlan::Evaluation *evaluation = &evaluated.evaluation;
   std::string bucketKey =
       kernel + "\n" +
       rt::specializedAutotuneKey(evaluation->autotuneKey,
@@ -233,32 +354,26 @@ SparseEngine::plan(const std::string &kernel, const Call &call,
                  .first;
     // A selection may build inputs, which launch through this engine: the
     // shape's plan is looked up again rather than trusted to have stayed.
-    shape = &shapePlan();
+    Result<ShapeEvaluation> again = evaluateShape(kernel, call);
+    if (!again)
+      return again.status();
+    evaluated = std::move(*again);
+    evaluation = &evaluated.evaluation;
   }
+  ShapePlan &shape = *evaluated.shape;
   const BucketPlan &chosen = *bucket->second;
   Result<std::shared_ptr<BoundShape>> bound =
-      boundShape(bucket->first + "\n" + shapeName, chosen, **description,
-                 evaluation->integerArguments);
+      boundShape(bucket->first + "\n" + shape.name, chosen,
+                 *evaluated.description, evaluation->integerArguments);
   if (!bound)
     return bound.status();
-  auto grids = shape->grids.find(chosen.configText);
-  if (grids == shape->grids.end())
+  auto grids = shape.grids.find(chosen.configText);
+  if (grids == shape.grids.end())
     grids =
-        shape->grids.emplace(chosen.configText, shape->plan.grid(chosen.config))
+        shape.grids.emplace(chosen.configText, shape.plan.grid(chosen.config))
             .first;
-  std::optional<GridSize> plannedGrid = grids->second.evaluate(*evaluation);
-  Result<rt::Dim3> grid =
-      plannedGrid ? Result<rt::Dim3>(*plannedGrid)
-                  : (*description)->evaluateGrid(chosen.config, call);
-  if (!grid)
-    return grid.status();
-  Result<std::vector<std::pair<size_t, int64_t>>> integers =
-      placeIntegers(**bound, **description, evaluation->integerArguments);
-  if (!integers)
-    return integers.status();
-  auto plan = std::make_unique<LaunchPlan>(
-      LaunchPlan{std::move(*bound), *grid, std::move(*integers)});
-  return (plans_[key] = std::move(plan)).get();
+  return BoundBucket{evaluation->autotuneKey, evaluation->specialization,
+                     &chosen, std::move(*bound), &grids->second};
 }
 
 Result<std::shared_ptr<SparseEngine::BoundShape>> SparseEngine::boundShape(
@@ -318,8 +433,7 @@ void SparseEngine::precompile(
   for (const auto &[kernel, call] : calls) {
     // A size inside a bucket this process already ran needs nothing: its
     // kernel is loaded, whatever the exact size.
-    if (plans_.count(planKey(kernel, call)) ||
-        autotuner_.hasChoice(kernel, call))
+    if (plans_.count(planKey(kernel, call)) || hasChoice(kernel, call))
       continue;
     Result<const KernelDescription *> description = describe(kernel);
     if (!description)

@@ -212,7 +212,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
   std::vector<bool> chosen;
   std::vector<std::pair<std::string, Call>> tunings;
   for (const auto &[kernel, blockCall] : blockCalls) {
-    chosen.push_back(engine.autotuner().hasChoice(kernel, blockCall));
+    chosen.push_back(engine.hasChoice(kernel, blockCall));
     if (!chosen.back())
       tunings.emplace_back(kernel, blockCall);
   }
@@ -223,10 +223,6 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     Choice choice;
     choice.call = blockCalls[block].second;
     choice.rows = choice.call.params.at("BLOCK_M");
-    Result<bool> split =
-        maySplit(engine.autotuner(), **description, choice.call);
-    if (!split)
-      return split.status();
     // The maps are built before select() may tune (which holds the
     // autotuner while it runs the inputs factory, so the map kernels'
     // launches cannot select there).
@@ -247,6 +243,12 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
         return Status::error("sparse_conv_fwd: tuning without maps");
       // Tuning launches on the benchmarker's stream: the maps must be done.
       TILEC_RETURN_IF_ERROR(engine.synchronize(stream));
+      // Asked only here: a choice made before needs no workspace yet (and
+      // the configs' pruning is evaluated once per tuning, not per tensor).
+      Result<bool> split =
+          maySplit(engine.autotuner(), **description, choice.call);
+      if (!split)
+        return split.status();
       if (*split && !choice.workspace) {
         Result<SplitWorkspace> workspace = allocateSplitWorkspace(
             engine.context(), splitWorkspaceSizeOf(*maps, arguments.co),
@@ -265,7 +267,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
               flops));
     };
     Result<rt::TuneResult> tuned =
-        engine.autotuner().select(kConvKernel, choice.call, inputs);
+        engine.select(kConvKernel, choice.call, inputs);
     if (!tuned)
       return tuned.status();
     choice.tuned = std::move(*tuned);

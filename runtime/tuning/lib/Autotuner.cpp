@@ -203,6 +203,34 @@ static std::string choiceKey(const std::string &kernel,
   return kernel + "\n" + key;
 }
 
+// select()'s answer from this process's choice (a pin or a bundle stays
+// what it was; a tuned result is now cached), without the grid.
+static TuneResult answerFromChoice(const TuneResult &choice) {
+  TuneResult result = choice;
+  if (result.source == ConfigSource::Tuned)
+    result.source = ConfigSource::Cached;
+  result.timings.clear();
+  result.steps.clear();
+  return result;
+}
+
+std::optional<TuneResult> Autotuner::chosenForKey(const std::string &kernel,
+                                                  const std::string &key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (options_.force)
+    return std::nullopt;
+  auto it = chosen_.find(choiceKey(kernel, key));
+  if (it == chosen_.end())
+    return std::nullopt;
+  return answerFromChoice(it->second);
+}
+
+bool Autotuner::hasChoiceForKey(const std::string &kernel,
+                                const std::string &key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !options_.force && chosen_.count(choiceKey(kernel, key)) != 0;
+}
+
 bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (options_.force)
@@ -315,12 +343,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   std::string memoKey = choiceKey(kernel, *key);
   if (!options_.force) {
     if (auto it = chosen_.find(memoKey); it != chosen_.end()) {
-      TuneResult result = it->second;
-      // A pin or a bundle stays what it was; a tuned result is now cached.
-      if (result.source == ConfigSource::Tuned)
-        result.source = ConfigSource::Cached;
-      result.timings.clear();
-      result.steps.clear();
+      TuneResult result = answerFromChoice(it->second);
       Result<Dim3> grid = description->evaluateGrid(result.config, call);
       if (!grid)
         return grid.status();

@@ -98,13 +98,42 @@ public:
   /// the engine's life (never dropped: the pointer stays valid).
   Result<const KernelDescription *> describe(const std::string &kernel);
 
+  /// The autotuner's select() of `call`: where this process has chosen for
+  /// its bucket, that choice with its grid, the call keyed and the grid
+  /// evaluated through the plan of the call's shape (what a new tensor in a
+  /// known bucket asks for, without the description's slower evaluation of
+  /// the same expressions); else select() itself, tuning on `inputs`.
+  Result<rt::TuneResult> select(const std::string &kernel, const Call &call,
+                                const rt::InputsFactory &inputs = {});
+  /// Whether select() answers `call` from this process's choice: the
+  /// autotuner's hasChoice, keyed through the plan of the call's shape.
+  bool hasChoice(const std::string &kernel, const Call &call);
+
 private:
   struct LaunchPlan;
   struct BucketPlan;
   struct ShapePlan;
   struct BoundShape;
+  struct BoundBucket;
+  /// A call evaluated through the plan of its shape.
+  struct ShapeEvaluation;
+  Result<ShapeEvaluation> evaluateShape(const std::string &kernel,
+                                        const Call &call);
+  /// This process's choice for `call`'s bucket with its grid, or nothing.
+  std::optional<rt::TuneResult> chosen(const std::string &kernel,
+                                       const Call &call);
   Result<LaunchPlan *> plan(const std::string &kernel, const Call &call,
                             const rt::InputsFactory &inputs);
+  /// The bucket of `call` (selected through the autotuner on first use),
+  /// its pack bound for the call's shape and its config's grid plan.
+  /// (`evaluated` is `call`'s, evaluated again where the selection ran.)
+  Result<BoundBucket> planBucket(const std::string &kernel, const Call &call,
+                                 const rt::InputsFactory &inputs,
+                                 ShapeEvaluation &evaluated);
+  /// The launch plan of `call` (kept under `key`) in `bucket`.
+  Result<LaunchPlan *> planLaunch(const std::string &key,
+                                  const ShapeEvaluation &evaluated,
+                                  const BoundBucket &bucket, const Call &call);
   Result<std::shared_ptr<BoundShape>>
   boundShape(const std::string &key, const BucketPlan &bucket,
              const KernelDescription &description,

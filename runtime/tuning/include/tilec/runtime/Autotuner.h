@@ -371,6 +371,17 @@ public:
   // cannot be described or keyed: select() reports those.
   bool hasChoice(const std::string &kernel, const Call &call);
 
+  // This process's choice for a call of `kernel` whose specialized
+  // autotune key (specializedAutotuneKey) is `key`, as select() answers it
+  // from that choice, but without the grid, which the caller evaluates:
+  // for callers that key a call faster than the description can (a plan of
+  // the call's shape, SparseEngine). Nothing under --force or without a
+  // choice; select() records the call in the workload, this does not.
+  std::optional<TuneResult> chosenForKey(const std::string &kernel,
+                                         const std::string &key);
+  // Whether chosenForKey gives a choice.
+  bool hasChoiceForKey(const std::string &kernel, const std::string &key);
+
   // Whether select() would tune `call`: there is a compiler, and no memo,
   // pin, bundle or autotune cache entry answers it. False for a kernel that
   // cannot be described or keyed.

@@ -111,6 +111,11 @@ def register_maps(maps):
 
 
 def maps_of(token):
+    # The token made by register_maps holds its maps; one that lost the
+    # attribute (a copy) is looked up by its id.
+    maps = getattr(token, "_tilec_maps", None)
+    if maps is not None:
+        return maps
     maps = _MAPS.get(int(token.item()))
     if maps is None:
         raise InvalidArgumentError("submanifold_conv3d", "the sparse tensor "
@@ -522,8 +527,16 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
     dilation = triple("submanifold_conv3d", "dilation", dilation, 1)
     plan_training_call(tensor, features, weight, bias, dilation, False)
     # Outside torch.compile the same computation and autograd run without
-    # torch.library's dispatch (_EagerConv).
-    conv = _conv_op if torch.compiler.is_compiling() else _EagerConv.apply
+    # torch.library's dispatch (_EagerConv), and without autograd's
+    # Function where nothing is to be differentiated (inference).
+    if torch.compiler.is_compiling():
+        conv = _conv_op
+    elif torch.is_grad_enabled() and (
+            features.requires_grad or weight.requires_grad or
+            (bias is not None and bias.requires_grad)):
+        conv = _EagerConv.apply
+    else:
+        conv = _conv
     return conv(features, weight, bias, tensor._token, list(dilation),
                 autocast_dtype())
 

@@ -23,9 +23,11 @@ path. Writes spconv-frame-profile.json.
 """
 
 import argparse
+import cProfile
 import json
 import math
 import os
+import pstats
 import statistics
 import sys
 
@@ -138,7 +140,10 @@ def profile_way(way, run, coordinates, channels, frames, release,
     def one(coords, x):
         held.append((run(coords, x), coords, x))
     with torch.no_grad():
-        one(*new_frame())  # a first frame of its buckets: tunes, compiles
+        # First frames: a new size bucket tunes and compiles (a 60-100%
+        # subset may fall in either of two).
+        for _ in range(3):
+            one(*new_frame())
         walls = []
         for _ in range(frames):
             coords, x = new_frame()
@@ -152,10 +157,29 @@ def profile_way(way, run, coordinates, channels, frames, release,
                     one(coords, x)
                     torch.cuda.synchronize()
         release(held)
+        # The same frames under cProfile: the Python functions' own time
+        # (a ctypes call's time is its caller's).
+        profiler = cProfile.Profile()
+        for _ in range(frames):
+            coords, x = new_frame()
+            torch.cuda.synchronize()
+            profiler.enable()
+            one(coords, x)
+            torch.cuda.synchronize()
+            profiler.disable()
+        release(held)
+    stats = pstats.Stats(profiler)
+    python_us = sorted(
+        ({"function": f"{os.path.basename(file)}:{line}({name})",
+          "calls": calls / frames, "own_us": own * 1e6 / frames,
+          "cumulative_us": cumulative * 1e6 / frames}
+         for (file, line, name), (_, calls, own, cumulative, _)
+         in stats.stats.items()),
+        key=lambda row: -row["own_us"])[:15]
     events = prof.events()
     host, gpu = summarize(events, frames, ("frame",) + PARTS)
     return {"way": way, "wall_ms_median": statistics.median(walls),
-            "wall_ms": walls,
+            "wall_ms": walls, "python_us": python_us,
             "timeline_us": timeline(events, "frame", PARTS),
             "parts_host_us": parts_us(events, frames),
             "gpu_busy_us": sum(row["total_us"] for row in gpu),
@@ -189,6 +213,11 @@ def print_row(config, scene, row):
                          f"{entry['total_us']:9.1f}" if entry
                          else " " * 47)
         print("  " + " | ".join(cells))
+    print(f"  {'Python function (cProfile, per frame)':60} {'calls':>6} "
+          f"{'own us':>8} {'cum us':>8}")
+    for entry in row["python_us"][:10]:
+        print(f"  {entry['function'][-60:]:60} {entry['calls']:6.1f} "
+              f"{entry['own_us']:8.1f} {entry['cumulative_us']:8.1f}")
 
 
 def main():

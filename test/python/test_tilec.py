@@ -651,6 +651,37 @@ class CompileTest(unittest.TestCase):
                     self.assertEqual(got.dtype, want.dtype)
                     self.assertTrue(torch.equal(got, want))
 
+    def test_inference_runs_the_body_alone(self):
+        """Where nothing is to be differentiated (torch.no_grad, or no
+        input that requires grad) submanifold_conv3d runs the op's body
+        without autograd's Function: no grad_fn, and the output the
+        Function gives."""
+        sparse = self.sparse
+        calls = []
+        body = sparse._conv
+
+        def counted(*args):
+            calls.append(args)
+            return body(*args)
+        torch.manual_seed(3)
+        tensor = self.tensor(20)
+        weight = torch.randn(8, 3, 3, 3, 4, requires_grad=True)
+        with_grad = sparse.submanifold_conv3d(tensor, weight)
+        self.assertIsNotNone(with_grad.grad_fn)
+        sparse._conv = counted
+        try:
+            with torch.no_grad():
+                inferred = sparse.submanifold_conv3d(tensor, weight)
+            plain = sparse.over(tensor._maps, tensor.features.detach())
+            plain._token = tensor._token
+            frozen = sparse.submanifold_conv3d(plain, weight.detach())
+        finally:
+            sparse._conv = body
+        self.assertEqual(len(calls), 2)
+        for y in (inferred, frozen):
+            self.assertIsNone(y.grad_fn)
+            self.assertTrue(torch.equal(y, with_grad.detach()))
+
     def test_backward_after_the_tensor_is_gone(self):
         """The maps outlive the last SparseTensor over them while autograd
         holds the call (the documented loop: net(SparseTensor(...)) then

@@ -37,6 +37,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_timing import wall_ms  # noqa: E402
 from spconv import DEVICE, KERNEL_SIZE, Tilec  # noqa: E402
+from spconv_frames import tilec_layers  # noqa: E402
 from spconv_maps_profile import Coordinates, on_gpu, summarize, timeline  # noqa: E402
 
 SCENES = {"street": lambda scenes: scenes.lidar(),
@@ -61,15 +62,7 @@ def package_frame(weights):
     """A frame as the bench runs it for tilec: (run(coords, x) -> what
     holds the frame's maps)."""
     import tilec
-    import tilec.nn
-    modules = []
-    for weight in weights:
-        module = tilec.nn.SubMConv3d(weight.shape[4], weight.shape[0],
-                                     KERNEL_SIZE, bias=False)
-        module = module.to(device=DEVICE, dtype=weight.dtype).eval()
-        with torch.no_grad():
-            module.weight.copy_(weight)
-        modules.append(module)
+    modules = tilec_layers(weights)
 
     def run(coords, x):
         with record_function("tensor"):

@@ -214,8 +214,10 @@ def stack_weights(layers, channels):
 # Each runner returns (the last layer's features, what holds the frame's
 # maps), so that the caller releases the maps after the timed region.
 
-def tilec_runner(weights, runtime=None):
-    import tilec
+def tilec_layers(weights):
+    """The stack as tilec.nn.SubMConv3d modules holding `weights`
+    (spconv_frame_profile.py runs them too, without this module's main)."""
+    import torch
     import tilec.nn
     modules = []
     for weight in weights:
@@ -225,6 +227,12 @@ def tilec_runner(weights, runtime=None):
         with torch.no_grad():
             module.weight.copy_(weight)
         modules.append(module)
+    return modules
+
+
+def tilec_runner(weights, runtime=None):
+    import tilec
+    modules = tilec_layers(weights)
 
     def run(coords, x, scene):
         tensor = tilec.SparseTensor(coords, x, runtime=runtime)

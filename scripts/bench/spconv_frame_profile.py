@@ -8,6 +8,8 @@ run two ways in one process:
   capi     the same calls through the C API alone (libtilec_c.so by ctypes,
            arguments converted outside the frame), the row order the
            package's "auto" takes for these channels
+  package-new-runtime  (--ways) the package on a tilec.Runtime made for
+           the way: after `package`, one that did not tune in the process
 
 For each config, scene and way: the median wall time of --frames frames
 (each a 60-100% subset of its own voxel count, the previous frame's tensor
@@ -58,15 +60,16 @@ def weights_of(layers, channels):
             for _ in range(layers)]
 
 
-def package_frame(weights):
+def package_frame(weights, runtime=None):
     """A frame as the bench runs it for tilec: (run(coords, x) -> what
-    holds the frame's maps)."""
+    holds the frame's maps), on `runtime` (default: the device's default
+    runtime, as the bench)."""
     import tilec
     modules = tilec_layers(weights)
 
     def run(coords, x):
         with record_function("tensor"):
-            tensor = tilec.SparseTensor(coords, x)
+            tensor = tilec.SparseTensor(coords, x, runtime=runtime)
         for index, module in enumerate(modules):
             with record_function("first_layer" if index == 0
                                  else "other_layers"):
@@ -221,7 +224,9 @@ def main():
     parser.add_argument("--configs", default="1x64,8x128",
                         help="LxC, comma-separated")
     parser.add_argument("--scenes", default="street,shell256")
-    parser.add_argument("--ways", default="package,capi")
+    parser.add_argument("--ways", default="package,capi",
+                        help="package, capi, package-new-runtime; "
+                        "comma-separated, run in this order")
     args = parser.parse_args()
     torch.cuda.init()
     torch.empty(1, device=DEVICE)
@@ -237,8 +242,13 @@ def main():
             for way in args.ways.split(","):
                 coordinates = Coordinates(coords, fresh=True)
                 prepare = None
-                if way == "package":
-                    run = package_frame(weights)
+                if way.startswith("package"):
+                    # package-new-runtime: a runtime made for this way,
+                    # which finds the winners the default runtime tuned in
+                    # the autotune cache instead of tuning them itself.
+                    run = package_frame(
+                        weights, tilec.Runtime()
+                        if way == "package-new-runtime" else None)
 
                     def release(held):
                         torch.cuda.synchronize()

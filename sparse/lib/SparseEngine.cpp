@@ -87,6 +87,15 @@ struct SparseEngine::ShapePlan {
   std::string name;
   CallPlan plan;
   std::map<std::string, CallPlan::Grid> grids;
+  // The grid plan of `config` (whose str() is `configText`), made on first
+  // use.
+  const CallPlan::Grid &gridOf(const std::string &configText,
+                               const Config &config) {
+    auto found = grids.find(configText);
+    if (found == grids.end())
+      found = grids.emplace(configText, plan.grid(config)).first;
+    return found->second;
+  }
   // The bucket the shape's last call fell in: the next call in the same
   // bucket (a map build's launch over a new voxel count) takes its pack and
   // grid without keying the bucket anew.
@@ -188,6 +197,23 @@ evaluateLaunch(const CallPlan &plan, const KernelDescription &description,
   return described;
 }
 
+// The key a call's bucket is chosen under (Autotuner::chosenForKey).
+std::string bucketKeyOf(const CallPlan::Evaluation &evaluation) {
+  return rt::specializedAutotuneKey(evaluation.autotuneKey,
+                                    evaluation.specialization);
+}
+
+// The grid of `config` for the call `evaluation` was made of: from its
+// shape's grid plan, else (where the plan cannot tell) the description's.
+Result<rt::Dim3> evaluateGrid(const CallPlan::Grid &grid,
+                              const CallPlan::Evaluation &evaluation,
+                              const KernelDescription &description,
+                              const Config &config, const Call &call) {
+  if (std::optional<GridSize> planned = grid.evaluate(evaluation))
+    return rt::Dim3(*planned);
+  return description.evaluateGrid(config, call);
+}
+
 } // namespace
 
 Result<const KernelDescription *>
@@ -232,24 +258,16 @@ std::optional<rt::TuneResult> SparseEngine::chosen(const std::string &kernel,
   if (!evaluated)
     return std::nullopt; // select() reports it
   const CallPlan::Evaluation &evaluation = evaluated->evaluation;
-  std::optional<rt::TuneResult> result = autotuner_.chosenForKey(
-      kernel, rt::specializedAutotuneKey(evaluation.autotuneKey,
-                                         evaluation.specialization));
+  std::optional<rt::TuneResult> result =
+      autotuner_.chosenForKey(kernel, bucketKeyOf(evaluation));
   if (!result)
     return std::nullopt;
-  ShapePlan &shape = *evaluated->shape;
-  std::string configText = result->config.str();
-  auto grids = shape.grids.find(configText);
-  if (grids == shape.grids.end())
-    grids =
-        shape.grids.emplace(configText, shape.plan.grid(result->config)).first;
-  if (std::optional<GridSize> grid = grids->second.evaluate(evaluation))
-    result->grid = *grid;
-  else if (Result<rt::Dim3> described =
-               evaluated->description->evaluateGrid(result->config, call))
-    result->grid = *described;
-  else
+  Result<rt::Dim3> grid = evaluateGrid(
+      evaluated->shape->gridOf(result->config.str(), result->config),
+      evaluation, *evaluated->description, result->config, call);
+  if (!grid)
     return std::nullopt; // select() reports it
+  result->grid = *grid;
   return result;
 }
 
@@ -268,10 +286,7 @@ bool SparseEngine::hasChoice(const std::string &kernel, const Call &call) {
   Result<ShapeEvaluation> evaluated = evaluateShape(kernel, call);
   if (!evaluated)
     return autotuner_.hasChoice(kernel, call);
-  const CallPlan::Evaluation &evaluation = evaluated->evaluation;
-  return autotuner_.hasChoiceForKey(
-      kernel, rt::specializedAutotuneKey(evaluation.autotuneKey,
-                                         evaluation.specialization));
+  return autotuner_.hasChoiceForKey(kernel, bucketKeyOf(evaluated->evaluation));
 }
 
 Result<SparseEngine::LaunchPlan *>
@@ -307,12 +322,9 @@ Result<SparseEngine::LaunchPlan *>
 SparseEngine::planLaunch(const std::string &key,
                          const ShapeEvaluation &evaluated,
                          const BoundBucket &bucket, const Call &call) {
-  std::optional<GridSize> plannedGrid =
-      bucket.grid->evaluate(evaluated.evaluation);
   Result<rt::Dim3> grid =
-      plannedGrid
-          ? Result<rt::Dim3>(*plannedGrid)
-          : evaluated.description->evaluateGrid(bucket.bucket->config, call);
+      evaluateGrid(*bucket.grid, evaluated.evaluation, *evaluated.description,
+                   bucket.bucket->config, call);
   if (!grid)
     return grid.status();
   Result<std::vector<std::pair<size_t, int64_t>>> integers =
@@ -330,10 +342,7 @@ SparseEngine::planBucket(const std::string &kernel, const Call &call,
                          const rt::InputsFactory &inputs,
                          ShapeEvaluation &evaluated) {
   const CallPlan::Evaluation *evaluation = &evaluated.evaluation;
-  std::string bucketKey =
-      kernel + "\n" +
-      rt::specializedAutotuneKey(evaluation->autotuneKey,
-                                 evaluation->specialization);
+  std::string bucketKey = kernel + "\n" + bucketKeyOf(*evaluation);
   auto bucket = buckets_.find(bucketKey);
   if (bucket == buckets_.end()) {
     // Through the autotuner, so that the map kernel's config and cubin key
@@ -367,13 +376,9 @@ SparseEngine::planBucket(const std::string &kernel, const Call &call,
                  *evaluated.description, evaluation->integerArguments);
   if (!bound)
     return bound.status();
-  auto grids = shape.grids.find(chosen.configText);
-  if (grids == shape.grids.end())
-    grids =
-        shape.grids.emplace(chosen.configText, shape.plan.grid(chosen.config))
-            .first;
   return BoundBucket{evaluation->autotuneKey, evaluation->specialization,
-                     &chosen, std::move(*bound), &grids->second};
+                     &chosen, std::move(*bound),
+                     &shape.gridOf(chosen.configText, chosen.config)};
 }
 
 Result<std::shared_ptr<SparseEngine::BoundShape>> SparseEngine::boundShape(

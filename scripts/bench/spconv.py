@@ -89,7 +89,7 @@ class Tilec:
         self.library.check(status, what)
 
     # tilec_row_order, by name.
-    ROW_ORDERS = {"key": 0, "lean_groups": 1}
+    ROW_ORDERS = {"key": 0, "lean_groups": 1, "auto": 2}
 
     def tensor(self, coords, row_order="lean_groups"):
         """A new sparse tensor over `coords` (int32 [N, 4] on the GPU, kept

@@ -6,8 +6,8 @@ run two ways in one process:
 
   package  tilec.SparseTensor and L tilec.nn.SubMConv3d, as the bench runs
   capi     the same calls through the C API alone (libtilec_c.so by ctypes,
-           arguments converted outside the frame), the row order the
-           package's "auto" takes for these channels
+           arguments converted outside the frame), the package's
+           default row order ("auto")
   package-new-runtime  (--ways) the package on a tilec.Runtime made for
            the way: after `package`, one that did not tune in the process
 
@@ -27,7 +27,6 @@ path. Writes spconv-frame-profile.json.
 import argparse
 import cProfile
 import json
-import math
 import os
 import pstats
 import statistics
@@ -38,26 +37,14 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_timing import wall_ms  # noqa: E402
-from spconv import DEVICE, KERNEL_SIZE, Tilec  # noqa: E402
-from spconv_frames import tilec_layers  # noqa: E402
+from spconv import DEVICE, Tilec  # noqa: E402
+from spconv_frames import stack_weights, tilec_layers  # noqa: E402
 from spconv_maps_profile import Coordinates, on_gpu, summarize, timeline  # noqa: E402
 
 SCENES = {"street": lambda scenes: scenes.lidar(),
           "shell256": lambda scenes: scenes.shell(256)}
 # The parts of a frame (record_function names).
 PARTS = ("tensor", "first_layer", "other_layers")
-# The package's "auto" row order: lean groups from in * out channels of
-# 256 * 256 (python/tilec/sparse.py).
-LEAN_MIN_PRODUCT = 256 * 256
-
-
-def weights_of(layers, channels):
-    generator = torch.Generator(device=DEVICE).manual_seed(layers * 1000 +
-                                                           channels)
-    return [(torch.randn(channels, KERNEL_SIZE, KERNEL_SIZE, KERNEL_SIZE,
-                         channels, device=DEVICE, generator=generator) /
-             math.sqrt(KERNEL_SIZE ** 3 * channels)).to(torch.float16)
-            for _ in range(layers)]
 
 
 def package_frame(weights, runtime=None):
@@ -83,8 +70,6 @@ def capi_frame(weights, capi):
     tilec_submanifold_conv3d into outputs allocated before the frame (and
     the features of the next frame's size: `prepare`)."""
     channels = weights[0].shape[0]
-    order = "lean_groups" if channels * channels >= LEAN_MIN_PRODUCT \
-        else "key"
     held = {}
 
     def prepare(n):
@@ -93,7 +78,8 @@ def capi_frame(weights, capi):
 
     def run(coords, x):
         with record_function("tensor"):
-            tensor = capi.tensor(coords, order)
+            # The package's default row order, decided by the library.
+            tensor = capi.tensor(coords, "auto")
         y = x
         for index, (weight, out) in enumerate(zip(weights, held["ys"])):
             with record_function("first_layer" if index == 0
@@ -236,7 +222,7 @@ def main():
     report = []
     for config in args.configs.split(","):
         layers, channels = (int(part) for part in config.split("x"))
-        weights = weights_of(layers, channels)
+        weights = stack_weights(layers, channels)
         for scene in args.scenes.split(","):
             coords = SCENES[scene](tilec.scenes).to(DEVICE)
             for way in args.ways.split(","):

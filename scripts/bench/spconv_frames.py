@@ -198,7 +198,9 @@ class Frames:
 
 
 def stack_weights(layers, channels):
-    """The stack's weights, [C, 3, 3, 3, C] f16 per layer."""
+    """The stack's weights, [C, 3, 3, 3, C] f16 per layer (also
+    spconv_frame_profile.py's, without this module's main)."""
+    import torch
     weights = []
     for layer in range(layers):
         generator = torch.Generator(device=DEVICE).manual_seed(
@@ -216,7 +218,7 @@ def stack_weights(layers, channels):
 
 def tilec_layers(weights):
     """The stack as tilec.nn.SubMConv3d modules holding `weights`
-    (spconv_frame_profile.py runs them too, without this module's main)."""
+    (spconv_frame_profile.py runs them too)."""
     import torch
     import tilec.nn
     modules = []

@@ -198,7 +198,9 @@ class SubMConv3d(_KernelConv):
         self._features("SubMConv3d", x)
         weight = spconv_pointwise_weight(self.weight) \
             if self.kernel_size == (1, 1, 1) else self.weight
-        return x.replace_feature(
+        # The convolution's output is [N, Co] on x's device: replaced
+        # without replace_feature's checks.
+        return x._with_features(
             submanifold_conv3d(x, weight, self.bias, self.dilation))
 
     def extra_repr(self):

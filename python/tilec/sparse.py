@@ -80,9 +80,17 @@ def _name(dtype):
     return str(dtype).replace("torch.", "")
 
 
+# torch's current raw stream by device index, without making a torch
+# Stream object per call (a few us a convolution); torch builds without it
+# take the public way.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def current_stream(device):
-    """torch's current stream on `device` as a CUstream (0: the legacy
-    default stream)."""
+    """torch's current stream on `device` (a CUDA torch.device with its
+    index) as a CUstream (0: the legacy default stream)."""
+    if _raw_stream is not None:
+        return _raw_stream(device.index)
     return torch.cuda.current_stream(device).cuda_stream
 
 
@@ -105,7 +113,7 @@ def register_maps(maps):
     no cycle keeps them past their last user)."""
     ident = next(_MAP_IDS)
     _MAPS[ident] = maps
-    token = torch.tensor([ident], dtype=torch.int64)
+    token = torch.full((1,), ident, dtype=torch.int64)
     token._tilec_maps = maps
     return token
 
@@ -273,6 +281,11 @@ class SparseTensor:
         indice_dict) and `features`."""
         self._check_features(features, self.voxels)
         check_device("SparseTensor", "features", features, self.device)
+        return self._with_features(features)
+
+    def _with_features(self, features):
+        """replace_feature without its checks, for the outputs of this
+        package's own convolutions ([N, Co] on the tensor's device)."""
         replaced = SparseTensor.__new__(SparseTensor)
         replaced.__dict__.update(self.__dict__)
         replaced._features = features
@@ -507,9 +520,21 @@ def check_conv_arguments(features, weight, bias, dilation, device):
     return window
 
 
+# The C API's int32[3] pairs by window: the library only reads them, so one
+# pair serves every call of a window (a process meets a few windows; the
+# table is bounded all the same).
+_WINDOW_ARRAYS = {}
+
+
 def _window_arrays(window):
-    kernel, dilation = window
-    return (ctypes.c_int32 * 3)(*kernel), (ctypes.c_int32 * 3)(*dilation)
+    arrays = _WINDOW_ARRAYS.get(window)
+    if arrays is None:
+        if len(_WINDOW_ARRAYS) >= 256:
+            _WINDOW_ARRAYS.clear()
+        kernel, dilation = window
+        arrays = _WINDOW_ARRAYS[window] = (
+            (ctypes.c_int32 * 3)(*kernel), (ctypes.c_int32 * 3)(*dilation))
+    return arrays
 
 
 def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
@@ -536,7 +561,9 @@ def submanifold_conv3d(tensor, weight, bias=None, dilation=1):
             (bias is not None and bias.requires_grad)):
         conv = _EagerConv.apply
     else:
-        conv = _conv
+        # Inference: the body over the tensor's own maps, no token needed.
+        return _conv_over(tensor._maps, features, weight, bias, dilation,
+                          autocast_dtype())
     return conv(features, weight, bias, tensor._token, list(dilation),
                 autocast_dtype())
 
@@ -630,13 +657,19 @@ def submanifold_conv3d_backward(tensor, grad, weight, dilation=1,
     return dx, dw, db
 
 
-def _conv(features, weight, bias, token, dilation, dtype):
+def _conv_over(maps, features, weight, bias, dilation, dtype):
     """submanifold_conv3d in `dtype` (the autocast dtype; None: the
-    features') over the maps of `token`: the custom op's body."""
+    features') over `maps`."""
     if dtype is not None:  # autocast; else a mismatch is the caller's error
         features, weight = features.to(dtype), weight.to(dtype)
         bias = None if bias is None else bias.to(dtype)
-    return _forward(over(maps_of(token), features), weight, bias, dilation)
+    return _forward(over(maps, features), weight, bias, dilation)
+
+
+def _conv(features, weight, bias, token, dilation, dtype):
+    """_conv_over over the maps of `token`: the custom op's body."""
+    return _conv_over(maps_of(token), features, weight, bias, dilation,
+                      dtype)
 
 
 @torch.library.custom_op("tilec::submanifold_conv3d", mutates_args=())

@@ -658,7 +658,7 @@ class CompileTest(unittest.TestCase):
         Function gives."""
         sparse = self.sparse
         calls = []
-        body = sparse._conv
+        body = sparse._conv_over
 
         def counted(*args):
             calls.append(args)
@@ -668,7 +668,7 @@ class CompileTest(unittest.TestCase):
         weight = torch.randn(8, 3, 3, 3, 4, requires_grad=True)
         with_grad = sparse.submanifold_conv3d(tensor, weight)
         self.assertIsNotNone(with_grad.grad_fn)
-        sparse._conv = counted
+        sparse._conv_over = counted
         try:
             with torch.no_grad():
                 inferred = sparse.submanifold_conv3d(tensor, weight)
@@ -676,7 +676,7 @@ class CompileTest(unittest.TestCase):
             plain._token = tensor._token
             frozen = sparse.submanifold_conv3d(plain, weight.detach())
         finally:
-            sparse._conv = body
+            sparse._conv_over = body
         self.assertEqual(len(calls), 2)
         for y in (inferred, frozen):
             self.assertIsNone(y.grad_fn)

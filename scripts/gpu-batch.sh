@@ -6,7 +6,11 @@
 #
 #   scripts/gpu-batch.sh network        # SparseConvGpuTest, KernelGpuTest and
 #       StridedConvGpuTest beside the SpUNet network's check (both peers
-#       against float64), then the network's times (tilec, spconv-Triton)
+#       against float64), then the network's times (tilec, spconv-Triton);
+#       spconv-Triton tunes each layer shape for longer than one call
+#       lasts, so its tuning carries over: PEER_CACHE=FILE.tgz (carried)
+#       seeds Triton's cache with an earlier call's autotune results, and
+#       every run leaves its own in $OUT/peer-cache.tgz, cut or not
 #   scripts/gpu-batch.sh train [ROWS]   # where a training step's host time
 #       goes (spconv_step_profile.py, tilec), then `tilec bench spconv
 #       --train` rows with FlexGEMM (built in the call) and spconv-Triton;
@@ -26,7 +30,7 @@ set -uo pipefail
 case ${1:-} in
   network | train | profile) ;;
   maps) [[ -n ${2:-} ]] || { echo "gpu-batch.sh maps: name the baseline libtilec_c.so" >&2; exit 2; } ;;
-  *) sed -n '2,23p' "$0"; exit 2 ;;
+  *) sed -n '2,28p' "$0"; exit 2 ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-batch-out}
@@ -71,6 +75,10 @@ network() {
     pids+=($!)
   done
   fresh_caches network
+  if [[ -n ${PEER_CACHE:-} ]]; then
+    tar -C "$TRITON_CACHE_DIR" -xzf "$PEER_CACHE"
+    record peer-cache-seed $? "$(find "$TRITON_CACHE_DIR" -name '*.autotune.json' | wc -l) autotune results from $PEER_CACHE"
+  fi
   timeout $(($(left) - 200)) python3 "$bench/spconv_network.py" --lib "$lib" --out "$out/network-check" \
     --sections check --quick > "$out/logs/network-check.log" 2>&1
   record network-check $? logs/network-check.log
@@ -83,6 +91,15 @@ network() {
   timeout "$(left)" python3 "$bench/spconv_network.py" --lib "$lib" --out "$out/network-time" \
     --sections time --quick > "$out/logs/network-time.log" 2>&1
   record network-time $? logs/network-time.log
+  save_peer_cache
+}
+# spconv-Triton's autotune results (Triton's *.autotune.json, not the
+# compiled kernels: a chosen config compiles again in seconds, where its
+# tuning takes minutes) for the next call's PEER_CACHE.
+save_peer_cache() {
+  (cd "$TRITON_CACHE_DIR" && find . -name '*.autotune.json' -print0 |
+    tar --null -czf "$out/peer-cache.tgz" -T -)
+  record peer-cache-save $? "$(tar -tzf "$out/peer-cache.tgz" | wc -l) autotune results in peer-cache.tgz"
 }
 train() {
   local rows=${1:-shell128/256/f16;uniform500k@512/128/f16;shell128/128/bf16;shell128/128/f32}

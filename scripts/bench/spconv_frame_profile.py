@@ -10,6 +10,8 @@ run two ways in one process:
            default row order ("auto")
   package-new-runtime  (--ways) the package on a tilec.Runtime made for
            the way: after `package`, one that did not tune in the process
+  capi-alloc  (--ways) capi with each layer's output allocated inside the
+           frame by torch.empty, as the package does, instead of before it
 
 For each config, scene and way: the median wall time of --frames frames
 (each a 60-100% subset of its own voxel count, the previous frame's tensor
@@ -65,15 +67,17 @@ def package_frame(weights, runtime=None):
     return run
 
 
-def capi_frame(weights, capi):
+def capi_frame(weights, capi, allocate=False):
     """The same frame through the C API: a tensor, then each layer's
     tilec_submanifold_conv3d into outputs allocated before the frame (and
-    the features of the next frame's size: `prepare`)."""
+    the features of the next frame's size: `prepare`), or with `allocate`
+    inside it by torch.empty, as the package allocates them."""
     channels = weights[0].shape[0]
     held = {}
 
     def prepare(n):
-        held["ys"] = [torch.empty(n, channels, dtype=torch.float16,
+        held["ys"] = [None if allocate else
+                      torch.empty(n, channels, dtype=torch.float16,
                                   device=DEVICE) for _ in weights]
 
     def run(coords, x):
@@ -84,8 +88,12 @@ def capi_frame(weights, capi):
         for index, (weight, out) in enumerate(zip(weights, held["ys"])):
             with record_function("first_layer" if index == 0
                                  else "other_layers"):
+                if out is None:
+                    out = torch.empty(x.shape[0], channels,
+                                      dtype=torch.float16, device=DEVICE)
                 capi.conv(tensor, y, weight, out, "f16")()
             y = out
+        held["last"] = y
         return tensor
     return run, prepare
 
@@ -211,7 +219,7 @@ def main():
                         help="LxC, comma-separated")
     parser.add_argument("--scenes", default="street,shell256")
     parser.add_argument("--ways", default="package,capi",
-                        help="package, capi, package-new-runtime; "
+                        help="package, capi, package-new-runtime, capi-alloc; "
                         "comma-separated, run in this order")
     args = parser.parse_args()
     torch.cuda.init()
@@ -240,7 +248,8 @@ def main():
                         torch.cuda.synchronize()
                         held.clear()
                 else:
-                    run, prepare = capi_frame(weights, capi)
+                    run, prepare = capi_frame(weights, capi,
+                                              allocate=way == "capi-alloc")
 
                     def release(held):
                         torch.cuda.synchronize()

@@ -951,6 +951,23 @@ class StridedCheckScriptTest(unittest.TestCase):
 
 
 @unittest.skipIf(torch is None, NO_TORCH)
+class PythonOverheadScriptTest(unittest.TestCase):
+    """scripts/bench/python_overhead.py runs the package's inference frame
+    over its stand-in library and its training step, and names the package
+    it timed."""
+
+    def test_every_measurement_prints(self):
+        script = bench_script("python_overhead.py")
+        if not script.exists():
+            self.skipTest(f"no checkout here ({script} is missing)")
+        run = subprocess.run([sys.executable, str(script), "--runs", "5"],
+                             capture_output=True, text=True, check=False)
+        self.assertEqual(run.returncode, 0, run.stdout + run.stderr)
+        self.assertIn("tilec package: ", run.stdout)
+        self.assertEqual(run.stdout.count(" us\n"), 5, run.stdout)
+
+
+@unittest.skipIf(torch is None, NO_TORCH)
 class CheckpointTest(unittest.TestCase):
     """A state_dict of spconv's layout loads as it is."""
 

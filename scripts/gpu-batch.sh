@@ -118,7 +118,7 @@ profile() {
   record_suite SparseConvGpuTest $?
   fresh_caches profile
   timeout 200 python3 "$bench/spconv_frame_profile.py" --lib "$lib" --out "$out/frame-profile" \
-    --ways package,capi,package-new-runtime > "$out/logs/frame-profile.log" 2>&1
+    --ways package,capi,package-tensor,package-forward > "$out/logs/frame-profile.log" 2>&1
   record frame-profile $? logs/frame-profile.log
   timeout 120 python3 "$bench/spconv_maps_profile.py" --lib "$lib" --out "$out/maps-profile" \
     --row-orders key --fresh-sizes > "$out/logs/maps-profile.log" 2>&1

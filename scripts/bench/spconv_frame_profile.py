@@ -12,6 +12,11 @@ run two ways in one process:
            the way: after `package`, one that did not tune in the process
   capi-alloc  (--ways) capi with each layer's output allocated inside the
            frame by torch.empty, as the package does, instead of before it
+  package-tensor  (--ways) the package's tilec.SparseTensor, then the
+           layers through the C API on its maps (outputs as capi-alloc)
+  package-forward  (--ways) the package's tensor and each layer through
+           tilec.sparse._forward (its checks and allocation) without
+           tilec.nn's module and submanifold_conv3d's dispatch
 
 For each config, scene and way: the median wall time of --frames frames
 (each a 60-100% subset of its own voxel count, the previous frame's tensor
@@ -28,6 +33,7 @@ path. Writes spconv-frame-profile.json.
 
 import argparse
 import cProfile
+import ctypes
 import json
 import os
 import pstats
@@ -45,6 +51,10 @@ from spconv_maps_profile import Coordinates, on_gpu, summarize, timeline  # noqa
 
 SCENES = {"street": lambda scenes: scenes.lidar(),
           "shell256": lambda scenes: scenes.shell(256)}
+# split_frame's ways: how the layers over the package's tensor run.
+SPLIT_WAYS = {"package-tensor": "capi", "package-forward": "forward"}
+WAYS = ("package", "capi", "package-new-runtime", "capi-alloc") + \
+    tuple(SPLIT_WAYS)
 # The parts of a frame (record_function names).
 PARTS = ("tensor", "first_layer", "other_layers")
 
@@ -64,6 +74,37 @@ def package_frame(weights, runtime=None):
                                  else "other_layers"):
                 tensor = module(tensor)
         return tensor
+    return run
+
+
+def split_frame(weights, capi, layers_by):
+    """The package's tensor (tilec.SparseTensor) with its layers run
+    another way, to tell where the package's extra time goes: through the
+    C API on the tensor's maps with the outputs allocated in the frame
+    (`layers_by` "capi"), or through the package's body without its
+    wrappers ("forward": tilec.sparse._forward, its checks and its
+    allocation, no nn.Module, no submanifold_conv3d dispatch)."""
+    import tilec
+    import tilec.sparse
+    channels = weights[0].shape[0]
+
+    def run(coords, x):
+        with record_function("tensor"):
+            tensor = tilec.SparseTensor(coords, x)
+            handle = ctypes.c_void_p(tensor._maps.handle)
+        y = x
+        for index, weight in enumerate(weights):
+            with record_function("first_layer" if index == 0
+                                 else "other_layers"):
+                if layers_by == "forward":
+                    y = tilec.sparse._forward(tensor, weight, None, (1, 1, 1))
+                    tensor = tensor._with_features(y)
+                else:
+                    out = torch.empty(x.shape[0], channels,
+                                      dtype=torch.float16, device=DEVICE)
+                    capi.conv(handle, y, weight, out, "f16")()
+                    y = out
+        return tensor, y
     return run
 
 
@@ -219,9 +260,14 @@ def main():
                         help="LxC, comma-separated")
     parser.add_argument("--scenes", default="street,shell256")
     parser.add_argument("--ways", default="package,capi",
-                        help="package, capi, package-new-runtime, capi-alloc; "
+                        help="package, capi, package-new-runtime, capi-alloc, "
+                        "package-tensor, package-forward; "
                         "comma-separated, run in this order")
     args = parser.parse_args()
+    unknown = set(args.ways.split(",")) - set(WAYS)
+    if unknown:
+        parser.error(f"--ways: no way {', '.join(sorted(unknown))} (the "
+                     f"ways: {', '.join(WAYS)})")
     torch.cuda.init()
     torch.empty(1, device=DEVICE)
     os.environ["TILEC_LIBRARY"] = os.path.abspath(args.lib)
@@ -236,13 +282,19 @@ def main():
             for way in args.ways.split(","):
                 coordinates = Coordinates(coords, fresh=True)
                 prepare = None
-                if way.startswith("package"):
+                if way in ("package", "package-new-runtime"):
                     # package-new-runtime: a runtime made for this way,
                     # which finds the winners the default runtime tuned in
                     # the autotune cache instead of tuning them itself.
                     run = package_frame(
                         weights, tilec.Runtime()
                         if way == "package-new-runtime" else None)
+
+                    def release(held):
+                        torch.cuda.synchronize()
+                        held.clear()
+                elif way in SPLIT_WAYS:
+                    run = split_frame(weights, capi, SPLIT_WAYS[way])
 
                     def release(held):
                         torch.cuda.synchronize()

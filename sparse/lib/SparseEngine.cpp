@@ -469,10 +469,25 @@ bool SparseEngine::firstUseOf(const std::string &signature) {
   return signatures_.insert(signature).second;
 }
 
+Status SparseEngine::launch(const std::string &kernel, const Call &call,
+                            std::initializer_list<PointerArg> pointers,
+                            CUstream stream, const rt::InputsFactory &inputs) {
+  return launchWith(kernel, call, pointers.begin(), pointers.size(), stream,
+                    inputs);
+}
+
 Status
 SparseEngine::launch(const std::string &kernel, const Call &call,
                      const std::map<std::string, rt::DevicePtr> &pointers,
                      CUstream stream, const rt::InputsFactory &inputs) {
+  std::vector<PointerArg> listed(pointers.begin(), pointers.end());
+  return launchWith(kernel, call, listed.data(), listed.size(), stream, inputs);
+}
+
+Status SparseEngine::launchWith(const std::string &kernel, const Call &call,
+                                const PointerArg *pointers, size_t count,
+                                CUstream stream,
+                                const rt::InputsFactory &inputs) {
   Result<LaunchPlan *> plan = this->plan(kernel, call, inputs);
   if (!plan)
     return plan.status();
@@ -483,9 +498,13 @@ SparseEngine::launch(const std::string &kernel, const Call &call,
   for (const auto &[index, value] : launch.integers)
     if (Status status = bound.pack.setInt(index, value); !status.ok())
       return status.withContext(kernel);
+  const PointerArg *end = pointers + count;
   for (const auto &[name, index] : bound.pointers) {
-    auto pointer = pointers.find(name);
-    if (pointer == pointers.end())
+    const PointerArg *pointer =
+        std::find_if(pointers, end, [&name = name](const PointerArg &arg) {
+          return arg.first == name;
+        });
+    if (pointer == end)
       return Status::error(kernel + ": no buffer for " + name);
     if (Status status = bound.pack.setPointer(index, pointer->second);
         !status.ok())

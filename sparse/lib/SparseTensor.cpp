@@ -475,7 +475,9 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
         "cuMemsetD8Async"));
   } else {
     rt::DevicePtr counts = at(countsOffset);
-    std::map<std::string, rt::DevicePtr> blockBuffers = {
+    // Both fills read and write the same buffers (the list lives to the
+    // end of this block).
+    std::initializer_list<SparseEngine::PointerArg> blockBuffers = {
         {"row_masks_ptr", map->rowMasks},
         {"counts_ptr", counts},
         {"blk_start_ptr", blkStart},

@@ -30,11 +30,13 @@
 #include "tilec/runtime/Workload.h"
 
 #include <array>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -57,11 +59,20 @@ public:
   rt::AutotuneCache &cache() { return cache_; }
   const rt::Context &context() const { return provider_.context(); }
 
+  /// A pointer argument of a launch, by the kernel's name for it.
+  using PointerArg = std::pair<std::string_view, rt::DevicePtr>;
+
   /// Launches one of the kernels: the config the autotuner selects for
   /// `call`'s bucket (a map kernel's single config; a tuned kernel's winner,
   /// tuned on `inputs` when no cache or bundle has it), its grid, `pointers`
   /// by argument name and the call's integer arguments. A grid with no
-  /// program launches nothing.
+  /// program launches nothing. The pointers are read where the caller
+  /// lists them: a map build launches about 30 kernels a new tensor, and a
+  /// map of names per launch was a tenth of its host work.
+  Status launch(const std::string &kernel, const Call &call,
+                std::initializer_list<PointerArg> pointers, CUstream stream,
+                const rt::InputsFactory &inputs = {});
+  /// The same with the pointers in a map (a call that also tunes on them).
   Status launch(const std::string &kernel, const Call &call,
                 const std::map<std::string, rt::DevicePtr> &pointers,
                 CUstream stream, const rt::InputsFactory &inputs = {});
@@ -110,6 +121,9 @@ public:
   bool hasChoice(const std::string &kernel, const Call &call);
 
 private:
+  Status launchWith(const std::string &kernel, const Call &call,
+                    const PointerArg *pointers, size_t count, CUstream stream,
+                    const rt::InputsFactory &inputs);
   struct LaunchPlan;
   struct BucketPlan;
   struct ShapePlan;

@@ -21,16 +21,26 @@
 #       stream's frame, a map build's and a training step's time goes
 #       (spconv_frame_profile.py, spconv_maps_profile.py with its timeline,
 #       spconv_step_profile.py with its host split)
+#   scripts/gpu-batch.sh frames         # `tilec bench spconv --frames` (the
+#       streams with FlexGEMM, built in the call, and spconv-Triton; the map
+#       table; the bundle stream) with the time the batch has left
+#   scripts/gpu-batch.sh profile frames # several of network, profile and
+#       frames in one call, in order (a fresh GPU machine costs minutes)
 #
 # Each step has a time limit so that the batch ends within BATCH_S seconds
 # (default 580); caches are fresh ones under /tmp. Logs and JSON go to
 # ${OUT:-gpu-batch-out}; the status of each step is printed last, with the
 # tail of its log. Exits non-zero when a step fails.
 set -uo pipefail
+usage() { sed -n '2,33p' "$0"; exit 2; }
 case ${1:-} in
-  network | train | profile) ;;
+  train) ;;
   maps) [[ -n ${2:-} ]] || { echo "gpu-batch.sh maps: name the baseline libtilec_c.so" >&2; exit 2; } ;;
-  *) sed -n '2,28p' "$0"; exit 2 ;;
+  network | profile | frames)
+    for mode in "$@"; do
+      [[ $mode == network || $mode == profile || $mode == frames ]] || usage
+    done ;;
+  *) usage ;;
 esac
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$PWD/gpu-batch-out}
@@ -131,18 +141,27 @@ maps() {
   OUT=$out/maps timeout "$(left)" bash "$here/maps-check.sh" "$1" > "$out/logs/maps.log" 2>&1
   record maps-check $? logs/maps.log
 }
+frames() {
+  fresh_caches frames
+  # The bench's budget leaves out a FlexGEMM build (about a minute) and may
+  # run past it by a section's tail: both within the step's limit.
+  timeout "$(left)" python3 "$bench/spconv_frames.py" --lib "$lib" --tilec "$bundle/bin/tilec" \
+    --out "$out/frames" --configs 8x128,1x64 --frames 10 --sections streams,maps,bundle \
+    --map-reps 5 --budget-s $(($(left) - 120)) --flexgemm "$here/../peers/FlexGEMM" \
+    > "$out/logs/frames.log" 2>&1
+  record frames $? logs/frames.log
+}
 case ${1:-} in
-  network) network ;;
   train) train "${2:-}" ;;
   maps) maps "${2:-}" ;;
-  profile) profile ;;
+  *) for mode in "$@"; do "$mode"; done ;;
 esac
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 for line in "${status[@]}"; do
   echo "$line"
 done
 for log in "$out"/logs/network-*.log "$out"/logs/frame-profile.log "$out"/logs/step-profile.log "$out"/logs/maps-profile.log \
-  "$out"/logs/train.log "$out"/logs/maps.log; do
+  "$out"/logs/train.log "$out"/logs/maps.log "$out"/logs/frames.log; do
   [[ -f $log ]] && { echo "== ${log#"$out"/}"; tail -25 "$log"; }
 done
 [[ $failures -eq 0 ]]

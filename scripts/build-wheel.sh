@@ -66,10 +66,14 @@ site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["pur
 # The bench scripts' self-tests run the checkout's scripts (never its
 # package): TILEC_CHECKOUT says where they are.
 checkout=$(pwd)
+# The summary when the tests pass; every failure's traceback when one does
+# not (CI shows this output only).
 (cd "$tools" &&
-  TILEC_LIBRARY="$site/tilec/libtilec_c.so" PYTHONDONTWRITEBYTECODE=1 \
-  TILEC_CHECKOUT="$checkout" \
-  "$venv/bin/python" -m unittest -v test_tilec 2>&1 | tail -5 &&
+  { TILEC_LIBRARY="$site/tilec/libtilec_c.so" PYTHONDONTWRITEBYTECODE=1 \
+      TILEC_CHECKOUT="$checkout" \
+      "$venv/bin/python" -m unittest -v test_tilec > unittest.log 2>&1 ||
+      { grep -E '(FAIL|ERROR)$' unittest.log || true; sed -n '/^======/,$p' unittest.log; false; }; } &&
+  tail -5 unittest.log &&
   "$venv/bin/tilec" --version &&
   # Without a CUDA toolkit, the ptxas of the nvidia-cuda-nvcc dependency.
   env -u TILEC_PTXAS PATH=/usr/bin:/bin "$venv/bin/python" -c '

@@ -214,21 +214,26 @@ static TuneResult answerFromChoice(const TuneResult &choice) {
   return result;
 }
 
+const TuneResult *Autotuner::choiceLocked(const std::string &kernel,
+                                          const std::string &key) const {
+  if (options_.force)
+    return nullptr;
+  auto it = chosen_.find(choiceKey(kernel, key));
+  return it == chosen_.end() ? nullptr : &it->second;
+}
+
 std::optional<TuneResult> Autotuner::chosenForKey(const std::string &kernel,
                                                   const std::string &key) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (options_.force)
-    return std::nullopt;
-  auto it = chosen_.find(choiceKey(kernel, key));
-  if (it == chosen_.end())
-    return std::nullopt;
-  return answerFromChoice(it->second);
+  if (const TuneResult *choice = choiceLocked(kernel, key))
+    return answerFromChoice(*choice);
+  return std::nullopt;
 }
 
 bool Autotuner::hasChoiceForKey(const std::string &kernel,
                                 const std::string &key) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return !options_.force && chosen_.count(choiceKey(kernel, key)) != 0;
+  return choiceLocked(kernel, key) != nullptr;
 }
 
 bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
@@ -241,9 +246,10 @@ bool Autotuner::hasChoice(const std::string &kernel, const Call &call) {
   Result<std::string> key = (*description)->evaluateAutotuneKey(call);
   if (!key)
     return false;
-  return chosen_.count(choiceKey(
-             kernel, specializedAutotuneKey(
-                         *key, (*description)->specializationOf(call)))) != 0;
+  return choiceLocked(kernel,
+                      specializedAutotuneKey(
+                          *key, (*description)->specializationOf(call))) !=
+         nullptr;
 }
 
 // The order of select(): this process's choice, a pin, the bundle, the
@@ -341,16 +347,14 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   step("key");
 
   std::string memoKey = choiceKey(kernel, *key);
-  if (!options_.force) {
-    if (auto it = chosen_.find(memoKey); it != chosen_.end()) {
-      TuneResult result = answerFromChoice(it->second);
-      Result<Dim3> grid = description->evaluateGrid(result.config, call);
-      if (!grid)
-        return grid.status();
-      result.grid = *grid;
-      step("memo");
-      return finish(std::move(result));
-    }
+  if (const TuneResult *choice = choiceLocked(kernel, *key)) {
+    TuneResult result = answerFromChoice(*choice);
+    Result<Dim3> grid = description->evaluateGrid(result.config, call);
+    if (!grid)
+      return grid.status();
+    result.grid = *grid;
+    step("memo");
+    return finish(std::move(result));
   }
 
   auto chooseLoaded =

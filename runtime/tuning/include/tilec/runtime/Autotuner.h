@@ -414,6 +414,10 @@ private:
   // first candidate without benchmarks.
   bool onInterpreter() const;
   Result<const KernelDescription *> describeLocked(const std::string &kernel);
+  // This process's choice for `kernel` under its specialized autotune key,
+  // or null (also under --force, which always tunes anew).
+  const TuneResult *choiceLocked(const std::string &kernel,
+                                 const std::string &key) const;
   bool wouldTuneLocked(const std::string &kernel,
                        const KernelDescription &description, const Call &call);
   Result<TuneResult> tune(const KernelDescription &description,

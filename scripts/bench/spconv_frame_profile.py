@@ -51,10 +51,8 @@ from spconv_maps_profile import Coordinates, on_gpu, summarize, timeline  # noqa
 
 SCENES = {"street": lambda scenes: scenes.lidar(),
           "shell256": lambda scenes: scenes.shell(256)}
-# split_frame's ways: how the layers over the package's tensor run.
-SPLIT_WAYS = {"package-tensor": "capi", "package-forward": "forward"}
-WAYS = ("package", "capi", "package-new-runtime", "capi-alloc") + \
-    tuple(SPLIT_WAYS)
+WAYS = ("package", "capi", "package-new-runtime", "capi-alloc",
+        "package-tensor", "package-forward")
 # The parts of a frame (record_function names).
 PARTS = ("tensor", "first_layer", "other_layers")
 
@@ -77,42 +75,34 @@ def package_frame(weights, runtime=None):
     return run
 
 
-def split_frame(weights, capi, layers_by):
-    """The package's tensor (tilec.SparseTensor) with its layers run
-    another way, to tell where the package's extra time goes: through the
-    C API on the tensor's maps with the outputs allocated in the frame
-    (`layers_by` "capi"), or through the package's body without its
-    wrappers ("forward": tilec.sparse._forward, its checks and its
-    allocation, no nn.Module, no submanifold_conv3d dispatch)."""
+def forward_frame(weights):
+    """The package's tensor (tilec.SparseTensor) with each layer through
+    the package's body without its wrappers (tilec.sparse._forward: its
+    checks and its allocation, no nn.Module, no submanifold_conv3d
+    dispatch), to tell where the package's extra time goes."""
     import tilec
     import tilec.sparse
-    channels = weights[0].shape[0]
 
     def run(coords, x):
         with record_function("tensor"):
             tensor = tilec.SparseTensor(coords, x)
-            handle = ctypes.c_void_p(tensor._maps.handle)
-        y = x
         for index, weight in enumerate(weights):
             with record_function("first_layer" if index == 0
                                  else "other_layers"):
-                if layers_by == "forward":
-                    y = tilec.sparse._forward(tensor, weight, None, (1, 1, 1))
-                    tensor = tensor._with_features(y)
-                else:
-                    out = torch.empty(x.shape[0], channels,
-                                      dtype=torch.float16, device=DEVICE)
-                    capi.conv(handle, y, weight, out, "f16")()
-                    y = out
-        return tensor, y
+                tensor = tensor._with_features(
+                    tilec.sparse._forward(tensor, weight, None, (1, 1, 1)))
+        return tensor
     return run
 
 
-def capi_frame(weights, capi, allocate=False):
+def capi_frame(weights, capi, allocate=False, package_tensor=False):
     """The same frame through the C API: a tensor, then each layer's
     tilec_submanifold_conv3d into outputs allocated before the frame (and
     the features of the next frame's size: `prepare`), or with `allocate`
-    inside it by torch.empty, as the package allocates them."""
+    inside it by torch.empty, as the package allocates them. With
+    `package_tensor` the tensor is the package's (tilec.SparseTensor, whose
+    maps the C API calls use), and run() returns it instead of a handle."""
+    import tilec
     channels = weights[0].shape[0]
     held = {}
 
@@ -123,8 +113,12 @@ def capi_frame(weights, capi, allocate=False):
 
     def run(coords, x):
         with record_function("tensor"):
-            # The package's default row order, decided by the library.
-            tensor = capi.tensor(coords, "auto")
+            if package_tensor:
+                tensor = tilec.SparseTensor(coords, x)
+                handle = ctypes.c_void_p(tensor._maps.handle)
+            else:
+                # The package's default row order, decided by the library.
+                tensor = handle = capi.tensor(coords, "auto")
         y = x
         for index, (weight, out) in enumerate(zip(weights, held["ys"])):
             with record_function("first_layer" if index == 0
@@ -132,7 +126,7 @@ def capi_frame(weights, capi, allocate=False):
                 if out is None:
                     out = torch.empty(x.shape[0], channels,
                                       dtype=torch.float16, device=DEVICE)
-                capi.conv(tensor, y, weight, out, "f16")()
+                capi.conv(handle, y, weight, out, "f16")()
             y = out
         held["last"] = y
         return tensor
@@ -293,20 +287,24 @@ def main():
                     def release(held):
                         torch.cuda.synchronize()
                         held.clear()
-                elif way in SPLIT_WAYS:
-                    run = split_frame(weights, capi, SPLIT_WAYS[way])
+                elif way == "package-forward":
+                    run = forward_frame(weights)
 
                     def release(held):
                         torch.cuda.synchronize()
                         held.clear()
                 else:
-                    run, prepare = capi_frame(weights, capi,
-                                              allocate=way == "capi-alloc")
+                    package_tensor = way == "package-tensor"
+                    run, prepare = capi_frame(
+                        weights, capi, allocate=way != "capi",
+                        package_tensor=package_tensor)
 
-                    def release(held):
+                    def release(held, destroy=not package_tensor):
                         torch.cuda.synchronize()
                         while held:
-                            capi.destroy(held.pop()[0])
+                            tensor = held.pop()[0]
+                            if destroy:
+                                capi.destroy(tensor)
                 row = profile_way(way, run, coordinates, channels,
                                   args.frames, release, prepare)
                 row.update(config=f"L{layers}/C{channels}", scene=scene)

@@ -13,6 +13,9 @@
 // groups whose bit is clear).
 //
 // Grid: (cdiv(N, BLOCK_M)).
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +31,8 @@ static void buildBlockOffsets(KernelBuilder &kb) {
   bool fill = kb.param("FILL");
   Tensor rowMasks = kb.arg("row_masks_ptr"), counts = kb.arg("counts_ptr");
   Tensor blkStart = kb.arg("blk_start_ptr"), blkOff = kb.arg("blk_off_ptr");
-  Tensor n = kb.arg("N"), v = kb.arg("V");
+  Tensor v = kb.arg("V");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   Tensor block = kb.let("block", kb.programId(0));
   Tensor offsets = kb.let("offsets", kb.arange(0, paddedOffsets));
@@ -79,6 +83,7 @@ TILEC_KERNEL(block_offsets) {
           .arg(pointer("counts_ptr", "i32").divisibility(16))
           .arg(pointer("blk_start_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))
           .candidate("num_warps=4")
@@ -92,6 +97,9 @@ TILEC_KERNEL(block_offsets) {
           // Reads the rows' masks, not the map: winners and cubins cached
           // for the map's input do not match these keys.
           .key("INPUT_FORMAT", "2")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK_M)"})
           .require("VP >= V", "a tile column holds every offset")
           .require("ROW_TILE <= BLOCK_M", "a row tile lies inside its block")

@@ -18,6 +18,9 @@
 // Grid: (cdiv(N, ROWS)): program g compares its group's rows with the
 // groups of its window, TILE groups a step, keeping the smallest score of
 // each (row, lane) and reducing the lanes once at the end.
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +38,7 @@ static void buildMaskCover(KernelBuilder &kb) {
   Tensor order = kb.arg("order_ptr"), sortKey = kb.arg("sort_key_ptr");
   Tensor unions = kb.arg("unions_ptr"), scores = kb.arg("scores_ptr");
   Tensor cover = kb.arg("cover_ptr"), values = kb.arg("values_ptr");
-  Tensor n = kb.arg("N");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   Tensor group = kb.let("group", kb.programId(0));
   Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
@@ -83,9 +86,13 @@ TILEC_KERNEL(mask_cover) {
           .arg(pointer("scores_ptr", "i32").divisibility(16))
           .arg(pointer("cover_ptr", "i32").divisibility(16))
           .arg(pointer("values_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, ROWS)"})
           .require("N + ROWS * (WINDOW + 1) < 2147483648",
                    "row and group indices are 32-bit")

@@ -7,6 +7,9 @@
 // (g is below 2^25 while N < 2^31 and ROWS >= 64).
 //
 // Grid: (cdiv(N, ROWS)).
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +36,7 @@ static void buildMaskUnions(KernelBuilder &kb) {
   int64_t rows = kb.param("ROWS");
   Tensor order = kb.arg("order_ptr"), sortKey = kb.arg("sort_key_ptr");
   Tensor unions = kb.arg("unions_ptr"), scores = kb.arg("scores_ptr");
-  Tensor n = kb.arg("N");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   Tensor group = kb.let("group", kb.programId(0));
   Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
@@ -56,9 +59,13 @@ TILEC_KERNEL(mask_unions) {
           .arg(pointer("sort_key_ptr", "i32").divisibility(16))
           .arg(pointer("unions_ptr", "i32").divisibility(16))
           .arg(pointer("scores_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .candidate("num_warps=2")
           .key("LOG2_N", "ceil(log2(N))")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, ROWS)"})
           .testSizes({{"N", 3000}}, {{"N", 777}}),
       buildMaskUnions);

@@ -20,6 +20,9 @@
 // (128-row blocks) and from 1.26 to 1.20 (64 rows).
 //
 // Grid: (cdiv(N, BLOCK)); each program reads BLOCK rows of VP offsets.
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,7 +85,8 @@ static void buildNeighbourKeys(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
   Tensor nb = kb.arg("nb_ptr"), sortKey = kb.arg("sort_key_ptr");
   Tensor pairs = kb.arg("pairs_ptr");
-  Tensor n = kb.arg("N"), v = kb.arg("V");
+  Tensor v = kb.arg("V");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
   Tensor kx = kb.arg("KX"), ky = kb.arg("KY"), kz = kb.arg("KZ");
 
   Tensor voxel = kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
@@ -115,6 +119,7 @@ TILEC_KERNEL(neighbour_keys) {
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("sort_key_ptr", "i32").divisibility(16))
           .arg(pointer("pairs_ptr", "i64").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("KX", "i32"))
           .arg(scalar("KY", "i32"))
@@ -125,6 +130,9 @@ TILEC_KERNEL(neighbour_keys) {
           .key("KX")
           .key("KY")
           .key("KZ")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK)"})
           .require("VP >= KX * KY * KZ", "a tile row holds every offset")
           .require("V == KX * KY * KZ", "V is the window's offsets")

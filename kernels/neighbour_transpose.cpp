@@ -1,6 +1,7 @@
 //===- neighbour_transpose.cpp - the map in row order, offset-major -------===//
 //
-// nbt[v * N + r] = nb[order[r] * V + v]: the neighbour map read in the
+// nbt[v * n + r] = nb[order[r] * V + v] for the n = *count_ptr live rows
+// (their count is nbt's stride, whatever N is): the neighbour map read in the
 // sorted row order of the masked GEMM and stored offset-major, so that
 // sparse_conv_fwd reads one offset's column for a block of rows with
 // coalesced loads. Each sorted row's offsets with a neighbour also go to
@@ -9,6 +10,9 @@
 // the map, twice for each row block size.
 //
 // Grid: (cdiv(N, BLOCK)).
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +28,8 @@ static void buildNeighbourTranspose(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
   Tensor nb = kb.arg("nb_ptr"), order = kb.arg("order_ptr");
   Tensor nbt = kb.arg("nbt_ptr"), rowMasks = kb.arg("row_masks_ptr");
-  Tensor n = kb.arg("N"), v = kb.arg("V");
+  Tensor v = kb.arg("V");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   Tensor row = kb.let("row", kb.programId(0) * block + kb.arange(0, block));
   Tensor inRange = kb.let("in_range", row < n);
@@ -66,6 +71,7 @@ TILEC_KERNEL(neighbour_transpose) {
           .arg(pointer("order_ptr", "i32").divisibility(16))
           .arg(pointer("nbt_ptr", "i32").divisibility(16))
           .arg(pointer("row_masks_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))
           .candidate("num_warps=4")
@@ -74,6 +80,9 @@ TILEC_KERNEL(neighbour_transpose) {
           // With the rows' masks: winners and cubins cached for the kernel
           // without them do not match.
           .key("OUTPUTS", "2")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK)"})
           .require("VP >= V", "a tile row holds every offset")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")

@@ -11,6 +11,9 @@
 // digits, in the order a stable sort needs; radix_scatter moves the keys.
 //
 // Grid: (cdiv(N, BLOCK * CHUNKS)).
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +27,8 @@ static void buildRadixHistogram(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), chunks = kb.param("CHUNKS");
   int64_t digitCount = int64_t(1) << kb.param("DIGIT_BITS");
   Tensor keys = kb.arg("keys_ptr"), hist = kb.arg("hist_ptr");
-  Tensor n = kb.arg("N"), shift = kb.arg("SHIFT");
+  Tensor shift = kb.arg("SHIFT");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   Tensor program = kb.let("program", kb.programId(0));
   Tensor programs = kb.let("programs", kb.numPrograms(0));
@@ -54,6 +58,7 @@ TILEC_KERNEL(radix_histogram) {
           .param(MetaParameter("DIGIT_BITS").atLeast(1).atMost(8).byDefault(4))
           .arg(pointer("keys_ptr", "i32").divisibility(16))
           .arg(pointer("hist_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("SHIFT", "i32"))
           .candidate("num_warps=4")
@@ -63,6 +68,9 @@ TILEC_KERNEL(radix_histogram) {
           .key("BLOCK")
           .key("CHUNKS")
           .key("DIGIT_BITS")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK * CHUNKS)"})
           .require("SHIFT >= 0", "the digit's shift is in [0, 31]")
           .require("SHIFT <= 31", "the digit's shift is in [0, 31]")

@@ -16,6 +16,9 @@
 // only read.
 //
 // Grid: (cdiv(N, BLOCK * CHUNKS)).
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +35,8 @@ static void buildRadixScatter(KernelBuilder &kb) {
   Tensor keysIn = kb.arg("keys_in_ptr"), valsIn = kb.arg("vals_in_ptr");
   Tensor keysOut = kb.arg("keys_out_ptr"), valsOut = kb.arg("vals_out_ptr");
   Tensor histScan = kb.arg("hist_scan_ptr");
-  Tensor n = kb.arg("N"), shift = kb.arg("SHIFT");
+  Tensor shift = kb.arg("SHIFT");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   Tensor program = kb.let("program", kb.programId(0));
   Tensor programs = kb.let("programs", kb.numPrograms(0));
@@ -105,6 +109,7 @@ TILEC_KERNEL(radix_scatter) {
           .arg(pointer("keys_out_ptr", "i32").divisibility(16))
           .arg(pointer("vals_out_ptr", "i32").divisibility(16))
           .arg(pointer("hist_scan_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("SHIFT", "i32"))
           .candidate("num_warps=4")
@@ -115,6 +120,9 @@ TILEC_KERNEL(radix_scatter) {
           .key("CHUNKS")
           .key("DIGIT_BITS")
           .key("FIRST")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK * CHUNKS)"})
           .require("SHIFT >= 0", "the digit's shift is in [0, 31]")
           .require("SHIFT <= 31", "the digit's shift is in [0, 31]")

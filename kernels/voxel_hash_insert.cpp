@@ -16,6 +16,9 @@
 // every voxel went in.
 //
 // Grid: (cdiv(N, BLOCK)).
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +34,8 @@ static void buildVoxelHashInsert(KernelBuilder &kb) {
   Tensor coords = kb.arg("coords_ptr"), keys = kb.arg("keys_ptr");
   Tensor vals = kb.arg("vals_ptr"), status = kb.arg("status_ptr");
   Tensor probes = kb.arg("probes_ptr");
-  Tensor n = kb.arg("N"), log2Slots = kb.arg("LOG2_T");
+  Tensor log2Slots = kb.arg("LOG2_T");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   Tensor voxel = kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
   Tensor inRange = kb.let("in_range", voxel < n);
@@ -86,10 +90,14 @@ TILEC_KERNEL(voxel_hash_insert) {
           .arg(pointer("vals_ptr", "i32").divisibility(16))
           .arg(pointer("status_ptr", "i32").divisibility(16))
           .arg(pointer("probes_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("LOG2_T", "i32").doNotSpecialize())
           .candidate("BLOCK=256,num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK)"})
           .require("N * 4 < 2147483648", "coordinate offsets are 32-bit")
           .require("LOG2_T >= 1", "the table has at least two slots")

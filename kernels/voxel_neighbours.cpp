@@ -20,6 +20,9 @@
 // for the sort keys.
 //
 // Grid: (cdiv(N, BLOCK)); each program looks up BLOCK voxels x VP offsets.
+// N sizes the grid; the live count, at most N, is read from count_ptr, so
+// that one launch sequence serves every count up to N (docs/sparse-conv.md,
+// "One launch sequence per size bucket").
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,7 +38,8 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
   Tensor coords = kb.arg("coords_ptr"), keys = kb.arg("keys_ptr");
   Tensor vals = kb.arg("vals_ptr"), probes = kb.arg("probes_ptr");
   Tensor nb = kb.arg("nb_ptr");
-  Tensor n = kb.arg("N"), log2Slots = kb.arg("LOG2_T");
+  Tensor log2Slots = kb.arg("LOG2_T");
+  Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
   Tensor kx = kb.arg("KX"), ky = kb.arg("KY"), kz = kb.arg("KZ");
   Tensor v = kb.arg("V");
 
@@ -108,17 +112,20 @@ TILEC_KERNEL(voxel_neighbours) {
           .arg(pointer("vals_ptr", "i32").divisibility(16))
           .arg(pointer("probes_ptr", "i32").divisibility(16))
           .arg(pointer("nb_ptr", "i32").divisibility(16))
+          .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("LOG2_T", "i32").doNotSpecialize())
           .args({scalar("KX", "i32"), scalar("KY", "i32"), scalar("KZ", "i32"),
-                 scalar("DX", "i32"), scalar("DY", "i32"),
-                 scalar("DZ", "i32")})
+                 scalar("DX", "i32"), scalar("DY", "i32"), scalar("DZ", "i32")})
           .arg(scalar("V", "i32").byDefault("KX * KY * KZ"))
           .candidate("num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
           .key("KX")
           .key("KY")
           .key("KZ")
+          // N sizes the grid, the live count comes from count_ptr:
+          // winners and cubins cached for N as the count do not match.
+          .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK)"})
           .require("VP >= (KX * KY * KZ - 1) // 2",
                    "a tile row holds the lower half's offsets")

@@ -28,6 +28,7 @@ TILEC_REFERENCE(block_offsets)(const ReferenceRequest &request) {
     return maps.status();
   int64_t blocks = static_cast<int64_t>(maps->blkStart.size()) - 1;
   ReferenceProblem problem;
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["row_masks_ptr"] = int32Tensor(maps->rowMasks);
   problem.tensors["counts_ptr"] = HostTensor(ElementFormat::I32, blocks);
   problem.tensors["blk_start_ptr"] = int32Tensor(maps->blkStart);

@@ -24,6 +24,7 @@ TILEC_REFERENCE(mask_cover)(const ReferenceRequest &request) {
   std::vector<int32_t> keys(maps->sortKeys.begin(), maps->sortKeys.end());
   CoverRound round = coverRound(maps->sortKeys, maps->order, rows, window);
   ReferenceProblem problem;
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["order_ptr"] = int32Tensor(maps->order);
   problem.tensors["sort_key_ptr"] = int32Tensor(keys);
   problem.tensors["unions_ptr"] = int32Tensor(round.unions);

@@ -22,6 +22,7 @@ TILEC_REFERENCE(mask_unions)(const ReferenceRequest &request) {
     return maps.status();
   std::vector<int32_t> keys(maps->sortKeys.begin(), maps->sortKeys.end());
   ReferenceProblem problem;
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["order_ptr"] = int32Tensor(maps->order);
   problem.tensors["sort_key_ptr"] = int32Tensor(keys);
   problem.tensors["unions_ptr"] =

@@ -42,6 +42,7 @@ TILEC_REFERENCE(neighbour_keys)(const ReferenceRequest &request) {
     return maps.status();
 
   ReferenceProblem problem;
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(n)});
   problem.tensors["nb_ptr"] = int32Tensor(maps->nb);
   problem.tensors["sort_key_ptr"] = HostTensor(ElementFormat::I32, n);
   HostTensor pairs(ElementFormat::I64, 1);

@@ -26,6 +26,7 @@ TILEC_REFERENCE(neighbour_transpose)(const ReferenceRequest &request) {
   for (int64_t i = *n - 1; i > 0; --i)
     std::swap(order[i], order[request.rng.below(i + 1)]);
   ReferenceProblem problem;
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["nb_ptr"] = int32Tensor(nb);
   problem.tensors["order_ptr"] = int32Tensor(order);
   problem.tensors["nbt_ptr"] = HostTensor(ElementFormat::I32, *n * *v);

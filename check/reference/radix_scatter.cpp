@@ -45,6 +45,7 @@ TILEC_REFERENCE(radix_scatter)(const ReferenceRequest &request) {
       scan[d * (programs + 1) + p + 1] =
           scan[d * (programs + 1) + p] + counts[d * programs + p];
   ReferenceProblem problem;
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["keys_in_ptr"] = int32Tensor(keys);
   problem.tensors["vals_in_ptr"] = int32Tensor(vals);
   problem.tensors["keys_out_ptr"] = HostTensor(ElementFormat::I32, *n);

@@ -28,6 +28,7 @@ TILEC_REFERENCE(voxel_hash_insert)(const ReferenceRequest &request) {
   HostTensor keys(ElementFormat::I64, size_t(1) << *log2Slots);
   for (size_t i = 0; i < keys.size(); ++i)
     keys.set(i, -1);
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["coords_ptr"] = int32Tensor(cloud.coords);
   problem.tensors["keys_ptr"] = std::move(keys);
   problem.tensors["vals_ptr"] =

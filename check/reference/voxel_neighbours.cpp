@@ -38,6 +38,7 @@ TILEC_REFERENCE(voxel_neighbours)(const ReferenceRequest &request) {
   HostTensor keys(ElementFormat::I64, table.keys.size());
   for (size_t i = 0; i < table.keys.size(); ++i)
     keys.setInteger(i, table.keys[i]);
+  problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(n)});
   problem.tensors["coords_ptr"] = int32Tensor(cloud.coords);
   problem.tensors["keys_ptr"] = std::move(keys);
   problem.tensors["vals_ptr"] = int32Tensor(table.vals);

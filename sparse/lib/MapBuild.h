@@ -129,26 +129,30 @@ inline int64_t digitScanBytes(int64_t programs) {
   return 4 * kRadixDigits * (programs + 1);
 }
 
-// The buffers of a radix sort's passes: keys and values alternate between
-// two buffers each, the digit counts of each program and their scan
-// (digitCountBytes and digitScanBytes).
 // A sorted map of `rows` rows of `v` offsets (order, nbt and the rows'
 // masks) in one allocation of the engine's pool.
 Result<std::shared_ptr<SortedNeighbourMap>>
 allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
                   CUstream stream);
 
+// The buffers of a radix sort's passes: keys and values alternate between
+// two buffers each, the digit counts of each program and their scan
+// (digitCountBytes and digitScanBytes).
 struct RadixScratch {
   rt::DevicePtr keysA, keysB, values, hist, histScan;
+  // A device word holding the live key count (at most the sort's n).
+  rt::DevicePtr count;
 };
 
-// Queues a stable sort of the `n` keys at `keys` (a digit a pass, `passes`
-// passes; radix_histogram, exclusive_scan, radix_scatter) into `order`,
-// whose values are `values` (n of them, neither `order` nor
-// scratch.values), else the keys' positions (the first pass takes them as
-// such): pass p reads the keys of pass p - 1 (p = 0: `keys`) and writes
-// keysA or keysB in turn; the values go to scratch.values and `order` in
-// turn, so that the last pass writes `order`.
+// Queues a stable sort of the keys at `keys` (a digit a pass, `passes`
+// passes; radix_histogram, exclusive_scan, radix_scatter) into `order`:
+// the first *scratch.count of them, read on the device, with `n` (at least
+// that) sizing the grids, so that a recorded sort serves every count up to
+// n. The values are `values` (neither `order` nor scratch.values), else the
+// keys' positions (the first pass takes them as such): pass p reads the
+// keys of pass p - 1 (p = 0: `keys`) and writes keysA or keysB in turn; the
+// values go to scratch.values and `order` in turn, so that the last pass
+// writes `order`.
 inline Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
                         int passes, rt::DevicePtr order,
                         const RadixScratch &scratch, CUstream stream,
@@ -163,9 +167,11 @@ inline Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
     rt::DevicePtr keysTo = pass % 2 == 0 ? scratch.keysA : scratch.keysB;
     rt::DevicePtr valsTo =
         (passes - 1 - pass) % 2 == 0 ? order : scratch.values;
-    TILEC_RETURN_IF_ERROR(engine.launch(
-        "radix_histogram", digitsCall(n, pass),
-        {{"keys_ptr", keysFrom}, {"hist_ptr", scratch.hist}}, stream));
+    TILEC_RETURN_IF_ERROR(engine.launch("radix_histogram", digitsCall(n, pass),
+                                        {{"keys_ptr", keysFrom},
+                                         {"hist_ptr", scratch.hist},
+                                         {"count_ptr", scratch.count}},
+                                        stream));
     TILEC_RETURN_IF_ERROR(engine.launch(
         "exclusive_scan", digitScanCall(programs),
         {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream));
@@ -175,7 +181,8 @@ inline Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
                                          {"vals_in_ptr", valsFrom},
                                          {"keys_out_ptr", keysTo},
                                          {"vals_out_ptr", valsTo},
-                                         {"hist_scan_ptr", scratch.histScan}},
+                                         {"hist_scan_ptr", scratch.histScan},
+                                         {"count_ptr", scratch.count}},
                                         stream));
     keysFrom = keysTo;
     valsFrom = valsTo;
@@ -222,6 +229,7 @@ public:
   Region(const rt::Context &context, CUdeviceptr address, size_t bytes)
       : driver(&context.driver()), address(address), bytes(bytes) {}
   rt::DevicePtr ptr() const { return rt::DevicePtr{address}; }
+  size_t size() const { return bytes; }
   Status memset8(uint8_t value) const {
     return driver->check(driver->api().cuMemsetD8(address, value, bytes),
                          "cuMemsetD8");
@@ -272,6 +280,128 @@ inline Result<std::vector<Region>> carve(SparseEngine &engine,
                          static_cast<size_t>(sizes[i]));
   return regions;
 }
+
+// Where a row block size's lists sit in one allocation (packedOffsets):
+// blk_start, then each block's count of offsets (what the scan reads, at a
+// 16-byte boundary, as block_offsets declares), the lists at their largest
+// (every block visiting every offset, so that no count has to come back to
+// the host first), blk_order, the block sort's scratch, and two count
+// words (the rows', the blocks').
+struct BlockListLayout {
+  int64_t counts, blkOff, blkOrder, sortScratch, countWords, bytes;
+};
+inline BlockListLayout getBlockListLayout(int64_t blocks, int64_t v) {
+  int64_t countsOffset = cdiv(4 * (blocks + 1), 16) * 16;
+  BlockListLayout layout;
+  std::vector<int64_t> offsets =
+      packedOffsets({countsOffset + 4 * blocks, 4 * blocks * v, 4 * blocks,
+                     getBlockSortLayout(blocks).bytes, 16},
+                    layout.bytes);
+  layout.counts = countsOffset;
+  layout.blkOff = offsets[1];
+  layout.blkOrder = offsets[2];
+  layout.sortScratch = offsets[3];
+  layout.countWords = offsets[4];
+  return layout;
+}
+struct BlockListBuffers {
+  rt::DevicePtr blkStart, counts, blkOff, blkOrder, sortScratch;
+  // Words holding the rows' count (the caller's to set) and the blocks'
+  // (queueBlockLists sets it).
+  rt::DevicePtr rowsCount, blocksCount;
+};
+inline BlockListBuffers blockListBuffers(CUdeviceptr base,
+                                         const BlockListLayout &layout) {
+  auto at = [base](int64_t offset) { return rt::DevicePtr{base + offset}; };
+  return {at(0),
+          at(layout.counts),
+          at(layout.blkOff),
+          at(layout.blkOrder),
+          at(layout.sortScratch),
+          at(layout.countWords),
+          at(layout.countWords + 4)};
+}
+
+// Queues the lists of the row blocks of `blockRows` over the first
+// *rowsCount of `rows` sorted rows (rows sizes the grids: a recorded build
+// runs its capacity's blocks, the ones past the count empty): each block's
+// offsets (block_offsets, exclusive_scan, block_offsets) and the blocks
+// sorted by their count of offsets, stably (blocks past the count have
+// none and sort first). `rowMasks` are the rows' masks
+// (neighbour_transpose's).
+Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
+                       rt::DevicePtr rowsCount, int64_t rows, int64_t v,
+                       int64_t blockRows, const BlockListBuffers &lists,
+                       CUstream stream);
+
+// The sizes a build of a sorted map queues its kernels for: `capacity`
+// voxels (the grids and buffers; the live count is read from a device
+// word), the table's slots, the window and the cover rounds.
+struct MapBuildShape {
+  int64_t capacity = 0;
+  int log2Slots = 1;
+  Window window;
+  int coverRounds = 0;
+};
+// The temporaries of a build, in this order (mapRegionBytes): the live
+// voxel count (a word), the table's statistics (the longest probe sequence
+// and the insert's status, then the pair count at byte 16), the insert's
+// statuses, the table's keys and values, the neighbour map in voxel order,
+// the sort keys, the radix sort's counts, their scan and its ping-pong
+// buffers, and the cover rounds' group unions and scores, covering groups
+// and sort values.
+enum MapRegion {
+  kCount,
+  kStats,
+  kStatuses,
+  kKeys,
+  kVals,
+  kNb,
+  kSortKeys,
+  kHist,
+  kHistScan,
+  kKeysOut,
+  kValsIn,
+  kKeysB,
+  kUnions,
+  kScores,
+  kCover,
+  kCoverValues
+};
+std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape);
+// The table's slots (a power of two) for `n` voxels.
+int log2TableSlots(int64_t n);
+// The cover rounds of a build (`lean`): none for one group, which has
+// nowhere to move its rows to.
+int coverRoundsOf(int64_t n, bool lean);
+// The statistics' words (kStats), as the host reads them.
+struct MapBuildStats {
+  int32_t probes[2];
+  int32_t unused[2];
+  int64_t pairs;
+};
+// voxel_hash_insert's statuses.
+enum InsertStatus {
+  kInserted = 0,
+  kDuplicate = 1,
+  kTableFull = 2,
+  kOutOfRange = 3
+};
+// Where a build writes its sorted map (SortedNeighbourMap's order, nbt and
+// rowMasks).
+struct MapOutputs {
+  rt::DevicePtr order, nbt, rowMasks;
+};
+// Queues a build of the sorted map of the first *regions[kCount] voxels at
+// `coords` into `map`: the table, the lookups,
+// the sort keys, the rows' sort, the cover rounds and the transpose (every
+// memset through the engine, so that a recording takes them too).
+Status queueMapKernels(SparseEngine &engine, const MapBuildShape &shape,
+                       const std::vector<Region> &regions, rt::DevicePtr coords,
+                       const MapOutputs &map, CUstream stream);
+// The first voxel whose insertion failed, said with its coordinates.
+Status describeInsertError(const Region &statuses, int64_t voxels,
+                           rt::DevicePtr coords, const rt::Context &context);
 
 } // namespace tilec::sparse
 

@@ -1,6 +1,7 @@
 //===- SparseEngine.cpp - Launching the sparse convolution's kernels ------===//
 
 #include "CallBinding.h"
+#include "MapSequence.h"
 
 #include "tilec/contract/CallPlan.h"
 
@@ -510,7 +511,27 @@ Status SparseEngine::launchWith(const std::string &kernel, const Call &call,
         !status.ok())
       return status.withContext(kernel + " argument " + name);
   }
+  if (recording_)
+    return recording_->addKernel(bound.kernel, launch.grid, bound.pack);
   return rt::launch(*bound.kernel, launch.grid, bound.pack, stream);
+}
+
+Status SparseEngine::memset(rt::DevicePtr address, uint32_t value,
+                            unsigned elementBytes, size_t count,
+                            CUstream stream) {
+  if (recording_)
+    return recording_->addMemset(address.address, value, elementBytes, count);
+  const rt::Driver &driver = context().driver();
+  if (elementBytes == 1)
+    return driver.check(
+        driver.api().cuMemsetD8Async(
+            address.address, static_cast<uint8_t>(value), count, stream),
+        "cuMemsetD8Async");
+  if (elementBytes == 4)
+    return driver.check(
+        driver.api().cuMemsetD32Async(address.address, value, count, stream),
+        "cuMemsetD32Async");
+  return Status::error("a memset sets 1- or 4-byte elements");
 }
 
 } // namespace tilec::sparse

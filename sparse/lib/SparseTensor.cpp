@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MapBuild.h"
+#include "MapSequence.h"
 #include "PreparedConv.h"
 
 #include "tilec/sparse/SparseConv.h"
@@ -28,14 +29,6 @@
 
 namespace tilec::sparse {
 namespace {
-
-// voxel_hash_insert's statuses.
-enum InsertStatus {
-  kInserted = 0,
-  kDuplicate = 1,
-  kTableFull = 2,
-  kOutOfRange = 3
-};
 
 // A table at most an eighth full: voxel_neighbours walks every lookup as
 // far as the longest insertion's probe sequence, which at a load near 1/2
@@ -71,7 +64,8 @@ Call coverCall(int64_t n) {
 int coverSortPasses(int64_t n) {
   return radixPassesOver(ceilLog2(cdiv(n, kCoverRows)));
 }
-// The first voxel whose insertion failed, said with its coordinates.
+} // namespace
+
 Status describeInsertError(const Region &statuses, int64_t voxels,
                            rt::DevicePtr coords, const rt::Context &context) {
   std::vector<int32_t> status(voxels), xyz(4 * voxels);
@@ -105,8 +99,6 @@ Status describeInsertError(const Region &statuses, int64_t voxels,
   return Status::error("voxel_hash_insert reported an error but no voxel "
                        "carries it");
 }
-
-} // namespace
 
 Result<std::shared_ptr<SortedNeighbourMap>>
 allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
@@ -266,17 +258,15 @@ mapBuildCalls(int64_t n, int log2Slots, const Window &window, int coverRounds) {
   return calls;
 }
 
+} // namespace
+
 int log2TableSlots(int64_t n) {
   return std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
 }
 
-// The cover rounds of a build (`lean`): none for one group, which has
-// nowhere to move its rows to.
 int coverRoundsOf(int64_t n, bool lean) {
   return lean && cdiv(n, kCoverRows) > 1 ? kCoverRounds : 0;
 }
-
-} // namespace
 
 std::vector<std::pair<std::string, Call>>
 mapBuildCalls(int64_t voxels, const Window &window, bool lean) {
@@ -284,11 +274,160 @@ mapBuildCalls(int64_t voxels, const Window &window, bool lean) {
                        coverRoundsOf(voxels, lean));
 }
 
+std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape) {
+  int64_t n = shape.capacity, v = shape.window.offsets();
+  int64_t programs = cdiv(n, kRadixPerProgram);
+  int64_t coverGroups = cdiv(n, kCoverRows);
+  return {16,
+          32,
+          4 * n,
+          int64_t(8) << shape.log2Slots,
+          int64_t(4) << shape.log2Slots,
+          4 * n * v,
+          4 * n,
+          digitCountBytes(programs),
+          digitScanBytes(programs),
+          4 * n,
+          4 * n,
+          4 * n,
+          4 * coverGroups,
+          4 * coverGroups,
+          4 * n,
+          4 * n};
+}
+
+Status queueMapKernels(SparseEngine &engine, const MapBuildShape &shape,
+                       const std::vector<Region> &regions, rt::DevicePtr coords,
+                       const MapOutputs &map, CUstream stream) {
+  int64_t n = shape.capacity, v = shape.window.offsets();
+  int log2Slots = shape.log2Slots;
+  auto at = [&](MapRegion region) { return regions[region].ptr(); };
+  auto fill = [&](MapRegion region, uint8_t value) {
+    return engine.memset(at(region), value, 1, regions[region].size(), stream);
+  };
+  rt::DevicePtr count = at(kCount), probes = at(kStats);
+  rt::DevicePtr pairs{probes.address + offsetof(MapBuildStats, pairs)};
+  TILEC_RETURN_IF_ERROR(fill(kKeys, 0xFF));
+  TILEC_RETURN_IF_ERROR(fill(kStats, 0));
+  TILEC_RETURN_IF_ERROR(engine.launch("voxel_hash_insert",
+                                      insertCall(n, log2Slots),
+                                      {{"coords_ptr", coords},
+                                       {"keys_ptr", at(kKeys)},
+                                       {"vals_ptr", at(kVals)},
+                                       {"status_ptr", at(kStatuses)},
+                                       {"probes_ptr", probes},
+                                       {"count_ptr", count}},
+                                      stream));
+  // The neighbour map (all -1 first: the lookups write the hits of the
+  // window's upper half from the other voxel), then the sort keys and the
+  // pair count.
+  TILEC_RETURN_IF_ERROR(fill(kNb, 0xFF));
+  TILEC_RETURN_IF_ERROR(engine.launch("voxel_neighbours",
+                                      lookupCall(n, log2Slots, shape.window),
+                                      {{"coords_ptr", coords},
+                                       {"keys_ptr", at(kKeys)},
+                                       {"vals_ptr", at(kVals)},
+                                       {"probes_ptr", probes},
+                                       {"nb_ptr", at(kNb)},
+                                       {"count_ptr", count}},
+                                      stream));
+  TILEC_RETURN_IF_ERROR(engine.launch("neighbour_keys",
+                                      keysCall(n, shape.window.kernel, v),
+                                      {{"nb_ptr", at(kNb)},
+                                       {"sort_key_ptr", at(kSortKeys)},
+                                       {"pairs_ptr", pairs},
+                                       {"count_ptr", count}},
+                                      stream));
+
+  // Rows sorted by key, stably (radixPasses); the keys stay for the cover
+  // rounds.
+  RadixScratch radixScratch{at(kKeysOut), at(kKeysB),    at(kValsIn),
+                            at(kHist),    at(kHistScan), count};
+  TILEC_RETURN_IF_ERROR(radixSort(engine, at(kSortKeys), n, radixPasses(v),
+                                  map.order, radixScratch, stream));
+  // Then each row moved to the leanest group of rows that runs its offsets
+  // (mask_cover), stably, in rounds.
+  for (int round = 0; round < shape.coverRounds; ++round) {
+    TILEC_RETURN_IF_ERROR(engine.launch("mask_unions", unionsCall(n),
+                                        {{"order_ptr", map.order},
+                                         {"sort_key_ptr", at(kSortKeys)},
+                                         {"unions_ptr", at(kUnions)},
+                                         {"scores_ptr", at(kScores)},
+                                         {"count_ptr", count}},
+                                        stream));
+    TILEC_RETURN_IF_ERROR(engine.launch("mask_cover", coverCall(n),
+                                        {{"order_ptr", map.order},
+                                         {"sort_key_ptr", at(kSortKeys)},
+                                         {"unions_ptr", at(kUnions)},
+                                         {"scores_ptr", at(kScores)},
+                                         {"cover_ptr", at(kCover)},
+                                         {"values_ptr", at(kCoverValues)},
+                                         {"count_ptr", count}},
+                                        stream));
+    TILEC_RETURN_IF_ERROR(radixSort(engine, at(kCover), n, coverSortPasses(n),
+                                    map.order, radixScratch, stream,
+                                    at(kCoverValues)));
+  }
+  return engine.launch("neighbour_transpose", transposeCall(n, v),
+                       {{"nb_ptr", at(kNb)},
+                        {"order_ptr", map.order},
+                        {"nbt_ptr", map.nbt},
+                        {"row_masks_ptr", map.rowMasks},
+                        {"count_ptr", count}},
+                       stream);
+}
+
+Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
+                       rt::DevicePtr rowsCount, int64_t rows, int64_t v,
+                       int64_t blockRows, const BlockListBuffers &lists,
+                       CUstream stream) {
+  int64_t blocks = cdiv(rows, blockRows);
+  TILEC_RETURN_IF_ERROR(engine.memset(
+      lists.blocksCount, static_cast<uint32_t>(blocks), 4, 1, stream));
+  // Both fills read and write the same buffers (the list lives to the end
+  // of this block).
+  std::initializer_list<SparseEngine::PointerArg> blockBuffers = {
+      {"row_masks_ptr", rowMasks},
+      {"counts_ptr", lists.counts},
+      {"blk_start_ptr", lists.blkStart},
+      {"blk_off_ptr", lists.blkOff},
+      {"count_ptr", rowsCount}};
+  TILEC_RETURN_IF_ERROR(engine.launch("block_offsets",
+                                      blockListCall(rows, v, blockRows, 0),
+                                      blockBuffers, stream));
+  TILEC_RETURN_IF_ERROR(engine.launch(
+      "exclusive_scan", scanCall(blocks),
+      {{"in_ptr", lists.counts}, {"out_ptr", lists.blkStart}}, stream));
+  TILEC_RETURN_IF_ERROR(engine.launch("block_offsets",
+                                      blockListCall(rows, v, blockRows, 1),
+                                      blockBuffers, stream));
+  // A stable sort of (count, block) by count; counts is read, not written.
+  BlockSortLayout layout = getBlockSortLayout(blocks);
+  auto at = [&](int64_t offset) {
+    return rt::DevicePtr{lists.sortScratch.address + offset};
+  };
+  return radixSort(
+      engine, lists.counts, blocks, blockSortPasses(v), lists.blkOrder,
+      RadixScratch{at(layout.keysA), at(layout.keysB), at(layout.values),
+                   at(layout.hist), at(layout.histScan), lists.blocksCount},
+      stream);
+}
+
 Result<std::unique_ptr<NeighbourMaps>>
 SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
                         CUstream stream) {
   const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = window.offsets();
+  // A bucket's recorded build, replayed (MapSequence.h), where it serves.
+  if (n > 0) {
+    TILEC_ASSIGN_OR_RETURN(sequence,
+                           engine_->mapSequence(window, lean, blockRows, n));
+    if (sequence) {
+      TILEC_ASSIGN_OR_RETURN(built, sequence->build(coords_, n, stream));
+      if (built)
+        return built;
+    }
+  }
   // The pair count is set once the build is done.
   TILEC_ASSIGN_OR_RETURN(map, allocateSortedMap(*engine_, n, v,
                                                 /*pairs=*/0, stream));
@@ -297,139 +436,33 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
 
   // The hash table: at most an eighth full; a probe sequence longer than the
   // insert kernel's bound grows it. The temporaries live in the engine's
-  // scratch: statuses, the table's statistics (the longest probe sequence
-  // and the insert's status, then the pair count at byte 16), the table's
-  // keys and values, the neighbour map in voxel order, the sort keys, the
-  // radix sort's counts, their scan and its ping-pong buffers, and the
-  // cover rounds' group unions and scores, covering groups and sort values.
-  int log2Slots = log2TableSlots(n);
-  int64_t programs = cdiv(n, kRadixPerProgram);
-  std::vector<Region> regions;
-  enum {
-    kStatuses,
-    kStats,
-    kKeys,
-    kVals,
-    kNb,
-    kSortKeys,
-    kHist,
-    kHistScan,
-    kKeysOut,
-    kValsIn,
-    kKeysB,
-    kUnions,
-    kScores,
-    kCover,
-    kCoverValues
-  };
-  constexpr int64_t kPairsOffset = 16;
-  int64_t coverGroups = cdiv(n, kCoverRows);
-  int coverRounds = coverRoundsOf(n, lean);
+  // scratch (mapRegionBytes).
+  MapBuildShape shape{n, log2TableSlots(n), window, coverRoundsOf(n, lean)};
   // A first build of its buckets compiles a dozen small kernels
   // (specializations of the map kernels for these sizes): in parallel,
   // before the first launch.
-  if (engine_->firstUseOf(buildSignature(n, log2Slots, window, coverRounds)))
-    engine_->precompile(mapBuildCalls(n, log2Slots, window, coverRounds));
+  if (engine_->firstUseOf(
+          buildSignature(n, shape.log2Slots, window, shape.coverRounds)))
+    engine_->precompile(
+        mapBuildCalls(n, shape.log2Slots, window, shape.coverRounds));
 
   // Every step is queued at once, the block lists too; the one
   // synchronization at the end says whether the table took every voxel
   // (else it grows and the steps run again) and how many pairs there are.
-  auto enqueue = [&]() -> Status {
-    TILEC_RETURN_IF_ERROR(regions[kKeys].memset8Async(0xFF, stream));
-    TILEC_RETURN_IF_ERROR(regions[kStats].memset8Async(0, stream));
-    rt::DevicePtr probes = regions[kStats].ptr();
-    rt::DevicePtr pairs{probes.address + kPairsOffset};
-    TILEC_RETURN_IF_ERROR(
-        engine_->launch("voxel_hash_insert", insertCall(n, log2Slots),
-                        {{"coords_ptr", coords_},
-                         {"keys_ptr", regions[kKeys].ptr()},
-                         {"vals_ptr", regions[kVals].ptr()},
-                         {"status_ptr", regions[kStatuses].ptr()},
-                         {"probes_ptr", probes}},
-                        stream));
-    // The neighbour map (all -1 first: the lookups write the hits of the
-    // window's upper half from the other voxel), then the sort keys and the
-    // pair count.
-    TILEC_RETURN_IF_ERROR(regions[kNb].memset8Async(0xFF, stream));
-    TILEC_RETURN_IF_ERROR(engine_->launch("voxel_neighbours",
-                                          lookupCall(n, log2Slots, window),
-                                          {{"coords_ptr", coords_},
-                                           {"keys_ptr", regions[kKeys].ptr()},
-                                           {"vals_ptr", regions[kVals].ptr()},
-                                           {"probes_ptr", probes},
-                                           {"nb_ptr", regions[kNb].ptr()}},
-                                          stream));
-    TILEC_RETURN_IF_ERROR(
-        engine_->launch("neighbour_keys", keysCall(n, window.kernel, v),
-                        {{"nb_ptr", regions[kNb].ptr()},
-                         {"sort_key_ptr", regions[kSortKeys].ptr()},
-                         {"pairs_ptr", pairs}},
-                        stream));
-
-    // Rows sorted by key, stably (radixPasses); the keys stay for the
-    // cover rounds.
-    RadixScratch radixScratch{regions[kKeysOut].ptr(), regions[kKeysB].ptr(),
-                              regions[kValsIn].ptr(), regions[kHist].ptr(),
-                              regions[kHistScan].ptr()};
-    TILEC_RETURN_IF_ERROR(radixSort(*engine_, regions[kSortKeys].ptr(), n,
-                                    radixPasses(v), map->order, radixScratch,
-                                    stream));
-    // Then each row moved to the leanest group of rows that runs its
-    // offsets (mask_cover), stably, in rounds (`lean`).
-    for (int round = 0; round < coverRounds; ++round) {
-      TILEC_RETURN_IF_ERROR(
-          engine_->launch("mask_unions", unionsCall(n),
-                          {{"order_ptr", map->order},
-                           {"sort_key_ptr", regions[kSortKeys].ptr()},
-                           {"unions_ptr", regions[kUnions].ptr()},
-                           {"scores_ptr", regions[kScores].ptr()}},
-                          stream));
-      TILEC_RETURN_IF_ERROR(
-          engine_->launch("mask_cover", coverCall(n),
-                          {{"order_ptr", map->order},
-                           {"sort_key_ptr", regions[kSortKeys].ptr()},
-                           {"unions_ptr", regions[kUnions].ptr()},
-                           {"scores_ptr", regions[kScores].ptr()},
-                           {"cover_ptr", regions[kCover].ptr()},
-                           {"values_ptr", regions[kCoverValues].ptr()}},
-                          stream));
-      TILEC_RETURN_IF_ERROR(radixSort(
-          *engine_, regions[kCover].ptr(), n, coverSortPasses(n), map->order,
-          radixScratch, stream, regions[kCoverValues].ptr()));
-    }
-
-    TILEC_RETURN_IF_ERROR(engine_->launch("neighbour_transpose",
-                                          transposeCall(n, v),
-                                          {{"nb_ptr", regions[kNb].ptr()},
-                                           {"order_ptr", map->order},
-                                           {"nbt_ptr", map->nbt},
-                                           {"row_masks_ptr", map->rowMasks}},
-                                          stream));
-    return Status::success();
-  };
-  for (int growth = 0;; ++growth, ++log2Slots) {
-    if (log2Slots > 30)
+  for (int growth = 0;; ++growth, ++shape.log2Slots) {
+    if (shape.log2Slots > 30)
       return Status::error("the voxel table outgrew 2^30 slots");
-    TILEC_ASSIGN_OR_RETURN(
-        carved,
-        carve(*engine_,
-              {4 * n, 32, int64_t(8) << log2Slots, int64_t(4) << log2Slots,
-               4 * n * v, 4 * n, digitCountBytes(programs),
-               digitScanBytes(programs), 4 * n, 4 * n, 4 * n, 4 * coverGroups,
-               4 * coverGroups, 4 * n, 4 * n}));
-    regions = std::move(carved);
-    TILEC_RETURN_IF_ERROR(enqueue());
+    TILEC_ASSIGN_OR_RETURN(regions, carve(*engine_, mapRegionBytes(shape)));
+    TILEC_RETURN_IF_ERROR(engine_->memset(
+        regions[kCount].ptr(), static_cast<uint32_t>(n), 4, 1, stream));
+    TILEC_RETURN_IF_ERROR(queueMapKernels(
+        *engine_, shape, regions, coords_,
+        MapOutputs{map->order, map->nbt, map->rowMasks}, stream));
     // The lists read the map in the stream's order; they are dropped and
     // queued again when the table grows.
     TILEC_ASSIGN_OR_RETURN(lists, buildBlockLists(map, blockRows, stream));
     TILEC_RETURN_IF_ERROR(engine_->synchronize(stream));
-    // The longest probe sequence, the insert's status and the pair count.
-    struct {
-      int32_t probes[2];
-      int32_t unused[2];
-      int64_t pairs;
-    } stats{};
-    static_assert(offsetof(decltype(stats), pairs) == kPairsOffset);
+    MapBuildStats stats{};
     TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
     if (stats.probes[1] == kDuplicate || stats.probes[1] == kOutOfRange)
       return describeInsertError(regions[kStatuses], n, coords_, context);
@@ -447,56 +480,26 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
 Result<std::unique_ptr<NeighbourMaps>>
 SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                               int64_t blockRows, CUstream stream) {
-  const rt::Context &context = engine_->context();
   int64_t n = map->voxels, v = map->offsets;
   int64_t blocks = cdiv(n, blockRows);
-  // In one allocation (packedOffsets): blk_start, then each block's count
-  // (what the scan reads, kept with the maps so that nothing is freed while
-  // the kernels run; at a 16-byte boundary, as block_offsets declares), the
-  // lists at their largest (every block visiting every offset, so that no
-  // count has to come back to the host first), blk_order and the block
-  // sort's scratch.
-  int64_t countsOffset = cdiv(4 * (blocks + 1), 16) * 16;
-  int64_t bytes = 0;
-  std::vector<int64_t> offsets =
-      packedOffsets({countsOffset + 4 * blocks, 4 * blocks * v, 4 * blocks,
-                     getBlockSortLayout(blocks).bytes},
-                    bytes);
-  TILEC_ASSIGN_OR_RETURN(storage, engine_->allocateMaps(bytes, stream));
-  auto at = [&](int64_t offset) {
-    return rt::DevicePtr{storage.address() + offset};
-  };
-  rt::DevicePtr blkStart = at(offsets[0]), blkOff = at(offsets[1]),
-                blkOrder = at(offsets[2]);
+  // In one allocation (getBlockListLayout), kept with the maps so that
+  // nothing is freed while the kernels run.
+  BlockListLayout layout = getBlockListLayout(blocks, v);
+  TILEC_ASSIGN_OR_RETURN(storage, engine_->allocateMaps(layout.bytes, stream));
+  BlockListBuffers lists = blockListBuffers(storage.address(), layout);
   if (n == 0) {
-    const rt::Driver &driver = context.driver();
-    TILEC_RETURN_IF_ERROR(driver.check(
-        driver.api().cuMemsetD8Async(storage.address(), 0, offsets[1], stream),
-        "cuMemsetD8Async"));
+    TILEC_RETURN_IF_ERROR(engine_->memset(
+        lists.blkStart, 0, 1, static_cast<size_t>(layout.blkOff), stream));
   } else {
-    rt::DevicePtr counts = at(countsOffset);
-    // Both fills read and write the same buffers (the list lives to the
-    // end of this block).
-    std::initializer_list<SparseEngine::PointerArg> blockBuffers = {
-        {"row_masks_ptr", map->rowMasks},
-        {"counts_ptr", counts},
-        {"blk_start_ptr", blkStart},
-        {"blk_off_ptr", blkOff}};
-    TILEC_RETURN_IF_ERROR(engine_->launch("block_offsets",
-                                          blockListCall(n, v, blockRows, 0),
-                                          blockBuffers, stream));
-    TILEC_RETURN_IF_ERROR(
-        engine_->launch("exclusive_scan", scanCall(blocks),
-                        {{"in_ptr", counts}, {"out_ptr", blkStart}}, stream));
-    TILEC_RETURN_IF_ERROR(engine_->launch("block_offsets",
-                                          blockListCall(n, v, blockRows, 1),
-                                          blockBuffers, stream));
-    TILEC_RETURN_IF_ERROR(
-        sortBlocks(counts, blocks, v, blkOrder, at(offsets[3]), stream));
+    TILEC_RETURN_IF_ERROR(engine_->memset(
+        lists.rowsCount, static_cast<uint32_t>(n), 4, 1, stream));
+    TILEC_RETURN_IF_ERROR(queueBlockLists(*engine_, map->rowMasks,
+                                          lists.rowsCount, n, v, blockRows,
+                                          lists, stream));
   }
   return std::make_unique<NeighbourMaps>(
-      NeighbourMaps{std::move(map), blockRows, blocks, blkStart, blkOff,
-                    blkOrder, std::move(storage)});
+      NeighbourMaps{std::move(map), blockRows, blocks, lists.blkStart,
+                    lists.blkOff, lists.blkOrder, std::move(storage)});
 }
 
 Result<const OffsetPairs *>
@@ -563,21 +566,6 @@ SparseTensor::buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
                                          {"pair_out_ptr", pairs->out}},
                                         stream));
   return pairs;
-}
-
-Status SparseTensor::sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
-                                rt::DevicePtr blkOrder, rt::DevicePtr scratch,
-                                CUstream stream) {
-  BlockSortLayout layout = getBlockSortLayout(blocks);
-  auto at = [&](int64_t offset) {
-    return rt::DevicePtr{scratch.address + offset};
-  };
-  // A stable sort of (count, block) by count; counts is read, not written.
-  return radixSort(*engine_, counts, blocks, blockSortPasses(v), blkOrder,
-                   RadixScratch{at(layout.keysA), at(layout.keysB),
-                                at(layout.values), at(layout.hist),
-                                at(layout.histScan)},
-                   stream);
 }
 
 } // namespace tilec::sparse

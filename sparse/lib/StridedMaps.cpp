@@ -189,7 +189,9 @@ namespace {
 // sorted (the values after the last pass in kSortedVals, the keys in kKeysA
 // or kKeysB), the radix counts, the statistics (the status at 0, the pair
 // count at 16, neighbour_keys' unused counts at 32: 16-byte aligned, as the
-// kernels declare) and the outputs' counts per program and their scan. The
+// kernels declare), the outputs' counts per program and their scan, and the
+// word the sorts and the map kernels read their live count from (set to
+// the whole count before each: these builds are not recorded). The
 // maps' row sorts reuse kCandKeys for their keys and the radix buffers (a
 // map has at most as many rows as there are candidates).
 enum StridedRegion {
@@ -203,7 +205,8 @@ enum StridedRegion {
   kHistScan,
   kStats,
   kCounts,
-  kScan
+  kScan,
+  kCountWord
 };
 
 // The statistics' words (kStats), as the host reads them.
@@ -238,7 +241,7 @@ public:
     Result<std::vector<Region>> carved =
         carve(engine, {c4, c4, c4, c4, c4, c4, digitCountBytes(radixPrograms),
                        digitScanBytes(radixPrograms), 48, 4 * outputPrograms,
-                       4 * (outputPrograms + 1)});
+                       4 * (outputPrograms + 1), 16});
     if (!carved)
       return carved.status();
     regions = std::move(*carved);
@@ -350,7 +353,13 @@ private:
     return (sortPasses - 1) % 2 == 0 ? at(kKeysA) : at(kKeysB);
   }
   RadixScratch radix() const {
-    return {at(kKeysA), at(kKeysB), at(kValsTmp), at(kHist), at(kHistScan)};
+    return {at(kKeysA), at(kKeysB),    at(kValsTmp),
+            at(kHist),  at(kHistScan), at(kCountWord)};
+  }
+  // The live count the next sort or map kernel reads.
+  Status setCount(int64_t count) {
+    return engine.memset(at(kCountWord), static_cast<uint32_t>(count), 4, 1,
+                         stream);
   }
   Call stridedCandidatesCall() const {
     return candidatesCall(n, g, maps.inputShape, maps.outputShape,
@@ -369,6 +378,7 @@ private:
                                          {"cand_val_ptr", at(kCandVals)},
                                          {"status_ptr", at(kStats)}},
                                         stream));
+    TILEC_RETURN_IF_ERROR(setCount(candidates));
     TILEC_RETURN_IF_ERROR(radixSort(engine, at(kCandKeys), candidates,
                                     sortPasses, at(kSortedVals), radix(),
                                     stream, at(kCandVals)));
@@ -418,11 +428,13 @@ private:
     int64_t rows = map.voxels;
     if (rows == 0)
       return Status::success();
+    TILEC_RETURN_IF_ERROR(setCount(rows));
     TILEC_RETURN_IF_ERROR(engine.launch("neighbour_keys",
                                         keysCall(rows, g.kernel, v),
                                         {{"nb_ptr", unsorted},
                                          {"sort_key_ptr", at(kCandKeys)},
-                                         {"pairs_ptr", statsAt(32)}},
+                                         {"pairs_ptr", statsAt(32)},
+                                         {"count_ptr", at(kCountWord)}},
                                         stream));
     TILEC_RETURN_IF_ERROR(radixSort(engine, at(kCandKeys), rows, radixPasses(v),
                                     map.order, radix(), stream));
@@ -430,7 +442,8 @@ private:
                          {{"nb_ptr", unsorted},
                           {"order_ptr", map.order},
                           {"nbt_ptr", map.nbt},
-                          {"row_masks_ptr", map.rowMasks}},
+                          {"row_masks_ptr", map.rowMasks},
+                          {"count_ptr", at(kCountWord)}},
                          stream);
   }
 

@@ -15,6 +15,7 @@
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/DeviceBuffer.h"
 #include "tilec/runtime/Launch.h"
+#include "tilec/runtime/LaunchSequence.h"
 #include "tilec/runtime/Module.h"
 
 #include <gtest/gtest.h>
@@ -105,6 +106,55 @@ TEST_F(InterpreterDeviceTest, AKernelRunsThroughLoadAndLaunch) {
   std::vector<float> out;
   Status status = addVectors(kernel, 1000, 1000, out);
   EXPECT_TRUE(status.ok()) << status.message();
+}
+
+// A recorded sequence (a memset, then vector_add) replays step by step
+// before it is instantiated and as one graph after, each replay reading the
+// inputs as they are then.
+TEST_F(InterpreterDeviceTest, ALaunchSequenceReplaysStepsAndAsAGraph) {
+  auto kernel = std::make_shared<rt::Kernel>(loadVectorAdd());
+  constexpr int n = 300;
+  auto xs = rt::DeviceBuffer::allocate(*context, n * sizeof(float));
+  auto ys = rt::DeviceBuffer::allocate(*context, n * sizeof(float));
+  auto outs = rt::DeviceBuffer::allocate(*context, (n + 4) * sizeof(float));
+  ASSERT_TRUE(xs && ys && outs);
+  std::vector<float> x(n, 1.0f), y(n, 2.0f);
+  ASSERT_TRUE(ys->copyFromHost(y).ok());
+  auto pack = kernel->makeArgPack();
+  ASSERT_TRUE(pack.ok());
+  ASSERT_TRUE(pack->setPointer(0, xs->ptr()).ok());
+  ASSERT_TRUE(pack->setPointer(1, ys->ptr()).ok());
+  ASSERT_TRUE(pack->setPointer(2, outs->ptr()).ok());
+  ASSERT_TRUE(pack->setInt(3, n).ok());
+  rt::LaunchSequence sequence(*context);
+  // The 4 floats past n: 0x7F7F7F7F each, set by the memset only.
+  ASSERT_TRUE(sequence.addMemset(outs->address(), 0x7F, 1, outs->size()).ok());
+  ASSERT_TRUE(sequence.addKernel(kernel, rt::Dim3{3, 1, 1}, *pack).ok());
+  // The pack may change after it was added: the step keeps its copy.
+  ASSERT_TRUE(pack->setInt(3, 1).ok());
+  auto expectSums = [&](float sum) {
+    std::vector<float> out(n + 4);
+    ASSERT_TRUE(outs->copyToHost(out).ok());
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], sum) << i;
+    uint32_t tail = 0;
+    std::memcpy(&tail, &out[n], 4);
+    EXPECT_EQ(tail, 0x7F7F7F7Fu);
+  };
+  for (bool graph : {false, true}) {
+    if (graph) {
+      ASSERT_TRUE(sequence.instantiate().ok());
+      EXPECT_FALSE(sequence.addMemset(outs->address(), 0, 1, 4).ok());
+    }
+    EXPECT_EQ(sequence.asGraph(), graph);
+    for (float value : {1.0f, 5.0f}) {
+      x.assign(n, value);
+      ASSERT_TRUE(xs->copyFromHost(x).ok());
+      ASSERT_TRUE(sequence.replay(nullptr).ok());
+      ASSERT_TRUE(context->synchronize().ok());
+      expectSums(value + 2.0f);
+    }
+  }
 }
 
 TEST_F(InterpreterDeviceTest, AnAccessOutOfBoundsFailsTheLaunchWithItsOp) {

@@ -434,6 +434,21 @@ TEST_F(SparseConvGpuTest, MapsMatchTheHostOracle) {
                   64, sparse::RowOrder::Key);
 }
 
+// A size bucket's build is recorded once, at its capacity (the next power
+// of two), and replayed for every voxel count in it: counts from just past
+// half the capacity to the capacity itself, multiples of 16 among them,
+// each equal to the oracle's maps, in both row orders and two block sizes,
+// each replay after builds of other counts.
+TEST_F(SparseConvGpuTest, OneRecordedBuildServesEveryCountOfItsBucket) {
+  for (int64_t n : {2049, 2560, 3001, 4095, 4096, 2064})
+    expectMapsMatch(sparse::uniformScene(n, 24, 1, uint64_t(n)), 3, 1, 64);
+  EXPECT_EQ(engine->recordedMapBuilds(), 1u);
+  for (int64_t n : {2112, 4000})
+    expectMapsMatch(sparse::uniformScene(n, 20, 2, uint64_t(n)), 3, 1, 128,
+                    sparse::RowOrder::Key);
+  EXPECT_EQ(engine->recordedMapBuilds(), 2u);
+}
+
 // The host's work of the sparse convolution, for scripts/host-path-bench.sh
 // (callgrind over the interpreter device, no GPU): not tests, so disabled.
 // Each runs its unit of work twice (the bucket's compiles and plans), then

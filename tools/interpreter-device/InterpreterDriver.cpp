@@ -18,6 +18,8 @@
 // - Everything runs when it is queued: streams and events order nothing,
 //   and an event's time is a virtual clock that each launch advances by its
 //   programs (1 us + 0.1 us a program), so that timings are deterministic.
+// - Graphs are node lists run in order when launched (a node depends on at
+//   most the one before it).
 // - One lock serializes every call. Not modelled: TMA tensor maps
 //   (cuTensorMapEncodeTiled fails), PTX images, several devices, contexts
 //   other than the primary one.
@@ -38,6 +40,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -74,6 +77,20 @@ struct Event {
 };
 
 struct Opaque {}; // what stream, pool and context handles point at
+
+// A graph's node: a launch (its function, grid and arguments' bytes) or a
+// memset.
+struct GraphNode {
+  CUfunction function = nullptr;
+  std::array<unsigned, 3> grid{};
+  std::vector<std::vector<uint8_t>> arguments;
+  CUdeviceptr memsetTo = 0;
+  uint32_t memsetValue = 0;
+  size_t memsetElementBytes = 0, memsetCount = 0;
+};
+struct Graph {
+  std::vector<GraphNode> nodes;
+};
 
 /// The calling thread's last failed call, for cuGetErrorString, which the
 /// runtime calls right after it on the same thread. Messages are kept for
@@ -444,6 +461,11 @@ CUresult cuMemsetD8Async(CUdeviceptr to, unsigned char value, size_t count,
   return memset(to, value, 1, count);
 }
 
+CUresult cuMemsetD32Async(CUdeviceptr to, unsigned int value, size_t count,
+                          CUstream) {
+  return memset(to, value, 4, count);
+}
+
 CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *) {
   if (!pool)
     return invalidArgument();
@@ -715,6 +737,104 @@ CUresult cuLaunchKernel(CUfunction handle, unsigned int gridX,
                    "kernel '" + function.kernel.getSymName().str() +
                        "' failed: " + diagnostics);
   dev.clockMicroseconds += 1.0 + 0.1 * double(gridX) * gridY * gridZ;
+  return CUDA_SUCCESS;
+}
+
+// Graphs: a node list run in order when launched (every node here depends
+// on the one before it, which is all tilec's launch sequences build; a node
+// with more dependencies is refused).
+CUresult cuGraphCreate(CUgraph *graph, unsigned int) {
+  if (!graph)
+    return invalidArgument();
+  *graph = reinterpret_cast<CUgraph>(new Graph());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph,
+                              const CUgraphNode *, size_t dependencies,
+                              const CUDA_KERNEL_NODE_PARAMS *params) {
+  LOCKED;
+  if (!node || !graph || !params || dependencies > 1)
+    return invalidArgument();
+  auto found = dev.functions.find(reinterpret_cast<Function *>(params->func));
+  if (found == dev.functions.end())
+    return invalidHandle();
+  if (params->extra)
+    return failure(CUDA_ERROR_NOT_SUPPORTED,
+                   "parameters through `extra` are not supported");
+  GraphNode added;
+  added.function = params->func;
+  added.grid = {params->gridDimX, params->gridDimY, params->gridDimZ};
+  // The arguments are copied now, as the driver copies them.
+  for (size_t index = 0; index < found->second->paramSizes.size(); ++index) {
+    const auto *bytes =
+        static_cast<const uint8_t *>(params->kernelParams[index]);
+    added.arguments.emplace_back(bytes,
+                                 bytes + found->second->paramSizes[index]);
+  }
+  auto &nodes = reinterpret_cast<Graph *>(graph)->nodes;
+  nodes.push_back(std::move(added));
+  *node = reinterpret_cast<CUgraphNode>(nodes.size());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph,
+                              const CUgraphNode *, size_t dependencies,
+                              const CUDA_MEMSET_NODE_PARAMS *params,
+                              CUcontext) {
+  if (!node || !graph || !params || dependencies > 1 || params->height != 1 ||
+      (params->elementSize != 1 && params->elementSize != 2 &&
+       params->elementSize != 4))
+    return invalidArgument();
+  GraphNode added;
+  added.memsetTo = params->dst;
+  added.memsetValue = params->value;
+  added.memsetElementBytes = params->elementSize;
+  added.memsetCount = params->width;
+  auto &nodes = reinterpret_cast<Graph *>(graph)->nodes;
+  nodes.push_back(std::move(added));
+  *node = reinterpret_cast<CUgraphNode>(nodes.size());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
+                            unsigned long long) {
+  if (!exec || !graph)
+    return invalidArgument();
+  *exec = reinterpret_cast<CUgraphExec>(
+      new Graph(*reinterpret_cast<Graph *>(graph)));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+  if (!exec)
+    return invalidArgument();
+  for (const GraphNode &node : reinterpret_cast<Graph *>(exec)->nodes) {
+    CUresult result = CUDA_SUCCESS;
+    if (node.function) {
+      std::vector<void *> params;
+      for (const std::vector<uint8_t> &argument : node.arguments)
+        params.push_back(const_cast<uint8_t *>(argument.data()));
+      result = cuLaunchKernel(node.function, node.grid[0], node.grid[1],
+                              node.grid[2], 1, 1, 1, 0, stream, params.data(),
+                              nullptr);
+    } else {
+      result = memset(node.memsetTo, node.memsetValue, node.memsetElementBytes,
+                      node.memsetCount);
+    }
+    if (result != CUDA_SUCCESS)
+      return result;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec exec) {
+  delete reinterpret_cast<Graph *>(exec);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphDestroy(CUgraph graph) {
+  delete reinterpret_cast<Graph *>(graph);
   return CUDA_SUCCESS;
 }
 

@@ -20,14 +20,15 @@
 #define TILEC_SPARSE_SPARSECONV_H
 
 #include "tilec/contract/Status.h"
-#include "tilec/sparse/ConvGeometry.h"
 #include "tilec/runtime/AutotuneCache.h"
 #include "tilec/runtime/Autotuner.h"
 #include "tilec/runtime/DeviceBuffer.h"
 #include "tilec/runtime/DevicePool.h"
 #include "tilec/runtime/Event.h"
 #include "tilec/runtime/KernelProvider.h"
+#include "tilec/runtime/LaunchSequence.h"
 #include "tilec/runtime/Workload.h"
+#include "tilec/sparse/ConvGeometry.h"
 
 #include <array>
 #include <initializer_list>
@@ -48,6 +49,8 @@ const char *dtypeName(DType dtype);
 
 /// What the sparse convolution runs on. The provider, autotuner and cache
 /// must outlive it.
+class MapSequence;
+
 class SparseEngine {
 public:
   SparseEngine(rt::KernelProvider &provider, rt::Autotuner &autotuner,
@@ -76,6 +79,25 @@ public:
   Status launch(const std::string &kernel, const Call &call,
                 const std::map<std::string, rt::DevicePtr> &pointers,
                 CUstream stream, const rt::InputsFactory &inputs = {});
+
+  /// Queues a memset of `count` elements of 1 or 4 bytes (`elementBytes`)
+  /// on `stream`, or records it while recording.
+  Status memset(rt::DevicePtr address, uint32_t value, unsigned elementBytes,
+                size_t count, CUstream stream);
+  /// While `sequence` is set (not null), launch() and memset() append their
+  /// step to it instead of queueing it: a map build recorded once per size
+  /// bucket and replayed (docs/sparse-conv.md, "One launch sequence per size
+  /// bucket").
+  void recordInto(rt::LaunchSequence *sequence) { recording_ = sequence; }
+
+  /// The recorded build of `window`'s maps (`lean` rows) and of the lists of
+  /// `blockRows` for the size bucket of `voxels` (MapSequence.h), recorded
+  /// on first use and kept for the last few buckets; null where no sequence
+  /// serves (too large a bucket, or TILEC_MAP_SEQUENCES=0).
+  Result<MapSequence *> mapSequence(const Window &window, bool lean,
+                                    int64_t blockRows, int64_t voxels);
+  /// The recorded map builds the engine keeps.
+  size_t recordedMapBuilds() const { return mapSequences_.size(); }
 
   /// Queues compiles of the kernels of the `calls` (kernel, call) that have
   /// no launch plan yet and are not loaded for another bucket, in order, on
@@ -179,6 +201,11 @@ private:
   std::set<std::string> signatures_;
   /// The map kernels' descriptions, by kernel.
   std::map<std::string, KernelDescription> descriptions_;
+  /// Where launch() and memset() record instead of queueing, if anywhere.
+  rt::LaunchSequence *recording_ = nullptr;
+  /// The recorded map builds, the most recently used first.
+  std::vector<std::pair<std::string, std::unique_ptr<MapSequence>>>
+      mapSequences_;
 };
 
 /// A neighbour map in the masked GEMM's row order (docs/sparse-conv.md): a
@@ -386,11 +413,6 @@ private:
   /// sorted map (built first if there is none).
   Result<const OffsetPairs *> offsetPairs(const Window &window,
                                           CUstream stream);
-  /// Queues the stable radix sort of the row blocks by their `counts` of
-  /// offsets into `blkOrder`, in `scratch` (getBlockSortLayout's bytes).
-  Status sortBlocks(rt::DevicePtr counts, int64_t blocks, int64_t v,
-                    rt::DevicePtr blkOrder, rt::DevicePtr scratch,
-                    CUstream stream);
 
   SparseEngine *engine_;
   rt::DevicePtr coords_;

@@ -49,6 +49,7 @@ namespace tilec::rt {
   X(cuMemsetD8)                                                                \
   X(cuMemsetD32)                                                               \
   X(cuMemsetD8Async)                                                           \
+  X(cuMemsetD32Async)                                                          \
   X(cuMemPoolCreate)                                                           \
   X(cuMemPoolDestroy)                                                          \
   X(cuMemPoolSetAttribute)                                                     \
@@ -72,7 +73,14 @@ namespace tilec::rt {
   X(cuFuncSetAttribute)                                                        \
   X(cuFuncGetParamInfo)                                                        \
   X(cuTensorMapEncodeTiled)                                                    \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                            \
+  X(cuGraphCreate)                                                             \
+  X(cuGraphAddKernelNode)                                                      \
+  X(cuGraphAddMemsetNode)                                                      \
+  X(cuGraphInstantiate)                                                        \
+  X(cuGraphLaunch)                                                             \
+  X(cuGraphExecDestroy)                                                        \
+  X(cuGraphDestroy)
 
 struct DriverApi {
 #define TILEC_RT_DECLARE_DRIVER_FUNCTION(name) decltype(&::name) name = nullptr;

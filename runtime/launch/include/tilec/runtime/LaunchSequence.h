@@ -1,0 +1,82 @@
+//===- LaunchSequence.h - Launches recorded once, replayed ------*- C++ -*-===//
+//
+// Part of tilec_runtime, the launch library.
+//
+// A fixed sequence of kernel launches and memsets on one stream, recorded
+// once and replayed as a whole: as one CUDA graph launch where the driver
+// builds graphs, else step by step (the steps' arguments were packed at
+// recording, so a replay costs the driver calls alone). A sequence whose
+// work changes from replay to replay reads what changes from device memory
+// that the caller writes before the replay (the sparse convolution's map
+// build reads its voxel count so: docs/sparse-conv.md, "One launch sequence
+// per size bucket").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TILEC_RUNTIME_LAUNCHSEQUENCE_H
+#define TILEC_RUNTIME_LAUNCHSEQUENCE_H
+
+#include "tilec/contract/Status.h"
+#include "tilec/runtime/ArgPack.h"
+#include "tilec/runtime/Launch.h"
+#include "tilec/runtime/Module.h"
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace tilec::rt {
+
+class Context;
+
+class LaunchSequence {
+public:
+  explicit LaunchSequence(const Context &context);
+  ~LaunchSequence();
+  LaunchSequence(const LaunchSequence &) = delete;
+  LaunchSequence &operator=(const LaunchSequence &) = delete;
+
+  // Appends a launch of `kernel` with a copy of `args` (checked as launch()
+  // checks them) and keeps the kernel loaded while the sequence lives.
+  Status addKernel(std::shared_ptr<const Kernel> kernel, Dim3 grid,
+                   const ArgPack &args);
+  // Appends a memset of `count` elements of 1 or 4 bytes.
+  Status addMemset(CUdeviceptr address, uint32_t value, unsigned elementBytes,
+                   size_t count);
+
+  // Builds the steps into one graph, each step after the one before;
+  // without it (a driver that cannot build graphs refuses) replay() queues
+  // the steps one by one. No step may be added afterwards.
+  Status instantiate();
+  // Queues every step on `stream`, in order.
+  Status replay(CUstream stream) const;
+
+  size_t steps() const { return steps_.size(); }
+  // Whether replay() launches one graph.
+  bool asGraph() const { return exec_ != nullptr; }
+
+private:
+  struct Step {
+    std::shared_ptr<const Kernel> kernel; // null for a memset
+    Dim3 grid;
+    std::unique_ptr<ArgPack> args;
+    CUdeviceptr address = 0;
+    uint32_t value = 0;
+    unsigned elementBytes = 0;
+    size_t count = 0;
+  };
+  Status queueStep(const Step &step, CUstream stream) const;
+  Status buildGraph();
+
+  const Context *context_;
+  std::vector<Step> steps_;
+  bool sealed_ = false;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+};
+
+} // namespace tilec::rt
+
+#endif // TILEC_RUNTIME_LAUNCHSEQUENCE_H

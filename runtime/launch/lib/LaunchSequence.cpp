@@ -1,0 +1,148 @@
+//===- LaunchSequence.cpp - Launches recorded once, replayed --------------===//
+
+#include "tilec/runtime/LaunchSequence.h"
+
+#include "tilec/runtime/Context.h"
+#include "tilec/runtime/Driver.h"
+
+namespace tilec::rt {
+
+LaunchSequence::LaunchSequence(const Context &context) : context_(&context) {}
+
+LaunchSequence::~LaunchSequence() {
+  const DriverApi &api = context_->driver().api();
+  if (exec_)
+    (void)api.cuGraphExecDestroy(exec_);
+  if (graph_)
+    (void)api.cuGraphDestroy(graph_);
+}
+
+Status LaunchSequence::addKernel(std::shared_ptr<const Kernel> kernel,
+                                 Dim3 grid, const ArgPack &args) {
+  if (sealed_)
+    return Status::error("a launch sequence takes no step once instantiated");
+  if (args.hasTensorMaps())
+    return Status::error(ErrorKind::InvalidArgument,
+                         "a launch sequence does not replay TMA tensor maps (" +
+                             kernel->metadata().kernelName + ")");
+  Step step;
+  step.grid = grid;
+  step.args = std::make_unique<ArgPack>(args);
+  step.kernel = std::move(kernel);
+  steps_.push_back(std::move(step));
+  return Status::success();
+}
+
+Status LaunchSequence::addMemset(CUdeviceptr address, uint32_t value,
+                                 unsigned elementBytes, size_t count) {
+  if (sealed_)
+    return Status::error("a launch sequence takes no step once instantiated");
+  if (elementBytes != 1 && elementBytes != 4)
+    return Status::error(ErrorKind::InvalidArgument,
+                         "a memset step sets 1- or 4-byte elements");
+  Step step;
+  step.address = address;
+  step.value = value;
+  step.elementBytes = elementBytes;
+  step.count = count;
+  steps_.push_back(std::move(step));
+  return Status::success();
+}
+
+Status LaunchSequence::queueStep(const Step &step, CUstream stream) const {
+  if (step.kernel)
+    return launch(*step.kernel, step.grid, *step.args, stream);
+  if (step.count == 0)
+    return Status::success();
+  const Driver &driver = context_->driver();
+  if (step.elementBytes == 1)
+    return driver.check(
+        driver.api().cuMemsetD8Async(
+            step.address, static_cast<uint8_t>(step.value), step.count, stream),
+        "cuMemsetD8Async");
+  return driver.check(driver.api().cuMemsetD32Async(step.address, step.value,
+                                                    step.count, stream),
+                      "cuMemsetD32Async");
+}
+
+Status LaunchSequence::buildGraph() {
+  const Driver &driver = context_->driver();
+  const DriverApi &api = driver.api();
+  TILEC_RETURN_IF_ERROR(
+      driver.check(api.cuGraphCreate(&graph_, 0), "cuGraphCreate"));
+  CUgraphNode previous = nullptr;
+  for (const Step &step : steps_) {
+    if (!step.kernel && step.count == 0)
+      continue;
+    CUgraphNode node = nullptr;
+    size_t dependencies = previous ? 1 : 0;
+    if (step.kernel) {
+      // Checked as a launch checks them; the driver copies the arguments.
+      if (step.args->signatureHash() != step.kernel->signatureHash() ||
+          !step.args->complete())
+        return Status::error(ErrorKind::InvalidArgument,
+                             "launch sequence: the arguments of '" +
+                                 step.kernel->metadata().kernelName +
+                                 "' do not fit it");
+      CUDA_KERNEL_NODE_PARAMS params{};
+      params.func = step.kernel->function();
+      params.gridDimX = step.grid.x;
+      params.gridDimY = step.grid.y;
+      params.gridDimZ = step.grid.z;
+      params.blockDimX = step.kernel->blockThreads();
+      params.blockDimY = 1;
+      params.blockDimZ = 1;
+      params.sharedMemBytes = step.kernel->sharedBytes();
+      params.kernelParams = step.args->kernelParams();
+      TILEC_RETURN_IF_ERROR(
+          driver.check(api.cuGraphAddKernelNode(&node, graph_, &previous,
+                                                dependencies, &params),
+                       "cuGraphAddKernelNode"));
+    } else {
+      CUDA_MEMSET_NODE_PARAMS params{};
+      params.dst = step.address;
+      params.value = step.value;
+      params.elementSize = step.elementBytes;
+      params.width = step.count;
+      params.height = 1;
+      TILEC_RETURN_IF_ERROR(driver.check(
+          api.cuGraphAddMemsetNode(&node, graph_, &previous, dependencies,
+                                   &params, context_->handle()),
+          "cuGraphAddMemsetNode"));
+    }
+    previous = node;
+  }
+  return driver.check(api.cuGraphInstantiate(&exec_, graph_, 0),
+                      "cuGraphInstantiate");
+}
+
+Status LaunchSequence::instantiate() {
+  if (sealed_)
+    return Status::success();
+  sealed_ = true;
+  Status built = buildGraph();
+  if (built.ok())
+    return built;
+  // Replayed step by step instead: a graph is only the faster way.
+  const DriverApi &api = context_->driver().api();
+  if (exec_)
+    (void)api.cuGraphExecDestroy(exec_);
+  if (graph_)
+    (void)api.cuGraphDestroy(graph_);
+  exec_ = nullptr;
+  graph_ = nullptr;
+  return Status::success();
+}
+
+Status LaunchSequence::replay(CUstream stream) const {
+  if (exec_) {
+    const Driver &driver = context_->driver();
+    return driver.check(driver.api().cuGraphLaunch(exec_, stream),
+                        "cuGraphLaunch");
+  }
+  for (const Step &step : steps_)
+    TILEC_RETURN_IF_ERROR(queueStep(step, stream));
+  return Status::success();
+}
+
+} // namespace tilec::rt

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -380,6 +381,8 @@ struct MapBuildStats {
   int32_t unused[2];
   int64_t pairs;
 };
+// neighbour_keys' pairs_ptr is 16-byte aligned.
+static_assert(offsetof(MapBuildStats, pairs) == 16);
 // voxel_hash_insert's statuses.
 enum InsertStatus {
   kInserted = 0,

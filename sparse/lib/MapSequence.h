@@ -5,11 +5,12 @@
 // about 30 driver calls, each with the engine's plan of the launch, and the
 // GPU waits for the host between its short kernels. The map kernels read
 // their live count from a device word and size their grids by a capacity
-// (kernels/*.cpp, count_ptr), so one build of a bucket's capacity (the
-// next power of two) serves every count in it: recorded once
-// (SparseEngine::recordInto) into buffers of its own, instantiated as a
-// CUDA graph, and replayed for each tensor with its count written first
-// and its maps copied out after: about ten driver calls a build.
+// (kernels/*.cpp, count_ptr), so one build of a bucket's capacity serves
+// every count in it: recorded once (SparseEngine::recordInto), instantiated
+// as a CUDA graph, and replayed for each tensor with its count written
+// first, its map's transposed neighbours and row masks written into the
+// tensor's own storage (the launches that write them pointed there) and
+// the rest copied out after: about a dozen driver calls a build.
 // docs/sparse-conv.md, "One launch sequence per size bucket".
 //
 //===----------------------------------------------------------------------===//
@@ -19,7 +20,6 @@
 
 #include "MapBuild.h"
 
-#include "tilec/runtime/DeviceBuffer.h"
 #include "tilec/runtime/LaunchSequence.h"
 
 #include <memory>
@@ -28,25 +28,32 @@ namespace tilec::sparse {
 
 class MapSequence {
 public:
-  // The capacity of `voxels`'s bucket (the next power of two), or 0 where
-  // none serves: a map of the capacity's would pass the kernels' 32-bit
-  // offsets, or the bucket holds more than kMaxSequenceVoxels.
+  // The capacity of `voxels`'s bucket: the next power of two, the kernels'
+  // own buckets (finer capacities, an eighth of an octave, cut the work of
+  // the programs past the count, which still run in part, but a stream of
+  // new sizes then recorded a bucket most frames: the frames bench's median
+  // frame took 1.4x as long on the H100), or 0 where none serves: a map of
+  // the capacity's would pass the kernels' 32-bit offsets, or the capacity
+  // is over kMaxSequenceVoxels.
   static int64_t capacityFor(int64_t voxels, const Window &window);
+  // The bytes of scratch a sequence of `capacity` uses.
+  static int64_t scratchBytes(const Window &window, int64_t blockRows,
+                              int64_t capacity, bool lean);
   // Records the build of `window`'s sorted map (`lean` rows: the cover
-  // rounds) and of the lists of `blockRows` over `capacity` voxels.
+  // rounds) and of the lists of `blockRows` over `capacity` voxels, its
+  // temporaries in `scratch` (scratchBytes of them, shared by every
+  // sequence of the engine: each build ends synchronized).
   static Result<std::unique_ptr<MapSequence>>
   record(SparseEngine &engine, const Window &window, bool lean,
-         int64_t blockRows, int64_t capacity);
+         int64_t blockRows, int64_t capacity, rt::DevicePtr scratch);
 
   // The maps of the `voxels` (at most the capacity) at `coords`: one replay,
-  // the maps copied into their own allocations, one synchronization. Null
-  // when the table took not every voxel (a probe sequence too long for the
-  // insert's bound: the caller builds the growing way); an error for a
-  // duplicate voxel or a coordinate out of range, as a build says it.
+  // then one synchronization. Null when the table took not every voxel (a
+  // probe sequence too long for the insert's bound: the caller builds the
+  // growing way); an error for a duplicate voxel or a coordinate out of
+  // range, as a build says it.
   Result<std::unique_ptr<NeighbourMaps>> build(rt::DevicePtr coords,
                                                int64_t voxels, CUstream stream);
-
-  int64_t capacity() const { return shape_.capacity; }
 
 private:
   MapSequence(SparseEngine &engine, const MapBuildShape &shape,
@@ -56,15 +63,14 @@ private:
   SparseEngine &engine_;
   MapBuildShape shape_;
   int64_t blockRows_;
-  // Every buffer the recorded launches use, in one allocation: the
-  // coordinates copied in, the build's regions, its map at the capacity
-  // and the lists of the capacity's blocks.
-  std::optional<rt::DeviceBuffer> storage_;
-  rt::DevicePtr coords_;
+  // In the shared scratch: the coordinates copied in, the build's regions,
+  // the map's order and the lists of the capacity's blocks.
+  rt::DevicePtr coords_, order_;
   std::vector<Region> regions_;
-  MapOutputs map_;
   BlockListBuffers lists_;
   std::unique_ptr<rt::LaunchSequence> launches_;
+  // The launch arguments that take each tensor's nbt and row masks.
+  std::vector<rt::LaunchSequence::Place> nbtPlaces_, rowMaskPlaces_;
 };
 
 } // namespace tilec::sparse

@@ -9,7 +9,9 @@
 // (neighbour_transpose), the row blocks' offset lists (block_offsets,
 // exclusive_scan, block_offsets) and the blocks sorted by their count of
 // offsets (the same radix sort). Every step is deterministic, so the same
-// coordinates give the same maps in every process.
+// coordinates give the same maps in every process. A build of a small
+// bucket replays the bucket's recorded launches instead (MapSequence.h);
+// the kernels read the live voxel count from a device word either way.
 //
 //===----------------------------------------------------------------------===//
 

@@ -267,6 +267,79 @@ CUresult toHost(void *to, CUdeviceptr from, size_t bytes) {
   return copyBytes(static_cast<uint8_t *>(to), source, bytes);
 }
 
+// A launch, for cuLaunchKernel and a graph's launch nodes (one entry point
+// of the driver each, so that tools that count the driver's entry points
+// count a graph's launches once).
+CUresult launchKernel(CUfunction handle, unsigned int gridX, unsigned int gridY,
+                      unsigned int gridZ, void **kernelParams, void **extra) {
+  LOCKED;
+  auto found = dev.functions.find(reinterpret_cast<Function *>(handle));
+  if (found == dev.functions.end())
+    return invalidHandle();
+  if (extra)
+    return failure(CUDA_ERROR_NOT_SUPPORTED,
+                   "parameters through `extra` are not supported");
+  // The real driver's limits on a grid.
+  if (gridX == 0 || gridY == 0 || gridZ == 0 || gridX > 0x7FFFFFFFu ||
+      gridY > 65535 || gridZ > 65535)
+    return failure(CUDA_ERROR_INVALID_VALUE,
+                   "grid " + std::to_string(gridX) + "x" +
+                       std::to_string(gridY) + "x" + std::to_string(gridZ) +
+                       " is out of the driver's range");
+  Function &function = *found->second;
+  if (!function.paramSizes.empty() && !kernelParams)
+    return failure(CUDA_ERROR_INVALID_VALUE, "no kernel parameters");
+  // Each parameter as the interpreter takes it: an integer sign-extended,
+  // a pointer's address, a float's bits.
+  std::vector<int64_t> arguments;
+  mlir::TypeRange types = function.kernel.getArgumentTypes();
+  for (auto [index, type] : llvm::enumerate(types)) {
+    const void *value = kernelParams[index];
+    int64_t argument = 0;
+    switch (function.paramSizes[index]) {
+    case 1:
+      argument = *static_cast<const int8_t *>(value);
+      break;
+    case 2:
+      argument = *static_cast<const int16_t *>(value);
+      break;
+    case 4:
+      argument = *static_cast<const int32_t *>(value);
+      break;
+    default:
+      std::memcpy(&argument, value, 8);
+    }
+    if (type.isF16() || type.isBF16())
+      argument &= 0xFFFF;
+    else if (type.isF32())
+      argument &= 0xFFFFFFFF;
+    arguments.push_back(argument);
+  }
+  // The interpreter's errors, each at its op's file:line (the kernel
+  // builder's), one per line.
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler handler(&dev.context, [&](mlir::Diagnostic &d) {
+    llvm::raw_string_ostream os(diagnostics);
+    if (!diagnostics.empty())
+      os << "\n";
+    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn();
+    else
+      os << d.getLocation();
+    os << ": " << d.str();
+    return mlir::success();
+  });
+  auto module = function.module->module.get();
+  if (mlir::failed(tilec::interp::interpretKernel(module, {gridX, gridY, gridZ},
+                                                  arguments, dev.memory)))
+    return failure(CUDA_ERROR_LAUNCH_FAILED,
+                   "kernel '" + function.kernel.getSymName().str() +
+                       "' failed: " + diagnostics);
+  dev.clockMicroseconds += 1.0 + 0.1 * double(gridX) * gridY * gridZ;
+  return CUDA_SUCCESS;
+}
+
 } // namespace
 
 extern "C" {
@@ -672,72 +745,7 @@ CUresult cuLaunchKernel(CUfunction handle, unsigned int gridX,
                         unsigned int gridY, unsigned int gridZ, unsigned int,
                         unsigned int, unsigned int, unsigned int, CUstream,
                         void **kernelParams, void **extra) {
-  LOCKED;
-  auto found = dev.functions.find(reinterpret_cast<Function *>(handle));
-  if (found == dev.functions.end())
-    return invalidHandle();
-  if (extra)
-    return failure(CUDA_ERROR_NOT_SUPPORTED,
-                   "parameters through `extra` are not supported");
-  // The real driver's limits on a grid.
-  if (gridX == 0 || gridY == 0 || gridZ == 0 || gridX > 0x7FFFFFFFu ||
-      gridY > 65535 || gridZ > 65535)
-    return failure(CUDA_ERROR_INVALID_VALUE,
-                   "grid " + std::to_string(gridX) + "x" +
-                       std::to_string(gridY) + "x" + std::to_string(gridZ) +
-                       " is out of the driver's range");
-  Function &function = *found->second;
-  if (!function.paramSizes.empty() && !kernelParams)
-    return failure(CUDA_ERROR_INVALID_VALUE, "no kernel parameters");
-  // Each parameter as the interpreter takes it: an integer sign-extended,
-  // a pointer's address, a float's bits.
-  std::vector<int64_t> arguments;
-  mlir::TypeRange types = function.kernel.getArgumentTypes();
-  for (auto [index, type] : llvm::enumerate(types)) {
-    const void *value = kernelParams[index];
-    int64_t argument = 0;
-    switch (function.paramSizes[index]) {
-    case 1:
-      argument = *static_cast<const int8_t *>(value);
-      break;
-    case 2:
-      argument = *static_cast<const int16_t *>(value);
-      break;
-    case 4:
-      argument = *static_cast<const int32_t *>(value);
-      break;
-    default:
-      std::memcpy(&argument, value, 8);
-    }
-    if (type.isF16() || type.isBF16())
-      argument &= 0xFFFF;
-    else if (type.isF32())
-      argument &= 0xFFFFFFFF;
-    arguments.push_back(argument);
-  }
-  // The interpreter's errors, each at its op's file:line (the kernel
-  // builder's), one per line.
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&dev.context, [&](mlir::Diagnostic &d) {
-    llvm::raw_string_ostream os(diagnostics);
-    if (!diagnostics.empty())
-      os << "\n";
-    if (auto file = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
-      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-         << file.getColumn();
-    else
-      os << d.getLocation();
-    os << ": " << d.str();
-    return mlir::success();
-  });
-  auto module = function.module->module.get();
-  if (mlir::failed(tilec::interp::interpretKernel(module, {gridX, gridY, gridZ},
-                                                  arguments, dev.memory)))
-    return failure(CUDA_ERROR_LAUNCH_FAILED,
-                   "kernel '" + function.kernel.getSymName().str() +
-                       "' failed: " + diagnostics);
-  dev.clockMicroseconds += 1.0 + 0.1 * double(gridX) * gridY * gridZ;
-  return CUDA_SUCCESS;
+  return launchKernel(handle, gridX, gridY, gridZ, kernelParams, extra);
 }
 
 // Graphs: a node list run in order when launched (every node here depends
@@ -806,7 +814,30 @@ CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
   return CUDA_SUCCESS;
 }
 
-CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
+CUresult cuGraphExecKernelNodeSetParams(CUgraphExec exec, CUgraphNode node,
+                                        const CUDA_KERNEL_NODE_PARAMS *params) {
+  LOCKED;
+  if (!exec || !params)
+    return invalidArgument();
+  // A node is its place in the graph, counted from 1; an instantiated graph
+  // keeps the places.
+  auto &nodes = reinterpret_cast<Graph *>(exec)->nodes;
+  size_t place = reinterpret_cast<size_t>(node);
+  if (place == 0 || place > nodes.size() || !nodes[place - 1].function ||
+      nodes[place - 1].function != params->func)
+    return invalidArgument();
+  GraphNode &updated = nodes[place - 1];
+  updated.grid = {params->gridDimX, params->gridDimY, params->gridDimZ};
+  for (size_t index = 0; index < updated.arguments.size(); ++index) {
+    const auto *bytes =
+        static_cast<const uint8_t *>(params->kernelParams[index]);
+    updated.arguments[index].assign(bytes,
+                                    bytes + updated.arguments[index].size());
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream) {
   if (!exec)
     return invalidArgument();
   for (const GraphNode &node : reinterpret_cast<Graph *>(exec)->nodes) {
@@ -815,9 +846,8 @@ CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) {
       std::vector<void *> params;
       for (const std::vector<uint8_t> &argument : node.arguments)
         params.push_back(const_cast<uint8_t *>(argument.data()));
-      result = cuLaunchKernel(node.function, node.grid[0], node.grid[1],
-                              node.grid[2], 1, 1, 1, 0, stream, params.data(),
-                              nullptr);
+      result = launchKernel(node.function, node.grid[0], node.grid[1],
+                            node.grid[2], params.data(), nullptr);
     } else {
       result = memset(node.memsetTo, node.memsetValue, node.memsetElementBytes,
                       node.memsetCount);

@@ -5,6 +5,8 @@
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Driver.h"
 
+#include <cstring>
+
 namespace tilec::rt {
 
 LaunchSequence::LaunchSequence(const Context &context) : context_(&context) {}
@@ -65,13 +67,27 @@ Status LaunchSequence::queueStep(const Step &step, CUstream stream) const {
                       "cuMemsetD32Async");
 }
 
+CUDA_KERNEL_NODE_PARAMS LaunchSequence::kernelNodeParams(const Step &step) {
+  CUDA_KERNEL_NODE_PARAMS params{};
+  params.func = step.kernel->function();
+  params.gridDimX = step.grid.x;
+  params.gridDimY = step.grid.y;
+  params.gridDimZ = step.grid.z;
+  params.blockDimX = step.kernel->blockThreads();
+  params.blockDimY = 1;
+  params.blockDimZ = 1;
+  params.sharedMemBytes = step.kernel->sharedBytes();
+  params.kernelParams = step.args->kernelParams();
+  return params;
+}
+
 Status LaunchSequence::buildGraph() {
   const Driver &driver = context_->driver();
   const DriverApi &api = driver.api();
   TILEC_RETURN_IF_ERROR(
       driver.check(api.cuGraphCreate(&graph_, 0), "cuGraphCreate"));
   CUgraphNode previous = nullptr;
-  for (const Step &step : steps_) {
+  for (Step &step : steps_) {
     if (!step.kernel && step.count == 0)
       continue;
     CUgraphNode node = nullptr;
@@ -84,20 +100,12 @@ Status LaunchSequence::buildGraph() {
                              "launch sequence: the arguments of '" +
                                  step.kernel->metadata().kernelName +
                                  "' do not fit it");
-      CUDA_KERNEL_NODE_PARAMS params{};
-      params.func = step.kernel->function();
-      params.gridDimX = step.grid.x;
-      params.gridDimY = step.grid.y;
-      params.gridDimZ = step.grid.z;
-      params.blockDimX = step.kernel->blockThreads();
-      params.blockDimY = 1;
-      params.blockDimZ = 1;
-      params.sharedMemBytes = step.kernel->sharedBytes();
-      params.kernelParams = step.args->kernelParams();
+      CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(step);
       TILEC_RETURN_IF_ERROR(
           driver.check(api.cuGraphAddKernelNode(&node, graph_, &previous,
                                                 dependencies, &params),
                        "cuGraphAddKernelNode"));
+      step.node = node;
     } else {
       CUDA_MEMSET_NODE_PARAMS params{};
       params.dst = step.address;
@@ -131,6 +139,51 @@ Status LaunchSequence::instantiate() {
     (void)api.cuGraphDestroy(graph_);
   exec_ = nullptr;
   graph_ = nullptr;
+  return Status::success();
+}
+
+std::vector<LaunchSequence::Place>
+LaunchSequence::placesOf(CUdeviceptr address) const {
+  std::vector<Place> places;
+  for (size_t stepIndex = 0; stepIndex < steps_.size(); ++stepIndex) {
+    const Step &step = steps_[stepIndex];
+    if (!step.kernel)
+      continue;
+    for (size_t index = 0; index < step.args->size(); ++index) {
+      if (step.args->signature()[index].type != ArgType::Ptr)
+        continue;
+      CUdeviceptr held = 0;
+      std::memcpy(&held, step.args->kernelParams()[index], sizeof(held));
+      if (held == address)
+        places.emplace_back(stepIndex, index);
+    }
+  }
+  return places;
+}
+
+Status LaunchSequence::setPointer(const std::vector<Place> &places,
+                                  CUdeviceptr address) {
+  const Driver &driver = context_->driver();
+  for (size_t i = 0; i < places.size(); ++i) {
+    auto [stepIndex, index] = places[i];
+    if (stepIndex >= steps_.size() || !steps_[stepIndex].kernel ||
+        index >= steps_[stepIndex].args->size())
+      return Status::error(ErrorKind::InvalidArgument,
+                           "launch sequence: no pointer argument " +
+                               std::to_string(index) + " in step " +
+                               std::to_string(stepIndex));
+    Step &step = steps_[stepIndex];
+    TILEC_RETURN_IF_ERROR(step.args->setPointer(index, DevicePtr{address}));
+    // A graph's node once per step, after its last place here.
+    bool lastOfStep =
+        i + 1 == places.size() || places[i + 1].first != stepIndex;
+    if (!exec_ || !lastOfStep)
+      continue;
+    CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(step);
+    TILEC_RETURN_IF_ERROR(driver.check(
+        driver.api().cuGraphExecKernelNodeSetParams(exec_, step.node, &params),
+        "cuGraphExecKernelNodeSetParams"));
+  }
   return Status::success();
 }
 

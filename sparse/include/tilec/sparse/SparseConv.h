@@ -203,9 +203,11 @@ private:
   std::map<std::string, KernelDescription> descriptions_;
   /// Where launch() and memset() record instead of queueing, if anywhere.
   rt::LaunchSequence *recording_ = nullptr;
-  /// The recorded map builds, the most recently used first.
+  /// The recorded map builds, the most recently used first, and the
+  /// scratch they all use.
   std::vector<std::pair<std::string, std::unique_ptr<MapSequence>>>
       mapSequences_;
+  std::optional<rt::DeviceBuffer> sequenceScratch_;
 };
 
 /// A neighbour map in the masked GEMM's row order (docs/sparse-conv.md): a
@@ -234,8 +236,10 @@ struct NeighbourMaps {
   int64_t blockRows = 0, blocks = 0;
   rt::DevicePtr blkStart, blkOff, blkOrder;
   /// One allocation for the lists: blk_start and each block's count of
-  /// offsets, blk_off, blk_order and the block sort's keys and counts (kept
-  /// until the kernels are done).
+  /// offsets, blk_off, blk_order, the block sort's keys and counts and its
+  /// count words (kept until the kernels are done); a replayed build's
+  /// holds blk_start, blk_off and blk_order alone (copied out of the
+  /// recorded build's scratch).
   rt::PoolBuffer storage;
 };
 

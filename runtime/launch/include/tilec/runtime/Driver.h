@@ -79,6 +79,7 @@ namespace tilec::rt {
   X(cuGraphAddMemsetNode)                                                      \
   X(cuGraphInstantiate)                                                        \
   X(cuGraphLaunch)                                                             \
+  X(cuGraphExecKernelNodeSetParams)                                            \
   X(cuGraphExecDestroy)                                                        \
   X(cuGraphDestroy)
 

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace tilec::rt {
@@ -52,6 +53,16 @@ public:
   Status instantiate();
   // Queues every step on `stream`, in order.
   Status replay(CUstream stream) const;
+  // A pointer argument of a kernel step: the step's and the argument's
+  // indices.
+  using Place = std::pair<size_t, size_t>;
+  // The pointer arguments that hold `address`: a recording names a buffer
+  // that changes from replay to replay by an address of its own.
+  std::vector<Place> placesOf(CUdeviceptr address) const;
+  // Sets the pointer arguments at `places` to `address` for the replays
+  // after it (a graph's launch nodes are updated in place): a replay that
+  // writes an output into a new buffer each time instead of copying it.
+  Status setPointer(const std::vector<Place> &places, CUdeviceptr address);
 
   size_t steps() const { return steps_.size(); }
   // Whether replay() launches one graph.
@@ -62,12 +73,14 @@ private:
     std::shared_ptr<const Kernel> kernel; // null for a memset
     Dim3 grid;
     std::unique_ptr<ArgPack> args;
+    CUgraphNode node = nullptr; // a kernel step's node in graph_
     CUdeviceptr address = 0;
     uint32_t value = 0;
     unsigned elementBytes = 0;
     size_t count = 0;
   };
   Status queueStep(const Step &step, CUstream stream) const;
+  static CUDA_KERNEL_NODE_PARAMS kernelNodeParams(const Step &step);
   Status buildGraph();
 
   const Context *context_;

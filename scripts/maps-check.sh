@@ -7,8 +7,9 @@
 #      loops, the scatter and the transpose, and memcheck of the scatter
 #      launched again on the same buffers;
 #   2. the map tests of SparseConvGpuTest and StridedConvGpuTest (maps
-#      against the host oracle, a build repeated, the convolution against
-#      float64, bad coordinates, empty input);
+#      against the host oracle, launched and replayed from a recorded
+#      bucket, a build repeated, the convolution against float64, bad
+#      coordinates, empty input);
 #   3. with BASELINE (another build's libtilec_c.so): the map build of this
 #      bundle's library against it in one process (spconv_maps_ab.py, fresh
 #      subsets, paired differences), then this library's per-kernel profile
@@ -42,7 +43,7 @@ suite() { # binary filter
     return 1
   fi
 }
-suite SparseConvGpuTest '*MapsMatch*:*BuildingTwice*:*ConvolutionMatches*:*Duplicates*:*EmptyInput*' &
+suite SparseConvGpuTest '*MapsMatch*:*OneRecordedBuild*:*BuildingTwice*:*ConvolutionMatches*:*Duplicates*:*EmptyInput*' &
 sparse=$!
 suite StridedConvGpuTest '*OutputsAndMaps*:*OnAStream*' &
 strided=$!

@@ -10,7 +10,7 @@
 // as a CUDA graph, and replayed for each tensor with its count written
 // first, its map's transposed neighbours and row masks written into the
 // tensor's own storage (the launches that write them pointed there) and
-// the rest copied out after: about a dozen driver calls a build.
+// the rest copied out after: about fifteen driver calls a build.
 // docs/sparse-conv.md, "One launch sequence per size bucket".
 //
 //===----------------------------------------------------------------------===//

@@ -521,17 +521,8 @@ Status SparseEngine::memset(rt::DevicePtr address, uint32_t value,
                             CUstream stream) {
   if (recording_)
     return recording_->addMemset(address.address, value, elementBytes, count);
-  const rt::Driver &driver = context().driver();
-  if (elementBytes == 1)
-    return driver.check(
-        driver.api().cuMemsetD8Async(
-            address.address, static_cast<uint8_t>(value), count, stream),
-        "cuMemsetD8Async");
-  if (elementBytes == 4)
-    return driver.check(
-        driver.api().cuMemsetD32Async(address.address, value, count, stream),
-        "cuMemsetD32Async");
-  return Status::error("a memset sets 1- or 4-byte elements");
+  return rt::memsetAsync(context().driver(), address.address, value,
+                         elementBytes, count, stream);
 }
 
 } // namespace tilec::sparse

@@ -154,14 +154,6 @@ SparseTensor::stridedEntry(const ConvGeometry &geometry,
 
 namespace {
 
-Status memsetAsync(const rt::Context &context, CUdeviceptr address,
-                   uint8_t value, size_t bytes, CUstream stream) {
-  const rt::Driver &driver = context.driver();
-  return driver.check(
-      driver.api().cuMemsetD8Async(address, value, bytes, stream),
-      "cuMemsetD8Async");
-}
-
 // The launches that sort one map's rows by key and transpose it, for the
 // precompile list and the build.
 void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
@@ -403,11 +395,9 @@ private:
   Status queueMaps(const rt::PoolBuffer &nb, const rt::PoolBuffer &nbi,
                    const SortedNeighbourMap &down,
                    const SortedNeighbourMap &up) {
-    const rt::Context &context = engine.context();
+    TILEC_RETURN_IF_ERROR(engine.memset(nb.ptr(), 0xFF, 1, nb.size(), stream));
     TILEC_RETURN_IF_ERROR(
-        memsetAsync(context, nb.address(), 0xFF, nb.size(), stream));
-    TILEC_RETURN_IF_ERROR(
-        memsetAsync(context, nbi.address(), 0xFF, nbi.size(), stream));
+        engine.memset(nbi.ptr(), 0xFF, 1, nbi.size(), stream));
     TILEC_RETURN_IF_ERROR(engine.launch("output_voxels", outputVoxelsCall(1),
                                         {{"keys_ptr", sortedKeys()},
                                          {"vals_ptr", at(kSortedVals)},

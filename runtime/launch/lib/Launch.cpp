@@ -1,6 +1,7 @@
 //===- Launch.cpp - Launching a kernel ------------------------------------===//
 
 #include "tilec/runtime/Launch.h"
+#include "tilec/runtime/Driver.h"
 #include "tilec/runtime/Stream.h"
 
 namespace tilec::rt {
@@ -57,6 +58,27 @@ namespace {
 }
 
 } // namespace
+
+Status checkLaunchArguments(const Kernel &kernel, const ArgPack &args) {
+  if (args.signatureHash() != kernel.signatureHash() || !args.complete())
+    return argumentError(kernel, args);
+  return Status::success();
+}
+
+Status memsetAsync(const Driver &driver, CUdeviceptr address, uint32_t value,
+                   unsigned elementBytes, size_t count, CUstream stream) {
+  if (elementBytes == 1)
+    return driver.check(
+        driver.api().cuMemsetD8Async(address, static_cast<uint8_t>(value),
+                                     count, stream),
+        "cuMemsetD8Async");
+  if (elementBytes == 4)
+    return driver.check(
+        driver.api().cuMemsetD32Async(address, value, count, stream),
+        "cuMemsetD32Async");
+  return Status::error(ErrorKind::InvalidArgument,
+                       "a memset sets 1- or 4-byte elements");
+}
 
 Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
               CUstream stream) {

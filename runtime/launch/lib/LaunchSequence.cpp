@@ -11,12 +11,16 @@ namespace tilec::rt {
 
 LaunchSequence::LaunchSequence(const Context &context) : context_(&context) {}
 
-LaunchSequence::~LaunchSequence() {
+LaunchSequence::~LaunchSequence() { releaseGraph(); }
+
+void LaunchSequence::releaseGraph() {
   const DriverApi &api = context_->driver().api();
   if (exec_)
     (void)api.cuGraphExecDestroy(exec_);
   if (graph_)
     (void)api.cuGraphDestroy(graph_);
+  exec_ = nullptr;
+  graph_ = nullptr;
 }
 
 Status LaunchSequence::addKernel(std::shared_ptr<const Kernel> kernel,
@@ -56,15 +60,8 @@ Status LaunchSequence::queueStep(const Step &step, CUstream stream) const {
     return launch(*step.kernel, step.grid, *step.args, stream);
   if (step.count == 0)
     return Status::success();
-  const Driver &driver = context_->driver();
-  if (step.elementBytes == 1)
-    return driver.check(
-        driver.api().cuMemsetD8Async(
-            step.address, static_cast<uint8_t>(step.value), step.count, stream),
-        "cuMemsetD8Async");
-  return driver.check(driver.api().cuMemsetD32Async(step.address, step.value,
-                                                    step.count, stream),
-                      "cuMemsetD32Async");
+  return memsetAsync(context_->driver(), step.address, step.value,
+                     step.elementBytes, step.count, stream);
 }
 
 CUDA_KERNEL_NODE_PARAMS LaunchSequence::kernelNodeParams(const Step &step) {
@@ -94,12 +91,7 @@ Status LaunchSequence::buildGraph() {
     size_t dependencies = previous ? 1 : 0;
     if (step.kernel) {
       // Checked as a launch checks them; the driver copies the arguments.
-      if (step.args->signatureHash() != step.kernel->signatureHash() ||
-          !step.args->complete())
-        return Status::error(ErrorKind::InvalidArgument,
-                             "launch sequence: the arguments of '" +
-                                 step.kernel->metadata().kernelName +
-                                 "' do not fit it");
+      TILEC_RETURN_IF_ERROR(checkLaunchArguments(*step.kernel, *step.args));
       CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(step);
       TILEC_RETURN_IF_ERROR(
           driver.check(api.cuGraphAddKernelNode(&node, graph_, &previous,
@@ -132,13 +124,7 @@ Status LaunchSequence::instantiate() {
   if (built.ok())
     return built;
   // Replayed step by step instead: a graph is only the faster way.
-  const DriverApi &api = context_->driver().api();
-  if (exec_)
-    (void)api.cuGraphExecDestroy(exec_);
-  if (graph_)
-    (void)api.cuGraphDestroy(graph_);
-  exec_ = nullptr;
-  graph_ = nullptr;
+  releaseGraph();
   return Status::success();
 }
 

@@ -24,6 +24,7 @@
 
 namespace tilec::rt {
 
+class Driver;
 class Stream;
 
 // The contract's grid type: a description evaluates it, the launch takes it.
@@ -37,6 +38,14 @@ using Dim3 = GridSize;
 // the driver launches anything.
 Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
               CUstream stream = nullptr);
+// What launch() checks of `args` before the driver sees them: built for
+// the kernel's signature and tensor maps, every argument set (a launch
+// sequence checks its steps so before it builds them into a graph).
+Status checkLaunchArguments(const Kernel &kernel, const ArgPack &args);
+// Queues a memset of `count` elements of `elementBytes` (1 or 4) bytes at
+// `address` on `stream`: cuMemsetD8Async or cuMemsetD32Async.
+Status memsetAsync(const Driver &driver, CUdeviceptr address, uint32_t value,
+                   unsigned elementBytes, size_t count, CUstream stream);
 Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
               const Stream &stream);
 

@@ -82,6 +82,7 @@ private:
   Status queueStep(const Step &step, CUstream stream) const;
   static CUDA_KERNEL_NODE_PARAMS kernelNodeParams(const Step &step);
   Status buildGraph();
+  void releaseGraph();
 
   const Context *context_;
   std::vector<Step> steps_;

@@ -16,8 +16,12 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A block's loop runs over its live row tiles only, so a block past the
+// count stores a count of 0 at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
+
+#include "LiveCount.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -55,7 +59,10 @@ static void buildBlockOffsets(KernelBuilder &kb) {
     return {carried[0] | (kb.max(kb.cast(has, kb.i32Type()), 1) << group)};
   };
   Tensors loop =
-      kb.let("loop", kb.forRange(0, blockM / rowTile, 1, {groups0}, rows));
+      kb.let("loop",
+             kb.forRange(
+                 0, liveTrips(kb, block * blockM, n, rowTile, blockM / rowTile),
+                 1, {groups0}, rows));
   Tensor groups = loop[0];
   Tensor active = kb.let("active", kb.cast(groups != 0, kb.i32Type()));
   if (!fill) {

@@ -21,9 +21,11 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program past the count returns at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "LiveCount.h"
 #include "RowMask.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
@@ -40,35 +42,37 @@ static void buildMaskCover(KernelBuilder &kb) {
   Tensor cover = kb.arg("cover_ptr"), values = kb.arg("values_ptr");
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
-  Tensor group = kb.let("group", kb.programId(0));
-  Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
-  Tensor inRange = kb.let("in_range", row < n);
-  SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
-  // No bit of the mask outside a union is (union | ~mask) == -1. Broadcast to
-  // the loop's tile here, so that its layout is settled outside the loop.
-  Tensor notMask =
-      kb.let("not_mask",
-             kb.broadcastTo(kb.expandDims(sorted.mask ^ -1, 1), {rows, tile}));
+  ifRowLive(kb, kb.programId(0) * rows, n, [&] {
+    Tensor group = kb.let("group", kb.programId(0));
+    Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
+    Tensor inRange = kb.let("in_range", row < n);
+    SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
+    // No bit of the mask outside a union is (union | ~mask) == -1. Broadcast to
+    // the loop's tile here, so that its layout is settled outside the loop.
+    Tensor notMask =
+        kb.let("not_mask", kb.broadcastTo(kb.expandDims(sorted.mask ^ -1, 1),
+                                          {rows, tile}));
 
-  Tensor lo = kb.let("lo", kb.maximum(group - window, 0));
-  Tensor hi = kb.let("hi", kb.minimum(group + window + 1, kb.cdiv(n, rows)));
-  constexpr int64_t kNone = 0x7FFFFFFF;
-  Tensor best0 = kb.let("best", kb.full({rows, tile}, kNone, kb.i32Type()));
-  auto candidates = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    // [None, :]: TILE groups, read once for every row.
-    Tensor candidate = kb.let(
-        "candidate", kb.expandDims(lo + t * tile + kb.arange(0, tile), 0));
-    Tensor valid = kb.let("valid", candidate < hi);
-    Tensor union_ = kb.let("union", kb.load(unions + candidate, valid, 0));
-    Tensor score = kb.let("score", kb.load(scores + candidate, valid, kNone));
-    Tensor holds = kb.let("holds", (union_ | notMask) == -1);
-    return {kb.minimum(carried[0], kb.where(holds, score, kNone))};
-  };
-  Tensors loop = kb.let(
-      "loop", kb.forRange(0, kb.cdiv(hi - lo, tile), 1, {best0}, candidates));
-  Tensor best = kb.let("best", kb.min(loop[0], 1));
-  kb.store(cover + row, best & ((1 << kScoreIndexBits) - 1), inRange);
-  kb.store(values + row, sorted.voxel, inRange);
+    Tensor lo = kb.let("lo", kb.maximum(group - window, 0));
+    Tensor hi = kb.let("hi", kb.minimum(group + window + 1, kb.cdiv(n, rows)));
+    constexpr int64_t kNone = 0x7FFFFFFF;
+    Tensor best0 = kb.let("best", kb.full({rows, tile}, kNone, kb.i32Type()));
+    auto candidates = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
+      // [None, :]: TILE groups, read once for every row.
+      Tensor candidate = kb.let(
+          "candidate", kb.expandDims(lo + t * tile + kb.arange(0, tile), 0));
+      Tensor valid = kb.let("valid", candidate < hi);
+      Tensor union_ = kb.let("union", kb.load(unions + candidate, valid, 0));
+      Tensor score = kb.let("score", kb.load(scores + candidate, valid, kNone));
+      Tensor holds = kb.let("holds", (union_ | notMask) == -1);
+      return {kb.minimum(carried[0], kb.where(holds, score, kNone))};
+    };
+    Tensors loop = kb.let(
+        "loop", kb.forRange(0, kb.cdiv(hi - lo, tile), 1, {best0}, candidates));
+    Tensor best = kb.let("best", kb.min(loop[0], 1));
+    kb.store(cover + row, best & ((1 << kScoreIndexBits) - 1), inRange);
+    kb.store(values + row, sorted.voxel, inRange);
+  });
 }
 
 TILEC_KERNEL(mask_cover) {

@@ -10,9 +10,11 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program past the count returns at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "LiveCount.h"
 #include "RowMask.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
@@ -38,14 +40,16 @@ static void buildMaskUnions(KernelBuilder &kb) {
   Tensor unions = kb.arg("unions_ptr"), scores = kb.arg("scores_ptr");
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
-  Tensor group = kb.let("group", kb.programId(0));
-  Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
-  Tensor inRange = kb.let("in_range", row < n);
-  SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
-  Tensor union_ =
-      kb.let("union", kb.reduce(sorted.mask, 0, tile::ReduceKind::Or));
-  kb.store(unions + group, union_);
-  kb.store(scores + group, (popcount(kb, union_) << kScoreIndexBits) | group);
+  ifRowLive(kb, kb.programId(0) * rows, n, [&] {
+    Tensor group = kb.let("group", kb.programId(0));
+    Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
+    Tensor inRange = kb.let("in_range", row < n);
+    SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
+    Tensor union_ =
+        kb.let("union", kb.reduce(sorted.mask, 0, tile::ReduceKind::Or));
+    kb.store(unions + group, union_);
+    kb.store(scores + group, (popcount(kb, union_) << kScoreIndexBits) | group);
+  });
 }
 
 TILEC_KERNEL(mask_unions) {

@@ -23,8 +23,11 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program past the count returns at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
+
+#include "LiveCount.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -89,21 +92,24 @@ static void buildNeighbourKeys(KernelBuilder &kb) {
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
   Tensor kx = kb.arg("KX"), ky = kb.arg("KY"), kz = kb.arg("KZ");
 
-  Tensor voxel = kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
-  Tensor inRange = kb.let("in_range", voxel < n);
-  Tensor rows = kb.let("rows", kb.expandDims(voxel, 1));
-  Tensor cols = kb.let("cols", kb.expandDims(kb.arange(0, paddedOffsets), 0));
-  Tensor read = kb.let("read", kb.expandDims(inRange, 1) & (cols < v));
-  Tensor has = kb.let("has", kb.load(nb + rows * v + cols, read, -1) != -1);
-  Tensor rank = kb.let("rank", kb.expandDims(offsetRanks(kb, kx, ky, kz), 0));
-  Tensor bit = kb.let("bit", kb.where(v <= 32, rank, rank * 32 / v));
-  Tensor bits =
-      kb.let("bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));
-  Tensor mask = kb.let("mask", kb.reduce(bits, 1, tile::ReduceKind::Or));
-  kb.store(sortKey + voxel, grayRank(kb, mask), inRange);
-  Tensor count =
-      kb.let("count", kb.sum(kb.sum(kb.cast(has, kb.i64Type()), 1), 0));
-  kb.atomicRmw(tile::AtomicRMWKind::Add, pairs, count);
+  ifRowLive(kb, kb.programId(0) * block, n, [&] {
+    Tensor voxel =
+        kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
+    Tensor inRange = kb.let("in_range", voxel < n);
+    Tensor rows = kb.let("rows", kb.expandDims(voxel, 1));
+    Tensor cols = kb.let("cols", kb.expandDims(kb.arange(0, paddedOffsets), 0));
+    Tensor read = kb.let("read", kb.expandDims(inRange, 1) & (cols < v));
+    Tensor has = kb.let("has", kb.load(nb + rows * v + cols, read, -1) != -1);
+    Tensor rank = kb.let("rank", kb.expandDims(offsetRanks(kb, kx, ky, kz), 0));
+    Tensor bit = kb.let("bit", kb.where(v <= 32, rank, rank * 32 / v));
+    Tensor bits =
+        kb.let("bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));
+    Tensor mask = kb.let("mask", kb.reduce(bits, 1, tile::ReduceKind::Or));
+    kb.store(sortKey + voxel, grayRank(kb, mask), inRange);
+    Tensor count =
+        kb.let("count", kb.sum(kb.sum(kb.cast(has, kb.i64Type()), 1), 0));
+    kb.atomicRmw(tile::AtomicRMWKind::Add, pairs, count);
+  });
 }
 
 TILEC_KERNEL(neighbour_keys) {

@@ -13,8 +13,11 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program past the count returns at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
+
+#include "LiveCount.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -31,30 +34,33 @@ static void buildNeighbourTranspose(KernelBuilder &kb) {
   Tensor v = kb.arg("V");
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
-  Tensor row = kb.let("row", kb.programId(0) * block + kb.arange(0, block));
-  Tensor inRange = kb.let("in_range", row < n);
-  Tensor voxel = kb.let("voxel", kb.load(order + row, inRange, 0));
-  Tensor offsets =
-      kb.let("offsets", kb.expandDims(kb.arange(0, paddedOffsets), 0));
-  Tensor mask = kb.let("mask", kb.expandDims(inRange, 1) & (offsets < v));
-  Tensor column = kb.let(
-      "column", kb.load(nb + kb.expandDims(voxel, 1) * v + offsets, mask, -1));
-  kb.store(nbt + offsets * n + kb.expandDims(row, 1), column, mask);
-  // The masks' words: bit v % 32 of the row's word v / 32, each word an OR
-  // over its 32 offsets ([BLOCK, VP] as [BLOCK, VP / 32, 32], one reduction
-  // for every word of a row).
-  Tensor bit = kb.let(
-      "bit", kb.where((column != -1) & mask,
-                      kb.constant(1, kb.i32Type()) << (offsets % 32), 0));
-  int64_t wordsPadded = std::max<int64_t>(paddedOffsets / 32, 1);
-  int64_t bitsPerWord = std::min<int64_t>(paddedOffsets, 32);
-  Tensor bits = kb.let(
-      "bits", kb.reduce(kb.reshape(bit, {block, wordsPadded, bitsPerWord}), 2,
-                        tile::ReduceKind::Or));
-  Tensor word = kb.let("word", kb.expandDims(kb.arange(0, wordsPadded), 0));
-  Tensor words = kb.let("words", (v + 31) / 32);
-  kb.store(rowMasks + kb.expandDims(row, 1) * words + word, bits,
-           kb.expandDims(inRange, 1) & (word < words));
+  ifRowLive(kb, kb.programId(0) * block, n, [&] {
+    Tensor row = kb.let("row", kb.programId(0) * block + kb.arange(0, block));
+    Tensor inRange = kb.let("in_range", row < n);
+    Tensor voxel = kb.let("voxel", kb.load(order + row, inRange, 0));
+    Tensor offsets =
+        kb.let("offsets", kb.expandDims(kb.arange(0, paddedOffsets), 0));
+    Tensor mask = kb.let("mask", kb.expandDims(inRange, 1) & (offsets < v));
+    Tensor column =
+        kb.let("column",
+               kb.load(nb + kb.expandDims(voxel, 1) * v + offsets, mask, -1));
+    kb.store(nbt + offsets * n + kb.expandDims(row, 1), column, mask);
+    // The masks' words: bit v % 32 of the row's word v / 32, each word an OR
+    // over its 32 offsets ([BLOCK, VP] as [BLOCK, VP / 32, 32], one reduction
+    // for every word of a row).
+    Tensor bit = kb.let(
+        "bit", kb.where((column != -1) & mask,
+                        kb.constant(1, kb.i32Type()) << (offsets % 32), 0));
+    int64_t wordsPadded = std::max<int64_t>(paddedOffsets / 32, 1);
+    int64_t bitsPerWord = std::min<int64_t>(paddedOffsets, 32);
+    Tensor bits = kb.let(
+        "bits", kb.reduce(kb.reshape(bit, {block, wordsPadded, bitsPerWord}), 2,
+                          tile::ReduceKind::Or));
+    Tensor word = kb.let("word", kb.expandDims(kb.arange(0, wordsPadded), 0));
+    Tensor words = kb.let("words", (v + 31) / 32);
+    kb.store(rowMasks + kb.expandDims(row, 1) * words + word, bits,
+             kb.expandDims(inRange, 1) & (word < words));
+  });
 }
 
 TILEC_KERNEL(neighbour_transpose) {

@@ -14,8 +14,12 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program's loop runs over its live chunks only, so one past the count
+// stores zeros at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
+
+#include "LiveCount.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -45,7 +49,11 @@ static void buildRadixHistogram(KernelBuilder &kb) {
                                          kb.expandDims(inRange, 1));
     return {carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0)};
   };
-  Tensors loop = kb.let("loop", kb.forRange(0, chunks, 1, {counts0}, chunk));
+  Tensors loop =
+      kb.let("loop",
+             kb.forRange(
+                 0, liveTrips(kb, program * (block * chunks), n, block, chunks),
+                 1, {counts0}, chunk));
   kb.store(hist + kb.arange(0, digitCount) * programs + program, loop[0]);
 }
 

@@ -19,8 +19,11 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program past the count returns at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
+
+#include "LiveCount.h"
 
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
@@ -38,63 +41,66 @@ static void buildRadixScatter(KernelBuilder &kb) {
   Tensor shift = kb.arg("SHIFT");
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
-  Tensor program = kb.let("program", kb.programId(0));
-  Tensor programs = kb.let("programs", kb.numPrograms(0));
-  // Where the program's next key of each digit goes: the keys of smaller
-  // digits (the rows' totals), then this digit's keys of earlier programs.
-  Tensor row = kb.let("row", kb.arange(0, digitCount) * (programs + 1));
-  Tensor totals = kb.let("totals", kb.load(histScan + row + programs));
-  Tensor before = kb.let("before", kb.cumsum(totals, 0) - totals);
-  Tensor start = kb.let("start", kb.load(histScan + row + program));
-  Tensor next0 = kb.let("next", start + before);
-  // The program's column of hist_scan (no other program reads it) becomes
-  // its digits' next positions, which each key then loads by its digit:
-  // a gather from memory instead of a [keys x digits] reduction across the
-  // program's threads.
-  kb.barrier();
-  kb.store(histScan + row + program, next0);
-  kb.barrier();
-  // The tiles below are [j, i]: key j of a chunk comes before key i when
-  // j < i, and a thread holds a column, so the sums over j stay in it.
-  Tensor lane = kb.arange(0, block);
-  Tensor earlier =
-      kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
-  auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    Tensor index = kb.let("index", (program * chunks + c) * block + lane);
-    Tensor inRange = kb.let("in_range", index < n);
-    Tensor key = kb.let("key", kb.load(keysIn + index, inRange, 0));
-    Tensor value =
-        first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
-    Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
-                                       (digitCount - 1));
-    // A key's rank among the chunk's keys of its digit: the earlier keys
-    // of the same digit (keys past N come last and count for none).
-    Tensor same = kb.let(
-        "same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) & earlier);
-    Tensor rank = kb.let("rank", kb.sum(kb.cast(same, kb.i32Type()), 0));
-    Tensor base =
-        kb.let("base", kb.load(histScan + digit * (programs + 1) + program,
-                               inRange, 0));
-    Tensor target = kb.let("target", base + rank);
-    kb.store(keysOut + target, key, inRange);
-    kb.store(valsOut + target, value, inRange);
-    if (chunks == 1)
-      return {carried[0]};
-    // The next chunk's keys go past this one's.
-    Tensor onehot = (kb.expandDims(digit, 1) ==
-                     kb.expandDims(kb.arange(0, digitCount), 0)) &
-                    kb.expandDims(inRange, 1);
-    Tensor next = carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0);
+  ifRowLive(kb, kb.programId(0) * (block * chunks), n, [&] {
+    Tensor program = kb.let("program", kb.programId(0));
+    Tensor programs = kb.let("programs", kb.numPrograms(0));
+    // Where the program's next key of each digit goes: the keys of smaller
+    // digits (the rows' totals), then this digit's keys of earlier programs.
+    Tensor row = kb.let("row", kb.arange(0, digitCount) * (programs + 1));
+    Tensor totals = kb.let("totals", kb.load(histScan + row + programs));
+    Tensor before = kb.let("before", kb.cumsum(totals, 0) - totals);
+    Tensor start = kb.let("start", kb.load(histScan + row + program));
+    Tensor next0 = kb.let("next", start + before);
+    // The program's column of hist_scan (no other program reads it) becomes
+    // its digits' next positions, which each key then loads by its digit:
+    // a gather from memory instead of a [keys x digits] reduction across the
+    // program's threads.
     kb.barrier();
-    kb.store(histScan + row + program, next);
+    kb.store(histScan + row + program, next0);
     kb.barrier();
-    return {next};
-  };
-  kb.let("loop", kb.forRange(0, chunks, 1, {next0}, chunk));
-  // Put the column back once every key has loaded its base, so that a
-  // launch again on the same buffers (timing loops) reads the scan.
-  kb.barrier();
-  kb.store(histScan + row + program, start);
+    // The tiles below are [j, i]: key j of a chunk comes before key i when
+    // j < i, and a thread holds a column, so the sums over j stay in it.
+    Tensor lane = kb.arange(0, block);
+    Tensor earlier =
+        kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
+    auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
+      Tensor index = kb.let("index", (program * chunks + c) * block + lane);
+      Tensor inRange = kb.let("in_range", index < n);
+      Tensor key = kb.let("key", kb.load(keysIn + index, inRange, 0));
+      Tensor value =
+          first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
+      Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
+                                         (digitCount - 1));
+      // A key's rank among the chunk's keys of its digit: the earlier keys
+      // of the same digit (keys past N come last and count for none).
+      Tensor same =
+          kb.let("same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) &
+                             earlier);
+      Tensor rank = kb.let("rank", kb.sum(kb.cast(same, kb.i32Type()), 0));
+      Tensor base =
+          kb.let("base", kb.load(histScan + digit * (programs + 1) + program,
+                                 inRange, 0));
+      Tensor target = kb.let("target", base + rank);
+      kb.store(keysOut + target, key, inRange);
+      kb.store(valsOut + target, value, inRange);
+      if (chunks == 1)
+        return {carried[0]};
+      // The next chunk's keys go past this one's.
+      Tensor onehot = (kb.expandDims(digit, 1) ==
+                       kb.expandDims(kb.arange(0, digitCount), 0)) &
+                      kb.expandDims(inRange, 1);
+      Tensor next = carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0);
+      kb.barrier();
+      kb.store(histScan + row + program, next);
+      kb.barrier();
+      return {next};
+    };
+    kb.let("loop", kb.forRange(0, chunks, 1, {next0}, chunk));
+    // Put the column back once every key has loaded its base, so that a
+    // launch again on the same buffers (timing loops) reads the scan.
+    kb.barrier();
+    kb.store(histScan + row + program, start);
+  });
 }
 
 TILEC_KERNEL(radix_scatter) {

@@ -19,9 +19,11 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program past the count returns at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "LiveCount.h"
 #include "VoxelHash.h"
 
 #include "tilec/Kernel/KernelRegistry.h"
@@ -37,46 +39,49 @@ static void buildVoxelHashInsert(KernelBuilder &kb) {
   Tensor log2Slots = kb.arg("LOG2_T");
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
-  Tensor voxel = kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
-  Tensor inRange = kb.let("in_range", voxel < n);
-  auto coordinate = [&](int axis) {
-    return kb.load(coords + voxel * 4 + axis, inRange, 0);
-  };
-  Tensor b = kb.let("b", coordinate(0)), x = kb.let("x", coordinate(1));
-  Tensor y = kb.let("y", coordinate(2)), z = kb.let("z", coordinate(3));
-  Tensor valid = kb.let("valid", inRange & voxelInRange(kb, b, x, y, z));
-  Tensor key = kb.let("key", voxelKey(kb, b, x, y, z));
-  Tensor home = kb.let("home", voxelHomeSlot(kb, key, log2Slots));
-  Tensor slotMask =
-      kb.let("slot_mask", (kb.constant(1, kb.i32Type()) << log2Slots) - 1);
+  ifRowLive(kb, kb.programId(0) * block, n, [&] {
+    Tensor voxel =
+        kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
+    Tensor inRange = kb.let("in_range", voxel < n);
+    auto coordinate = [&](int axis) {
+      return kb.load(coords + voxel * 4 + axis, inRange, 0);
+    };
+    Tensor b = kb.let("b", coordinate(0)), x = kb.let("x", coordinate(1));
+    Tensor y = kb.let("y", coordinate(2)), z = kb.let("z", coordinate(3));
+    Tensor valid = kb.let("valid", inRange & voxelInRange(kb, b, x, y, z));
+    Tensor key = kb.let("key", voxelKey(kb, b, x, y, z));
+    Tensor home = kb.let("home", voxelHomeSlot(kb, key, log2Slots));
+    Tensor slotMask =
+        kb.let("slot_mask", (kb.constant(1, kb.i32Type()) << log2Slots) - 1);
 
-  // Carried: still probing (0/1), the status so far, probes used.
-  Tensor pending0 = kb.let("pending", kb.cast(valid, kb.i32Type()));
-  Tensor status0 = kb.let("status", kb.zeros({block}, kb.i32Type()));
-  Tensor used0 = kb.let("used", kb.zeros({block}, kb.i32Type()));
-  auto probe = [&](Tensor p, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    Tensor pending = kb.let("probing", carried[0] != 0);
-    Tensor slot = kb.let("slot", (home + p) & slotMask);
-    Tensor old = kb.let("old", kb.atomicCas(keys + slot, -1, key, pending));
-    Tensor won = kb.let("won", pending & (old == -1));
-    Tensor duplicate = kb.let("duplicate", pending & (old == key));
-    kb.store(vals + slot, voxel, won);
-    Tensor stillPending =
-        kb.let("still", kb.where(won | duplicate, 0, carried[0]));
-    return {stillPending, kb.where(duplicate, 1, carried[1]),
-            kb.where(won, p + 1, carried[2])};
-  };
-  // Most voxels settle in a few probes: the program stops once all have.
-  Tensors loop =
-      kb.let("loop", probeUntilSettled(kb, kb.constant(maxProbes, kb.i32Type()),
-                                       {pending0, status0, used0},
-                                       /*pending=*/0, probe));
-  Tensor full = kb.let("full", kb.where(loop[0] != 0, 2, loop[1]));
-  Tensor final = kb.let("final", kb.where(valid, full, 3));
-  kb.store(status + voxel, final, inRange);
-  kb.atomicRmw(tile::AtomicRMWKind::Max, probes, kb.max(loop[2], 0));
-  kb.atomicRmw(tile::AtomicRMWKind::Max, probes + 1,
-               kb.max(kb.where(inRange, final, 0), 0));
+    // Carried: still probing (0/1), the status so far, probes used.
+    Tensor pending0 = kb.let("pending", kb.cast(valid, kb.i32Type()));
+    Tensor status0 = kb.let("status", kb.zeros({block}, kb.i32Type()));
+    Tensor used0 = kb.let("used", kb.zeros({block}, kb.i32Type()));
+    auto probe = [&](Tensor p, llvm::ArrayRef<Tensor> carried) -> Tensors {
+      Tensor pending = kb.let("probing", carried[0] != 0);
+      Tensor slot = kb.let("slot", (home + p) & slotMask);
+      Tensor old = kb.let("old", kb.atomicCas(keys + slot, -1, key, pending));
+      Tensor won = kb.let("won", pending & (old == -1));
+      Tensor duplicate = kb.let("duplicate", pending & (old == key));
+      kb.store(vals + slot, voxel, won);
+      Tensor stillPending =
+          kb.let("still", kb.where(won | duplicate, 0, carried[0]));
+      return {stillPending, kb.where(duplicate, 1, carried[1]),
+              kb.where(won, p + 1, carried[2])};
+    };
+    // Most voxels settle in a few probes: the program stops once all have.
+    Tensors loop = kb.let(
+        "loop", probeUntilSettled(kb, kb.constant(maxProbes, kb.i32Type()),
+                                  {pending0, status0, used0},
+                                  /*pending=*/0, probe));
+    Tensor full = kb.let("full", kb.where(loop[0] != 0, 2, loop[1]));
+    Tensor final = kb.let("final", kb.where(valid, full, 3));
+    kb.store(status + voxel, final, inRange);
+    kb.atomicRmw(tile::AtomicRMWKind::Max, probes, kb.max(loop[2], 0));
+    kb.atomicRmw(tile::AtomicRMWKind::Max, probes + 1,
+                 kb.max(kb.where(inRange, final, 0), 0));
+  });
 }
 
 TILEC_KERNEL(voxel_hash_insert) {

@@ -23,9 +23,11 @@
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
+// A program past the count returns at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "LiveCount.h"
 #include "VoxelHash.h"
 
 #include "tilec/Kernel/KernelRegistry.h"
@@ -43,56 +45,60 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
   Tensor kx = kb.arg("KX"), ky = kb.arg("KY"), kz = kb.arg("KZ");
   Tensor v = kb.arg("V");
 
-  Tensor voxel = kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
-  Tensor inRange = kb.let("in_range", voxel < n);
-  Tensor offset = kb.let("offset", kb.arange(0, paddedOffsets));
-  Tensor rows = kb.let("rows", kb.expandDims(voxel, 1));  // [:, None]
-  Tensor cols = kb.let("cols", kb.expandDims(offset, 0)); // [None, :]
-  // The lower half of the window: offsets below the centre, (V - 1) / 2.
-  Tensor centre = kb.let("centre", (v - 1) / 2);
-  Tensor lookup = kb.let("lookup", kb.expandDims(inRange, 1) & (cols < centre));
-  auto coordinate = [&](int axis) {
-    return kb.expandDims(kb.load(coords + voxel * 4 + axis, inRange, 0), 1);
-  };
-  // The window's offset along each axis, in voxels.
-  Tensor dx =
-      kb.let("dx", (cols / (ky * kz) - kx / 2) * kb.arg("DX"));
-  Tensor dy = kb.let("dy", (cols / kz % ky - ky / 2) * kb.arg("DY"));
-  Tensor dz = kb.let("dz", (cols % kz - kz / 2) * kb.arg("DZ"));
-  Tensor b = kb.let("b", kb.broadcastTo(coordinate(0), {block, paddedOffsets}));
-  Tensor x = kb.let("x", coordinate(1) + dx),
-         y = kb.let("y", coordinate(2) + dy);
-  Tensor z = kb.let("z", coordinate(3) + dz);
-  Tensor valid = kb.let("valid", lookup & voxelInRange(kb, b, x, y, z));
-  Tensor key = kb.let("key", voxelKey(kb, b, x, y, z));
-  Tensor home = kb.let("home", voxelHomeSlot(kb, key, log2Slots));
-  Tensor slotMask =
-      kb.let("slot_mask", (kb.constant(1, kb.i32Type()) << log2Slots) - 1);
-  Tensor longest = kb.let("longest", kb.load(probes));
+  ifRowLive(kb, kb.programId(0) * block, n, [&] {
+    Tensor voxel =
+        kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
+    Tensor inRange = kb.let("in_range", voxel < n);
+    Tensor offset = kb.let("offset", kb.arange(0, paddedOffsets));
+    Tensor rows = kb.let("rows", kb.expandDims(voxel, 1));  // [:, None]
+    Tensor cols = kb.let("cols", kb.expandDims(offset, 0)); // [None, :]
+    // The lower half of the window: offsets below the centre, (V - 1) / 2.
+    Tensor centre = kb.let("centre", (v - 1) / 2);
+    Tensor lookup =
+        kb.let("lookup", kb.expandDims(inRange, 1) & (cols < centre));
+    auto coordinate = [&](int axis) {
+      return kb.expandDims(kb.load(coords + voxel * 4 + axis, inRange, 0), 1);
+    };
+    // The window's offset along each axis, in voxels.
+    Tensor dx = kb.let("dx", (cols / (ky * kz) - kx / 2) * kb.arg("DX"));
+    Tensor dy = kb.let("dy", (cols / kz % ky - ky / 2) * kb.arg("DY"));
+    Tensor dz = kb.let("dz", (cols % kz - kz / 2) * kb.arg("DZ"));
+    Tensor b =
+        kb.let("b", kb.broadcastTo(coordinate(0), {block, paddedOffsets}));
+    Tensor x = kb.let("x", coordinate(1) + dx),
+           y = kb.let("y", coordinate(2) + dy);
+    Tensor z = kb.let("z", coordinate(3) + dz);
+    Tensor valid = kb.let("valid", lookup & voxelInRange(kb, b, x, y, z));
+    Tensor key = kb.let("key", voxelKey(kb, b, x, y, z));
+    Tensor home = kb.let("home", voxelHomeSlot(kb, key, log2Slots));
+    Tensor slotMask =
+        kb.let("slot_mask", (kb.constant(1, kb.i32Type()) << log2Slots) - 1);
+    Tensor longest = kb.let("longest", kb.load(probes));
 
-  Tensor found0 =
-      kb.let("found", kb.full({block, paddedOffsets}, -1, kb.i32Type()));
-  Tensor pending0 = kb.let("pending", kb.cast(valid, kb.i32Type()));
-  auto probe = [&](Tensor p, llvm::ArrayRef<Tensor> carried) -> Tensors {
-    Tensor pending = kb.let("probing", carried[1] != 0);
-    Tensor slot = kb.let("slot", (home + p) & slotMask);
-    Tensor held = kb.let("held", kb.load(keys + slot, pending, -1));
-    Tensor hit = kb.let("hit", pending & (held == key));
-    Tensor empty = kb.let("empty", pending & (held == -1));
-    Tensor index = kb.let("index", kb.load(vals + slot, hit, -1));
-    return {kb.where(hit, index, carried[0]),
-            kb.where(hit | empty, 0, carried[1])};
-  };
-  Tensors loop =
-      kb.let("loop", probeUntilSettled(kb, longest, {found0, pending0},
-                                       /*pending=*/1, probe));
-  Tensor found = loop[0];
-  kb.store(nb + rows * v + cols, found, lookup);
-  // The mirrored entry of every hit, and the centre.
-  kb.store(nb + found * v + (v - 1 - cols),
-           kb.broadcastTo(rows, {block, paddedOffsets}),
-           lookup & (found != -1));
-  kb.store(nb + voxel * v + centre, voxel, inRange);
+    Tensor found0 =
+        kb.let("found", kb.full({block, paddedOffsets}, -1, kb.i32Type()));
+    Tensor pending0 = kb.let("pending", kb.cast(valid, kb.i32Type()));
+    auto probe = [&](Tensor p, llvm::ArrayRef<Tensor> carried) -> Tensors {
+      Tensor pending = kb.let("probing", carried[1] != 0);
+      Tensor slot = kb.let("slot", (home + p) & slotMask);
+      Tensor held = kb.let("held", kb.load(keys + slot, pending, -1));
+      Tensor hit = kb.let("hit", pending & (held == key));
+      Tensor empty = kb.let("empty", pending & (held == -1));
+      Tensor index = kb.let("index", kb.load(vals + slot, hit, -1));
+      return {kb.where(hit, index, carried[0]),
+              kb.where(hit | empty, 0, carried[1])};
+    };
+    Tensors loop =
+        kb.let("loop", probeUntilSettled(kb, longest, {found0, pending0},
+                                         /*pending=*/1, probe));
+    Tensor found = loop[0];
+    kb.store(nb + rows * v + cols, found, lookup);
+    // The mirrored entry of every hit, and the centre.
+    kb.store(nb + found * v + (v - 1 - cols),
+             kb.broadcastTo(rows, {block, paddedOffsets}),
+             lookup & (found != -1));
+    kb.store(nb + voxel * v + centre, voxel, inRange);
+  });
 }
 
 TILEC_KERNEL(voxel_neighbours) {

@@ -9,28 +9,27 @@
 namespace tilec::sparse {
 namespace {
 
-// The largest bucket recorded. A replay runs the capacity's programs, and
-// those past the count still do part of their work: on an H100 (paired
-// builds of fresh 60-100% subsets in one process, docs/bench.md) a replay
-// took 0.044 ms off a build of the 16k bucket (0.235 -> 0.192 ms) and added
-// 0.056 ms at 256k and 0.100 ms at 512k, where the kernels, not the host,
-// bound the build. Larger buckets wait for those programs to exit at once.
-constexpr int64_t kMaxSequenceVoxels = int64_t(1) << 15;
+// The largest bucket recorded. A sequence's scratch is a whole build's at
+// its capacity, up to twice the count's (about 300 bytes a voxel at 3^3,
+// beside the engine's scratch of the builds launched one by one); past 2M
+// voxels the kernels' time dwarfs the host's launches a replay saves.
+constexpr int64_t kMaxSequenceVoxels = int64_t(1) << 21;
 // Buckets kept per engine (a graph each; the scratch is shared).
 constexpr size_t kMaxMapSequences = 16;
 
-// Where a sequence's buffers sit in its scratch (packedOffsets): the
-// coordinates, the map's order, the lists, two placeholders (the addresses
-// the recording gives nbt and the row masks, which each build sets to the
-// tensor's), then the build's regions (mapRegionBytes).
-enum SequencePart { kCoords, kOrder, kLists, kNbt, kRowMasks, kRegions };
+// Where a sequence's buffers sit in its scratch (packedOffsets): the lists,
+// four placeholders (the addresses the recording gives the coordinates and
+// the map's order, nbt and row masks, which each build points at the
+// tensor's), then the build's regions (mapRegionBytes). The lists' starts,
+// offsets and block order, too, are recorded here and written into the
+// tensor's own storage in every build.
+enum SequencePart { kLists, kCoords, kOrder, kNbt, kRowMasks, kRegions };
 
 std::vector<int64_t> sequenceParts(const MapBuildShape &shape,
                                    int64_t blockRows) {
   int64_t capacity = shape.capacity, v = shape.window.offsets();
   std::vector<int64_t> sizes = {
-      16 * capacity, 4 * capacity,
-      getBlockListLayout(cdiv(capacity, blockRows), v).bytes, 16, 16};
+      getBlockListLayout(cdiv(capacity, blockRows), v).bytes, 16, 16, 16, 16};
   std::vector<int64_t> regions = mapRegionBytes(shape);
   sizes.insert(sizes.end(), regions.begin(), regions.end());
   return sizes;
@@ -75,21 +74,19 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
   auto at = [&](size_t part) {
     return rt::DevicePtr{scratch.address + offsets[part]};
   };
-  sequence->coords_ = at(kCoords);
-  sequence->order_ = at(kOrder);
   sequence->lists_ = blockListBuffers(
       at(kLists).address, getBlockListLayout(cdiv(capacity, blockRows), v));
   for (size_t part = kRegions; part < sizes.size(); ++part)
     sequence->regions_.emplace_back(engine.context(), at(part).address,
                                     size_t(sizes[part]));
-  MapOutputs map{sequence->order_, at(kNbt), at(kRowMasks)};
+  MapOutputs map{at(kOrder), at(kNbt), at(kRowMasks)};
 
   // Compiled (or loaded) in parallel before the recording plans each launch.
   engine.precompile(mapBuildCalls(capacity, window, lean));
   sequence->launches_ = std::make_unique<rt::LaunchSequence>(engine.context());
   engine.recordInto(sequence->launches_.get());
   Status recorded = queueMapKernels(engine, shape, sequence->regions_,
-                                    sequence->coords_, map, nullptr);
+                                    at(kCoords), map, nullptr);
   if (recorded.ok())
     recorded =
         queueBlockLists(engine, map.rowMasks, sequence->regions_[kCount].ptr(),
@@ -97,55 +94,55 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
   engine.recordInto(nullptr);
   TILEC_RETURN_IF_ERROR(recorded);
   TILEC_RETURN_IF_ERROR(sequence->launches_->instantiate());
-  sequence->nbtPlaces_ = sequence->launches_->placesOf(map.nbt.address);
-  sequence->rowMaskPlaces_ =
-      sequence->launches_->placesOf(map.rowMasks.address);
+  const rt::LaunchSequence &launches = *sequence->launches_;
+  MapSequence::Places &places = sequence->places_;
+  places.coords = launches.placesOf(at(kCoords).address);
+  places.order = launches.placesOf(map.order.address);
+  places.nbt = launches.placesOf(map.nbt.address);
+  places.rowMasks = launches.placesOf(map.rowMasks.address);
+  places.blkStart = launches.placesOf(sequence->lists_.blkStart.address);
+  places.blkOff = launches.placesOf(sequence->lists_.blkOff.address);
+  places.blkOrder = launches.placesOf(sequence->lists_.blkOrder.address);
   return sequence;
 }
 
 Result<std::unique_ptr<NeighbourMaps>>
 MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
   const rt::Context &context = engine_.context();
-  const rt::Driver &driver = context.driver();
   int64_t n = voxels, v = shape_.window.offsets();
   int64_t blocks = cdiv(n, blockRows_);
   int64_t capacityBlocks = cdiv(shape_.capacity, blockRows_);
-  // The map and the lists in allocations of their own, at the count: nbt
-  // and the row masks written there by the replay (nbt's stride is the
-  // count), the order and the lists copied, the lists those of the first
-  // blocks, whose order is the end of the capacity's (the empty blocks past
-  // the count sort first).
+  // The map and the lists in allocations of their own, written there by
+  // the replay: nbt's stride is the count, and the order, nbt, the row
+  // masks and the offsets are written at the live rows and blocks only.
+  // The starts and the block order cover the capacity's blocks: the scan
+  // runs over all of them, and the block sort puts the empty blocks past
+  // the count first, so that the lists' order is the end of the
+  // capacity's.
   TILEC_ASSIGN_OR_RETURN(map, allocateSortedMap(engine_, n, v,
                                                 /*pairs=*/0, stream));
   int64_t listBytes = 0;
-  std::vector<int64_t> listOffsets =
-      packedOffsets({4 * (blocks + 1), 4 * blocks * v, 4 * blocks}, listBytes);
+  std::vector<int64_t> listOffsets = packedOffsets(
+      {4 * (capacityBlocks + 1), 4 * blocks * v, 4 * capacityBlocks},
+      listBytes);
   TILEC_ASSIGN_OR_RETURN(listStorage,
                          engine_.allocateMaps(size_t(listBytes), stream));
   auto listAt = [&](size_t part) {
     return rt::DevicePtr{listStorage.address() + listOffsets[part]};
   };
-  TILEC_RETURN_IF_ERROR(launches_->setPointer(nbtPlaces_, map->nbt.address));
+  // The coordinates are read in place (a tensor's are 16-byte aligned, as
+  // the recording's placeholder was).
   TILEC_RETURN_IF_ERROR(
-      launches_->setPointer(rowMaskPlaces_, map->rowMasks.address));
-
+      launches_->setPointers({{places_.coords, coords.address},
+                              {places_.order, map->order.address},
+                              {places_.nbt, map->nbt.address},
+                              {places_.rowMasks, map->rowMasks.address},
+                              {places_.blkStart, listAt(0).address},
+                              {places_.blkOff, listAt(1).address},
+                              {places_.blkOrder, listAt(2).address}}));
   TILEC_RETURN_IF_ERROR(engine_.memset(regions_[kCount].ptr(),
                                        static_cast<uint32_t>(n), 4, 1, stream));
-  auto copy = [&](rt::DevicePtr to, rt::DevicePtr from, int64_t bytes) {
-    return driver.check(driver.api().cuMemcpyDtoDAsync(to.address, from.address,
-                                                       size_t(bytes), stream),
-                        "cuMemcpyDtoDAsync");
-  };
-  TILEC_RETURN_IF_ERROR(copy(coords_, coords, 16 * n));
   TILEC_RETURN_IF_ERROR(launches_->replay(stream));
-  TILEC_RETURN_IF_ERROR(copy(map->order, order_, 4 * n));
-  TILEC_RETURN_IF_ERROR(copy(listAt(0), lists_.blkStart, 4 * (blocks + 1)));
-  TILEC_RETURN_IF_ERROR(copy(listAt(1), lists_.blkOff, 4 * blocks * v));
-  TILEC_RETURN_IF_ERROR(
-      copy(listAt(2),
-           rt::DevicePtr{lists_.blkOrder.address +
-                         4 * uint64_t(capacityBlocks - blocks)},
-           4 * blocks));
   TILEC_RETURN_IF_ERROR(engine_.synchronize(stream));
 
   MapBuildStats stats{};
@@ -155,7 +152,9 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
   if (stats.probes[1] != kInserted)
     return std::unique_ptr<NeighbourMaps>();
   map->activePairs = stats.pairs;
-  rt::DevicePtr blkStart = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
+  rt::DevicePtr blkStart = listAt(0), blkOff = listAt(1);
+  rt::DevicePtr blkOrder{listAt(2).address +
+                         4 * uint64_t(capacityBlocks - blocks)};
   return std::make_unique<NeighbourMaps>(
       NeighbourMaps{std::move(map), blockRows_, blocks, blkStart, blkOff,
                     blkOrder, std::move(listStorage)});
@@ -164,7 +163,8 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
 Result<MapSequence *> SparseEngine::mapSequence(const Window &window, bool lean,
                                                 int64_t blockRows,
                                                 int64_t voxels) {
-  int64_t capacity = MapSequence::capacityFor(voxels, window);
+  int64_t capacity =
+      recordMapBuilds_ ? MapSequence::capacityFor(voxels, window) : 0;
   if (capacity == 0)
     return static_cast<MapSequence *>(nullptr);
   std::string key = window.str() + (lean ? "|lean|" : "|key|") +

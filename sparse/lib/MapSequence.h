@@ -8,9 +8,9 @@
 // (kernels/*.cpp, count_ptr), so one build of a bucket's capacity serves
 // every count in it: recorded once (SparseEngine::recordInto), instantiated
 // as a CUDA graph, and replayed for each tensor with its count written
-// first, its map's transposed neighbours and row masks written into the
-// tensor's own storage (the launches that write them pointed there) and
-// the rest copied out after: about fifteen driver calls a build.
+// first and its launches pointed at the tensor's coordinates and at its own
+// storage for the map and the lists they write (graph nodes updated in
+// place): four driver calls and the node updates a build, no copy.
 // docs/sparse-conv.md, "One launch sequence per size bucket".
 //
 //===----------------------------------------------------------------------===//
@@ -29,12 +29,11 @@ namespace tilec::sparse {
 class MapSequence {
 public:
   // The capacity of `voxels`'s bucket: the next power of two, the kernels'
-  // own buckets (finer capacities, an eighth of an octave, cut the work of
-  // the programs past the count, which still run in part, but a stream of
-  // new sizes then recorded a bucket most frames: the frames bench's median
-  // frame took 1.4x as long on the H100), or 0 where none serves: a map of
-  // the capacity's would pass the kernels' 32-bit offsets, or the capacity
-  // is over kMaxSequenceVoxels.
+  // own buckets (finer capacities, an eighth of an octave, made a stream of
+  // new sizes record a bucket most frames: the frames bench's median frame
+  // took 1.4x as long on the H100; the programs past the count return at
+  // once), or 0 where none serves: a map of the capacity's would pass the
+  // kernels' 32-bit offsets, or the capacity is over kMaxSequenceVoxels.
   static int64_t capacityFor(int64_t voxels, const Window &window);
   // The bytes of scratch a sequence of `capacity` uses.
   static int64_t scratchBytes(const Window &window, int64_t blockRows,
@@ -63,14 +62,18 @@ private:
   SparseEngine &engine_;
   MapBuildShape shape_;
   int64_t blockRows_;
-  // In the shared scratch: the coordinates copied in, the build's regions,
-  // the map's order and the lists of the capacity's blocks.
-  rt::DevicePtr coords_, order_;
+  // In the shared scratch: the build's regions and the lists of the
+  // capacity's blocks (their counts and sort).
   std::vector<Region> regions_;
   BlockListBuffers lists_;
   std::unique_ptr<rt::LaunchSequence> launches_;
-  // The launch arguments that take each tensor's nbt and row masks.
-  std::vector<rt::LaunchSequence::Place> nbtPlaces_, rowMaskPlaces_;
+  // The launch arguments that take each build's coordinates and write its
+  // tensor's map and lists.
+  struct Places {
+    std::vector<rt::LaunchSequence::Place> coords, order, nbt, rowMasks,
+        blkStart, blkOff, blkOrder;
+  };
+  Places places_;
 };
 
 } // namespace tilec::sparse

@@ -91,10 +91,10 @@ protected:
     expectMapsMatch(cloud, sparse::Window::cube(kernelSize, dilation),
                     blockRows, rowOrder);
   }
-  void expectMapsMatch(
-      const sparse::VoxelCloud &cloud, const sparse::Window &window,
-      int64_t blockRows,
-      sparse::RowOrder rowOrder = sparse::RowOrder::LeanGroups) {
+  void expectMapsMatch(const sparse::VoxelCloud &cloud,
+                       const sparse::Window &window, int64_t blockRows,
+                       sparse::RowOrder rowOrder = sparse::RowOrder::LeanGroups,
+                       int64_t coordsOffset = 0) {
     bool lean = rowOrder == sparse::RowOrder::LeanGroups;
     SCOPED_TRACE("N " + std::to_string(cloud.size()) + " " + window.str() +
                  " BLOCK_M " + std::to_string(blockRows) +
@@ -449,6 +449,18 @@ TEST_F(SparseConvGpuTest, OneRecordedBuildServesEveryCountOfItsBucket) {
     expectMapsMatch(sparse::uniformScene(n, 20, 1, uint64_t(n)), 3, 1, 128,
                     sparse::RowOrder::Key);
   EXPECT_EQ(engine->recordedMapBuilds(), 2u);
+}
+
+// The build that launches its kernels one by one (buckets too large to
+// record, a table that needs to grow) gives the oracle's maps too.
+TEST_F(SparseConvGpuTest, MapsMatchTheHostOracleLaunchedOneByOne) {
+  engine->setRecordedMapBuilds(false);
+  expectMapsMatch(sparse::shellScene(32), 3, 1, 64);
+  expectMapsMatch(sparse::shellScene(96), 3, 1, 128, sparse::RowOrder::Key);
+  expectMapsMatch(sparse::denseScene(9), 7, 1, 64);
+  expectMapsMatch(sparse::uniformScene(5000, 40, 2, 7),
+                  sparse::Window{{3, 1, 3}, {1, 1, 2}}, 128);
+  EXPECT_EQ(engine->recordedMapBuilds(), 0u);
 }
 
 // The host's work of the sparse convolution, for scripts/host-path-bench.sh

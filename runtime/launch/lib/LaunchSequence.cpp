@@ -6,6 +6,7 @@
 #include "tilec/runtime/Driver.h"
 
 #include <cstring>
+#include <map>
 
 namespace tilec::rt {
 
@@ -147,23 +148,27 @@ LaunchSequence::placesOf(CUdeviceptr address) const {
   return places;
 }
 
-Status LaunchSequence::setPointer(const std::vector<Place> &places,
-                                  CUdeviceptr address) {
+Status LaunchSequence::setPointers(const std::vector<PointerUpdate> &updates) {
+  // The new arguments of each step touched, set on copies first.
+  std::map<size_t, ArgPack> changed;
+  for (const PointerUpdate &update : updates) {
+    for (auto [stepIndex, index] : update.places) {
+      if (stepIndex >= steps_.size() || !steps_[stepIndex].kernel ||
+          index >= steps_[stepIndex].args->size())
+        return Status::error(ErrorKind::InvalidArgument,
+                             "launch sequence: no pointer argument " +
+                                 std::to_string(index) + " in step " +
+                                 std::to_string(stepIndex));
+      ArgPack &args =
+          changed.try_emplace(stepIndex, *steps_[stepIndex].args).first->second;
+      TILEC_RETURN_IF_ERROR(args.setPointer(index, DevicePtr{update.address}));
+    }
+  }
   const Driver &driver = context_->driver();
-  for (size_t i = 0; i < places.size(); ++i) {
-    auto [stepIndex, index] = places[i];
-    if (stepIndex >= steps_.size() || !steps_[stepIndex].kernel ||
-        index >= steps_[stepIndex].args->size())
-      return Status::error(ErrorKind::InvalidArgument,
-                           "launch sequence: no pointer argument " +
-                               std::to_string(index) + " in step " +
-                               std::to_string(stepIndex));
+  for (auto &[stepIndex, args] : changed) {
     Step &step = steps_[stepIndex];
-    TILEC_RETURN_IF_ERROR(step.args->setPointer(index, DevicePtr{address}));
-    // A graph's node once per step, after its last place here.
-    bool lastOfStep =
-        i + 1 == places.size() || places[i + 1].first != stepIndex;
-    if (!exec_ || !lastOfStep)
+    *step.args = std::move(args);
+    if (!exec_)
       continue;
     CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(step);
     TILEC_RETURN_IF_ERROR(driver.check(

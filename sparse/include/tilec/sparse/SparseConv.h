@@ -93,11 +93,15 @@ public:
   /// The recorded build of `window`'s maps (`lean` rows) and of the lists of
   /// `blockRows` for the size bucket of `voxels` (MapSequence.h), recorded
   /// on first use and kept for the last few buckets; null where no sequence
-  /// serves (too large a bucket, or TILEC_MAP_SEQUENCES=0).
+  /// serves (too large a bucket, or recording is off).
   Result<MapSequence *> mapSequence(const Window &window, bool lean,
                                     int64_t blockRows, int64_t voxels);
   /// The recorded map builds the engine keeps.
   size_t recordedMapBuilds() const { return mapSequences_.size(); }
+  /// Whether map builds are recorded per size bucket and replayed (on by
+  /// default); off, every build launches its kernels one by one, as the
+  /// buckets too large to record do (the tests check both ways).
+  void setRecordedMapBuilds(bool on) { recordMapBuilds_ = on; }
 
   /// Queues compiles of the kernels of the `calls` (kernel, call) that have
   /// no launch plan yet and are not loaded for another bucket, in order, on
@@ -208,6 +212,7 @@ private:
   std::vector<std::pair<std::string, std::unique_ptr<MapSequence>>>
       mapSequences_;
   std::optional<rt::DeviceBuffer> sequenceScratch_;
+  bool recordMapBuilds_ = true;
 };
 
 /// A neighbour map in the masked GEMM's row order (docs/sparse-conv.md): a

@@ -59,10 +59,18 @@ public:
   // The pointer arguments that hold `address`: a recording names a buffer
   // that changes from replay to replay by an address of its own.
   std::vector<Place> placesOf(CUdeviceptr address) const;
-  // Sets the pointer arguments at `places` to `address` for the replays
-  // after it (a graph's launch nodes are updated in place): a replay that
-  // writes an output into a new buffer each time instead of copying it.
-  Status setPointer(const std::vector<Place> &places, CUdeviceptr address);
+  // A new address for the pointer arguments at `places`.
+  struct PointerUpdate {
+    std::vector<Place> places;
+    CUdeviceptr address;
+  };
+  // Points the arguments of every update at its address for the replays
+  // after it, each graph node they touch updated in place once: a replay
+  // that reads its inputs and writes its outputs in new buffers each time
+  // instead of copying them. Each pointer is checked as launch() checks it
+  // (a kernel specialized for aligned pointers takes no other); on an error
+  // no argument changes.
+  Status setPointers(const std::vector<PointerUpdate> &updates);
 
   size_t steps() const { return steps_.size(); }
   // Whether replay() launches one graph.

@@ -1,0 +1,25 @@
+//===- LiveCount.cpp - Programs past a map kernel's live count ------------===//
+
+#include "LiveCount.h"
+
+namespace tilec::kernel {
+
+Tensor liveTrips(KernelBuilder &kb, Tensor first, Tensor count, int64_t perTrip,
+                 int64_t trips) {
+  // cdiv of a count at or below `first` is at most 0 (i32 division rounds
+  // towards zero).
+  return kb.let(
+      "live_trips",
+      kb.minimum(kb.maximum(kb.cdiv(count - first, perTrip), 0), trips));
+}
+
+void ifRowLive(KernelBuilder &kb, Tensor first, Tensor count,
+               llvm::function_ref<void()> body) {
+  kb.forRange(0, kb.where(first < count, 1, 0), 1, {},
+              [&](Tensor, llvm::ArrayRef<Tensor>) -> Tensors {
+                body();
+                return {};
+              });
+}
+
+} // namespace tilec::kernel

@@ -102,7 +102,6 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
   places.rowMasks = launches.placesOf(map.rowMasks.address);
   places.blkStart = launches.placesOf(sequence->lists_.blkStart.address);
   places.blkOff = launches.placesOf(sequence->lists_.blkOff.address);
-  places.blkOrder = launches.placesOf(sequence->lists_.blkOrder.address);
   return sequence;
 }
 
@@ -114,17 +113,17 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
   int64_t capacityBlocks = cdiv(shape_.capacity, blockRows_);
   // The map and the lists in allocations of their own, written there by
   // the replay: nbt's stride is the count, and the order, nbt, the row
-  // masks and the offsets are written at the live rows and blocks only.
-  // The starts and the block order cover the capacity's blocks: the scan
-  // runs over all of them, and the block sort puts the empty blocks past
-  // the count first, so that the lists' order is the end of the
-  // capacity's.
+  // masks and the offsets are written at the live rows and blocks only;
+  // the starts cover the capacity's blocks (the scan runs over all). The
+  // block sort puts the empty blocks past the count first, so the lists'
+  // order is the end of the capacity's, copied out: a pointer into it
+  // would not keep the 16-byte alignment the convolution is specialized
+  // for.
   TILEC_ASSIGN_OR_RETURN(map, allocateSortedMap(engine_, n, v,
                                                 /*pairs=*/0, stream));
   int64_t listBytes = 0;
   std::vector<int64_t> listOffsets = packedOffsets(
-      {4 * (capacityBlocks + 1), 4 * blocks * v, 4 * capacityBlocks},
-      listBytes);
+      {4 * (capacityBlocks + 1), 4 * blocks * v, 4 * blocks}, listBytes);
   TILEC_ASSIGN_OR_RETURN(listStorage,
                          engine_.allocateMaps(size_t(listBytes), stream));
   auto listAt = [&](size_t part) {
@@ -138,11 +137,17 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
                               {places_.nbt, map->nbt.address},
                               {places_.rowMasks, map->rowMasks.address},
                               {places_.blkStart, listAt(0).address},
-                              {places_.blkOff, listAt(1).address},
-                              {places_.blkOrder, listAt(2).address}}));
+                              {places_.blkOff, listAt(1).address}}));
   TILEC_RETURN_IF_ERROR(engine_.memset(regions_[kCount].ptr(),
                                        static_cast<uint32_t>(n), 4, 1, stream));
   TILEC_RETURN_IF_ERROR(launches_->replay(stream));
+  const rt::Driver &driver = engine_.context().driver();
+  TILEC_RETURN_IF_ERROR(driver.check(
+      driver.api().cuMemcpyDtoDAsync(listAt(2).address,
+                                     lists_.blkOrder.address +
+                                         4 * uint64_t(capacityBlocks - blocks),
+                                     size_t(4 * blocks), stream),
+      "cuMemcpyDtoDAsync"));
   TILEC_RETURN_IF_ERROR(engine_.synchronize(stream));
 
   MapBuildStats stats{};
@@ -152,9 +157,7 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
   if (stats.probes[1] != kInserted)
     return std::unique_ptr<NeighbourMaps>();
   map->activePairs = stats.pairs;
-  rt::DevicePtr blkStart = listAt(0), blkOff = listAt(1);
-  rt::DevicePtr blkOrder{listAt(2).address +
-                         4 * uint64_t(capacityBlocks - blocks)};
+  rt::DevicePtr blkStart = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
   return std::make_unique<NeighbourMaps>(
       NeighbourMaps{std::move(map), blockRows_, blocks, blkStart, blkOff,
                     blkOrder, std::move(listStorage)});

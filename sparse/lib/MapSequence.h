@@ -10,7 +10,8 @@
 // as a CUDA graph, and replayed for each tensor with its count written
 // first and its launches pointed at the tensor's coordinates and at its own
 // storage for the map and the lists they write (graph nodes updated in
-// place): four driver calls and the node updates a build, no copy.
+// place): five driver calls and the node updates a build (the lists' block
+// order copied out).
 // docs/sparse-conv.md, "One launch sequence per size bucket".
 //
 //===----------------------------------------------------------------------===//
@@ -71,7 +72,7 @@ private:
   // tensor's map and lists.
   struct Places {
     std::vector<rt::LaunchSequence::Place> coords, order, nbt, rowMasks,
-        blkStart, blkOff, blkOrder;
+        blkStart, blkOff;
   };
   Places places_;
 };

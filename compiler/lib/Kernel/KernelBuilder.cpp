@@ -1201,6 +1201,29 @@ Tensors KernelBuilder::forRange(const Operand &lb, const Operand &ub,
   return results;
 }
 
+void KernelBuilder::ifThen(const Operand &condOperand,
+                           llvm::function_ref<void()> body) {
+  Tensor cond = materialize(condOperand, i1Type());
+  if (!cond)
+    return;
+  if (!cond.isScalar() || !cond.getType().isInteger(1)) {
+    emitError() << "ifThen: the condition must be an i1 scalar, got "
+                << cond.getType();
+    return;
+  }
+  auto ifOp = scf::IfOp::create(opBuilder, loc(), cond.getValue(),
+                                /*withElseRegion=*/false);
+  // As in forRange: lets inside the body name its ops.
+  SmallVector<Operation *> outerUnnamedOps = std::move(unnamedOps);
+  unnamedOps.clear();
+  {
+    OpBuilder::InsertionGuard guard(opBuilder);
+    opBuilder.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    body();
+  }
+  unnamedOps = std::move(outerUnnamedOps);
+}
+
 //===----------------------------------------------------------------------===//
 // Operators
 //===----------------------------------------------------------------------===//

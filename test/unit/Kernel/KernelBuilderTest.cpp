@@ -198,6 +198,29 @@ TEST_F(KernelBuilderTest, ForRangeCarriesValues) {
   EXPECT_EQ(loops, 1);
 }
 
+TEST_F(KernelBuilderTest, IfThenGuardsItsBody) {
+  Tensor first = kb->programId(0) * 16;
+  kb->ifThen(first < kb->arg("n"), [&] {
+    Tensor ptrs = kb->arg("p") + first + kb->arange(0, 16);
+    kb->store(ptrs, kb->load(ptrs) + 1.0);
+  });
+  EXPECT_FALSE(kb->hasErrors());
+  EXPECT_TRUE(finishAndVerify());
+  int branches = 0, stores = 0;
+  module->walk([&](mlir::scf::IfOp branch) {
+    ++branches;
+    EXPECT_EQ(branch.getNumResults(), 0u);
+    EXPECT_FALSE(branch.elseBlock());
+    branch.thenBlock()->walk([&](tilec::tile::StoreOp) { ++stores; });
+  });
+  EXPECT_EQ(branches, 1);
+  EXPECT_EQ(stores, 1);
+  // A tensor condition is refused.
+  kb->ifThen(kb->arange(0, 16) < 4, [] {});
+  ASSERT_EQ(diagnostics.size(), 1u);
+  EXPECT_NE(diagnostics[0].find("must be an i1 scalar"), std::string::npos);
+}
+
 TEST_F(KernelBuilderTest, ForRangeRejectsAChangedCarriedType) {
   Tensor zeros = kb->zeros({16}, kb->f32Type());
   kb->forRange(0, 4, 1, {zeros},

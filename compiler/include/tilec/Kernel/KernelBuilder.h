@@ -343,6 +343,11 @@ public:
   Tensors forRange(const Operand &lb, const Operand &ub, const Operand &step,
                    llvm::ArrayRef<Tensor> carried, LoopBody body);
 
+  /// `if cond:` around `body`, which yields nothing (scf.if without results
+  /// or else): `cond` is an i1 scalar, the same for every thread of the
+  /// program, so that a barrier in the body stays legal.
+  void ifThen(const Operand &cond, llvm::function_ref<void()> body);
+
 private:
   void notifyOperationInserted(mlir::Operation *op,
                                mlir::OpBuilder::InsertPoint previous) override;

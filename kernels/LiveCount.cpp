@@ -15,11 +15,7 @@ Tensor liveTrips(KernelBuilder &kb, Tensor first, Tensor count, int64_t perTrip,
 
 void ifRowLive(KernelBuilder &kb, Tensor first, Tensor count,
                llvm::function_ref<void()> body) {
-  kb.forRange(0, kb.where(first < count, 1, 0), 1, {},
-              [&](Tensor, llvm::ArrayRef<Tensor>) -> Tensors {
-                body();
-                return {};
-              });
+  kb.ifThen(first < count, body);
 }
 
 } // namespace tilec::kernel

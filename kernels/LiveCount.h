@@ -7,9 +7,11 @@
 // size bucket"). Masked lanes alone left those programs computing their
 // tiles (a replay of the 512k bucket took 605 us of GPU time where the
 // same count launched at its own size took 503, on an H100); a program
-// past the count now returns at once. The tile language has no `if`: the
-// work runs in a loop of one trip or none, whose bound is uniform across
-// the program (its barriers stay legal).
+// past the count now returns at once: its work sits in an scf.if
+// (KernelBuilder::ifThen). A loop of one trip or none did the same, but
+// LLVM hoisted the work's address arithmetic out of it: neighbour_transpose
+// took 116 registers instead of 55, and on an H100 it ran 92 us instead of
+// 34 at 500k voxels, voxel_neighbours 195 instead of 132.
 //
 //===----------------------------------------------------------------------===//
 

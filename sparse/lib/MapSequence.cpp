@@ -9,11 +9,15 @@
 namespace tilec::sparse {
 namespace {
 
-// The largest bucket recorded. A sequence's scratch is a whole build's at
-// its capacity, up to twice the count's (about 300 bytes a voxel at 3^3,
-// beside the engine's scratch of the builds launched one by one); past 2M
-// voxels the kernels' time dwarfs the host's launches a replay saves.
-constexpr int64_t kMaxSequenceVoxels = int64_t(1) << 21;
+// The largest bucket recorded. A replay saves the host's launches but runs
+// the capacity's memsets and scans: paired against 71ab9cf's launched build
+// on an H100 (docs/bench.md), it took 0.107 ms off the res-64 shell's
+// (16k bucket) and added 0.036 ms at the res-256 shell (256k) and 0.055 ms
+// at 500k voxels, where the kernels, not the host, bound the build. Up to
+// 128k the kernels (about half the res-256 shell's 257 us) take less time
+// than the host takes to queue them one by one (0.43-0.85 ms a build under
+// the profiler); counts between 32k and 128k were not measured apart.
+constexpr int64_t kMaxSequenceVoxels = int64_t(1) << 17;
 // Buckets kept per engine (a graph each; the scratch is shared).
 constexpr size_t kMaxMapSequences = 16;
 

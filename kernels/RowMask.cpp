@@ -12,4 +12,13 @@ SortedRowMask loadSortedRowMask(KernelBuilder &kb, Tensor order, Tensor sortKey,
   return {voxel, mask};
 }
 
+SortedGroup loadSortedGroup(KernelBuilder &kb, Tensor order, Tensor sortKey,
+                            int64_t rows, Tensor count) {
+  Tensor group = kb.let("group", kb.programId(0));
+  Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
+  Tensor inRange = kb.let("in_range", row < count);
+  return {group, row, inRange,
+          loadSortedRowMask(kb, order, sortKey, row, inRange)};
+}
+
 } // namespace tilec::kernel

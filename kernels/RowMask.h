@@ -32,6 +32,16 @@ struct SortedRowMask {
 SortedRowMask loadSortedRowMask(KernelBuilder &kb, Tensor order, Tensor sortKey,
                                 Tensor row, Tensor inRange);
 
+/// A program's group of sorted rows, as mask_unions and mask_cover take
+/// them: group g = the program's, rows [g * rows, (g + 1) * rows), those
+/// below `count`, and their voxels and bitmasks.
+struct SortedGroup {
+  Tensor group, row, inRange;
+  SortedRowMask sorted;
+};
+SortedGroup loadSortedGroup(KernelBuilder &kb, Tensor order, Tensor sortKey,
+                            int64_t rows, Tensor count);
+
 } // namespace tilec::kernel
 
 #endif // TILEC_KERNELS_ROWMASK_H

@@ -43,10 +43,8 @@ static void buildMaskCover(KernelBuilder &kb) {
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   ifRowLive(kb, kb.programId(0) * rows, n, [&] {
-    Tensor group = kb.let("group", kb.programId(0));
-    Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
-    Tensor inRange = kb.let("in_range", row < n);
-    SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
+    auto [group, row, inRange, sorted] =
+        loadSortedGroup(kb, order, sortKey, rows, n);
     // No bit of the mask outside a union is (union | ~mask) == -1. Broadcast to
     // the loop's tile here, so that its layout is settled outside the loop.
     Tensor notMask =

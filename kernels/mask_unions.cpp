@@ -41,12 +41,10 @@ static void buildMaskUnions(KernelBuilder &kb) {
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   ifRowLive(kb, kb.programId(0) * rows, n, [&] {
-    Tensor group = kb.let("group", kb.programId(0));
-    Tensor row = kb.let("row", group * rows + kb.arange(0, rows));
-    Tensor inRange = kb.let("in_range", row < n);
-    SortedRowMask sorted = loadSortedRowMask(kb, order, sortKey, row, inRange);
+    SortedGroup rowsOf = loadSortedGroup(kb, order, sortKey, rows, n);
+    Tensor group = rowsOf.group;
     Tensor union_ =
-        kb.let("union", kb.reduce(sorted.mask, 0, tile::ReduceKind::Or));
+        kb.let("union", kb.reduce(rowsOf.sorted.mask, 0, tile::ReduceKind::Or));
     kb.store(unions + group, union_);
     kb.store(scores + group, (popcount(kb, union_) << kScoreIndexBits) | group);
   });

@@ -417,12 +417,16 @@ Status ArgPack::typeError(size_t index, const char *given) const {
                        ", got " + given);
 }
 
-Status ArgPack::setPointer(size_t index, DevicePtr value) {
+Status ArgPack::checkPointer(size_t index, DevicePtr value) const {
   TILEC_RETURN_IF_ERROR(checkIndex(index));
   if (signature_[index].type != ArgType::Ptr)
     return typeError(index, "a device pointer");
+  return checkSpecialization(index, value.address, false);
+}
+
+Status ArgPack::setPointer(size_t index, DevicePtr value) {
+  TILEC_RETURN_IF_ERROR(checkPointer(index, value));
   uint64_t address = value.address;
-  TILEC_RETURN_IF_ERROR(checkSpecialization(index, address, false));
   store(index, &address);
   return Status::success();
 }

@@ -5,8 +5,8 @@
 #include "tilec/runtime/Context.h"
 #include "tilec/runtime/Driver.h"
 
+#include <algorithm>
 #include <cstring>
-#include <map>
 
 namespace tilec::rt {
 
@@ -148,32 +148,42 @@ LaunchSequence::placesOf(CUdeviceptr address) const {
   return places;
 }
 
-Status LaunchSequence::setPointers(const std::vector<PointerUpdate> &updates) {
-  // The new arguments of each step touched, set on copies first.
-  std::map<size_t, ArgPack> changed;
+Status
+LaunchSequence::setPointers(std::initializer_list<PointerUpdate> updates) {
+  // Every pointer is checked before any is set: a refused one changes
+  // nothing. (Copies of the packs, set and swapped in, cost a map build
+  // 19k host instructions.)
   for (const PointerUpdate &update : updates) {
     for (auto [stepIndex, index] : update.places) {
-      if (stepIndex >= steps_.size() || !steps_[stepIndex].kernel ||
-          index >= steps_[stepIndex].args->size())
+      if (stepIndex >= steps_.size() || !steps_[stepIndex].kernel)
         return Status::error(ErrorKind::InvalidArgument,
                              "launch sequence: no pointer argument " +
                                  std::to_string(index) + " in step " +
                                  std::to_string(stepIndex));
-      ArgPack &args =
-          changed.try_emplace(stepIndex, *steps_[stepIndex].args).first->second;
-      TILEC_RETURN_IF_ERROR(args.setPointer(index, DevicePtr{update.address}));
+      TILEC_RETURN_IF_ERROR(steps_[stepIndex].args->checkPointer(
+          index, DevicePtr{update.address}));
     }
   }
+  std::vector<size_t> touched;
+  for (const PointerUpdate &update : updates) {
+    for (auto [stepIndex, index] : update.places) {
+      TILEC_RETURN_IF_ERROR(
+          steps_[stepIndex].args->setPointer(index, DevicePtr{update.address}));
+      touched.push_back(stepIndex);
+    }
+  }
+  if (!exec_)
+    return Status::success();
+  // A graph's node once per step.
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   const Driver &driver = context_->driver();
-  for (auto &[stepIndex, args] : changed) {
-    Step &step = steps_[stepIndex];
-    *step.args = std::move(args);
-    if (!exec_)
-      continue;
-    CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(step);
-    TILEC_RETURN_IF_ERROR(driver.check(
-        driver.api().cuGraphExecKernelNodeSetParams(exec_, step.node, &params),
-        "cuGraphExecKernelNodeSetParams"));
+  for (size_t stepIndex : touched) {
+    CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(steps_[stepIndex]);
+    TILEC_RETURN_IF_ERROR(
+        driver.check(driver.api().cuGraphExecKernelNodeSetParams(
+                         exec_, steps_[stepIndex].node, &params),
+                     "cuGraphExecKernelNodeSetParams"));
   }
   return Status::success();
 }

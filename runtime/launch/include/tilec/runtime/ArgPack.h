@@ -62,6 +62,8 @@ public:
   // 1 where the kernel assumed 1). Floating-point values
   // are rounded to the declared format (to nearest, ties to even).
   Status setPointer(size_t index, DevicePtr value);
+  // What setPointer(index, value) would refuse, without setting it.
+  Status checkPointer(size_t index, DevicePtr value) const;
   Status setInt(size_t index, int64_t value);
   Status setUInt(size_t index, uint64_t value);
   Status setFloat(size_t index, double value);

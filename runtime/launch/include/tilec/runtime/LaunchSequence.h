@@ -24,6 +24,7 @@
 #include <cuda.h>
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -61,7 +62,7 @@ public:
   std::vector<Place> placesOf(CUdeviceptr address) const;
   // A new address for the pointer arguments at `places`.
   struct PointerUpdate {
-    std::vector<Place> places;
+    const std::vector<Place> &places;
     CUdeviceptr address;
   };
   // Points the arguments of every update at its address for the replays
@@ -70,7 +71,7 @@ public:
   // instead of copying them. Each pointer is checked as launch() checks it
   // (a kernel specialized for aligned pointers takes no other); on an error
   // no argument changes.
-  Status setPointers(const std::vector<PointerUpdate> &updates);
+  Status setPointers(std::initializer_list<PointerUpdate> updates);
 
   size_t steps() const { return steps_.size(); }
   // Whether replay() launches one graph.

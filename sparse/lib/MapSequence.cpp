@@ -145,7 +145,7 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
   TILEC_RETURN_IF_ERROR(engine_.memset(regions_[kCount].ptr(),
                                        static_cast<uint32_t>(n), 4, 1, stream));
   TILEC_RETURN_IF_ERROR(launches_->replay(stream));
-  const rt::Driver &driver = engine_.context().driver();
+  const rt::Driver &driver = context.driver();
   TILEC_RETURN_IF_ERROR(driver.check(
       driver.api().cuMemcpyDtoDAsync(listAt(2).address,
                                      lists_.blkOrder.address +

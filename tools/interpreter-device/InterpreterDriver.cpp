@@ -340,6 +340,18 @@ CUresult launchKernel(CUfunction handle, unsigned int gridX, unsigned int gridY,
   return CUDA_SUCCESS;
 }
 
+// A kernel node's arguments, copied when the node is added or updated, as
+// the driver copies them.
+std::vector<std::vector<uint8_t>> nodeArguments(const Function &function,
+                                                void **kernelParams) {
+  std::vector<std::vector<uint8_t>> arguments;
+  for (size_t index = 0; index < function.paramSizes.size(); ++index) {
+    const auto *bytes = static_cast<const uint8_t *>(kernelParams[index]);
+    arguments.emplace_back(bytes, bytes + function.paramSizes[index]);
+  }
+  return arguments;
+}
+
 } // namespace
 
 extern "C" {
@@ -773,13 +785,7 @@ CUresult cuGraphAddKernelNode(CUgraphNode *node, CUgraph graph,
   GraphNode added;
   added.function = params->func;
   added.grid = {params->gridDimX, params->gridDimY, params->gridDimZ};
-  // The arguments are copied now, as the driver copies them.
-  for (size_t index = 0; index < found->second->paramSizes.size(); ++index) {
-    const auto *bytes =
-        static_cast<const uint8_t *>(params->kernelParams[index]);
-    added.arguments.emplace_back(bytes,
-                                 bytes + found->second->paramSizes[index]);
-  }
+  added.arguments = nodeArguments(*found->second, params->kernelParams);
   auto &nodes = reinterpret_cast<Graph *>(graph)->nodes;
   nodes.push_back(std::move(added));
   *node = reinterpret_cast<CUgraphNode>(nodes.size());
@@ -823,17 +829,13 @@ CUresult cuGraphExecKernelNodeSetParams(CUgraphExec exec, CUgraphNode node,
   // keeps the places.
   auto &nodes = reinterpret_cast<Graph *>(exec)->nodes;
   size_t place = reinterpret_cast<size_t>(node);
+  auto found = dev.functions.find(reinterpret_cast<Function *>(params->func));
   if (place == 0 || place > nodes.size() || !nodes[place - 1].function ||
-      nodes[place - 1].function != params->func)
+      nodes[place - 1].function != params->func || found == dev.functions.end())
     return invalidArgument();
   GraphNode &updated = nodes[place - 1];
   updated.grid = {params->gridDimX, params->gridDimY, params->gridDimZ};
-  for (size_t index = 0; index < updated.arguments.size(); ++index) {
-    const auto *bytes =
-        static_cast<const uint8_t *>(params->kernelParams[index]);
-    updated.arguments[index].assign(bytes,
-                                    bytes + updated.arguments[index].size());
-  }
+  updated.arguments = nodeArguments(*found->second, params->kernelParams);
   return CUDA_SUCCESS;
 }
 

@@ -57,10 +57,15 @@ namespace {
       .withContext("launch of '" + kernel.metadata().kernelName + "'");
 }
 
+// Built for the kernel's signature and tensor maps, every argument set.
+inline bool argumentsFit(const Kernel &kernel, const ArgPack &args) {
+  return args.signatureHash() == kernel.signatureHash() && args.complete();
+}
+
 } // namespace
 
 Status checkLaunchArguments(const Kernel &kernel, const ArgPack &args) {
-  if (args.signatureHash() != kernel.signatureHash() || !args.complete())
+  if (!argumentsFit(kernel, args))
     return argumentError(kernel, args);
   return Status::success();
 }
@@ -82,9 +87,7 @@ Status memsetAsync(const Driver &driver, CUdeviceptr address, uint32_t value,
 
 Status launch(const Kernel &kernel, Dim3 grid, const ArgPack &args,
               CUstream stream) {
-  if (__builtin_expect(args.signatureHash() != kernel.signatureHash() ||
-                           !args.complete(),
-                       0))
+  if (__builtin_expect(!argumentsFit(kernel, args), 0))
     return argumentError(kernel, args);
   // The hash matched, so the pack has the kernel's maps.
   if (__builtin_expect(args.hasTensorMaps(), 0))

@@ -13,8 +13,9 @@ autograd): the checks of docs/sparse-conv.md, "Training".
   processes  dX, dW, db from --processes fresh processes: the same bits.
   training   a 4-layer SubMConv3d + BatchNorm + ReLU autoencoder on shells,
              --steps SGD steps, against the same network in float64 (the
-             gather-then-GEMM convolution) from the same state_dict: the
-             loss curves side by side.
+             gather-then-GEMM convolution) and, where spconv-Triton is
+             installed, the same network from spconv-Triton's modules (f32,
+             IEEE), all from one state_dict: the loss curves side by side.
   timing     one training step (forward + dX + dW) of tilec and of torch's
              gather-then-GEMM autograd (f16), in this process: ms, ratio.
 
@@ -227,13 +228,44 @@ class GatherConv(torch.nn.Module):
         return gather_conv(x, self.weight, self.bias, self.nb)
 
 
-def autoencoder(channels):
+def autoencoder(channels, ns=None):
+    """The autoencoder from tilec.nn, or from the namespace `ns` of
+    spconv-Triton's modules (the same state_dict keys and weight layout)."""
     layers = []
     for i, (a, b) in enumerate(zip(channels, channels[1:])):
-        layers.append(tilec.nn.SubMConv3d(a, b))
+        layers.append(tilec.nn.SubMConv3d(a, b) if ns is None else
+                      ns.SubMConv3d(a, b, 3, padding=1, indice_key="ae"))
         if i < len(channels) - 2:
             layers += [torch.nn.BatchNorm1d(b), torch.nn.ReLU()]
-    return tilec.nn.SparseSequential(*layers)
+    return (tilec.nn if ns is None else ns).SparseSequential(*layers)
+
+
+def spconv_triton_modules():
+    """spconv-Triton's module namespace, or None with why."""
+    try:
+        import spconv_triton.pytorch as spconv
+    except ImportError as error:
+        return None, f"spconv-Triton is not installed ({error})"
+    return spconv, None
+
+
+class Curve:
+    """One network's SGD steps on (x, target): its losses."""
+
+    def __init__(self, net, forward):
+        self.net, self.forward, self.losses = net, forward, []
+        self.opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+
+    def step(self, target):
+        loss = torch.nn.functional.mse_loss(self.forward(), target)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+        self.losses.append(loss.item())
+
+
+def largest_gap(losses, reference):
+    return max(abs(a - b) / b for a, b in zip(losses, reference))
 
 
 def training(args):
@@ -243,8 +275,9 @@ def training(args):
     n = coords.shape[0]
     channels = [4, 32, 64, 32, 4]
     net = autoencoder(channels).to(DEVICE)
+    state = net.state_dict()
     twin = autoencoder(channels).to(DEVICE).double()
-    twin.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
+    twin.load_state_dict({k: v.double() for k, v in state.items()})
     nb = neighbour_map(coords, 3, 1)
     twin_layers = [GatherConv(m, nb) if isinstance(m, tilec.nn.SubMConv3d)
                    else m for m in twin]
@@ -252,38 +285,63 @@ def training(args):
     # Noise the network cannot fit: the loss levels off well above 0, so
     # that the curves are compared where they carry information.
     target = torch.tanh(x.flip(1)) + 0.5 * torch.randn_like(x)
-    # SGD with momentum: Adam's normalized steps amplify f32's rounding
-    # once the loss is small, and the curves part however exact the
-    # gradients are.
-    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
-    twin_opt = torch.optim.SGD(twin.parameters(), lr=0.05, momentum=0.9)
-    losses, twin_losses = [], []
-    for step in range(args.steps):
-        y = net(tilec.SparseTensor(coords, x)).features
-        loss = torch.nn.functional.mse_loss(y, target)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+
+    def twin_forward():
         h = x.double()
         for layer in twin_layers:
             h = layer(h)
-        twin_loss = torch.nn.functional.mse_loss(h, target.double())
-        twin_opt.zero_grad()
-        twin_loss.backward()
-        twin_opt.step()
-        losses.append(loss.item())
-        twin_losses.append(twin_loss.item())
-    gaps = [abs(a - b) / b for a, b in zip(losses, twin_losses)]
+        return h
+    # SGD with momentum: Adam's normalized steps amplify f32's rounding
+    # once the loss is small, and the curves part however exact the
+    # gradients are.
+    curves = {"tilec": Curve(net, lambda: net(
+                  tilec.SparseTensor(coords, x)).features),
+              "float64": Curve(twin, twin_forward)}
+    spconv, why = spconv_triton_modules() if args.training_peer else \
+        (None, "left out (--no-training-peer)")
+    if spconv is not None:
+        peer = autoencoder(channels, spconv).to(DEVICE)
+        peer.load_state_dict(state)
+        shape = (coords[:, 1:].max(0).values + 1).tolist()
+        curves["spconv_triton"] = Curve(peer, lambda: peer(
+            spconv.SparseConvTensor(x, coords, shape, 1)).features)
+    for _ in range(args.steps):
+        for name, curve in curves.items():
+            curve.step(target.double() if name == "float64" else target)
+    losses = curves["tilec"].losses
+    twin_losses = curves["float64"].losses
+    gap = largest_gap(losses, twin_losses)
     # f32 against float64: the gap grows with the steps (1.2e-3 after 200
     # SGD steps on the H200, the loss down 900x); wrong gradients part the
     # curves within a few steps.
-    ok = max(gaps) < 5e-3 and losses[-1] < 0.1 * losses[0]
+    ok = gap < 5e-3 and losses[-1] < 0.1 * losses[0]
     print(f"training ({n} voxels, channels {channels}, {args.steps} SGD "
           f"steps, f32): loss {losses[0]:.4f} -> {losses[-1]:.4f} (float64 "
           f"twin {twin_losses[0]:.4f} -> {twin_losses[-1]:.4f}), largest "
-          f"relative gap {max(gaps):.1e}: {'ok' if ok else 'FAIL'}")
-    return {"voxels": n, "channels": channels, "losses": losses,
-            "twin_losses": twin_losses, "max_gap": max(gaps), "ok": ok}
+          f"relative gap {gap:.1e}: {'ok' if ok else 'FAIL'}")
+    result = {"voxels": n, "channels": channels, "losses": losses,
+              "twin_losses": twin_losses, "max_gap": gap, "ok": ok}
+    if spconv is None:
+        print(f"  spconv-Triton's curve: not run ({why})")
+        result["spconv_triton"] = {"skipped": why}
+        return result
+    peer_losses = curves["spconv_triton"].losses
+    # Two f32 networks each within 5e-3 of float64 are within 1e-2 of each
+    # other; where spconv-Triton's own curve leaves float64's, the
+    # comparison says nothing of tilec's.
+    peer_gap = largest_gap(peer_losses, twin_losses)
+    between = largest_gap(losses, peer_losses)
+    judged = peer_gap < 5e-3
+    agree = between < 1e-2 or not judged
+    print(f"  spconv-Triton, same state_dict: loss {peer_losses[0]:.4f} -> "
+          f"{peer_losses[-1]:.4f}, largest relative gap to float64 "
+          f"{peer_gap:.1e}, to tilec {between:.1e}: "
+          + ("ok" if agree and judged else "FAIL" if not agree else
+             "not judged (spconv-Triton's own curve leaves float64's)"))
+    result["spconv_triton"] = {"losses": peer_losses, "max_gap": peer_gap,
+                               "max_gap_to_tilec": between, "ok": agree}
+    result["ok"] = ok and agree
+    return result
 
 
 def time_ms(fn, reps=20):
@@ -367,6 +425,9 @@ def main():
                         "training,timing")
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--no-training-peer", dest="training_peer",
+                        action="store_false",
+                        help="training: leave spconv-Triton's curve out")
     parser.add_argument("--json", default="spconv-train-check.json")
     parser.add_argument("--digest", action="store_true",
                         help="print the digest of a fixed case's gradients")

@@ -168,41 +168,51 @@ def check(spconv):
             nets["reference_f32"] = float32.float().cuda()
             row = {"dtype": dtype_name, "batchnorm": mode,
                    "tolerance": tolerance, "peers": {}}
-            passes = {}
-            for peer, net in nets.items():
+            # The float64 network and its float32 copy first (the limits
+            # depend on the copy), then each peer, printed as it ends: a
+            # call cut while spconv-Triton tunes keeps tilec's lines.
+            order = ["reference", "reference_f32"] + \
+                [peer for peer in nets if peer in PEERS]
+            want, limits = None, {}
+            for peer in order:
+                net = nets[peer]
                 net.train(mode == "train")
                 typed = torch.float64 if peer == "reference" else \
                     torch.float32 if peer == "reference_f32" else dtype
                 try:
-                    passes[peer] = pass_of(net, peer if peer in PEERS else
-                                           "reference", spconv, coords,
-                                           features.to(typed), shape,
-                                           batches, g)
+                    got = pass_of(net, peer if peer in PEERS else
+                                  "reference", spconv, coords,
+                                  features.to(typed), shape, batches, g)
                 except Exception as error:  # a peer's failure is its cell's
                     row["peers"][peer] = {"error": f"{type(error).__name__}: "
                                           f"{error}"[:300], "ok": False}
-            want = passes.pop("reference", None)
-            errors = {peer: errors_of(got, want) if want else None
-                      for peer, got in passes.items()}
-            # What float32 itself loses on this network: a peer may lose
-            # ten times as much (another order of its sums) before it fails.
-            conditioning = errors.get("reference_f32")
-            limits = {what: None if tolerance is None else max(
-                tolerance, 10 * conditioning[what] if conditioning else 0)
-                for what in ("y", "grads")}
-            row["limits"] = limits
-            for peer, got in errors.items():
-                judged = tolerance is not None and peer != "reference_f32"
-                row["peers"][peer] = {"errors": got, "ok": bool(got and (
-                    not judged or all(got[w] <= limits[w] for w in limits)))}
+                    got = None
+                if peer == "reference":
+                    want = got
+                    continue
+                errors = errors_of(got, want) if got and want else None
+                if peer == "reference_f32":
+                    # What float32 itself loses on this network: a peer may
+                    # lose ten times as much (another order of its sums)
+                    # before it fails.
+                    limits = {what: None if tolerance is None else max(
+                        tolerance, 10 * errors[what] if errors else 0)
+                        for what in ("y", "grads")}
+                    row["limits"] = limits
+                    print_check_header(row)
+                if got is not None:
+                    judged = tolerance is not None and peer != "reference_f32"
+                    row["peers"][peer] = {"errors": errors, "ok": bool(
+                        errors and (not judged or all(
+                            errors[w] <= limits[w] for w in limits)))}
+                print_check_peer(peer, row["peers"][peer])
             rows.append(row)
-            print_check_row(row)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = tf32
     return rows
 
 
-def print_check_row(row):
+def print_check_header(row):
     limits = row.get("limits") or {}
     tf32 = " (tf32 off)" if row["dtype"] == "f32" else ""
     judged = row["tolerance"] is not None and limits.get("y") is not None
@@ -210,18 +220,20 @@ def print_check_row(row):
           f"{row['batchnorm']} mode, against float64 (relative error of the "
           f"norm; " + (f"tolerance y {limits['y']:.1e}, gradients "
                        f"{limits['grads']:.1e})" if judged
-                       else "not judged)"))
-    for peer, result in row["peers"].items():
-        name = NAMES.get(peer, "float64 network in float32")
-        errors = result.get("errors")
-        if not errors:
-            print(f"  {name}: {result.get('error', 'no float64 reference')}"
-                  "  FAIL", flush=True)
-            continue
-        worst = ", ".join(f"{n} {e:.1e}" for n, e in errors["worst"])
-        print(f"  {name}: y {errors['y']:.1e}, gradients {errors['grads']:.1e}"
-              f" (furthest: {worst}){'' if result['ok'] else '  FAIL'}",
-              flush=True)
+                       else "not judged)"), flush=True)
+
+
+def print_check_peer(peer, result):
+    name = NAMES.get(peer, "float64 network in float32")
+    errors = result.get("errors")
+    if not errors:
+        print(f"  {name}: {result.get('error', 'no float64 reference')}"
+              "  FAIL", flush=True)
+        return
+    worst = ", ".join(f"{n} {e:.1e}" for n, e in errors["worst"])
+    print(f"  {name}: y {errors['y']:.1e}, gradients {errors['grads']:.1e}"
+          f" (furthest: {worst}){'' if result['ok'] else '  FAIL'}",
+          flush=True)
 
 
 def median_ms(run, warmup, reps):

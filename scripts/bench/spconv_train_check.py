@@ -16,6 +16,10 @@ autograd): the checks of docs/sparse-conv.md, "Training".
              gather-then-GEMM convolution) and, where spconv-Triton is
              installed, the same network from spconv-Triton's modules (f32,
              IEEE), all from one state_dict: the loss curves side by side.
+  torch_compile  torch.compile (inductor, fullgraph: no graph break allowed)
+             of SubMConv3d + BatchNorm + ReLU + SubMConv3d, f16, on tensors
+             of four new sizes: output and every gradient against the same
+             network run eagerly, and how many graphs dynamo made.
   timing     one training step (forward + dX + dW) of tilec and of torch's
              gather-then-GEMM autograd (f16), in this process: ms, ratio.
 
@@ -344,6 +348,47 @@ def training(args):
     return result
 
 
+def torch_compile(args):
+    """torch.compile of a small network: the custom ops trace into one graph
+    (fullgraph=True raises at a break), a new voxel count reuses it (at
+    most a second graph, with the size dynamic), and the compiled output
+    and gradients equal the eager network's up to f16's rounding of the
+    elementwise ops that inductor fuses differently."""
+    import torch._dynamo
+    torch._dynamo.reset()
+    torch.manual_seed(5)
+    net = tilec.nn.SparseSequential(
+        tilec.nn.SubMConv3d(16, 32), torch.nn.BatchNorm1d(32),
+        torch.nn.ReLU(), tilec.nn.SubMConv3d(32, 8)).to(DEVICE, DTYPES["f16"])
+    compiled = torch.compile(net, fullgraph=True)
+    coords = coords_of("shell:64")
+    rows, worst = [], 0.0
+    for fraction in (1.0, 0.9, 0.75, 0.6):
+        count = int(coords.shape[0] * fraction)
+        sub = coords[torch.randperm(coords.shape[0], device=DEVICE)[:count]]
+        x = torch.randn(count, 16, device=DEVICE, dtype=DTYPES["f16"])
+        g = torch.randn(count, 8, device=DEVICE, dtype=DTYPES["f16"])
+        results = []
+        for run in (compiled, net):
+            xs = x.clone().requires_grad_()
+            net.zero_grad()
+            y = run(tilec.SparseTensor(sub, xs)).features
+            y.backward(g)
+            results.append([y.detach(), xs.grad] +
+                           [p.grad.clone() for p in net.parameters()])
+        errors = [relative_error(a, b.double())
+                  for a, b in zip(*results)]
+        worst = max(worst, max(errors))
+        rows.append({"voxels": count, "max_error": max(errors)})
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    ok = worst <= TOLERANCE["f16"] and graphs <= 2
+    print(f"torch.compile (inductor, fullgraph, f16; voxels "
+          f"{', '.join(str(r['voxels']) for r in rows)}): {graphs} graph(s), "
+          f"output and gradients within {worst:.1e} of eager: "
+          f"{'ok' if ok else 'FAIL'}")
+    return {"rows": rows, "graphs": graphs, "max_error": worst, "ok": ok}
+
+
 def time_ms(fn, reps=20):
     for _ in range(3):
         fn()
@@ -422,7 +467,7 @@ def timing(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sections", default="gradients,gradcheck,processes,"
-                        "training,timing")
+                        "training,torch_compile,timing")
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--no-training-peer", dest="training_peer",

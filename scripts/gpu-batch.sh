@@ -17,6 +17,10 @@
 #       ROWS as --rows takes them (default: the rows the table lacks)
 #   scripts/gpu-batch.sh maps BASELINE  # scripts/maps-check.sh against
 #       another build's libtilec_c.so
+#   scripts/gpu-batch.sh train-check    # spconv_train_check.py: the
+#       gradients against float64, gradcheck, bits across 10 processes,
+#       the autoencoder's loss curve against float64 and spconv-Triton's,
+#       torch.compile against eager
 #   scripts/gpu-batch.sh profile        # SparseConvGpuTest, then where a
 #       stream's frame, a map build's and a training step's time goes
 #       (spconv_frame_profile.py, spconv_maps_profile.py with its timeline,
@@ -32,9 +36,9 @@
 # ${OUT:-gpu-batch-out}; the status of each step is printed last, with the
 # tail of its log. Exits non-zero when a step fails.
 set -uo pipefail
-usage() { sed -n '2,33p' "$0"; exit 2; }
+usage() { sed -n '2,37p' "$0"; exit 2; }
 case ${1:-} in
-  train) ;;
+  train | train-check) ;;
   maps) [[ -n ${2:-} ]] || { echo "gpu-batch.sh maps: name the baseline libtilec_c.so" >&2; exit 2; } ;;
   network | profile | frames)
     for mode in "$@"; do
@@ -137,6 +141,12 @@ profile() {
     --rows street/64,shell64/32,shell128/128 --steps 20 > "$out/logs/step-profile.log" 2>&1
   record step-profile $? logs/step-profile.log
 }
+train_check() {
+  fresh_caches train-check
+  (cd "$out" && TILEC_LIBRARY=$lib timeout "$(left)" python3 "$bench/spconv_train_check.py" \
+    --json "$out/train-check.json" > "$out/logs/train-check.log" 2>&1)
+  record train-check $? logs/train-check.log
+}
 maps() {
   OUT=$out/maps timeout "$(left)" bash "$here/maps-check.sh" "$1" > "$out/logs/maps.log" 2>&1
   record maps-check $? logs/maps.log
@@ -153,6 +163,7 @@ frames() {
 }
 case ${1:-} in
   train) train "${2:-}" ;;
+  train-check) train_check ;;
   maps) maps "${2:-}" ;;
   *) for mode in "$@"; do "$mode"; done ;;
 esac
@@ -161,7 +172,7 @@ for line in "${status[@]}"; do
   echo "$line"
 done
 for log in "$out"/logs/network-*.log "$out"/logs/frame-profile.log "$out"/logs/step-profile.log "$out"/logs/maps-profile.log \
-  "$out"/logs/train.log "$out"/logs/maps.log "$out"/logs/frames.log; do
+  "$out"/logs/train.log "$out"/logs/train-check.log "$out"/logs/maps.log "$out"/logs/frames.log; do
   [[ -f $log ]] && { echo "== ${log#"$out"/}"; tail -25 "$log"; }
 done
 [[ $failures -eq 0 ]]

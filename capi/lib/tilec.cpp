@@ -380,16 +380,17 @@ tilec_status tilec_sparse_tensor_set_row_order(tilec_sparse_tensor *tensor,
   return succeed();
 }
 
-tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
-                                            int32_t kernel_size,
-                                            int32_t dilation, void *stream) {
-  if (!tensor)
-    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+namespace {
+// The maps of a cubic window for each of `blockRows`, then the stream
+// synchronized.
+tilec_status buildMapsOf(tilec_sparse_tensor *tensor, int32_t kernelSize,
+                         int32_t dilation,
+                         const std::vector<int64_t> &blockRows, void *stream) {
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  for (int64_t rows : sparse::convRowBlocks(tensor->tensor.voxels())) {
-    auto maps = tensor->tensor.maps(kernel_size, dilation, rows,
+  for (int64_t rows : blockRows) {
+    auto maps = tensor->tensor.maps(kernelSize, dilation, rows,
                                     static_cast<CUstream>(stream));
     if (!maps)
       return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
@@ -399,6 +400,38 @@ tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
       !synced.ok())
     return failFrom(synced, TILEC_ERROR_DEVICE);
   return succeed();
+}
+} // namespace
+
+tilec_status tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor,
+                                            int32_t kernel_size,
+                                            int32_t dilation, void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  return buildMapsOf(tensor, kernel_size, dilation,
+                     sparse::convRowBlocks(tensor->tensor.voxels()), stream);
+}
+
+tilec_status tilec_sparse_tensor_build_maps_rows(tilec_sparse_tensor *tensor,
+                                                 int32_t kernel_size,
+                                                 int32_t dilation,
+                                                 int32_t block_rows,
+                                                 void *stream) {
+  if (!tensor)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "tensor must not be NULL");
+  const std::vector<int64_t> &tuned =
+      sparse::convRowBlocks(tensor->tensor.voxels());
+  if (std::find(tuned.begin(), tuned.end(), block_rows) == tuned.end()) {
+    std::string sizes;
+    for (int64_t rows : tuned)
+      sizes += (sizes.empty() ? "" : " or ") + std::to_string(rows);
+    return fail(TILEC_ERROR_INVALID_ARGUMENT,
+                "block_rows is " + std::to_string(block_rows) +
+                    "; a convolution of " +
+                    std::to_string(tensor->tensor.voxels()) +
+                    " voxels runs row blocks of " + sizes + " rows");
+  }
+  return buildMapsOf(tensor, kernel_size, dilation, {block_rows}, stream);
 }
 
 tilec_status tilec_sparse_tensor_active_pairs(tilec_sparse_tensor *tensor,

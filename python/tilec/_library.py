@@ -151,6 +151,8 @@ SIGNATURES = {
     "tilec_sparse_tensor_destroy": ([_ptr], None),
     "tilec_sparse_tensor_set_row_order": ([_ptr, ctypes.c_int], _status),
     "tilec_sparse_tensor_build_maps": ([_ptr, _i32, _i32, _ptr], _status),
+    "tilec_sparse_tensor_build_maps_rows": ([_ptr, _i32, _i32, _i32, _ptr],
+                                            _status),
     "tilec_sparse_tensor_active_pairs": ([_ptr, _i32, _i32, _out(_i64)],
                                          _status),
     "tilec_submanifold_conv3d": ([_ptr, _ptr, _ptr, _ptr, _ptr, _i32, _i32,

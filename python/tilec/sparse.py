@@ -316,21 +316,28 @@ class SparseTensor:
             return values[0]
         return one("kernel_size", kernel_size), one("dilation", dilation)
 
-    def build_maps(self, kernel_size=3, dilation=1):
+    def build_maps(self, kernel_size=3, dilation=1, block_rows=None):
         """Builds (or finds cached) the maps of a kernel_size^3 window on
         torch's current stream and waits for them: every row block the
-        convolution may use, rows in the key's order unless the tensor's
-        row_order says "lean_groups". Optional: a convolution builds what it
-        needs itself."""
+        convolution may use, or those of `block_rows` rows alone (what a
+        convolution whose winner runs them builds: 64, and 128 above 4,096
+        voxels), rows in the key's order unless the tensor's row_order says
+        "lean_groups". Optional: a convolution builds what it needs
+        itself."""
         kernel_size, dilation = self._cube("build_maps", kernel_size,
                                            dilation)
         maps = self._maps
         lib = maps.runtime._lib
+        stream = current_stream(maps.device)
         with maps.runtime.lock:
-            lib.check(lib.lib.tilec_sparse_tensor_build_maps(
-                maps.handle, kernel_size, dilation,
-                current_stream(maps.device)),
-                "tilec_sparse_tensor_build_maps")
+            if block_rows is None:
+                status = lib.lib.tilec_sparse_tensor_build_maps(
+                    maps.handle, kernel_size, dilation, stream)
+            else:
+                status = lib.lib.tilec_sparse_tensor_build_maps_rows(
+                    maps.handle, kernel_size, dilation, int(block_rows),
+                    stream)
+            lib.check(status, "tilec_sparse_tensor_build_maps")
 
     def active_pairs(self, kernel_size=3, dilation=1):
         """The (voxel, offset) pairs with a neighbour: a convolution's useful

@@ -95,6 +95,10 @@ WARMUP_STRATA = (("street", 0.40, 0.45), ("shell256", 0.40, 0.45),
                  ("street", 0.95, 1.0), ("shell256", 0.95, 1.0))
 MULTIPLE_OF_16_EVERY = 3  # bundle frames
 MAP_SCENES = ("street", "shell256", "uniform500k@512")
+# The map table's builds: (name, row order, row block size; None: every
+# row block a convolution may use).
+MAP_VARIANTS = (("key", "key", None), ("key_rows64", "key", 64),
+                ("lean_groups", "lean_groups", None))
 KERNEL_SIZE, DILATION = 3, 1
 # Weights N(0, 1/(WEIGHT_FAN C)): a voxel with nine neighbours (a surface's)
 # keeps its features' scale through a layer, so eight layers stay well
@@ -615,20 +619,24 @@ class Bench:
             host = scene_voxels(name)
             coords = host.to(DEVICE).contiguous()
             row = {"scene": name, "N": host.shape[0]}
-            for order in ("key", "lean_groups"):
+            # Every row block's lists (build_maps' default), or those of the
+            # 64-row blocks alone: what a frame's convolution whose winner
+            # runs them builds, against FlexGEMM's cache and its lists of
+            # one block size.
+            for variant, order, block_rows in MAP_VARIANTS:
                 held = []
 
                 def build():
                     tensor = tilec.SparseTensor(coords, row_order=order)
-                    tensor.build_maps(KERNEL_SIZE, DILATION)
+                    tensor.build_maps(KERNEL_SIZE, DILATION, block_rows)
                     held.append(tensor)
                 try:
                     timed(build)  # the map kernels' first launches
                     times = [timed(build)[0] for _ in range(reps)]
-                    row[f"tilec_{order}_ms"] = median(times)
-                    row[f"tilec_{order}_ms_all"] = times
+                    row[f"tilec_{variant}_ms"] = median(times)
+                    row[f"tilec_{variant}_ms_all"] = times
                 except Exception as error:
-                    row[f"tilec_{order}_error"] = \
+                    row[f"tilec_{variant}_error"] = \
                         f"{type(error).__name__}: {error}"
                 held.clear()  # the tensors and their maps go
             if self.flexgemm:
@@ -661,13 +669,15 @@ class Bench:
                 except Exception as error:
                     row["flexgemm_error"] = f"{type(error).__name__}: {error}"
             key = row.get("tilec_key_ms")
+            one_block = row.get("tilec_key_rows64_ms")
             fg = row.get("flexgemm_cache_ms")
             if key and fg:
                 row["tilec_over_flexgemm_cache"] = key / fg
-                lists = row.get("flexgemm_lists_ms", {}).get(
-                    row.get("flexgemm_lists_b1"))
-                if lists is not None:
-                    row["tilec_over_flexgemm_cache_lists"] = key / (fg + lists)
+            lists = row.get("flexgemm_lists_ms", {}).get(
+                row.get("flexgemm_lists_b1"))
+            if one_block and fg and lists is not None:
+                row["tilec_rows64_over_flexgemm_cache_lists"] = \
+                    one_block / (fg + lists)
             rows.append(row)
             torch.cuda.empty_cache()
         return rows
@@ -1012,10 +1022,12 @@ def bundle_table(bundle):
 
 
 def maps_table(rows, flexgemm_reason):
-    header = ["scene", "N", "tilec maps ms (key)",
+    header = ["scene", "N", "tilec maps ms (key, both row blocks)",
+              "tilec maps ms (key, 64-row blocks)",
               "tilec maps ms (lean_groups)", "FlexGEMM neighbour cache ms",
-              "FlexGEMM valid-kernel lists ms", "tilec / FlexGEMM cache",
-              "tilec / FlexGEMM cache + lists"]
+              "FlexGEMM valid-kernel lists ms",
+              "tilec (both) / FlexGEMM cache",
+              "tilec (64-row blocks) / FlexGEMM cache + lists"]
     lines = []
     for r in rows:
         if "skipped" in r:
@@ -1031,9 +1043,11 @@ def maps_table(rows, flexgemm_reason):
                               r.get("flexgemm_lists_ms", {}).items()) or "-"
         lines.append([r["scene"], f"{r['N']:,}",
                       cell(r.get("tilec_key_ms")),
+                      cell(r.get("tilec_key_rows64_ms")),
                       cell(r.get("tilec_lean_groups_ms")), fg, lists,
                       cell(r.get("tilec_over_flexgemm_cache"), ".2f"),
-                      cell(r.get("tilec_over_flexgemm_cache_lists"), ".2f")])
+                      cell(r.get("tilec_rows64_over_flexgemm_cache_lists"),
+                           ".2f")])
     return header, lines
 
 

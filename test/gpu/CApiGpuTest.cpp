@@ -12,6 +12,7 @@
 #include "tilec/JIT/TilecJIT.h"
 #include "tilec/Kernel/KernelRegistry.h"
 #include "tilec/contract/CompileMetadata.h"
+#include "tilec/runtime/DeviceBuffer.h"
 
 #include <gtest/gtest.h>
 
@@ -143,6 +144,61 @@ TEST(CApiGpuTest, BadKernelsAreRefused) {
             TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_FALSE(std::string(tilec_last_error()).empty());
   EXPECT_EQ(kernel, nullptr);
+  tilec_runtime_destroy(runtime);
+}
+
+// The maps of one row block size, as a convolution whose winner runs it
+// builds them; a size the convolution does not tune over is refused with
+// the sizes it does. The pairs are those of every row block's maps.
+TEST(CApiGpuTest, BuildsTheMapsOfOneRowBlock) {
+  auto context = tilec::rt::Context::create();
+  if (!context)
+    GTEST_SKIP() << context.message();
+  tilec_runtime *runtime = nullptr;
+  ASSERT_EQ(tilec_runtime_create(&runtime), TILEC_OK) << tilec_last_error();
+  int32_t *coords = nullptr;
+  int64_t n = 0;
+  // 5,816 voxels: above 4,096, so 64- and 128-row blocks.
+  ASSERT_EQ(tilec_scene_shell(40, 1, &coords, &n), TILEC_OK)
+      << tilec_last_error();
+  ASSERT_GT(n, 4096);
+  auto device = tilec::rt::DeviceBuffer::allocate(*context, 16 * size_t(n));
+  ASSERT_TRUE(device.ok()) << device.message();
+  ASSERT_TRUE(device->copyFromHost(coords, 16 * size_t(n)).ok());
+  tilec_free(coords);
+  const auto *onDevice =
+      reinterpret_cast<const int32_t *>(device->ptr().address);
+
+  tilec_sparse_tensor *rows128 = nullptr, *every = nullptr;
+  ASSERT_EQ(tilec_sparse_tensor_create(runtime, onDevice, n, &rows128),
+            TILEC_OK)
+      << tilec_last_error();
+  ASSERT_EQ(tilec_sparse_tensor_create(runtime, onDevice, n, &every), TILEC_OK)
+      << tilec_last_error();
+  EXPECT_EQ(tilec_sparse_tensor_build_maps_rows(rows128, 3, 1, 32, nullptr),
+            TILEC_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tilec_last_error()).find("64 or 128 rows"),
+            std::string::npos)
+      << tilec_last_error();
+  EXPECT_EQ(tilec_sparse_tensor_build_maps_rows(nullptr, 3, 1, 64, nullptr),
+            TILEC_ERROR_INVALID_ARGUMENT);
+  ASSERT_EQ(tilec_sparse_tensor_build_maps_rows(rows128, 3, 1, 128, nullptr),
+            TILEC_OK)
+      << tilec_last_error();
+  ASSERT_EQ(tilec_sparse_tensor_build_maps(every, 3, 1, nullptr), TILEC_OK)
+      << tilec_last_error();
+  int64_t pairs128 = 0, pairsEvery = 0;
+  ASSERT_EQ(tilec_sparse_tensor_active_pairs(rows128, 3, 1, &pairs128),
+            TILEC_OK)
+      << tilec_last_error();
+  ASSERT_EQ(tilec_sparse_tensor_active_pairs(every, 3, 1, &pairsEvery),
+            TILEC_OK)
+      << tilec_last_error();
+  EXPECT_GT(pairs128, n); // every voxel is its own neighbour, and more
+  EXPECT_EQ(pairs128, pairsEvery);
+  tilec_sparse_tensor_destroy(rows128);
+  tilec_sparse_tensor_destroy(every);
+  ASSERT_TRUE(context->synchronize().ok());
   tilec_runtime_destroy(runtime);
 }
 

@@ -182,6 +182,14 @@ TILEC_API tilec_status
 tilec_sparse_tensor_build_maps(tilec_sparse_tensor *tensor, int32_t kernel_size,
                                int32_t dilation, void *stream);
 
+/* As tilec_sparse_tensor_build_maps, for the row blocks of `block_rows` rows
+ * alone: what a convolution whose tuned winner runs them builds (one of the
+ * sizes it tunes over: 64, and 128 above 4,096 voxels; another size is
+ * TILEC_ERROR_INVALID_ARGUMENT). */
+TILEC_API tilec_status tilec_sparse_tensor_build_maps_rows(
+    tilec_sparse_tensor *tensor, int32_t kernel_size, int32_t dilation,
+    int32_t block_rows, void *stream);
+
 /* The number of (voxel, offset) pairs with a neighbour, from built maps:
  * useful FLOPs of a convolution = 2 * pairs * ci * co. */
 TILEC_API tilec_status tilec_sparse_tensor_active_pairs(

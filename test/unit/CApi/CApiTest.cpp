@@ -54,6 +54,7 @@ TEST_F(CApiTest, ExportsTheHeaderAndNothingOfLLVM) {
                            "tilec_sparse_tensor_destroy",
                            "tilec_sparse_tensor_set_row_order",
                            "tilec_sparse_tensor_build_maps",
+                           "tilec_sparse_tensor_build_maps_rows",
                            "tilec_sparse_tensor_active_pairs",
                            "tilec_submanifold_conv3d",
                            "tilec_submanifold_conv3d_window",

@@ -192,9 +192,12 @@ SIGNATURES = {
 
 
 class Library:
-    """The loaded library with its signatures set."""
+    """The loaded library with its signatures set: every function of
+    SIGNATURES, or those of `names` alone (a tool that compares the
+    libraries of other checkouts, such as spconv_maps_ab.py, names the ones
+    it calls, so that a library older than this package still loads)."""
 
-    def __init__(self, path):
+    def __init__(self, path, names=None):
         self.path = pathlib.Path(path)
         try:
             self.lib = ctypes.CDLL(str(self.path))
@@ -202,7 +205,8 @@ class Library:
             raise LibraryNotFoundError(
                 f"tilec: cannot load {self.path}: {error}") from error
         try:
-            for name, (argtypes, restype) in SIGNATURES.items():
+            for name in names or SIGNATURES:
+                argtypes, restype = SIGNATURES[name]
                 function = getattr(self.lib, name)
                 function.argtypes, function.restype = argtypes, restype
         except AttributeError as error:
@@ -211,7 +215,7 @@ class Library:
                 f"package ({PACKAGE_VERSION}); rebuild it (scripts/build.sh, "
                 f"or scripts/gpu-bundle.sh for the GPU bundle)") from error
         self.version = self.lib.tilec_version().decode()
-        if self.version != PACKAGE_VERSION:
+        if names is None and self.version != PACKAGE_VERSION:
             raise LibraryNotFoundError(
                 f"tilec: {self.path} is version {self.version}, this package "
                 f"is {PACKAGE_VERSION}: use the library of the same checkout "

@@ -331,13 +331,15 @@ class SparseTensor:
         stream = current_stream(maps.device)
         with maps.runtime.lock:
             if block_rows is None:
+                function = "tilec_sparse_tensor_build_maps"
                 status = lib.lib.tilec_sparse_tensor_build_maps(
                     maps.handle, kernel_size, dilation, stream)
             else:
+                function = "tilec_sparse_tensor_build_maps_rows"
                 status = lib.lib.tilec_sparse_tensor_build_maps_rows(
                     maps.handle, kernel_size, dilation, int(block_rows),
                     stream)
-            lib.check(status, "tilec_sparse_tensor_build_maps")
+            lib.check(status, function)
 
     def active_pairs(self, kernel_size=3, dilation=1):
         """The (voxel, offset) pairs with a neighbour: a convolution's useful

@@ -30,6 +30,15 @@ from spconv_maps_profile import SCENES, Coordinates, coords_of  # noqa: E402
 from tilec._library import Library  # noqa: E402
 
 
+# What the A/B calls of each library: a baseline of another checkout has
+# them, whatever it lacks of this package's API.
+LIBRARY_CALLS = ("tilec_last_error", "tilec_version", "tilec_runtime_create",
+                 "tilec_sparse_tensor_create",
+                 "tilec_sparse_tensor_set_row_order",
+                 "tilec_sparse_tensor_build_maps",
+                 "tilec_sparse_tensor_destroy")
+
+
 class Lib:
     """One libtilec_c.so with its runtime and caches."""
 
@@ -39,7 +48,7 @@ class Lib:
         os.environ["TILEC_AUTOTUNE_CACHE"] = os.path.join(cache,
                                                           "autotune.json")
         self.label = label
-        self.library = Library(path)
+        self.library = Library(path, names=LIBRARY_CALLS)
         self.lib = self.library.lib
         self.runtime = ctypes.c_void_p()
         self.library.check(self.lib.tilec_runtime_create(

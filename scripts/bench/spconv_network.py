@@ -189,6 +189,8 @@ def check(spconv):
                     got = None
                 if peer == "reference":
                     want = got
+                    if got is None:
+                        print_check_peer(peer, row["peers"][peer])
                     continue
                 errors = errors_of(got, want) if got and want else None
                 if peer == "reference_f32":
@@ -224,7 +226,8 @@ def print_check_header(row):
 
 
 def print_check_peer(peer, result):
-    name = NAMES.get(peer, "float64 network in float32")
+    name = NAMES.get(peer, {"reference": "float64 network"}.get(
+        peer, "float64 network in float32"))
     errors = result.get("errors")
     if not errors:
         print(f"  {name}: {result.get('error', 'no float64 reference')}"

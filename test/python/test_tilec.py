@@ -86,6 +86,25 @@ class LibraryTest(unittest.TestCase):
         self.assertIn("lacks tilec_last_error", result.stdout)
         self.assertIn("older than this package", result.stdout)
 
+    def test_a_tool_binds_the_functions_it_names(self):
+        # spconv_maps_ab.py loads libraries of other checkouts: it names
+        # the functions it calls, and a library that has them loads
+        # whatever else it lacks; one that lacks a named one is refused.
+        from tilec import _library
+        path = os.environ["TILEC_LIBRARY"]
+        named = _library.Library(path, names=("tilec_version",
+                                              "tilec_last_error"))
+        self.assertEqual(named.version, tilec.__version__)
+        result = self.run_python(
+            "import tilec\n"
+            "from tilec import _library\n"
+            "try:\n"
+            "    _library.Library('libm.so.6', names=('tilec_version',))\n"
+            "except tilec.LibraryNotFoundError as error:\n"
+            "    print(error)\n")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("lacks tilec_version", result.stdout)
+
     def test_import_needs_no_torch(self):
         # Hiding torch from a fresh interpreter: tilec imports, and the
         # parts that need torch say so when asked for.

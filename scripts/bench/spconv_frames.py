@@ -1007,6 +1007,36 @@ def stream_table(streams):
     return header, lines
 
 
+def scene_table(streams):
+    """Per config and scene, the timed frames' medians (and range) of each
+    peer, and each frame's best peer over tilec (timed by both in turn):
+    a stream's median over two scenes lies between their modes."""
+    header = ["config, scene", "timed N", "tilec ms median (range)",
+              "FlexGEMM ms median (range)", "spconv-Triton ms median (range)",
+              "best peer / tilec per frame"]
+    lines = []
+    for s in streams:
+        if "skipped" in s:
+            continue
+        for scene in dict.fromkeys(f["scene"] for f in s["frames"]):
+            timed = [f for f in s["frames"]
+                     if f["kind"] == "timed" and f["scene"] == scene]
+            if not timed:
+                continue
+            cells = []
+            for peer in PEERS:
+                times = [f["ms"][peer] for f in timed if peer in f["ms"]]
+                cells.append(f"{median(times):.3f} ({min(times):.3f}-"
+                             f"{max(times):.3f})" if times else "-")
+            ratios = [min(f["ms"][p] for p in PEERS[1:] if p in f["ms"]) /
+                      f["ms"]["tilec"] for f in timed if "tilec" in f["ms"]
+                      and any(p in f["ms"] for p in PEERS[1:])]
+            lines.append([f"{s['config']} {scene}", n_range(timed, scene)] +
+                         cells + [f"{min(ratios):.2f}-{max(ratios):.2f}"
+                                  if ratios else "-"])
+    return header, lines
+
+
 def bundle_table(bundle):
     header = ["config", "frames (N % 16 == 0)", "served", "refused",
               "median ms", "worst ms", "first frame ms",
@@ -1134,7 +1164,9 @@ def summary_lines(report):
 
 def report_text(report, markdown):
     sections = [("Frames in one process (after the warm-up frames)",
-                 stream_table(report["streams"]))]
+                 stream_table(report["streams"])),
+                ("The same frames per scene",
+                 scene_table(report["streams"]))]
     if report.get("bundle", {}).get("serve"):
         sections.append(("The same stream from a bundle, fresh process, JIT "
                          "off", bundle_table(report["bundle"])))

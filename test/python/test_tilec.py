@@ -739,6 +739,39 @@ class CompileTest(unittest.TestCase):
                 test_utils=("test_schema", "test_faketensor"))
 
 
+class SceneTableTest(unittest.TestCase):
+    """spconv_frames.scene_table: a stream's timed frames per scene, each
+    peer's median and range, and the best peer over tilec frame by frame
+    (warm-up frames and frames a peer missed left out)."""
+
+    def test_per_scene_medians_and_ratios(self):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            "spconv_frames", bench_script("spconv_frames.py"))
+        frames = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(frames)
+
+        def frame(kind, scene, n, tilec, flexgemm, spconv=None):
+            ms = {"tilec": tilec, "flexgemm": flexgemm}
+            if spconv is not None:
+                ms["spconv_triton"] = spconv
+            return {"kind": kind, "scene": scene, "N": n, "ms": ms}
+        stream = {"config": "L1/C64", "frames": [
+            frame("warmup", "street", 10, 100.0, 1.0),
+            frame("timed", "street", 20, 1.0, 2.0, 4.0),
+            frame("timed", "shell256", 300, 2.0, 1.0, 3.0),
+            frame("timed", "street", 30, 2.0, 1.0),
+            frame("timed", "street", 25, 4.0, 3.0)]}
+        header, lines = frames.scene_table([stream, {"config": "L8/C128",
+                                                     "skipped": "budget"}])
+        self.assertEqual(len(header), 6)
+        self.assertEqual(lines, [
+            ["L1/C64 street", "20-30", "2.000 (1.000-4.000)",
+             "2.000 (1.000-3.000)", "4.000 (4.000-4.000)", "0.50-2.00"],
+            ["L1/C64 shell256", "300-300", "2.000 (2.000-2.000)",
+             "1.000 (1.000-1.000)", "3.000 (3.000-3.000)", "0.50-0.50"]])
+
+
 class TuningSummaryTest(unittest.TestCase):
     """spconv_frames.tuning_summary, which the first-call benchmarks print
     from tilec's autotune cache: the counts, and the tunings' wall times

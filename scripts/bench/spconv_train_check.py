@@ -298,33 +298,31 @@ def training(args):
     # SGD with momentum: Adam's normalized steps amplify f32's rounding
     # once the loss is small, and the curves part however exact the
     # gradients are.
-    curves = {"tilec": Curve(net, lambda: net(
-                  tilec.SparseTensor(coords, x)).features),
-              "float64": Curve(twin, twin_forward)}
+    tilec_curve = Curve(net, lambda: net(
+        tilec.SparseTensor(coords, x)).features)
+    twin_curve = Curve(twin, twin_forward)
     spconv, why = spconv_triton_modules() if args.training_peer else \
         (None, "left out (--no-training-peer)")
+    peer_curve = None
     if spconv is not None:
         try:
             peer = autoencoder(channels, spconv).to(DEVICE)
             peer.load_state_dict(state)
             shape = (coords[:, 1:].max(0).values + 1).tolist()
-            curves["spconv_triton"] = Curve(peer, lambda: peer(
+            peer_curve = Curve(peer, lambda: peer(
                 spconv.SparseConvTensor(x, coords, shape, 1)).features)
         except Exception as error:  # the peer's failure is its own
-            spconv, why = None, f"{type(error).__name__}: {error}"[:300]
+            why = f"{type(error).__name__}: {error}"[:300]
     for _ in range(args.steps):
-        for name, curve in list(curves.items()):
-            wanted = target.double() if name == "float64" else target
-            if name != "spconv_triton":
-                curve.step(wanted)
-                continue
-            try:
-                curve.step(wanted)
-            except Exception as error:  # the peer's failure is its own
-                del curves[name]
-                spconv, why = None, f"{type(error).__name__}: {error}"[:300]
-    losses = curves["tilec"].losses
-    twin_losses = curves["float64"].losses
+        tilec_curve.step(target)
+        twin_curve.step(target.double())
+        if peer_curve is None:
+            continue
+        try:
+            peer_curve.step(target)
+        except Exception as error:  # the peer's failure is its own
+            peer_curve, why = None, f"{type(error).__name__}: {error}"[:300]
+    losses, twin_losses = tilec_curve.losses, twin_curve.losses
     gap = largest_gap(losses, twin_losses)
     # f32 against float64: the gap grows with the steps (1.2e-3 after 200
     # SGD steps on the H200, the loss down 900x); wrong gradients part the
@@ -336,11 +334,11 @@ def training(args):
           f"relative gap {gap:.1e}: {'ok' if ok else 'FAIL'}")
     result = {"voxels": n, "channels": channels, "losses": losses,
               "twin_losses": twin_losses, "max_gap": gap, "ok": ok}
-    if spconv is None:
+    if peer_curve is None:
         print(f"  spconv-Triton's curve: not run ({why})")
         result["spconv_triton"] = {"skipped": why}
         return result
-    peer_losses = curves["spconv_triton"].losses
+    peer_losses = peer_curve.losses
     # Two f32 networks each within 5e-3 of float64 are within 1e-2 of each
     # other; where spconv-Triton's own curve leaves float64's, the
     # comparison says nothing of tilec's.

@@ -73,18 +73,24 @@ class LibraryTest(unittest.TestCase):
                       result.stdout)
         self.assertIn("TILEC_LIBRARY", result.stdout)
 
-    def test_a_library_without_the_api_is_refused(self):
-        # Any shared library that is not tilec's: it lacks the symbols.
+    def refusal_of(self, arguments):
+        """What _library.Library(arguments) raises in a fresh interpreter
+        (it must raise LibraryNotFoundError)."""
         result = self.run_python(
             "import tilec\n"
             "from tilec import _library\n"
             "try:\n"
-            "    _library.Library('libm.so.6')\n"
+            f"    _library.Library({arguments})\n"
             "except tilec.LibraryNotFoundError as error:\n"
             "    print(error)\n")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("lacks tilec_last_error", result.stdout)
-        self.assertIn("older than this package", result.stdout)
+        return result.stdout
+
+    def test_a_library_without_the_api_is_refused(self):
+        # Any shared library that is not tilec's: it lacks the symbols.
+        refusal = self.refusal_of("'libm.so.6'")
+        self.assertIn("lacks tilec_last_error", refusal)
+        self.assertIn("older than this package", refusal)
 
     def test_a_tool_binds_the_functions_it_names(self):
         # spconv_maps_ab.py loads libraries of other checkouts: it names
@@ -95,15 +101,8 @@ class LibraryTest(unittest.TestCase):
         named = _library.Library(path, names=("tilec_version",
                                               "tilec_last_error"))
         self.assertEqual(named.version, tilec.__version__)
-        result = self.run_python(
-            "import tilec\n"
-            "from tilec import _library\n"
-            "try:\n"
-            "    _library.Library('libm.so.6', names=('tilec_version',))\n"
-            "except tilec.LibraryNotFoundError as error:\n"
-            "    print(error)\n")
-        self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("lacks tilec_version", result.stdout)
+        self.assertIn("lacks tilec_version", self.refusal_of(
+            "'libm.so.6', names=('tilec_version',)"))
 
     def test_import_needs_no_torch(self):
         # Hiding torch from a fresh interpreter: tilec imports, and the

@@ -20,7 +20,8 @@
 #   scripts/gpu-batch.sh train-check    # spconv_train_check.py: the
 #       gradients against float64, gradcheck, bits across 10 processes,
 #       the autoencoder's loss curve against float64 and spconv-Triton's,
-#       torch.compile against eager
+#       torch.compile against eager (CHECK_SECTIONS=a,b: those sections, in
+#       that order)
 #   scripts/gpu-batch.sh profile        # SparseConvGpuTest, then where a
 #       stream's frame, a map build's and a training step's time goes
 #       (spconv_frame_profile.py, spconv_maps_profile.py with its timeline,
@@ -144,7 +145,8 @@ profile() {
 train_check() {
   fresh_caches train-check
   (cd "$out" && TILEC_LIBRARY=$lib timeout "$(left)" python3 "$bench/spconv_train_check.py" \
-    --json "$out/train-check.json" > "$out/logs/train-check.log" 2>&1)
+    ${CHECK_SECTIONS:+--sections "$CHECK_SECTIONS"} --json "$out/train-check.json" \
+    > "$out/logs/train-check.log" 2>&1)
   record train-check $? logs/train-check.log
 }
 maps() {

@@ -16,7 +16,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -59,18 +61,32 @@ void compileMatmul(const tilec::rt::Context &context, CompiledMatmul &out) {
   out.metadata = *metadata;
 }
 
-TEST(CApiGpuTest, LaunchesACompiledMatmulWithItsTensorMaps) {
-  auto context = tilec::rt::Context::create();
-  if (!context)
-    GTEST_SKIP() << context.message();
+// A device context and a C API runtime per test; skips without a GPU.
+class CApiGpuTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto created = tilec::rt::Context::create();
+    if (!created)
+      GTEST_SKIP() << created.message();
+    context.emplace(std::move(*created));
+    ASSERT_EQ(tilec_runtime_create(&runtime), TILEC_OK) << tilec_last_error();
+  }
+  void TearDown() override {
+    if (runtime)
+      tilec_runtime_destroy(runtime);
+  }
+
+  std::optional<tilec::rt::Context> context;
+  tilec_runtime *runtime = nullptr;
+};
+
+TEST_F(CApiGpuTest, LaunchesACompiledMatmulWithItsTensorMaps) {
   CompiledMatmul matmul;
   ASSERT_NO_FATAL_FAILURE(compileMatmul(*context, matmul));
   if (context->properties().compileTarget() == "sm_90a") {
     EXPECT_EQ(matmul.metadata.tensorMaps.size(), 2u);
   }
 
-  tilec_runtime *runtime = nullptr;
-  ASSERT_EQ(tilec_runtime_create(&runtime), TILEC_OK) << tilec_last_error();
   tilec_kernel *kernel = nullptr;
   ASSERT_EQ(tilec_kernel_load(runtime, matmul.cubin.data(), matmul.cubin.size(),
                               matmul.json.c_str(), &kernel),
@@ -128,34 +144,22 @@ TEST(CApiGpuTest, LaunchesACompiledMatmulWithItsTensorMaps) {
   EXPECT_TRUE(report->passed) << report->describe();
 
   tilec_kernel_destroy(kernel);
-  tilec_runtime_destroy(runtime);
 }
 
 // Bad input is a status with a message, before any device work.
-TEST(CApiGpuTest, BadKernelsAreRefused) {
-  auto context = tilec::rt::Context::create();
-  if (!context)
-    GTEST_SKIP() << context.message();
-  tilec_runtime *runtime = nullptr;
-  ASSERT_EQ(tilec_runtime_create(&runtime), TILEC_OK) << tilec_last_error();
+TEST_F(CApiGpuTest, BadKernelsAreRefused) {
   tilec_kernel *kernel = nullptr;
   const char junk[] = "not a cubin";
   EXPECT_EQ(tilec_kernel_load(runtime, junk, sizeof junk, "{", &kernel),
             TILEC_ERROR_INVALID_ARGUMENT);
   EXPECT_FALSE(std::string(tilec_last_error()).empty());
   EXPECT_EQ(kernel, nullptr);
-  tilec_runtime_destroy(runtime);
 }
 
 // The maps of one row block size, as a convolution whose winner runs it
 // builds them; a size the convolution does not tune over is refused with
 // the sizes it does. The pairs are those of every row block's maps.
-TEST(CApiGpuTest, BuildsTheMapsOfOneRowBlock) {
-  auto context = tilec::rt::Context::create();
-  if (!context)
-    GTEST_SKIP() << context.message();
-  tilec_runtime *runtime = nullptr;
-  ASSERT_EQ(tilec_runtime_create(&runtime), TILEC_OK) << tilec_last_error();
+TEST_F(CApiGpuTest, BuildsTheMapsOfOneRowBlock) {
   int32_t *coords = nullptr;
   int64_t n = 0;
   // 5,816 voxels: above 4,096, so 64- and 128-row blocks.
@@ -199,7 +203,6 @@ TEST(CApiGpuTest, BuildsTheMapsOfOneRowBlock) {
   tilec_sparse_tensor_destroy(rows128);
   tilec_sparse_tensor_destroy(every);
   ASSERT_TRUE(context->synchronize().ok());
-  tilec_runtime_destroy(runtime);
 }
 
 } // namespace

@@ -56,9 +56,14 @@ venv=$tools/test-venv
 "$venv/bin/pip" install --quiet "$wheel"
 # PyTorch from PyPI (its CUDA build; the tests run on the CPU), so that the
 # torch layer's no-GPU tests run too (about 5 GB in the venv, removed on
-# exit); TILEC_WHEEL_TORCH=0 leaves it out, and those tests skip.
-if [[ ${TILEC_WHEEL_TORCH:-1} != 0 ]]; then
-  "$venv/bin/pip" install --quiet --no-cache-dir torch numpy
+# exit); TILEC_WHEEL_TORCH=0 leaves it out, and those tests skip. The
+# version is the oldest the package supports, the one the GPU machines run:
+# torch.compile's tracing differs between versions (a SparseTensor copy that
+# torch 2.15 traced broke torch 2.11's fullgraph); TILEC_WHEEL_TORCH=SPEC
+# names another (e.g. torch for PyPI's newest).
+torch_spec=${TILEC_WHEEL_TORCH:-torch==2.11.0}
+if [[ $torch_spec != 0 ]]; then
+  "$venv/bin/pip" install --quiet --no-cache-dir "$torch_spec" numpy
   "$venv/bin/python" -c 'import torch; print("torch", torch.__version__)'
 fi
 cp test/python/test_tilec.py "$tools/"

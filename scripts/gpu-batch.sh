@@ -21,7 +21,8 @@
 #       gradients against float64, gradcheck, bits across 10 processes,
 #       the autoencoder's loss curve against float64 and spconv-Triton's,
 #       torch.compile against eager (CHECK_SECTIONS=a,b: those sections, in
-#       that order)
+#       that order); spconv-Triton's curve tunes for minutes: PEER_CACHE and
+#       $OUT/peer-cache.tgz as for network
 #   scripts/gpu-batch.sh profile        # SparseConvGpuTest, then where a
 #       stream's frame, a map build's and a training step's time goes
 #       (spconv_frame_profile.py, spconv_maps_profile.py with its timeline,
@@ -90,10 +91,7 @@ network() {
     pids+=($!)
   done
   fresh_caches network
-  if [[ -n ${PEER_CACHE:-} ]]; then
-    tar -C "$TRITON_CACHE_DIR" -xzf "$PEER_CACHE"
-    record peer-cache-seed $? "$(find "$TRITON_CACHE_DIR" -name '*.autotune.json' | wc -l) autotune results from $PEER_CACHE"
-  fi
+  seed_peer_cache
   timeout $(($(left) - 200)) python3 "$bench/spconv_network.py" --lib "$lib" --out "$out/network-check" \
     --sections check --quick > "$out/logs/network-check.log" 2>&1
   record network-check $? logs/network-check.log
@@ -107,6 +105,11 @@ network() {
     --sections time --quick > "$out/logs/network-time.log" 2>&1
   record network-time $? logs/network-time.log
   save_peer_cache
+}
+seed_peer_cache() {
+  [[ -n ${PEER_CACHE:-} ]] || return 0
+  tar -C "$TRITON_CACHE_DIR" -xzf "$PEER_CACHE"
+  record peer-cache-seed $? "$(find "$TRITON_CACHE_DIR" -name '*.autotune.json' | wc -l) autotune results from $PEER_CACHE"
 }
 # spconv-Triton's autotune results (Triton's *.autotune.json, not the
 # compiled kernels: a chosen config compiles again in seconds, where its
@@ -144,10 +147,12 @@ profile() {
 }
 train_check() {
   fresh_caches train-check
-  (cd "$out" && TILEC_LIBRARY=$lib timeout "$(left)" python3 "$bench/spconv_train_check.py" \
+  seed_peer_cache
+  (cd "$out" && TILEC_LIBRARY=$lib timeout $(($(left) - 10)) python3 "$bench/spconv_train_check.py" \
     ${CHECK_SECTIONS:+--sections "$CHECK_SECTIONS"} --json "$out/train-check.json" \
     > "$out/logs/train-check.log" 2>&1)
   record train-check $? logs/train-check.log
+  save_peer_cache
 }
 maps() {
   OUT=$out/maps timeout "$(left)" bash "$here/maps-check.sh" "$1" > "$out/logs/maps.log" 2>&1

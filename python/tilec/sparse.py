@@ -135,7 +135,7 @@ def over(maps, features):
     """A SparseTensor over `maps` with `features` (the ops' view of one)."""
     tensor = SparseTensor.__new__(SparseTensor)
     tensor._maps, tensor._features = maps, features
-    tensor._spatial_shape = tensor._batch_size = None
+    tensor._spatial_shape = tensor._batch_size = tensor._token = None
     tensor.indice_dict = {}
     return tensor
 
@@ -287,8 +287,12 @@ class SparseTensor:
         """replace_feature without its checks, for the outputs of this
         package's own convolutions ([N, Co] on the tensor's device)."""
         replaced = SparseTensor.__new__(SparseTensor)
-        replaced.__dict__.update(self.__dict__)
-        replaced._features = features
+        # Field by field: torch.compile's dynamo (torch 2.11) cannot trace
+        # __dict__.update, and this runs inside a compiled network.
+        replaced._maps, replaced._features = self._maps, features
+        replaced._spatial_shape = self._spatial_shape
+        replaced._batch_size = self._batch_size
+        replaced.indice_dict, replaced._token = self.indice_dict, self._token
         return replaced
 
     def dense(self, channels_first=True):

@@ -89,9 +89,7 @@ def _bare(tensor):
     """`tensor` without its features and its indice_dict: what indice_dict
     keeps (the dict holding a tensor that holds the dict would be a cycle,
     and keep every level's maps until the garbage collector runs)."""
-    bare = SparseTensor.__new__(SparseTensor)
-    bare.__dict__.update(tensor.__dict__)
-    bare._features = None
+    bare = tensor._with_features(None)
     bare.indice_dict = {}
     return bare
 

@@ -36,6 +36,7 @@ import os
 import subprocess
 import sys
 import time
+import traceback
 
 import torch
 
@@ -272,6 +273,30 @@ def largest_gap(losses, reference):
     return max(abs(a - b) / b for a, b in zip(losses, reference))
 
 
+def spconv_triton_curve(args, channels, state, coords, x, target):
+    """spconv-Triton's autoencoder from `state` through the same SGD steps:
+    its losses, or None with why (its failure is its own)."""
+    spconv, why = spconv_triton_modules() if args.training_peer else \
+        (None, "left out (--no-training-peer)")
+    if spconv is None:
+        return None, why
+    try:
+        peer = autoencoder(channels, spconv).to(DEVICE)
+        peer.load_state_dict(state)
+        shape = (coords[:, 1:].max(0).values + 1).tolist()
+        curve = Curve(peer, lambda: peer(
+            spconv.SparseConvTensor(x, coords, shape, 1)).features)
+        start = time.perf_counter()
+        curve.step(target)
+        print(f"  spconv-Triton's first step: {time.perf_counter() - start:.1f}"
+              f" s (its tuning)", flush=True)
+        for _ in range(args.steps - 1):
+            curve.step(target)
+    except Exception as error:
+        return None, f"{type(error).__name__}: {error}"[:300]
+    return curve.losses, None
+
+
 def training(args):
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(3)
@@ -301,27 +326,9 @@ def training(args):
     tilec_curve = Curve(net, lambda: net(
         tilec.SparseTensor(coords, x)).features)
     twin_curve = Curve(twin, twin_forward)
-    spconv, why = spconv_triton_modules() if args.training_peer else \
-        (None, "left out (--no-training-peer)")
-    peer_curve = None
-    if spconv is not None:
-        try:
-            peer = autoencoder(channels, spconv).to(DEVICE)
-            peer.load_state_dict(state)
-            shape = (coords[:, 1:].max(0).values + 1).tolist()
-            peer_curve = Curve(peer, lambda: peer(
-                spconv.SparseConvTensor(x, coords, shape, 1)).features)
-        except Exception as error:  # the peer's failure is its own
-            why = f"{type(error).__name__}: {error}"[:300]
     for _ in range(args.steps):
         tilec_curve.step(target)
         twin_curve.step(target.double())
-        if peer_curve is None:
-            continue
-        try:
-            peer_curve.step(target)
-        except Exception as error:  # the peer's failure is its own
-            peer_curve, why = None, f"{type(error).__name__}: {error}"[:300]
     losses, twin_losses = tilec_curve.losses, twin_curve.losses
     gap = largest_gap(losses, twin_losses)
     # f32 against float64: the gap grows with the steps (1.2e-3 after 200
@@ -334,11 +341,14 @@ def training(args):
           f"relative gap {gap:.1e}: {'ok' if ok else 'FAIL'}")
     result = {"voxels": n, "channels": channels, "losses": losses,
               "twin_losses": twin_losses, "max_gap": gap, "ok": ok}
-    if peer_curve is None:
+    # spconv-Triton's curve after tilec's is printed: its first steps tune
+    # (minutes in a fresh process), and a run cut there keeps tilec's.
+    peer_losses, why = spconv_triton_curve(args, channels, state, coords, x,
+                                           target)
+    if peer_losses is None:
         print(f"  spconv-Triton's curve: not run ({why})")
         result["spconv_triton"] = {"skipped": why}
         return result
-    peer_losses = peer_curve.losses
     # Two f32 networks each within 5e-3 of float64 are within 1e-2 of each
     # other; where spconv-Triton's own curve leaves float64's, the
     # comparison says nothing of tilec's.
@@ -473,10 +483,14 @@ def timing(args):
     return rows
 
 
+SECTIONS = {"gradients": gradients, "gradcheck": gradcheck,
+            "processes": processes, "training": training,
+            "torch_compile": torch_compile, "timing": timing}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sections", default="gradients,gradcheck,processes,"
-                        "training,torch_compile,timing")
+    parser.add_argument("--sections", default=",".join(SECTIONS))
     parser.add_argument("--processes", type=int, default=10)
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--no-training-peer", dest="training_peer",
@@ -489,10 +503,19 @@ def main():
     if args.digest:
         print(digest_of_gradients())
         return 0
+    sections = args.sections.split(",")
+    unknown = [s for s in sections if s not in SECTIONS]
+    if unknown:
+        parser.error(f"unknown sections {', '.join(unknown)} (of "
+                     f"{', '.join(SECTIONS)})")
     results, failed = {}, []
-    for section in args.sections.split(","):
+    for section in sections:
         print(f"== {section}", flush=True)
-        result = globals()[section](args)
+        try:
+            result = SECTIONS[section](args)
+        except Exception:  # a section that raises fails; the others run
+            traceback.print_exc()
+            result = {"ok": False, "error": traceback.format_exc()[-2000:]}
         results[section] = result
         rows = result if isinstance(result, list) else [result]
         if not all(r.get("ok", True) for r in rows):

@@ -245,6 +245,12 @@ public:
         driver->api().cuMemcpyDtoH(destination, address, count),
         "cuMemcpyDtoH");
   }
+  Status copyToHostAsync(void *destination, size_t count,
+                         CUstream stream) const {
+    return driver->check(
+        driver->api().cuMemcpyDtoHAsync(destination, address, count, stream),
+        "cuMemcpyDtoHAsync");
+  }
 
 private:
   const rt::Driver *driver;
@@ -405,6 +411,19 @@ Status queueMapKernels(SparseEngine &engine, const MapBuildShape &shape,
 // The first voxel whose insertion failed, said with its coordinates.
 Status describeInsertError(const Region &statuses, int64_t voxels,
                            rt::DevicePtr coords, const rt::Context &context);
+// What a build's statistics say: the table took every voxel (true), a
+// probe sequence outgrew the insert's bound (false: build again with a
+// larger table), or the error of a duplicate voxel or a coordinate out of
+// range (describeInsertError).
+Result<bool> checkMapBuild(const MapBuildStats &stats, const Region &statuses,
+                           int64_t voxels, rt::DevicePtr coords,
+                           const rt::Context &context);
+// Queues the copy of a build's statistics (`stats`, in the scratch) to
+// `deferred`'s host memory behind the build and records its event: the
+// check of the build waits for that event, not for the stream.
+Status queueStatsCopy(const Region &stats,
+                      const SparseEngine::DeferredCheck &deferred,
+                      CUstream stream);
 
 } // namespace tilec::sparse
 

@@ -70,6 +70,7 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
                     int64_t blockRows, int64_t capacity,
                     rt::DevicePtr scratch) {
   MapBuildShape shape = shapeOf(window, capacity, lean);
+  shape.log2Slots = std::max(1, shape.log2Slots - engine.tableShrink());
   std::unique_ptr<MapSequence> sequence(
       new MapSequence(engine, shape, blockRows));
   int64_t v = window.offsets();
@@ -111,7 +112,8 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
 }
 
 Result<std::unique_ptr<NeighbourMaps>>
-MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
+MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
+                   const SparseEngine::DeferredCheck *deferred) {
   const rt::Context &context = engine_.context();
   int64_t n = voxels, v = shape_.window.offsets();
   int64_t blocks = cdiv(n, blockRows_);
@@ -153,19 +155,26 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream) {
                                          4 * uint64_t(capacityBlocks - blocks),
                                      size_t(4 * blocks), stream),
       "cuMemcpyDtoDAsync"));
+  rt::DevicePtr blkStart = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
+  auto maps = [&] {
+    return std::make_unique<NeighbourMaps>(
+        NeighbourMaps{std::move(map), blockRows_, blocks, blkStart, blkOff,
+                      blkOrder, std::move(listStorage)});
+  };
+  if (deferred) {
+    TILEC_RETURN_IF_ERROR(queueStatsCopy(regions_[kStats], *deferred, stream));
+    return maps();
+  }
   TILEC_RETURN_IF_ERROR(engine_.synchronize(stream));
 
   MapBuildStats stats{};
   TILEC_RETURN_IF_ERROR(regions_[kStats].copyToHost(&stats, sizeof(stats)));
-  if (stats.probes[1] == kDuplicate || stats.probes[1] == kOutOfRange)
-    return describeInsertError(regions_[kStatuses], n, coords, context);
-  if (stats.probes[1] != kInserted)
+  TILEC_ASSIGN_OR_RETURN(
+      inserted, checkMapBuild(stats, regions_[kStatuses], n, coords, context));
+  if (!inserted)
     return std::unique_ptr<NeighbourMaps>();
   map->activePairs = stats.pairs;
-  rt::DevicePtr blkStart = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
-  return std::make_unique<NeighbourMaps>(
-      NeighbourMaps{std::move(map), blockRows_, blocks, blkStart, blkOff,
-                    blkOrder, std::move(listStorage)});
+  return maps();
 }
 
 Result<MapSequence *> SparseEngine::mapSequence(const Window &window, bool lean,

@@ -51,9 +51,15 @@ public:
   // then one synchronization. Null when the table took not every voxel (a
   // probe sequence too long for the insert's bound: the caller builds the
   // growing way); an error for a duplicate voxel or a coordinate out of
-  // range, as a build says it.
-  Result<std::unique_ptr<NeighbourMaps>> build(rt::DevicePtr coords,
-                                               int64_t voxels, CUstream stream);
+  // range, as a build says it. With `deferred`, no synchronization: the
+  // statistics are copied there behind the replay (queueStatsCopy) and the
+  // maps returned unchecked, their pair count unset; the caller checks
+  // them (checkMapBuild over statuses()) before this sequence's next build.
+  Result<std::unique_ptr<NeighbourMaps>>
+  build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
+        const SparseEngine::DeferredCheck *deferred = nullptr);
+  // The insert's statuses of the last build, what an error names.
+  const Region &statuses() const { return regions_[kStatuses]; }
 
 private:
   MapSequence(SparseEngine &engine, const MapBuildShape &shape,

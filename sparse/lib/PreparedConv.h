@@ -115,8 +115,12 @@ ConvArguments inputGradientCall(const ConvBackwardArguments &a);
 /// list and the rows of x and dy.
 Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a);
 
-/// The maps of a row block (`rows` rows a block), built on first use.
-using ConvMapsOf = std::function<Result<const NeighbourMaps *>(int64_t rows)>;
+/// The maps of a row block (`rows` rows a block), built on first use;
+/// `tuning`: maps a tuning runs on (checked before it), else the maps of
+/// the call's launch (whose check may wait past it: SparseTensor::
+/// settleMaps).
+using ConvMapsOf =
+    std::function<Result<const NeighbourMaps *>(int64_t rows, bool tuning)>;
 
 /// Tunes (or finds tuned) sparse_conv_fwd for `call` over each row block of
 /// convRowBlocks(N of the call) and prepares the fastest over its maps.

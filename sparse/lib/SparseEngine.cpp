@@ -106,7 +106,30 @@ struct SparseEngine::ShapePlan {
 SparseEngine::SparseEngine(rt::KernelProvider &provider,
                            rt::Autotuner &autotuner, rt::AutotuneCache &cache)
     : provider_(provider), autotuner_(autotuner), cache_(cache) {}
-SparseEngine::~SparseEngine() = default;
+SparseEngine::~SparseEngine() {
+  if (hostStats_)
+    (void)context().driver().api().cuMemFreeHost(hostStats_);
+}
+
+Result<SparseEngine::DeferredCheck> SparseEngine::deferredCheck(size_t bytes) {
+  const rt::Driver &driver = context().driver();
+  if (hostStatsBytes_ < bytes) {
+    if (hostStats_)
+      TILEC_RETURN_IF_ERROR(driver.check(driver.api().cuMemFreeHost(hostStats_),
+                                         "cuMemFreeHost"));
+    hostStats_ = nullptr;
+    hostStatsBytes_ = 0;
+    TILEC_RETURN_IF_ERROR(driver.check(
+        driver.api().cuMemHostAlloc(&hostStats_, bytes, 0), "cuMemHostAlloc"));
+    hostStatsBytes_ = bytes;
+  }
+  if (!statsCopied_) {
+    TILEC_ASSIGN_OR_RETURN(
+        event, rt::Event::create(context(), CU_EVENT_DISABLE_TIMING));
+    statsCopied_ = std::move(event);
+  }
+  return DeferredCheck{hostStats_, &*statsCopied_};
+}
 
 Status SparseEngine::synchronize(CUstream stream) const {
   const rt::Driver &driver = context().driver();

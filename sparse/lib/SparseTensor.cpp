@@ -68,6 +68,22 @@ int coverSortPasses(int64_t n) {
 }
 } // namespace
 
+Result<bool> checkMapBuild(const MapBuildStats &stats, const Region &statuses,
+                           int64_t voxels, rt::DevicePtr coords,
+                           const rt::Context &context) {
+  if (stats.probes[1] == kDuplicate || stats.probes[1] == kOutOfRange)
+    return describeInsertError(statuses, voxels, coords, context);
+  return stats.probes[1] == kInserted;
+}
+
+Status queueStatsCopy(const Region &stats,
+                      const SparseEngine::DeferredCheck &deferred,
+                      CUstream stream) {
+  TILEC_RETURN_IF_ERROR(
+      stats.copyToHostAsync(deferred.hostStats, sizeof(MapBuildStats), stream));
+  return deferred.copied->record(stream);
+}
+
 Status describeInsertError(const Region &statuses, int64_t voxels,
                            rt::DevicePtr coords, const rt::Context &context) {
   std::vector<int32_t> status(voxels), xyz(4 * voxels);
@@ -134,6 +150,7 @@ SparseTensor &SparseTensor::operator=(SparseTensor &&other) noexcept {
     convs_ = std::move(other.convs_);
     strided_ = std::move(other.strided_);
     streams_ = std::move(other.streams_);
+    pending_ = std::move(other.pending_);
   }
   return *this;
 }
@@ -185,7 +202,19 @@ Result<const NeighbourMaps *> SparseTensor::maps(const Window &asked,
                                                  int64_t blockRows,
                                                  CUstream stream,
                                                  int64_t channels) {
+  return findOrBuildMaps(asked, blockRows, stream, channels,
+                         /*deferCheck=*/false);
+}
+
+Result<const NeighbourMaps *> SparseTensor::findOrBuildMaps(const Window &asked,
+                                                            int64_t blockRows,
+                                                            CUstream stream,
+                                                            int64_t channels,
+                                                            bool deferCheck) {
   TILEC_RETURN_IF_ERROR(asked.check("sparse tensor maps"));
+  // Maps asked for checked are checked first (one deferred build at a time).
+  if (pending_ && !deferCheck)
+    TILEC_RETURN_IF_ERROR(settleMaps().status());
   Window window = asked.normalized();
   auto key = std::make_pair(window, blockRows);
   if (auto found = maps_.find(key); found != maps_.end())
@@ -195,15 +224,53 @@ Result<const NeighbourMaps *> SparseTensor::maps(const Window &asked,
       rowOrder_ == RowOrder::LeanGroups ||
       (rowOrder_ == RowOrder::Auto && channels >= kLeanGroupsMinChannels);
   auto sorted = sorted_.find(window);
+  std::pair<CUdeviceptr, size_t> statuses{0, 0};
+  bool defer = deferCheck && sorted == sorted_.end() && !pending_;
   Result<std::unique_ptr<NeighbourMaps>> built =
       sorted != sorted_.end()
           ? buildBlockLists(sorted->second, blockRows, stream)
-          : buildMaps(window, lean, blockRows, stream);
+          : buildMaps(window, lean, blockRows, stream,
+                      defer ? &statuses : nullptr);
   if (!built)
     return built.status();
   if (sorted == sorted_.end())
     sorted_[window] = (*built)->map;
+  if (statuses.first)
+    pending_ = PendingCheck{key, statuses};
   return (maps_[key] = std::move(*built)).get();
+}
+
+Result<bool> SparseTensor::settleMaps() {
+  if (!pending_)
+    return true;
+  PendingCheck pending = *pending_;
+  pending_.reset();
+  const rt::Context &context = engine_->context();
+  TILEC_ASSIGN_OR_RETURN(deferred,
+                         engine_->deferredCheck(sizeof(MapBuildStats)));
+  Status copied = deferred.copied->synchronize();
+  MapBuildStats stats{};
+  std::memcpy(&stats, deferred.hostStats, sizeof(stats));
+  Region statuses(context, pending.statuses.first, pending.statuses.second);
+  Result<bool> inserted =
+      copied.ok() ? checkMapBuild(stats, statuses, voxels_, coords_, context)
+                  : Result<bool>(copied);
+  auto found = maps_.find(pending.key);
+  if (inserted && *inserted) {
+    // Made mutable by allocateSortedMap; the pair count is known only now.
+    std::const_pointer_cast<SortedNeighbourMap>(found->second->map)
+        ->activePairs = stats.pairs;
+    return true;
+  }
+  // Not maps to keep: dropped once the kernels queued over them are done
+  // (a rare path: a bad input, or a table to grow).
+  const rt::Driver &driver = context.driver();
+  TILEC_RETURN_IF_ERROR(
+      driver.check(driver.api().cuCtxSynchronize(), "cuCtxSynchronize"));
+  if (found != maps_.end())
+    maps_.erase(found);
+  sorted_.erase(pending.key.first);
+  return inserted;
 }
 
 namespace {
@@ -417,15 +484,29 @@ Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
 
 Result<std::unique_ptr<NeighbourMaps>>
 SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
-                        CUstream stream) {
+                        CUstream stream,
+                        std::pair<CUdeviceptr, size_t> *deferredStatuses) {
   const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = window.offsets();
+  std::optional<SparseEngine::DeferredCheck> deferred;
+  if (deferredStatuses && n > 0) {
+    TILEC_ASSIGN_OR_RETURN(check,
+                           engine_->deferredCheck(sizeof(MapBuildStats)));
+    deferred = check;
+  }
+  auto deferTo = [&](const Region &statuses) {
+    *deferredStatuses = {statuses.ptr().address, statuses.size()};
+  };
   // A bucket's recorded build, replayed (MapSequence.h), where it serves.
   if (n > 0) {
     TILEC_ASSIGN_OR_RETURN(sequence,
                            engine_->mapSequence(window, lean, blockRows, n));
     if (sequence) {
-      TILEC_ASSIGN_OR_RETURN(built, sequence->build(coords_, n, stream));
+      TILEC_ASSIGN_OR_RETURN(
+          built,
+          sequence->build(coords_, n, stream, deferred ? &*deferred : nullptr));
+      if (built && deferred)
+        deferTo(sequence->statuses());
       if (built)
         return built;
     }
@@ -440,6 +521,7 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   // insert kernel's bound grows it. The temporaries live in the engine's
   // scratch (mapRegionBytes).
   MapBuildShape shape{n, log2TableSlots(n), window, coverRoundsOf(n, lean)};
+  shape.log2Slots = std::max(1, shape.log2Slots - engine_->tableShrink());
   // A first build of its buckets compiles a dozen small kernels
   // (specializations of the map kernels for these sizes): in parallel,
   // before the first launch.
@@ -463,12 +545,17 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
     // The lists read the map in the stream's order; they are dropped and
     // queued again when the table grows.
     TILEC_ASSIGN_OR_RETURN(lists, buildBlockLists(map, blockRows, stream));
+    if (deferred) {
+      TILEC_RETURN_IF_ERROR(queueStatsCopy(regions[kStats], *deferred, stream));
+      deferTo(regions[kStatuses]);
+      return lists;
+    }
     TILEC_RETURN_IF_ERROR(engine_->synchronize(stream));
     MapBuildStats stats{};
     TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
-    if (stats.probes[1] == kDuplicate || stats.probes[1] == kOutOfRange)
-      return describeInsertError(regions[kStatuses], n, coords_, context);
-    if (stats.probes[1] == kInserted) {
+    TILEC_ASSIGN_OR_RETURN(inserted, checkMapBuild(stats, regions[kStatuses], n,
+                                                   coords_, context));
+    if (inserted) {
       // The scratch is free for the next build: the stream is idle.
       map->activePairs = stats.pairs;
       return lists;

@@ -53,7 +53,7 @@ Status SparseTensor::stridedGemm(SparseEngine &engine, StridedEntry &entry,
   std::string key = callKey(call) + (up ? ",up" : ",down");
   auto found = entry.convs.find(key);
   if (found == entry.convs.end()) {
-    ConvMapsOf mapsOf = [&](int64_t blockRows) {
+    ConvMapsOf mapsOf = [&](int64_t blockRows, bool) {
       return stridedLists(entry, up, blockRows, stream);
     };
     Result<std::unique_ptr<PreparedConv>> prepared =

@@ -228,7 +228,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     // launches cannot select there).
     const NeighbourMaps *maps = nullptr;
     if (!chosen[block]) {
-      Result<const NeighbourMaps *> built = mapsOf(choice.rows);
+      Result<const NeighbourMaps *> built = mapsOf(choice.rows, true);
       if (!built)
         return built.status();
       maps = *built;
@@ -276,7 +276,7 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
     if (!best || choice.medianUs < best->medianUs)
       best = std::move(choice);
   }
-  Result<const NeighbourMaps *> bestMaps = mapsOf(best->rows);
+  Result<const NeighbourMaps *> bestMaps = mapsOf(best->rows, false);
   if (!bestMaps)
     return bestMaps.status();
   Result<rt::ArgPack> pack = best->tuned.kernel->makeArgPack();
@@ -376,26 +376,45 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   // its count of offsets.
   std::string key = callKey(call) + "," + arguments.window.normalized().str();
   auto found = tensor.convs_.find(key);
-  if (found == tensor.convs_.end()) {
-    // The input gradient's kernel calls record themselves (a workload
-    // layer is a forward convolution). Windows that differ by a dilation
-    // along an axis of extent 1 are one layer: recorded once.
-    if (!arguments.transposeWeight) {
-      ConvArguments recorded = arguments;
-      recorded.window = arguments.window.normalized();
-      rt::WorkloadRecorder::process().recordConvLayer(convLayerOf(recorded, n));
-    }
-    ConvMapsOf mapsOf = [&](int64_t rows) {
-      return tensor.maps(arguments.window, rows, stream,
-                         arguments.ci * arguments.co);
+  if (found != tensor.convs_.end())
+    return launchPrepared(engine, *found->second, arguments, stream);
+  // The input gradient's kernel calls record themselves (a workload layer
+  // is a forward convolution). Windows that differ by a dilation along an
+  // axis of extent 1 are one layer: recorded once.
+  if (!arguments.transposeWeight) {
+    ConvArguments recorded = arguments;
+    recorded.window = arguments.window.normalized();
+    rt::WorkloadRecorder::process().recordConvLayer(convLayerOf(recorded, n));
+  }
+  // The first call of the layer on this tensor: its maps (built, where this
+  // call is the first to need them, with their check deferred: the
+  // convolution is queued behind the build before the host waits for it),
+  // the prepared call, its launch, then the maps' check. Where the table
+  // took not every voxel, the maps and the call are prepared again, the
+  // build checked before the launch (it grows the table).
+  for (bool deferCheck : {true, false}) {
+    ConvMapsOf mapsOf = [&](int64_t rows, bool tuning) {
+      return tensor.findOrBuildMaps(arguments.window, rows, stream,
+                                    arguments.ci * arguments.co,
+                                    deferCheck && !tuning);
     };
     Result<std::unique_ptr<PreparedConv>> prepared =
         prepareConv(engine, mapsOf, arguments, call, stream);
-    if (!prepared)
-      return prepared.status();
-    found = tensor.convs_.emplace(key, std::move(*prepared)).first;
+    Status launched = prepared.status();
+    if (prepared) {
+      found = tensor.convs_.emplace(key, std::move(*prepared)).first;
+      launched = launchPrepared(engine, *found->second, arguments, stream);
+    }
+    Result<bool> settled = tensor.settleMaps();
+    if (settled && *settled)
+      return launched;
+    // The maps are dropped: so is the call prepared over them.
+    if (prepared)
+      tensor.convs_.erase(found);
+    if (!settled)
+      return settled.status();
   }
-  return launchPrepared(engine, *found->second, arguments, stream);
+  return Status::error("submanifold_conv3d: the maps' table did not grow");
 }
 
 std::vector<std::pair<std::string, Call>>

@@ -451,6 +451,45 @@ TEST_F(SparseConvGpuTest, OneRecordedBuildServesEveryCountOfItsBucket) {
   EXPECT_EQ(engine->recordedMapBuilds(), 2u);
 }
 
+// A table too full for the insert grows, also under the first call of a
+// convolution, which checks its maps after its launch: the call is
+// prepared again over maps built checked, and gives the bits of a call over
+// maps that needed no growth. Recorded and launched builds.
+TEST_F(SparseConvGpuTest, ATableThatGrowsUnderAConvolutionGivesItsBits) {
+  sparse::VoxelCloud cloud = sparse::shellScene(16);
+  int64_t n = cloud.size();
+  std::vector<int32_t> halves(8 * n), weights(8 * 27 * 16);
+  // Pairs of f16 in {-1, -0.5, 0.5, 1}: exact sums.
+  const int32_t values[] = {0x3C00, 0xBC00, 0x3800, 0xB800};
+  for (size_t i = 0; i < halves.size(); ++i)
+    halves[i] = values[i % 4] | values[(i / 4 + i) % 4] << 16;
+  for (size_t i = 0; i < weights.size(); ++i)
+    weights[i] = values[(i / 3) % 4] | values[i % 4] << 16;
+  rt::DeviceBuffer coords = upload(cloud.coords), x = upload(halves);
+  rt::DeviceBuffer w = upload(weights), y = upload(halves);
+  sparse::ConvArguments arguments;
+  arguments.x = x.ptr();
+  arguments.weight = w.ptr();
+  arguments.y = y.ptr();
+  arguments.ci = arguments.co = 16;
+  auto convolved = [&]() -> std::vector<int32_t> {
+    auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), n);
+    EXPECT_TRUE(tensor.ok());
+    EXPECT_TRUE(y.memset8(0xff).ok());
+    tilec::Status ran =
+        sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
+    EXPECT_TRUE(ran.ok()) << ran.message();
+    EXPECT_TRUE(context->synchronize().ok());
+    return download(y, 8 * n);
+  };
+  std::vector<int32_t> expected = convolved();
+  engine->setTableShrinkForTesting(4);
+  EXPECT_EQ(convolved(), expected);
+  engine->setRecordedMapBuilds(false);
+  EXPECT_EQ(convolved(), expected);
+  engine->setTableShrinkForTesting(0);
+}
+
 // The build that launches its kernels one by one (buckets too large to
 // record, a table that needs to grow) gives the oracle's maps too.
 TEST_F(SparseConvGpuTest, MapsMatchTheHostOracleLaunchedOneByOne) {
@@ -614,6 +653,45 @@ TEST_F(SparseConvGpuTest, DuplicatesAndCoordinatesOutOfRangeAreErrors) {
   ASSERT_FALSE(farMaps.ok());
   EXPECT_NE(farMaps.message().find("voxel 7"), std::string::npos)
       << farMaps.message();
+
+  // The same errors from a convolution's first call on a new tensor, which
+  // checks its maps after its launch (a tensor of the same size ran the
+  // call first, so that nothing tunes): the call fails, and so does the
+  // next one, the maps and the call prepared over them dropped.
+  int64_t n = cloud.size();
+  rt::DeviceBuffer x = upload(std::vector<int32_t>(8 * n, 0));
+  rt::DeviceBuffer w = upload(std::vector<int32_t>(8 * 27 * 16, 0));
+  rt::DeviceBuffer y = upload(std::vector<int32_t>(8 * n, 0));
+  sparse::ConvArguments arguments;
+  arguments.x = x.ptr();
+  arguments.weight = w.ptr();
+  arguments.y = y.ptr();
+  arguments.ci = arguments.co = 16;
+  rt::DeviceBuffer goodCoords = upload(cloud.coords);
+  auto good = sparse::SparseTensor::create(*engine, goodCoords.ptr(), n);
+  ASSERT_TRUE(good.ok());
+  tilec::Status ran =
+      sparse::submanifoldConv3d(*engine, *good, arguments, nullptr);
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  for (auto [coordsOf, expected] :
+       {std::pair{&coords, "is also voxel"}, {&farCoords, "voxel 7"}}) {
+    auto bad = sparse::SparseTensor::create(*engine, coordsOf->ptr(), n);
+    ASSERT_TRUE(bad.ok());
+    for (int call = 0; call < 2; ++call) {
+      tilec::Status status =
+          sparse::submanifoldConv3d(*engine, *bad, arguments, nullptr);
+      ASSERT_FALSE(status.ok()) << "call " << call;
+      EXPECT_NE(status.message().find(expected), std::string::npos)
+          << status.message();
+    }
+    EXPECT_FALSE(bad->maps(3, 1, 64, nullptr).ok());
+  }
+  // The engine builds on: a valid tensor's maps and call after the errors.
+  auto again = sparse::SparseTensor::create(*engine, goodCoords.ptr(), n);
+  ASSERT_TRUE(again.ok());
+  ran = sparse::submanifoldConv3d(*engine, *again, arguments, nullptr);
+  EXPECT_TRUE(ran.ok()) << ran.message();
+  ASSERT_TRUE(context->synchronize().ok());
 }
 
 TEST_F(SparseConvGpuTest, ConvolutionMatchesFloat64) {

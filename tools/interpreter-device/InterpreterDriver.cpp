@@ -41,6 +41,7 @@
 #include <cuda.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -504,6 +505,21 @@ CUresult cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
 }
 
 CUresult cuMemFree(CUdeviceptr pointer) { return release(pointer); }
+
+// Host memory: the interpreter's device reads and writes the host's, so
+// page-locked memory is plain memory here.
+CUresult cuMemHostAlloc(void **pointer, size_t bytes, unsigned int) {
+  if (!pointer)
+    return invalidArgument();
+  *pointer = std::calloc(bytes ? bytes : 1, 1);
+  return *pointer ? CUDA_SUCCESS
+                  : failure(CUDA_ERROR_OUT_OF_MEMORY, "out of host memory");
+}
+
+CUresult cuMemFreeHost(void *pointer) {
+  std::free(pointer);
+  return CUDA_SUCCESS;
+}
 
 CUresult cuMemcpyHtoD(CUdeviceptr to, const void *from, size_t bytes) {
   return toDevice(to, from, bytes);

@@ -102,6 +102,11 @@ public:
   /// default); off, every build launches its kernels one by one, as the
   /// buckets too large to record do (the tests check both ways).
   void setRecordedMapBuilds(bool on) { recordMapBuilds_ = on; }
+  /// For tests: map builds start with tables 2^`log2` times smaller than
+  /// their voxels call for (4: fewer slots than voxels, so that the insert
+  /// gives up and the table grows), to reach that path.
+  void setTableShrinkForTesting(int log2) { tableShrink_ = log2; }
+  int tableShrink() const { return tableShrink_; }
 
   /// Queues compiles of the kernels of the `calls` (kernel, call) that have
   /// no launch plan yet and are not loaded for another bucket, in order, on
@@ -117,6 +122,17 @@ public:
 
   /// Waits for `stream` (a checked cuStreamSynchronize).
   Status synchronize(CUstream stream) const;
+
+  /// Where a map build's check waits past the forward convolution's launch
+  /// (SparseTensor::settleMaps): page-locked host memory the build's
+  /// statistics are copied to behind its kernels and the event recorded
+  /// behind the copy. Made on first use and reused: a check is settled
+  /// before the call that queued it returns.
+  struct DeferredCheck {
+    void *hostStats = nullptr;
+    const rt::Event *copied = nullptr;
+  };
+  Result<DeferredCheck> deferredCheck(size_t bytes);
 
   /// `bytes` of device memory ordered on `stream`, from the engine's pool
   /// (rt::DevicePool, created on first use): what a tensor's maps live in.
@@ -213,6 +229,12 @@ private:
       mapSequences_;
   std::optional<rt::DeviceBuffer> sequenceScratch_;
   bool recordMapBuilds_ = true;
+  int tableShrink_ = 0;
+  /// deferredCheck's memory (cuMemHostAlloc'd, freed with the engine) and
+  /// event.
+  void *hostStats_ = nullptr;
+  size_t hostStatsBytes_ = 0;
+  std::optional<rt::Event> statsCopied_;
 };
 
 /// A neighbour map in the masked GEMM's row order (docs/sparse-conv.md): a
@@ -411,9 +433,23 @@ private:
   void releaseMaps();
   /// Builds the sorted map of `window` and the lists of `blockRows` over it
   /// (one synchronization).
-  Result<std::unique_ptr<NeighbourMaps>> buildMaps(const Window &window,
-                                                   bool lean, int64_t blockRows,
-                                                   CUstream stream);
+  /// maps(); with `deferCheck`, a build it needs is queued unchecked
+  /// (settleMaps checks it): what the forward convolution asks for, so that
+  /// its kernel is queued behind the build before the host waits.
+  Result<const NeighbourMaps *>
+  findOrBuildMaps(const Window &window, int64_t blockRows, CUstream stream,
+                  int64_t channels, bool deferCheck);
+  /// The check of the build findOrBuildMaps(deferCheck) queued, if any:
+  /// true when the maps stand (their pair count set), false when they were
+  /// dropped because the table took not every voxel (build them again,
+  /// checked), or the error of a duplicate voxel or a coordinate out of
+  /// range (the maps dropped).
+  Result<bool> settleMaps();
+  /// With `deferredStatuses`, the build is queued unchecked and the
+  /// insert's statuses the check reads are returned there.
+  Result<std::unique_ptr<NeighbourMaps>>
+  buildMaps(const Window &window, bool lean, int64_t blockRows, CUstream stream,
+            std::pair<CUdeviceptr, size_t> *deferredStatuses);
   /// Queues the row blocks' lists over `map`.
   Result<std::unique_ptr<NeighbourMaps>>
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
@@ -429,6 +465,13 @@ private:
   RowOrder rowOrder_ = RowOrder::Auto;
   std::map<Window, std::shared_ptr<const SortedNeighbourMap>> sorted_;
   std::map<std::pair<Window, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;
+  /// The maps of a build whose check is deferred (settleMaps), and the
+  /// insert's statuses the check reads.
+  struct PendingCheck {
+    std::pair<Window, int64_t> key;
+    std::pair<CUdeviceptr, size_t> statuses;
+  };
+  std::optional<PendingCheck> pending_;
   std::map<Window, std::unique_ptr<OffsetPairs>> pairs_;
   /// By the call's shape: a repeated call packs its four pointers and
   /// launches, nothing else.

@@ -41,6 +41,8 @@ namespace tilec::rt {
   X(cuCtxSynchronize)                                                          \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
+  X(cuMemHostAlloc)                                                            \
+  X(cuMemFreeHost)                                                             \
   X(cuMemcpyHtoD)                                                              \
   X(cuMemcpyDtoH)                                                              \
   X(cuMemcpyHtoDAsync)                                                         \

@@ -184,8 +184,11 @@ Result<MapSequence *> SparseEngine::mapSequence(const Window &window, bool lean,
       recordMapBuilds_ ? MapSequence::capacityFor(voxels, window) : 0;
   if (capacity == 0)
     return static_cast<MapSequence *>(nullptr);
-  std::string key = window.str() + (lean ? "|lean|" : "|key|") +
-                    std::to_string(blockRows) + "|" + std::to_string(capacity);
+  // (A test's smaller tables record sequences of their own.)
+  std::string key =
+      window.str() + (lean ? "|lean|" : "|key|") + std::to_string(blockRows) +
+      "|" + std::to_string(capacity) +
+      (tableShrink_ ? "|shrink" + std::to_string(tableShrink_) : "");
   auto found =
       std::find_if(mapSequences_.begin(), mapSequences_.end(),
                    [&](const auto &entry) { return entry.first == key; });
@@ -194,7 +197,8 @@ Result<MapSequence *> SparseEngine::mapSequence(const Window &window, bool lean,
     std::rotate(mapSequences_.begin(), found, found + 1);
     return mapSequences_.front().second.get();
   }
-  // One scratch for every sequence (each build ends synchronized); a
+  // One scratch for every sequence (each build is synchronized, or its
+  // deferred check settled, before the next one starts); a
   // sequence that needs more than it has drops the others, whose launches
   // point into it, and a quarter more is taken so that the next buckets
   // up fit too.

@@ -42,7 +42,8 @@ public:
   // Records the build of `window`'s sorted map (`lean` rows: the cover
   // rounds) and of the lists of `blockRows` over `capacity` voxels, its
   // temporaries in `scratch` (scratchBytes of them, shared by every
-  // sequence of the engine: each build ends synchronized).
+  // sequence of the engine: each build is synchronized, or its deferred
+  // check settled, before the next one starts).
   static Result<std::unique_ptr<MapSequence>>
   record(SparseEngine &engine, const Window &window, bool lean,
          int64_t blockRows, int64_t capacity, rt::DevicePtr scratch);

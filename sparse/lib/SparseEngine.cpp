@@ -128,6 +128,7 @@ Result<SparseEngine::DeferredCheck> SparseEngine::deferredCheck(size_t bytes) {
         event, rt::Event::create(context(), CU_EVENT_DISABLE_TIMING));
     statsCopied_ = std::move(event);
   }
+  ++deferredChecks_;
   return DeferredCheck{hostStats_, &*statsCopied_};
 }
 

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstddef>
 #include <cstring>
 #include <optional>
@@ -224,19 +225,19 @@ Result<const NeighbourMaps *> SparseTensor::findOrBuildMaps(const Window &asked,
       rowOrder_ == RowOrder::LeanGroups ||
       (rowOrder_ == RowOrder::Auto && channels >= kLeanGroupsMinChannels);
   auto sorted = sorted_.find(window);
-  std::pair<CUdeviceptr, size_t> statuses{0, 0};
+  PendingCheck deferred{key, {0, 0}, stream, {}};
   bool defer = deferCheck && sorted == sorted_.end() && !pending_;
   Result<std::unique_ptr<NeighbourMaps>> built =
       sorted != sorted_.end()
           ? buildBlockLists(sorted->second, blockRows, stream)
           : buildMaps(window, lean, blockRows, stream,
-                      defer ? &statuses : nullptr);
+                      defer ? &deferred : nullptr);
   if (!built)
     return built.status();
   if (sorted == sorted_.end())
     sorted_[window] = (*built)->map;
-  if (statuses.first)
-    pending_ = PendingCheck{key, statuses};
+  if (deferred.check.copied)
+    pending_ = deferred;
   return (maps_[key] = std::move(*built)).get();
 }
 
@@ -246,30 +247,35 @@ Result<bool> SparseTensor::settleMaps() {
   PendingCheck pending = *pending_;
   pending_.reset();
   const rt::Context &context = engine_->context();
-  TILEC_ASSIGN_OR_RETURN(deferred,
-                         engine_->deferredCheck(sizeof(MapBuildStats)));
-  Status copied = deferred.copied->synchronize();
+  Status copied = pending.check.copied->synchronize();
   MapBuildStats stats{};
-  std::memcpy(&stats, deferred.hostStats, sizeof(stats));
+  std::memcpy(&stats, pending.check.hostStats, sizeof(stats));
   Region statuses(context, pending.statuses.first, pending.statuses.second);
   Result<bool> inserted =
       copied.ok() ? checkMapBuild(stats, statuses, voxels_, coords_, context)
                   : Result<bool>(copied);
   auto found = maps_.find(pending.key);
+  assert(found != maps_.end() && "the pending maps are the tensor's");
   if (inserted && *inserted) {
     // Made mutable by allocateSortedMap; the pair count is known only now.
     std::const_pointer_cast<SortedNeighbourMap>(found->second->map)
         ->activePairs = stats.pairs;
     return true;
   }
-  // Not maps to keep: dropped once the kernels queued over them are done
-  // (a rare path: a bad input, or a table to grow).
+  // Not maps to keep (a bad input, a table to grow, or a device error):
+  // dropped, freed once the kernels queued over them on the build's stream
+  // are done; if that wait fails, kept allocated (leaked) instead, since
+  // kernels may still read them.
   const rt::Driver &driver = context.driver();
-  TILEC_RETURN_IF_ERROR(
-      driver.check(driver.api().cuCtxSynchronize(), "cuCtxSynchronize"));
-  if (found != maps_.end())
-    maps_.erase(found);
+  Status done = driver.check(driver.api().cuStreamSynchronize(pending.stream),
+                             "cuStreamSynchronize");
+  std::unique_ptr<NeighbourMaps> dropped = std::move(found->second);
+  maps_.erase(found);
   sorted_.erase(pending.key.first);
+  if (!done.ok()) {
+    (void)dropped.release();
+    return done;
+  }
   return inserted;
 }
 
@@ -484,18 +490,18 @@ Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
 
 Result<std::unique_ptr<NeighbourMaps>>
 SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
-                        CUstream stream,
-                        std::pair<CUdeviceptr, size_t> *deferredStatuses) {
+                        CUstream stream, PendingCheck *deferred) {
   const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = window.offsets();
-  std::optional<SparseEngine::DeferredCheck> deferred;
-  if (deferredStatuses && n > 0) {
+  if (n == 0)
+    deferred = nullptr; // nothing to check
+  if (deferred) {
     TILEC_ASSIGN_OR_RETURN(check,
                            engine_->deferredCheck(sizeof(MapBuildStats)));
-    deferred = check;
+    deferred->check = check;
   }
   auto deferTo = [&](const Region &statuses) {
-    *deferredStatuses = {statuses.ptr().address, statuses.size()};
+    deferred->statuses = {statuses.ptr().address, statuses.size()};
   };
   // A bucket's recorded build, replayed (MapSequence.h), where it serves.
   if (n > 0) {
@@ -503,8 +509,8 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
                            engine_->mapSequence(window, lean, blockRows, n));
     if (sequence) {
       TILEC_ASSIGN_OR_RETURN(
-          built,
-          sequence->build(coords_, n, stream, deferred ? &*deferred : nullptr));
+          built, sequence->build(coords_, n, stream,
+                                 deferred ? &deferred->check : nullptr));
       if (built && deferred)
         deferTo(sequence->statuses());
       if (built)
@@ -531,7 +537,8 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
         mapBuildCalls(n, shape.log2Slots, window, shape.coverRounds));
 
   // Every step is queued at once, the block lists too; the one
-  // synchronization at the end says whether the table took every voxel
+  // synchronization at the end (or the deferred check, settleMaps, before
+  // the scratch is used again) says whether the table took every voxel
   // (else it grows and the steps run again) and how many pairs there are.
   for (int growth = 0;; ++growth, ++shape.log2Slots) {
     if (shape.log2Slots > 30)
@@ -546,7 +553,8 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
     // queued again when the table grows.
     TILEC_ASSIGN_OR_RETURN(lists, buildBlockLists(map, blockRows, stream));
     if (deferred) {
-      TILEC_RETURN_IF_ERROR(queueStatsCopy(regions[kStats], *deferred, stream));
+      TILEC_RETURN_IF_ERROR(
+          queueStatsCopy(regions[kStats], deferred->check, stream));
       deferTo(regions[kStatuses]);
       return lists;
     }

@@ -414,6 +414,8 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
     if (!settled)
       return settled.status();
   }
+  // Not reached: the second pass checks its build before its launch, so
+  // settleMaps has nothing to drop.
   return Status::error("submanifold_conv3d: the maps' table did not grow");
 }
 

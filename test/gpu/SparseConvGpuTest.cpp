@@ -474,7 +474,9 @@ TEST_F(SparseConvGpuTest, ATableThatGrowsUnderAConvolutionGivesItsBits) {
   arguments.ci = arguments.co = 16;
   auto convolved = [&]() -> std::vector<int32_t> {
     auto tensor = sparse::SparseTensor::create(*engine, coords.ptr(), n);
-    EXPECT_TRUE(tensor.ok());
+    EXPECT_TRUE(tensor.ok()) << tensor.message();
+    if (!tensor.ok())
+      return {};
     EXPECT_TRUE(y.memset8(0xff).ok());
     tilec::Status ran =
         sparse::submanifoldConv3d(*engine, *tensor, arguments, nullptr);
@@ -483,10 +485,21 @@ TEST_F(SparseConvGpuTest, ATableThatGrowsUnderAConvolutionGivesItsBits) {
     return download(y, 8 * n);
   };
   std::vector<int32_t> expected = convolved();
+  // Each first call defers its build's check once (the second pass checks
+  // before its launch).
+  size_t deferred = engine->deferredChecks();
+  EXPECT_EQ(convolved(), expected);
+  EXPECT_EQ(engine->deferredChecks(), deferred + 1);
+  // A recorded build of the smaller table (a sequence of its own) that
+  // gives up, then the launched build that grows it.
+  size_t recorded = engine->recordedMapBuilds();
   engine->setTableShrinkForTesting(4);
   EXPECT_EQ(convolved(), expected);
+  EXPECT_EQ(engine->deferredChecks(), deferred + 2);
+  EXPECT_EQ(engine->recordedMapBuilds(), recorded + 1);
   engine->setRecordedMapBuilds(false);
   EXPECT_EQ(convolved(), expected);
+  EXPECT_EQ(engine->deferredChecks(), deferred + 3);
   engine->setTableShrinkForTesting(0);
 }
 
@@ -678,11 +691,13 @@ TEST_F(SparseConvGpuTest, DuplicatesAndCoordinatesOutOfRangeAreErrors) {
     auto bad = sparse::SparseTensor::create(*engine, coordsOf->ptr(), n);
     ASSERT_TRUE(bad.ok());
     for (int call = 0; call < 2; ++call) {
+      size_t deferred = engine->deferredChecks();
       tilec::Status status =
           sparse::submanifoldConv3d(*engine, *bad, arguments, nullptr);
       ASSERT_FALSE(status.ok()) << "call " << call;
       EXPECT_NE(status.message().find(expected), std::string::npos)
           << status.message();
+      EXPECT_EQ(engine->deferredChecks(), deferred + 1);
     }
     EXPECT_FALSE(bad->maps(3, 1, 64, nullptr).ok());
   }

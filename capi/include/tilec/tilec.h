@@ -201,7 +201,10 @@ TILEC_API tilec_status tilec_sparse_tensor_active_pairs(
  * bias: [co] or NULL, y: [n, co], all contiguous, of `dtype`, on the device;
  * f32 may use tf32 tensor cores when allow_tf32 is nonzero. The first call
  * of a shape tunes the kernel (and persists the winner) unless the autotune
- * cache has it. Runs on `stream`; does not synchronize it. */
+ * cache has it. Runs on `stream`; does not synchronize it, but the first
+ * call over maps not built yet waits for their build (the convolution is
+ * queued first) and fails for a duplicate voxel or a coordinate out of
+ * range: y is then not to be read (the kernel may have written it). */
 TILEC_API tilec_status tilec_submanifold_conv3d(
     tilec_sparse_tensor *tensor, const void *x, const void *weight,
     const void *bias, void *y, int32_t ci, int32_t co, int32_t kernel_size,

@@ -133,6 +133,8 @@ public:
     const rt::Event *copied = nullptr;
   };
   Result<DeferredCheck> deferredCheck(size_t bytes);
+  /// How many builds deferredCheck served (what the tests count).
+  size_t deferredChecks() const { return deferredChecks_; }
 
   /// `bytes` of device memory ordered on `stream`, from the engine's pool
   /// (rt::DevicePool, created on first use): what a tensor's maps live in.
@@ -235,6 +237,7 @@ private:
   void *hostStats_ = nullptr;
   size_t hostStatsBytes_ = 0;
   std::optional<rt::Event> statsCopied_;
+  size_t deferredChecks_ = 0;
 };
 
 /// A neighbour map in the masked GEMM's row order (docs/sparse-conv.md): a
@@ -431,11 +434,9 @@ private:
   /// Frees the maps once the work queued so far on every stream that read
   /// them is done (on the legacy default stream, which waits for each).
   void releaseMaps();
-  /// Builds the sorted map of `window` and the lists of `blockRows` over it
-  /// (one synchronization).
   /// maps(); with `deferCheck`, a build it needs is queued unchecked
-  /// (settleMaps checks it): what the forward convolution asks for, so that
-  /// its kernel is queued behind the build before the host waits.
+  /// (settleMaps checks it): what a convolution's first call asks for, so
+  /// that its kernel is queued behind the build before the host waits.
   Result<const NeighbourMaps *>
   findOrBuildMaps(const Window &window, int64_t blockRows, CUstream stream,
                   int64_t channels, bool deferCheck);
@@ -445,11 +446,22 @@ private:
   /// checked), or the error of a duplicate voxel or a coordinate out of
   /// range (the maps dropped).
   Result<bool> settleMaps();
-  /// With `deferredStatuses`, the build is queued unchecked and the
-  /// insert's statuses the check reads are returned there.
-  Result<std::unique_ptr<NeighbourMaps>>
-  buildMaps(const Window &window, bool lean, int64_t blockRows, CUstream stream,
-            std::pair<CUdeviceptr, size_t> *deferredStatuses);
+  /// A build whose check waits (settleMaps): its maps' key, the insert's
+  /// statuses (what an error names), its stream and where its statistics
+  /// are copied.
+  struct PendingCheck {
+    std::pair<Window, int64_t> key;
+    std::pair<CUdeviceptr, size_t> statuses;
+    CUstream stream = nullptr;
+    SparseEngine::DeferredCheck check;
+  };
+  /// Builds the sorted map of `window` and the lists of `blockRows` over it
+  /// (one synchronization at the end); with `deferred`, none: the build is
+  /// queued unchecked and what its check needs is set there.
+  Result<std::unique_ptr<NeighbourMaps>> buildMaps(const Window &window,
+                                                   bool lean, int64_t blockRows,
+                                                   CUstream stream,
+                                                   PendingCheck *deferred);
   /// Queues the row blocks' lists over `map`.
   Result<std::unique_ptr<NeighbourMaps>>
   buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
@@ -465,12 +477,8 @@ private:
   RowOrder rowOrder_ = RowOrder::Auto;
   std::map<Window, std::shared_ptr<const SortedNeighbourMap>> sorted_;
   std::map<std::pair<Window, int64_t>, std::unique_ptr<NeighbourMaps>> maps_;
-  /// The maps of a build whose check is deferred (settleMaps), and the
-  /// insert's statuses the check reads.
-  struct PendingCheck {
-    std::pair<Window, int64_t> key;
-    std::pair<CUdeviceptr, size_t> statuses;
-  };
+  /// The build whose check waits, if any (one at a time: settled before
+  /// the call that queued it returns).
   std::optional<PendingCheck> pending_;
   std::map<Window, std::unique_ptr<OffsetPairs>> pairs_;
   /// By the call's shape: a repeated call packs its four pointers and
@@ -605,7 +613,10 @@ std::vector<std::pair<std::string, Call>>
 mapBuildCalls(int64_t voxels, const Window &window, bool lean);
 
 /// y = submanifold convolution of x over `tensor`'s voxels (see the file
-/// comment); errors name the argument that is wrong.
+/// comment); errors name the argument that is wrong. A first call over maps
+/// not built yet queues the kernel before it checks their build (a
+/// duplicate voxel or a coordinate out of range fails the call after y may
+/// have been written).
 Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
                          const ConvArguments &arguments, CUstream stream);
 

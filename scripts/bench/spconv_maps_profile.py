@@ -62,6 +62,8 @@ class Coordinates:
 def coords_of(name, size):
     if name == "shell":
         return tilec_scenes.shell(size).to(DEVICE)
+    if name == "street":  # the LiDAR-like street (size unused)
+        return tilec_scenes.lidar().to(DEVICE)
     return tilec_scenes.uniform(size * 1000, 512).to(DEVICE)
 
 

@@ -378,6 +378,9 @@ enum MapRegion {
 std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape);
 // The table's slots (a power of two) for `n` voxels.
 int log2TableSlots(int64_t n);
+// The table a build of `n` voxels starts with on `engine`: log2TableSlots,
+// less the engine's shrink for tests (SparseEngine::setTableShrinkForTesting).
+int startingLog2Slots(const SparseEngine &engine, int64_t n);
 // The cover rounds of a build (`lean`): none for one group, which has
 // nowhere to move its rows to.
 int coverRoundsOf(int64_t n, bool lean);
@@ -389,6 +392,8 @@ struct MapBuildStats {
 };
 // neighbour_keys' pairs_ptr is 16-byte aligned.
 static_assert(offsetof(MapBuildStats, pairs) == 16);
+// A deferred check copies them to the engine's page-locked memory.
+static_assert(sizeof(MapBuildStats) <= SparseEngine::kDeferredStatsBytes);
 // voxel_hash_insert's statuses.
 enum InsertStatus {
   kInserted = 0,
@@ -418,6 +423,13 @@ Status describeInsertError(const Region &statuses, int64_t voxels,
 Result<bool> checkMapBuild(const MapBuildStats &stats, const Region &statuses,
                            int64_t voxels, rt::DevicePtr coords,
                            const rt::Context &context);
+// Waits for `stream`, then checkMapBuild of the build whose temporaries are
+// `regions` (mapRegionBytes' order); where the table took every voxel, the
+// pair count is set in `map`.
+Result<bool> waitAndCheckMapBuild(SparseEngine &engine,
+                                  const std::vector<Region> &regions,
+                                  int64_t voxels, rt::DevicePtr coords,
+                                  CUstream stream, SortedNeighbourMap &map);
 // Queues the copy of a build's statistics (`stats`, in the scratch) to
 // `deferred`'s host memory behind the build and records its event: the
 // check of the build waits for that event, not for the stream.

@@ -70,7 +70,7 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
                     int64_t blockRows, int64_t capacity,
                     rt::DevicePtr scratch) {
   MapBuildShape shape = shapeOf(window, capacity, lean);
-  shape.log2Slots = std::max(1, shape.log2Slots - engine.tableShrink());
+  shape.log2Slots = startingLog2Slots(engine, capacity);
   std::unique_ptr<MapSequence> sequence(
       new MapSequence(engine, shape, blockRows));
   int64_t v = window.offsets();
@@ -165,15 +165,10 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
     TILEC_RETURN_IF_ERROR(queueStatsCopy(regions_[kStats], *deferred, stream));
     return maps();
   }
-  TILEC_RETURN_IF_ERROR(engine_.synchronize(stream));
-
-  MapBuildStats stats{};
-  TILEC_RETURN_IF_ERROR(regions_[kStats].copyToHost(&stats, sizeof(stats)));
-  TILEC_ASSIGN_OR_RETURN(
-      inserted, checkMapBuild(stats, regions_[kStatuses], n, coords, context));
+  TILEC_ASSIGN_OR_RETURN(inserted, waitAndCheckMapBuild(engine_, regions_, n,
+                                                        coords, stream, *map));
   if (!inserted)
     return std::unique_ptr<NeighbourMaps>();
-  map->activePairs = stats.pairs;
   return maps();
 }
 

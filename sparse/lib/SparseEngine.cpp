@@ -111,18 +111,12 @@ SparseEngine::~SparseEngine() {
     (void)context().driver().api().cuMemFreeHost(hostStats_);
 }
 
-Result<SparseEngine::DeferredCheck> SparseEngine::deferredCheck(size_t bytes) {
+Result<SparseEngine::DeferredCheck> SparseEngine::deferredCheck() {
   const rt::Driver &driver = context().driver();
-  if (hostStatsBytes_ < bytes) {
-    if (hostStats_)
-      TILEC_RETURN_IF_ERROR(driver.check(driver.api().cuMemFreeHost(hostStats_),
-                                         "cuMemFreeHost"));
-    hostStats_ = nullptr;
-    hostStatsBytes_ = 0;
+  if (!hostStats_)
     TILEC_RETURN_IF_ERROR(driver.check(
-        driver.api().cuMemHostAlloc(&hostStats_, bytes, 0), "cuMemHostAlloc"));
-    hostStatsBytes_ = bytes;
-  }
+        driver.api().cuMemHostAlloc(&hostStats_, kDeferredStatsBytes, 0),
+        "cuMemHostAlloc"));
   if (!statsCopied_) {
     TILEC_ASSIGN_OR_RETURN(
         event, rt::Event::create(context(), CU_EVENT_DISABLE_TIMING));

@@ -77,6 +77,21 @@ Result<bool> checkMapBuild(const MapBuildStats &stats, const Region &statuses,
   return stats.probes[1] == kInserted;
 }
 
+Result<bool> waitAndCheckMapBuild(SparseEngine &engine,
+                                  const std::vector<Region> &regions,
+                                  int64_t voxels, rt::DevicePtr coords,
+                                  CUstream stream, SortedNeighbourMap &map) {
+  TILEC_RETURN_IF_ERROR(engine.synchronize(stream));
+  MapBuildStats stats{};
+  TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
+  TILEC_ASSIGN_OR_RETURN(inserted,
+                         checkMapBuild(stats, regions[kStatuses], voxels,
+                                       coords, engine.context()));
+  if (inserted)
+    map.activePairs = stats.pairs;
+  return inserted;
+}
+
 Status queueStatsCopy(const Region &stats,
                       const SparseEngine::DeferredCheck &deferred,
                       CUstream stream) {
@@ -339,6 +354,10 @@ int log2TableSlots(int64_t n) {
   return std::max(1, ceilLog2(kTableSlotsPerVoxel * n));
 }
 
+int startingLog2Slots(const SparseEngine &engine, int64_t n) {
+  return std::max(1, log2TableSlots(n) - engine.tableShrink());
+}
+
 int coverRoundsOf(int64_t n, bool lean) {
   return lean && cdiv(n, kCoverRows) > 1 ? kCoverRounds : 0;
 }
@@ -491,13 +510,11 @@ Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
 Result<std::unique_ptr<NeighbourMaps>>
 SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
                         CUstream stream, PendingCheck *deferred) {
-  const rt::Context &context = engine_->context();
   int64_t n = voxels_, v = window.offsets();
   if (n == 0)
     deferred = nullptr; // nothing to check
   if (deferred) {
-    TILEC_ASSIGN_OR_RETURN(check,
-                           engine_->deferredCheck(sizeof(MapBuildStats)));
+    TILEC_ASSIGN_OR_RETURN(check, engine_->deferredCheck());
     deferred->check = check;
   }
   auto deferTo = [&](const Region &statuses) {
@@ -526,8 +543,8 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   // The hash table: at most an eighth full; a probe sequence longer than the
   // insert kernel's bound grows it. The temporaries live in the engine's
   // scratch (mapRegionBytes).
-  MapBuildShape shape{n, log2TableSlots(n), window, coverRoundsOf(n, lean)};
-  shape.log2Slots = std::max(1, shape.log2Slots - engine_->tableShrink());
+  MapBuildShape shape{n, startingLog2Slots(*engine_, n), window,
+                      coverRoundsOf(n, lean)};
   // A first build of its buckets compiles a dozen small kernels
   // (specializations of the map kernels for these sizes): in parallel,
   // before the first launch.
@@ -558,16 +575,12 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
       deferTo(regions[kStatuses]);
       return lists;
     }
-    TILEC_RETURN_IF_ERROR(engine_->synchronize(stream));
-    MapBuildStats stats{};
-    TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
-    TILEC_ASSIGN_OR_RETURN(inserted, checkMapBuild(stats, regions[kStatuses], n,
-                                                   coords_, context));
-    if (inserted) {
-      // The scratch is free for the next build: the stream is idle.
-      map->activePairs = stats.pairs;
+    TILEC_ASSIGN_OR_RETURN(
+        inserted,
+        waitAndCheckMapBuild(*engine_, regions, n, coords_, stream, *map));
+    // Inserted: the scratch is free for the next build (the stream is idle).
+    if (inserted)
       return lists;
-    }
     if (growth == kTableGrowths)
       return Status::error("the voxel table found no free slot after " +
                            std::to_string(kTableGrowths) + " doublings");

@@ -127,12 +127,14 @@ public:
   /// (SparseTensor::settleMaps): page-locked host memory the build's
   /// statistics are copied to behind its kernels and the event recorded
   /// behind the copy. Made on first use and reused: a check is settled
-  /// before the call that queued it returns.
+  /// before the call that queued it returns. The statistics fit in
+  /// kDeferredStatsBytes.
   struct DeferredCheck {
     void *hostStats = nullptr;
     const rt::Event *copied = nullptr;
   };
-  Result<DeferredCheck> deferredCheck(size_t bytes);
+  static constexpr size_t kDeferredStatsBytes = 32;
+  Result<DeferredCheck> deferredCheck();
   /// How many builds deferredCheck served (what the tests count).
   size_t deferredChecks() const { return deferredChecks_; }
 
@@ -235,7 +237,6 @@ private:
   /// deferredCheck's memory (cuMemHostAlloc'd, freed with the engine) and
   /// event.
   void *hostStats_ = nullptr;
-  size_t hostStatsBytes_ = 0;
   std::optional<rt::Event> statsCopied_;
   size_t deferredChecks_ = 0;
 };

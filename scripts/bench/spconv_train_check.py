@@ -18,8 +18,10 @@ autograd): the checks of docs/sparse-conv.md, "Training".
              IEEE), all from one state_dict: the loss curves side by side.
   torch_compile  torch.compile (inductor, fullgraph: no graph break allowed)
              of SubMConv3d + BatchNorm + ReLU + SubMConv3d, f16, on tensors
-             of four new sizes: output and every gradient against the same
-             network run eagerly, and how many graphs dynamo made.
+             of four new sizes: output and every gradient of the compiled
+             and of the eager network against the same network in float64
+             (the compiled at most 2x the eager's error, or f16's
+             tolerance), and how many graphs dynamo made.
   timing     one training step (forward + dX + dW) of tilec and of torch's
              gather-then-GEMM autograd (f16), in this process: ms, ratio.
 
@@ -371,8 +373,14 @@ def torch_compile(args):
     """torch.compile of a small network: the custom ops trace into one graph
     (fullgraph=True raises at a break), a new voxel count reuses it (at
     most a second graph, with the size dynamic), and the compiled output
-    and gradients equal the eager network's up to f16's rounding of the
-    elementwise ops that inductor fuses differently."""
+    and gradients are as close to a float64 twin of the network as the
+    eager network's are. Both are judged against float64, not against
+    each other: BatchNorm in training mode amplifies f16's rounding in
+    the gradients (its backward subtracts means of nearly equal terms),
+    and inductor rounds BatchNorm and ReLU differently from eager, so the
+    two f16 runs differ by more than f16's tolerance where each is as
+    close to float64 as the other (the H100, 2026-12-06: 1.5e-2 to
+    2.4e-2 between them)."""
     import torch._dynamo
     torch._dynamo.reset()
     torch.manual_seed(5)
@@ -380,6 +388,10 @@ def torch_compile(args):
         tilec.nn.SubMConv3d(16, 32), torch.nn.BatchNorm1d(32),
         torch.nn.ReLU(), tilec.nn.SubMConv3d(32, 8)).to(DEVICE, DTYPES["f16"])
     compiled = torch.compile(net, fullgraph=True)
+    twin = tilec.nn.SparseSequential(
+        tilec.nn.SubMConv3d(16, 32), torch.nn.BatchNorm1d(32),
+        torch.nn.ReLU(), tilec.nn.SubMConv3d(32, 8)).to(DEVICE).double()
+    twin.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
     coords = coords_of("shell:64")
     rows, worst = [], 0.0
     for fraction in (1.0, 0.9, 0.75, 0.6):
@@ -387,25 +399,51 @@ def torch_compile(args):
         sub = coords[torch.randperm(coords.shape[0], device=DEVICE)[:count]]
         x = torch.randn(count, 16, device=DEVICE, dtype=DTYPES["f16"])
         g = torch.randn(count, 8, device=DEVICE, dtype=DTYPES["f16"])
-        results = []
-        for run in (compiled, net):
-            xs = x.clone().requires_grad_()
-            net.zero_grad()
-            y = run(tilec.SparseTensor(sub, xs)).features
-            y.backward(g)
-            results.append([y.detach(), xs.grad] +
-                           [p.grad.clone() for p in net.parameters()])
-        errors = [relative_error(a, b.double())
-                  for a, b in zip(*results)]
-        worst = max(worst, max(errors))
-        rows.append({"voxels": count, "max_error": max(errors)})
+        nb = neighbour_map(sub, 3, 1)
+        twin_layers = [GatherConv(m, nb) if isinstance(m, tilec.nn.SubMConv3d)
+                       else m for m in twin]
+        results = {}
+        for name, run in (("compiled", compiled), ("eager", net),
+                          ("float64", None)):
+            model = twin if run is None else net
+            xs = (x.double() if run is None else x.clone()).requires_grad_()
+            model.zero_grad()
+            if run is None:
+                y = xs
+                for layer in twin_layers:
+                    y = layer(y)
+                y.backward(g.double())
+            else:
+                y = run(tilec.SparseTensor(sub, xs)).features
+                y.backward(g)
+            results[name] = [y.detach(), xs.grad] + \
+                [p.grad.clone() for p in model.parameters()]
+        # Per tensor (the output, the input's gradient, each parameter's):
+        # the compiled network's error against float64 and the eager one's.
+        errors = [(relative_error(c, w), relative_error(e, w))
+                  for c, e, w in zip(results["compiled"], results["eager"],
+                                     results["float64"])]
+        between = max(relative_error(c, e.double()) for c, e in
+                      zip(results["compiled"], results["eager"]))
+        # The compiled run may lose at most twice what eager loses, or f16's
+        # tolerance where eager is closer than half of it.
+        excess = max(c / max(2 * e, TOLERANCE["f16"]) for c, e in errors)
+        worst = max(worst, excess)
+        rows.append({"voxels": count,
+                     "compiled_vs_float64": max(c for c, _ in errors),
+                     "eager_vs_float64": max(e for _, e in errors),
+                     "compiled_vs_eager": between, "excess": excess})
     graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
-    ok = worst <= TOLERANCE["f16"] and graphs <= 2
-    print(f"torch.compile (inductor, fullgraph, f16; voxels "
-          f"{', '.join(str(r['voxels']) for r in rows)}): {graphs} graph(s), "
-          f"output and gradients within {worst:.1e} of eager: "
+    ok = worst <= 1 and graphs <= 2
+    print(f"torch.compile (inductor, fullgraph, f16, BatchNorm training; "
+          f"voxels {', '.join(str(r['voxels']) for r in rows)}): {graphs} "
+          f"graph(s) (at most 2); largest error vs float64, compiled / eager: "
+          + ", ".join(f"{r['compiled_vs_float64']:.1e} / "
+                      f"{r['eager_vs_float64']:.1e}" for r in rows)
+          + f"; compiled vs eager up to "
+          f"{max(r['compiled_vs_eager'] for r in rows):.1e}: "
           f"{'ok' if ok else 'FAIL'}")
-    return {"rows": rows, "graphs": graphs, "max_error": worst, "ok": ok}
+    return {"rows": rows, "graphs": graphs, "max_excess": worst, "ok": ok}
 
 
 def time_ms(fn, reps=20):

@@ -17,6 +17,8 @@ python=${PYTHON:-python3}
 scripts/install-deps.sh
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The checkout's paths relative (scripts/build.sh says why).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 cmake -S . -B "$build_dir" -G Ninja -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit -DTILEC_STATIC=ON "${launcher[@]}" > /dev/null
 ninja -C "$build_dir" tilec tilec_c

@@ -8,6 +8,8 @@ build_dir=${TILEC_STATIC_BUILD_DIR:-build-static}
 targets=(tilec tilec-startup tilec-replay KernelGpuTest CApiGpuTest AutotuneGpuTest SparseConvGpuTest StridedConvGpuTest AtomicScanGpuTest ToyKernelTest tilec_runtime_gpu_tests tilec-rt-launchbench)
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The checkout's paths relative (scripts/build.sh says why).
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 # TILEC_STARTUP_BUNDLE=FILE (a bundle an earlier GPU run packed) also builds
 # tilec-startup-embedded with it compiled in, for scripts/deploy-bench.sh.
 startup_bundle=()

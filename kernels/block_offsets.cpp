@@ -26,6 +26,8 @@
 #include "tilec/Kernel/KernelBuilder.h"
 #include "tilec/Kernel/KernelRegistry.h"
 
+#include <algorithm>
+
 using namespace tilec;
 using namespace tilec::kernel;
 
@@ -40,23 +42,35 @@ static void buildBlockOffsets(KernelBuilder &kb) {
 
   Tensor block = kb.let("block", kb.programId(0));
   Tensor offsets = kb.let("offsets", kb.arange(0, paddedOffsets));
-  Tensor column = kb.let("column", kb.expandDims(offsets, 1)); // [:, None]
+  // The masks' words as [W, 32] bits ([1, VP] below 32 offsets): a row's
+  // words ORed over a tile of rows, then split into one lane per offset.
+  int64_t wordsPadded = std::max<int64_t>(paddedOffsets / 32, 1);
+  int64_t bitsPerWord = std::min<int64_t>(paddedOffsets, 32);
   Tensor words = kb.let("words", (v + 31) / 32);
+  Tensor word = kb.let("word", kb.expandDims(kb.arange(0, wordsPadded), 0));
+  Tensor bitOfWord =
+      kb.let("bit_of_word", kb.expandDims(kb.arange(0, bitsPerWord), 0));
   Tensor groups0 = kb.let("groups", kb.zeros({paddedOffsets}, kb.i32Type()));
   // The block's rows in tiles of ROW_TILE (at most 64, a power of two: a
-  // tile lies in one 64-row group), so that a tile stays small for large
-  // blocks and kernels.
+  // tile lies in one 64-row group). A tile loads its rows' words once
+  // ([ROW_TILE, W], not a word per row and offset) and ORs them, so a
+  // block costs a load per row and word.
   auto rows = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
     Tensor row = kb.let("row", kb.expandDims(block * blockM + t * rowTile +
                                                  kb.arange(0, rowTile),
-                                             0)); // [None, :]
-    Tensor mask = kb.let("mask", (row < n) & (column < v));
-    Tensor word =
-        kb.let("word", kb.load(rowMasks + row * words + column / 32, mask, 0));
-    Tensor has = kb.let(
-        "has", (kb.binary(BinaryOpKind::ShrU, word, column % 32) & 1) != 0);
+                                             1)); // [:, None]
+    Tensor loaded = kb.let(
+        "loaded", kb.load(rowMasks + row * words + word,
+                          (row < n) & (word < words), 0));
+    Tensor any = kb.let("any", kb.expandDims(kb.reduce(loaded, 0,
+                                                       tile::ReduceKind::Or),
+                                             1)); // [W, 1]
+    Tensor bits = kb.let(
+        "bits", kb.binary(BinaryOpKind::ShrU, any, bitOfWord) & 1); // [W, 32]
+    Tensor has = kb.let("has", kb.where(offsets < v,
+                                        kb.reshape(bits, {paddedOffsets}), 0));
     Tensor group = kb.let("group", (t * rowTile) / 64);
-    return {carried[0] | (kb.max(kb.cast(has, kb.i32Type()), 1) << group)};
+    return {carried[0] | (has << group)};
   };
   Tensors loop =
       kb.let("loop",
@@ -84,8 +98,7 @@ TILEC_KERNEL(block_offsets) {
           .param(MetaParameter("ROW_TILE")
                      .powerOfTwo()
                      .byDefault(64)
-                     .derivedAs("min(64, min(BLOCK_M, max(16, cdiv(2048, "
-                                "next_power_of_2(V)))))"))
+                     .derivedAs("min(64, BLOCK_M)"))
           .arg(pointer("row_masks_ptr", "i32").divisibility(16))
           .arg(pointer("counts_ptr", "i32").divisibility(16))
           .arg(pointer("blk_start_ptr", "i32").divisibility(16))

@@ -20,6 +20,12 @@ namespace tilec::kernel {
 /// Coordinates at or above this are refused (they do not fit the key).
 constexpr int64_t kVoxelCoordinateLimit = 1 << 16;
 
+/// Slots a lookup step of voxel_neighbours reads: four i64 keys are 32
+/// bytes (one or two sectors, as the home slot falls), so the three after
+/// the first cost little traffic, and a program's lookups settle in about a
+/// quarter of the steps.
+constexpr int64_t kVoxelProbeWidth = 4;
+
 /// Whether every coordinate is in [0, kVoxelCoordinateLimit).
 Tensor voxelInRange(KernelBuilder &kb, Tensor b, Tensor x, Tensor y, Tensor z);
 

@@ -37,6 +37,7 @@ using namespace tilec::kernel;
 
 static void buildVoxelNeighbours(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
+  constexpr int64_t probeWidth = kVoxelProbeWidth;
   Tensor coords = kb.arg("coords_ptr"), keys = kb.arg("keys_ptr");
   Tensor vals = kb.arg("vals_ptr"), probes = kb.arg("probes_ptr");
   Tensor nb = kb.arg("nb_ptr");
@@ -78,18 +79,34 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
     Tensor found0 =
         kb.let("found", kb.full({block, paddedOffsets}, -1, kb.i32Type()));
     Tensor pending0 = kb.let("pending", kb.cast(valid, kb.i32Type()));
-    auto probe = [&](Tensor p, llvm::ArrayRef<Tensor> carried) -> Tensors {
+    // A step probes kVoxelProbeWidth consecutive slots, their keys loaded
+    // together (32 bytes for 4 keys) and then taken in order: the key,
+    // where it is in the table, lies before the first empty slot of its
+    // sequence, so the first match or empty slot settles the lookup.
+    auto probe = [&](Tensor step, llvm::ArrayRef<Tensor> carried) -> Tensors {
       Tensor pending = kb.let("probing", carried[1] != 0);
-      Tensor slot = kb.let("slot", (home + p) & slotMask);
-      Tensor held = kb.let("held", kb.load(keys + slot, pending, -1));
-      Tensor hit = kb.let("hit", pending & (held == key));
-      Tensor empty = kb.let("empty", pending & (held == -1));
-      Tensor index = kb.let("index", kb.load(vals + slot, hit, -1));
-      return {kb.where(hit, index, carried[0]),
-              kb.where(hit | empty, 0, carried[1])};
+      Tensor first = kb.let("first", home + step * probeWidth);
+      llvm::SmallVector<Tensor> slots, held;
+      for (int64_t j = 0; j < probeWidth; ++j) {
+        slots.push_back(kb.let("slot", (first + j) & slotMask));
+        held.push_back(
+            kb.let("held", kb.load(keys + slots.back(), pending, -1)));
+      }
+      Tensor found = carried[0], open = carried[1];
+      for (int64_t j = 0; j < probeWidth; ++j) {
+        Tensor live = kb.let("live", open != 0);
+        Tensor hit = kb.let("hit", live & (held[j] == key));
+        Tensor empty = kb.let("empty", live & (held[j] == -1));
+        Tensor index = kb.let("index", kb.load(vals + slots[j], hit, -1));
+        found = kb.where(hit, index, found);
+        open = kb.where(hit | empty, 0, open);
+      }
+      return {found, open};
     };
+    // The longest insertion's probe in steps of kVoxelProbeWidth slots.
+    Tensor steps = kb.let("steps", (longest + probeWidth - 1) / probeWidth);
     Tensors loop =
-        kb.let("loop", probeUntilSettled(kb, longest, {found0, pending0},
+        kb.let("loop", probeUntilSettled(kb, steps, {found0, pending0},
                                          /*pending=*/1, probe));
     Tensor found = loop[0];
     kb.store(nb + rows * v + cols, found, lookup);
@@ -106,12 +123,14 @@ TILEC_KERNEL(voxel_neighbours) {
       KernelDescription("voxel_neighbours", "kernels/voxel_neighbours.cpp",
                         __LINE__)
           // The lower half's offsets padded to a power of two, one tile
-          // column each, and voxels per program so that a tile holds 2048
-          // lookups.
+          // column each, and voxels per program so that a tile holds 512
+          // lookups: a step loads kVoxelProbeWidth (4) keys for each, 2048
+          // keys (a tile of 2048 lookups, one key each, took 168 registers
+          // a thread: 12 of an SM's 64 warps; this one 83, 24 warps).
           .param(MetaParameter("VP").powerOfTwo().byDefault(16).derivedAs(
               "next_power_of_2(max(1, (KX * KY * KZ - 1) // 2))"))
-          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(128).derivedAs(
-              "max(16, cdiv(2048, next_power_of_2(max(1, (KX * KY * KZ - 1) "
+          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(32).derivedAs(
+              "max(4, cdiv(512, next_power_of_2(max(1, (KX * KY * KZ - 1) "
               "// 2))))"))
           .arg(pointer("coords_ptr", "i32").divisibility(16))
           .arg(pointer("keys_ptr", "i64").divisibility(16))

@@ -33,14 +33,17 @@
 namespace tilec::sparse {
 namespace {
 
-// A table at most an eighth full: voxel_neighbours walks every lookup as
+// A table at most a quarter full: voxel_neighbours walks every lookup as
 // far as the longest insertion's probe sequence, which at a load near 1/2
-// is 3x as long as at 1/4 (37 against 12 slots for 500k random voxels), and
-// 1/8 took 1% to 14% off the map build on the H200 (fresh tensors of 60-100%
-// subsets of the res-64 and res-256 shells and of 500k random voxels;
-// docs/bench.md). At most kTableGrowths doublings when a sequence runs
-// past voxel_hash_insert's MAX_PROBES.
-constexpr int kTableSlotsPerVoxel = 8;
+// is 3x as long as at 1/4 (37 against 12 slots for 500k random voxels).
+// With one slot a lookup step, 1/8 took 1% to 14% off the map build on the
+// H200 (fresh tensors of 60-100% subsets of the res-64 and
+// res-256 shells and of 500k random voxels; docs/bench.md); with four a
+// step (kVoxelProbeWidth) the longer sequences cost a quarter of the steps
+// and the table half the memory (25 MB at 500k voxels, half an H100's L2). At
+// most kTableGrowths doublings when a sequence runs past voxel_hash_insert's
+// MAX_PROBES.
+constexpr int kTableSlotsPerVoxel = 4;
 constexpr int kTableGrowths = 3;
 
 Call insertCall(int64_t n, int log2Slots) {
@@ -540,7 +543,7 @@ SparseTensor::buildMaps(const Window &window, bool lean, int64_t blockRows,
   if (n == 0)
     return buildBlockLists(map, blockRows, stream);
 
-  // The hash table: at most an eighth full; a probe sequence longer than the
+  // The hash table: at most a quarter full; a probe sequence longer than the
   // insert kernel's bound grows it. The temporaries live in the engine's
   // scratch (mapRegionBytes).
   MapBuildShape shape{n, startingLog2Slots(*engine_, n), window,

@@ -423,7 +423,8 @@ Status describeInsertError(const Region &statuses, int64_t voxels,
 Result<bool> checkMapBuild(const MapBuildStats &stats, const Region &statuses,
                            int64_t voxels, rt::DevicePtr coords,
                            const rt::Context &context);
-// Waits for `stream`, then checkMapBuild of the build whose temporaries are
+// Copies the build's statistics behind it (SparseEngine::checkedStats),
+// waits for `stream`, then checkMapBuild of the build whose temporaries are
 // `regions` (mapRegionBytes' order); where the table took every voxel, the
 // pair count is set in `map`.
 Result<bool> waitAndCheckMapBuild(SparseEngine &engine,

@@ -111,12 +111,23 @@ SparseEngine::~SparseEngine() {
     (void)context().driver().api().cuMemFreeHost(hostStats_);
 }
 
-Result<SparseEngine::DeferredCheck> SparseEngine::deferredCheck() {
+Status SparseEngine::allocateHostStats() {
+  if (hostStats_)
+    return Status::success();
   const rt::Driver &driver = context().driver();
-  if (!hostStats_)
-    TILEC_RETURN_IF_ERROR(driver.check(
-        driver.api().cuMemHostAlloc(&hostStats_, kDeferredStatsBytes, 0),
-        "cuMemHostAlloc"));
+  return driver.check(
+      driver.api().cuMemHostAlloc(&hostStats_, 2 * kDeferredStatsBytes, 0),
+      "cuMemHostAlloc");
+}
+
+Result<void *> SparseEngine::checkedStats() {
+  TILEC_RETURN_IF_ERROR(allocateHostStats());
+  return static_cast<void *>(static_cast<char *>(hostStats_) +
+                             kDeferredStatsBytes);
+}
+
+Result<SparseEngine::DeferredCheck> SparseEngine::deferredCheck() {
+  TILEC_RETURN_IF_ERROR(allocateHostStats());
   if (!statsCopied_) {
     TILEC_ASSIGN_OR_RETURN(
         event, rt::Event::create(context(), CU_EVENT_DISABLE_TIMING));

@@ -84,9 +84,14 @@ Result<bool> waitAndCheckMapBuild(SparseEngine &engine,
                                   const std::vector<Region> &regions,
                                   int64_t voxels, rt::DevicePtr coords,
                                   CUstream stream, SortedNeighbourMap &map) {
+  // Copied behind the build into page-locked memory: the one wait for the
+  // stream brings the statistics too (not a second, blocking copy after it).
+  TILEC_ASSIGN_OR_RETURN(host, engine.checkedStats());
+  TILEC_RETURN_IF_ERROR(
+      regions[kStats].copyToHostAsync(host, sizeof(MapBuildStats), stream));
   TILEC_RETURN_IF_ERROR(engine.synchronize(stream));
   MapBuildStats stats{};
-  TILEC_RETURN_IF_ERROR(regions[kStats].copyToHost(&stats, sizeof(stats)));
+  std::memcpy(&stats, host, sizeof(stats));
   TILEC_ASSIGN_OR_RETURN(inserted,
                          checkMapBuild(stats, regions[kStatuses], voxels,
                                        coords, engine.context()));
@@ -309,9 +314,8 @@ namespace {
 // more often, never less.
 std::string buildSignature(int64_t n, int log2Slots, const Window &window,
                            int coverRounds) {
-  std::string signature =
-      window.str() + "," +
-      std::to_string(log2Slots) + "," + std::to_string(coverRounds);
+  std::string signature = window.str() + "," + std::to_string(log2Slots) + "," +
+                          std::to_string(coverRounds);
   auto count = [&](int64_t value) { signature += "|" + countFacts(value); };
   count(n);
   count(cdiv(n, kRadixPerProgram));
@@ -615,8 +619,8 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                     lists.blkOff, lists.blkOrder, std::move(storage)});
 }
 
-Result<const OffsetPairs *>
-SparseTensor::offsetPairs(const Window &asked, CUstream stream) {
+Result<const OffsetPairs *> SparseTensor::offsetPairs(const Window &asked,
+                                                      CUstream stream) {
   Window window = asked.normalized();
   if (auto found = pairs_.find(window); found != pairs_.end())
     return found->second.get();

@@ -137,6 +137,11 @@ public:
   Result<DeferredCheck> deferredCheck();
   /// How many builds deferredCheck served (what the tests count).
   size_t deferredChecks() const { return deferredChecks_; }
+  /// Where a checked build's statistics are copied behind its kernels, so
+  /// that the one wait for its stream also brings them
+  /// (waitAndCheckMapBuild): the second kDeferredStatsBytes of
+  /// deferredCheck's page-locked memory.
+  Result<void *> checkedStats();
 
   /// `bytes` of device memory ordered on `stream`, from the engine's pool
   /// (rt::DevicePool, created on first use): what a tensor's maps live in.
@@ -234,8 +239,10 @@ private:
   std::optional<rt::DeviceBuffer> sequenceScratch_;
   bool recordMapBuilds_ = true;
   int tableShrink_ = 0;
-  /// deferredCheck's memory (cuMemHostAlloc'd, freed with the engine) and
-  /// event.
+  /// Makes hostStats_ on first use.
+  Status allocateHostStats();
+  /// deferredCheck's and checkedStats' memory (cuMemHostAlloc'd, freed with
+  /// the engine) and deferredCheck's event.
   void *hostStats_ = nullptr;
   std::optional<rt::Event> statsCopied_;
   size_t deferredChecks_ = 0;

@@ -22,6 +22,8 @@ autograd): the checks of docs/sparse-conv.md, "Training".
              and of the eager network against the same network in float64
              (the compiled at most 2x the eager's error, or f16's
              tolerance), and how many graphs dynamo made.
+  checkpointing  torch.utils.checkpoint (non-reentrant and reentrant) over
+             two layers, f16: every gradient the plain run's, bit for bit.
   timing     one training step (forward + dX + dW) of tilec and of torch's
              gather-then-GEMM autograd (f16), in this process: ms, ratio.
 
@@ -455,6 +457,44 @@ def torch_compile(args):
             "eager_ok": eager_ok, "ok": ok}
 
 
+def checkpointing(args):
+    """torch.utils.checkpoint over tilec's layers: the forward runs again
+    inside the backward over the same maps, so every gradient must be the
+    plain run's, bit for bit (tilec's kernels give the same bits for the
+    same inputs), with the non-reentrant and the reentrant checkpoint."""
+    from torch.utils.checkpoint import checkpoint
+    torch.manual_seed(13)
+    net = tilec.nn.SparseSequential(
+        tilec.nn.SubMConv3d(16, 32), torch.nn.ReLU(),
+        tilec.nn.SubMConv3d(32, 8)).to(DEVICE, DTYPES["f16"])
+    coords = coords_of("shell:64")
+    x = torch.randn(coords.shape[0], 16, device=DEVICE, dtype=DTYPES["f16"])
+    g = torch.randn(coords.shape[0], 8, device=DEVICE, dtype=DTYPES["f16"])
+    tensor = tilec.SparseTensor(coords, x)
+
+    def run(features):
+        return net(tensor.replace_feature(features)).features
+    grads = {}
+    for how in ("plain", "non-reentrant", "reentrant"):
+        net.zero_grad()
+        features = x.clone().requires_grad_()
+        y = run(features) if how == "plain" else checkpoint(
+            run, features, use_reentrant=how == "reentrant")
+        y.backward(g)
+        grads[how] = [features.grad] + [p.grad.clone()
+                                        for p in net.parameters()]
+    same = {how: all(torch.equal(a, b) for a, b in
+                     zip(grads[how], grads["plain"]))
+            for how in ("non-reentrant", "reentrant")}
+    ok = all(same.values())
+    print(f"gradient checkpointing ({coords.shape[0]} voxels, f16, "
+          f"{len(grads['plain'])} gradients): "
+          + ", ".join(f"{how} {'bit-identical' if v else 'DIFFERS'}"
+                      for how, v in same.items())
+          + f": {'ok' if ok else 'FAIL'}")
+    return {"voxels": coords.shape[0], "bit_identical": same, "ok": ok}
+
+
 def time_ms(fn, reps=20):
     for _ in range(3):
         fn()
@@ -532,7 +572,8 @@ def timing(args):
 
 SECTIONS = {"gradients": gradients, "gradcheck": gradcheck,
             "processes": processes, "training": training,
-            "torch_compile": torch_compile, "timing": timing}
+            "torch_compile": torch_compile, "checkpointing": checkpointing,
+            "timing": timing}
 
 
 def main():

@@ -237,6 +237,19 @@ class GatherConv(torch.nn.Module):
         return gather_conv(x, self.weight, self.bias, self.nb)
 
 
+def gather_forward(network, nb):
+    """The forward of `network` (the float64 twin) with each SubMConv3d run
+    as GatherConv over the neighbour map `nb`: a function of the features."""
+    layers = [GatherConv(m, nb) if isinstance(m, tilec.nn.SubMConv3d) else m
+              for m in network]
+
+    def forward(h):
+        for layer in layers:
+            h = layer(h)
+        return h
+    return forward
+
+
 def autoencoder(channels, ns=None):
     """The autoencoder from tilec.nn, or from the namespace `ns` of
     spconv-Triton's modules (the same state_dict keys and weight layout)."""
@@ -313,19 +326,14 @@ def training(args):
     state = {k: v.detach().clone() for k, v in net.state_dict().items()}
     twin = autoencoder(channels).to(DEVICE).double()
     twin.load_state_dict({k: v.double() for k, v in state.items()})
-    nb = neighbour_map(coords, 3, 1)
-    twin_layers = [GatherConv(m, nb) if isinstance(m, tilec.nn.SubMConv3d)
-                   else m for m in twin]
+    twin_gather = gather_forward(twin, neighbour_map(coords, 3, 1))
     x = torch.randn(n, channels[0], device=DEVICE)
     # Noise the network cannot fit: the loss levels off well above 0, so
     # that the curves are compared where they carry information.
     target = torch.tanh(x.flip(1)) + 0.5 * torch.randn_like(x)
 
     def twin_forward():
-        h = x.double()
-        for layer in twin_layers:
-            h = layer(h)
-        return h
+        return twin_gather(x.double())
     # SGD with momentum: Adam's normalized steps amplify f32's rounding
     # once the loss is small, and the curves part however exact the
     # gradients are.
@@ -391,13 +399,13 @@ def torch_compile(args):
     # training mode BatchNorm subtracts the batch mean, so that bias's
     # gradient is exactly 0, and f16's rounding noise against float64's
     # ~1e-13 made a relative error of 1e11 that judged nothing.
-    net = tilec.nn.SparseSequential(
-        tilec.nn.SubMConv3d(16, 32, bias=False), torch.nn.BatchNorm1d(32),
-        torch.nn.ReLU(), tilec.nn.SubMConv3d(32, 8)).to(DEVICE, DTYPES["f16"])
+    def network():
+        return tilec.nn.SparseSequential(
+            tilec.nn.SubMConv3d(16, 32, bias=False), torch.nn.BatchNorm1d(32),
+            torch.nn.ReLU(), tilec.nn.SubMConv3d(32, 8))
+    net = network().to(DEVICE, DTYPES["f16"])
     compiled = torch.compile(net, fullgraph=True)
-    twin = tilec.nn.SparseSequential(
-        tilec.nn.SubMConv3d(16, 32, bias=False), torch.nn.BatchNorm1d(32),
-        torch.nn.ReLU(), tilec.nn.SubMConv3d(32, 8)).to(DEVICE).double()
+    twin = network().to(DEVICE).double()
     twin.load_state_dict({k: v.double() for k, v in net.state_dict().items()})
     coords = coords_of("shell:64")
     rows, worst = [], 0.0
@@ -406,9 +414,7 @@ def torch_compile(args):
         sub = coords[torch.randperm(coords.shape[0], device=DEVICE)[:count]]
         x = torch.randn(count, 16, device=DEVICE, dtype=DTYPES["f16"])
         g = torch.randn(count, 8, device=DEVICE, dtype=DTYPES["f16"])
-        nb = neighbour_map(sub, 3, 1)
-        twin_layers = [GatherConv(m, nb) if isinstance(m, tilec.nn.SubMConv3d)
-                       else m for m in twin]
+        twin_gather = gather_forward(twin, neighbour_map(sub, 3, 1))
         results = {}
         for name, run in (("compiled", compiled), ("eager", net),
                           ("float64", None)):
@@ -416,9 +422,7 @@ def torch_compile(args):
             xs = (x.double() if run is None else x.clone()).requires_grad_()
             model.zero_grad()
             if run is None:
-                y = xs
-                for layer in twin_layers:
-                    y = layer(y)
+                y = twin_gather(xs)
                 y.backward(g.double())
             else:
                 y = run(tilec.SparseTensor(sub, xs)).features

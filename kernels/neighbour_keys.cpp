@@ -19,7 +19,8 @@
 // blocks' computed pairs over the useful ones at res 128 from 1.38 to 1.29
 // (128-row blocks) and from 1.26 to 1.20 (64 rows).
 //
-// Grid: (cdiv(N, BLOCK)); each program reads BLOCK rows of VP offsets.
+// Grid: (cdiv(N, BLOCK * TILES)); each program reads TILES tiles of BLOCK
+// rows of VP offsets.
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
@@ -86,29 +87,40 @@ static Tensor grayRank(KernelBuilder &kb, Tensor code) {
 
 static void buildNeighbourKeys(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), paddedOffsets = kb.param("VP");
+  int64_t tiles = kb.param("TILES");
   Tensor nb = kb.arg("nb_ptr"), sortKey = kb.arg("sort_key_ptr");
   Tensor pairs = kb.arg("pairs_ptr");
   Tensor v = kb.arg("V");
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
   Tensor kx = kb.arg("KX"), ky = kb.arg("KY"), kz = kb.arg("KZ");
 
-  ifRowLive(kb, kb.programId(0) * block, n, [&] {
-    Tensor voxel =
-        kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
-    Tensor inRange = kb.let("in_range", voxel < n);
-    Tensor rows = kb.let("rows", kb.expandDims(voxel, 1));
-    Tensor cols = kb.let("cols", kb.expandDims(kb.arange(0, paddedOffsets), 0));
-    Tensor read = kb.let("read", kb.expandDims(inRange, 1) & (cols < v));
-    Tensor has = kb.let("has", kb.load(nb + rows * v + cols, read, -1) != -1);
+  Tensor first = kb.let("first", kb.programId(0) * (block * tiles));
+  ifRowLive(kb, first, n, [&] {
+    // The ranks once a program, for its TILES tiles of BLOCK rows: their
+    // loops over the window's offsets, not the rows' loads, were most of
+    // the kernel's time when every program of 64 rows counted them.
     Tensor rank = kb.let("rank", kb.expandDims(offsetRanks(kb, kx, ky, kz), 0));
     Tensor bit = kb.let("bit", kb.where(v <= 32, rank, rank * 32 / v));
-    Tensor bits =
-        kb.let("bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));
-    Tensor mask = kb.let("mask", kb.reduce(bits, 1, tile::ReduceKind::Or));
-    kb.store(sortKey + voxel, grayRank(kb, mask), inRange);
-    Tensor count =
-        kb.let("count", kb.sum(kb.sum(kb.cast(has, kb.i64Type()), 1), 0));
-    kb.atomicRmw(tile::AtomicRMWKind::Add, pairs, count);
+    Tensor cols = kb.let("cols", kb.expandDims(kb.arange(0, paddedOffsets), 0));
+    auto rowTile = [&](Tensor t, llvm::ArrayRef<Tensor> carried) -> Tensors {
+      Tensor voxel =
+          kb.let("voxel", first + t * block + kb.arange(0, block));
+      Tensor inRange = kb.let("in_range", voxel < n);
+      Tensor rows = kb.let("rows", kb.expandDims(voxel, 1));
+      Tensor read = kb.let("read", kb.expandDims(inRange, 1) & (cols < v));
+      Tensor has =
+          kb.let("has", kb.load(nb + rows * v + cols, read, -1) != -1);
+      Tensor bits = kb.let(
+          "bits", kb.where(has, kb.constant(1, kb.i32Type()) << bit, 0));
+      Tensor mask = kb.let("mask", kb.reduce(bits, 1, tile::ReduceKind::Or));
+      kb.store(sortKey + voxel, grayRank(kb, mask), inRange);
+      return {carried[0] + kb.sum(kb.sum(kb.cast(has, kb.i32Type()), 1), 0)};
+    };
+    Tensors loop = kb.let(
+        "loop", kb.forRange(0, liveTrips(kb, first, n, block, tiles), 1,
+                            {kb.constant(0, kb.i32Type())}, rowTile));
+    kb.atomicRmw(tile::AtomicRMWKind::Add, pairs,
+                 kb.cast(loop[0], kb.i64Type()));
   });
 }
 
@@ -122,6 +134,9 @@ TILEC_KERNEL(neighbour_keys) {
               "next_power_of_2(KX * KY * KZ)"))
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(64).derivedAs(
               "max(16, cdiv(2048, next_power_of_2(KX * KY * KZ)))"))
+          // Tiles of BLOCK rows a program, which counts the offsets' ranks
+          // once for all of them.
+          .param(MetaParameter("TILES").powerOfTwo().byDefault(8))
           .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("sort_key_ptr", "i32").divisibility(16))
           .arg(pointer("pairs_ptr", "i64").divisibility(16))
@@ -139,7 +154,7 @@ TILEC_KERNEL(neighbour_keys) {
           // N sizes the grid, the live count comes from count_ptr:
           // winners and cubins cached for N as the count do not match.
           .key("COUNT", "1")
-          .grid({"cdiv(N, BLOCK)"})
+          .grid({"cdiv(N, BLOCK * TILES)"})
           .require("VP >= KX * KY * KZ", "a tile row holds every offset")
           .require("V == KX * KY * KZ", "V is the window's offsets")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")

@@ -10,7 +10,9 @@
 #       spconv-Triton tunes each layer shape for longer than one call
 #       lasts, so its tuning carries over: PEER_CACHE=FILE.tgz (carried)
 #       seeds Triton's cache with an earlier call's autotune results, and
-#       every run leaves its own in $OUT/peer-cache.tgz, cut or not
+#       every run leaves its own in $OUT/peer-cache.tgz, cut or not;
+#       NETWORK_TIME_ONLY=1 runs the times alone (the whole call for
+#       spconv-Triton's tuning)
 #   scripts/gpu-batch.sh train [ROWS]   # where a training step's host time
 #       goes (spconv_step_profile.py, tilec), then `tilec bench spconv
 #       --train` rows with FlexGEMM (built in the call) and spconv-Triton;
@@ -86,6 +88,12 @@ suite() { # binary: its own caches, in the background
 }
 network() {
   local suites=(SparseConvGpuTest KernelGpuTest StridedConvGpuTest) pids=() i
+  if [[ ${NETWORK_TIME_ONLY:-0} == 1 ]]; then
+    fresh_caches network
+    seed_peer_cache
+    network_time
+    return
+  fi
   for i in "${suites[@]}"; do
     suite "$i"
     pids+=($!)
@@ -99,8 +107,11 @@ network() {
     wait "${pids[$i]}"
     record_suite "${suites[$i]}" $?
   done
-  # Alone on the GPU for the times; Triton's cache keeps spconv-Triton's
-  # tuning of the check's shapes, not those of the timed scenes.
+  network_time
+}
+# Alone on the GPU for the times; Triton's cache keeps spconv-Triton's
+# tuning of the check's shapes, not those of the timed scenes.
+network_time() {
   timeout "$(left)" python3 "$bench/spconv_network.py" --lib "$lib" --out "$out/network-time" \
     --sections time --quick > "$out/logs/network-time.log" 2>&1
   record network-time $? logs/network-time.log

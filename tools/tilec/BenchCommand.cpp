@@ -13,7 +13,8 @@
 // spconv --network spunet (scripts/bench/spconv_network.py) checks and times
 // a SpUNet-style network of strided, inverse and submanifold layers next to
 // spconv-Triton with the same state_dict. plans (PlanBench.cpp) runs in
-// this process, with no GPU: the host's planning of a launch of a new size.
+// this process, with no GPU: the host's planning of a launch of a new size;
+// so does stores (StoreBench.cpp): an autotune file's stores replayed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,13 +40,19 @@ cl::SubCommand benchCommand(
              "spconv --frames: streams of scans of new sizes, with FlexGEMM; "
              "spconv --train: a layer's training step, with FlexGEMM; "
              "spconv --network spunet: an encoder-decoder network; "
-             "plans: the host's planning of launches of new sizes, no GPU)");
+             "plans: the host's planning of launches of new sizes, no GPU; "
+             "stores: an autotune file's stores replayed, no GPU)");
 
 static cl::OptionCategory category("tilec bench options");
 static cl::opt<std::string> benchName(cl::Positional,
-                                      cl::desc("<gemm|spconv|plans>"),
+                                      cl::desc("<gemm|spconv|plans|stores>"),
                                       cl::Required, cl::sub(benchCommand),
                                       cl::cat(category));
+static cl::opt<std::string>
+    storesFrom("from",
+               cl::desc("stores: the autotune file whose entries are stored "
+                        "again, in the order their tunings started"),
+               cl::init(""), cl::sub(benchCommand), cl::cat(category));
 static cl::opt<std::string> outDir("out", cl::desc("Where the JSON and PNG go"),
                                    cl::init("bench-out"), cl::sub(benchCommand),
                                    cl::cat(category));
@@ -247,14 +254,24 @@ int runBench(const char *argv0) {
   if (benchName == "plans") {
     if (llvm::Error refused =
             refuseGiven({&dtypes, &shapes, &rows, &frames, &train, &network,
-                         &budgetS, &library, &python, &peers},
+                         &budgetS, &library, &python, &peers, &storesFrom},
                         "plans"))
       return fail(llvm::toString(std::move(refused)));
     return runPlanBench(outDir, quick);
   }
+  if (benchName == "stores") {
+    if (llvm::Error refused =
+            refuseGiven({&dtypes, &shapes, &rows, &frames, &train, &network,
+                         &budgetS, &library, &python, &peers, &quick},
+                        "stores"))
+      return fail(llvm::toString(std::move(refused)));
+    return runStoreBench(storesFrom, outDir);
+  }
+  if (storesFrom.getNumOccurrences())
+    return fail("--from is an option of tilec bench stores");
   if (benchName != "gemm" && benchName != "spconv")
     return fail("unknown benchmark '" + benchName +
-                "' (known: gemm, spconv, plans)");
+                "' (known: gemm, spconv, plans, stores)");
   std::string name = std::string(benchName);
   if (benchName == "spconv" && !network.empty())
     name = "spconv_network";

@@ -26,6 +26,9 @@ extern llvm::cl::SubCommand benchCommand;
 int runBench(const char *argv0);
 /// tilec bench plans (PlanBench.cpp): the results go to `outDir`.
 int runPlanBench(const std::string &outDir, bool quick);
+/// tilec bench stores (StoreBench.cpp): an autotune file's stores replayed
+/// into fresh caches under `outDir`.
+int runStoreBench(const std::string &from, const std::string &outDir);
 extern llvm::cl::SubCommand packCommand;
 int runPack();
 extern llvm::cl::SubCommand bundleCommand;

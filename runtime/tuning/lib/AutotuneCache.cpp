@@ -13,6 +13,7 @@
 #include "tilec/runtime/FileIO.h"
 #include "tilec/runtime/StageCache.h"
 
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
@@ -575,9 +576,166 @@ double AutotuneEntry::winnerMedianUs() const {
   return 0;
 }
 
+namespace {
+
+// Which file a path names, and what it holds: another writer replaces the
+// file (a rename of its own temporary file), which gives the path another
+// inode, and a writer that rewrites it in place changes its size or times.
+struct FileStamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size = 0;
+  struct timespec modified {};
+  struct timespec changed {};
+
+  explicit FileStamp(const struct stat &info)
+      : device(info.st_dev), inode(info.st_ino), size(info.st_size),
+        modified(info.st_mtim), changed(info.st_ctim) {}
+  bool operator==(const FileStamp &other) const {
+    return device == other.device && inode == other.inode &&
+           size == other.size && modified.tv_sec == other.modified.tv_sec &&
+           modified.tv_nsec == other.modified.tv_nsec &&
+           changed.tv_sec == other.changed.tv_sec &&
+           changed.tv_nsec == other.changed.tv_nsec;
+  }
+};
+
+std::optional<FileStamp> stampOf(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return std::nullopt;
+  return FileStamp(info);
+}
+
+// `text` (a value's dump(2)) as it sits `depth` spaces in: what nlohmann's
+// pretty printer writes for a value nested that deep (a JSON string holds no
+// raw newline, so every newline is the printer's own).
+void appendIndented(std::string &out, const std::string &text, size_t depth) {
+  std::string newline = "\n" + std::string(depth, ' ');
+  size_t from = 0;
+  for (size_t at; (at = text.find('\n', from)) != std::string::npos;
+       from = at + 1) {
+    out.append(text, from, at - from);
+    out += newline;
+  }
+  out.append(text, from, std::string::npos);
+}
+
+std::string textKey(const std::string &device, const std::string &kernel,
+                    const std::string &key) {
+  std::string joined = device;
+  joined += '\0';
+  joined += kernel;
+  joined += '\0';
+  joined += key;
+  return joined;
+}
+
+} // namespace
+
+// The file as this process last read or wrote it, under the lock: its
+// stamp, its JSON and each entry's text as the file holds it.
+struct AutotuneCache::FileMirror {
+  std::optional<FileStamp> stamp;
+  // The file of `stamp`, held open: while it is, no other file can take its
+  // inode, so a path that still has that inode names this very file.
+  int held = -1;
+  Json root = Json::object();
+  // By textKey(device, kernel, key): an entry's dump(2) as the file holds
+  // it, six spaces in (entryText).
+  std::map<std::string, std::string> texts;
+  // The last dump's size, reserved for the next.
+  size_t dumpedBytes = 0;
+  // Whether the file was read again without its entries joining memory (a
+  // shared tier's entry copied in keeps the pointers to the others): the
+  // next store decodes them all.
+  bool memoryBehind = false;
+
+  ~FileMirror() { forget(); }
+  void forget() {
+    stamp.reset();
+    if (held >= 0)
+      ::close(held);
+    held = -1;
+  }
+  // Holds the file at `path` as the one the mirror is; false when it cannot.
+  bool hold(const std::string &path) {
+    forget();
+    held = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    struct stat info;
+    if (held < 0 || ::fstat(held, &info) != 0 || !S_ISREG(info.st_mode)) {
+      forget();
+      return false;
+    }
+    stamp = FileStamp(info);
+    return true;
+  }
+  // Whether `path` still names the file the mirror holds, as it was.
+  bool holds(const std::string &path) const {
+    std::optional<FileStamp> now = stampOf(path);
+    return stamp && now && *now == *stamp;
+  }
+
+  // An entry's text as the file holds it.
+  static std::string entryText(const Json &entry) {
+    std::string text;
+    appendIndented(text, entry.dump(2), 6);
+    return text;
+  }
+
+  // What root.dump(2) writes, byte for byte, with each entry's text from
+  // `texts` (serialized once, when it was stored or first read).
+  std::string dump() {
+    if (root.empty())
+      return "{}";
+    std::string out;
+    out.reserve(dumpedBytes + 4096);
+    out += "{";
+    const char *deviceComma = "\n";
+    for (auto device = root.begin(); device != root.end(); ++device) {
+      out += deviceComma;
+      deviceComma = ",\n";
+      out += "  " + Json(device.key()).dump() + ": ";
+      if (!device->is_object() || device->empty()) {
+        appendIndented(out, device->dump(2), 2);
+        continue;
+      }
+      out += "{";
+      const char *kernelComma = "\n";
+      for (auto kernel = device->begin(); kernel != device->end(); ++kernel) {
+        out += kernelComma;
+        kernelComma = ",\n";
+        out += "    " + Json(kernel.key()).dump() + ": ";
+        if (!kernel->is_object() || kernel->empty()) {
+          appendIndented(out, kernel->dump(2), 4);
+          continue;
+        }
+        out += "{";
+        const char *keyComma = "\n";
+        for (auto key = kernel->begin(); key != kernel->end(); ++key) {
+          out += keyComma;
+          keyComma = ",\n";
+          out += "      " + Json(key.key()).dump() + ": ";
+          auto [text, fresh] =
+              texts.try_emplace(textKey(device.key(), kernel.key(), key.key()));
+          if (fresh)
+            text->second = entryText(*key);
+          out += text->second;
+        }
+        out += "\n    }";
+      }
+      out += "\n  }";
+    }
+    out += "\n}";
+    dumpedBytes = out.size();
+    return out;
+  }
+};
+
 AutotuneCache::AutotuneCache(std::string path,
                              std::shared_ptr<RemoteCache> remote)
-    : path_(std::move(path)), remote_(std::move(remote)) {}
+    : path_(std::move(path)), remote_(std::move(remote)),
+      mirror_(std::make_unique<FileMirror>()) {}
 
 AutotuneCache::~AutotuneCache() { flushCounters(); }
 
@@ -720,15 +878,13 @@ Status AutotuneCache::load() {
   return Status::success();
 }
 
-namespace {
-
-// Merges one entry into the file at `path` under its lock and leaves the
-// merged whole in `root`. A file that does not parse is moved aside, with a
-// line in `warnings`.
-Status mergeIntoFile(const std::string &path, const std::string &device,
-                     const std::string &kernel, const std::string &key,
-                     const AutotuneEntry &entry, Json &root,
-                     std::vector<std::string> &warnings) {
+Result<bool> AutotuneCache::mergeIntoFile(const std::string &device,
+                                          const std::string &kernel,
+                                          const std::string &key,
+                                          const AutotuneEntry &entry) {
+  const std::string &path = path_;
+  FileMirror &mirror = *mirror_;
+  std::vector<std::string> &warnings = warnings_;
   auto fail = [&](const Status &status) {
     return status.withContext("cannot store into the autotune cache " + path);
   };
@@ -739,34 +895,46 @@ Status mergeIntoFile(const std::string &path, const std::string &device,
     return fail(lock.status());
 
   // Under the lock: what is on disk now is the latest, whoever wrote it.
-  bool exists = false;
-  Result<Json> read = readCacheFile(path, exists);
-  if (!read) {
-    // Never overwrite a file we cannot read: keep it for a human to look at.
-    std::string aside = path + ".corrupt";
-    if (::rename(path.c_str(), aside.c_str()) != 0)
-      return fail(Status::error(read.message() + ", and moving it to " + aside +
-                                " failed: " + std::strerror(errno)));
-    warnings.push_back(read.message() + "; moved to " + aside +
-                       " and started a new cache");
-    read = Json::object();
+  bool reread = !mirror.holds(path);
+  if (reread) {
+    mirror.forget();
+    mirror.texts.clear();
+    bool exists = false;
+    Result<Json> read = readCacheFile(path, exists);
+    if (!read) {
+      // Never overwrite a file we cannot read: keep it for a human to look
+      // at.
+      std::string aside = path + ".corrupt";
+      if (::rename(path.c_str(), aside.c_str()) != 0)
+        return fail(Status::error(read.message() + ", and moving it to " +
+                                  aside + " failed: " + std::strerror(errno)));
+      warnings.push_back(read.message() + "; moved to " + aside +
+                         " and started a new cache");
+      read = Json::object();
+    }
+    mirror.root = std::move(*read);
   }
-  root = std::move(*read);
-  Json &deviceJson = root[device];
+  Json &deviceJson = mirror.root[device];
   if (!deviceJson.is_object())
     deviceJson = Json::object();
   Json &kernelJson = deviceJson[kernel];
   if (!kernelJson.is_object())
     kernelJson = Json::object();
-  kernelJson[key] = encodeEntryJson(entry);
+  Json &keyJson = kernelJson[key];
+  keyJson = encodeEntryJson(entry);
+  mirror.texts[textKey(device, kernel, key)] = FileMirror::entryText(keyJson);
 
-  if (Status status = writeFileAtomically(path, root.dump(2) + "\n");
-      !status.ok())
+  if (Status status = writeFileAtomically(path, mirror.dump() + "\n");
+      !status.ok()) {
+    // The file is what it was; the mirror holds the entry it lacks.
+    mirror.forget();
     return fail(status);
-  return Status::success();
+  }
+  // Still under the lock: the file just written (else the next store reads
+  // it again).
+  mirror.hold(path);
+  return reread;
 }
-
-} // namespace
 
 std::string AutotuneCache::remoteKey(const std::string &device,
                                      const std::string &kernel) const {
@@ -789,10 +957,10 @@ const AutotuneEntry *AutotuneCache::adoptRemote(const std::string &device,
   }
   delta.hits = 1;
   count(delta);
-  Json root;
-  Status copied =
-      mergeIntoFile(path_, device, kernel, key, *entry, root, warnings_);
-  if (!copied.ok() && !warnedCopy_) {
+  Result<bool> copied = mergeIntoFile(device, kernel, key, *entry);
+  if (copied && *copied)
+    mirror_->memoryBehind = true;
+  if (!copied && !warnedCopy_) {
     warnedCopy_ = true;
     remote_->warn(copied.message() + "; entries from the shared cache are "
                                      "used without being kept locally");
@@ -845,11 +1013,22 @@ AutotuneCache::findDescription(const std::string &device,
 Status AutotuneCache::store(const std::string &device,
                             const std::string &kernel, const std::string &key,
                             const AutotuneEntry &entry) {
-  Json root;
-  Status stored =
-      mergeIntoFile(path_, device, kernel, key, entry, root, warnings_);
-  if (stored.ok())
-    decodeAll(root, entries_, warnings_, path_);
+  Result<bool> reread = mergeIntoFile(device, kernel, key, entry);
+  Status stored = reread ? Status::success() : reread.status();
+  if (reread && (*reread || mirror_->memoryBehind)) {
+    // What other processes wrote joins memory with the file.
+    decodeAll(mirror_->root, entries_, warnings_, path_);
+    mirror_->memoryBehind = false;
+  } else if (reread) {
+    // Memory already holds the file but for this entry: as the file has it.
+    Result<AutotuneEntry> decoded =
+        decodeEntryJson(mirror_->root[device][kernel][key]);
+    if (decoded)
+      entries_[device][kernel][key] = std::move(*decoded);
+    else
+      warnings_.push_back(path_ + ": entry " + device + "/" + kernel + "/" +
+                          key + ": " + decoded.message() + "; ignored");
+  }
   // Also when the file could not be written: the team still gets the result.
   if (remote_ && remote_->enabled()) {
     RemoteCounters delta;

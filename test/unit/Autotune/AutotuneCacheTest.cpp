@@ -189,6 +189,69 @@ TEST_F(AutotuneCacheTest, StoreReplacesOnlyItsOwnEntry) {
   EXPECT_EQ(cache.find("dev", "matmul", "k1")->config, "A=2");
 }
 
+// A store re-serializes only its own entry and assembles the file from the
+// others' texts: what it writes must be byte for byte what a dump of the
+// whole file would be, whatever the file held (misplaced values, empty
+// objects, keys that need escaping, text that is not ASCII).
+TEST_F(AutotuneCacheTest, AStoreWritesWhatADumpOfTheWholeFileWrites) {
+  std::string dir = directory + "/sub/dir";
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  std::ofstream(path) << R"({"old": [{"matmul": {"k": {"config": "A=1"}}}],
+                             "empty": {},
+                             "dev": {"softmax": 3, "none": {},
+                                     "matmul": {"k\"q\\": {"config": "A=2"},
+                                                "ü": {"config": "A=3",
+                                                      "x": [1, [], {}]}}}})";
+  auto wholeDump = [&] {
+    return nlohmann::ordered_json::parse(read(path)).dump(2) + "\n";
+  };
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  ASSERT_TRUE(cache.store("dev", "matmul", "k1", entry("A=4", 10)).ok());
+  EXPECT_EQ(read(path), wholeDump());
+  // Into memory and the file as they were, the earlier entries' texts
+  // reused: a new kernel, a new device, an entry replaced.
+  ASSERT_TRUE(cache.store("dev", "conv", "k2", entry("A=5", 11)).ok());
+  ASSERT_TRUE(
+      cache.store("other \"gpu\"", "conv", "k3", entry("A=6", 12)).ok());
+  ASSERT_TRUE(cache.store("dev", "matmul", "k1", entry("A=7", 13)).ok());
+  std::string text = read(path);
+  EXPECT_EQ(text, wholeDump());
+  auto json = nlohmann::ordered_json::parse(text);
+  EXPECT_EQ(json["dev"]["matmul"]["k1"]["config"], "A=7");
+  EXPECT_EQ(json["dev"]["matmul"]["ü"]["x"],
+            nlohmann::ordered_json::parse("[1, [], {}]"));
+  EXPECT_EQ(json["dev"]["softmax"], 3);
+  EXPECT_EQ(json["old"][0]["matmul"]["k"]["config"], "A=1");
+  EXPECT_EQ(cache.find("dev", "matmul", "k1")->config, "A=7");
+  EXPECT_EQ(cache.find("other \"gpu\"", "conv", "k3")->config, "A=6");
+}
+
+// One process's stores skip re-reading the file it wrote last; another
+// writer's store in between is read, kept, and joins memory.
+TEST_F(AutotuneCacheTest, StoresBetweenAnotherWritersStoresKeepEveryEntry) {
+  rt::AutotuneCache first(path), second(path);
+  ASSERT_TRUE(first.load().ok());
+  ASSERT_TRUE(second.load().ok());
+  ASSERT_TRUE(first.store("dev", "matmul", "k1", entry("A=1", 10)).ok());
+  ASSERT_TRUE(first.store("dev", "matmul", "k2", entry("A=2", 10)).ok());
+  ASSERT_TRUE(second.store("dev", "matmul", "k3", entry("A=3", 10)).ok());
+  ASSERT_TRUE(first.store("dev", "softmax", "k4", entry("A=4", 10)).ok());
+  ASSERT_TRUE(first.store("dev", "softmax", "k5", entry("A=5", 10)).ok());
+  ASSERT_TRUE(second.store("dev", "matmul", "k1", entry("A=6", 10)).ok());
+  auto json = nlohmann::json::parse(read(path));
+  EXPECT_EQ(json["dev"]["matmul"]["k1"]["config"], "A=6");
+  EXPECT_EQ(json["dev"]["matmul"]["k2"]["config"], "A=2");
+  EXPECT_EQ(json["dev"]["matmul"]["k3"]["config"], "A=3");
+  EXPECT_EQ(json["dev"]["softmax"]["k4"]["config"], "A=4");
+  EXPECT_EQ(json["dev"]["softmax"]["k5"]["config"], "A=5");
+  // first read the file again at k4's store (k3 is in memory), not since.
+  ASSERT_NE(first.find("dev", "matmul", "k3"), nullptr);
+  EXPECT_EQ(first.find("dev", "matmul", "k1")->config, "A=1");
+  ASSERT_NE(second.find("dev", "softmax", "k5"), nullptr);
+  EXPECT_EQ(second.find("dev", "matmul", "k1")->config, "A=6");
+}
+
 // The concurrency the cache is built for: 8 processes tune different keys at
 // once, each storing as soon as it is done. Every entry survives and the file
 // is valid JSON throughout.

@@ -23,7 +23,12 @@
 // created with O_EXCL, fsynced, renamed over <path>, the directory fsynced).
 // Readers take no lock: a rename is atomic, so they see the old or the new
 // file, never half of one. Two processes tuning different keys at once both
-// keep their entries.
+// keep their entries. Re-reading is skipped when the file is still the one
+// this process last wrote or read (same inode, size and times under the
+// lock): then what it holds is already in memory, and a store serializes
+// its own entry only. A first call that tunes a network stores hundreds of
+// entries into a file of megabytes; reading, parsing and re-serializing all
+// of it at each store had cost more than the tunings themselves.
 //
 // With a shared tier (RemoteCache.h), entries are also kept on the server,
 // one hash per device and kernel, one field per key:
@@ -195,6 +200,14 @@ private:
   void countRemoteMiss(bool answered);
   std::string remoteKey(const std::string &device,
                         const std::string &kernel) const;
+  // Merges one entry into the file under its lock and into mirror_. The file
+  // is read again only when it is not the one the mirror holds (another
+  // process wrote it, or this one has not read it since load()): the result
+  // says whether it was. A file that does not parse is moved aside, with a
+  // warning.
+  Result<bool> mergeIntoFile(const std::string &device,
+                             const std::string &kernel, const std::string &key,
+                             const AutotuneEntry &entry);
   // Checks a value fetched for (device, kernel, key) and keeps a valid one
   // in memory and in the file; null when it was rejected.
   const AutotuneEntry *adoptRemote(const std::string &device,
@@ -202,8 +215,12 @@ private:
                                    const std::string &key,
                                    std::string_view value);
 
+  // The file as this process last read or wrote it (AutotuneCache.cpp).
+  struct FileMirror;
+
   std::string path_;
   std::shared_ptr<RemoteCache> remote_;
+  std::unique_ptr<FileMirror> mirror_;
   std::map<std::string, KernelMap> entries_;
   std::vector<std::string> warnings_;
   RemoteCounters remoteCounters_;

@@ -690,45 +690,35 @@ struct AutotuneCache::FileMirror {
       return "{}";
     std::string out;
     out.reserve(dumpedBytes + 4096);
-    out += "{";
-    const char *deviceComma = "\n";
-    for (auto device = root.begin(); device != root.end(); ++device) {
-      out += deviceComma;
-      deviceComma = ",\n";
-      out += "  " + Json(device.key()).dump() + ": ";
-      if (!device->is_object() || device->empty()) {
-        appendIndented(out, device->dump(2), 2);
-        continue;
-      }
-      out += "{";
-      const char *kernelComma = "\n";
-      for (auto kernel = device->begin(); kernel != device->end(); ++kernel) {
-        out += kernelComma;
-        kernelComma = ",\n";
-        out += "    " + Json(kernel.key()).dump() + ": ";
-        if (!kernel->is_object() || kernel->empty()) {
-          appendIndented(out, kernel->dump(2), 4);
-          continue;
-        }
-        out += "{";
-        const char *keyComma = "\n";
-        for (auto key = kernel->begin(); key != kernel->end(); ++key) {
-          out += keyComma;
-          keyComma = ",\n";
-          out += "      " + Json(key.key()).dump() + ": ";
-          auto [text, fresh] =
-              texts.try_emplace(textKey(device.key(), kernel.key(), key.key()));
-          if (fresh)
-            text->second = entryText(*key);
-          out += text->second;
-        }
-        out += "\n    }";
-      }
-      out += "\n  }";
-    }
-    out += "\n}";
+    appendMembers(out, root, 0, "");
     dumpedBytes = out.size();
     return out;
+  }
+
+  // The non-empty object `object`, `depth` spaces in, whose members are
+  // named `prefix` + their key (textKey's parts): devices at depth 0,
+  // kernels at 2, entries at 4, each entry's text from `texts`.
+  void appendMembers(std::string &out, const Json &object, size_t depth,
+                     const std::string &prefix) {
+    out += "{";
+    const char *comma = "\n";
+    for (auto member = object.begin(); member != object.end(); ++member) {
+      out += comma;
+      comma = ",\n";
+      out += std::string(depth + 2, ' ') + Json(member.key()).dump() + ": ";
+      std::string name = prefix + member.key();
+      if (depth == 4) {
+        auto [text, fresh] = texts.try_emplace(name);
+        if (fresh)
+          text->second = entryText(*member);
+        out += text->second;
+      } else if (!member->is_object() || member->empty()) {
+        appendIndented(out, member->dump(2), depth + 2);
+      } else {
+        appendMembers(out, *member, depth + 2, name + '\0');
+      }
+    }
+    out += "\n" + std::string(depth, ' ') + "}";
   }
 };
 

@@ -644,8 +644,9 @@ struct AutotuneCache::FileMirror {
   // By textKey(device, kernel, key): an entry's dump(2) as the file holds
   // it, six spaces in (entryText).
   std::map<std::string, std::string> texts;
-  // The last dump's size, reserved for the next.
-  size_t dumpedBytes = 0;
+  // The last dump, its buffer kept for the next (a fresh one of megabytes
+  // at every store cost more in page faults than in copying).
+  std::string dumped;
   // Whether the file was read again without its entries joining memory (a
   // shared tier's entry copied in keeps the pointers to the others): the
   // next store decodes them all.
@@ -683,16 +684,17 @@ struct AutotuneCache::FileMirror {
     return text;
   }
 
-  // What root.dump(2) writes, byte for byte, with each entry's text from
-  // `texts` (serialized once, when it was stored or first read).
-  std::string dump() {
+  // What root.dump(2) writes, byte for byte, and a newline, with each
+  // entry's text from `texts` (serialized once, when it was stored or first
+  // read).
+  const std::string &dump() {
+    dumped.clear();
     if (root.empty())
-      return "{}";
-    std::string out;
-    out.reserve(dumpedBytes + 4096);
-    appendMembers(out, root, 0, "");
-    dumpedBytes = out.size();
-    return out;
+      dumped = "{}";
+    else
+      appendMembers(dumped, root, 0, "");
+    dumped += "\n";
+    return dumped;
   }
 
   // The non-empty object `object`, `depth` spaces in, whose members are
@@ -914,7 +916,7 @@ Result<bool> AutotuneCache::mergeIntoFile(const std::string &device,
   keyJson = encodeEntryJson(entry);
   mirror.texts[textKey(device, kernel, key)] = FileMirror::entryText(keyJson);
 
-  if (Status status = writeFileAtomically(path, mirror.dump() + "\n");
+  if (Status status = writeFileAtomically(path, mirror.dump());
       !status.ok()) {
     // The file is what it was; the mirror holds the entry it lacks.
     mirror.forget();

@@ -69,7 +69,9 @@ Result<std::vector<Stored>> readStores(const std::string &path) {
         double started = 0;
         if (auto tuning = key->find("tuning");
             tuning != key->end() && tuning->is_object())
-          started = tuning->value("started_unix_ms", 0.0);
+          if (auto at = tuning->find("started_unix_ms");
+              at != tuning->end() && at->is_number())
+            started = at->get<double>();
         stores.push_back(
             {started, device.key(), kernel.key(), key.key(), *entry});
       }
@@ -122,6 +124,8 @@ int runStoreBench(const std::string &from, const std::string &outDir) {
   Result<std::vector<Stored>> stores = readStores(from);
   if (!stores)
     return failBench(stores.message());
+  if (stores->empty())
+    return failBench(from + " holds no entries to store");
   if (std::error_code error = llvm::sys::fs::create_directories(outDir))
     return failBench("cannot create " + outDir + ": " + error.message());
   Result<Replay> alone = replay(*stores, outDir + "/alone.json", false);

@@ -600,9 +600,17 @@ struct FileStamp {
   }
 };
 
+// Opened, not stat()ed: an open revalidates a network file system's
+// cached attributes (close-to-open consistency), a stat of the path may be
+// answered from them.
 std::optional<FileStamp> stampOf(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return std::nullopt;
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+  bool regular = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
+  ::close(fd);
+  if (!regular)
     return std::nullopt;
   return FileStamp(info);
 }
@@ -621,14 +629,15 @@ void appendIndented(std::string &out, const std::string &text, size_t depth) {
   out.append(text, from, std::string::npos);
 }
 
+// One part of an entry's name in FileMirror::texts, its length first: JSON
+// names may hold any character, NUL included, so no separator would do.
+std::string namePart(const std::string &part) {
+  return std::to_string(part.size()) + ":" + part;
+}
+
 std::string textKey(const std::string &device, const std::string &kernel,
                     const std::string &key) {
-  std::string joined = device;
-  joined += '\0';
-  joined += kernel;
-  joined += '\0';
-  joined += key;
-  return joined;
+  return namePart(device) + namePart(kernel) + namePart(key);
 }
 
 } // namespace
@@ -698,8 +707,8 @@ struct AutotuneCache::FileMirror {
   }
 
   // The non-empty object `object`, `depth` spaces in, whose members are
-  // named `prefix` + their key (textKey's parts): devices at depth 0,
-  // kernels at 2, entries at 4, each entry's text from `texts`.
+  // named `prefix` + namePart(their key) (as textKey names them): devices at
+  // depth 0, kernels at 2, entries at 4, each entry's text from `texts`.
   void appendMembers(std::string &out, const Json &object, size_t depth,
                      const std::string &prefix) {
     out += "{";
@@ -708,7 +717,7 @@ struct AutotuneCache::FileMirror {
       out += comma;
       comma = ",\n";
       out += std::string(depth + 2, ' ') + Json(member.key()).dump() + ": ";
-      std::string name = prefix + member.key();
+      std::string name = prefix + namePart(member.key());
       if (depth == 4) {
         auto [text, fresh] = texts.try_emplace(name);
         if (fresh)
@@ -717,7 +726,7 @@ struct AutotuneCache::FileMirror {
       } else if (!member->is_object() || member->empty()) {
         appendIndented(out, member->dump(2), depth + 2);
       } else {
-        appendMembers(out, *member, depth + 2, name + '\0');
+        appendMembers(out, *member, depth + 2, name);
       }
     }
     out += "\n" + std::string(depth, ' ') + "}";
@@ -836,6 +845,9 @@ void decodeAll(const Json &root,
 Status AutotuneCache::load() {
   warnings_.clear();
   entries_.clear();
+  // The next store reads the file again and decodes it all: a load that
+  // fails here leaves memory empty, and a store must not keep it so.
+  mirror_->forget();
   if (!isRegularFile(path_)) {
     // Missing is an empty cache; a directory (or a device) in its place is
     // not: it read as empty, and no winner could ever be stored.

@@ -227,6 +227,22 @@ TEST_F(AutotuneCacheTest, AStoreWritesWhatADumpOfTheWholeFileWrites) {
   EXPECT_EQ(cache.find("other \"gpu\"", "conv", "k3")->config, "A=6");
 }
 
+// Names may hold any character: a device "a\0b" with kernel "c" and a
+// device "a" with kernel "b\0c" are two entries, each keeping its own text.
+TEST_F(AutotuneCacheTest, NamesThatHoldNulKeepTheirOwnEntries) {
+  std::string dir = directory + "/sub/dir";
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  std::ofstream(path) << R"({"a\u0000b": {"c": {"k": {"config": "X=1"}}},
+                             "a": {"b\u0000c": {"k": {"config": "Y=2"}}}})";
+  rt::AutotuneCache cache(path);
+  ASSERT_TRUE(cache.load().ok());
+  ASSERT_TRUE(cache.store("dev", "matmul", "k1", entry("A=1", 10)).ok());
+  ASSERT_TRUE(cache.store("dev", "matmul", "k2", entry("A=2", 10)).ok());
+  auto json = nlohmann::json::parse(read(path));
+  EXPECT_EQ(json[std::string("a\0b", 3)]["c"]["k"]["config"], "X=1");
+  EXPECT_EQ(json["a"][std::string("b\0c", 3)]["k"]["config"], "Y=2");
+}
+
 // One process's stores skip re-reading the file it wrote last; another
 // writer's store in between is read, kept, and joins memory.
 TEST_F(AutotuneCacheTest, StoresBetweenAnotherWritersStoresKeepEveryEntry) {

@@ -24,9 +24,9 @@
 // Readers take no lock: a rename is atomic, so they see the old or the new
 // file, never half of one. Two processes tuning different keys at once both
 // keep their entries. Re-reading is skipped when the file is still the one
-// this process last wrote or read (same inode, size and times under the
-// lock): then what it holds is already in memory, and a store serializes
-// its own entry only. A first call that tunes a network stores hundreds of
+// this process's last store wrote (the same inode, held open since, and the
+// same size and times, under the lock): then what it holds is already in
+// memory, and a store serializes its own entry only. A first call that tunes a network stores hundreds of
 // entries into a file of megabytes; reading, parsing and re-serializing all
 // of it at each store had cost more than the tunings themselves.
 //

@@ -485,10 +485,13 @@ void SparseEngine::precompile(
       continue;
     if (provider_.findLoaded(kernel, *config, specialization))
       continue;
-    // In the build's order, on the provider's workers: the build's first
-    // launch waits only for its own kernel (or compiles it, if no worker
-    // has started it), not for the whole list.
-    provider_.compileAhead(kernel, *config, specialization);
+    // In the build's order, on the provider's workers, before the
+    // candidates queued for later tunings (a convolution queues its own
+    // before it builds its maps): the build's first launch waits only for
+    // its own kernel (or compiles it, if no worker has started it), not for
+    // the whole list.
+    provider_.compileAhead(kernel, *config, specialization,
+                           rt::CompileAhead::When::Next);
   }
 }
 

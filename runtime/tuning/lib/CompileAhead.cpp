@@ -17,7 +17,8 @@ CompileAhead::~CompileAhead() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
-    queue_.clear();
+    next_.clear();
+    later_.clear();
   }
   changed_.notify_all();
   for (std::thread &worker : workers_)
@@ -30,26 +31,38 @@ void CompileAhead::forgetDoneLocked() {
 }
 
 bool CompileAhead::enqueue(const std::string &kernel, const Config &config,
-                           const Specialization &specialization) {
+                           const Specialization &specialization, When when) {
   std::string key = compileKey(kernel, config, specialization);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (stopping_ || jobs_.count(key))
+    if (stopping_)
       return false;
+    if (auto queued = jobs_.find(key); queued != jobs_.end()) {
+      // Queued for later and needed next now: it moves up.
+      if (when == When::Next && !queued->second->running &&
+          !queued->second->done) {
+        if (auto at = std::find(later_.begin(), later_.end(), key);
+            at != later_.end()) {
+          later_.erase(at);
+          next_.push_back(key);
+        }
+      }
+      return false;
+    }
     if (jobs_.size() >= capacity_)
       forgetDoneLocked();
     if (jobs_.size() >= capacity_)
       return false;
     // Workers start with the work, up to the limit; idle ones sleep.
     if (workers_.size() < threads_ &&
-        workers_.size() < queue_.size() + running_ + 1)
+        workers_.size() < next_.size() + later_.size() + running_ + 1)
       workers_.emplace_back([this] { work(); });
     auto job = std::make_shared<Job>();
     job->kernel = kernel;
     job->config = config;
     job->specialization = specialization;
     jobs_.emplace(key, std::move(job));
-    queue_.push_back(std::move(key));
+    (when == When::Next ? next_ : later_).push_back(std::move(key));
   }
   // Workers, takers and waitIdle() share the condition: all of them look.
   changed_.notify_all();
@@ -77,7 +90,10 @@ CompileAhead::take(const std::string &kernel, const Config &config,
   if (!job->running && !job->done) {
     // Not started: the caller's own compile starts now, not behind the
     // queue.
-    queue_.erase(std::find(queue_.begin(), queue_.end(), key));
+    for (std::deque<std::string> *queue : {&next_, &later_})
+      if (auto at = std::find(queue->begin(), queue->end(), key);
+          at != queue->end())
+        queue->erase(at);
     jobs_.erase(it);
     return std::nullopt;
   }
@@ -99,19 +115,22 @@ size_t CompileAhead::size() const {
 
 void CompileAhead::waitIdle() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return queue_.empty() && running_ == 0; });
+  changed_.wait(
+      lock, [&] { return next_.empty() && later_.empty() && running_ == 0; });
 }
 
 void CompileAhead::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     changed_.wait(lock, [&] {
-      return stopping_ || (!queue_.empty() && running_ < threads_);
+      return stopping_ ||
+             ((!next_.empty() || !later_.empty()) && running_ < threads_);
     });
     if (stopping_)
       return;
-    std::shared_ptr<Job> job = jobs_.at(queue_.front());
-    queue_.pop_front();
+    std::deque<std::string> &queue = next_.empty() ? later_ : next_;
+    std::shared_ptr<Job> job = jobs_.at(queue.front());
+    queue.pop_front();
     job->running = true;
     ++running_;
     lock.unlock();

@@ -54,11 +54,12 @@ KernelProvider::compile(const std::string &kernel, const Config &config,
 
 bool KernelProvider::compileAhead(const std::string &kernel,
                                   const Config &config,
-                                  const Specialization &specialization) {
+                                  const Specialization &specialization,
+                                  CompileAhead::When when) {
   // A kernel an earlier tuning loaded needs no compile: the next tuning
   // that tries it takes it loaded (findLoaded).
   return ahead_ && !findLoaded(kernel, config, specialization) &&
-         ahead_->enqueue(kernel, config, specialization);
+         ahead_->enqueue(kernel, config, specialization, when);
 }
 
 void KernelProvider::limitCompileAhead(unsigned threads) {

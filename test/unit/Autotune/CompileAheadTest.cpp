@@ -226,3 +226,26 @@ TEST(CompileAheadTest, FewerThreadsFromNowOn) {
 }
 
 } // namespace
+
+// A map build about to launch its kernels queues them Next: they run before
+// the candidates queued for later tunings, in their own order, and a Later
+// compile still queued moves up when it is needed next.
+TEST(CompileAheadTest, CompilesNeededNextRunBeforeThoseForLater) {
+  FakeCompiler compiler;
+  compiler.hold();
+  CompileAhead ahead(compiler.function(), /*threads=*/1);
+  for (int m : {1, 2, 3, 4})
+    ASSERT_TRUE(ahead.enqueue("candidate", configOf(m), {}));
+  compiler.waitStarted(1);
+  ASSERT_TRUE(ahead.enqueue("map", configOf(1), {}, CompileAhead::When::Next));
+  ASSERT_TRUE(ahead.enqueue("map", configOf(2), {}, CompileAhead::When::Next));
+  // Queued for later already: it moves up, behind the two.
+  EXPECT_FALSE(
+      ahead.enqueue("candidate", configOf(4), {}, CompileAhead::When::Next));
+  compiler.release();
+  ahead.waitIdle();
+  EXPECT_EQ(
+      compiler.calls(),
+      (std::vector<std::string>{"candidate 1", "map 1", "map 2", "candidate 4",
+                                "candidate 2", "candidate 3"}));
+}

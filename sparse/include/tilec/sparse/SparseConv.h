@@ -110,9 +110,10 @@ public:
 
   /// Queues compiles of the kernels of the `calls` (kernel, call) that have
   /// no launch plan yet and are not loaded for another bucket, in order, on
-  /// the provider's compile workers (KernelProvider::compileAhead): each
-  /// launch after it takes its kernel's compile, done or running, instead of
-  /// compiling it. A failed compile is reported by the launch.
+  /// the provider's compile workers (KernelProvider::compileAhead), before
+  /// the candidates queued for later tunings: each launch after it takes
+  /// its kernel's compile, done or running, instead of compiling it. A
+  /// failed compile is reported by the launch.
   void precompile(const std::vector<std::pair<std::string, Call>> &calls);
 
   /// Whether `signature` is new to this engine (then it is remembered): a

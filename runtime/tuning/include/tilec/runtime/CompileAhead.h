@@ -13,6 +13,14 @@
 // tuning asks for it is handed back to the tuning to compile itself, so
 // nothing waits behind the queue.
 //
+// Compiles needed next (When::Next: a map build about to launch its
+// kernels, SparseEngine::precompile) run before those queued for later
+// tunings, in their own order. Queued behind a convolution's candidates, a
+// build's kernels were each handed back to the build when it launched
+// them, and compiled one after another on its thread (about 1 s at a
+// network's first map build on the H100, while every worker compiled
+// candidates).
+//
 // Thread-safe. The workers start with the first job and sleep while the
 // queue is empty; the destructor drops what is still queued and waits for
 // the compiles that run.
@@ -55,8 +63,11 @@ public:
   // already queued, running or done and not taken, or when `capacity` are
   // (after forgetting the done ones nobody took: their artifacts are in the
   // stage cache, if there is one).
+  // Next: before every compile queued for Later (after the Next ones
+  // queued before it); a Later compile still queued moves up to Next.
+  enum class When { Later, Next };
   bool enqueue(const std::string &kernel, const Config &config,
-               const Specialization &specialization);
+               const Specialization &specialization, When when = When::Later);
 
   // The queued compile of (kernel, config, specialization): one running is
   // waited for, one done is handed over; either is then forgotten. Nothing
@@ -97,7 +108,8 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, std::shared_ptr<Job>> jobs_;
-  std::deque<std::string> queue_;
+  // The queued compiles not started yet: `next_` runs first.
+  std::deque<std::string> next_, later_;
   size_t running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> workers_;

@@ -107,9 +107,11 @@ public:
   // Queues a compile of (kernel, config, specialization) on the provider's
   // background workers (CompileAhead.h), for a compile() that comes later;
   // false when there is no compiler, it is queued already, or the kernel is
-  // loaded (findLoaded).
+  // loaded (findLoaded). `when`: Next for a compile a launch is about to
+  // need, before those queued for later tunings.
   bool compileAhead(const std::string &kernel, const Config &config,
-                    const Specialization &specialization);
+                    const Specialization &specialization,
+                    CompileAhead::When when = CompileAhead::When::Later);
   // At most `threads` compiles queued ahead run at once (0: one per
   // hardware thread).
   void limitCompileAhead(unsigned threads);

@@ -38,11 +38,40 @@ constexpr int64_t kVersion = 1;
 // Canonical text
 //===----------------------------------------------------------------------===//
 
-// A JSON string. tilec's names are ASCII; any other byte is escaped on its
-// own, so that the file stays valid JSON whatever a program passes.
+// The length of the well-formed UTF-8 sequence at text[at] (RFC 3629: no
+// overlong form, no surrogate, nothing past U+10FFFF), or 0.
+size_t utf8SequenceAt(std::string_view text, size_t at) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  unsigned char lead = byte(at);
+  size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC2 ? 2 : 0;
+  if (lead > 0xF4 || length == 0 || at + length > text.size())
+    return 0;
+  // The second byte's range depends on the lead (overlongs, surrogates and
+  // the code space's end are cut there); the rest are 0x80-0xBF.
+  unsigned char low = lead == 0xE0 ? 0xA0 : lead == 0xF0 ? 0x90 : 0x80;
+  unsigned char high = lead == 0xED ? 0x9F : lead == 0xF4 ? 0x8F : 0xBF;
+  if (byte(at + 1) < low || byte(at + 1) > high)
+    return 0;
+  for (size_t i = at + 2; i < at + length; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xBF)
+      return 0;
+  return length;
+}
+
+// A JSON string. tilec's names are ASCII, but a name read from a workload
+// file may be any UTF-8 (the parser checked it), which is kept as it is, so
+// that the text parses back to the same name; a control character, and a
+// byte of no UTF-8 sequence (only a program can pass one), is escaped on
+// its own, so that the file stays valid JSON whatever a program passes.
 void appendQuoted(std::string &out, std::string_view text) {
   out += '"';
-  for (unsigned char c : text) {
+  for (size_t at = 0; at < text.size();) {
+    unsigned char c = static_cast<unsigned char>(text[at]);
+    if (size_t length = c >= 0x80 ? utf8SequenceAt(text, at) : 0) {
+      out.append(text, at, length);
+      at += length;
+      continue;
+    }
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);
@@ -53,6 +82,7 @@ void appendQuoted(std::string &out, std::string_view text) {
     } else {
       out += static_cast<char>(c);
     }
+    ++at;
   }
   out += '"';
 }

@@ -212,6 +212,26 @@ TEST_F(WorkloadTest, NamesAreEscapedSoThatTheTextStaysJson) {
   EXPECT_EQ(json["sizes"].begin().key(), "a\"b\\c\n");
 }
 
+// A name the file spells in UTF-8 (or as \u escapes of non-ASCII code
+// points) is written back as UTF-8: the canonical text parses to the same
+// names and encodes to the same text (a byte-by-byte escape of each UTF-8
+// byte had read back as other characters; found by the WorkloadFuzzer).
+TEST_F(WorkloadTest, NonAsciiNamesRoundTripThroughTheCanonicalText) {
+  std::string file = R"({"format": "tilec-workload", "version": 1, "calls": [
+      {"kernel": "radix_scatter", "sizes": {"N": 15192, "SHI\u00ab": 0,
+                                            "\u00e9\u4e2d\ud83d\ude00": 1}}]})";
+  tilec::Result<rt::Workload> parsed = rt::Workload::parse(file, "w.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.message();
+  std::string text = parsed->encode();
+  EXPECT_NE(text.find("SHI\xc2\xab"), std::string::npos) << text;
+  EXPECT_NE(text.find("\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80"),
+            std::string::npos)
+      << text;
+  tilec::Result<rt::Workload> again = rt::Workload::parse(text, "w.json");
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->encode(), text);
+}
+
 TEST_F(WorkloadTest, Describe) {
   EXPECT_EQ(matmul(4096).describe(),
             "matmul K=4096,M=4096,N=4096 DTYPE=f16 ALLOW_TF32=0");

@@ -600,19 +600,21 @@ struct FileStamp {
   }
 };
 
-// Opened, not stat()ed: an open revalidates a network file system's
-// cached attributes (close-to-open consistency), a stat of the path may be
-// answered from them.
-std::optional<FileStamp> stampOf(const std::string &path) {
+// The file at `path` opened, not stat()ed (an open revalidates a network
+// file system's cached attributes, close-to-open consistency; a stat of the
+// path may be answered from them), and its stamp; -1 when it is not a
+// regular file.
+int openStamped(const std::string &path, std::optional<FileStamp> &stamp) {
+  stamp.reset();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return std::nullopt;
   struct stat info;
-  bool regular = ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode);
-  ::close(fd);
-  if (!regular)
-    return std::nullopt;
-  return FileStamp(info);
+  if (fd >= 0 && ::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    stamp = FileStamp(info);
+    return fd;
+  }
+  if (fd >= 0)
+    ::close(fd);
+  return -1;
 }
 
 // `text` (a value's dump(2)) as it sits `depth` spaces in: what nlohmann's
@@ -668,21 +670,18 @@ struct AutotuneCache::FileMirror {
       ::close(held);
     held = -1;
   }
-  // Holds the file at `path` as the one the mirror is; false when it cannot.
-  bool hold(const std::string &path) {
+  // Holds the file at `path` as the one the mirror is (none when it cannot
+  // be opened: the next store reads it again).
+  void hold(const std::string &path) {
     forget();
-    held = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    struct stat info;
-    if (held < 0 || ::fstat(held, &info) != 0 || !S_ISREG(info.st_mode)) {
-      forget();
-      return false;
-    }
-    stamp = FileStamp(info);
-    return true;
+    held = openStamped(path, stamp);
   }
   // Whether `path` still names the file the mirror holds, as it was.
   bool holds(const std::string &path) const {
-    std::optional<FileStamp> now = stampOf(path);
+    std::optional<FileStamp> now;
+    int fd = openStamped(path, now);
+    if (fd >= 0)
+      ::close(fd);
     return stamp && now && *now == *stamp;
   }
 
@@ -809,6 +808,21 @@ Result<AutotuneEntry> AutotuneCache::decodeRemoteEntry(
 
 namespace {
 
+// The entry `json` of (device, kernel, key) into `entries`, or why not into
+// `warnings`.
+void decodeInto(const Json &json, const std::string &device,
+                const std::string &kernel, const std::string &key,
+                std::map<std::string, AutotuneCache::KernelMap> &entries,
+                std::vector<std::string> &warnings, const std::string &path) {
+  Result<AutotuneEntry> entry = decodeEntryJson(json);
+  if (!entry) {
+    warnings.push_back(path + ": entry " + device + "/" + kernel + "/" + key +
+                       ": " + entry.message() + "; ignored");
+    return;
+  }
+  entries[device][kernel][key] = std::move(*entry);
+}
+
 // Fills `entries` from the file's JSON; problems go to `warnings`.
 void decodeAll(const Json &root,
                std::map<std::string, AutotuneCache::KernelMap> &entries,
@@ -826,16 +840,9 @@ void decodeAll(const Json &root,
                            " is not an object; ignored");
         continue;
       }
-      for (auto key = kernel->begin(); key != kernel->end(); ++key) {
-        Result<AutotuneEntry> entry = decodeEntryJson(*key);
-        if (!entry) {
-          warnings.push_back(path + ": entry " + device.key() + "/" +
-                             kernel.key() + "/" + key.key() + ": " +
-                             entry.message() + "; ignored");
-          continue;
-        }
-        entries[device.key()][kernel.key()][key.key()] = std::move(*entry);
-      }
+      for (auto key = kernel->begin(); key != kernel->end(); ++key)
+        decodeInto(*key, device.key(), kernel.key(), key.key(), entries,
+                   warnings, path);
     }
   }
 }
@@ -886,34 +893,32 @@ Result<bool> AutotuneCache::mergeIntoFile(const std::string &device,
                                           const std::string &kernel,
                                           const std::string &key,
                                           const AutotuneEntry &entry) {
-  const std::string &path = path_;
   FileMirror &mirror = *mirror_;
-  std::vector<std::string> &warnings = warnings_;
   auto fail = [&](const Status &status) {
-    return status.withContext("cannot store into the autotune cache " + path);
+    return status.withContext("cannot store into the autotune cache " + path_);
   };
-  if (Status status = makeDirectories(parentDirectory(path)); !status.ok())
+  if (Status status = makeDirectories(parentDirectory(path_)); !status.ok())
     return fail(status);
-  Result<FileLock> lock = FileLock::acquire(path + ".lock");
+  Result<FileLock> lock = FileLock::acquire(path_ + ".lock");
   if (!lock)
     return fail(lock.status());
 
   // Under the lock: what is on disk now is the latest, whoever wrote it.
-  bool reread = !mirror.holds(path);
+  bool reread = !mirror.holds(path_);
   if (reread) {
     mirror.forget();
     mirror.texts.clear();
     bool exists = false;
-    Result<Json> read = readCacheFile(path, exists);
+    Result<Json> read = readCacheFile(path_, exists);
     if (!read) {
       // Never overwrite a file we cannot read: keep it for a human to look
       // at.
-      std::string aside = path + ".corrupt";
-      if (::rename(path.c_str(), aside.c_str()) != 0)
+      std::string aside = path_ + ".corrupt";
+      if (::rename(path_.c_str(), aside.c_str()) != 0)
         return fail(Status::error(read.message() + ", and moving it to " +
                                   aside + " failed: " + std::strerror(errno)));
-      warnings.push_back(read.message() + "; moved to " + aside +
-                         " and started a new cache");
+      warnings_.push_back(read.message() + "; moved to " + aside +
+                          " and started a new cache");
       read = Json::object();
     }
     mirror.root = std::move(*read);
@@ -928,7 +933,7 @@ Result<bool> AutotuneCache::mergeIntoFile(const std::string &device,
   keyJson = encodeEntryJson(entry);
   mirror.texts[textKey(device, kernel, key)] = FileMirror::entryText(keyJson);
 
-  if (Status status = writeFileAtomically(path, mirror.dump());
+  if (Status status = writeFileAtomically(path_, mirror.dump());
       !status.ok()) {
     // The file is what it was; the mirror holds the entry it lacks.
     mirror.forget();
@@ -936,7 +941,7 @@ Result<bool> AutotuneCache::mergeIntoFile(const std::string &device,
   }
   // Still under the lock: the file just written (else the next store reads
   // it again).
-  mirror.hold(path);
+  mirror.hold(path_);
   return reread;
 }
 
@@ -1025,13 +1030,8 @@ Status AutotuneCache::store(const std::string &device,
     mirror_->memoryBehind = false;
   } else if (reread) {
     // Memory already holds the file but for this entry: as the file has it.
-    Result<AutotuneEntry> decoded =
-        decodeEntryJson(mirror_->root[device][kernel][key]);
-    if (decoded)
-      entries_[device][kernel][key] = std::move(*decoded);
-    else
-      warnings_.push_back(path_ + ": entry " + device + "/" + kernel + "/" +
-                          key + ": " + decoded.message() + "; ignored");
+    decodeInto(mirror_->root[device][kernel][key], device, kernel, key,
+               entries_, warnings_, path_);
   }
   // Also when the file could not be written: the team still gets the result.
   if (remote_ && remote_->enabled()) {

@@ -26,9 +26,10 @@
 // keep their entries. Re-reading is skipped when the file is still the one
 // this process's last store wrote (the same inode, held open since, and the
 // same size and times, under the lock): then what it holds is already in
-// memory, and a store serializes its own entry only. A first call that tunes a network stores hundreds of
-// entries into a file of megabytes; reading, parsing and re-serializing all
-// of it at each store had cost more than the tunings themselves.
+// memory, and a store serializes its own entry only. A first call that
+// tunes a network stores hundreds of entries into a file of megabytes;
+// reading, parsing and re-serializing all of it at each store had cost more
+// than the tunings themselves.
 //
 // With a shared tier (RemoteCache.h), entries are also kept on the server,
 // one hash per device and kernel, one field per key:
@@ -202,7 +203,7 @@ private:
                         const std::string &kernel) const;
   // Merges one entry into the file under its lock and into mirror_. The file
   // is read again only when it is not the one the mirror holds (another
-  // process wrote it, or this one has not read it since load()): the result
+  // process wrote it, or this one has not stored since load()): the result
   // says whether it was. A file that does not parse is moved aside, with a
   // warning.
   Result<bool> mergeIntoFile(const std::string &device,

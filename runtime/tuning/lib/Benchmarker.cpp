@@ -57,13 +57,20 @@ double medianRelativeError(const std::vector<double> &sortedUs) {
   return 1.2533 * sigma / std::sqrt(double(sortedUs.size())) / median;
 }
 
-int nextRepetitions(int done, int cap, double error,
-                    const BenchmarkOptions &options) {
+double enoughError(const BenchmarkOptions &options, double medianUs) {
+  if (options.targetError <= 0)
+    return 0;
+  if (!(medianUs > 0))
+    return options.targetError;
+  return std::max(options.targetError, options.resolutionUs / medianUs);
+}
+
+int nextRepetitions(int done, int cap, double error, double enough) {
   if (done >= cap)
     return 0;
   if (done == 0)
-    return options.targetError > 0 ? std::min(cap, kRepetitionBatch) : cap;
-  if (options.targetError <= 0 || error <= options.targetError)
+    return enough > 0 ? std::min(cap, kRepetitionBatch) : cap;
+  if (enough <= 0 || error <= enough)
     return 0;
   return std::min(cap - done, std::max(kRepetitionBatch, done / 2));
 }
@@ -94,8 +101,10 @@ Result<BenchmarkResult> Benchmarker::measure(const Kernel &kernel, Dim3 grid,
     return status;
 
   // One launch, waited for: reports a launch failure at once and gives a
-  // first estimate (cold instruction cache included).
-  TILEC_RT_BENCH_TRY(ensureEvents(2));
+  // first estimate (cold instruction cache included). Its flush is timed
+  // too: each warm-up launch pays one.
+  TILEC_RT_BENCH_TRY(ensureEvents(3));
+  TILEC_RT_BENCH_TRY(events_[2].record());
   TILEC_RT_BENCH_TRY(flush());
   TILEC_RT_BENCH_TRY(events_[0].record());
   TILEC_RT_BENCH_TRY(launch(kernel, grid, args));
@@ -104,6 +113,9 @@ Result<BenchmarkResult> Benchmarker::measure(const Kernel &kernel, Dim3 grid,
   Result<float> first = elapsed(0, 1);
   if (!first)
     return first.status();
+  Result<float> firstFlush = elapsed(2, 0);
+  if (!firstFlush)
+    return firstFlush.status();
   if (options.stopAboveUs > 0 &&
       double(*first) * 1000.0 > options.stopAboveUs) {
     BenchmarkResult result;
@@ -119,7 +131,10 @@ Result<BenchmarkResult> Benchmarker::measure(const Kernel &kernel, Dim3 grid,
   double warmupMs = clocksHeld()
                         ? std::min(options.warmupMs, options.warmWarmupMs)
                         : options.warmupMs;
-  double estimate = std::max(1e-3, double(*first));
+  // A launch and its flush: a short kernel's warm-up counted in launches
+  // alone would flush the L2 a few dozen times (1.3 ms of warm-up for
+  // 0.25 ms asked, at 11 us a launch behind a 100 MB flush).
+  double estimate = std::max(1e-3, double(*first) + double(*firstFlush));
   int warmups =
       static_cast<int>(std::clamp(std::ceil(warmupMs / estimate), 1.0, 1000.0));
   TILEC_RT_BENCH_TRY(events_[0].record());
@@ -146,9 +161,10 @@ Result<BenchmarkResult> Benchmarker::measure(const Kernel &kernel, Dim3 grid,
   std::vector<double> times;
   times.reserve(cap);
   int done = 0;
-  for (int batch = nextRepetitions(0, cap, 0, options); batch > 0;
-       batch =
-           nextRepetitions(done, cap, medianRelativeError(times), options)) {
+  for (int batch = nextRepetitions(0, cap, 0, enoughError(options, 0));
+       batch > 0;
+       batch = nextRepetitions(done, cap, medianRelativeError(times),
+                               enoughError(options, quantile(times, 0.5)))) {
     for (int r = done; r < done + batch; ++r) {
       TILEC_RT_BENCH_TRY(flush());
       TILEC_RT_BENCH_TRY(events_[2 * r].record());

@@ -141,6 +141,12 @@ struct BenchmarkOptions {
   // microseconds with a steady time needs a few dozen, not the budget's
   // hundreds.
   double targetError = 0.005;
+  // The median's error, in microseconds, below which no more repetitions
+  // are worth their time whatever targetError asks: half the resolution of
+  // CUDA's event timer (about 0.5 us). An 11 us kernel's 0.5% is 0.055 us,
+  // a tenth of the timer's step: its full measurement ran to the cap of 200
+  // repetitions (11 ms behind the L2 flushes) to tell 10.5 from 10.6 us.
+  double resolutionUs = 0.25;
   // Write a buffer of twice the L2 size before each repetition, so that
   // every repetition starts with a cold L2 as a call in a real workload does.
   bool flushL2 = true;
@@ -164,14 +170,21 @@ double medianRelativeError(const std::vector<double> &sortedUs);
 // for the spread between the 20th and 80th percentiles to say something.
 inline constexpr int kRepetitionBatch = 10;
 
+// The relative error of a median of `medianUs` that is precise enough:
+// options.targetError, or more where the timer's resolution
+// (options.resolutionUs) is the larger share of the median; 0 where
+// targetError is 0 (the rule off). A median of 0 (none yet) gets
+// targetError.
+double enoughError(const BenchmarkOptions &options, double medianUs);
+
 // How many repetitions to queue next, after `done` of at most `cap`, whose
-// median's relative error is `error`: 0 when done. The first batch is
-// kRepetitionBatch (the whole cap where targetError is 0, as it was before
-// the rule); then, until the error is at most targetError, half as many
-// again as are done (at least kRepetitionBatch), so that a measurement
-// takes a few waits, not one per repetition.
-int nextRepetitions(int done, int cap, double error,
-                    const BenchmarkOptions &options);
+// median's relative error is `error`, `enough` being precise enough
+// (enoughError): 0 when done. The first batch is kRepetitionBatch (the
+// whole cap where `enough` is 0, as it was before the rule); then, until
+// the error is at most `enough`, half as many again as are done (at least
+// kRepetitionBatch), so that a measurement takes a few waits, not one per
+// repetition.
+int nextRepetitions(int done, int cap, double error, double enough);
 
 struct BenchmarkResult {
   double medianUs = 0;
@@ -438,8 +451,7 @@ private:
   std::mutex mutex_;
   // A bundle's descriptions are shared with it (they live as long as it),
   // the others are copies the tuner owns.
-  std::map<std::string, std::shared_ptr<const KernelDescription>>
-      descriptions_;
+  std::map<std::string, std::shared_ptr<const KernelDescription>> descriptions_;
   // kernel + '\n' + key -> the chosen config and kernel.
   std::map<std::string, TuneResult> chosen_;
 };

@@ -195,55 +195,8 @@ private:
   unsigned elementBytes;
   SmallVector<LinearLayout::Basis> registers, lanes;
 };
-} // namespace
 
-namespace {
-/// The search below for one conversion, keyed by its layouts and element
-/// size.
-ConversionScratch searchConversionScratch(const LinearLayout &src,
-                                          const LinearLayout &dst,
-                                          unsigned elementBytes);
-
-/// A conversion's layouts and element size as one key: the shape, then each
-/// basis list with its length.
-std::vector<int64_t> getScratchKey(const LinearLayout &src,
-                                   const LinearLayout &dst,
-                                   unsigned elementBytes) {
-  std::vector<int64_t> key = {elementBytes};
-  for (const LinearLayout *layout : {&src, &dst}) {
-    key.push_back(int64_t(layout->getShape().size()));
-    llvm::append_range(key, layout->getShape());
-    for (ArrayRef<LinearLayout::Basis> bases :
-         {layout->getRegisterBases(), layout->getLaneBases(),
-          layout->getWarpBases()}) {
-      key.push_back(int64_t(bases.size()));
-      for (const LinearLayout::Basis &basis : bases)
-        llvm::append_range(key, basis);
-    }
-  }
-  return key;
-}
-} // namespace
-
-ConversionScratch tilec::getConversionScratch(const LinearLayout &src,
-                                              const LinearLayout &dst,
-                                              unsigned elementBytes) {
-  // The same conversions are asked for by the barrier analysis, the
-  // allocation, its check and the lowering, for every op of a kernel: the
-  // search was 7% of a convolution's compile before PTX. Per thread (a
-  // tuner compiles on several), bounded.
-  thread_local std::map<std::vector<int64_t>, ConversionScratch> searched;
-  std::vector<int64_t> key = getScratchKey(src, dst, elementBytes);
-  if (auto found = searched.find(key); found != searched.end())
-    return found->second;
-  if (searched.size() >= 256)
-    searched.clear();
-  ConversionScratch scratch = searchConversionScratch(src, dst, elementBytes);
-  searched.emplace(std::move(key), scratch);
-  return scratch;
-}
-
-namespace {
+/// The padding search of getConversionScratch for one conversion.
 ConversionScratch searchConversionScratch(const LinearLayout &src,
                                           const LinearLayout &dst,
                                           unsigned elementBytes) {
@@ -287,7 +240,45 @@ ConversionScratch searchConversionScratch(const LinearLayout &src,
   }
   return best;
 }
+
+/// A conversion's layouts and element size as one key: the shape, then each
+/// basis list with its length.
+std::vector<int64_t> getScratchKey(const LinearLayout &src,
+                                   const LinearLayout &dst,
+                                   unsigned elementBytes) {
+  std::vector<int64_t> key = {elementBytes};
+  for (const LinearLayout *layout : {&src, &dst}) {
+    key.push_back(int64_t(layout->getShape().size()));
+    llvm::append_range(key, layout->getShape());
+    for (ArrayRef<LinearLayout::Basis> bases :
+         {layout->getRegisterBases(), layout->getLaneBases(),
+          layout->getWarpBases()}) {
+      key.push_back(int64_t(bases.size()));
+      for (const LinearLayout::Basis &basis : bases)
+        llvm::append_range(key, basis);
+    }
+  }
+  return key;
+}
 } // namespace
+
+ConversionScratch tilec::getConversionScratch(const LinearLayout &src,
+                                              const LinearLayout &dst,
+                                              unsigned elementBytes) {
+  // The same conversions are asked for by the barrier analysis, the
+  // allocation, its check and the lowering, for every op of a kernel: the
+  // search was 7% of a convolution's compile before PTX. Per thread (a
+  // tuner compiles on several), bounded.
+  thread_local std::map<std::vector<int64_t>, ConversionScratch> searched;
+  std::vector<int64_t> key = getScratchKey(src, dst, elementBytes);
+  if (auto found = searched.find(key); found != searched.end())
+    return found->second;
+  if (searched.size() >= 256)
+    searched.clear();
+  ConversionScratch scratch = searchConversionScratch(src, dst, elementBytes);
+  searched.emplace(std::move(key), scratch);
+  return scratch;
+}
 
 int64_t tilec::getSharedMemoryBytes(Operation *op) {
   // Only tensors with distributed layouts are lowered (ttir has none).

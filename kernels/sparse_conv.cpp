@@ -298,6 +298,43 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .pruneUnless("(SPLIT_K - 1) * cdiv(next_power_of_2(N), BLOCK_M) * "
                        "cdiv(CO, BLOCK_N) <= 66",
                        "halves pay only where twice the tiles start at once")
+          // A first use without tuning (TILEC_FIRST_USE=predict): column
+          // tiles covering the output channels up to 128, K steps as deep as
+          // the input channels allow, halves where the tiles fill under half
+          // the SMs, 32-deep K steps where there are many tiles. Over the 51
+          // layers of a SpUNet's forward and input gradient (H100, f16, 11
+          // first-call tunings of 2026-12-07), with the row block a
+          // convolution predicts (convRowBlocks), these run the layers in
+          // 1.04x the time of each layer's tuned winner (at worst 1.36x),
+          // against 1.34x for each key's most common winner.
+          .predictWhen({"CO <= 32", "CI >= 32"},
+                       "BLOCK_N=32,BLOCK_K=32,num_warps=4,num_stages=3")
+          .predictWhen({"CO <= 32"},
+                       "BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")
+          .predictWhen({"CO <= 64", "CI >= 64",
+                        "cdiv(next_power_of_2(N), BLOCK_M) * cdiv(CO, 64) "
+                        "<= 66"},
+                       "BLOCK_N=64,BLOCK_K=64,num_warps=4,num_stages=3,"
+                       "SPLIT_K=2")
+          .predictWhen({"CO <= 64", "CI >= 64"},
+                       "BLOCK_N=64,BLOCK_K=64,num_warps=4,num_stages=3")
+          .predictWhen({"CO <= 64"},
+                       "BLOCK_N=64,BLOCK_K=32,num_warps=4,num_stages=3")
+          .predictWhen(
+              {"cdiv(next_power_of_2(N), BLOCK_M) * cdiv(CO, 128) >= 400"},
+              "BLOCK_N=128,BLOCK_K=32,num_warps=4,num_stages=3")
+          .predictWhen({"CI >= 128",
+                        "cdiv(next_power_of_2(N), BLOCK_M) * cdiv(CO, 128) "
+                        "<= 66"},
+                       "BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3,"
+                       "SPLIT_K=2")
+          .predictWhen({"CI >= 128"},
+                       "BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3")
+          .predictWhen({"cdiv(next_power_of_2(N), BLOCK_M) * cdiv(CO, 128) "
+                        "<= 66"},
+                       "BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4,"
+                       "SPLIT_K=2")
+          .predictWhen({}, "BLOCK_N=128,BLOCK_K=64,num_warps=4,num_stages=4")
           .key("LOG2_N", "ceil(log2(N))")
           .key("CI")
           .key("CO")

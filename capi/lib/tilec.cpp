@@ -603,6 +603,18 @@ tilec_status tilec_compile_layers_ahead(tilec_runtime *runtime,
   return succeed();
 }
 
+tilec_status tilec_retire_predictions(tilec_runtime *runtime, size_t *retired) {
+  if (!runtime)
+    return fail(TILEC_ERROR_INVALID_ARGUMENT, "runtime must not be NULL");
+  EnteredContext entered(runtime->context());
+  if (!entered.status().ok())
+    return failFrom(entered.status(), TILEC_ERROR_DEVICE);
+  size_t done = runtime->engine().retirePredictions();
+  if (retired)
+    *retired = done;
+  return succeed();
+}
+
 namespace {
 
 // The strided convolution a call names, checked for its pointers.

@@ -136,6 +136,16 @@ std::string configStatement(const Config &config) {
          std::to_string(config.numStages) + "; d->candidate(std::move(c)); }\n";
 }
 
+std::string predictionStatement(const KernelDescription::Prediction &p) {
+  const Config &config = p.config;
+  return "    { tilec::Config c; c.params = " + integerMap(config.params) +
+         "; c.types = " + stringMap(config.types) +
+         "; c.numWarps = " + std::to_string(config.numWarps) +
+         "; c.numStages = " + std::to_string(config.numStages) +
+         "; d->predictWhen(" + stringList(p.conditions) +
+         ", std::move(c)); }\n";
+}
+
 } // namespace
 
 std::string KernelDescription::toCpp(std::string_view function) const {
@@ -171,6 +181,8 @@ std::string KernelDescription::toCpp(std::string_view function) const {
   for (const auto &[condition, why] : pruneConditions)
     body += "    d->pruneUnless(" + cppStringLiteral(condition) + ", " +
             cppStringLiteral(why) + ");\n";
+  for (const Prediction &prediction : predictions)
+    body += predictionStatement(prediction);
   body += "    d->testSizes(" + integerMap(defaultSizes) + ", " +
           integerMap(tailSizes) + ");\n";
   std::string make = "(" + cppStringLiteral(name) + ", " +

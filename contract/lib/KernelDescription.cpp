@@ -133,6 +133,37 @@ KernelDescription &KernelDescription::pruneUnless(std::string condition,
   return *this;
 }
 
+KernelDescription &
+KernelDescription::predictWhen(std::vector<std::string> conditions,
+                               std::string_view configText) {
+  Result<Config> parsed = Config::parse(configText);
+  if (!parsed) {
+    std::fprintf(stderr, "kernel description '%s' (%s): bad prediction: %s\n",
+                 name.c_str(), sourceFile.c_str(), parsed.message().c_str());
+    std::abort();
+  }
+  return predictWhen(std::move(conditions), std::move(*parsed));
+}
+
+KernelDescription &
+KernelDescription::predictWhen(std::vector<std::string> conditions,
+                               Config predicted) {
+  Result<Config> config = resolveConfig(predicted);
+  // A prediction is one of the configs a tuning would try: a first use
+  // runs nothing a tuning could not have chosen.
+  if (!config ||
+      std::find(configs.begin(), configs.end(), *config) == configs.end()) {
+    std::fprintf(stderr,
+                 "kernel description '%s' (%s): the prediction %s is not a "
+                 "candidate declared before it%s\n",
+                 name.c_str(), sourceFile.c_str(), predicted.str().c_str(),
+                 config ? "" : (" (" + config.message() + ")").c_str());
+    std::abort();
+  }
+  predictions.push_back({std::move(conditions), std::move(*config)});
+  return *this;
+}
+
 KernelDescription &KernelDescription::flops(std::string expression) {
   flopsExpression = std::move(expression);
   return *this;
@@ -575,6 +606,59 @@ KernelDescription::pruneReason(const Config &config, const Call &call) const {
                                         " does not hold (" + why + ")");
   }
   return std::optional<std::string>();
+}
+
+Result<std::vector<Config>>
+KernelDescription::predictedConfigs(const Call &call) const {
+  struct Option {
+    Config config;
+    bool pruned = false;
+  };
+  // Every candidate completed for the call, in declaration order.
+  std::vector<Option> options;
+  for (const Config &candidate : configs) {
+    Result<Config> config = configForCall(candidate, call);
+    if (!config)
+      return config.status();
+    Result<std::optional<std::string>> pruned = pruneReason(*config, call);
+    if (!pruned)
+      return pruned.status();
+    options.push_back({std::move(*config), pruned->has_value()});
+  }
+  bool allPruned = std::all_of(options.begin(), options.end(),
+                               [](const Option &o) { return o.pruned; });
+  std::vector<Config> ordered;
+  auto add = [&](const Config &config) {
+    if (std::find(ordered.begin(), ordered.end(), config) == ordered.end())
+      ordered.push_back(config);
+  };
+  for (const Prediction &prediction : predictions) {
+    Result<Config> config = configForCall(prediction.config, call);
+    if (!config)
+      return config.status();
+    auto option =
+        std::find_if(options.begin(), options.end(),
+                     [&](const Option &o) { return o.config == *config; });
+    if (option == options.end() || (option->pruned && !allPruned))
+      continue;
+    std::map<std::string, int64_t> names = configNames(*config, call);
+    bool holds = true;
+    for (const std::string &condition : prediction.conditions) {
+      Result<int64_t> value = evaluateExpression(condition, names);
+      if (!value)
+        return value.status().withContext("prediction condition of " + name);
+      if (!*value) {
+        holds = false;
+        break;
+      }
+    }
+    if (holds)
+      add(*config);
+  }
+  for (const Option &option : options)
+    if (!option.pruned || allPruned)
+      add(option.config);
+  return ordered;
 }
 
 Result<double> KernelDescription::evaluateFlops(const Call &call) const {

@@ -9,6 +9,8 @@
 
 #include "JsonReader.h"
 
+#include <algorithm>
+
 namespace tilec {
 
 using Json = nlohmann::ordered_json;
@@ -79,6 +81,12 @@ std::string KernelDescription::toJson() const {
     json["prune_unless"] = Json::array();
     for (const auto &[condition, why] : pruneConditions)
       json["prune_unless"].push_back({{"condition", condition}, {"why", why}});
+  }
+  if (!predictions.empty()) {
+    json["predictions"] = Json::array();
+    for (const Prediction &prediction : predictions)
+      json["predictions"].push_back({{"when", prediction.conditions},
+                                     {"config", prediction.config.str()}});
   }
   json["default_sizes"] = defaultSizes;
   json["tail_sizes"] = tailSizes;
@@ -238,6 +246,28 @@ Result<KernelDescription> KernelDescription::fromJson(std::string_view text) {
           conditions->emplace_back(condition, why);
         return s;
       });
+  if (status.ok() && reader.has(json, "predictions"))
+    status = reader.objects(
+        json, "predictions", [&](const Json &item, const std::string &field) {
+          KernelDescription::Prediction prediction;
+          std::string config;
+          Status s = reader.strings(item, "when", field, prediction.conditions);
+          if (s.ok())
+            s = reader.string(item, "config", field, config);
+          if (!s.ok())
+            return s;
+          Result<Config> parsed = description.parseConfig(config);
+          if (!parsed)
+            return Status::error("field '" + field + ".config' " +
+                                 parsed.message());
+          if (std::find(description.configs.begin(), description.configs.end(),
+                        *parsed) == description.configs.end())
+            return Status::error("field '" + field + ".config' " + config +
+                                 " is not one of the configs");
+          prediction.config = std::move(*parsed);
+          description.predictions.push_back(std::move(prediction));
+          return Status::success();
+        });
   if (status.ok())
     status = reader.integerMap(json, "default_sizes", description.defaultSizes);
   if (status.ok())

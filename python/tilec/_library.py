@@ -182,6 +182,7 @@ SIGNATURES = {
     "tilec_compile_layers_ahead": ([_ptr, _out(ConvLayerPlan),
                                     ctypes.c_size_t, _out(ctypes.c_size_t)],
                                    _status),
+    "tilec_retire_predictions": ([_ptr, _out(ctypes.c_size_t)], _status),
     "tilec_scene_shell": ([_i32, _i32, _out(_out(_i32)), _out(_i64)], _status),
     "tilec_scene_uniform": ([_i64, _i32, _i32, ctypes.c_uint64,
                              _out(_out(_i32)), _out(_i64)], _status),

@@ -59,6 +59,19 @@ class Runtime:
         self.lock = threading.Lock()
         weakref.finalize(self, lib.lib.tilec_runtime_destroy, self.handle)
 
+    def retire_predictions(self):
+        """Under TILEC_FIRST_USE=predict a shape's first call runs each
+        kernel's predicted config, compiled alone and not benchmarked. This
+        ends that: from the next call on every shape is tuned on its first
+        use (the predicted ones included), as under TILEC_FIRST_USE=tune.
+        Returns how many predictions were dropped."""
+        retired = ctypes.c_size_t()
+        with self.lock:
+            self._lib.check(self._lib.lib.tilec_retire_predictions(
+                self.handle, ctypes.byref(retired)),
+                "tilec_retire_predictions")
+        return retired.value
+
     def __repr__(self):
         source = f"bundle={self.bundle!r}, allow_jit={self.allow_jit}" \
             if self.bundle else "caches and JIT"

@@ -23,7 +23,10 @@ BatchNorm in training mode:
          is faster).
   first  each peer's first forward and backward of a new shape (the res-128
          shell) in a fresh process with cold caches (tilec's stage and
-         autotune caches, Triton's cache), and its second on a new tensor.
+         autotune caches, Triton's cache), and its second on a new tensor;
+         tilec twice: tuning on first use, and with TILEC_FIRST_USE=predict
+         (the predictions' first and second calls, then, after
+         retire_predictions(), the call that tunes and one more).
 
 Prints the tables, writes spconv_network.json to --out; exits 1 when a check
 fails. Needs torch with CUDA, spconv-Triton for its column (else noted), the
@@ -46,6 +49,9 @@ import spconv_frames  # noqa: E402  (puts the tilec package on sys.path)
 
 PEERS = ("tilec", "spconv_triton")
 NAMES = {"tilec": "tilec", "spconv_triton": "spconv-Triton"}
+# The first call's runs: a peer, or tilec with TILEC_FIRST_USE=predict.
+FIRST_RUNS = ("tilec", "tilec_predict", "spconv_triton")
+FIRST_NAMES = dict(NAMES, tilec_predict="tilec, first use predicts")
 SCENES = ("street", "shell256")
 CHECK_SCENE, FIRST_SCENE = "shell64x2", "shell128"
 IN_CHANNELS, CLASSES = 4, 13
@@ -293,13 +299,16 @@ def timing(spconv, args):
     return rows
 
 
-def first_call(args, peer):
+def first_call(args, run):
     """A child process: the first forward and backward of FIRST_SCENE with
-    cold caches, then a second on a new tensor."""
+    cold caches, then a second on a new tensor (FIRST_RUNS: tilec_predict
+    is tilec with TILEC_FIRST_USE=predict, see child_first)."""
     work = tempfile.mkdtemp(prefix="tilec-network-first-")
     env = dict(os.environ, TILEC_CACHE_DIR=os.path.join(work, "cache"),
                TILEC_AUTOTUNE_CACHE=os.path.join(work, "autotune.json"),
-               TRITON_CACHE_DIR=os.path.join(work, "triton"))
+               TRITON_CACHE_DIR=os.path.join(work, "triton"),
+               TILEC_FIRST_USE="predict" if run == "tilec_predict" else "tune")
+    peer = "tilec" if run == "tilec_predict" else run
     result_path = os.path.join(work, "result.json")
     command = [sys.executable, os.path.abspath(__file__), "--lib", args.lib,
                "--role", "first", "--peer", peer, "--result", result_path]
@@ -317,7 +326,7 @@ def first_call(args, peer):
     if peer == "tilec" and os.path.isfile(tuned):
         # Kept: what the first call tuned (keys, candidates by status, the
         # span of their tunings).
-        kept = os.path.join(args.out, "first-tilec-autotune.json")
+        kept = os.path.join(args.out, f"first-{run}-autotune.json")
         shutil.copyfile(tuned, kept)
         result["tuning"] = spconv_frames.tuning_summary(kept)
     shutil.rmtree(work, ignore_errors=True)
@@ -331,16 +340,23 @@ def child_first(args, spconv):
     features = torch.randn(coords.shape[0], IN_CHANNELS, device=device,
                            dtype=torch.float16)
     net = networks(spconv)[args.peer]
-    seconds = []
-    for _ in range(2):
+
+    def step():
         start = time.perf_counter()
         y = net(make_input(args.peer, spconv, coords, features, shape,
                            batches))
         y.features.float().sum().backward()
         torch.cuda.synchronize()
-        seconds.append(time.perf_counter() - start)
-    spconv_frames.write_json(args.result, {"first_s": seconds[0],
-                                           "second_s": seconds[1]})
+        return time.perf_counter() - start
+
+    result = {"first_s": step(), "second_s": step()}
+    if os.environ.get("TILEC_FIRST_USE") == "predict" and args.peer == "tilec":
+        # The first two ran on predictions; from here on every key tunes.
+        import tilec
+        result["retired"] = tilec.default_runtime().retire_predictions()
+        result["tuning_s"] = step()
+        result["tuned_s"] = step()
+    spconv_frames.write_json(args.result, result)
 
 
 def print_tables(report):
@@ -362,12 +378,15 @@ def print_tables(report):
         ["scene", "N"] + [f"forward {NAMES[p]}" for p in PEERS] +
         ["best peer / tilec"] + [f"step {NAMES[p]}" for p in PEERS] +
         ["best peer / tilec"], lines)
-    first = [[NAMES[p], spconv_frames.cell(e.get("first_s"), ".2f"),
+    first = [[FIRST_NAMES[p], spconv_frames.cell(e.get("first_s"), ".2f"),
               spconv_frames.cell(e.get("second_s"), ".3f"),
+              spconv_frames.cell(e.get("tuning_s"), ".2f"),
+              spconv_frames.cell(e.get("tuned_s"), ".3f"),
               e.get("error", "")[:80]] for p, e in report["first"].items()]
     spconv_frames.print_table(
         f"First forward + backward of {FIRST_SCENE}, cold caches (s)",
-        ["peer", "first s", "second s", "error"], first)
+        ["run", "first s", "second s", "tuning s (after retiring)",
+         "tuned s", "error"], first)
 
 
 def main():
@@ -428,13 +447,13 @@ def main():
         report["time"] = timing(spconv, args)
         spconv_frames.write_json(path, report)
     if "first" in sections:
-        for peer in PEERS:
-            if peer == "spconv_triton" and spconv is None:
+        for run in FIRST_RUNS:
+            if run == "spconv_triton" and spconv is None:
                 continue
-            report["first"][peer] = first_call(args, peer)
-            first = report["first"][peer]
+            report["first"][run] = first_call(args, run)
+            first = report["first"][run]
             tuning = first.get("tuning")
-            print(f"  first {NAMES[peer]}: "
+            print(f"  first {FIRST_NAMES[run]}: "
                   f"{ {k: v for k, v in first.items() if k != 'tuning'} }"
                   f"{'; ' + tuning['text'] if tuning else ''}", flush=True)
             spconv_frames.write_json(path, report)

@@ -114,7 +114,8 @@ bool compileGradientsAhead(SparseEngine &engine,
     return true;
   std::vector<std::pair<std::string, Call>> tunings;
   if (inputGradient)
-    tunings = rowBlockCalls(*inputGradient);
+    tunings =
+        rowBlockCalls(*inputGradient, engine.autotuner().options().firstUse);
   tunings.emplace_back(kWgradKernel, weightGradient);
   engine.autotuner().compileAhead(tunings);
   return false;

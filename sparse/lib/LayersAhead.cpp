@@ -59,9 +59,11 @@ Status checkPlan(const LayerPlan &plan, const ConvArguments &arguments,
 }
 
 // Appends the calls of `plans[index]`'s first calls to `calls`: its forward
-// row blocks, then its input gradient's, then its weight gradient.
+// row blocks, then its input gradient's, then its weight gradient; the
+// predicted row blocks alone where the first use predicts.
 Status appendPlanCalls(const std::vector<LayerPlan> &plans, size_t index,
-                       std::vector<std::pair<std::string, Call>> &calls) {
+                       std::vector<std::pair<std::string, Call>> &calls,
+                       rt::FirstUse firstUse) {
   const LayerPlan &plan = plans[index];
   Result<ConvArguments> arguments = convArgumentsOf(plan.layer);
   if (!arguments)
@@ -74,13 +76,16 @@ Status appendPlanCalls(const std::vector<LayerPlan> &plans, size_t index,
   // The forward over a submanifold layer's maps or a strided one's (the
   // same kernel and key either way: the map is not part of it).
   appendCalls(calls, rowBlockCalls(convCall(*arguments, rows, offsets, rows,
-                                            /*weightForm=*/0)));
+                                            /*weightForm=*/0),
+                                   firstUse));
   ConvBackwardArguments backward;
   backward.forward = *arguments;
   if (plan.inputGradient)
-    appendCalls(calls, rowBlockCalls(convCall(
-                           inputGradientCall(backward), rows, offsets, rows,
-                           /*weightForm=*/plan.strided ? 2 : 1)));
+    appendCalls(
+        calls,
+        rowBlockCalls(convCall(inputGradientCall(backward), rows, offsets, rows,
+                               /*weightForm=*/plan.strided ? 2 : 1),
+                      firstUse));
   if (plan.weightGradient)
     calls.emplace_back(kWgradKernel, weightGradCall(rows, offsets, backward));
   return Status::success();
@@ -92,23 +97,25 @@ Result<std::vector<std::pair<std::string, Call>>>
 layerPlanCalls(const std::vector<LayerPlan> &plans) {
   std::vector<std::pair<std::string, Call>> calls;
   for (size_t index = 0; index < plans.size(); ++index)
-    TILEC_RETURN_IF_ERROR(appendPlanCalls(plans, index, calls));
+    TILEC_RETURN_IF_ERROR(
+        appendPlanCalls(plans, index, calls, rt::FirstUse::Tune));
   return calls;
 }
 
 Result<size_t> compileLayersAhead(SparseEngine &engine,
                                   const std::vector<LayerPlan> &plans) {
+  rt::Autotuner &autotuner = engine.autotuner();
   std::vector<std::pair<std::string, Call>> calls;
   size_t firstLayerCalls = 0;
   for (size_t index = 0; index < plans.size(); ++index) {
-    TILEC_RETURN_IF_ERROR(appendPlanCalls(plans, index, calls));
+    TILEC_RETURN_IF_ERROR(
+        appendPlanCalls(plans, index, calls, autotuner.options().firstUse));
     if (index == 0)
       firstLayerCalls = calls.size();
   }
   // The first layer's calls decide: where the caches (or a bundle, or
   // pins) answer them, the network has most likely been tuned before, and
   // the later layers' planned sizes are guesses whose keys would miss.
-  rt::Autotuner &autotuner = engine.autotuner();
   if (std::none_of(calls.begin(), calls.begin() + firstLayerCalls,
                    [&](const auto &call) {
                      return autotuner.wouldTune(call.first, call.second);

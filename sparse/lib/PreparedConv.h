@@ -83,6 +83,8 @@ struct PreparedConv {
   std::optional<SplitWorkspace> workspace;
   std::optional<rt::Event> lastLaunch;
   CUstream lastStream = nullptr;
+  /// The engine's choiceGeneration() it was prepared under.
+  uint64_t generation = 0;
 };
 
 /// A strided convolution's maps (SparseTensor::strided) and what is built
@@ -104,8 +106,10 @@ Call convCall(const ConvArguments &arguments, int64_t rows, int64_t offsets,
 
 /// sparse_conv_fwd's calls of `call` for each row block of
 /// convRowBlocks(N of the call): what prepareConv tunes when it has no
-/// choice for them.
-std::vector<std::pair<std::string, Call>> rowBlockCalls(const Call &call);
+/// choice for them; under rt::FirstUse::Predict, the call of the predicted
+/// row block alone.
+std::vector<std::pair<std::string, Call>>
+rowBlockCalls(const Call &call, rt::FirstUse firstUse = rt::FirstUse::Tune);
 
 /// The forward call that computes dx from dy: dy as X, dx as Y, the channels
 /// swapped, no bias. How it reads the weights transposed is its caller's.

@@ -301,6 +301,16 @@ std::optional<rt::TuneResult> SparseEngine::chosen(const std::string &kernel,
   return result;
 }
 
+size_t SparseEngine::retirePredictions() {
+  size_t retired = autotuner_.retirePredictions();
+  plans_.clear();
+  buckets_.clear();
+  shapes_.clear();
+  bound_.clear();
+  ++choiceGeneration_;
+  return retired;
+}
+
 Result<rt::TuneResult> SparseEngine::select(const std::string &kernel,
                                             const Call &call,
                                             const rt::InputsFactory &inputs) {

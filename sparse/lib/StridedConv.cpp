@@ -52,6 +52,12 @@ Status SparseTensor::stridedGemm(SparseEngine &engine, StridedEntry &entry,
       convCall(arguments, rows, maps.geometry.offsets(), inputRows, weightForm);
   std::string key = callKey(call) + (up ? ",up" : ",down");
   auto found = entry.convs.find(key);
+  // Prepared before retirePredictions(): prepared again.
+  if (found != entry.convs.end() &&
+      found->second->generation != engine.choiceGeneration()) {
+    entry.convs.erase(found);
+    found = entry.convs.end();
+  }
   if (found == entry.convs.end()) {
     ConvMapsOf mapsOf = [&](int64_t blockRows, bool) {
       return stridedLists(entry, up, blockRows, stream);

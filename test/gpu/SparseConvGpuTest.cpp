@@ -364,6 +364,7 @@ protected:
     options.tuning.benchmark.warmupMs = 1;
     options.tuning.benchmark.budgetMs = 3;
     options.tuning.progress = rt::ProgressMode::Never;
+    options.tuning.firstUse = firstUse;
     auto created = rt::Session::create(std::move(options));
     ASSERT_TRUE(created.ok()) << created.message();
     session = std::move(*created);
@@ -399,6 +400,8 @@ protected:
 
   std::unique_ptr<tilec::test::TemporaryFolder> folder;
   std::string directory;
+  // What openSession's tuner does with a new key.
+  rt::FirstUse firstUse = rt::FirstUse::Tune;
   std::unique_ptr<rt::Session> session;
   rt::KernelProvider *provider = nullptr;
   rt::AutotuneCache *cache = nullptr;
@@ -1032,6 +1035,48 @@ TEST_F(SparseConvGpuTest, LayersCompiledAheadServeTheFirstPass) {
   auto again = sparse::compileLayersAhead(*engine, plans);
   ASSERT_TRUE(again.ok()) << again.message();
   EXPECT_EQ(*again, 0u) << "chosen: nothing to tune";
+}
+
+// A first use that predicts (TILEC_FIRST_USE=predict): a layer's forward,
+// input and weight gradient each compile their prediction alone (one row
+// block: 128 rows at 2^16 voxels), benchmark nothing, persist nothing, and
+// are right. After retirePredictions() the same layer on a new tensor tunes
+// every key (both row blocks), and is right again.
+TEST_F(SparseConvGpuTest, PredictedFirstUseThenTunedAfterRetiring) {
+  CountingCompiler *counting = nullptr;
+  firstUse = rt::FirstUse::Predict;
+  openSession(nullptr, {}, [&](std::shared_ptr<rt::StageCache> stageCache) {
+    auto made = std::make_unique<CountingCompiler>(
+        tilec::jit::compilerFactory()(std::move(stageCache)));
+    counting = made.get();
+    return made;
+  });
+  ASSERT_NE(counting, nullptr);
+  sparse::VoxelCloud cloud = sparse::shellScene(96);
+  ASSERT_GT(cloud.size(), 32768u);
+  BackwardCase c;
+  c.ci = c.co = 64;
+  expectBackwardMatches(cloud, c);
+  EXPECT_EQ(counting->count("sparse_conv_fwd"), 2) << "forward and dX";
+  EXPECT_EQ(counting->count("sparse_conv_wgrad"), 1);
+  EXPECT_EQ(engine->autotuner().predictionCount(), 3u);
+  auto entriesOf = [&](const std::string &kernel, const std::string &part) {
+    int found = 0;
+    for (const auto &[device, kernels] : cache->entries())
+      if (auto entries = kernels.find(kernel); entries != kernels.end())
+        for (const auto &[key, entry] : entries->second)
+          found += key.find(part) != std::string::npos;
+    return found;
+  };
+  EXPECT_EQ(entriesOf("sparse_conv_fwd", ""), 0) << "a prediction persisted";
+
+  EXPECT_EQ(engine->retirePredictions(), 3u);
+  EXPECT_EQ(engine->autotuner().predictionCount(), 0u);
+  expectBackwardMatches(cloud, c);
+  EXPECT_EQ(entriesOf("sparse_conv_fwd", "BLOCK_M=64,"), 2);
+  EXPECT_EQ(entriesOf("sparse_conv_fwd", "BLOCK_M=128,"), 2);
+  EXPECT_EQ(entriesOf("sparse_conv_wgrad", ""), 1);
+  EXPECT_EQ(engine->autotuner().predictionCount(), 0u);
 }
 
 // A small input (the res-32 shell, 3,900 voxels: under one wave; the

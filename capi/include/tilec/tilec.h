@@ -335,6 +335,16 @@ TILEC_API tilec_status tilec_compile_layers_ahead(
     tilec_runtime *runtime, const tilec_conv_layer_plan *layers, size_t count,
     size_t *queued);
 
+/* Under TILEC_FIRST_USE=predict, a key's first call runs the kernel's
+ * predicted config, compiled alone and not benchmarked (docs/autotune.md,
+ * "A first call without tuning"). This ends that: every prediction is
+ * dropped, its other candidates are queued on the compile workers, and from
+ * here on each key, predicted before or new, is tuned on its next call, as
+ * under TILEC_FIRST_USE=tune. *retired (may be NULL): the predictions
+ * dropped. */
+TILEC_API tilec_status tilec_retire_predictions(tilec_runtime *runtime,
+                                                size_t *retired);
+
 /*----------------------------------------------------------------------------
  * Voxel scenes for tests and benchmarks (host memory; free with tilec_free)
  *--------------------------------------------------------------------------*/

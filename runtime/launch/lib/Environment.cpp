@@ -44,6 +44,7 @@ Environment readEnvironment() {
   environment.pinConfig = variable("TILEC_PIN_CONFIG");
   environment.recordWorkload = variable("TILEC_RECORD_WORKLOAD");
   environment.autotuneScreen = variable("TILEC_AUTOTUNE_SCREEN");
+  environment.firstUse = variable("TILEC_FIRST_USE");
   environment.autotuneTargetError = variable("TILEC_AUTOTUNE_TARGET_ERROR");
   environment.ptxas = variable("TILEC_PTXAS");
   environment.nvJitLink = variable("TILEC_NVJITLINK");

@@ -62,6 +62,14 @@ SessionOptions::fromEnvironment(const Environment &environment) {
                                environment.autotuneScreen + "'");
     options.tuning.screening.keep = int(keep);
   }
+  if (environment.firstUse == "predict")
+    options.tuning.firstUse = FirstUse::Predict;
+  else if (!environment.firstUse.empty() && environment.firstUse != "tune")
+    return Status::error(ErrorKind::InvalidArgument,
+                         "TILEC_FIRST_USE must be 'tune' (a new key is tuned "
+                         "on its first call) or 'predict' (it runs the "
+                         "kernel's prediction until retirePredictions), got '" +
+                             environment.firstUse + "'");
   if (!environment.autotuneTargetError.empty()) {
     // The full measurement's precision, in percent; 0: repetitions fill the
     // budgets, in both rounds.

@@ -26,6 +26,8 @@ const char *getConfigSourceName(ConfigSource source) {
     return "tuned";
   case ConfigSource::Bundled:
     return "bundle";
+  case ConfigSource::Predicted:
+    return "predicted";
   }
   return "?";
 }
@@ -302,12 +304,59 @@ size_t Autotuner::compileAhead(
     if (!candidates || candidates->size() < 2)
       continue;
     Specialization specialization = (*description)->specializationOf(call);
+    // A first use that predicts compiles its prediction alone.
+    if (options_.firstUse == FirstUse::Predict && !onInterpreter()) {
+      Result<std::vector<Config>> predicted =
+          predictedConfigs(**description, call);
+      if (predicted && !predicted->empty() &&
+          provider_.compileAhead(kernel, predicted->front(), specialization))
+        ++queued;
+      continue;
+    }
     for (const Candidate &candidate : *candidates)
       if (candidate.timing.status != "pruned" &&
           provider_.compileAhead(kernel, candidate.config, specialization))
         ++queued;
   }
   return queued;
+}
+
+size_t Autotuner::retirePredictions() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  size_t retired = 0;
+  for (const auto &[memoKey, predictedCall] : predicted_) {
+    auto choice = chosen_.find(memoKey);
+    if (choice == chosen_.end() ||
+        choice->second.source != ConfigSource::Predicted)
+      continue;
+    chosen_.erase(choice);
+    ++retired;
+    const auto &[kernel, call] = predictedCall;
+    Result<const KernelDescription *> description = describeLocked(kernel);
+    if (!description)
+      continue;
+    Result<std::vector<Candidate>> candidates =
+        collectCandidates(**description, configsToTry(**description), call);
+    if (!candidates)
+      continue;
+    Specialization specialization = (*description)->specializationOf(call);
+    for (const Candidate &candidate : *candidates)
+      if (candidate.timing.status != "pruned")
+        provider_.compileAhead(kernel, candidate.config, specialization);
+  }
+  predicted_.clear();
+  // From here on a new key is tuned too: a program that predicts while it
+  // starts retires that once, then tunes what it meets.
+  options_.firstUse = FirstUse::Tune;
+  return retired;
+}
+
+size_t Autotuner::predictionCount() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return size_t(
+      std::count_if(chosen_.begin(), chosen_.end(), [](const auto &c) {
+        return c.second.source == ConfigSource::Predicted;
+      }));
 }
 
 Result<TuneResult> Autotuner::select(const std::string &kernel,
@@ -448,14 +497,18 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
     return Status::error("no tuned config for " + kernel + " " + *key + " on " +
                          deviceName() + " in " + cache_.path() +
                          ", and no compiler to tune with");
+  bool benchmarks = inputs && !onInterpreter();
   Result<TuneResult> tuned =
-      inputs && !onInterpreter()
-          ? tune(*description, call, *key, specialization, inputs)
-          : adoptOnlyCandidate(*description, call, *key, specialization);
+      !benchmarks ? adoptOnlyCandidate(*description, call, *key, specialization)
+      : options_.firstUse == FirstUse::Predict
+          ? predict(*description, call, *key, specialization, inputs)
+          : tune(*description, call, *key, specialization, inputs);
   if (!tuned)
     return tuned.status();
-  step("tune");
+  step(tuned->source == ConfigSource::Predicted ? "predict" : "tune");
   chosen_[memoKey] = *tuned;
+  if (tuned->source == ConfigSource::Predicted)
+    predicted_[memoKey] = {kernel, call};
   return finish(std::move(*tuned));
 }
 
@@ -531,6 +584,66 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   }
   result->totalMs = msSince(start);
   return result;
+}
+
+Result<std::vector<Config>>
+Autotuner::predictedConfigs(const KernelDescription &description,
+                            const Call &call) const {
+  if (options_.configs.empty())
+    return description.predictedConfigs(call);
+  // Configs the caller gave are tried in its order.
+  std::vector<Config> configs;
+  for (const Config &given : options_.configs) {
+    Result<Config> config = description.configForCall(given, call);
+    if (!config)
+      return config.status();
+    configs.push_back(std::move(*config));
+  }
+  return configs;
+}
+
+Result<TuneResult> Autotuner::predict(const KernelDescription &description,
+                                      const Call &call, const std::string &key,
+                                      const Specialization &specialization,
+                                      const InputsFactory &inputs) {
+  const std::string &kernel = description.getName();
+  Clock::time_point start = Clock::now();
+  Result<std::vector<Candidate>> candidates =
+      collectCandidates(description, configsToTry(description), call);
+  if (!candidates)
+    return candidates.status();
+  // Nothing to predict between: recorded as a tuning records it.
+  if (candidates->size() == 1)
+    return adoptOnlyCandidate(description, call, key, specialization);
+  Result<std::vector<Config>> configs = predictedConfigs(description, call);
+  if (!configs)
+    return configs.status();
+  for (const Config &config : *configs) {
+    Result<std::shared_ptr<const Kernel>> loaded =
+        provider_.get(kernel, config, specialization);
+    // Past the block's resources: the next prediction, as a tuning prunes.
+    if (!loaded && loaded.status().kind() == ErrorKind::Resources)
+      continue;
+    if (!loaded)
+      return loaded.status();
+    if (pruneReason((*loaded)->metadata(), provider_.context().properties()))
+      continue;
+    Result<Dim3> grid = description.evaluateGrid(config, call);
+    if (!grid)
+      return grid.status();
+    TuneResult result;
+    result.kernelName = kernel;
+    result.key = key;
+    result.source = ConfigSource::Predicted;
+    result.config = config;
+    result.kernel = std::move(*loaded);
+    result.grid = *grid;
+    result.compileMs = msSince(start);
+    result.totalMs = msSince(start);
+    return result;
+  }
+  // No prediction fits this device: what would have run is tuned.
+  return tune(description, call, key, specialization, inputs);
 }
 
 std::vector<Config>

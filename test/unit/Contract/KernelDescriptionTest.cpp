@@ -479,6 +479,77 @@ TEST(KernelDescription, PruneConditions) {
   EXPECT_FALSE(broken.pruneReason(*small, call).ok());
 }
 
+// A first use without tuning runs the first prediction whose conditions all
+// hold and which no prune condition rejects, else the first candidate none
+// rejects; the rest follow, each once. Predictions survive the JSON.
+TEST(KernelDescription, PredictedConfigs) {
+  const std::string big = "BLOCK_M=128,BLOCK_N=64,BLOCK_K=32,num_warps=4,"
+                          "num_stages=4";
+  const std::string small = "BLOCK_M=64,BLOCK_N=32,BLOCK_K=32,num_warps=2,"
+                            "num_stages=5";
+  KernelDescription matmul =
+      matmulLike()
+          .pruneUnless("BLOCK_M <= 2 * M", "rows past twice M are masked")
+          .predictWhen({"M >= 1024", "N >= 1024"}, big)
+          .predictWhen({}, small);
+  auto texts = [&](const Call &call) {
+    std::vector<std::string> out;
+    auto configs = matmul.predictedConfigs(call);
+    EXPECT_TRUE(configs.ok()) << configs.message();
+    if (configs.ok())
+      for (const Config &config : *configs)
+        out.push_back(config.str());
+    return out;
+  };
+  auto full = [&](const std::string &text) {
+    return matmul.configForCall(*matmul.parseConfig(text), matmulCall(1, 1, 1))
+        ->str();
+  };
+  // Both conditions hold: the large tile first, then the small one.
+  EXPECT_EQ(texts(matmulCall(2048, 2048, 64)),
+            (std::vector<std::string>{full(big), full(small)}));
+  // One of them fails: the next prediction first.
+  EXPECT_EQ(texts(matmulCall(2048, 512, 64)),
+            (std::vector<std::string>{full(small), full(big)}));
+  // The large tile is pruned for M = 32: it is not predicted, nor tried.
+  EXPECT_EQ(texts(matmulCall(32, 4096, 64)),
+            (std::vector<std::string>{full(small)}));
+
+  auto back = KernelDescription::fromJson(matmul.toJson());
+  ASSERT_TRUE(back.ok()) << back.message();
+  EXPECT_EQ(back->toJson(), matmul.toJson());
+  ASSERT_EQ(back->getPredictions().size(), 2u);
+  EXPECT_EQ(back->getPredictions()[0].conditions,
+            (std::vector<std::string>{"M >= 1024", "N >= 1024"}));
+  EXPECT_EQ(*back->predictedConfigs(matmulCall(2048, 2048, 64)),
+            *matmul.predictedConfigs(matmulCall(2048, 2048, 64)));
+
+  // Without predictions: the candidates in declaration order.
+  EXPECT_EQ(matmulLike().predictedConfigs(matmulCall(2048, 2048, 64))->front(),
+            *matmul.configForCall(*matmul.parseConfig(big),
+                                  matmulCall(2048, 2048, 64)));
+  // A condition that names nothing known is an error, not a pass.
+  KernelDescription broken = matmulLike().predictWhen({"TILES <= 4"}, small);
+  EXPECT_FALSE(broken.predictedConfigs(matmulCall(64, 64, 64)).ok());
+  // A prediction in the JSON that is not a candidate is refused.
+  std::string json = matmul.toJson();
+  size_t at = json.find("\"predictions\"");
+  ASSERT_NE(at, std::string::npos) << json;
+  json.replace(json.find("BLOCK_M=64", at), 10, "BLOCK_M=32");
+  auto refused = KernelDescription::fromJson(json);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("is not one of the configs"),
+            std::string::npos)
+      << refused.message();
+}
+
+// A prediction must be one of the candidates: a tuning could choose it.
+TEST(KernelDescriptionDeathTest, APredictionThatIsNotACandidateAborts) {
+  EXPECT_DEATH(matmulLike().predictWhen(
+                   {}, "BLOCK_M=32,BLOCK_N=32,BLOCK_K=32,num_warps=4"),
+               "is not a candidate declared before it");
+}
+
 TEST(KernelDescription, JsonErrorsNameTheField) {
   auto error = [](const std::string &json) {
     auto description = KernelDescription::fromJson(json);

@@ -516,3 +516,48 @@ TEST(KernelsTest, SparseConvPrunesTilesOfAnEighthOfTheChannels) {
             (std::vector<std::string>{"32/32", "64/32", "64/64", "128/32",
                                       "128/64", "128/64", "128/128", "32/16"}));
 }
+
+// A convolution's first use without tuning (TILEC_FIRST_USE=predict) runs
+// one config a key: column tiles covering the output channels up to 128,
+// K steps as deep as the input channels allow, halves where the tiles fill
+// under half the SMs. The first prediction of each call below is the
+// winner of that key in the SpUNet's first-call tunings (H100, f16).
+TEST(KernelsTest, SparseConvPredictsOneConfigAKey) {
+  const KernelDescription &conv =
+      lookupKernel("sparse_conv_fwd")->getDescription();
+  auto predicted = [&](int64_t n, int64_t ci, int64_t co, int64_t v,
+                       int64_t rows) {
+    Call c;
+    c.sizes = {{"N", n}, {"CI", ci}, {"CO", co}, {"V", v}};
+    c.params = {{"BLOCK_M", rows}};
+    Result<std::vector<Config>> configs = conv.predictedConfigs(c);
+    EXPECT_TRUE(configs.ok()) << configs.message();
+    if (!configs.ok() || configs->empty())
+      return std::string();
+    const Config &first = configs->front();
+    return std::to_string(first.params.at("BLOCK_N")) + "/" +
+           std::to_string(first.params.at("BLOCK_K")) + "/" +
+           std::to_string(first.numWarps) + "/" +
+           std::to_string(first.numStages) + "/" +
+           std::to_string(first.params.at("SPLIT_K"));
+  };
+  // 2^15 voxels, 32 channels: 32-wide tiles.
+  EXPECT_EQ(predicted(20000, 32, 32, 27, 64), "32/32/4/3/1");
+  // 2^16 voxels, 96 channels, 128-row blocks: 512 tiles, 32-deep K steps.
+  EXPECT_EQ(predicted(60000, 96, 96, 27, 128), "128/32/4/3/1");
+  // 2^11 voxels, 256 channels: 64 tiles, under half the SMs: halves.
+  EXPECT_EQ(predicted(2000, 256, 256, 27, 64), "128/128/8/3/2");
+  // 2^13 voxels, 64 channels: 128 tiles, no halves, 64-deep K steps.
+  EXPECT_EQ(predicted(8000, 64, 64, 27, 64), "64/64/4/3/1");
+  // 4 input channels: a 16-deep K step (the 32-deep one is pruned).
+  EXPECT_EQ(predicted(60000, 4, 32, 125, 64), "32/16/4/4/1");
+  // Every candidate the tuning would try follows, each once.
+  Call c;
+  c.sizes = {{"N", 60000}, {"CI", 96}, {"CO", 96}, {"V", 27}};
+  c.params = {{"BLOCK_M", 128}};
+  std::vector<std::string> kept = keptTiles(conv, c);
+  EXPECT_EQ(conv.predictedConfigs(c)->size(), kept.size());
+  EXPECT_EQ(sparse::predictedRowBlock(60000), 128);
+  EXPECT_EQ(sparse::predictedRowBlock(30000), 64);
+  EXPECT_EQ(sparse::predictedRowBlock(3000), 64);
+}

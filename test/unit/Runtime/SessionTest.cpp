@@ -52,6 +52,23 @@ TEST(SessionOptionsTest, TheEnvironmentSetsTheCachesAndPins) {
   }
 }
 
+TEST(SessionOptionsTest, FirstUse) {
+  rt::Environment environment;
+  EXPECT_EQ(rt::SessionOptions::fromEnvironment(environment)->tuning.firstUse,
+            rt::FirstUse::Tune);
+  environment.firstUse = "predict";
+  EXPECT_EQ(rt::SessionOptions::fromEnvironment(environment)->tuning.firstUse,
+            rt::FirstUse::Predict);
+  environment.firstUse = "tune";
+  EXPECT_EQ(rt::SessionOptions::fromEnvironment(environment)->tuning.firstUse,
+            rt::FirstUse::Tune);
+  environment.firstUse = "guess";
+  auto bad = rt::SessionOptions::fromEnvironment(environment);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("TILEC_FIRST_USE"), std::string::npos)
+      << bad.message();
+}
+
 TEST(SessionOptionsTest, ABadVariableIsAnErrorNamingIt) {
   rt::Environment pins;
   pins.pinConfig = "matmul";

@@ -213,6 +213,17 @@ public:
   /// early_config_prune). A launch of such a config is not refused: that is
   /// what require is for.
   KernelDescription &pruneUnless(std::string condition, std::string why);
+  /// A candidate a key's first use may run without tuning (the autotuner's
+  /// FirstUse::Predict, TILEC_FIRST_USE=predict) where every one of
+  /// `conditions` holds for the call: expressions over the names prune
+  /// conditions see. `configText` must be a candidate declared before (else
+  /// the kernel's file has a bug, and this aborts saying so). Predictions
+  /// are tried in declaration order (predictedConfigs).
+  KernelDescription &predictWhen(std::vector<std::string> conditions,
+                                 std::string_view configText);
+  /// The same for a config already built (generated code, CppSource.h).
+  KernelDescription &predictWhen(std::vector<std::string> conditions,
+                                 Config config);
   /// Floating-point operations of one call, an expression of its sizes
   /// ("2 * M * N * K"); kernels without one report no TFLOP/s.
   KernelDescription &flops(std::string expression);
@@ -253,6 +264,12 @@ public:
   getPruneConditions() const {
     return pruneConditions;
   }
+  /// One predictWhen: its conditions and its (resolved) candidate.
+  struct Prediction {
+    std::vector<std::string> conditions;
+    Config config;
+  };
+  const std::vector<Prediction> &getPredictions() const { return predictions; }
   const std::map<std::string, int64_t> &getDefaultSizes() const {
     return defaultSizes;
   }
@@ -335,6 +352,13 @@ public:
   /// cannot be evaluated.
   Result<std::optional<std::string>> pruneReason(const Config &config,
                                                  const Call &call) const;
+  /// The configs a key's first use tries without tuning, in order,
+  /// completed for the call (configForCall), each once: the predictions
+  /// whose conditions all hold and which no prune condition rejects, then
+  /// the other candidates none rejects in declaration order (every
+  /// candidate where all are rejected, as a tuning would try them). The
+  /// caller runs the first that compiles and fits the device.
+  Result<std::vector<Config>> predictedConfigs(const Call &call) const;
   /// The FLOP count of the call; 0 without a flops expression.
   Result<double> evaluateFlops(const Call &call) const;
 
@@ -402,6 +426,7 @@ private:
   std::string flopsExpression;
   std::vector<std::pair<std::string, std::string>> requirements;
   std::vector<std::pair<std::string, std::string>> pruneConditions;
+  std::vector<Prediction> predictions;
   std::map<std::string, int64_t> defaultSizes, tailSizes;
 };
 

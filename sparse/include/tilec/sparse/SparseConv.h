@@ -121,6 +121,16 @@ public:
   /// precompiles once per signature, not once per voxel count.
   bool firstUseOf(const std::string &signature);
 
+  /// Ends a first use that predicts (rt::FirstUse::Predict): the
+  /// autotuner's retirePredictions(), from which on new keys are tuned, and
+  /// this engine's launch plans and the tensors' prepared convolutions are
+  /// made again on their next call (they may hold predictions). Returns how
+  /// many predictions were dropped.
+  size_t retirePredictions();
+  /// Counts retirePredictions() calls: a prepared convolution made under an
+  /// earlier count is prepared again.
+  uint64_t choiceGeneration() const { return choiceGeneration_; }
+
   /// Waits for `stream` (a checked cuStreamSynchronize).
   Status synchronize(CUstream stream) const;
 
@@ -227,6 +237,7 @@ private:
   std::map<std::string, std::unique_ptr<ShapePlan>> shapes_;
   /// By bucket and call shape: the pack every call of both shares.
   std::map<std::string, std::shared_ptr<BoundShape>> bound_;
+  uint64_t choiceGeneration_ = 0;
   /// The signatures firstUseOf has seen.
   std::set<std::string> signatures_;
   /// The map kernels' descriptions, by kernel.
@@ -613,6 +624,9 @@ inline constexpr int64_t kCoverWindow = 256;
 /// above. A function of the rows' bucket (the autotune key's LOG2_N), so
 /// that every size of a bucket tunes, builds and packs the same row blocks.
 const std::vector<int64_t> &convRowBlocks(int64_t rows);
+/// The one row block of convRowBlocks(`rows`) a first use that predicts
+/// runs (rt::FirstUse::Predict).
+int64_t predictedRowBlock(int64_t rows);
 
 /// The kernel calls a first build of the maps of `window` over `voxels`
 /// voxels precompiles (the cover rounds where `lean`): every call a build

@@ -45,6 +45,7 @@ struct Environment {
   std::string pinConfig;      // TILEC_PIN_CONFIG
   std::string recordWorkload; // TILEC_RECORD_WORKLOAD
   std::string autotuneScreen; // TILEC_AUTOTUNE_SCREEN
+  std::string firstUse;       // TILEC_FIRST_USE
   std::string autotuneTargetError; // TILEC_AUTOTUNE_TARGET_ERROR
 
   // The compiler's tools and debugging (docs/environment.md).

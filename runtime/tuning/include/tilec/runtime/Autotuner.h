@@ -279,8 +279,25 @@ struct ScreeningCut {
 ScreeningCut screeningCut(const std::vector<ConfigTiming> &timings,
                           const ScreeningOptions &screening);
 
+// What select() does with a key no pin, bundle or autotune cache answers
+// (and a compiler is there).
+enum class FirstUse {
+  // Tunes it on the call: every candidate compiles and is benchmarked before
+  // the call goes on (a network's first training step: seconds).
+  Tune,
+  // Runs the kernel's prediction for the call (KernelDescription::
+  // predictedConfigs), compiled alone, not benchmarked and not persisted:
+  // the key is tuned at its next select() after retirePredictions(), a
+  // point the program chooses, so that which config computes which call
+  // does not depend on timing. A kernel with a single candidate is adopted
+  // as in Tune.
+  Predict,
+};
+
 struct AutotuneOptions {
   BenchmarkOptions benchmark;
+  // TILEC_FIRST_USE=tune|predict.
+  FirstUse firstUse = FirstUse::Tune;
   // Where there are more than screening.keep candidates, every candidate is
   // first timed on the screening budget, then the few fastest again on the
   // full one (`benchmark`), and the winner is chosen among those; the others
@@ -318,6 +335,8 @@ enum class ConfigSource {
   Tuned,
   // A kernel bundle (Bundle.h).
   Bundled,
+  // The kernel's prediction, on a first use under FirstUse::Predict.
+  Predicted,
 };
 const char *getConfigSourceName(ConfigSource source);
 
@@ -409,6 +428,14 @@ public:
   // left to select() to report.
   size_t compileAhead(const std::vector<std::pair<std::string, Call>> &calls);
 
+  // Drops this process's predictions (ConfigSource::Predicted): the next
+  // select() of each of their keys tunes it on that call's inputs. Their
+  // other candidates are queued now on the provider's compile workers, so
+  // that those tunings find them compiled. Returns how many were dropped.
+  size_t retirePredictions();
+  // How many choices are predictions.
+  size_t predictionCount();
+
   // The kernel's description: the compiler's, else the one stored in the
   // autotune cache for this device.
   Result<KernelDescription> describe(const std::string &kernel);
@@ -437,6 +464,16 @@ private:
                           const Call &call, const std::string &key,
                           const Specialization &specialization,
                           const InputsFactory &inputs);
+  // select()'s first use under FirstUse::Predict: the first predicted
+  // config that compiles and fits the device; a tuning where none does.
+  Result<TuneResult> predict(const KernelDescription &description,
+                             const Call &call, const std::string &key,
+                             const Specialization &specialization,
+                             const InputsFactory &inputs);
+  // The configs predict() tries, in order.
+  Result<std::vector<Config>>
+  predictedConfigs(const KernelDescription &description,
+                   const Call &call) const;
   Result<TuneResult> adoptOnlyCandidate(const KernelDescription &description,
                                         const Call &call,
                                         const std::string &key,
@@ -454,6 +491,9 @@ private:
   std::map<std::string, std::shared_ptr<const KernelDescription>> descriptions_;
   // kernel + '\n' + key -> the chosen config and kernel.
   std::map<std::string, TuneResult> chosen_;
+  // The calls whose choices in chosen_ are predictions, by the same key:
+  // retirePredictions() queues their candidates.
+  std::map<std::string, std::pair<std::string, Call>> predicted_;
 };
 
 } // namespace tilec::rt

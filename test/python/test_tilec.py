@@ -180,6 +180,15 @@ class KernelTest(unittest.TestCase):
             lib.lib.tilec_kernel_load(None, b"", 0, b"{}", None),
             tilec.InvalidArgumentError.status)
 
+    def test_retiring_predictions_needs_a_runtime(self):
+        lib = _library.library()
+        retired = ctypes.c_size_t(7)
+        self.assertEqual(
+            lib.lib.tilec_retire_predictions(None, ctypes.byref(retired)),
+            tilec.InvalidArgumentError.status)
+        self.assertIn("runtime must not be NULL",
+                      lib.lib.tilec_last_error().decode())
+
     def test_the_finalizer_calls_destroy_with_the_handle_alone(self):
         # What a collected Kernel (or sparse tensor) runs: the runtime rides
         # along to stay alive, and only the handle reaches

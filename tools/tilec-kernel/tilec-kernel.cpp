@@ -133,6 +133,17 @@ static void printKernelList(llvm::raw_ostream &os) {
     os << "  configs:\n";
     for (const Config &config : kernel->getConfigs())
       os << "    " << config.str() << "\n";
+    if (kernel->getPredictions().empty())
+      continue;
+    os << "  predictions (a first use without tuning runs the first that "
+          "holds):\n";
+    for (const KernelDescription::Prediction &prediction :
+         kernel->getPredictions())
+      os << "    "
+         << (prediction.conditions.empty()
+                 ? std::string("otherwise")
+                 : llvm::join(prediction.conditions, " and "))
+         << ": " << prediction.config.str() << "\n";
   }
 }
 

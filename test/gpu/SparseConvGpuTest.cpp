@@ -992,6 +992,15 @@ public:
     std::lock_guard<std::mutex> lock(mutex);
     return compiles[kernel];
   }
+  // The JIT's factory, counted: `made` is set to the compiler it makes.
+  static rt::CompilerFactory factory(CountingCompiler *&made) {
+    return [&made](std::shared_ptr<rt::StageCache> stageCache) {
+      auto compiler = std::make_unique<CountingCompiler>(
+          tilec::jit::compilerFactory()(std::move(stageCache)));
+      made = compiler.get();
+      return compiler;
+    };
+  }
   std::mutex mutex;
   std::map<std::string, int> compiles;
 
@@ -1004,12 +1013,7 @@ private:
 // queued by the plan and compiles once; the tunings compile nothing more.
 TEST_F(SparseConvGpuTest, LayersCompiledAheadServeTheFirstPass) {
   CountingCompiler *counting = nullptr;
-  openSession(nullptr, {}, [&](std::shared_ptr<rt::StageCache> stageCache) {
-    auto made = std::make_unique<CountingCompiler>(
-        tilec::jit::compilerFactory()(std::move(stageCache)));
-    counting = made.get();
-    return made;
-  });
+  openSession(nullptr, {}, CountingCompiler::factory(counting));
   ASSERT_NE(counting, nullptr);
   sparse::VoxelCloud cloud = sparse::shellScene(48);
   std::vector<sparse::LayerPlan> plans(2);
@@ -1045,12 +1049,7 @@ TEST_F(SparseConvGpuTest, LayersCompiledAheadServeTheFirstPass) {
 TEST_F(SparseConvGpuTest, PredictedFirstUseThenTunedAfterRetiring) {
   CountingCompiler *counting = nullptr;
   firstUse = rt::FirstUse::Predict;
-  openSession(nullptr, {}, [&](std::shared_ptr<rt::StageCache> stageCache) {
-    auto made = std::make_unique<CountingCompiler>(
-        tilec::jit::compilerFactory()(std::move(stageCache)));
-    counting = made.get();
-    return made;
-  });
+  openSession(nullptr, {}, CountingCompiler::factory(counting));
   ASSERT_NE(counting, nullptr);
   sparse::VoxelCloud cloud = sparse::shellScene(96);
   ASSERT_GT(cloud.size(), 32768u);

@@ -191,6 +191,9 @@ Result<rt::SessionOptions> tuningSessionOptions(int device, bool quiet,
     return options.status();
   options->device = device;
   options->compiler = jit::compilerFactory();
+  // These commands exist to tune and persist: TILEC_FIRST_USE=predict
+  // would leave every key unmeasured and the caches (and a pack) empty.
+  options->tuning.firstUse = rt::FirstUse::Tune;
   options->tuning.progress = quiet          ? rt::ProgressMode::Never
                              : showProgress ? rt::ProgressMode::Always
                                             : rt::ProgressMode::Auto;

@@ -115,7 +115,7 @@ bool compileGradientsAhead(SparseEngine &engine,
   std::vector<std::pair<std::string, Call>> tunings;
   if (inputGradient)
     tunings =
-        rowBlockCalls(*inputGradient, engine.autotuner().options().firstUse);
+        rowBlockCalls(*inputGradient, engine.autotuner().firstUse());
   tunings.emplace_back(kWgradKernel, weightGradient);
   engine.autotuner().compileAhead(tunings);
   return false;

@@ -109,7 +109,7 @@ Result<size_t> compileLayersAhead(SparseEngine &engine,
   size_t firstLayerCalls = 0;
   for (size_t index = 0; index < plans.size(); ++index) {
     TILEC_RETURN_IF_ERROR(
-        appendPlanCalls(plans, index, calls, autotuner.options().firstUse));
+        appendPlanCalls(plans, index, calls, autotuner.firstUse()));
     if (index == 0)
       firstLayerCalls = calls.size();
   }

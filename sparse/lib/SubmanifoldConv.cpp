@@ -199,6 +199,26 @@ const std::vector<int64_t> &convRowBlocks(int64_t rows) {
   return rows <= 4096 ? small : both;
 }
 
+// The row blocks prepareConv chooses between: every one, except where the
+// first use predicts and a block is new (no memo, pin, bundle or autotune
+// cache entry answers it): then those answered where there are, else the
+// predicted one alone.
+static std::vector<std::pair<std::string, Call>>
+firstUseRowBlocks(SparseEngine &engine, const Call &call) {
+  std::vector<std::pair<std::string, Call>> blockCalls = rowBlockCalls(call);
+  rt::Autotuner &autotuner = engine.autotuner();
+  if (autotuner.firstUse() != rt::FirstUse::Predict)
+    return blockCalls;
+  std::vector<std::pair<std::string, Call>> answered;
+  for (const auto &blockCall : blockCalls)
+    if (engine.hasChoice(blockCall.first, blockCall.second) ||
+        !autotuner.wouldTune(blockCall.first, blockCall.second))
+      answered.push_back(blockCall);
+  if (!answered.empty())
+    return answered;
+  return rowBlockCalls(call, rt::FirstUse::Predict);
+}
+
 // A row block whose winner this process already chose needs no maps to
 // choose: a new tensor in a known bucket builds the winner's lists alone.
 Result<std::unique_ptr<PreparedConv>>
@@ -220,23 +240,11 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
   };
   // The row blocks without a choice tune one after another: their
   // candidates compile in one batch first.
-  std::vector<std::pair<std::string, Call>> blockCalls = rowBlockCalls(call);
+  std::vector<std::pair<std::string, Call>> blockCalls =
+      firstUseRowBlocks(engine, call);
   std::vector<bool> chosen;
   for (const auto &[kernel, blockCall] : blockCalls)
     chosen.push_back(engine.hasChoice(kernel, blockCall));
-  // A first use that predicts runs one row block: those chosen already
-  // where there are, else the predicted one.
-  if (engine.autotuner().options().firstUse == rt::FirstUse::Predict &&
-      std::find(chosen.begin(), chosen.end(), false) != chosen.end()) {
-    std::vector<std::pair<std::string, Call>> kept;
-    for (size_t block = 0; block < blockCalls.size(); ++block)
-      if (chosen[block])
-        kept.push_back(blockCalls[block]);
-    bool anyChosen = !kept.empty();
-    blockCalls = anyChosen ? std::move(kept)
-                           : rowBlockCalls(call, rt::FirstUse::Predict);
-    chosen.assign(blockCalls.size(), anyChosen);
-  }
   std::vector<std::pair<std::string, Call>> tunings;
   for (size_t block = 0; block < blockCalls.size(); ++block)
     if (!chosen[block])

@@ -323,6 +323,7 @@ size_t Autotuner::compileAhead(
 
 size_t Autotuner::retirePredictions() {
   std::lock_guard<std::mutex> lock(mutex_);
+  provider_.limitCompileAhead(options_.jobs);
   size_t retired = 0;
   for (const auto &[memoKey, predictedCall] : predicted_) {
     auto choice = chosen_.find(memoKey);
@@ -349,6 +350,11 @@ size_t Autotuner::retirePredictions() {
   // starts retires that once, then tunes what it meets.
   options_.firstUse = FirstUse::Tune;
   return retired;
+}
+
+FirstUse Autotuner::firstUse() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return options_.firstUse;
 }
 
 size_t Autotuner::predictionCount() {
@@ -591,14 +597,15 @@ Autotuner::predictedConfigs(const KernelDescription &description,
                             const Call &call) const {
   if (options_.configs.empty())
     return description.predictedConfigs(call);
-  // Configs the caller gave are tried in its order.
+  // Configs the caller gave: those a tuning would try, in its order.
+  Result<std::vector<Candidate>> candidates =
+      collectCandidates(description, configsToTry(description), call);
+  if (!candidates)
+    return candidates.status();
   std::vector<Config> configs;
-  for (const Config &given : options_.configs) {
-    Result<Config> config = description.configForCall(given, call);
-    if (!config)
-      return config.status();
-    configs.push_back(std::move(*config));
-  }
+  for (Candidate &candidate : *candidates)
+    if (candidate.timing.status != "pruned")
+      configs.push_back(std::move(candidate.config));
   return configs;
 }
 
@@ -618,31 +625,39 @@ Result<TuneResult> Autotuner::predict(const KernelDescription &description,
   Result<std::vector<Config>> configs = predictedConfigs(description, call);
   if (!configs)
     return configs.status();
+  const DeviceProperties &device = provider_.context().properties();
   for (const Config &config : *configs) {
-    Result<std::shared_ptr<const Kernel>> loaded =
-        provider_.get(kernel, config, specialization);
-    // Past the block's resources: the next prediction, as a tuning prunes.
-    if (!loaded && loaded.status().kind() == ErrorKind::Resources)
-      continue;
-    if (!loaded)
-      return loaded.status();
-    if (pruneReason((*loaded)->metadata(), provider_.context().properties()))
-      continue;
+    // As a tuning treats a candidate: one that does not compile, exceeds
+    // the device's block resources, does not load or breaks a requirement
+    // is passed over for the next.
+    std::shared_ptr<const Kernel> loaded =
+        provider_.findLoaded(kernel, config, specialization);
+    if (!loaded) {
+      Result<CompiledArtifact> artifact =
+          provider_.compile(kernel, config, specialization);
+      if (!artifact || pruneReason(artifact->metadata, device))
+        continue;
+      Result<std::shared_ptr<const Kernel>> made = provider_.load(*artifact);
+      if (!made)
+        continue;
+      loaded = std::move(*made);
+      provider_.insert(kernel, config, specialization, loaded);
+    }
     Result<Dim3> grid = description.evaluateGrid(config, call);
     if (!grid)
-      return grid.status();
+      continue;
     TuneResult result;
     result.kernelName = kernel;
     result.key = key;
     result.source = ConfigSource::Predicted;
     result.config = config;
-    result.kernel = std::move(*loaded);
+    result.kernel = std::move(loaded);
     result.grid = *grid;
     result.compileMs = msSince(start);
     result.totalMs = msSince(start);
     return result;
   }
-  // No prediction fits this device: what would have run is tuned.
+  // No prediction runs on this device: the tuning says why of each.
   return tune(description, call, key, specialization, inputs);
 }
 

@@ -435,6 +435,9 @@ public:
   size_t retirePredictions();
   // How many choices are predictions.
   size_t predictionCount();
+  // options().firstUse, read under the tuner's lock (retirePredictions
+  // changes it).
+  FirstUse firstUse();
 
   // The kernel's description: the compiler's, else the one stored in the
   // autotune cache for this device.

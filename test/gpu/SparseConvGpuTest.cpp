@@ -1045,7 +1045,8 @@ TEST_F(SparseConvGpuTest, LayersCompiledAheadServeTheFirstPass) {
 // input and weight gradient each compile their prediction alone (one row
 // block: 128 rows at 2^16 voxels), benchmark nothing, persist nothing, and
 // are right. After retirePredictions() the same layer on a new tensor tunes
-// every key (both row blocks), and is right again.
+// every key (both row blocks), and is right again; a process that predicts
+// over those caches predicts nothing.
 TEST_F(SparseConvGpuTest, PredictedFirstUseThenTunedAfterRetiring) {
   CountingCompiler *counting = nullptr;
   firstUse = rt::FirstUse::Predict;
@@ -1076,6 +1077,16 @@ TEST_F(SparseConvGpuTest, PredictedFirstUseThenTunedAfterRetiring) {
   EXPECT_EQ(entriesOf("sparse_conv_fwd", "BLOCK_M=128,"), 2);
   EXPECT_EQ(entriesOf("sparse_conv_wgrad", ""), 1);
   EXPECT_EQ(engine->autotuner().predictionCount(), 0u);
+
+  // A new process that predicts, over those caches: the cache answers
+  // every key (both row blocks, not the predicted one alone), nothing is
+  // predicted or compiled.
+  openSession(nullptr, {}, CountingCompiler::factory(counting));
+  expectBackwardMatches(cloud, c);
+  EXPECT_EQ(engine->autotuner().predictionCount(), 0u);
+  EXPECT_EQ(counting->count("sparse_conv_fwd") +
+                counting->count("sparse_conv_wgrad"),
+            0);
 }
 
 // A small input (the res-32 shell, 3,900 voxels: under one wave; the

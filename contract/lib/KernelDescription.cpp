@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 
 namespace tilec {
@@ -608,25 +609,49 @@ KernelDescription::pruneReason(const Config &config, const Call &call) const {
   return std::optional<std::string>();
 }
 
-Result<std::vector<Config>>
-KernelDescription::predictedConfigs(const Call &call) const {
-  struct Option {
-    Config config;
-    bool pruned = false;
-  };
-  // Every candidate completed for the call, in declaration order.
-  std::vector<Option> options;
-  for (const Config &candidate : configs) {
+Result<std::vector<KernelDescription::CallCandidate>>
+KernelDescription::candidatesForCall(const std::vector<Config> &declared,
+                                     const Call &call) const {
+  std::vector<CallCandidate> candidates;
+  std::set<std::string> seen;
+  for (const Config &candidate : declared) {
     Result<Config> config = configForCall(candidate, call);
     if (!config)
       return config.status();
+    if (!seen.insert(config->str()).second)
+      continue;
     Result<std::optional<std::string>> pruned = pruneReason(*config, call);
     if (!pruned)
       return pruned.status();
-    options.push_back({std::move(*config), pruned->has_value()});
+    candidates.push_back({std::move(*config), std::move(*pruned)});
   }
-  bool allPruned = std::all_of(options.begin(), options.end(),
-                               [](const Option &o) { return o.pruned; });
+  if (std::all_of(candidates.begin(), candidates.end(),
+                  [](const CallCandidate &candidate) {
+                    return candidate.pruneReason.has_value();
+                  }))
+    for (CallCandidate &candidate : candidates)
+      candidate.pruneReason.reset();
+  return candidates;
+}
+
+Result<std::vector<Config>>
+KernelDescription::predictedConfigs(const Call &call) const {
+  Result<std::vector<CallCandidate>> candidates =
+      candidatesForCall(configs, call);
+  if (!candidates)
+    return candidates.status();
+  return predictedConfigs(*candidates, call);
+}
+
+Result<std::vector<Config>> KernelDescription::predictedConfigs(
+    const std::vector<CallCandidate> &candidates, const Call &call) const {
+  auto tried = [&](const Config &config) {
+    return std::any_of(candidates.begin(), candidates.end(),
+                       [&](const CallCandidate &candidate) {
+                         return !candidate.pruneReason &&
+                                candidate.config == config;
+                       });
+  };
   std::vector<Config> ordered;
   auto add = [&](const Config &config) {
     if (std::find(ordered.begin(), ordered.end(), config) == ordered.end())
@@ -636,10 +661,7 @@ KernelDescription::predictedConfigs(const Call &call) const {
     Result<Config> config = configForCall(prediction.config, call);
     if (!config)
       return config.status();
-    auto option =
-        std::find_if(options.begin(), options.end(),
-                     [&](const Option &o) { return o.config == *config; });
-    if (option == options.end() || (option->pruned && !allPruned))
+    if (!tried(*config))
       continue;
     std::map<std::string, int64_t> names = configNames(*config, call);
     bool holds = true;
@@ -655,9 +677,9 @@ KernelDescription::predictedConfigs(const Call &call) const {
     if (holds)
       add(*config);
   }
-  for (const Option &option : options)
-    if (!option.pruned || allPruned)
-      add(option.config);
+  for (const CallCandidate &candidate : candidates)
+    if (!candidate.pruneReason)
+      add(candidate.config);
   return ordered;
 }
 

@@ -299,22 +299,22 @@ size_t Autotuner::compileAhead(
     Result<const KernelDescription *> description = describeLocked(kernel);
     if (!description || !wouldTuneLocked(kernel, **description, call))
       continue;
-    Result<std::vector<Candidate>> candidates =
-        collectCandidates(**description, configsToTry(**description), call);
+    Result<std::vector<KernelDescription::CallCandidate>> candidates =
+        candidatesToTune(**description, configsToTry(**description), call);
     if (!candidates || candidates->size() < 2)
       continue;
     Specialization specialization = (*description)->specializationOf(call);
     // A first use that predicts compiles its prediction alone.
     if (options_.firstUse == FirstUse::Predict && !onInterpreter()) {
       Result<std::vector<Config>> predicted =
-          predictedConfigs(**description, call);
+          predictedConfigs(**description, *candidates, call);
       if (predicted && !predicted->empty() &&
           provider_.compileAhead(kernel, predicted->front(), specialization))
         ++queued;
       continue;
     }
-    for (const Candidate &candidate : *candidates)
-      if (candidate.timing.status != "pruned" &&
+    for (const KernelDescription::CallCandidate &candidate : *candidates)
+      if (!candidate.pruneReason &&
           provider_.compileAhead(kernel, candidate.config, specialization))
         ++queued;
   }
@@ -592,20 +592,17 @@ Result<TuneResult> Autotuner::tune(const KernelDescription &description,
   return result;
 }
 
-Result<std::vector<Config>>
-Autotuner::predictedConfigs(const KernelDescription &description,
-                            const Call &call) const {
+Result<std::vector<Config>> Autotuner::predictedConfigs(
+    const KernelDescription &description,
+    const std::vector<KernelDescription::CallCandidate> &candidates,
+    const Call &call) const {
   if (options_.configs.empty())
-    return description.predictedConfigs(call);
+    return description.predictedConfigs(candidates, call);
   // Configs the caller gave: those a tuning would try, in its order.
-  Result<std::vector<Candidate>> candidates =
-      collectCandidates(description, configsToTry(description), call);
-  if (!candidates)
-    return candidates.status();
   std::vector<Config> configs;
-  for (Candidate &candidate : *candidates)
-    if (candidate.timing.status != "pruned")
-      configs.push_back(std::move(candidate.config));
+  for (const KernelDescription::CallCandidate &candidate : candidates)
+    if (!candidate.pruneReason)
+      configs.push_back(candidate.config);
   return configs;
 }
 
@@ -615,14 +612,15 @@ Result<TuneResult> Autotuner::predict(const KernelDescription &description,
                                       const InputsFactory &inputs) {
   const std::string &kernel = description.getName();
   Clock::time_point start = Clock::now();
-  Result<std::vector<Candidate>> candidates =
-      collectCandidates(description, configsToTry(description), call);
+  Result<std::vector<KernelDescription::CallCandidate>> candidates =
+      candidatesToTune(description, configsToTry(description), call);
   if (!candidates)
     return candidates.status();
   // Nothing to predict between: recorded as a tuning records it.
   if (candidates->size() == 1)
     return adoptOnlyCandidate(description, call, key, specialization);
-  Result<std::vector<Config>> configs = predictedConfigs(description, call);
+  Result<std::vector<Config>> configs =
+      predictedConfigs(description, *candidates, call);
   if (!configs)
     return configs.status();
   const DeviceProperties &device = provider_.context().properties();

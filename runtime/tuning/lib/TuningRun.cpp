@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
-#include <set>
 
 namespace tilec::rt::tuning {
 
@@ -31,48 +30,41 @@ std::string firstLines(const std::string &text, size_t limit) {
 // Candidates and their compiles
 //===----------------------------------------------------------------------===//
 
-// The candidates, completed for the call; configs that the call makes equal
-// (e.g. differing only in a derived parameter) are tried once.
+// The candidates of the call (KernelDescription::candidatesForCall); an
+// error where the kernel declares none.
+Result<std::vector<KernelDescription::CallCandidate>>
+candidatesToTune(const KernelDescription &description,
+                 const std::vector<Config> &declared, const Call &call) {
+  Result<std::vector<KernelDescription::CallCandidate>> candidates =
+      description.candidatesForCall(declared, call);
+  if (candidates && candidates->empty())
+    return Status::error(description.getName() +
+                         " declares no candidate configs to tune");
+  return candidates;
+}
+
+// candidatesToTune, each ready to compile: one the kernel prunes is marked
+// pruned, with its reason.
 Result<std::vector<Candidate>>
 collectCandidates(const KernelDescription &description,
                   const std::vector<Config> &declared, const Call &call) {
+  Result<std::vector<KernelDescription::CallCandidate>> forCall =
+      candidatesToTune(description, declared, call);
+  if (!forCall)
+    return forCall.status();
   std::vector<Candidate> candidates;
-  std::set<std::string> seen;
-  for (const Config &candidate : declared) {
-    Result<Config> config = description.configForCall(candidate, call);
-    if (!config)
-      return config.status();
-    std::string text = config->str();
-    if (!seen.insert(text).second)
-      continue;
+  for (KernelDescription::CallCandidate &candidate : *forCall) {
     Candidate entry;
-    entry.config = std::move(*config);
-    entry.text = text;
-    entry.timing.config = text;
+    entry.text = candidate.config.str();
+    entry.config = std::move(candidate.config);
+    entry.timing.config = entry.text;
     // The kernel says the candidate is not worth compiling for this call.
-    Result<std::optional<std::string>> pruned =
-        description.pruneReason(entry.config, call);
-    if (!pruned)
-      return pruned.status();
-    if (*pruned) {
+    if (candidate.pruneReason) {
       entry.timing.status = "pruned";
-      entry.timing.reason = **pruned;
+      entry.timing.reason = std::move(*candidate.pruneReason);
     }
     candidates.push_back(std::move(entry));
   }
-  if (candidates.empty())
-    return Status::error(description.getName() +
-                         " declares no candidate configs to tune");
-  // The conditions say what is not worth trying, not what cannot run: when
-  // they would leave nothing, everything is tried.
-  if (std::all_of(candidates.begin(), candidates.end(),
-                  [](const Candidate &candidate) {
-                    return candidate.timing.status == "pruned";
-                  }))
-    for (Candidate &candidate : candidates) {
-      candidate.timing.status = "ok";
-      candidate.timing.reason.clear();
-    }
   return candidates;
 }
 

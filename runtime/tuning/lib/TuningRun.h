@@ -55,8 +55,14 @@ struct Candidate {
   std::shared_ptr<const Kernel> kernel;
 };
 
-// The candidates, completed for the call; configs that the call makes equal
-// (e.g. differing only in a derived parameter) are tried once.
+// The candidates of the call (KernelDescription::candidatesForCall); an
+// error where the kernel declares none.
+Result<std::vector<KernelDescription::CallCandidate>>
+candidatesToTune(const KernelDescription &description,
+                 const std::vector<Config> &declared, const Call &call);
+
+// candidatesToTune, each ready to compile: one the kernel prunes is marked
+// pruned, with its reason.
 Result<std::vector<Candidate>>
 collectCandidates(const KernelDescription &description,
                   const std::vector<Config> &declared, const Call &call);

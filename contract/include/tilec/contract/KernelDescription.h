@@ -352,13 +352,30 @@ public:
   /// cannot be evaluated.
   Result<std::optional<std::string>> pruneReason(const Config &config,
                                                  const Call &call) const;
-  /// The configs a key's first use tries without tuning, in order,
-  /// completed for the call (configForCall), each once: the predictions
-  /// whose conditions all hold and which no prune condition rejects, then
-  /// the other candidates none rejects in declaration order (every
-  /// candidate where all are rejected, as a tuning would try them). The
-  /// caller runs the first that compiles and fits the device.
+  /// A candidate as a tuning of a call tries it: completed for the call
+  /// (configForCall), and why the tuner should not try it (pruneReason), or
+  /// nothing.
+  struct CallCandidate {
+    Config config;
+    std::optional<std::string> pruneReason;
+  };
+  /// The candidates a tuning of the call tries: `declared` completed for the
+  /// call in their order, each once (the call may make two equal, e.g.
+  /// differing only in a derived parameter), with their prune reasons. The
+  /// prune conditions say what is not worth trying, not what cannot run:
+  /// where they reject every candidate, none is pruned.
+  Result<std::vector<CallCandidate>>
+  candidatesForCall(const std::vector<Config> &declared,
+                    const Call &call) const;
+  /// The configs a key's first use tries without tuning, in order, each
+  /// once: of the candidates not pruned, those of the predictions whose
+  /// conditions all hold, then the others in declaration order. The caller
+  /// runs the first that compiles and fits the device.
   Result<std::vector<Config>> predictedConfigs(const Call &call) const;
+  /// The same over `candidates`, candidatesForCall of the call.
+  Result<std::vector<Config>>
+  predictedConfigs(const std::vector<CallCandidate> &candidates,
+                   const Call &call) const;
   /// The FLOP count of the call; 0 without a flops expression.
   Result<double> evaluateFlops(const Call &call) const;
 

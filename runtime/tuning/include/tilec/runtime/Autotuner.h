@@ -473,10 +473,12 @@ private:
                              const Call &call, const std::string &key,
                              const Specialization &specialization,
                              const InputsFactory &inputs);
-  // The configs predict() tries, in order.
-  Result<std::vector<Config>>
-  predictedConfigs(const KernelDescription &description,
-                   const Call &call) const;
+  // The configs predict() tries, in order, of `candidates` (the call's,
+  // KernelDescription::candidatesForCall of configsToTry).
+  Result<std::vector<Config>> predictedConfigs(
+      const KernelDescription &description,
+      const std::vector<KernelDescription::CallCandidate> &candidates,
+      const Call &call) const;
   Result<TuneResult> adoptOnlyCandidate(const KernelDescription &description,
                                         const Call &call,
                                         const std::string &key,

@@ -243,12 +243,12 @@ prepareConv(SparseEngine &engine, const ConvMapsOf &mapsOf,
   std::vector<std::pair<std::string, Call>> blockCalls =
       firstUseRowBlocks(engine, call);
   std::vector<bool> chosen;
-  for (const auto &[kernel, blockCall] : blockCalls)
-    chosen.push_back(engine.hasChoice(kernel, blockCall));
   std::vector<std::pair<std::string, Call>> tunings;
-  for (size_t block = 0; block < blockCalls.size(); ++block)
-    if (!chosen[block])
-      tunings.push_back(blockCalls[block]);
+  for (const auto &[kernel, blockCall] : blockCalls) {
+    chosen.push_back(engine.hasChoice(kernel, blockCall));
+    if (!chosen.back())
+      tunings.emplace_back(kernel, blockCall);
+  }
   if (!tunings.empty())
     engine.autotuner().compileAhead(tunings);
   std::optional<Choice> best;

@@ -87,6 +87,13 @@ struct PreparedConv {
   uint64_t generation = 0;
 };
 
+/// The convolution `convs` holds prepared under `key`, or null. One
+/// prepared before `engine`'s last retirePredictions() may run a
+/// prediction: it is dropped, to be prepared again.
+PreparedConv *
+findPreparedConv(std::map<std::string, std::unique_ptr<PreparedConv>> &convs,
+                 const std::string &key, const SparseEngine &engine);
+
 /// A strided convolution's maps (SparseTensor::strided) and what is built
 /// over them on use: each direction's row block lists and pair lists (by
 /// `up`), and the prepared convolutions (by call shape and direction).

@@ -51,14 +51,8 @@ Status SparseTensor::stridedGemm(SparseEngine &engine, StridedEntry &entry,
   Call call =
       convCall(arguments, rows, maps.geometry.offsets(), inputRows, weightForm);
   std::string key = callKey(call) + (up ? ",up" : ",down");
-  auto found = entry.convs.find(key);
-  // Prepared before retirePredictions(): prepared again.
-  if (found != entry.convs.end() &&
-      found->second->generation != engine.choiceGeneration()) {
-    entry.convs.erase(found);
-    found = entry.convs.end();
-  }
-  if (found == entry.convs.end()) {
+  PreparedConv *conv = findPreparedConv(entry.convs, key, engine);
+  if (!conv) {
     ConvMapsOf mapsOf = [&](int64_t blockRows, bool) {
       return stridedLists(entry, up, blockRows, stream);
     };
@@ -66,9 +60,9 @@ Status SparseTensor::stridedGemm(SparseEngine &engine, StridedEntry &entry,
         prepareConv(engine, mapsOf, arguments, call, stream);
     if (!prepared)
       return prepared.status();
-    found = entry.convs.emplace(key, std::move(*prepared)).first;
+    conv = entry.convs.emplace(key, std::move(*prepared)).first->second.get();
   }
-  return launchPrepared(engine, *found->second, arguments, stream);
+  return launchPrepared(engine, *conv, arguments, stream);
 }
 
 Status stridedConv3d(SparseEngine &engine, SparseTensor &input,

@@ -378,6 +378,18 @@ Status launchSplit(SparseEngine &engine, PreparedConv &conv, CUstream stream) {
 
 } // namespace
 
+PreparedConv *
+findPreparedConv(std::map<std::string, std::unique_ptr<PreparedConv>> &convs,
+                 const std::string &key, const SparseEngine &engine) {
+  auto found = convs.find(key);
+  if (found == convs.end())
+    return nullptr;
+  if (found->second->generation == engine.choiceGeneration())
+    return found->second.get();
+  convs.erase(found);
+  return nullptr;
+}
+
 Status launchPrepared(SparseEngine &engine, PreparedConv &conv,
                       const ConvArguments &arguments, CUstream stream) {
   for (auto [index, pointer] : {std::pair{conv.x, arguments.x},
@@ -409,12 +421,8 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
   // The maps differ by the window's shape and dilation, the kernel only by
   // its count of offsets.
   std::string key = callKey(call) + "," + arguments.window.normalized().str();
-  auto found = tensor.convs_.find(key);
-  if (found != tensor.convs_.end() &&
-      found->second->generation == engine.choiceGeneration())
-    return launchPrepared(engine, *found->second, arguments, stream);
-  if (found != tensor.convs_.end())
-    tensor.convs_.erase(found);
+  if (PreparedConv *prepared = findPreparedConv(tensor.convs_, key, engine))
+    return launchPrepared(engine, *prepared, arguments, stream);
   // The input gradient's kernel calls record themselves (a workload layer
   // is a forward convolution). Windows that differ by a dilation along an
   // axis of extent 1 are one layer: recorded once.
@@ -438,6 +446,7 @@ Status submanifoldConv3d(SparseEngine &engine, SparseTensor &tensor,
     Result<std::unique_ptr<PreparedConv>> prepared =
         prepareConv(engine, mapsOf, arguments, call, stream);
     Status launched = prepared.status();
+    auto found = tensor.convs_.end();
     if (prepared) {
       found = tensor.convs_.emplace(key, std::move(*prepared)).first;
       launched = launchPrepared(engine, *found->second, arguments, stream);

@@ -93,11 +93,8 @@ const char *gradDtypeName(const ConvBackwardArguments &a) {
 Status addParts(SparseEngine &engine, rt::PoolBuffer parts, int64_t count,
                 int64_t total, rt::DevicePtr out, const char *dtype,
                 CUstream stream) {
-  Call call;
-  call.sizes = {{"T", total}, {"S", count}};
-  call.types = {{"DTYPE", dtype}};
   Status status =
-      engine.launch("split_sum", call,
+      engine.launch("split_sum", splitSumCall(total, count, dtype),
                     {{"parts_ptr", parts.ptr()}, {"out_ptr", out}}, stream);
   parts.releaseOn(stream);
   return status;
@@ -170,21 +167,15 @@ Status weightGradient(SparseEngine &engine, const Call &call, bool chosen,
 
 Status biasGradient(SparseEngine &engine, int64_t n,
                     const ConvBackwardArguments &a, CUstream stream) {
-  int64_t rowsPerPart = std::max(kMinBiasRows, cdiv(n, kMaxBiasParts));
-  int64_t co = a.forward.co, chunks = cdiv(n, rowsPerPart);
+  int64_t co = a.forward.co, chunks = biasGradParts(n);
   Result<rt::PoolBuffer> parts =
       engine.allocateMaps(size_t(4 * chunks * co), stream);
   if (!parts)
     return parts.status().withContext("the bias gradient's partial sums");
-  Call call;
-  call.sizes = {{"N", n},
-                {"C", co},
-                {"ROWS_PER_PART", rowsPerPart},
-                {"stride_y", a.dyStride()}};
-  call.types = {{"DTYPE", dtypeName(a.forward.dtype)}};
-  TILEC_RETURN_IF_ERROR(
-      engine.launch("column_sums", call,
-                    {{"y_ptr", a.dy}, {"parts_ptr", parts->ptr()}}, stream));
+  TILEC_RETURN_IF_ERROR(engine.launch(
+      "column_sums",
+      columnSumsCall(n, co, a.dyStride(), dtypeName(a.forward.dtype)),
+      {{"y_ptr", a.dy}, {"parts_ptr", parts->ptr()}}, stream));
   return addParts(engine, std::move(*parts), chunks, co, a.db, gradDtypeName(a),
                   stream);
 }
@@ -218,6 +209,30 @@ ConvArguments inputGradientCall(const ConvBackwardArguments &a) {
   transposed.xRowStride = a.dyStride();
   transposed.yRowStride = a.dxStride();
   return transposed;
+}
+
+int64_t biasGradRows(int64_t n) {
+  return std::max(kMinBiasRows, cdiv(n, kMaxBiasParts));
+}
+
+int64_t biasGradParts(int64_t n) { return cdiv(n, biasGradRows(n)); }
+
+Call columnSumsCall(int64_t n, int64_t co, int64_t dyStride,
+                    const std::string &dtype) {
+  Call call;
+  call.sizes = {{"N", n},
+                {"C", co},
+                {"ROWS_PER_PART", biasGradRows(n)},
+                {"stride_y", dyStride}};
+  call.types = {{"DTYPE", dtype}};
+  return call;
+}
+
+Call splitSumCall(int64_t total, int64_t parts, const std::string &dtype) {
+  Call call;
+  call.sizes = {{"T", total}, {"S", parts}};
+  call.types = {{"DTYPE", dtype}};
+  return call;
 }
 
 Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a) {

@@ -9,11 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "MapBuild.h"
 #include "PreparedConv.h"
 
 #include "tilec/runtime/Autotuner.h"
 
 #include <algorithm>
+#include <set>
+#include <tuple>
 
 namespace tilec::sparse {
 
@@ -58,10 +61,36 @@ Status checkPlan(const LayerPlan &plan, const ConvArguments &arguments,
   return checkConvShape(odd, function);
 }
 
-// Appends the calls of `plans[index]`'s first calls to `calls`: its forward
-// row blocks, then its input gradient's, then its weight gradient; the
-// predicted row blocks alone where the first use predicts.
+// The smallest power of two of voxels a first use that predicts plans a
+// layer's calls for (plannedCounts).
+constexpr int kSmallestPlannedLog2 = 6;
+
+// The voxel counts a layer's first calls are planned at: its planned count;
+// where the first use predicts, then one count of each smaller power of
+// two down to 2^kSmallestPlannedLog2. A network's layers after a strided
+// one run on fewer voxels than the example (a stride-2 layer keeps about a
+// quarter of a surface's, an eighth of a volume's), and the predictions
+// change with the count's power of two: planned at every one, each level's
+// prediction compiles at the start, on every core, instead of when the
+// level's first layer runs. A tuning plans the count alone: every
+// candidate of every power of two would be too many compiles.
+std::vector<int64_t> plannedCounts(int64_t voxels, rt::FirstUse firstUse) {
+  std::vector<int64_t> counts = {voxels};
+  if (firstUse != rt::FirstUse::Predict)
+    return counts;
+  // 2^(log2 - 1) + 1 is the smallest count of ceil(log2) = log2: neither 1
+  // nor a multiple of 16, as most counts are.
+  for (int log2 = ceilLog2(voxels) - 1; log2 >= kSmallestPlannedLog2; --log2)
+    counts.push_back((int64_t(1) << (log2 - 1)) + 1);
+  return counts;
+}
+
+// Appends the calls of `plans[index]`'s first calls over `rows` voxels to
+// `calls`: its forward row blocks, then its input gradient's, then its
+// weight gradient; the predicted row blocks alone where the first use
+// predicts.
 Status appendPlanCalls(const std::vector<LayerPlan> &plans, size_t index,
+                       int64_t rows,
                        std::vector<std::pair<std::string, Call>> &calls,
                        rt::FirstUse firstUse) {
   const LayerPlan &plan = plans[index];
@@ -71,7 +100,6 @@ Status appendPlanCalls(const std::vector<LayerPlan> &plans, size_t index,
   TILEC_RETURN_IF_ERROR(checkPlan(plan, *arguments, index));
   if (plan.layer.bias)
     arguments->bias = rt::DevicePtr{kPlannedBias};
-  int64_t rows = plan.layer.voxels;
   int64_t offsets = arguments->window.offsets();
   // The forward over a submanifold layer's maps or a strided one's (the
   // same kernel and key either way: the map is not part of it).
@@ -91,37 +119,114 @@ Status appendPlanCalls(const std::vector<LayerPlan> &plans, size_t index,
   return Status::success();
 }
 
+// `calls` less the repeats of a call (layers of one shape), in order.
+std::vector<std::pair<std::string, Call>>
+withoutRepeats(std::vector<std::pair<std::string, Call>> calls) {
+  std::set<std::tuple<std::string, std::map<std::string, int64_t>,
+                      std::map<std::string, std::string>,
+                      std::map<std::string, int64_t>>>
+      seen;
+  std::vector<std::pair<std::string, Call>> kept;
+  for (auto &[kernel, call] : calls)
+    if (seen.emplace(kernel, call.sizes, call.types, call.params).second)
+      kept.emplace_back(std::move(kernel), std::move(call));
+  return kept;
+}
+
+// The single-config kernels the plans' first calls launch besides the
+// convolutions, at each layer's planned count: a submanifold layer's maps
+// (with the cover rounds), a strided layer's sorted maps, and with the
+// weight gradient its pair lists and the gradients' sums. Their cubins
+// serve every count of the same window and types (a count only keys
+// them), so each compiles once, at the start, instead of when the first
+// tensor of a new window or level needs it.
+std::vector<std::pair<std::string, Call>>
+layerMapCalls(const std::vector<LayerPlan> &plans) {
+  std::vector<std::pair<std::string, Call>> calls;
+  std::set<std::pair<Window, bool>> windows;
+  auto append = [&](std::vector<std::pair<std::string, Call>> more) {
+    calls.insert(calls.end(), std::make_move_iterator(more.begin()),
+                 std::make_move_iterator(more.end()));
+  };
+  for (const LayerPlan &plan : plans) {
+    Result<ConvArguments> arguments = convArgumentsOf(plan.layer);
+    if (!arguments)
+      continue;
+    int64_t n = plan.layer.voxels;
+    Window window = arguments->window.normalized();
+    int64_t v = window.offsets();
+    if (windows.emplace(window, plan.strided).second) {
+      if (plan.strided) {
+        ConvGeometry geometry;
+        geometry.kernel = window.kernel;
+        geometry.dilation = window.dilation;
+        appendSortedMapCalls(calls, n, geometry);
+      } else {
+        append(mapBuildCalls(n, window, /*lean=*/true));
+      }
+    }
+    if (!plan.weightGradient)
+      continue;
+    const ConvArguments &f = *arguments;
+    const char *dtype = dtypeName(f.dtype);
+    append(pairListCalls(n, v));
+    ConvBackwardArguments backward;
+    backward.forward = f;
+    calls.emplace_back(
+        "split_sum",
+        splitSumCall(f.co * v * f.ci,
+                     weightGradCall(n, v, backward).sizes.at("SPLITS"), dtype));
+    if (plan.layer.bias) {
+      calls.emplace_back("column_sums", columnSumsCall(n, f.co, f.co, dtype));
+      calls.emplace_back("split_sum",
+                         splitSumCall(f.co, biasGradParts(n), dtype));
+    }
+  }
+  return withoutRepeats(std::move(calls));
+}
+
 } // namespace
 
 Result<std::vector<std::pair<std::string, Call>>>
-layerPlanCalls(const std::vector<LayerPlan> &plans) {
+layerPlanCalls(const std::vector<LayerPlan> &plans, rt::FirstUse firstUse) {
+  std::vector<std::vector<int64_t>> counts;
+  size_t deepest = 0;
+  for (const LayerPlan &plan : plans) {
+    counts.push_back(plannedCounts(plan.layer.voxels, firstUse));
+    deepest = std::max(deepest, counts.back().size());
+  }
+  // Every layer at its planned count first, then every layer at each
+  // smaller power of two in turn: the order a network's levels come in.
   std::vector<std::pair<std::string, Call>> calls;
-  for (size_t index = 0; index < plans.size(); ++index)
-    TILEC_RETURN_IF_ERROR(
-        appendPlanCalls(plans, index, calls, rt::FirstUse::Tune));
-  return calls;
+  for (size_t depth = 0; depth < deepest; ++depth)
+    for (size_t index = 0; index < plans.size(); ++index)
+      if (depth < counts[index].size())
+        TILEC_RETURN_IF_ERROR(appendPlanCalls(
+            plans, index, counts[index][depth], calls, firstUse));
+  return withoutRepeats(std::move(calls));
 }
 
 Result<size_t> compileLayersAhead(SparseEngine &engine,
                                   const std::vector<LayerPlan> &plans) {
   rt::Autotuner &autotuner = engine.autotuner();
-  std::vector<std::pair<std::string, Call>> calls;
-  size_t firstLayerCalls = 0;
-  for (size_t index = 0; index < plans.size(); ++index) {
-    TILEC_RETURN_IF_ERROR(
-        appendPlanCalls(plans, index, calls, autotuner.firstUse()));
-    if (index == 0)
-      firstLayerCalls = calls.size();
-  }
+  rt::FirstUse firstUse = autotuner.firstUse();
+  Result<std::vector<std::pair<std::string, Call>>> calls =
+      layerPlanCalls(plans, firstUse);
+  if (!calls)
+    return calls.status();
   // The first layer's calls decide: where the caches (or a bundle, or
   // pins) answer them, the network has most likely been tuned before, and
   // the later layers' planned sizes are guesses whose keys would miss.
-  if (std::none_of(calls.begin(), calls.begin() + firstLayerCalls,
-                   [&](const auto &call) {
-                     return autotuner.wouldTune(call.first, call.second);
-                   }))
+  std::vector<std::pair<std::string, Call>> firstLayer;
+  if (!plans.empty())
+    TILEC_RETURN_IF_ERROR(
+        appendPlanCalls(plans, 0, plans[0].layer.voxels, firstLayer, firstUse));
+  if (std::none_of(firstLayer.begin(), firstLayer.end(), [&](const auto &call) {
+        return autotuner.wouldTune(call.first, call.second);
+      }))
     return size_t(0);
-  return autotuner.compileAhead(calls);
+  engine.precompile(layerMapCalls(plans));
+  return autotuner.compileAhead(*calls);
 }
 
 } // namespace tilec::sparse

@@ -119,6 +119,18 @@ inline Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
   return makeCall({{"N", n}, {"V", v}},
                   {{"BLOCK_M", blockRows}, {"FILL", fill}});
 }
+// The pair lists of a map of `n` rows of `v` offsets
+// (SparseTensor::buildOffsetPairs): the counts of each (offset, row chunk),
+// their scan, the lists.
+inline int64_t pairCountEntries(int64_t n, int64_t v) {
+  return v * cdiv(n, kPairChunkRows);
+}
+inline std::vector<std::pair<std::string, Call>> pairListCalls(int64_t n,
+                                                               int64_t v) {
+  return {{"offset_pair_counts", pairListCall(n, v)},
+          {"exclusive_scan", scanCall(pairCountEntries(n, v))},
+          {"offset_pairs", pairListCall(n, v)}};
+}
 
 // The bytes of a radix pass's digit counts over `programs` programs (a row
 // of programs per digit, radix_histogram) and of their scans (a row of
@@ -222,6 +234,12 @@ inline void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
     calls.emplace_back("radix_scatter", scatterCall(n, pass, positions));
   }
 }
+
+// The launches that sort one map's rows of `g`'s offsets by key and
+// transpose it (a strided build's maps, both ways), for the precompile lists
+// and the build.
+void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
+                          int64_t rows, const ConvGeometry &g);
 
 // A region of the engine's scratch buffer: one build's temporaries live
 // there, so that a build allocates only the maps it returns.

@@ -126,6 +126,18 @@ ConvArguments inputGradientCall(const ConvBackwardArguments &a);
 /// list and the rows of x and dy.
 Call weightGradCall(int64_t n, int64_t v, const ConvBackwardArguments &a);
 
+/// The bias gradient's row chunks over `n` rows (column_sums' parts): at
+/// least kMinBiasRows rows a chunk, at most kMaxBiasParts chunks.
+int64_t biasGradRows(int64_t n);
+int64_t biasGradParts(int64_t n);
+/// column_sums' call: dy's `co` columns over `n` rows, in biasGradParts(n)
+/// parts.
+Call columnSumsCall(int64_t n, int64_t co, int64_t dyStride,
+                    const std::string &dtype);
+/// split_sum's call: `parts` f32 partial sums of `total` elements added in
+/// order into an output of `dtype`.
+Call splitSumCall(int64_t total, int64_t parts, const std::string &dtype);
+
 /// The maps of a row block (`rows` rows a block), built on first use;
 /// `tuning`: maps a tuning runs on (checked before it), else the maps of
 /// the call's launch (whose check may wait past it: SparseTensor::

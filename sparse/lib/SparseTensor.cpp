@@ -640,7 +640,7 @@ Result<std::unique_ptr<OffsetPairs>>
 SparseTensor::buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
                                CUstream stream) {
   int64_t n = map->voxels, v = map->offsets;
-  int64_t counts = v * cdiv(n, kPairChunkRows);
+  int64_t counts = pairCountEntries(n, v);
   // The counts per (offset, row chunk), their scan, the starts and the
   // pairs (the build counted them), in one allocation.
   int64_t bytes = 0;
@@ -665,9 +665,7 @@ SparseTensor::buildOffsetPairs(std::shared_ptr<const SortedNeighbourMap> map,
   if (engine_->firstUseOf("offset_pairs|" + std::to_string(v) + "|" +
                           std::to_string(ceilLog2(n)) + "|" +
                           std::to_string(ceilLog2(counts))))
-    engine_->precompile({{"offset_pair_counts", pairListCall(n, v)},
-                         {"exclusive_scan", scanCall(counts)},
-                         {"offset_pairs", pairListCall(n, v)}});
+    engine_->precompile(pairListCalls(n, v));
   TILEC_RETURN_IF_ERROR(engine_->launch(
       "offset_pair_counts", pairListCall(n, v),
       {{"nbt_ptr", map->nbt}, {"counts_ptr", at(offsets[0])}}, stream));

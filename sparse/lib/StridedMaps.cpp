@@ -152,10 +152,6 @@ SparseTensor::stridedEntry(const ConvGeometry &geometry,
   return (strided_[key] = std::move(entry)).get();
 }
 
-namespace {
-
-// The launches that sort one map's rows by key and transpose it, for the
-// precompile list and the build.
 void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
                           int64_t rows, const ConvGeometry &g) {
   int64_t v = g.offsets();
@@ -172,8 +168,6 @@ void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
     appendRadixCalls(calls, blocks, blockSortPasses(v));
   }
 }
-
-} // namespace
 
 namespace {
 

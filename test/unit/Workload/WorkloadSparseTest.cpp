@@ -176,6 +176,37 @@ TEST(WorkloadSparseTest, PlannedLayersCallWhatTheirFirstCallsTune) {
   EXPECT_EQ((*calls)[6].second.params.at("TRANSPOSE_W"), 2);
 }
 
+// A first use that predicts plans each layer's predicted row block alone,
+// at its planned count and then at one count of each smaller power of two
+// down to 2^6 (the levels after strided layers), each call once however
+// many layers share it.
+TEST(WorkloadSparseTest, PredictedPlansCoverEachSmallerPowerOfTwo) {
+  sparse::LayerPlan layer;
+  layer.layer.voxels = 64160;
+  layer.layer.inChannels = layer.layer.outChannels = 32;
+  layer.inputGradient = layer.weightGradient = true;
+  auto calls = sparse::layerPlanCalls({layer, layer}, rt::FirstUse::Predict);
+  ASSERT_TRUE(calls.ok()) << calls.message();
+  std::vector<int64_t> forwardCounts, expectedCounts = {64160};
+  for (int log2 = 15; log2 >= 6; --log2)
+    expectedCounts.push_back((int64_t(1) << (log2 - 1)) + 1);
+  for (const auto &[kernel, call] : *calls) {
+    if (kernel != "sparse_conv_fwd" || call.params.at("TRANSPOSE_W") != 0)
+      continue;
+    int64_t n = call.sizes.at("N");
+    forwardCounts.push_back(n);
+    EXPECT_EQ(call.params.at("BLOCK_M"), sparse::predictedRowBlock(n)) << n;
+  }
+  EXPECT_EQ(forwardCounts, expectedCounts);
+  // Forward, input and weight gradient at each count; the second layer
+  // repeats the first.
+  EXPECT_EQ(calls->size(), 3 * expectedCounts.size());
+  auto tuned = sparse::layerPlanCalls({layer}, rt::FirstUse::Tune);
+  ASSERT_TRUE(tuned.ok()) << tuned.message();
+  EXPECT_EQ(tuned->size(), 5u) << "both row blocks of the forward and dX, "
+                                  "dW, at the planned count alone";
+}
+
 TEST(WorkloadSparseTest, APlanOutOfRangeNamesTheLayer) {
   sparse::LayerPlan good;
   good.layer.voxels = 100;

@@ -673,14 +673,23 @@ struct LayerPlan {
 
 /// The kernel calls the first calls of `plans` would tune, in order: each
 /// layer's forward row blocks, then its input gradient's row blocks and its
-/// weight gradient, as the convolution and its backward build them.
+/// weight gradient, as the convolution and its backward build them, each
+/// once. Under rt::FirstUse::Predict, each layer's predicted row block
+/// alone, at its planned count and then at one count of each smaller power
+/// of two down to 2^6 (the levels after strided layers run on fewer
+/// voxels, and a prediction changes with the count's power of two).
 Result<std::vector<std::pair<std::string, Call>>>
-layerPlanCalls(const std::vector<LayerPlan> &plans);
+layerPlanCalls(const std::vector<LayerPlan> &plans,
+               rt::FirstUse firstUse = rt::FirstUse::Tune);
 
-/// Queues the candidates of every call of layerPlanCalls(plans) that the
-/// autotuner would tune (Autotuner::compileAhead: no memo, pin, bundle or
-/// autotune cache entry answers it) on the provider's compile workers, in
-/// order, and returns how many compiles it queued. A network's first pass
+/// Queues the candidates of every call of layerPlanCalls(plans, the
+/// autotuner's first use) that the autotuner would tune
+/// (Autotuner::compileAhead: no memo, pin, bundle or autotune cache entry
+/// answers it) on the provider's compile workers, in order, and returns how
+/// many compiles it queued. Before them, the map kernels the layers' first
+/// calls launch (each window's maps, the weight gradients' pair lists and
+/// sums) are queued too, at the front (SparseEngine::precompile), and are
+/// not counted. A network's first pass
 /// then finds each layer's candidates compiled, on every core, while the
 /// layers before it tune, instead of compiling them layer by layer. Where
 /// no call of the first layer would be tuned (the caches, a bundle or pins

@@ -15,6 +15,7 @@
 #include "tilec/runtime/Autotuner.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -78,8 +79,8 @@ std::vector<int64_t> plannedCounts(int64_t voxels, rt::FirstUse firstUse) {
   std::vector<int64_t> counts = {voxels};
   if (firstUse != rt::FirstUse::Predict)
     return counts;
-  // 2^(log2 - 1) + 1 is the smallest count of ceil(log2) = log2: neither 1
-  // nor a multiple of 16, as most counts are.
+  // 2^(log2 - 1) + 1, the smallest count whose ceil(log2) (the keys'
+  // bucket) is log2.
   for (int log2 = ceilLog2(voxels) - 1; log2 >= kSmallestPlannedLog2; --log2)
     counts.push_back((int64_t(1) << (log2 - 1)) + 1);
   return counts;
@@ -135,52 +136,52 @@ withoutRepeats(std::vector<std::pair<std::string, Call>> calls) {
 
 // The single-config kernels the plans' first calls launch besides the
 // convolutions, at each layer's planned count: a submanifold layer's maps
-// (with the cover rounds), a strided layer's sorted maps, and with the
-// weight gradient its pair lists and the gradients' sums. Their cubins
-// serve every count of the same window and types (a count only keys
-// them), so each compiles once, at the start, instead of when the first
-// tensor of a new window or level needs it.
+// (with the cover rounds where its channels ask for them), a strided
+// layer's sorted maps, and with the weight gradient its pair lists and the
+// gradients' sums. A count only keys them and their lists only grow with
+// it, so the cubins planned at a count serve every smaller one of the same
+// window and types: each compiles once, at the start, instead of when the
+// first tensor of a new window or level needs it.
 std::vector<std::pair<std::string, Call>>
-layerMapCalls(const std::vector<LayerPlan> &plans) {
+singleConfigCalls(const std::vector<LayerPlan> &plans) {
   std::vector<std::pair<std::string, Call>> calls;
-  std::set<std::pair<Window, bool>> windows;
-  auto append = [&](std::vector<std::pair<std::string, Call>> more) {
-    calls.insert(calls.end(), std::make_move_iterator(more.begin()),
-                 std::make_move_iterator(more.end()));
-  };
+  std::set<std::tuple<Window, bool, bool>> mapBuilds;
   for (const LayerPlan &plan : plans) {
     Result<ConvArguments> arguments = convArgumentsOf(plan.layer);
     if (!arguments)
       continue;
+    const ConvArguments &f = *arguments;
     int64_t n = plan.layer.voxels;
-    Window window = arguments->window.normalized();
+    Window window = f.window.normalized();
     int64_t v = window.offsets();
-    if (windows.emplace(window, plan.strided).second) {
+    bool lean = f.ci * f.co >= kLeanGroupsMinChannels;
+    if (mapBuilds.emplace(window, plan.strided, lean).second) {
       if (plan.strided) {
         ConvGeometry geometry;
         geometry.kernel = window.kernel;
         geometry.dilation = window.dilation;
         appendSortedMapCalls(calls, n, geometry);
       } else {
-        append(mapBuildCalls(n, window, /*lean=*/true));
+        appendCalls(calls, mapBuildCalls(n, window, lean));
       }
     }
     if (!plan.weightGradient)
       continue;
-    const ConvArguments &f = *arguments;
+    appendCalls(calls, pairListCalls(n, v));
+    // The sums are written in the features' dtype, or in f32 where the
+    // weights are (autocast's f32 weights): the plan does not say which.
     const char *dtype = dtypeName(f.dtype);
-    append(pairListCalls(n, v));
-    ConvBackwardArguments backward;
-    backward.forward = f;
-    calls.emplace_back(
-        "split_sum",
-        splitSumCall(f.co * v * f.ci,
-                     weightGradCall(n, v, backward).sizes.at("SPLITS"), dtype));
-    if (plan.layer.bias) {
-      calls.emplace_back("column_sums", columnSumsCall(n, f.co, f.co, dtype));
+    for (const char *sumType : {dtype, "f32"}) {
       calls.emplace_back("split_sum",
-                         splitSumCall(f.co, biasGradParts(n), dtype));
+                         splitSumCall(f.co * v * f.ci,
+                                      weightGradSplit(n, v, f.ci, f.co).parts,
+                                      sumType));
+      if (plan.layer.bias)
+        calls.emplace_back("split_sum",
+                           splitSumCall(f.co, biasGradParts(n), sumType));
     }
+    if (plan.layer.bias)
+      calls.emplace_back("column_sums", columnSumsCall(n, f.co, f.co, dtype));
   }
   return withoutRepeats(std::move(calls));
 }
@@ -225,8 +226,12 @@ Result<size_t> compileLayersAhead(SparseEngine &engine,
         return autotuner.wouldTune(call.first, call.second);
       }))
     return size_t(0);
-  engine.precompile(layerMapCalls(plans));
-  return autotuner.compileAhead(*calls);
+  // The convolutions first, so that the compile workers are limited to the
+  // tuner's jobs before any starts; the single-config kernels still go to
+  // the front of the queue, as a build's own precompile does.
+  size_t queued = autotuner.compileAhead(*calls);
+  engine.precompile(singleConfigCalls(plans));
+  return queued;
 }
 
 } // namespace tilec::sparse

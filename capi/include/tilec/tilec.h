@@ -139,6 +139,12 @@ TILEC_API tilec_status tilec_kernel_launch(tilec_kernel *kernel,
 
 /*----------------------------------------------------------------------------
  * Sparse tensors and submanifold convolution
+ *
+ * A runtime's sparse calls (its tensors, their maps, the convolutions and
+ * their gradients, tilec_compile_layers_ahead, tilec_retire_predictions)
+ * share its plans and caches: calls on one runtime must not overlap; make
+ * them from one thread, or hold a lock around each (the Python package holds
+ * its runtime's lock). Other runtimes' calls may run at the same time.
  *--------------------------------------------------------------------------*/
 
 typedef struct tilec_sparse_tensor tilec_sparse_tensor;

@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 using namespace tilec;
 using namespace tilec::kernel;
 namespace tile = tilec::tile;
@@ -560,4 +562,42 @@ TEST(KernelsTest, SparseConvPredictsOneConfigAKey) {
   EXPECT_EQ(sparse::predictedRowBlock(60000), 128);
   EXPECT_EQ(sparse::predictedRowBlock(30000), 64);
   EXPECT_EQ(sparse::predictedRowBlock(3000), 64);
+}
+
+// What a network's plan precompiles for its maps (sparse::compileLayersAhead)
+// is planned at one voxel count: the kernels a map build of any smaller count
+// of the same window loads must be among them (a count keys the map kernels
+// but does not specialize them, and a build's list of calls only grows with
+// the count).
+TEST(KernelsTest, MapBuildCallsOfACountServeEverySmallerCount) {
+  auto builds = [](const std::vector<std::pair<std::string, Call>> &calls) {
+    std::set<std::string> kernels;
+    for (const auto &[name, call] : calls) {
+      const KernelDescription &description =
+          lookupKernel(name)->getDescription();
+      Result<std::vector<KernelDescription::CallCandidate>> candidates =
+          description.candidatesForCall(description.getConfigs(), call);
+      EXPECT_TRUE(candidates.ok()) << name << ": " << candidates.message();
+      if (!candidates.ok())
+        continue;
+      EXPECT_EQ(candidates->size(), 1u) << name << " has a single config";
+      for (const auto &candidate : *candidates)
+        kernels.insert(name + " " + candidate.config.str() + " [" +
+                       description.specializationOf(call).str() + "]");
+    }
+    return kernels;
+  };
+  for (int extent : {1, 3, 5})
+    for (bool lean : {false, true}) {
+      sparse::Window window = sparse::Window::cube(extent);
+      std::set<std::string> planned =
+          builds(sparse::mapBuildCalls(65000, window, lean));
+      for (int64_t n : {1, 16, 17, 600, 4096, 5000, 40000, 65000}) {
+        for (const std::string &kernel :
+             builds(sparse::mapBuildCalls(n, window, lean)))
+          EXPECT_TRUE(planned.count(kernel))
+              << kernel << " at " << n << " voxels, window " << extent
+              << (lean ? ", lean" : "");
+      }
+    }
 }

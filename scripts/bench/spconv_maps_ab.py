@@ -131,6 +131,9 @@ def main():
     torch.cuda.init()
     torch.empty(1, device="cuda")
     paths = args.libs.split(",")
+    # The scenes come from the package's library: the first lib, unless
+    # TILEC_LIBRARY names one.
+    os.environ.setdefault("TILEC_LIBRARY", os.path.abspath(paths[0]))
     libs = [Lib(path, f"lib{i}", args.cache_root)
             for i, path in enumerate(paths)]
     stream = torch.cuda.current_stream().cuda_stream

@@ -580,6 +580,8 @@ tilec_status tilec_compile_layers_ahead(tilec_runtime *runtime,
     for (int axis = 0; axis < 3; ++axis) {
       plan.layer.kernelSize[axis] = layer.kernel[axis];
       plan.layer.dilation[axis] = layer.dilation[axis];
+      plan.stride[axis] = layer.stride[axis];
+      plan.padding[axis] = layer.padding[axis];
     }
     plan.layer.bias = layer.has_bias != 0;
     plan.layer.allowTf32 = layer.allow_tf32 != 0;

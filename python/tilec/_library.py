@@ -125,7 +125,9 @@ class ConvLayerPlan(ctypes.Structure):
                 ("allow_tf32", _i32),
                 ("strided", _i32),
                 ("input_gradient", _i32),
-                ("weight_gradient", _i32)]
+                ("weight_gradient", _i32),
+                ("stride", _i32 * 3),
+                ("padding", _i32 * 3)]
 
 
 _shape = ctypes.POINTER(_i64)

@@ -86,12 +86,16 @@ def compile_ahead(layers, example, training=None):
         training = torch.is_grad_enabled()
     plans = []
     for index, layer in enumerate(layers):
+        # A downsampling layer builds its maps: its stride and padding plan
+        # that build's kernels (an inverse layer reuses its maps).
+        steps = (layer.stride, layer.padding) \
+            if isinstance(layer, SparseConv3d) else ((0, 0, 0), (0, 0, 0))
         plans.append(_sparse.layer_plan(
             example.voxels, layer.weight, layer.bias is not None,
             getattr(layer, "dilation", (1, 1, 1)), dtype,
             not isinstance(layer, SubMConv3d),
             training and (index > 0 or features.requires_grad),
-            training and layer.weight.requires_grad))
+            training and layer.weight.requires_grad, *steps))
     return _sparse.queue_layer_compiles(example.runtime, plans)
 
 

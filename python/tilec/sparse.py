@@ -469,15 +469,18 @@ def queue_layer_compiles(runtime, plans):
 
 
 def layer_plan(voxels, weight, bias, dilation, dtype, strided, input_grad,
-               weight_grad):
+               weight_grad, stride=(0, 0, 0), padding=(0, 0, 0)):
     """The ConvLayerPlan of a convolution with `weight` [Co, Kx, Ky, Kz,
-    Ci] (and a bias where `bias`) run in `dtype` over `voxels` voxels."""
+    Ci] (and a bias where `bias`) run in `dtype` over `voxels` voxels; a
+    strided layer that builds its maps gives its `stride` and `padding`
+    (zeros: not given)."""
     tf32 = dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32
     return ConvLayerPlan(
         voxels, weight.shape[4], weight.shape[0],
         (ctypes.c_int32 * 3)(*weight.shape[1:4]),
         (ctypes.c_int32 * 3)(*dilation), DTYPES[dtype], bias, tf32, strided,
-        input_grad, weight_grad)
+        input_grad, weight_grad, (ctypes.c_int32 * 3)(*stride),
+        (ctypes.c_int32 * 3)(*padding))
 
 
 def warn_unplanned(error):

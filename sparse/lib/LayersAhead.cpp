@@ -33,9 +33,31 @@ void appendCalls(std::vector<std::pair<std::string, Call>> &calls,
                std::make_move_iterator(more.end()));
 }
 
+// A strided plan's stride and padding: 0 (a stride not given) to 65536,
+// as a strided build takes them; none for a submanifold layer.
+Status checkSteps(const LayerPlan &plan, const std::string &function) {
+  for (int axis = 0; axis < 3; ++axis)
+    for (auto [name, value] : {std::pair{"stride", plan.stride[axis]},
+                               std::pair{"padding", plan.padding[axis]}}) {
+      std::string along =
+          function + ": the " + name + " along " + std::string(1, "xyz"[axis]);
+      if (!plan.strided && value != 0)
+        return Status::error(ErrorKind::InvalidArgument,
+                             along +
+                                 " must be 0 (a submanifold layer has "
+                                 "none), got " +
+                                 std::to_string(value));
+      if (value < 0 || value > 65536)
+        return Status::error(ErrorKind::InvalidArgument,
+                             along + " must be 0 to 65536, got " +
+                                 std::to_string(value));
+    }
+  return Status::success();
+}
+
 // A plan's layer as its calls will check it: voxels a tensor can hold,
 // channels, the window (odd extents where the layer is submanifold, 1 to 7
-// either way), tf32 for f32 only.
+// either way), tf32 for f32 only, the stride and padding (checkSteps).
 Status checkPlan(const LayerPlan &plan, const ConvArguments &arguments,
                  size_t index) {
   std::string function = "layer plan " + std::to_string(index);
@@ -45,6 +67,7 @@ Status checkPlan(const LayerPlan &plan, const ConvArguments &arguments,
                              ": the voxels must be from 1 to 2^28 - 1, "
                              "got " +
                              std::to_string(plan.layer.voxels));
+  TILEC_RETURN_IF_ERROR(checkSteps(plan, function));
   if (!plan.strided)
     return checkConvShape(arguments, function);
   // A strided window needs no centre: its extents are checked here, the
@@ -134,56 +157,36 @@ withoutRepeats(std::vector<std::pair<std::string, Call>> calls) {
   return kept;
 }
 
-// The single-config kernels the plans' first calls launch besides the
-// convolutions, at each layer's planned count: a submanifold layer's maps
-// (with the cover rounds where its channels ask for them), a strided
-// layer's sorted maps, and with the weight gradient its pair lists and the
-// gradients' sums. A count only keys them and their lists only grow with
-// it, so the cubins planned at a count serve every smaller one of the same
-// window and types: each compiles once, at the start, instead of when the
-// first tensor of a new window or level needs it.
+// The maps' kernels of a strided layer's first call over its planned
+// count: its build's own where the plan gives the stride and padding (a
+// grid the kernels accept: only the geometry specializes them), else those
+// of its maps' sorts alone (an inverse layer builds nothing; their cubins
+// serve its strided layer's build).
 std::vector<std::pair<std::string, Call>>
-singleConfigCalls(const std::vector<LayerPlan> &plans) {
+stridedMapCalls(const LayerPlan &plan, const Window &window) {
+  ConvGeometry geometry;
+  geometry.kernel = window.kernel;
+  geometry.dilation = window.dilation;
+  int64_t n = plan.layer.voxels;
   std::vector<std::pair<std::string, Call>> calls;
-  std::set<std::tuple<Window, bool, bool>> mapBuilds;
-  for (const LayerPlan &plan : plans) {
-    Result<ConvArguments> arguments = convArgumentsOf(plan.layer);
-    if (!arguments)
-      continue;
-    const ConvArguments &f = *arguments;
-    int64_t n = plan.layer.voxels;
-    Window window = f.window.normalized();
-    int64_t v = window.offsets();
-    bool lean = f.ci * f.co >= kLeanGroupsMinChannels;
-    if (mapBuilds.emplace(window, plan.strided, lean).second) {
-      if (plan.strided) {
-        ConvGeometry geometry;
-        geometry.kernel = window.kernel;
-        geometry.dilation = window.dilation;
-        appendSortedMapCalls(calls, n, geometry);
-      } else {
-        appendCalls(calls, mapBuildCalls(n, window, lean));
-      }
-    }
-    if (!plan.weightGradient)
-      continue;
-    appendCalls(calls, pairListCalls(n, v));
-    // The sums are written in the features' dtype, or in f32 where the
-    // weights are (autocast's f32 weights): the plan does not say which.
-    const char *dtype = dtypeName(f.dtype);
-    for (const char *sumType : {dtype, "f32"}) {
-      calls.emplace_back("split_sum",
-                         splitSumCall(f.co * v * f.ci,
-                                      weightGradSplit(n, v, f.ci, f.co).parts,
-                                      sumType));
-      if (plan.layer.bias)
-        calls.emplace_back("split_sum",
-                           splitSumCall(f.co, biasGradParts(n), sumType));
-    }
-    if (plan.layer.bias)
-      calls.emplace_back("column_sums", columnSumsCall(n, f.co, f.co, dtype));
+  if (std::any_of(plan.stride.begin(), plan.stride.end(),
+                  [](int stride) { return stride < 1; })) {
+    appendSortedMapCalls(calls, n, geometry);
+    return calls;
   }
-  return withoutRepeats(std::move(calls));
+  geometry.stride = plan.stride;
+  geometry.padding = plan.padding;
+  // 64 cells an axis beyond the window's reach: an output on every axis.
+  std::array<int64_t, 3> input;
+  for (int axis = 0; axis < 3; ++axis)
+    input[axis] =
+        64 + int64_t(geometry.dilation[axis]) * (geometry.kernel[axis] - 1);
+  Result<std::array<int64_t, 3>> output = geometry.outputShape(input);
+  if (!output) {
+    appendSortedMapCalls(calls, n, geometry);
+    return calls;
+  }
+  return stridedBuildCalls(n, geometry, input, *output, /*batches=*/1);
 }
 
 } // namespace
@@ -204,6 +207,44 @@ layerPlanCalls(const std::vector<LayerPlan> &plans, rt::FirstUse firstUse) {
       if (depth < counts[index].size())
         TILEC_RETURN_IF_ERROR(appendPlanCalls(
             plans, index, counts[index][depth], calls, firstUse));
+  return withoutRepeats(std::move(calls));
+}
+
+std::vector<std::pair<std::string, Call>>
+layerSingleConfigCalls(const std::vector<LayerPlan> &plans) {
+  std::vector<std::pair<std::string, Call>> calls;
+  std::set<std::pair<Window, bool>> mapBuilds;
+  for (const LayerPlan &plan : plans) {
+    Result<ConvArguments> arguments = convArgumentsOf(plan.layer);
+    if (!arguments)
+      continue;
+    const ConvArguments &f = *arguments;
+    int64_t n = plan.layer.voxels;
+    Window window = f.window.normalized();
+    int64_t v = window.offsets();
+    bool lean = f.ci * f.co >= kLeanGroupsMinChannels;
+    if (plan.strided)
+      appendCalls(calls, stridedMapCalls(plan, window));
+    else if (mapBuilds.emplace(window, lean).second)
+      appendCalls(calls, mapBuildCalls(n, window, lean));
+    if (!plan.weightGradient)
+      continue;
+    appendCalls(calls, pairListCalls(n, v));
+    // The sums are written in the features' dtype, or in f32 where the
+    // weights are (autocast's f32 weights): the plan does not say which.
+    const char *dtype = dtypeName(f.dtype);
+    for (const char *sumType : {dtype, "f32"}) {
+      calls.emplace_back("split_sum",
+                         splitSumCall(f.co * v * f.ci,
+                                      weightGradSplit(n, v, f.ci, f.co).parts,
+                                      sumType));
+      if (plan.layer.bias)
+        calls.emplace_back("split_sum",
+                           splitSumCall(f.co, biasGradParts(n), sumType));
+    }
+    if (plan.layer.bias)
+      calls.emplace_back("column_sums", columnSumsCall(n, f.co, f.co, dtype));
+  }
   return withoutRepeats(std::move(calls));
 }
 
@@ -230,7 +271,7 @@ Result<size_t> compileLayersAhead(SparseEngine &engine,
   // tuner's jobs before any starts; the single-config kernels still go to
   // the front of the queue, as a build's own precompile does.
   size_t queued = autotuner.compileAhead(*calls);
-  engine.precompile(singleConfigCalls(plans));
+  engine.precompile(layerSingleConfigCalls(plans));
   return queued;
 }
 

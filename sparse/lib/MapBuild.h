@@ -240,6 +240,16 @@ inline void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
 // and the build.
 void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
                           int64_t rows, const ConvGeometry &g);
+// Every launch of a strided build over `n` input voxels of `inputShape`
+// (its output grid `outputShape`, `batches` batches) that its first build
+// precompiles: the candidates, their sort, the outputs' counts and
+// coordinates, then both maps' sorts (appendSortedMapCalls of the input's
+// rows; the outputs' rows come at their count). The grids only key the
+// kernels: any grid plans the cubins the geometry's builds load.
+std::vector<std::pair<std::string, Call>>
+stridedBuildCalls(int64_t n, const ConvGeometry &g,
+                  const std::array<int64_t, 3> &inputShape,
+                  const std::array<int64_t, 3> &outputShape, int64_t batches);
 
 // A region of the engine's scratch buffer: one build's temporaries live
 // there, so that a build allocates only the maps it returns.

@@ -152,6 +152,26 @@ SparseTensor::stridedEntry(const ConvGeometry &geometry,
   return (strided_[key] = std::move(entry)).get();
 }
 
+std::vector<std::pair<std::string, Call>>
+stridedBuildCalls(int64_t n, const ConvGeometry &g,
+                  const std::array<int64_t, 3> &inputShape,
+                  const std::array<int64_t, 3> &outputShape, int64_t batches) {
+  int64_t candidates = n * g.candidatesPerVoxel();
+  int64_t cells = batches * outputShape[0] * outputShape[1] * outputShape[2];
+  std::vector<std::pair<std::string, Call>> calls = {
+      {"strided_candidates",
+       candidatesCall(n, g, inputShape, outputShape, batches)},
+      {"output_voxels",
+       outputsCall(candidates, g.offsets(), outputShape, batches, 0)},
+      {"exclusive_scan", scanCall(cdiv(candidates, kOutputBlock))},
+      {"output_voxels",
+       outputsCall(candidates, g.offsets(), outputShape, batches, 1)}};
+  appendRadixCalls(calls, candidates, radixPassesOver(ceilLog2(cells + 1)),
+                   /*positions=*/false);
+  appendSortedMapCalls(calls, n, g);
+  return calls;
+}
+
 void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
                           int64_t rows, const ConvGeometry &g) {
   int64_t v = g.offsets();
@@ -233,16 +253,9 @@ public:
     regions = std::move(*carved);
     if (n > 0 && engine.firstUseOf("strided|" + g.str() + "|" + countFacts(n) +
                                    "|" + countFacts(candidates) + "|" +
-                                   std::to_string(sortPasses))) {
-      std::vector<std::pair<std::string, Call>> calls = {
-          {"strided_candidates", stridedCandidatesCall()},
-          {"output_voxels", outputVoxelsCall(0)},
-          {"exclusive_scan", scanCall(outputPrograms)},
-          {"output_voxels", outputVoxelsCall(1)}};
-      appendRadixCalls(calls, candidates, sortPasses, /*positions=*/false);
-      appendSortedMapCalls(calls, n, g);
-      engine.precompile(calls);
-    }
+                                   std::to_string(sortPasses)))
+      engine.precompile(stridedBuildCalls(n, g, maps.inputShape,
+                                          maps.outputShape, maps.batches));
     return Status::success();
   }
 

@@ -864,7 +864,8 @@ class CompileAheadTest(unittest.TestCase):
             self.plans.append([
                 (p.voxels, p.ci, p.co, tuple(p.kernel), tuple(p.dilation),
                  p.dtype, p.has_bias, p.allow_tf32, p.strided,
-                 p.input_gradient, p.weight_gradient)
+                 p.input_gradient, p.weight_gradient, tuple(p.stride),
+                 tuple(p.padding))
                 for p in array[:count]])
             queued._obj.value = 7 * count
             return 0
@@ -912,16 +913,21 @@ class CompileAheadTest(unittest.TestCase):
         queued = nn.compile_ahead(net, self.tensor(500), training=True)
         self.assertEqual(queued, 21)
         f16, f32 = 0, 2
+        none = ((0, 0, 0), (0, 0, 0))
+        # The downsampling layer gives its stride and padding (its maps'
+        # build); the inverse one reuses them.
         self.assertEqual(self.library.plans, [[
-            (500, 4, 8, (3, 1, 3), (1, 1, 2), f32, 0, 0, 0, 0, 0),
-            (500, 8, 16, (2, 2, 2), (1, 1, 1), f32, 1, 0, 1, 1, 1),
-            (500, 16, 8, (2, 2, 2), (1, 1, 1), f32, 1, 0, 1, 1, 1)]])
+            (500, 4, 8, (3, 1, 3), (1, 1, 2), f32, 0, 0, 0, 0, 0) + none,
+            (500, 8, 16, (2, 2, 2), (1, 1, 1), f32, 1, 0, 1, 1, 1,
+             (2, 2, 2), (0, 0, 0)),
+            (500, 16, 8, (2, 2, 2), (1, 1, 1), f32, 1, 0, 1, 1, 1) + none]])
         # Inference in f16: the forwards alone.
         self.library.plans.clear()
         nn.compile_ahead([net[2]], self.tensor(9, 8, torch.float16),
                          training=False)
         self.assertEqual(self.library.plans, [[
-            (9, 8, 16, (2, 2, 2), (1, 1, 1), f16, 1, 0, 1, 0, 0)]])
+            (9, 8, 16, (2, 2, 2), (1, 1, 1), f16, 1, 0, 1, 0, 0,
+             (2, 2, 2), (0, 0, 0))]])
         self.assertRaises(tilec.InvalidArgumentError, nn.compile_ahead,
                           net, self.tensor(9, 4, torch.float64))
         self.assertRaises(tilec.InvalidArgumentError, nn.compile_ahead,
@@ -968,7 +974,8 @@ class CompileAheadTest(unittest.TestCase):
         run(120)
         f32 = 2
         self.assertEqual(self.library.plans, [
-            [(100, 4, 8, (3, 3, 3), (1, 2, 1), f32, 0, 0, 0, 1, 1)]])
+            [(100, 4, 8, (3, 3, 3), (1, 2, 1), f32, 0, 0, 0, 1, 1,
+              (0, 0, 0), (0, 0, 0))]])
         run(300)
         self.assertEqual(len(self.library.plans), 2)
         with torch.no_grad():

@@ -317,7 +317,9 @@ TILEC_API tilec_status tilec_sparse_conv3d_backward(
  * tf32; `voxels` the count its first call is expected to see (the tunings'
  * size bucket); `strided` nonzero for tilec_sparse_conv3d's layers (strided
  * or inverse; extents may be even there); which gradients training will ask
- * of it. */
+ * of it; for a strided layer that builds its maps (not an inverse one), its
+ * stride and padding per axis, so that its build's kernels compile ahead
+ * too (zeros: not given; 0 to 65536). */
 typedef struct tilec_conv_layer_plan {
   int64_t voxels;
   int32_t ci, co;
@@ -325,6 +327,7 @@ typedef struct tilec_conv_layer_plan {
   tilec_dtype dtype;
   int32_t has_bias, allow_tf32, strided;
   int32_t input_gradient, weight_gradient;
+  int32_t stride[3], padding[3];
 } tilec_conv_layer_plan;
 
 /* Queues on the runtime's compile workers the compiles of every kernel

@@ -7,6 +7,9 @@
 #include "tilec/contract/CallPlan.h"
 #include "tilec/sparse/SparseConv.h"
 
+// stridedBuildCalls: a strided build's own list, private to tilec_sparse.
+#include "MapBuild.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -17,6 +20,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <set>
 
 using namespace tilec;
@@ -564,40 +569,91 @@ TEST(KernelsTest, SparseConvPredictsOneConfigAKey) {
   EXPECT_EQ(sparse::predictedRowBlock(3000), 64);
 }
 
+namespace {
+
+// Each call's kernel build (its single config and specialization), as the
+// provider keys a loaded kernel: "kernel config [specialization]".
+std::set<std::string>
+singleConfigBuilds(const std::vector<std::pair<std::string, Call>> &calls) {
+  std::set<std::string> kernels;
+  for (const auto &[name, call] : calls) {
+    const KernelDescription &description = lookupKernel(name)->getDescription();
+    Result<std::vector<KernelDescription::CallCandidate>> candidates =
+        description.candidatesForCall(description.getConfigs(), call);
+    EXPECT_TRUE(candidates.ok()) << name << ": " << candidates.message();
+    if (!candidates.ok())
+      continue;
+    EXPECT_EQ(candidates->size(), 1u) << name << " has a single config";
+    for (const auto &candidate : *candidates)
+      kernels.insert(name + " " + candidate.config.str() + " [" +
+                     description.specializationOf(call).str() + "]");
+  }
+  return kernels;
+}
+
+} // namespace
+
 // What a network's plan precompiles for its maps (sparse::compileLayersAhead)
 // is planned at one voxel count: the kernels a map build of any smaller count
 // of the same window loads must be among them (a count keys the map kernels
 // but does not specialize them, and a build's list of calls only grows with
 // the count).
 TEST(KernelsTest, MapBuildCallsOfACountServeEverySmallerCount) {
-  auto builds = [](const std::vector<std::pair<std::string, Call>> &calls) {
-    std::set<std::string> kernels;
-    for (const auto &[name, call] : calls) {
-      const KernelDescription &description =
-          lookupKernel(name)->getDescription();
-      Result<std::vector<KernelDescription::CallCandidate>> candidates =
-          description.candidatesForCall(description.getConfigs(), call);
-      EXPECT_TRUE(candidates.ok()) << name << ": " << candidates.message();
-      if (!candidates.ok())
-        continue;
-      EXPECT_EQ(candidates->size(), 1u) << name << " has a single config";
-      for (const auto &candidate : *candidates)
-        kernels.insert(name + " " + candidate.config.str() + " [" +
-                       description.specializationOf(call).str() + "]");
-    }
-    return kernels;
-  };
   for (int extent : {1, 3, 5})
     for (bool lean : {false, true}) {
       sparse::Window window = sparse::Window::cube(extent);
       std::set<std::string> planned =
-          builds(sparse::mapBuildCalls(65000, window, lean));
+          singleConfigBuilds(sparse::mapBuildCalls(65000, window, lean));
       for (int64_t n : {1, 16, 17, 600, 4096, 5000, 40000, 65000}) {
         for (const std::string &kernel :
-             builds(sparse::mapBuildCalls(n, window, lean)))
+             singleConfigBuilds(sparse::mapBuildCalls(n, window, lean)))
           EXPECT_TRUE(planned.count(kernel))
               << kernel << " at " << n << " voxels, window " << extent
               << (lean ? ", lean" : "");
       }
     }
+}
+
+// A strided layer's plan with its stride and padding plans its build on a
+// grid of its own: the kernels a build of the same geometry loads on any
+// grid and batch count, at the planned count or below, must be among them.
+TEST(KernelsTest, AStridedBuildPlannedOnAnyGridServesEveryGrid) {
+  struct Case {
+    std::array<int, 3> kernel, stride, padding;
+  };
+  for (const Case &c : {Case{{2, 2, 2}, {2, 2, 2}, {0, 0, 0}},
+                        Case{{3, 3, 3}, {2, 2, 2}, {1, 1, 1}},
+                        Case{{3, 1, 1}, {2, 1, 1}, {0, 0, 0}}}) {
+    sparse::LayerPlan plan;
+    plan.layer.voxels = 65000;
+    plan.layer.inChannels = plan.layer.outChannels = 32;
+    plan.layer.kernelSize = c.kernel;
+    plan.strided = true;
+    plan.stride = c.stride;
+    plan.padding = c.padding;
+    std::set<std::string> planned =
+        singleConfigBuilds(sparse::layerSingleConfigCalls({plan}));
+    EXPECT_TRUE(std::any_of(planned.begin(), planned.end(),
+                            [](const std::string &kernel) {
+                              return kernel.rfind("strided_candidates", 0) == 0;
+                            }));
+    sparse::ConvGeometry g;
+    g.kernel = c.kernel;
+    g.stride = c.stride;
+    g.padding = c.padding;
+    for (auto [grid, batches] :
+         {std::pair{std::array<int64_t, 3>{128, 128, 128}, int64_t(1)},
+          std::pair{std::array<int64_t, 3>{201, 97, 33}, int64_t(2)},
+          std::pair{std::array<int64_t, 3>{2048, 2048, 41}, int64_t(1)}})
+      for (int64_t n : {1000, 65000}) {
+        Result<std::array<int64_t, 3>> out = g.outputShape(grid);
+        ASSERT_TRUE(out.ok()) << out.message();
+        for (const std::string &kernel : singleConfigBuilds(
+                 sparse::stridedBuildCalls(n, g, grid, *out, batches)))
+          EXPECT_TRUE(planned.count(kernel))
+              << kernel << " at " << n << " voxels, grid " << grid[0] << "x"
+              << grid[1] << "x" << grid[2] << ", kernel " << c.kernel[0]
+              << c.kernel[1] << c.kernel[2];
+      }
+  }
 }

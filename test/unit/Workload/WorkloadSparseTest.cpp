@@ -228,6 +228,15 @@ TEST(WorkloadSparseTest, APlanOutOfRangeNamesTheLayer) {
   bad.layer.kernelSize = {3, 3, 8};
   refused(bad, "the kernel size along z must be 1 to 7, got 8");
   bad = good;
+  bad.stride = {2, 2, 2};
+  refused(bad, "the stride along x must be 0 (a submanifold layer has none), "
+               "got 2");
+  bad.strided = true;
+  bad.layer.kernelSize = {2, 2, 2};
+  EXPECT_TRUE(sparse::layerPlanCalls({good, bad}).ok());
+  bad.padding = {0, -1, 0};
+  refused(bad, "the padding along y must be 0 to 65536, got -1");
+  bad = good;
   bad.layer.allowTf32 = true;
   refused(bad, "allow_tf32 applies to f32 only");
   bad = good;

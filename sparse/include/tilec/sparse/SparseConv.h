@@ -663,12 +663,16 @@ convKernelCalls(const ConvArguments &arguments, int64_t voxels);
 /// size bucket, row blocks and split candidates), whether it is a strided
 /// or inverse convolution (its input gradient reads the weight transposed,
 /// not mirrored; `kernelSize` may be even there), and which gradients
-/// training will ask of it.
+/// training will ask of it. A strided layer that builds its maps (not an
+/// inverse one, which reuses them) may give its stride and padding: its
+/// build's own kernels, which they specialize, are then planned too.
 struct LayerPlan {
   rt::ConvLayer layer;
   bool strided = false;
   bool inputGradient = false;
   bool weightGradient = false;
+  /// Per axis (x, y, z); a stride of 0 on any axis: not given.
+  std::array<int, 3> stride{0, 0, 0}, padding{0, 0, 0};
 };
 
 /// The kernel calls the first calls of `plans` would tune, in order: each
@@ -681,6 +685,19 @@ struct LayerPlan {
 Result<std::vector<std::pair<std::string, Call>>>
 layerPlanCalls(const std::vector<LayerPlan> &plans,
                rt::FirstUse firstUse = rt::FirstUse::Tune);
+
+/// The single-config kernels' calls the plans' first calls make besides
+/// the convolutions, at each layer's planned count, each once: a
+/// submanifold layer's maps (with the cover rounds where its channels ask
+/// for them), a strided layer's build where the plan gives its stride and
+/// padding (else its maps' sorts), and with the weight gradient its pair
+/// lists and the gradients' sums. A count only keys them and a build's list
+/// only grows with the count, so the cubins planned at a count serve every
+/// smaller one of the same window and types (and, for a strided build, of
+/// any grid): compileLayersAhead compiles each once, at the start, instead
+/// of when the first tensor of a new window or level needs it.
+std::vector<std::pair<std::string, Call>>
+layerSingleConfigCalls(const std::vector<LayerPlan> &plans);
 
 /// Queues the candidates of every call of layerPlanCalls(plans, the
 /// autotuner's first use) that the autotuner would tune

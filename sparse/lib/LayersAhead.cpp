@@ -168,25 +168,21 @@ stridedMapCalls(const LayerPlan &plan, const Window &window) {
   geometry.kernel = window.kernel;
   geometry.dilation = window.dilation;
   int64_t n = plan.layer.voxels;
+  if (std::all_of(plan.stride.begin(), plan.stride.end(),
+                  [](int stride) { return stride >= 1; })) {
+    geometry.stride = plan.stride;
+    geometry.padding = plan.padding;
+    // 64 cells an axis beyond the window's reach: an output on every axis.
+    std::array<int64_t, 3> input;
+    for (int axis = 0; axis < 3; ++axis)
+      input[axis] =
+          64 + int64_t(geometry.dilation[axis]) * (geometry.kernel[axis] - 1);
+    if (Result<std::array<int64_t, 3>> output = geometry.outputShape(input))
+      return stridedBuildCalls(n, geometry, input, *output, /*batches=*/1);
+  }
   std::vector<std::pair<std::string, Call>> calls;
-  if (std::any_of(plan.stride.begin(), plan.stride.end(),
-                  [](int stride) { return stride < 1; })) {
-    appendSortedMapCalls(calls, n, geometry);
-    return calls;
-  }
-  geometry.stride = plan.stride;
-  geometry.padding = plan.padding;
-  // 64 cells an axis beyond the window's reach: an output on every axis.
-  std::array<int64_t, 3> input;
-  for (int axis = 0; axis < 3; ++axis)
-    input[axis] =
-        64 + int64_t(geometry.dilation[axis]) * (geometry.kernel[axis] - 1);
-  Result<std::array<int64_t, 3>> output = geometry.outputShape(input);
-  if (!output) {
-    appendSortedMapCalls(calls, n, geometry);
-    return calls;
-  }
-  return stridedBuildCalls(n, geometry, input, *output, /*batches=*/1);
+  appendSortedMapCalls(calls, n, geometry);
+  return calls;
 }
 
 } // namespace

@@ -834,6 +834,13 @@ Tensor KernelBuilder::load(Tensor ptrs, Tensor mask, Operand other,
                                    evict));
 }
 
+Tensor KernelBuilder::loadVolatile(Tensor ptrs, Tensor mask, Operand other) {
+  Tensor loaded = load(ptrs, mask, other);
+  if (loaded)
+    loaded.getValue().getDefiningOp<tile::LoadOp>().setIsVolatile(true);
+  return loaded;
+}
+
 Tensor KernelBuilder::loadTile(const TileOfArray &array, Tensor row,
                                Tensor col, int64_t blockRows,
                                int64_t blockCols) {
@@ -1197,6 +1204,79 @@ Tensors KernelBuilder::forRange(const Operand &lb, const Operand &ub,
 
   Tensors results;
   for (Value result : forOp.getResults())
+    results.push_back(make(result));
+  return results;
+}
+
+Tensors KernelBuilder::whileLoop(ArrayRef<Tensor> carried, WhileCondition cond,
+                                 WhileBody body) {
+  Tensors failedResults(carried.size());
+  if (llvm::any_of(carried, [](const Tensor &t) { return !t; }))
+    return failedResults;
+  SmallVector<Value> initValues;
+  SmallVector<Type> types;
+  SmallVector<Location> locs;
+  for (const Tensor &value : carried) {
+    initValues.push_back(value.getValue());
+    types.push_back(value.getType());
+    locs.push_back(loc());
+  }
+  auto whileOp = scf::WhileOp::create(opBuilder, loc(), types, initValues);
+  Block *before = opBuilder.createBlock(&whileOp.getBefore(), {}, types, locs);
+  Block *after = opBuilder.createBlock(&whileOp.getAfter(), {}, types, locs);
+  opBuilder.setInsertionPointAfter(whileOp);
+
+  // As in forRange: lets inside the regions name their ops.
+  SmallVector<Operation *> outerUnnamedOps = std::move(unnamedOps);
+  unnamedOps.clear();
+  auto argsOf = [&](Block *block) {
+    Tensors args;
+    for (BlockArgument arg : block->getArguments())
+      args.push_back(make(arg));
+    return args;
+  };
+  {
+    OpBuilder::InsertionGuard guard(opBuilder);
+    opBuilder.setInsertionPointToEnd(before);
+    Tensors args = argsOf(before);
+    Tensor proceed = cond(args);
+    if (proceed && (!proceed.isScalar() || !proceed.getType().isInteger(1))) {
+      emitError() << "whileLoop: the condition must be an i1 scalar, got "
+                  << proceed.getType();
+      proceed = {};
+    }
+    if (!proceed)
+      proceed = constant(false, i1Type());
+    scf::ConditionOp::create(opBuilder, loc(), proceed.getValue(),
+                             before->getArguments());
+  }
+  {
+    OpBuilder::InsertionGuard guard(opBuilder);
+    opBuilder.setInsertionPointToEnd(after);
+    Tensors args = argsOf(after);
+    Tensors yielded = body(args);
+    if (yielded.size() != carried.size()) {
+      emitError() << "whileLoop: the body yields " << yielded.size()
+                  << " values for " << carried.size() << " carried values";
+      yielded = args;
+    }
+    SmallVector<Value> yieldValues;
+    for (auto [index, next] : llvm::enumerate(yielded)) {
+      Value arg = args[index].getValue();
+      if (next && next.getType() != arg.getType()) {
+        emitError() << "whileLoop: carried value #" << index << " enters as "
+                    << arg.getType() << " but the body yields "
+                    << next.getType();
+        next = {};
+      }
+      yieldValues.push_back(next ? next.getValue() : arg);
+    }
+    scf::YieldOp::create(opBuilder, loc(), yieldValues);
+  }
+  unnamedOps = std::move(outerUnnamedOps);
+
+  Tensors results;
+  for (Value result : whileOp.getResults())
     results.push_back(make(result));
   return results;
 }

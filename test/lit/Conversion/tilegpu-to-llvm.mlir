@@ -186,3 +186,43 @@ func.func @load_store_load(%x: !tile.ptr<f32> {tile.divisibility = 16 : i32}, %o
   tile.store %op, %b : tensor<512x!tile.ptr<f32>>
   return
 }
+
+// -----
+
+// scf.while (KernelBuilder::whileLoop) carries tensors in their layouts: a
+// loop of blocks whose condition, a reduction every thread holds alike,
+// branches out; a volatile load reads memory again each trip
+// (ld.global.volatile); the reduction's shared scratch is fenced with a
+// barrier on every trip.
+// CHECK-LABEL: llvm.func @spin_until_published
+// CHECK: llvm.br ^[[BEFORE:bb[0-9]+]]
+// CHECK: ^[[BEFORE]](
+// CHECK: nvvm.barrier0
+// CHECK: llvm.cond_br %{{.*}}, ^[[AFTER:bb[0-9]+]], ^[[EXIT:bb[0-9]+]]
+// CHECK: ^[[AFTER]]:
+// CHECK: ld.global.volatile
+// CHECK: llvm.br ^[[BEFORE]](
+// CHECK: ^[[EXIT]]:
+// CHECK: llvm.return
+func.func @spin_until_published(%flags: !tile.ptr<i32> {tile.divisibility = 16 : i32}, %out: !tile.ptr<i32> {tile.divisibility = 16 : i32}) attributes {tile.kernel} {
+  %r = tile.make_range {start = 0 : i32, end = 128 : i32} : tensor<128xi32>
+  %fs = tile.splat %flags : !tile.ptr<i32> -> tensor<128x!tile.ptr<i32>>
+  %fp = tile.addptr %fs, %r : tensor<128x!tile.ptr<i32>>, tensor<128xi32>
+  %zero = arith.constant dense<0> : tensor<128xi32>
+  %c0 = arith.constant 0 : i32
+  %seen = scf.while (%words = %zero) : (tensor<128xi32>) -> tensor<128xi32> {
+    %unset = arith.cmpi eq, %words, %zero : tensor<128xi32>
+    %unset32 = arith.extui %unset : tensor<128xi1> to tensor<128xi32>
+    %any = tile.reduce max %unset32 {axis = 0 : i32} : tensor<128xi32> -> i32
+    %wait = arith.cmpi ne, %any, %c0 : i32
+    scf.condition(%wait) %words : tensor<128xi32>
+  } do {
+  ^bb0(%words: tensor<128xi32>):
+    %read = tile.load %fp {isVolatile} : tensor<128x!tile.ptr<i32>>
+    scf.yield %read : tensor<128xi32>
+  }
+  %os = tile.splat %out : !tile.ptr<i32> -> tensor<128x!tile.ptr<i32>>
+  %op = tile.addptr %os, %r : tensor<128x!tile.ptr<i32>>, tensor<128xi32>
+  tile.store %op, %seen : tensor<128x!tile.ptr<i32>>
+  return
+}

@@ -221,6 +221,45 @@ TEST_F(KernelBuilderTest, IfThenGuardsItsBody) {
   EXPECT_NE(diagnostics[0].find("must be an i1 scalar"), std::string::npos);
 }
 
+TEST_F(KernelBuilderTest, WhileLoopCarriesValuesUntilItsCondition) {
+  Tensor ptrs = kb->arg("p") + kb->arange(0, 16);
+  Tensor zeros = kb->zeros({16}, kb->f32Type());
+  Tensors results = kb->whileLoop(
+      {kb->constant(0, kb->i32Type()), zeros},
+      [&](llvm::ArrayRef<Tensor> carried) {
+        return kb->max(carried[1], 0) < 100.0;
+      },
+      [&](llvm::ArrayRef<Tensor> carried) -> Tensors {
+        return {carried[0] + 1, carried[1] + kb->loadVolatile(ptrs)};
+      });
+  ASSERT_EQ(results.size(), 2u);
+  kb->store(ptrs, results[1]);
+  EXPECT_FALSE(kb->hasErrors());
+  EXPECT_TRUE(finishAndVerify());
+  int loops = 0, volatileLoads = 0;
+  module->walk([&](mlir::scf::WhileOp loop) {
+    ++loops;
+    EXPECT_EQ(loop.getNumResults(), 2u);
+    loop.getAfter().walk([&](tilec::tile::LoadOp load) {
+      volatileLoads += load.getIsVolatile();
+    });
+  });
+  EXPECT_EQ(loops, 1);
+  EXPECT_EQ(volatileLoads, 1);
+  // A tensor condition, and a body changing a carried type, are refused.
+  kb->whileLoop(
+      {zeros}, [&](llvm::ArrayRef<Tensor> carried) { return carried[0] < 1.0; },
+      [&](llvm::ArrayRef<Tensor> carried) -> Tensors {
+        return {kb->cast(carried[0], kb->f16Type())};
+      });
+  ASSERT_EQ(diagnostics.size(), 2u);
+  EXPECT_NE(diagnostics[0].find("the condition must be an i1 scalar"),
+            std::string::npos);
+  EXPECT_NE(diagnostics[1].find("carried value #0 enters as 'tensor<16xf32>' "
+                                "but the body yields 'tensor<16xf16>'"),
+            std::string::npos);
+}
+
 TEST_F(KernelBuilderTest, ForRangeRejectsAChangedCarriedType) {
   Tensor zeros = kb->zeros({16}, kb->f32Type());
   kb->forRange(0, 4, 1, {zeros},

@@ -259,6 +259,10 @@ public:
   Tensor load(Tensor ptrs, Tensor mask = {}, Operand other = {},
               tile::CacheModifier cache = tile::CacheModifier::None,
               tile::EvictionPolicy evict = tile::EvictionPolicy::Normal);
+  /// tl.load(..., volatile=True): every execution reads memory again
+  /// (ld.volatile), for words other programs write while this one runs,
+  /// such as a flag it waits on in a whileLoop.
+  Tensor loadVolatile(Tensor ptrs, Tensor mask = {}, Operand other = {});
   /// The blockRows x blockCols block at (row, col) of the row-major array
   /// at `base` with `rows` x `cols` elements and the given strides, zeros
   /// outside the array (tile.load_tile; a TMA copy where the target has it).
@@ -342,6 +346,26 @@ public:
   /// values; the body must yield values of the same types.
   Tensors forRange(const Operand &lb, const Operand &ub, const Operand &step,
                    llvm::ArrayRef<Tensor> carried, LoopBody body);
+
+  /// The condition of whileLoop: given the carried values of this
+  /// iteration, whether to run the body (an i1 scalar).
+  using WhileCondition =
+      llvm::function_ref<Tensor(llvm::ArrayRef<Tensor> carried)>;
+  /// The body of whileLoop: the carried values of the next iteration.
+  using WhileBody = llvm::function_ref<Tensors(llvm::ArrayRef<Tensor> carried)>;
+
+  /// `while cond(carried): carried = body(carried)` (scf.while: `cond` in
+  /// its before region, `body` in its after region). Returns the carried
+  /// values the first false condition saw. The condition must be the same
+  /// for every thread of the program (computed from scalars every thread
+  /// holds alike, such as a reduction's result, never from a scalar load of
+  /// memory another program writes, which each thread loads for itself), so
+  /// that the threads leave the loop together and a barrier in it stays
+  /// legal. A loop whose condition waits for another program needs that
+  /// program to have started first (a ticket taken with an atomic add, not
+  /// the program id): programs run in no guaranteed order.
+  Tensors whileLoop(llvm::ArrayRef<Tensor> carried, WhileCondition cond,
+                    WhileBody body);
 
   /// `if cond:` around `body`, which yields nothing (scf.if without results
   /// or else): `cond` is an i1 scalar, the same for every thread of the

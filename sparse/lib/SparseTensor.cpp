@@ -318,11 +318,11 @@ std::string buildSignature(int64_t n, int log2Slots, const Window &window,
                           std::to_string(coverRounds);
   auto count = [&](int64_t value) { signature += "|" + countFacts(value); };
   count(n);
-  count(cdiv(n, kRadixPerProgram));
+  count(cdiv(n, kRadixBlock));
   count(cdiv(n, kCoverRows));
   for (int64_t rows : convRowBlocks(n)) {
     count(cdiv(n, rows));
-    count(cdiv(cdiv(n, rows), kRadixPerProgram));
+    count(cdiv(cdiv(n, rows), kRadixBlock));
   }
   return signature;
 }
@@ -377,7 +377,6 @@ mapBuildCalls(int64_t voxels, const Window &window, bool lean) {
 
 std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape) {
   int64_t n = shape.capacity, v = shape.window.offsets();
-  int64_t programs = cdiv(n, kRadixPerProgram);
   int64_t coverGroups = cdiv(n, kCoverRows);
   return {16,
           32,
@@ -386,8 +385,8 @@ std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape) {
           int64_t(4) << shape.log2Slots,
           4 * n * v,
           4 * n,
-          digitCountBytes(programs),
-          digitScanBytes(programs),
+          radixStatusBytes(n),
+          radixStartsBytes(n),
           4 * n,
           4 * n,
           4 * n,
@@ -442,8 +441,8 @@ Status queueMapKernels(SparseEngine &engine, const MapBuildShape &shape,
 
   // Rows sorted by key, stably (radixPasses); the keys stay for the cover
   // rounds.
-  RadixScratch radixScratch{at(kKeysOut), at(kKeysB),    at(kValsIn),
-                            at(kHist),    at(kHistScan), count};
+  RadixScratch radixScratch{at(kKeysOut),     at(kKeysB),       at(kValsIn),
+                            at(kRadixStatus), at(kRadixStarts), count};
   TILEC_RETURN_IF_ERROR(radixSort(engine, at(kSortKeys), n, radixPasses(v),
                                   map.order, radixScratch, stream));
   // Then each row moved to the leanest group of rows that runs its offsets
@@ -510,7 +509,7 @@ Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
   return radixSort(
       engine, lists.counts, blocks, blockSortPasses(v), lists.blkOrder,
       RadixScratch{at(layout.keysA), at(layout.keysB), at(layout.values),
-                   at(layout.hist), at(layout.histScan), lists.blocksCount},
+                   at(layout.status), at(layout.starts), lists.blocksCount},
       stream);
 }
 

@@ -207,8 +207,8 @@ enum StridedRegion {
   kKeysB,
   kValsTmp,
   kSortedVals,
-  kHist,
-  kHistScan,
+  kRadixStatus,
+  kRadixStarts,
   kStats,
   kCounts,
   kScan,
@@ -242,11 +242,10 @@ public:
 
   // Carves the scratch; precompiles the first build of these buckets.
   Status prepare() {
-    int64_t radixPrograms = cdiv(candidates, kRadixPerProgram);
     int64_t c4 = 4 * candidates;
     Result<std::vector<Region>> carved =
-        carve(engine, {c4, c4, c4, c4, c4, c4, digitCountBytes(radixPrograms),
-                       digitScanBytes(radixPrograms), 48, 4 * outputPrograms,
+        carve(engine, {c4, c4, c4, c4, c4, c4, radixStatusBytes(candidates),
+                       radixStartsBytes(candidates), 48, 4 * outputPrograms,
                        4 * (outputPrograms + 1), 16});
     if (!carved)
       return carved.status();
@@ -352,8 +351,8 @@ private:
     return (sortPasses - 1) % 2 == 0 ? at(kKeysA) : at(kKeysB);
   }
   RadixScratch radix() const {
-    return {at(kKeysA), at(kKeysB),    at(kValsTmp),
-            at(kHist),  at(kHistScan), at(kCountWord)};
+    return {at(kKeysA),       at(kKeysB),       at(kValsTmp),
+            at(kRadixStatus), at(kRadixStarts), at(kCountWord)};
   }
   // The live count the next sort or map kernel reads.
   Status setCount(int64_t count) {

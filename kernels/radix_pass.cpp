@@ -139,6 +139,17 @@ static void buildRadixPass(KernelBuilder &kb) {
         first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
     Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
                                        (digitCount - 1));
+    // A key's rank among the program's keys of its digit: the earlier keys
+    // of the same digit (keys past N come last and count for none). The
+    // tile is [j, i]: a thread holds a column, so the sum over j stays in it.
+    // Ranked and counted before the look-back, so that what these tiles
+    // read of every key (each thread holds all the program's digits) is not
+    // kept in registers through the loop.
+    Tensor earlier =
+        kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
+    Tensor same = kb.let(
+        "same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) & earlier);
+    Tensor rank = kb.let("rank", kb.sum(kb.cast(same, kb.i32Type()), 0));
     Tensor onehot = kb.let("onehot", (kb.expandDims(digit, 1) == lb.digits) &
                                          kb.expandDims(inRange, 1));
     Tensor local = kb.let("local", kb.sum(kb.cast(onehot, kb.i32Type()), 0));
@@ -156,14 +167,6 @@ static void buildRadixPass(KernelBuilder &kb) {
     kb.store(startRow + digitRow, kb.cumsum(total, 0) - total + before);
     kb.barrier();
     Tensor base = kb.let("base", kb.load(startRow + digit, inRange, 0));
-    // A key's rank among the program's keys of its digit: the earlier keys
-    // of the same digit (keys past N come last and count for none). The
-    // tile is [j, i]: a thread holds a column, so the sum over j stays in it.
-    Tensor earlier =
-        kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
-    Tensor same = kb.let(
-        "same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) & earlier);
-    Tensor rank = kb.let("rank", kb.sum(kb.cast(same, kb.i32Type()), 0));
     Tensor target = kb.let("target", base + rank);
     kb.store(keysOut + target, key, inRange);
     kb.store(valsOut + target, value, inRange);

@@ -2,7 +2,8 @@
 //
 // The matmul and sparse-convolution references compute their rows on
 // several threads from decoded copies of the inputs; each must equal, bit
-// for bit, the plain loop over the host tensors it returns.
+// for bit, the plain loop over the host tensors it returns. An integer
+// output's poison is checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,6 +128,18 @@ TEST(ReferenceTest, SparseConvolutionIsThePlainLoop) {
     }
   EXPECT_GT(pairs, n); // neighbours beyond each voxel itself
   EXPECT_TRUE(std::isnan(built.problem.expected[co]));
+}
+
+// An integer output's poison (all bits set) reads as -1: an element the
+// kernel must not write passes as -1 and fails as anything else.
+TEST(ReferenceTest, AnIntegerOutputStaysPoisonedAsMinusOne) {
+  HostTensor result(ElementFormat::I32, 2);
+  result.set(0, 5);
+  result.set(1, -1);
+  std::vector<double> expected = {5, NAN};
+  EXPECT_TRUE(compareOutput(result, expected, Tolerance{}).passed);
+  result.set(1, 0);
+  EXPECT_FALSE(compareOutput(result, expected, Tolerance{}).passed);
 }
 
 } // namespace

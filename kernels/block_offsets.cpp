@@ -4,13 +4,14 @@
 // BLOCK_M)) visits the offsets v for which some of its rows have a
 // neighbour, in ascending order: bit v % 32 of the row's word v / 32 in
 // row_masks (W = cdiv(V, 32) words a row, neighbour_transpose's; 4W bytes
-// a row read where the map's column would be 4V). With FILL = 0 this
-// kernel writes their count to counts[b]; an exclusive scan of the counts
-// gives blk_start; with FILL = 1 it writes the offsets themselves to
-// blk_off[blk_start[b] ..], each with the 64-row groups of the block that
+// a row read where the map's column would be 4V). This kernel writes their
+// count to blk_count[b] and the offsets themselves to blk_off[b * V ..
+// b * V + blk_count[b]), each with the 64-row groups of the block that
 // have a neighbour there: entry = v | groups << 16, bit g of groups for rows
 // [64 g, 64 g + 64) of the block (the convolution's warpgroups skip the
-// groups whose bit is clear).
+// groups whose bit is clear). A block's list starts at a fixed stride of V
+// entries (the most it can hold), so one launch writes the counts and the
+// lists, with no scan of the counts between.
 //
 // Grid: (cdiv(N, BLOCK_M)).
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
@@ -34,9 +35,8 @@ using namespace tilec::kernel;
 static void buildBlockOffsets(KernelBuilder &kb) {
   int64_t blockM = kb.param("BLOCK_M"), paddedOffsets = kb.param("VP");
   int64_t rowTile = kb.param("ROW_TILE");
-  bool fill = kb.param("FILL");
-  Tensor rowMasks = kb.arg("row_masks_ptr"), counts = kb.arg("counts_ptr");
-  Tensor blkStart = kb.arg("blk_start_ptr"), blkOff = kb.arg("blk_off_ptr");
+  Tensor rowMasks = kb.arg("row_masks_ptr");
+  Tensor blkCount = kb.arg("blk_count_ptr"), blkOff = kb.arg("blk_off_ptr");
   Tensor v = kb.arg("V");
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
@@ -79,12 +79,8 @@ static void buildBlockOffsets(KernelBuilder &kb) {
                  1, {groups0}, rows));
   Tensor groups = loop[0];
   Tensor active = kb.let("active", kb.cast(groups != 0, kb.i32Type()));
-  if (!fill) {
-    kb.store(counts + block, kb.sum(active, 0));
-    return;
-  }
-  Tensor position =
-      kb.let("position", kb.load(blkStart + block) + kb.cumsum(active, 0) - 1);
+  kb.store(blkCount + block, kb.sum(active, 0));
+  Tensor position = kb.let("position", block * v + kb.cumsum(active, 0) - 1);
   kb.store(blkOff + position, offsets | (groups << 16), active != 0);
 }
 
@@ -92,7 +88,6 @@ TILEC_KERNEL(block_offsets) {
   static const KernelDefinition kernel(
       KernelDescription("block_offsets", "kernels/block_offsets.cpp", __LINE__)
           .param(MetaParameter("BLOCK_M").powerOfTwo().byDefault(64))
-          .param(MetaParameter("FILL").atLeast(0).atMost(1).byDefault(0))
           .param(MetaParameter("VP").powerOfTwo().byDefault(32).derivedAs(
               "next_power_of_2(V)"))
           .param(MetaParameter("ROW_TILE")
@@ -100,8 +95,7 @@ TILEC_KERNEL(block_offsets) {
                      .byDefault(64)
                      .derivedAs("min(64, BLOCK_M)"))
           .arg(pointer("row_masks_ptr", "i32").divisibility(16))
-          .arg(pointer("counts_ptr", "i32").divisibility(16))
-          .arg(pointer("blk_start_ptr", "i32").divisibility(16))
+          .arg(pointer("blk_count_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
           .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
@@ -110,10 +104,13 @@ TILEC_KERNEL(block_offsets) {
           .key("LOG2_N", "ceil(log2(N))")
           .key("V")
           .key("BLOCK_M")
-          .key("FILL")
           // The entries' format (offset | 64-row groups << 16): winners and
           // cubins cached for plain offsets do not match these keys.
           .key("ENTRY_FORMAT", "2")
+          // Block b's list at b * V, its count beside it, in one launch:
+          // winners and cubins cached for the lists at scanned starts (a
+          // launch for the counts, another for the lists) do not match.
+          .key("LIST_STRIDE", "1")
           // Reads the rows' masks, not the map: winners and cubins cached
           // for the map's input do not match these keys.
           .key("INPUT_FORMAT", "2")

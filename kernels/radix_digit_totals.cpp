@@ -83,7 +83,7 @@ TILEC_KERNEL(radix_digit_totals) {
           .require("(PASSES - 1) * DIGIT_BITS <= 31",
                    "every pass's digit starts inside the 32-bit key")
           .testSizes({{"N", 10000}, {"PASSES", 4}},
-                     {{"N", 777}, {"PASSES", 8}}),
+                     {{"N", 777}, {"PASSES", 5}}),
       buildRadixDigitTotals);
   return kernel;
 }

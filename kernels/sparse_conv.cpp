@@ -11,7 +11,7 @@
 //   - nbt_ptr is the neighbour map in that order, transposed: nbt[v * N + r]
 //     is the voxel at offset v of voxel order[r], or -1;
 //   - row block b (rows [b * BLOCK_M, (b + 1) * BLOCK_M)) loops only over the
-//     offsets some of its rows have: blk_off[blk_start[b] .. blk_start[b+1]),
+//     offsets some of its rows have: blk_off[b * V .. b * V + blk_count[b]),
 //     ascending, so the sum runs in the same order in every process; each
 //     entry also says which 64-row groups of the block have a neighbour at
 //     that offset (with SKIP_ROW_GROUPS the dot skips the others);
@@ -73,7 +73,7 @@ static void buildSparseConv(KernelBuilder &kb) {
   mlir::Type dtype = kb.dtype("DTYPE");
   Tensor x = kb.arg("x_ptr"), w = kb.arg("w_ptr"), bias = kb.arg("bias_ptr");
   Tensor y = kb.arg("y_ptr"), nbt = kb.arg("nbt_ptr");
-  Tensor order = kb.arg("order_ptr"), blkStart = kb.arg("blk_start_ptr");
+  Tensor order = kb.arg("order_ptr"), blkCount = kb.arg("blk_count_ptr");
   Tensor blkOff = kb.arg("blk_off_ptr"), blkOrder = kb.arg("blk_order_ptr");
   Tensor n = kb.arg("N"), ci = kb.arg("CI"), co = kb.arg("CO");
   Tensor ws = kb.arg("ws_ptr"), arrivals = kb.arg("arrivals_ptr");
@@ -104,8 +104,8 @@ static void buildSparseConv(KernelBuilder &kb) {
   Tensor kCol = kb.let("k_col", kb.expandDims(offsK, 1)); // [:, None]
 
   // This block's active offsets, and the steps over (offset, CI chunk).
-  Tensor first = kb.let("first", kb.load(blkStart + pidM));
-  Tensor last = kb.let("last", kb.load(blkStart + pidM + 1));
+  Tensor first = kb.let("first", pidM * v);
+  Tensor last = kb.let("last", first + kb.load(blkCount + pidM));
   if (splitK > 1) {
     // The first half takes the odd offset out.
     Tensor half = kb.let("half", (last - first + 1) / 2);
@@ -219,7 +219,7 @@ TILEC_KERNEL(sparse_conv_fwd) {
           .arg(pointer("y_ptr", "DTYPE").divisibility(16))
           .arg(pointer("nbt_ptr", "i32").divisibility(16))
           .arg(pointer("order_ptr", "i32").divisibility(16))
-          .arg(pointer("blk_start_ptr", "i32").divisibility(16))
+          .arg(pointer("blk_count_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
           .arg(pointer("blk_order_ptr", "i32").divisibility(16))
           // SPLIT_K = 2: the halves' partial sums, 2 * cdiv(N, BLOCK_M) *
@@ -347,6 +347,9 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // The entries' format (offset | 64-row groups << 16): winners and
           // cubins cached for plain offsets do not match these keys.
           .key("ENTRY_FORMAT", "2")
+          // Block b's list at b * V, blk_count[b] entries: winners and cubins
+          // cached for the lists at scanned starts do not match these keys.
+          .key("LIST_STRIDE", "1")
           // Blocks run in blk_order's order: winners timed in plain order
           // do not match these keys.
           .key("BLOCK_ORDER", "1")

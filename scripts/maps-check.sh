@@ -67,8 +67,8 @@ runs=(
   "neighbour_transpose num_warps=4 N=100003,V=27"
   "neighbour_transpose num_warps=4 N=7777,V=125"
   "neighbour_transpose num_warps=4 N=3001,V=343"
-  "block_offsets FILL=0,BLOCK_M=128 N=100003,V=27"
-  "block_offsets FILL=1,BLOCK_M=64 N=7777,V=125"
+  "block_offsets BLOCK_M=128 N=100003,V=27,CHECK_COUNTS=1"
+  "block_offsets BLOCK_M=64 N=7777,V=125"
 )
 for run in "${runs[@]}"; do
   read -r kernel config sizes <<< "$run"

@@ -240,11 +240,14 @@ RunReport compareOutput(const HostTensor &result,
   report.rtol = tolerance.rtol;
   report.atol = tolerance.atol;
   report.checkedElements = static_cast<int64_t>(expected.size());
+  bool integer = result.format == ElementFormat::I32 ||
+                 result.format == ElementFormat::I64;
   for (size_t i = 0; i < expected.size(); ++i) {
     double got = result.get(i), want = expected[i];
-    // An element the kernel must not write: it stays poisoned (NaN).
+    // An element the kernel must not write: it stays poisoned (all bits
+    // set: NaN, or -1 in an integer format).
     if (std::isnan(want)) {
-      if (!std::isnan(got))
+      if (!(integer ? got == -1 : std::isnan(got)))
         report.worstErrorRatio = report.maxAbsError = INFINITY;
       continue;
     }

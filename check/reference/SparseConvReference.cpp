@@ -178,8 +178,8 @@ void sortHostMaps(HostMaps &maps, int coverRounds) {
       maps.nbt[o * n + r] = maps.nb[maps.order[r] * v + o];
   maps.rowMasks = rowOffsetMasks(maps.nbt, n, v);
   int64_t blocks = (n + blockRows - 1) / blockRows;
-  maps.blkStart.assign(1, 0);
-  maps.blkOff.clear();
+  maps.blkCount.assign(blocks, 0);
+  maps.blkOff.assign(blocks * v, kUnlisted);
   for (int64_t b = 0; b < blocks; ++b) {
     for (int64_t o = 0; o < v; ++o) {
       uint32_t groups = 0;
@@ -187,17 +187,16 @@ void sortHostMaps(HostMaps &maps, int coverRounds) {
         if (maps.nbt[o * n + r] != -1)
           groups |= 1u << ((r - b * blockRows) / 64);
       if (groups)
-        maps.blkOff.push_back(static_cast<int32_t>(o | groups << 16));
+        maps.blkOff[b * v + maps.blkCount[b]++] =
+            static_cast<int32_t>(o | groups << 16);
     }
-    maps.blkStart.push_back(static_cast<int32_t>(maps.blkOff.size()));
   }
   maps.blkOrder.resize(blocks);
   std::iota(maps.blkOrder.begin(), maps.blkOrder.end(), 0);
-  auto count = [&](int32_t b) {
-    return maps.blkStart[b + 1] - maps.blkStart[b];
-  };
   std::stable_sort(maps.blkOrder.begin(), maps.blkOrder.end(),
-                   [&](int32_t a, int32_t b) { return count(a) < count(b); });
+                   [&](int32_t a, int32_t b) {
+                     return maps.blkCount[a] < maps.blkCount[b];
+                   });
 }
 
 HostMaps randomHostMaps(int64_t rows, int64_t inputRows, int64_t v,

@@ -21,6 +21,9 @@
 
 namespace tilec::harness {
 
+/// An entry of HostMaps::blkOff past its block's count.
+inline constexpr int32_t kUnlisted = -1;
+
 struct HostMaps {
   int64_t voxels = 0, offsets = 0, blockRows = 0;
   /// nb[i * V + v]: the voxel at offset v of voxel i, or -1.
@@ -31,10 +34,12 @@ struct HostMaps {
   std::vector<int32_t> order, nbt;
   /// The sorted rows' offsets with a neighbour (rowOffsetMasks of nbt).
   std::vector<int32_t> rowMasks;
-  /// Row block b loops over blkOff[blkStart[b] .. blkStart[b + 1]): each
+  /// Row block b loops over blkOff[b * V .. b * V + blkCount[b]): each
   /// entry is an offset v | groups << 16, bit g of groups set when some row
-  /// of [64 g, 64 g + 64) of the block has a neighbour at v.
-  std::vector<int32_t> blkStart, blkOff;
+  /// of [64 g, 64 g + 64) of the block has a neighbour at v. The entries
+  /// past a block's count are kUnlisted here (the GPU leaves them
+  /// unwritten).
+  std::vector<int32_t> blkCount, blkOff;
   /// The row blocks by ascending count of offsets, stably (equal counts by
   /// block index); the convolution runs them from the end.
   std::vector<int32_t> blkOrder;

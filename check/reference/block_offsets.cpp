@@ -1,8 +1,10 @@
 //===- block_offsets.cpp - reference of kernels/block_offsets.cpp ---------===//
 //
 // The sorted, transposed map of a test cloud from the host oracle, given as
-// its rows' offset masks; the expected output is its per-block offset
-// counts (FILL = 0) or lists (FILL = 1, with the block starts as input).
+// its rows' offset masks; the expected output is the blocks' lists at their
+// stride of V (the entries past a block's count left poisoned), or with the
+// size CHECK_COUNTS=1 the blocks' counts: the kernel writes both, and a
+// problem has one output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,30 +22,28 @@ TILEC_REFERENCE(block_offsets)(const ReferenceRequest &request) {
     if (!*value)
       return value->status();
   int64_t blockM = request.paramOrDefault("BLOCK_M");
-  bool fill = request.paramOrDefault("FILL");
+  auto checkCounts = request.call.sizes.find("CHECK_COUNTS");
+  bool counts =
+      checkCounts != request.call.sizes.end() && checkCounts->second != 0;
   // A test cloud's maps where V is an odd cube, else a random map of V
   // offsets (a strided or non-cubic window's call).
   auto maps = conventionMaps(request, *n, *n, *v, blockM, 1);
   if (!maps)
     return maps.status();
-  int64_t blocks = static_cast<int64_t>(maps->blkStart.size()) - 1;
   ReferenceProblem problem;
   problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["row_masks_ptr"] = int32Tensor(maps->rowMasks);
-  problem.tensors["counts_ptr"] = HostTensor(ElementFormat::I32, blocks);
-  problem.tensors["blk_start_ptr"] = int32Tensor(maps->blkStart);
+  problem.tensors["blk_count_ptr"] =
+      HostTensor(ElementFormat::I32, maps->blkCount.size());
   problem.tensors["blk_off_ptr"] =
-      HostTensor(ElementFormat::I32, std::max<size_t>(maps->blkOff.size(), 1));
-  problem.output = fill ? "blk_off_ptr" : "counts_ptr";
+      HostTensor(ElementFormat::I32, maps->blkOff.size());
+  problem.output = counts ? "blk_count_ptr" : "blk_off_ptr";
   if (request.withReference) {
-    if (fill)
-      problem.expected.assign(maps->blkOff.begin(), maps->blkOff.end());
+    if (counts)
+      problem.expected.assign(maps->blkCount.begin(), maps->blkCount.end());
     else
-      for (int64_t b = 0; b < blocks; ++b)
-        problem.expected.push_back(maps->blkStart[b + 1] - maps->blkStart[b]);
-    // An empty list still has its one (untouched) element.
-    if (problem.expected.empty())
-      problem.expected.push_back(NAN);
+      for (int32_t entry : maps->blkOff)
+        problem.expected.push_back(entry == kUnlisted ? NAN : entry);
   }
   return problem;
 }

@@ -86,7 +86,9 @@ TILEC_REFERENCE(sparse_conv_fwd)(const ReferenceRequest &request) {
   problem.tensors["y_ptr"] = HostTensor(*format, yElements);
   problem.tensors["nbt_ptr"] = int32Tensor(maps->nbt);
   problem.tensors["order_ptr"] = int32Tensor(maps->order);
-  problem.tensors["blk_start_ptr"] = int32Tensor(maps->blkStart);
+  problem.tensors["blk_count_ptr"] = int32Tensor(maps->blkCount);
+  // The entries past a block's count are kUnlisted (offset 65535): a
+  // kernel that read one would read past the map.
   problem.tensors["blk_off_ptr"] = int32Tensor(maps->blkOff);
   problem.tensors["blk_order_ptr"] = int32Tensor(maps->blkOrder);
   // SPLIT_K = 2's partial sums, poisoned (a half that read the other's

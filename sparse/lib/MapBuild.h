@@ -116,9 +116,8 @@ inline constexpr int64_t kPairChunkRows = 1024;
 inline Call pairListCall(int64_t n, int64_t v) {
   return makeCall({{"N", n}, {"V", v}}, {{"BLOCK", kPairChunkRows}});
 }
-inline Call blockListCall(int64_t n, int64_t v, int64_t blockRows, int fill) {
-  return makeCall({{"N", n}, {"V", v}},
-                  {{"BLOCK_M", blockRows}, {"FILL", fill}});
+inline Call blockListCall(int64_t n, int64_t v, int64_t blockRows) {
+  return makeCall({{"N", n}, {"V", v}}, {{"BLOCK_M", blockRows}});
 }
 // The pair lists of a map of `n` rows of `v` offsets
 // (SparseTensor::buildOffsetPairs): the counts of each (offset, row chunk),
@@ -335,22 +334,20 @@ inline Result<std::vector<Region>> carve(SparseEngine &engine,
 }
 
 // Where a row block size's lists sit in one allocation (packedOffsets):
-// blk_start, then each block's count of offsets (what the scan reads, at a
-// 16-byte boundary, as block_offsets declares), the lists at their largest
-// (every block visiting every offset, so that no count has to come back to
-// the host first), blk_order, the block sort's scratch, and two count
-// words (the rows', the blocks').
+// each block's count of offsets (blk_count), the lists at their largest,
+// block b's at b * V (every block visiting every offset: no count has to
+// come back to the host first, and no scan of the counts places them),
+// blk_order, the block sort's scratch, and two count words (the rows', the
+// blocks').
 struct BlockListLayout {
-  int64_t counts, blkOff, blkOrder, sortScratch, countWords, bytes;
+  int64_t blkOff, blkOrder, sortScratch, countWords, bytes;
 };
 inline BlockListLayout getBlockListLayout(int64_t blocks, int64_t v) {
-  int64_t countsOffset = cdiv(4 * (blocks + 1), 16) * 16;
   BlockListLayout layout;
   std::vector<int64_t> offsets =
-      packedOffsets({countsOffset + 4 * blocks, 4 * blocks * v, 4 * blocks,
+      packedOffsets({4 * blocks, 4 * blocks * v, 4 * blocks,
                      getBlockSortLayout(blocks).bytes, 16},
                     layout.bytes);
-  layout.counts = countsOffset;
   layout.blkOff = offsets[1];
   layout.blkOrder = offsets[2];
   layout.sortScratch = offsets[3];
@@ -358,7 +355,7 @@ inline BlockListLayout getBlockListLayout(int64_t blocks, int64_t v) {
   return layout;
 }
 struct BlockListBuffers {
-  rt::DevicePtr blkStart, counts, blkOff, blkOrder, sortScratch;
+  rt::DevicePtr blkCount, blkOff, blkOrder, sortScratch;
   // Words holding the rows' count (the caller's to set) and the blocks'
   // (queueBlockLists sets it).
   rt::DevicePtr rowsCount, blocksCount;
@@ -367,7 +364,6 @@ inline BlockListBuffers blockListBuffers(CUdeviceptr base,
                                          const BlockListLayout &layout) {
   auto at = [base](int64_t offset) { return rt::DevicePtr{base + offset}; };
   return {at(0),
-          at(layout.counts),
           at(layout.blkOff),
           at(layout.blkOrder),
           at(layout.sortScratch),
@@ -378,10 +374,9 @@ inline BlockListBuffers blockListBuffers(CUdeviceptr base,
 // Queues the lists of the row blocks of `blockRows` over the first
 // *rowsCount of `rows` sorted rows (rows sizes the grids: a recorded build
 // runs its capacity's blocks, the ones past the count empty): each block's
-// offsets (block_offsets, exclusive_scan, block_offsets) and the blocks
-// sorted by their count of offsets, stably (blocks past the count have
-// none and sort first). `rowMasks` are the rows' masks
-// (neighbour_transpose's).
+// count and offsets (block_offsets) and the blocks sorted by their count of
+// offsets, stably (blocks past the count have none and sort first). `rowMasks`
+// are the rows' masks (neighbour_transpose's).
 Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
                        rt::DevicePtr rowsCount, int64_t rows, int64_t v,
                        int64_t blockRows, const BlockListBuffers &lists,

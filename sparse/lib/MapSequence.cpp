@@ -27,7 +27,7 @@ constexpr size_t kMaxMapSequences = 16;
 // Where a sequence's buffers sit in its scratch (packedOffsets): the lists,
 // four placeholders (the addresses the recording gives the coordinates and
 // the map's order, nbt and row masks, which each build points at the
-// tensor's), then the build's regions (mapRegionBytes). The lists' starts,
+// tensor's), then the build's regions (mapRegionBytes). The lists' counts,
 // offsets and block order, too, are recorded here and written into the
 // tensor's own storage in every build.
 enum SequencePart { kLists, kCoords, kOrder, kNbt, kRowMasks, kRegions };
@@ -108,7 +108,7 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
   places.order = launches.placesOf(map.order.address);
   places.nbt = launches.placesOf(map.nbt.address);
   places.rowMasks = launches.placesOf(map.rowMasks.address);
-  places.blkStart = launches.placesOf(sequence->lists_.blkStart.address);
+  places.blkCount = launches.placesOf(sequence->lists_.blkCount.address);
   places.blkOff = launches.placesOf(sequence->lists_.blkOff.address);
   return sequence;
 }
@@ -123,16 +123,17 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
   // The map and the lists in allocations of their own, written there by
   // the replay: nbt's stride is the count, and the order, nbt, the row
   // masks and the offsets are written at the live rows and blocks only;
-  // the starts cover the capacity's blocks (the scan runs over all). The
-  // block sort puts the empty blocks past the count first, so the lists'
-  // order is the end of the capacity's, copied out: a pointer into it
-  // would not keep the 16-byte alignment the convolution is specialized
+  // the counts cover the capacity's blocks (block_offsets writes a 0 for
+  // each block past the count, and the block sort reads them all there).
+  // The block sort puts the empty blocks past the count first, so the
+  // lists' order is the end of the capacity's, copied out: a pointer into
+  // it would not keep the 16-byte alignment the convolution is specialized
   // for.
   TILEC_ASSIGN_OR_RETURN(map, allocateSortedMap(engine_, n, v,
                                                 /*pairs=*/0, stream));
   int64_t listBytes = 0;
   std::vector<int64_t> listOffsets = packedOffsets(
-      {4 * (capacityBlocks + 1), 4 * blocks * v, 4 * blocks}, listBytes);
+      {4 * capacityBlocks, 4 * blocks * v, 4 * blocks}, listBytes);
   TILEC_ASSIGN_OR_RETURN(listStorage,
                          engine_.allocateMaps(size_t(listBytes), stream));
   auto listAt = [&](size_t part) {
@@ -145,7 +146,7 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
                               {places_.order, map->order.address},
                               {places_.nbt, map->nbt.address},
                               {places_.rowMasks, map->rowMasks.address},
-                              {places_.blkStart, listAt(0).address},
+                              {places_.blkCount, listAt(0).address},
                               {places_.blkOff, listAt(1).address}}));
   TILEC_RETURN_IF_ERROR(engine_.memset(regions_[kCount].ptr(),
                                        static_cast<uint32_t>(n), 4, 1, stream));
@@ -157,10 +158,10 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
                                          4 * uint64_t(capacityBlocks - blocks),
                                      size_t(4 * blocks), stream),
       "cuMemcpyDtoDAsync"));
-  rt::DevicePtr blkStart = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
+  rt::DevicePtr blkCount = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
   auto maps = [&] {
     return std::make_unique<NeighbourMaps>(
-        NeighbourMaps{std::move(map), blockRows_, blocks, blkStart, blkOff,
+        NeighbourMaps{std::move(map), blockRows_, blocks, blkCount, blkOff,
                       blkOrder, std::move(listStorage)});
   };
   if (deferred) {

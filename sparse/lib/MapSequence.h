@@ -71,7 +71,8 @@ private:
   MapBuildShape shape_;
   int64_t blockRows_;
   // In the shared scratch: the build's regions and the lists of the
-  // capacity's blocks (their counts and sort).
+  // capacity's blocks as recorded (their sort; each build points the
+  // counts and the offsets at its own storage).
   std::vector<Region> regions_;
   BlockListBuffers lists_;
   std::unique_ptr<rt::LaunchSequence> launches_;
@@ -79,7 +80,7 @@ private:
   // tensor's map and lists.
   struct Places {
     std::vector<rt::LaunchSequence::Place> coords, order, nbt, rowMasks,
-        blkStart, blkOff;
+        blkCount, blkOff;
   };
   Places places_;
 };

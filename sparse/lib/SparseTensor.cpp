@@ -6,12 +6,12 @@
 // (radix_histogram, exclusive_scan, radix_scatter; 7 bits a pass), each row
 // moved to the leanest group of rows that runs its offsets (mask_unions,
 // mask_cover and the same radix sort by the group), the map in sorted order
-// (neighbour_transpose), the row blocks' offset lists (block_offsets,
-// exclusive_scan, block_offsets) and the blocks sorted by their count of
-// offsets (the same radix sort). Every step is deterministic, so the same
-// coordinates give the same maps in every process. A build of a small
-// bucket replays the bucket's recorded launches instead (MapSequence.h);
-// the kernels read the live voxel count from a device word either way.
+// (neighbour_transpose), the row blocks' offset lists and their counts
+// (block_offsets) and the blocks sorted by their count of offsets (the same
+// radix sort). Every step is deterministic, so the same coordinates give the
+// same maps in every process. A build of a small bucket replays the bucket's
+// recorded launches instead (MapSequence.h); the kernels read the live voxel
+// count from a device word either way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -329,7 +329,7 @@ std::string buildSignature(int64_t n, int log2Slots, const Window &window,
 
 // Every kernel call a build of these buckets may make: the table, the
 // lookups, the sort keys and the sort, the cover rounds, each row block's
-// lists (convRowBlocks(n)) with both fills.
+// lists (convRowBlocks(n)) and their sort.
 std::vector<std::pair<std::string, Call>>
 mapBuildCalls(int64_t n, int log2Slots, const Window &window, int coverRounds) {
   int64_t v = window.offsets();
@@ -345,12 +345,8 @@ mapBuildCalls(int64_t n, int log2Slots, const Window &window, int coverRounds) {
     appendRadixCalls(calls, n, coverSortPasses(n), /*positions=*/false);
   }
   for (int64_t rows : convRowBlocks(n)) {
-    int64_t blocks = cdiv(n, rows);
-    for (int fill : {0, 1}) {
-      calls.emplace_back("block_offsets", blockListCall(n, v, rows, fill));
-      calls.emplace_back("exclusive_scan", scanCall(blocks));
-    }
-    appendRadixCalls(calls, blocks, blockSortPasses(v));
+    calls.emplace_back("block_offsets", blockListCall(n, v, rows));
+    appendRadixCalls(calls, cdiv(n, rows), blockSortPasses(v));
   }
   return calls;
 }
@@ -484,30 +480,21 @@ Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
   int64_t blocks = cdiv(rows, blockRows);
   TILEC_RETURN_IF_ERROR(engine.memset(
       lists.blocksCount, static_cast<uint32_t>(blocks), 4, 1, stream));
-  // Both fills read and write the same buffers (the list lives to the end
-  // of this block).
-  std::initializer_list<SparseEngine::PointerArg> blockBuffers = {
-      {"row_masks_ptr", rowMasks},
-      {"counts_ptr", lists.counts},
-      {"blk_start_ptr", lists.blkStart},
-      {"blk_off_ptr", lists.blkOff},
-      {"count_ptr", rowsCount}};
   TILEC_RETURN_IF_ERROR(engine.launch("block_offsets",
-                                      blockListCall(rows, v, blockRows, 0),
-                                      blockBuffers, stream));
-  TILEC_RETURN_IF_ERROR(engine.launch(
-      "exclusive_scan", scanCall(blocks),
-      {{"in_ptr", lists.counts}, {"out_ptr", lists.blkStart}}, stream));
-  TILEC_RETURN_IF_ERROR(engine.launch("block_offsets",
-                                      blockListCall(rows, v, blockRows, 1),
-                                      blockBuffers, stream));
-  // A stable sort of (count, block) by count; counts is read, not written.
+                                      blockListCall(rows, v, blockRows),
+                                      {{"row_masks_ptr", rowMasks},
+                                       {"blk_count_ptr", lists.blkCount},
+                                       {"blk_off_ptr", lists.blkOff},
+                                       {"count_ptr", rowsCount}},
+                                      stream));
+  // A stable sort of (count, block) by count; the counts are read, not
+  // written.
   BlockSortLayout layout = getBlockSortLayout(blocks);
   auto at = [&](int64_t offset) {
     return rt::DevicePtr{lists.sortScratch.address + offset};
   };
   return radixSort(
-      engine, lists.counts, blocks, blockSortPasses(v), lists.blkOrder,
+      engine, lists.blkCount, blocks, blockSortPasses(v), lists.blkOrder,
       RadixScratch{at(layout.keysA), at(layout.keysB), at(layout.values),
                    at(layout.status), at(layout.starts), lists.blocksCount},
       stream);
@@ -603,10 +590,8 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
   BlockListLayout layout = getBlockListLayout(blocks, v);
   TILEC_ASSIGN_OR_RETURN(storage, engine_->allocateMaps(layout.bytes, stream));
   BlockListBuffers lists = blockListBuffers(storage.address(), layout);
-  if (n == 0) {
-    TILEC_RETURN_IF_ERROR(engine_->memset(
-        lists.blkStart, 0, 1, static_cast<size_t>(layout.blkOff), stream));
-  } else {
+  // No voxels, no blocks: nothing to list.
+  if (n > 0) {
     TILEC_RETURN_IF_ERROR(engine_->memset(
         lists.rowsCount, static_cast<uint32_t>(n), 4, 1, stream));
     TILEC_RETURN_IF_ERROR(queueBlockLists(*engine_, map->rowMasks,
@@ -614,7 +599,7 @@ SparseTensor::buildBlockLists(std::shared_ptr<const SortedNeighbourMap> map,
                                           lists, stream));
   }
   return std::make_unique<NeighbourMaps>(
-      NeighbourMaps{std::move(map), blockRows, blocks, lists.blkStart,
+      NeighbourMaps{std::move(map), blockRows, blocks, lists.blkCount,
                     lists.blkOff, lists.blkOrder, std::move(storage)});
 }
 

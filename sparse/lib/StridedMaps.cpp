@@ -179,13 +179,8 @@ void appendSortedMapCalls(std::vector<std::pair<std::string, Call>> &calls,
   appendRadixCalls(calls, rows, radixPasses(v));
   calls.emplace_back("neighbour_transpose", transposeCall(rows, v));
   for (int64_t blockRows : convRowBlocks(rows)) {
-    int64_t blocks = cdiv(rows, blockRows);
-    for (int fill : {0, 1}) {
-      calls.emplace_back("block_offsets",
-                         blockListCall(rows, v, blockRows, fill));
-      calls.emplace_back("exclusive_scan", scanCall(blocks));
-    }
-    appendRadixCalls(calls, blocks, blockSortPasses(v));
+    calls.emplace_back("block_offsets", blockListCall(rows, v, blockRows));
+    appendRadixCalls(calls, cdiv(rows, blockRows), blockSortPasses(v));
   }
 }
 

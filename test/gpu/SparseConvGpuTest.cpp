@@ -122,10 +122,15 @@ protected:
     EXPECT_EQ(
         download((*maps)->map->rowMasks, n * ((expected->offsets + 31) / 32)),
         expected->rowMasks);
-    EXPECT_EQ(download((*maps)->blkStart, expected->blkStart.size()),
-              expected->blkStart);
-    EXPECT_EQ(download((*maps)->blkOff, expected->blkOff.size()),
-              expected->blkOff);
+    EXPECT_EQ(download((*maps)->blkCount, expected->blkCount.size()),
+              expected->blkCount);
+    // Block b's list at b * V, its entries past the count unwritten.
+    std::vector<int32_t> lists =
+        download((*maps)->blkOff, expected->blkOff.size());
+    for (size_t b = 0; b < expected->blkCount.size(); ++b)
+      for (int64_t k = expected->blkCount[b]; k < expected->offsets; ++k)
+        lists[b * expected->offsets + k] = harness::kUnlisted;
+    EXPECT_EQ(lists, expected->blkOff);
     EXPECT_EQ(download((*maps)->blkOrder, expected->blkOrder.size()),
               expected->blkOrder);
     int64_t pairs = 0;

@@ -2,7 +2,8 @@
 //
 // The matmul and sparse-convolution references compute their rows on
 // several threads from decoded copies of the inputs; each must equal, bit
-// for bit, the plain loop over the host tensors it returns.
+// for bit, the plain loop over the host tensors it returns. The block lists'
+// two outputs agree, and an integer output's poison is checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -127,6 +128,52 @@ TEST(ReferenceTest, SparseConvolutionIsThePlainLoop) {
     }
   EXPECT_GT(pairs, n); // neighbours beyond each voxel itself
   EXPECT_TRUE(std::isnan(built.problem.expected[co]));
+}
+
+// block_offsets writes each block's count and its list at b * V in one
+// launch; a problem has one output, so its reference expects the lists (the
+// entries past a count poisoned) or, with CHECK_COUNTS=1, the counts, and
+// the two agree.
+TEST(ReferenceTest, BlockListsSitAtAStrideOfVBesideTheirCounts) {
+  int64_t n = 300, v = 27;
+  Built lists = buildReference("block_offsets", {{"N", n}, {"V", v}}, {},
+                               {{"BLOCK_M", 64}});
+  Built counts =
+      buildReference("block_offsets", {{"N", n}, {"V", v}, {"CHECK_COUNTS", 1}},
+                     {}, {{"BLOCK_M", 64}});
+  EXPECT_EQ(lists.problem.output, "blk_off_ptr");
+  EXPECT_EQ(counts.problem.output, "blk_count_ptr");
+  int64_t blocks = (n + 63) / 64;
+  ASSERT_EQ(static_cast<int64_t>(counts.problem.expected.size()), blocks);
+  ASSERT_EQ(static_cast<int64_t>(lists.problem.expected.size()), blocks * v);
+  for (int64_t b = 0; b < blocks; ++b) {
+    double count = counts.problem.expected[b];
+    EXPECT_GT(count, 0) << b; // each voxel is its own centre
+    int64_t previous = -1;
+    for (int64_t k = 0; k < v; ++k) {
+      double entry = lists.problem.expected[b * v + k];
+      if (k >= count) {
+        EXPECT_TRUE(std::isnan(entry)) << b << ", " << k;
+        continue;
+      }
+      int64_t offset = static_cast<int64_t>(entry) & 0xFFFF;
+      EXPECT_GT(offset, previous) << b << ", " << k; // ascending
+      EXPECT_GT(static_cast<int64_t>(entry) >> 16, 0) << b << ", " << k;
+      previous = offset;
+    }
+  }
+}
+
+// An integer output's poison (all bits set) reads as -1: an element the
+// kernel must not write passes as -1 and fails as anything else.
+TEST(ReferenceTest, AnIntegerOutputStaysPoisonedAsMinusOne) {
+  HostTensor result(ElementFormat::I32, 2);
+  result.set(0, 5);
+  result.set(1, -1);
+  std::vector<double> expected = {5, NAN};
+  EXPECT_TRUE(compareOutput(result, expected, Tolerance{}).passed);
+  result.set(1, 0);
+  EXPECT_FALSE(compareOutput(result, expected, Tolerance{}).passed);
 }
 
 } // namespace

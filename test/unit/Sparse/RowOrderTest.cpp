@@ -204,10 +204,8 @@ TEST(RowOrderTest, BusiestBlocksFirstShortenTheLastWave) {
       auto maps = harness::buildHostMaps(scene.cloud, 3, 1, blockRows);
       ASSERT_TRUE(maps.ok()) << maps.message();
       int64_t blocks = static_cast<int64_t>(maps->blkOrder.size());
-      ASSERT_EQ(blocks + 1, static_cast<int64_t>(maps->blkStart.size()));
-      auto count = [&](int32_t b) {
-        return maps->blkStart[b + 1] - maps->blkStart[b];
-      };
+      ASSERT_EQ(blocks, static_cast<int64_t>(maps->blkCount.size()));
+      auto count = [&](int32_t b) { return maps->blkCount[b]; };
       std::vector<int32_t> sorted = maps->blkOrder;
       std::sort(sorted.begin(), sorted.end());
       for (int64_t b = 0; b < blocks; ++b)
@@ -257,7 +255,7 @@ TEST(RowOrderTest, HalvesPayUnderOneWave) {
     std::vector<double> whole, halves;
     for (int64_t launched = 0; launched < blocks; ++launched) {
       int32_t block = maps->blkOrder[blocks - 1 - launched];
-      int32_t count = maps->blkStart[block + 1] - maps->blkStart[block];
+      int32_t count = maps->blkCount[block];
       int32_t firstHalf = (count + 1) / 2;
       for (int column = 0; column < 2; ++column)
         whole.push_back(count + 1.0);

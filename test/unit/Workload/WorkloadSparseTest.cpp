@@ -113,7 +113,7 @@ TEST(WorkloadSparseTest, SmallLayersTuneTheSixtyFourRowBlockAlone) {
     EXPECT_EQ(
         std::count_if(build.begin(), build.end(),
                       [](const auto &c) { return c.first == "block_offsets"; }),
-        2)
+        1)
         << voxels;
   }
   for (int64_t voxels : {4097, 8192, 500000})
@@ -246,7 +246,7 @@ TEST(WorkloadSparseTest, APlanOutOfRangeNamesTheLayer) {
 
 // A map build's calls (what its first build precompiles, and what `tilec
 // bench plans` plans): the table, the lookups of the window, its sort keys,
-// the sort, both row blocks' lists with both fills; the cover rounds only
+// the sort, both row blocks' lists (a launch each); the cover rounds only
 // where lean; every call over the build's voxels or a count derived from
 // them.
 TEST(WorkloadSparseTest, AMapBuildsCallsFollowItsWindowAndRowOrder) {
@@ -261,7 +261,7 @@ TEST(WorkloadSparseTest, AMapBuildsCallsFollowItsWindowAndRowOrder) {
   EXPECT_EQ(countOf(calls, "voxel_hash_insert"), 1);
   EXPECT_EQ(countOf(calls, "mask_cover"), 0);
   EXPECT_EQ(countOf(calls, "block_offsets"),
-            2 * static_cast<long>(sparse::convRowBlocks(15192).size()));
+            static_cast<long>(sparse::convRowBlocks(15192).size()));
   for (const auto &[kernel, call] : calls) {
     SCOPED_TRACE(kernel);
     ASSERT_TRUE(call.sizes.count("N"));

@@ -133,7 +133,8 @@ struct ReferenceProblem {
   /// The pointer argument the kernel writes.
   std::string output;
   /// The expected value of every element of the output (empty without a
-  /// reference); NaN marks an element the kernel must leave poisoned.
+  /// reference); NaN marks an element the kernel must leave poisoned (all
+  /// bits set: NaN in a float format, -1 in an integer one).
   std::vector<double> expected;
   Tolerance tolerance;
 };

@@ -277,18 +277,19 @@ struct SortedNeighbourMap {
 
 /// The maps of one (kernel size, dilation, row block): the shared sorted
 /// map and the row blocks' offset lists (block b visits
-/// blk_off[blk_start[b] .. blk_start[b + 1]), entries v | groups << 16 with
+/// blk_off[b * V .. b * V + blk_count[b]), entries v | groups << 16 with
 /// bit g of groups for the block's rows [64 g, 64 g + 64) that have a
-/// neighbour at offset v), and the order the convolution runs the blocks in
-/// (blk_order: by ascending count of offsets, stably; run from the end).
+/// neighbour at offset v; the entries past a block's count are unwritten),
+/// and the order the convolution runs the blocks in (blk_order: by
+/// ascending count of offsets, stably; run from the end).
 struct NeighbourMaps {
   std::shared_ptr<const SortedNeighbourMap> map;
   int64_t blockRows = 0, blocks = 0;
-  rt::DevicePtr blkStart, blkOff, blkOrder;
-  /// One allocation for the lists: blk_start and each block's count of
-  /// offsets, blk_off, blk_order, the block sort's keys and counts and its
-  /// count words (kept until the kernels are done); a replayed build's
-  /// holds blk_start, blk_off and blk_order alone (copied out of the
+  rt::DevicePtr blkCount, blkOff, blkOrder;
+  /// One allocation for the lists: blk_count, blk_off, blk_order, the block
+  /// sort's keys and counts and its count words (kept until the kernels are
+  /// done); a replayed build's holds blk_count (of its bucket's capacity of
+  /// blocks), blk_off and blk_order alone (the order copied out of the
   /// recorded build's scratch).
   rt::PoolBuffer storage;
 };

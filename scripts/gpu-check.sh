@@ -93,7 +93,7 @@ runs=(
   "column_sums num_warps=4 N=777,C=17,ROWS_PER_PART=100"
   "voxel_hash_insert num_warps=4 N=777,LOG2_T=11"
   "voxel_neighbours VP=64,BLOCK=32,num_warps=4 N=777,LOG2_T=11,KX=5,KY=1,KZ=3,DX=2,DY=1,DZ=1"
-  "radix_pass FIRST=1,num_warps=4 N=777,SHIFT=28"
+  "radix_scatter FIRST=1,num_warps=4 N=777,SHIFT=28"
   "block_offsets VP=128,ROW_TILE=16,num_warps=4 N=777,V=125"
   "mask_unions num_warps=2 N=777"
   "mask_cover num_warps=4 N=777"

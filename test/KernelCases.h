@@ -199,11 +199,12 @@ inline const std::vector<KernelCase> &kernelCases() {
                  false},
       // The sparse convolution's map kernels against the host oracle:
       // the table (out-of-range voxels refused), lookups of a 3^3 window
-      // and of a 5 x 1 x 3 one dilated along x, the radix sort's totals
-      // and passes, the prefix sums, the transposed map, the row blocks'
-      // offsets, and the groups' unions and each row's covering group (its
-      // window ending inside the groups at 40001 rows, a narrower window
-      // too).
+      // and of a 5 x 1 x 3 one dilated along x, the radix sort's counts
+      // and stable moves
+      // (several programs, the first pass), the prefix sums, the
+      // transposed map, the row blocks' offsets, and the groups' unions
+      // and each row's covering group (its window ending inside the
+      // groups at 40001 rows, a narrower window too).
       KernelCase{"voxel_hash_insert", "num_warps=4", false},
       KernelCase{"voxel_hash_insert", "num_warps=4", true},
       KernelCase{"voxel_neighbours", "num_warps=4", false},
@@ -227,6 +228,17 @@ inline const std::vector<KernelCase> &kernelCases() {
       KernelCase{"output_voxels", "num_warps=8", true},
       KernelCase{"output_voxels", "FILL=1,num_warps=8", false},
       KernelCase{"output_voxels", "FILL=1,BLOCK=256,num_warps=8", true},
+      KernelCase{"radix_histogram", "num_warps=4", false},
+      KernelCase{"radix_histogram", "num_warps=4", true},
+      KernelCase{"radix_scatter", "num_warps=4", false},
+      KernelCase{"radix_scatter", "FIRST=1,num_warps=4", true},
+      // Wider digits, as the maps sort with: 128 rows of counts.
+      KernelCase{"radix_histogram",
+                 "DIGIT_BITS=7,BLOCK=128,CHUNKS=1,num_warps=4", true},
+      KernelCase{"radix_scatter", "DIGIT_BITS=7,BLOCK=128,CHUNKS=1,num_warps=4",
+                 false},
+      KernelCase{"radix_scatter",
+                 "DIGIT_BITS=6,BLOCK=256,CHUNKS=2,FIRST=1,num_warps=4", true},
       // The one-sweep sort: every pass's totals at once; a pass in one
       // launch, its programs looking back over several windows of others
       // (a narrow window, few keys a program), the first pass, 4-bit

@@ -103,7 +103,7 @@ Result<HostProblem> buildHostProblem(const RunRequest &request,
   if (!reference)
     return Status::error("the harness has no reference for kernel '" +
                          kernel.getName() + "' (test/reference/)");
-  // Integer arguments may be 0 (radix_pass's SHIFT=0, as a recorded map
+  // Integer arguments may be 0 (radix_scatter's SHIFT=0, as a recorded map
   // build calls it); a negative size has no tensor.
   for (const auto &[name, value] : request.call.sizes)
     if (value < 0)

@@ -3,7 +3,7 @@
 // The map kernels of kernels/ in order (docs/sparse-conv.md): the voxel
 // hash table (voxel_hash_insert), the neighbour map (voxel_neighbours), the
 // rows' sort keys (neighbour_keys), a stable radix sort of the keys
-// (radix_digit_totals, then a radix_pass per 7-bit digit), each row
+// (radix_histogram, exclusive_scan, radix_scatter; 7 bits a pass), each row
 // moved to the leanest group of rows that runs its offsets (mask_unions,
 // mask_cover and the same radix sort by the group), the map in sorted order
 // (neighbour_transpose), the row blocks' offset lists and their counts

@@ -138,7 +138,7 @@ struct EntryResult {
 
 // A kernel with one candidate config is compiled and recorded without a
 // benchmark (Autotuner::select without inputs), so its call needs no inputs
-// from the harness, and its integer arguments may be 0 (radix_pass's
+// from the harness, and its integer arguments may be 0 (radix_scatter's
 // SHIFT=0, as a recorded map build calls it).
 bool hasSingleCandidate(const kernel::KernelDefinition &definition) {
   return definition.getDescription().getConfigs().size() == 1;

@@ -277,37 +277,32 @@ TEST(SpecializationTest, UnknownArgumentIsAnError) {
 
 } // namespace
 
-// The sparse maps size a sort's status words and starts by the keys a
-// program moves (BLOCK) and the digits' width (DIGIT_BITS), and only the
-// first pass takes no values in (FIRST): a winner stored for another value
-// of any of them must not be found for the call, so radix_pass keys all
-// three, and a tuned config carries the call's values.
-TEST(KernelsTest, RadixPassKeysTheKeysAProgramMoves) {
-  const KernelDescription &description =
-      kernelNamed("radix_pass").getDescription();
-  Call call;
-  call.sizes = {{"N", 100000}, {"SHIFT", 7}};
-  call.params = {{"BLOCK", 256}, {"DIGIT_BITS", 6}, {"FIRST", 1}};
-  Result<std::string> key = description.evaluateAutotuneKey(call);
-  ASSERT_TRUE(key.ok()) << key.message();
-  for (llvm::StringRef part : {"BLOCK=256", "DIGIT_BITS=6", "FIRST=1"})
-    EXPECT_NE(key->find(part.str()), std::string::npos) << *key;
-  for (auto [param, other] : {std::pair<llvm::StringRef, int64_t>{"BLOCK", 128},
-                              {"DIGIT_BITS", 7},
-                              {"FIRST", 0}}) {
-    SCOPED_TRACE(param.str());
-    Call another = call;
-    another.params[param.str()] = other;
-    Result<std::string> anotherKey = description.evaluateAutotuneKey(another);
-    ASSERT_TRUE(anotherKey.ok()) << anotherKey.message();
-    EXPECT_NE(*key, *anotherKey);
-  }
-  for (const Config &candidate : description.getConfigs()) {
-    Result<Config> config = description.configForCall(candidate, call);
-    ASSERT_TRUE(config.ok()) << config.message();
-    EXPECT_EQ(config->params.at("BLOCK"), 256);
-    EXPECT_EQ(config->params.at("DIGIT_BITS"), 6);
-    EXPECT_EQ(config->params.at("FIRST"), 1);
+// The sparse maps size the radix sort's digit counts by the keys a program
+// moves (BLOCK * CHUNKS): a winner stored for another count must not be
+// found for the call, so both kernels key it, and a tuned config carries
+// the call's values.
+TEST(KernelsTest, RadixKernelsKeyTheKeysAProgramMoves) {
+  for (llvm::StringRef name : {"radix_histogram", "radix_scatter"}) {
+    SCOPED_TRACE(name.str());
+    const KernelDescription &description = kernelNamed(name).getDescription();
+    Call call;
+    call.sizes = {{"N", 100000}, {"SHIFT", 4}};
+    call.params = {{"BLOCK", 256}, {"CHUNKS", 4}};
+    Result<std::string> key = description.evaluateAutotuneKey(call);
+    ASSERT_TRUE(key.ok()) << key.message();
+    EXPECT_NE(key->find("BLOCK=256"), std::string::npos) << *key;
+    EXPECT_NE(key->find("CHUNKS=4"), std::string::npos) << *key;
+    Call older = call;
+    older.params["CHUNKS"] = 16;
+    Result<std::string> olderKey = description.evaluateAutotuneKey(older);
+    ASSERT_TRUE(olderKey.ok()) << olderKey.message();
+    EXPECT_NE(*key, *olderKey);
+    for (const Config &candidate : description.getConfigs()) {
+      Result<Config> config = description.configForCall(candidate, call);
+      ASSERT_TRUE(config.ok()) << config.message();
+      EXPECT_EQ(config->params.at("BLOCK"), 256);
+      EXPECT_EQ(config->params.at("CHUNKS"), 4);
+    }
   }
 }
 

@@ -218,8 +218,8 @@ TEST_F(WorkloadTest, NamesAreEscapedSoThatTheTextStaysJson) {
 // byte had read back as other characters; found by the WorkloadFuzzer).
 TEST_F(WorkloadTest, NonAsciiNamesRoundTripThroughTheCanonicalText) {
   std::string file = R"({"format": "tilec-workload", "version": 1, "calls": [
-      {"kernel": "radix_pass", "sizes": {"N": 15192, "SHI\u00ab": 0,
-                                         "\u00e9\u4e2d\ud83d\ude00": 1}}]})";
+      {"kernel": "radix_scatter", "sizes": {"N": 15192, "SHI\u00ab": 0,
+                                            "\u00e9\u4e2d\ud83d\ude00": 1}}]})";
   tilec::Result<rt::Workload> parsed = rt::Workload::parse(file, "w.json");
   ASSERT_TRUE(parsed.ok()) << parsed.message();
   std::string text = parsed->encode();

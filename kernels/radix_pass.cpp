@@ -23,8 +23,7 @@
 // keys of that digit. Equal digits keep their order: the sort is stable.
 // Each pass of a sort has its own tag, so one zeroed status buffer serves
 // all of a sort's passes; starts_ptr is scratch (a row of 2^DIGIT_BITS
-// words a program, through which the program counts its keys of each
-// digit and each key gathers its digit's start).
+// words a program, through which each key gathers its digit's start).
 // ticket_ptr must be zero before the launch (a launch again on the same
 // buffers takes tickets past the keys and moves none).
 //
@@ -140,29 +139,9 @@ static void buildRadixPass(KernelBuilder &kb) {
         first ? index : kb.let("value", kb.load(valsIn + index, inRange, 0));
     Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
                                        (digitCount - 1));
-    // A key's rank among the program's keys of its digit (the earlier keys
-    // of the same digit) and their count (all of them; keys past N count
-    // for none), summed over one [j, i] tile: a thread holds a column, so
-    // the sums over j stay in it. Done before the look-back, so that what
-    // the tile reads of every key (each thread holds all the program's
-    // digits) is not kept in registers through the loop.
-    Tensor same =
-        kb.let("same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) &
-                           kb.expandDims(inRange, 1));
-    Tensor earlier =
-        kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
-    Tensor rank =
-        kb.let("rank", kb.sum(kb.cast(same & earlier, kb.i32Type()), 0));
-    Tensor ofDigit = kb.let("of_digit", kb.sum(kb.cast(same, kb.i32Type()), 0));
-    // The program's count of each digit: zeros, then each key's count at
-    // its digit (the keys of a digit all store the same count), read back
-    // from the program's row of starts, which is its own.
-    Tensor startRow = kb.let("start_row", starts + ticket * digitCount);
-    kb.store(startRow + digitRow, 0);
-    kb.barrier();
-    kb.store(startRow + digit, ofDigit, inRange);
-    kb.barrier();
-    Tensor local = kb.let("local", kb.load(startRow + digitRow));
+    Tensor onehot = kb.let("onehot", (kb.expandDims(digit, 1) == lb.digits) &
+                                         kb.expandDims(inRange, 1));
+    Tensor local = kb.let("local", kb.sum(kb.cast(onehot, kb.i32Type()), 0));
     Tensor own = kb.let("own", lb.status + ticket * digitCount + digitRow);
     kb.store(own,
              statusWord(kb, lb, local, kb.cast(ticket == 0, kb.i32Type()) + 1));
@@ -173,10 +152,18 @@ static void buildRadixPass(KernelBuilder &kb) {
     // digits, then this digit's keys of earlier programs; each key gathers
     // its digit's from the program's row of starts.
     Tensor total = kb.let("total", kb.load(totals + digitRow));
-    kb.barrier();
+    Tensor startRow = kb.let("start_row", starts + ticket * digitCount);
     kb.store(startRow + digitRow, kb.cumsum(total, 0) - total + before);
     kb.barrier();
     Tensor base = kb.let("base", kb.load(startRow + digit, inRange, 0));
+    // A key's rank among the program's keys of its digit: the earlier keys
+    // of the same digit (keys past N come last and count for none). The
+    // tile is [j, i]: a thread holds a column, so the sum over j stays in it.
+    Tensor earlier =
+        kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
+    Tensor same = kb.let(
+        "same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) & earlier);
+    Tensor rank = kb.let("rank", kb.sum(kb.cast(same, kb.i32Type()), 0));
     Tensor target = kb.let("target", base + rank);
     kb.store(keysOut + target, key, inRange);
     kb.store(valsOut + target, value, inRange);

@@ -4,7 +4,7 @@
 #      sequences) and each map kernel of the radix sort and the sort keys
 #      against its host oracle (`tilec run`: 500k keys, odd sizes, several
 #      chunk layouts, cubic and non-cubic windows), racecheck of the probe
-#      loops, a radix pass and the transpose, and memcheck of a radix pass
+#      loops, the scatter and the transpose, and memcheck of the scatter
 #      launched again on the same buffers;
 #   2. the map tests of SparseConvGpuTest and StridedConvGpuTest (maps
 #      against the host oracle, launched and replayed from a recorded
@@ -53,13 +53,11 @@ runs=(
   "voxel_hash_insert num_warps=4 N=300001,LOG2_T=20"
   "voxel_neighbours num_warps=4 N=4000,LOG2_T=13"
   "voxel_neighbours num_warps=4 N=300001,LOG2_T=20"
-  "radix_pass FIRST=1,BLOCK=128,DIGIT_BITS=7,LOOKBACK=16 N=500000,SHIFT=7"
-  "radix_pass BLOCK=128,DIGIT_BITS=7,LOOKBACK=16 N=1000003,SHIFT=0"
-  "radix_pass BLOCK=128,DIGIT_BITS=7,LOOKBACK=16 N=100003,SHIFT=21"
-  "radix_pass BLOCK=128,DIGIT_BITS=7,LOOKBACK=16 N=777,SHIFT=28"
-  "radix_pass BLOCK=32,DIGIT_BITS=4,LOOKBACK=2 N=300001,SHIFT=4"
-  "radix_digit_totals BLOCK=128,CHUNKS=8,DIGIT_BITS=7 N=500000,PASSES=4"
-  "radix_digit_totals BLOCK=128,CHUNKS=8,DIGIT_BITS=7 N=100003,PASSES=5"
+  "radix_scatter FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=500000,SHIFT=7"
+  "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=100003,SHIFT=21"
+  "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=777,SHIFT=28"
+  "radix_scatter num_warps=4 N=10000,SHIFT=4"
+  "radix_histogram BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=100003,SHIFT=7"
   "neighbour_keys num_warps=4 N=40001,KX=3,KY=3,KZ=3"
   "neighbour_keys num_warps=4 N=777,KX=5,KY=5,KZ=5"
   "neighbour_keys num_warps=4 N=3000,KX=5,KY=1,KZ=3"
@@ -80,11 +78,11 @@ for run in "${runs[@]}"; do
     failures=$((failures + 1))
   fi
 done
-if compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel radix_pass \
-    --config FIRST=1,BLOCK=128,DIGIT_BITS=7 --sizes N=7777,SHIFT=7 --reps 0 > "$out/racecheck.log" 2>&1; then
-  echo "$(elapsed) ok   racecheck radix_pass: $(grep -o 'RACECHECK SUMMARY.*' "$out/racecheck.log" | head -1)"
+if compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel radix_scatter \
+    --config FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 --sizes N=777,SHIFT=7 --reps 0 > "$out/racecheck.log" 2>&1; then
+  echo "$(elapsed) ok   racecheck radix_scatter: $(grep -o 'RACECHECK SUMMARY.*' "$out/racecheck.log" | head -1)"
 else
-  echo "$(elapsed) FAIL racecheck radix_pass: $(tail -1 "$out/racecheck.log")"
+  echo "$(elapsed) FAIL racecheck radix_scatter: $(tail -1 "$out/racecheck.log")"
   failures=$((failures + 1))
 fi
 # The probe loops reduce "any lane pending" per chunk through shared
@@ -108,8 +106,8 @@ else
   echo "$(elapsed) FAIL racecheck neighbour_transpose: $(tail -1 "$out/racecheck-transpose.log")"
   failures=$((failures + 1))
 fi
-for run in "radix_pass FIRST=1,BLOCK=128,DIGIT_BITS=7 N=777,SHIFT=28" \
-           "radix_pass BLOCK=128,DIGIT_BITS=7 N=10000,SHIFT=4"; do
+for run in "radix_scatter FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=777,SHIFT=28" \
+           "radix_scatter BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=10000,SHIFT=4"; do
   read -r kernel config sizes <<< "$run"
   if compute-sanitizer --tool memcheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel "$kernel" \
       --config "$config" --sizes "$sizes" --reps 2 > "$out/memcheck-relaunch.log" 2>&1; then

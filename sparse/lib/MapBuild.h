@@ -25,24 +25,19 @@
 
 namespace tilec::sparse {
 
-// The radix sort is a one-sweep sort: radix_digit_totals counts every
-// pass's digits in one read of the keys (kRadixTotalsChunks chunks of
-// kRadixBlock keys a program), then each pass is one launch of radix_pass,
-// whose programs move kRadixBlock keys each and find the keys of their
-// digits before them by looking back over kRadixLookback programs' counts
-// at a time.
+// The radix passes' programs each count and move kRadixBlock * kRadixChunks
+// keys in one chunk: a pass is as short as one program's chunk (chunks of a
+// program wait on each other), and the digit counts, a row per digit, are
+// scanned a program per digit.
 inline constexpr int64_t kRadixBlock = 128;
-inline constexpr int64_t kRadixTotalsChunks = 8;
-inline constexpr int64_t kRadixLookback = 16;
-// A pass sorts by one digit of 7 bits, 128 counts a program (the one-hot
-// columns): the rows' 27-bit key takes 4 passes, a block's count of
-// offsets (0 to 27) one. Of 4 to 8 bits on the H200, 7 gave the shortest
-// map builds (docs/bench.md).
+inline constexpr int64_t kRadixChunks = 1;
+inline constexpr int64_t kRadixPerProgram = kRadixBlock * kRadixChunks;
+// A pass sorts by one digit of 7 bits, 128 counts a program
+// (radix_histogram's and radix_scatter's one-hot columns): the rows' 27-bit
+// key takes 4 passes, a block's count of offsets (0 to 27) one. Of 4 to 8
+// bits on the H200, 7 gave the shortest map builds (docs/bench.md).
 inline constexpr int kRadixDigitBits = 7;
 inline constexpr int64_t kRadixDigits = int64_t(1) << kRadixDigitBits;
-// A 32-bit key's passes.
-inline constexpr int kMaxRadixPasses =
-    (32 + kRadixDigitBits - 1) / kRadixDigitBits;
 
 inline int ceilLog2(int64_t value) {
   int log2 = 0;
@@ -90,23 +85,27 @@ inline int radixPasses(int64_t v) {
 inline int blockSortPasses(int64_t v) {
   return radixPassesOver(ceilLog2(v + 1));
 }
-inline Call digitTotalsCall(int64_t n, int passes) {
-  return makeCall({{"N", n}, {"PASSES", passes}},
+inline Call digitsCall(int64_t n, int pass) {
+  return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
                   {{"BLOCK", kRadixBlock},
-                   {"CHUNKS", kRadixTotalsChunks},
+                   {"CHUNKS", kRadixChunks},
                    {"DIGIT_BITS", kRadixDigitBits}});
 }
 // FIRST: the first pass of a sort whose values are the keys' positions.
-inline Call radixPassCall(int64_t n, int pass, bool positions) {
+inline Call scatterCall(int64_t n, int pass, bool positions) {
   return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
                   {{"BLOCK", kRadixBlock},
+                   {"CHUNKS", kRadixChunks},
                    {"DIGIT_BITS", kRadixDigitBits},
-                   {"FIRST", pass == 0 && positions ? 1 : 0},
-                   {"LOOKBACK", kRadixLookback}});
+                   {"FIRST", pass == 0 && positions ? 1 : 0}});
 }
 // The exclusive sums of `rows` vectors of `count` (exclusive_scan's ROWS).
 inline Call scanCall(int64_t count, int64_t rows = 1) {
   return makeCall({{"N", count}, {"ROWS", rows}});
+}
+// The radix sort's scan: a row of its programs' counts per digit.
+inline Call digitScanCall(int64_t programs) {
+  return scanCall(programs, kRadixDigits);
 }
 inline Call transposeCall(int64_t n, int64_t v) {
   return makeCall({{"N", n}, {"V", v}});
@@ -132,29 +131,14 @@ inline std::vector<std::pair<std::string, Call>> pairListCalls(int64_t n,
           {"offset_pairs", pairListCall(n, v)}};
 }
 
-// Where a radix sort of keys in `programs` programs of kRadixBlock keeps
-// the words it zeroes before its first pass: every pass's digit totals,
-// every pass's ticket, and the programs' status words (one buffer for all
-// passes: each pass tags its words), each at a 16-byte boundary.
-struct RadixStatusLayout {
-  int64_t totals, tickets, words, bytes;
-};
-inline RadixStatusLayout getRadixStatusLayout(int64_t programs) {
-  auto aligned = [](int64_t bytes) { return cdiv(bytes, 16) * 16; };
-  RadixStatusLayout layout;
-  layout.totals = 0;
-  layout.tickets = aligned(4 * kMaxRadixPasses * kRadixDigits);
-  layout.words = layout.tickets + aligned(4 * kMaxRadixPasses);
-  layout.bytes = layout.words + 8 * kRadixDigits * programs;
-  return layout;
+// The bytes of a radix pass's digit counts over `programs` programs (a row
+// of programs per digit, radix_histogram) and of their scans (a row of
+// programs + 1 per digit, exclusive_scan with ROWS = kRadixDigits).
+inline int64_t digitCountBytes(int64_t programs) {
+  return 4 * kRadixDigits * programs;
 }
-// The bytes of a radix sort's status (getRadixStatusLayout) and of its
-// programs' rows of digit starts, over `n` keys.
-inline int64_t radixStatusBytes(int64_t n) {
-  return getRadixStatusLayout(cdiv(n, kRadixBlock)).bytes;
-}
-inline int64_t radixStartsBytes(int64_t n) {
-  return 4 * kRadixDigits * cdiv(n, kRadixBlock);
+inline int64_t digitScanBytes(int64_t programs) {
+  return 4 * kRadixDigits * (programs + 1);
 }
 
 // A sorted map of `rows` rows of `v` offsets (order, nbt and the rows'
@@ -164,16 +148,16 @@ allocateSortedMap(SparseEngine &engine, int64_t rows, int64_t v, int64_t pairs,
                   CUstream stream);
 
 // The buffers of a radix sort's passes: keys and values alternate between
-// two buffers each; the status, zeroed before the first pass, and the
-// starts (radixStatusBytes and radixStartsBytes).
+// two buffers each, the digit counts of each program and their scan
+// (digitCountBytes and digitScanBytes).
 struct RadixScratch {
-  rt::DevicePtr keysA, keysB, values, status, starts;
+  rt::DevicePtr keysA, keysB, values, hist, histScan;
   // A device word holding the live key count (at most the sort's n).
   rt::DevicePtr count;
 };
 
 // Queues a stable sort of the keys at `keys` (a digit a pass, `passes`
-// passes; radix_digit_totals, then a radix_pass each) into `order`:
+// passes; radix_histogram, exclusive_scan, radix_scatter) into `order`:
 // the first *scratch.count of them, read on the device, with `n` (at least
 // that) sizing the grids, so that a recorded sort serves every count up to
 // n. The values are `values` (neither `order` nor scratch.values), else the
@@ -185,18 +169,7 @@ inline Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
                         int passes, rt::DevicePtr order,
                         const RadixScratch &scratch, CUstream stream,
                         std::optional<rt::DevicePtr> values = std::nullopt) {
-  RadixStatusLayout layout = getRadixStatusLayout(cdiv(n, kRadixBlock));
-  auto status = [&](int64_t offset) {
-    return rt::DevicePtr{scratch.status.address + offset};
-  };
-  TILEC_RETURN_IF_ERROR(engine.memset(
-      scratch.status, 0, 1, static_cast<size_t>(layout.bytes), stream));
-  TILEC_RETURN_IF_ERROR(engine.launch("radix_digit_totals",
-                                      digitTotalsCall(n, passes),
-                                      {{"keys_ptr", keys},
-                                       {"totals_ptr", status(layout.totals)},
-                                       {"count_ptr", scratch.count}},
-                                      stream));
+  int64_t programs = cdiv(n, kRadixPerProgram);
   rt::DevicePtr keysFrom = keys;
   // Without values the first pass reads none; name a buffer it does not
   // write all the same.
@@ -206,18 +179,23 @@ inline Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
     rt::DevicePtr keysTo = pass % 2 == 0 ? scratch.keysA : scratch.keysB;
     rt::DevicePtr valsTo =
         (passes - 1 - pass) % 2 == 0 ? order : scratch.values;
+    TILEC_RETURN_IF_ERROR(engine.launch("radix_histogram", digitsCall(n, pass),
+                                        {{"keys_ptr", keysFrom},
+                                         {"hist_ptr", scratch.hist},
+                                         {"count_ptr", scratch.count}},
+                                        stream));
     TILEC_RETURN_IF_ERROR(engine.launch(
-        "radix_pass", radixPassCall(n, pass, !values),
-        {{"keys_in_ptr", keysFrom},
-         {"vals_in_ptr", valsFrom},
-         {"keys_out_ptr", keysTo},
-         {"vals_out_ptr", valsTo},
-         {"totals_ptr", status(layout.totals + 4 * kRadixDigits * pass)},
-         {"status_ptr", status(layout.words)},
-         {"starts_ptr", scratch.starts},
-         {"ticket_ptr", status(layout.tickets + 4 * pass)},
-         {"count_ptr", scratch.count}},
-        stream));
+        "exclusive_scan", digitScanCall(programs),
+        {{"in_ptr", scratch.hist}, {"out_ptr", scratch.histScan}}, stream));
+    TILEC_RETURN_IF_ERROR(engine.launch("radix_scatter",
+                                        scatterCall(n, pass, !values),
+                                        {{"keys_in_ptr", keysFrom},
+                                         {"vals_in_ptr", valsFrom},
+                                         {"keys_out_ptr", keysTo},
+                                         {"vals_out_ptr", valsTo},
+                                         {"hist_scan_ptr", scratch.histScan},
+                                         {"count_ptr", scratch.count}},
+                                        stream));
     keysFrom = keysTo;
     valsFrom = valsTo;
   }
@@ -225,21 +203,22 @@ inline Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
 }
 
 // Where the block sort's buffers sit in its scratch (two key buffers, the
-// values between passes, the radix sort's status and starts, each at a
-// 16-byte boundary), and the scratch's size.
+// values between passes, the radix counts and their scan, each at a 16-byte
+// boundary), and the scratch's size.
 struct BlockSortLayout {
-  int64_t keysA, keysB, values, status, starts, bytes;
+  int64_t keysA, keysB, values, hist, histScan, bytes;
 };
 inline BlockSortLayout getBlockSortLayout(int64_t blocks) {
   auto aligned = [](int64_t bytes) { return cdiv(bytes, 16) * 16; };
+  int64_t programs = cdiv(blocks, kRadixPerProgram);
   int64_t keyBytes = aligned(4 * blocks);
   BlockSortLayout layout;
   layout.keysA = 0;
   layout.keysB = keyBytes;
   layout.values = 2 * keyBytes;
-  layout.status = 3 * keyBytes;
-  layout.starts = layout.status + aligned(radixStatusBytes(blocks));
-  layout.bytes = layout.starts + radixStartsBytes(blocks);
+  layout.hist = 3 * keyBytes;
+  layout.histScan = layout.hist + aligned(digitCountBytes(programs));
+  layout.bytes = layout.histScan + digitScanBytes(programs);
   return layout;
 }
 
@@ -247,9 +226,12 @@ inline BlockSortLayout getBlockSortLayout(int64_t blocks) {
 // values are the keys' positions).
 inline void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
                              int64_t n, int passes, bool positions = true) {
-  calls.emplace_back("radix_digit_totals", digitTotalsCall(n, passes));
-  for (int pass = 0; pass < passes; ++pass)
-    calls.emplace_back("radix_pass", radixPassCall(n, pass, positions));
+  for (int pass = 0; pass < passes; ++pass) {
+    calls.emplace_back("radix_histogram", digitsCall(n, pass));
+    calls.emplace_back("exclusive_scan",
+                       digitScanCall(cdiv(n, kRadixPerProgram)));
+    calls.emplace_back("radix_scatter", scatterCall(n, pass, positions));
+  }
 }
 
 // The launches that sort one map's rows of `g`'s offsets by key and
@@ -395,7 +377,7 @@ struct MapBuildShape {
 // voxel count (a word), the table's statistics (the longest probe sequence
 // and the insert's status, then the pair count at byte 16), the insert's
 // statuses, the table's keys and values, the neighbour map in voxel order,
-// the sort keys, the radix sort's status and starts and its ping-pong
+// the sort keys, the radix sort's counts, their scan and its ping-pong
 // buffers, and the cover rounds' group unions and scores, covering groups
 // and sort values.
 enum MapRegion {
@@ -406,8 +388,8 @@ enum MapRegion {
   kVals,
   kNb,
   kSortKeys,
-  kRadixStatus,
-  kRadixStarts,
+  kHist,
+  kHistScan,
   kKeysOut,
   kValsIn,
   kKeysB,

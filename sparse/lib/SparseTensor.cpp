@@ -318,11 +318,11 @@ std::string buildSignature(int64_t n, int log2Slots, const Window &window,
                           std::to_string(coverRounds);
   auto count = [&](int64_t value) { signature += "|" + countFacts(value); };
   count(n);
-  count(cdiv(n, kRadixBlock));
+  count(cdiv(n, kRadixPerProgram));
   count(cdiv(n, kCoverRows));
   for (int64_t rows : convRowBlocks(n)) {
     count(cdiv(n, rows));
-    count(cdiv(cdiv(n, rows), kRadixBlock));
+    count(cdiv(cdiv(n, rows), kRadixPerProgram));
   }
   return signature;
 }
@@ -373,6 +373,7 @@ mapBuildCalls(int64_t voxels, const Window &window, bool lean) {
 
 std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape) {
   int64_t n = shape.capacity, v = shape.window.offsets();
+  int64_t programs = cdiv(n, kRadixPerProgram);
   int64_t coverGroups = cdiv(n, kCoverRows);
   return {16,
           32,
@@ -381,8 +382,8 @@ std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape) {
           int64_t(4) << shape.log2Slots,
           4 * n * v,
           4 * n,
-          radixStatusBytes(n),
-          radixStartsBytes(n),
+          digitCountBytes(programs),
+          digitScanBytes(programs),
           4 * n,
           4 * n,
           4 * n,
@@ -437,8 +438,8 @@ Status queueMapKernels(SparseEngine &engine, const MapBuildShape &shape,
 
   // Rows sorted by key, stably (radixPasses); the keys stay for the cover
   // rounds.
-  RadixScratch radixScratch{at(kKeysOut),     at(kKeysB),       at(kValsIn),
-                            at(kRadixStatus), at(kRadixStarts), count};
+  RadixScratch radixScratch{at(kKeysOut), at(kKeysB),    at(kValsIn),
+                            at(kHist),    at(kHistScan), count};
   TILEC_RETURN_IF_ERROR(radixSort(engine, at(kSortKeys), n, radixPasses(v),
                                   map.order, radixScratch, stream));
   // Then each row moved to the leanest group of rows that runs its offsets
@@ -496,7 +497,7 @@ Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
   return radixSort(
       engine, lists.blkCount, blocks, blockSortPasses(v), lists.blkOrder,
       RadixScratch{at(layout.keysA), at(layout.keysB), at(layout.values),
-                   at(layout.status), at(layout.starts), lists.blocksCount},
+                   at(layout.hist), at(layout.histScan), lists.blocksCount},
       stream);
 }
 

@@ -202,8 +202,8 @@ enum StridedRegion {
   kKeysB,
   kValsTmp,
   kSortedVals,
-  kRadixStatus,
-  kRadixStarts,
+  kHist,
+  kHistScan,
   kStats,
   kCounts,
   kScan,
@@ -237,10 +237,11 @@ public:
 
   // Carves the scratch; precompiles the first build of these buckets.
   Status prepare() {
+    int64_t radixPrograms = cdiv(candidates, kRadixPerProgram);
     int64_t c4 = 4 * candidates;
     Result<std::vector<Region>> carved =
-        carve(engine, {c4, c4, c4, c4, c4, c4, radixStatusBytes(candidates),
-                       radixStartsBytes(candidates), 48, 4 * outputPrograms,
+        carve(engine, {c4, c4, c4, c4, c4, c4, digitCountBytes(radixPrograms),
+                       digitScanBytes(radixPrograms), 48, 4 * outputPrograms,
                        4 * (outputPrograms + 1), 16});
     if (!carved)
       return carved.status();
@@ -346,8 +347,8 @@ private:
     return (sortPasses - 1) % 2 == 0 ? at(kKeysA) : at(kKeysB);
   }
   RadixScratch radix() const {
-    return {at(kKeysA),       at(kKeysB),       at(kValsTmp),
-            at(kRadixStatus), at(kRadixStarts), at(kCountWord)};
+    return {at(kKeysA), at(kKeysB),    at(kValsTmp),
+            at(kHist),  at(kHistScan), at(kCountWord)};
   }
   // The live count the next sort or map kernel reads.
   Status setCount(int64_t count) {

@@ -827,7 +827,7 @@ TEST_F(SparseConvGpuTest, RunsFromABundleAlone) {
   std::set<std::string> kernels = kernelsOf(**bundle);
   for (const char *kernel :
        {"sparse_conv_fwd", "voxel_hash_insert", "voxel_neighbours",
-        "neighbour_keys", "radix_digit_totals", "radix_pass",
+        "neighbour_keys", "radix_histogram", "exclusive_scan", "radix_scatter",
         "neighbour_transpose", "block_offsets"})
     EXPECT_TRUE(kernels.count(kernel)) << kernel;
 

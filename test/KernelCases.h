@@ -239,17 +239,6 @@ inline const std::vector<KernelCase> &kernelCases() {
                  false},
       KernelCase{"radix_scatter",
                  "DIGIT_BITS=6,BLOCK=256,CHUNKS=2,FIRST=1,num_warps=4", true},
-      // The one-sweep sort: every pass's totals at once; a pass in one
-      // launch, its programs looking back over several windows of others
-      // (a narrow window, few keys a program), the first pass, 4-bit
-      // digits, a count short of N.
-      KernelCase{"radix_digit_totals", "num_warps=4", false},
-      KernelCase{"radix_digit_totals", "CHUNKS=3,DIGIT_BITS=4", true},
-      KernelCase{"radix_pass", "num_warps=4", false},
-      KernelCase{"radix_pass", "FIRST=1,num_warps=4", true},
-      KernelCase{"radix_pass", "BLOCK=32,LOOKBACK=2,num_warps=4", false},
-      KernelCase{"radix_pass", "DIGIT_BITS=4,BLOCK=64,LOOKBACK=4,FIRST=1",
-                 true},
       KernelCase{"exclusive_scan", "num_warps=8", false},
       KernelCase{"exclusive_scan", "num_warps=8", true},
       KernelCase{"neighbour_transpose", "num_warps=4", false},

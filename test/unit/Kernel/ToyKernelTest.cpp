@@ -34,8 +34,7 @@ TEST(ToyKernelTest, TheRegistriesFindTheNewFiles) {
             "block_offsets, column_sums, exclusive_scan, gather_matmul, "
             "mask_cover, mask_unions, matmul, neighbour_keys, "
             "neighbour_transpose, offset_pair_counts, offset_pairs, "
-            "output_voxels, radix_digit_totals, radix_histogram, radix_pass, "
-            "radix_scatter, softmax, "
+            "output_voxels, radix_histogram, radix_scatter, softmax, "
             "sparse_conv_fwd, sparse_conv_wgrad, split_sum, "
             "strided_candidates, toy_axpy, vector_add, voxel_hash_insert, "
             "voxel_neighbours");

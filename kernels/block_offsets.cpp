@@ -11,7 +11,8 @@
 // [64 g, 64 g + 64) of the block (the convolution's warpgroups skip the
 // groups whose bit is clear). A block's list starts at a fixed stride of V
 // entries (the most it can hold), so one launch writes the counts and the
-// lists, with no scan of the counts between.
+// lists, with no scan of the counts between. Program 0 also writes the
+// grid's block count to blocks_ptr, the count the block sort reads.
 //
 // Grid: (cdiv(N, BLOCK_M)).
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
@@ -80,6 +81,11 @@ static void buildBlockOffsets(KernelBuilder &kb) {
   Tensor groups = loop[0];
   Tensor active = kb.let("active", kb.cast(groups != 0, kb.i32Type()));
   kb.store(blkCount + block, kb.sum(active, 0));
+  // The block sort's key count: every block of the grid (those past the
+  // live count list no offset and sort first), written here rather than by
+  // a launch of its own.
+  kb.ifThen(block == 0,
+            [&] { kb.store(kb.arg("blocks_ptr"), kb.numPrograms(0)); });
   Tensor position = kb.let("position", block * v + kb.cumsum(active, 0) - 1);
   kb.store(blkOff + position, offsets | (groups << 16), active != 0);
 }
@@ -97,6 +103,7 @@ TILEC_KERNEL(block_offsets) {
           .arg(pointer("row_masks_ptr", "i32").divisibility(16))
           .arg(pointer("blk_count_ptr", "i32").divisibility(16))
           .arg(pointer("blk_off_ptr", "i32").divisibility(16))
+          .arg(pointer("blocks_ptr", "i32"))
           .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("V", "i32"))

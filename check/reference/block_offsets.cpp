@@ -33,6 +33,7 @@ TILEC_REFERENCE(block_offsets)(const ReferenceRequest &request) {
   ReferenceProblem problem;
   problem.tensors["count_ptr"] = int32Tensor({static_cast<int32_t>(*n)});
   problem.tensors["row_masks_ptr"] = int32Tensor(maps->rowMasks);
+  problem.tensors["blocks_ptr"] = int32Tensor({0});
   problem.tensors["blk_count_ptr"] =
       HostTensor(ElementFormat::I32, maps->blkCount.size());
   problem.tensors["blk_off_ptr"] =

@@ -339,7 +339,7 @@ inline BlockListLayout getBlockListLayout(int64_t blocks, int64_t v) {
 struct BlockListBuffers {
   rt::DevicePtr blkCount, blkOff, blkOrder, sortScratch;
   // Words holding the rows' count (the caller's to set) and the blocks'
-  // (queueBlockLists sets it).
+  // (block_offsets writes it).
   rt::DevicePtr rowsCount, blocksCount;
 };
 inline BlockListBuffers blockListBuffers(CUdeviceptr base,

@@ -479,13 +479,12 @@ Status queueBlockLists(SparseEngine &engine, rt::DevicePtr rowMasks,
                        int64_t blockRows, const BlockListBuffers &lists,
                        CUstream stream) {
   int64_t blocks = cdiv(rows, blockRows);
-  TILEC_RETURN_IF_ERROR(engine.memset(
-      lists.blocksCount, static_cast<uint32_t>(blocks), 4, 1, stream));
   TILEC_RETURN_IF_ERROR(engine.launch("block_offsets",
                                       blockListCall(rows, v, blockRows),
                                       {{"row_masks_ptr", rowMasks},
                                        {"blk_count_ptr", lists.blkCount},
                                        {"blk_off_ptr", lists.blkOff},
+                                       {"blocks_ptr", lists.blocksCount},
                                        {"count_ptr", rowsCount}},
                                       stream));
   // A stable sort of (count, block) by count; the counts are read, not

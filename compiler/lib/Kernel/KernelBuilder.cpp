@@ -1133,6 +1133,30 @@ Tensor KernelBuilder::scan(Tensor x, int axis, tile::ReduceKind kind,
 // Loops
 //===----------------------------------------------------------------------===//
 
+/// What a loop body yields as its next carried values: `yielded`, where each
+/// is of its carried value's type, else (after an error naming `loop`) the
+/// carried value itself.
+SmallVector<Value> KernelBuilder::carriedValuesOf(StringRef loop,
+                                                  ArrayRef<Tensor> carried,
+                                                  Tensors yielded) {
+  if (yielded.size() != carried.size()) {
+    emitError() << loop << ": the body yields " << yielded.size()
+                << " values for " << carried.size() << " carried values";
+    yielded.assign(carried.begin(), carried.end());
+  }
+  SmallVector<Value> values;
+  for (auto [index, next] : llvm::enumerate(yielded)) {
+    Value arg = carried[index].getValue();
+    if (next && next.getType() != arg.getType()) {
+      emitError() << loop << ": carried value #" << index << " enters as "
+                  << arg.getType() << " but the body yields " << next.getType();
+      next = {};
+    }
+    values.push_back(next ? next.getValue() : arg);
+  }
+  return values;
+}
+
 Tensors KernelBuilder::forRange(const Operand &lb, const Operand &ub,
                                 const Operand &step, ArrayRef<Tensor> carried,
                                 LoopBody body) {
@@ -1176,27 +1200,8 @@ Tensors KernelBuilder::forRange(const Operand &lb, const Operand &ub,
       iterArgs.push_back(make(arg));
     Tensors yielded = body(make(forOp.getInductionVar()), iterArgs);
 
-    if (yielded.size() != carried.size()) {
-      emitError() << "forRange: the body yields " << yielded.size()
-                  << " values for " << carried.size() << " carried values";
-      yielded = iterArgs;
-    }
-    SmallVector<Value> yieldValues;
-    for (auto [index, next] : llvm::enumerate(yielded)) {
-      Value iterArg = iterArgs[index].getValue();
-      if (!next) {
-        yieldValues.push_back(iterArg);
-        continue;
-      }
-      if (next.getType() != iterArg.getType()) {
-        emitError() << "forRange: carried value #" << index << " enters as "
-                    << iterArg.getType() << " but the body yields "
-                    << next.getType();
-        yieldValues.push_back(iterArg);
-        continue;
-      }
-      yieldValues.push_back(next.getValue());
-    }
+    SmallVector<Value> yieldValues =
+        carriedValuesOf("forRange", iterArgs, std::move(yielded));
     if (!initValues.empty())
       scf::YieldOp::create(opBuilder, loc(), yieldValues);
   }
@@ -1255,22 +1260,8 @@ Tensors KernelBuilder::whileLoop(ArrayRef<Tensor> carried, WhileCondition cond,
     opBuilder.setInsertionPointToEnd(after);
     Tensors args = argsOf(after);
     Tensors yielded = body(args);
-    if (yielded.size() != carried.size()) {
-      emitError() << "whileLoop: the body yields " << yielded.size()
-                  << " values for " << carried.size() << " carried values";
-      yielded = args;
-    }
-    SmallVector<Value> yieldValues;
-    for (auto [index, next] : llvm::enumerate(yielded)) {
-      Value arg = args[index].getValue();
-      if (next && next.getType() != arg.getType()) {
-        emitError() << "whileLoop: carried value #" << index << " enters as "
-                    << arg.getType() << " but the body yields "
-                    << next.getType();
-        next = {};
-      }
-      yieldValues.push_back(next ? next.getValue() : arg);
-    }
+    SmallVector<Value> yieldValues =
+        carriedValuesOf("whileLoop", args, std::move(yielded));
     scf::YieldOp::create(opBuilder, loc(), yieldValues);
   }
   unnamedOps = std::move(outerUnnamedOps);

@@ -379,6 +379,9 @@ private:
   Tensor make(mlir::Value value) { return Tensor(value, *this); }
   /// `line` of the kernel's source file.
   mlir::Location sourceLineLoc(unsigned line) const;
+  llvm::SmallVector<mlir::Value> carriedValuesOf(llvm::StringRef loop,
+                                                 llvm::ArrayRef<Tensor> carried,
+                                                 Tensors yielded);
   /// Moves the ops built since the previous statement to `location`.
   void locateUnnamedOps(mlir::Location location, mlir::Value namedValue);
   /// Location for new ops.

@@ -9,15 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CallBinding.h"
 #include "MapBuild.h"
 #include "PreparedConv.h"
 
 #include "tilec/runtime/Autotuner.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
-#include <tuple>
 
 namespace tilec::sparse {
 
@@ -33,8 +32,9 @@ void appendCalls(std::vector<std::pair<std::string, Call>> &calls,
                std::make_move_iterator(more.end()));
 }
 
-// A strided plan's stride and padding: 0 (a stride not given) to 65536,
-// as a strided build takes them; none for a submanifold layer.
+// A strided plan's stride and padding: 0 (a stride not given) to
+// kMaxStridedStep, as a strided build takes them; none for a submanifold
+// layer.
 Status checkSteps(const LayerPlan &plan, const std::string &function) {
   for (int axis = 0; axis < 3; ++axis)
     for (auto [name, value] : {std::pair{"stride", plan.stride[axis]},
@@ -47,9 +47,10 @@ Status checkSteps(const LayerPlan &plan, const std::string &function) {
                                  " must be 0 (a submanifold layer has "
                                  "none), got " +
                                  std::to_string(value));
-      if (value < 0 || value > 65536)
+      if (value < 0 || value > kMaxStridedStep)
         return Status::error(ErrorKind::InvalidArgument,
-                             along + " must be 0 to 65536, got " +
+                             along + " must be 0 to " +
+                                 std::to_string(kMaxStridedStep) + ", got " +
                                  std::to_string(value));
     }
   return Status::success();
@@ -143,16 +144,14 @@ Status appendPlanCalls(const std::vector<LayerPlan> &plans, size_t index,
   return Status::success();
 }
 
-// `calls` less the repeats of a call (layers of one shape), in order.
+// `calls` less the repeats of a call (layers of one shape), in order: a
+// call is its kernel and callKey, as the engine's plans know it.
 std::vector<std::pair<std::string, Call>>
 withoutRepeats(std::vector<std::pair<std::string, Call>> calls) {
-  std::set<std::tuple<std::string, std::map<std::string, int64_t>,
-                      std::map<std::string, std::string>,
-                      std::map<std::string, int64_t>>>
-      seen;
+  std::set<std::string> seen;
   std::vector<std::pair<std::string, Call>> kept;
   for (auto &[kernel, call] : calls)
-    if (seen.emplace(kernel, call.sizes, call.types, call.params).second)
+    if (seen.insert(kernel + callKey(call)).second)
       kept.emplace_back(std::move(kernel), std::move(call));
   return kept;
 }

@@ -234,6 +234,11 @@ inline void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
   }
 }
 
+// A strided convolution's largest stride, padding and dilation per axis:
+// far from 32-bit overflow in its candidates' arithmetic (x + padding,
+// kernel * dilation).
+inline constexpr int kMaxStridedStep = 1 << 16;
+
 // The launches that sort one map's rows of `g`'s offsets by key and
 // transpose it (a strided build's maps, both ways), for the precompile lists
 // and the build.

@@ -32,9 +32,6 @@ constexpr int kMaxKernelExtent = 7;
 // row (a 7^3 kernel of stride 1 has 343; a dilation past the stride
 // multiplies them).
 constexpr int64_t kMaxCandidates = 343;
-// Strides, paddings and dilations stay far from 32-bit overflow in the
-// candidates' arithmetic (x + padding, kernel * dilation).
-constexpr int kMaxStep = 1 << 16;
 // strided_candidates' and output_voxels' statuses.
 enum StridedStatus { kStridedOk = 0, kOutsideGrid = 1, kDuplicateVoxel = 2 };
 
@@ -67,6 +64,19 @@ Call outputsCall(int64_t candidates, int64_t v,
                   {{"BLOCK", kOutputBlock}, {"FILL", fill}});
 }
 
+// The cells of `batches` output grids of `outputShape`: the candidates'
+// keys.
+int64_t outputCells(const std::array<int64_t, 3> &outputShape,
+                    int64_t batches) {
+  return batches * outputShape[0] * outputShape[1] * outputShape[2];
+}
+
+// The candidates' sort: a digit a pass over their keys' bits.
+int candidateSortPasses(const std::array<int64_t, 3> &outputShape,
+                        int64_t batches) {
+  return radixPassesOver(ceilLog2(outputCells(outputShape, batches) + 1));
+}
+
 Status invalid(const std::string &why) {
   return Status::error(ErrorKind::InvalidArgument,
                        "strided convolution: " + why);
@@ -81,10 +91,11 @@ Result<std::array<int64_t, 3>> checkStrided(const ConvGeometry &g,
     for (auto [name, value] : {std::pair{"stride", g.stride[axis]},
                                std::pair{"padding", g.padding[axis]},
                                std::pair{"dilation", g.dilation[axis]}})
-      if (value > kMaxStep)
+      if (value > kMaxStridedStep)
         return invalid(std::string("the ") + name + " is " +
                        std::to_string(value) + " along " +
-                       std::string(1, "xyz"[axis]) + "; at most 65536");
+                       std::string(1, "xyz"[axis]) + "; at most " +
+                       std::to_string(kMaxStridedStep));
     if (g.kernel[axis] > kMaxKernelExtent)
       return invalid("the kernel is " + std::to_string(g.kernel[axis]) +
                      " voxels along " + std::string(1, "xyz"[axis]) +
@@ -157,7 +168,6 @@ stridedBuildCalls(int64_t n, const ConvGeometry &g,
                   const std::array<int64_t, 3> &inputShape,
                   const std::array<int64_t, 3> &outputShape, int64_t batches) {
   int64_t candidates = n * g.candidatesPerVoxel();
-  int64_t cells = batches * outputShape[0] * outputShape[1] * outputShape[2];
   std::vector<std::pair<std::string, Call>> calls = {
       {"strided_candidates",
        candidatesCall(n, g, inputShape, outputShape, batches)},
@@ -166,7 +176,7 @@ stridedBuildCalls(int64_t n, const ConvGeometry &g,
       {"exclusive_scan", scanCall(cdiv(candidates, kOutputBlock))},
       {"output_voxels",
        outputsCall(candidates, g.offsets(), outputShape, batches, 1)}};
-  appendRadixCalls(calls, candidates, radixPassesOver(ceilLog2(cells + 1)),
+  appendRadixCalls(calls, candidates, candidateSortPasses(outputShape, batches),
                    /*positions=*/false);
   appendSortedMapCalls(calls, n, g);
   return calls;
@@ -230,10 +240,8 @@ public:
       : engine(engine), coords(coords), maps(maps), g(maps.geometry),
         stream(stream), n(maps.inputs), v(g.offsets()),
         candidates(n * g.candidatesPerVoxel()),
-        cells(maps.batches * maps.outputShape[0] * maps.outputShape[1] *
-              maps.outputShape[2]),
         outputPrograms(cdiv(candidates, kOutputBlock)),
-        sortPasses(radixPassesOver(ceilLog2(cells + 1))) {}
+        sortPasses(candidateSortPasses(maps.outputShape, maps.batches)) {}
 
   // Carves the scratch; precompiles the first build of these buckets.
   Status prepare() {
@@ -444,7 +452,7 @@ private:
   StridedMaps &maps;
   const ConvGeometry &g;
   CUstream stream;
-  int64_t n, v, candidates, cells, outputPrograms;
+  int64_t n, v, candidates, outputPrograms;
   int sortPasses;
   std::vector<Region> regions;
   StridedStats stats{};

@@ -700,4 +700,105 @@ std::string scanCaseName(const testing::TestParamInfo<ScanCase> &info) {
 INSTANTIATE_TEST_SUITE_P(Scans, ScanGpuTest, testing::ValuesIn(scanCases()),
                          scanCaseName);
 
+//===----------------------------------------------------------------------===//
+// histogram and bin_rank
+//===----------------------------------------------------------------------===//
+
+struct BinnedCase {
+  int64_t size, bins;
+  /// Values are drawn from [-2, spread): a few below 0, many equal when
+  /// spread is small, some past the last bin when spread > bins.
+  int64_t spread;
+  bool masked;
+  unsigned numWarps = 4;
+};
+
+std::string describe(const BinnedCase &c) {
+  return std::to_string(c.size) + " values in " + std::to_string(c.bins) +
+         " bins spread " + std::to_string(c.spread) +
+         (c.masked ? " masked " : " ") + std::to_string(c.numWarps) + " warps";
+}
+
+/// counts = histogram(x, mask), rank = binRank(x, mask) of one block; the
+/// mask is m != 0.
+TestKernel binnedKernel(const BinnedCase &c) {
+  return TestKernel("binned",
+                    {{"x", "ptr<i32>"},
+                     {"m", "ptr<i32>"},
+                     {"counts", "ptr<i32>"},
+                     {"rank", "ptr<i32>"}},
+                    c.numWarps, [c](KernelBuilder &kb) {
+                      Tensor offs = kb.arange(0, c.size);
+                      Tensor x = kb.load(kb.arg("x") + offs);
+                      Tensor mask;
+                      if (c.masked)
+                        mask = kb.load(kb.arg("m") + offs) != 0;
+                      kb.store(kb.arg("counts") + kb.arange(0, c.bins),
+                               kb.histogram(x, c.bins, mask));
+                      kb.store(kb.arg("rank") + offs,
+                               kb.binRank(x, c.bins, mask));
+                    });
+}
+
+class BinnedGpuTest : public AtomicScanGpuTest,
+                      public testing::WithParamInterface<BinnedCase> {};
+
+TEST_P(BinnedGpuTest, MatchesSequentialCounts) {
+  const BinnedCase &c = GetParam();
+  SCOPED_TRACE(describe(c));
+  TestKernel kernel = binnedKernel(c);
+  COMPILE_OR_FAIL(kernel);
+  SKIP_WITHOUT_GPU();
+  std::mt19937 random(11);
+  std::vector<int32_t> x(c.size), m(c.size);
+  for (int64_t i = 0; i < c.size; ++i) {
+    x[i] = static_cast<int32_t>(random() % (c.spread + 2)) - 2;
+    m[i] = c.masked ? static_cast<int32_t>(random() % 4 != 0) : 1;
+  }
+  std::vector<int32_t> counts(c.bins, 0), rank(c.size, 0);
+  for (int64_t i = 0; i < c.size; ++i)
+    if (m[i] && x[i] >= 0 && x[i] < c.bins)
+      rank[i] = counts[x[i]]++;
+  auto xBuffer = upload(x);
+  auto mBuffer = upload(m);
+  auto countsBuffer = poisoned(4 * c.bins);
+  auto rankBuffer = poisoned(4 * c.size);
+  RUN_OR_FAIL(
+      kernel.run(*context, 1, xBuffer, mBuffer, countsBuffer, rankBuffer));
+  std::vector<int32_t> gotCounts = download<int32_t>(countsBuffer, c.bins);
+  std::vector<int32_t> gotRank = download<int32_t>(rankBuffer, c.size);
+  for (int64_t b = 0; b < c.bins; ++b)
+    ASSERT_EQ(gotCounts[b], counts[b]) << "bin " << b;
+  for (int64_t i = 0; i < c.size; ++i)
+    ASSERT_EQ(gotRank[i], rank[i])
+        << "element " << i << " (value " << x[i] << ", mask " << m[i] << ")";
+}
+
+std::vector<BinnedCase> binnedCases() {
+  std::vector<BinnedCase> cases;
+  // 16 and 64 values on 4 warps: lanes and warps holding copies; 256 and
+  // 1024: several rounds a thread.
+  for (int64_t size : {16, 64, 128, 256, 1024})
+    for (bool masked : {false, true}) {
+      cases.push_back({size, 128, 140, masked});
+      cases.push_back({size, 128, 3, masked});
+    }
+  cases.push_back({512, 4, 6, true, 1});
+  cases.push_back({2048, 1024, 1100, true, 8});
+  cases.push_back({4096, 64, 64, false, 8});
+  cases.push_back({32, 256, 300, true, 2});
+  return cases;
+}
+
+std::string binnedCaseName(const testing::TestParamInfo<BinnedCase> &info) {
+  std::string name = describe(info.param);
+  for (char &ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch)))
+      ch = '_';
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Binned, BinnedGpuTest,
+                         testing::ValuesIn(binnedCases()), binnedCaseName);
+
 } // namespace

@@ -56,6 +56,7 @@ private:
   mlir::LogicalResult runAtomic(mlir::Operation &op);
   mlir::LogicalResult runDot(mlir::Operation &op);
   mlir::LogicalResult runReduceOrScan(mlir::Operation &op);
+  mlir::LogicalResult runHistogramOrBinRank(mlir::Operation &op);
 
   const Tensor &operand(mlir::Operation &op, unsigned index) const {
     return *values_.lookup(op.getOperand(index));

@@ -153,6 +153,8 @@ mlir::LogicalResult Program::runTile(mlir::Operation &op, bool &handled) {
     return runDot(op);
   if (llvm::isa<tile::ReduceOp, tile::ScanOp>(op))
     return runReduceOrScan(op);
+  if (llvm::isa<tile::HistogramOp, tile::BinRankOp>(op))
+    return runHistogramOrBinRank(op);
   // The barrier orders a program's threads; a program here is one thread.
   if (llvm::isa<tile::BarrierOp>(op))
     return mlir::success();
@@ -423,6 +425,37 @@ mlir::LogicalResult Program::runDot(mlir::Operation &op) {
     }
   }
   bind(dot.getResult(), std::move(out));
+  return mlir::success();
+}
+
+/// Both count the elements of each bin in element order: the histogram the
+/// totals, the rank each element's count of the bin before it.
+mlir::LogicalResult Program::runHistogramOrBinRank(mlir::Operation &op) {
+  auto histogram = llvm::dyn_cast<tile::HistogramOp>(op);
+  auto rank = llvm::dyn_cast<tile::BinRankOp>(op);
+  const Tensor &source = operand(op, 0);
+  mlir::Value maskValue = histogram ? histogram.getMask() : rank.getMask();
+  const Tensor *mask = maskValue ? &valueOf(maskValue) : nullptr;
+  int64_t bins = histogram
+                     ? llvm::cast<mlir::RankedTensorType>(histogram.getType())
+                           .getDimSize(0)
+                     : rank.getBins();
+  mlir::FailureOr<ElementType> type = typeOf(op, op.getResult(0));
+  if (mlir::failed(type))
+    return mlir::failure();
+  std::vector<int64_t> counts(bins, 0);
+  Tensor out(shapeOf(op.getResult(0).getType()), *type);
+  for (size_t i = 0; i < source.ints.size(); ++i) {
+    int64_t value = source.ints[i];
+    if ((mask && mask->ints[i] == 0) || value < 0 || value >= bins)
+      continue; // ranks 0, counts nowhere
+    if (rank)
+      out.ints[i] = counts[value];
+    ++counts[value];
+  }
+  if (histogram)
+    out.ints = std::move(counts);
+  bind(op.getResult(0), std::move(out));
   return mlir::success();
 }
 

@@ -10,6 +10,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace tilec;
 using namespace tilec::kernel;
@@ -1127,6 +1129,46 @@ Tensor KernelBuilder::scan(Tensor x, int axis, tile::ReduceKind kind,
   }
   return make(tile::ScanOp::create(opBuilder, loc(), x.getType(), kind,
                                    x.getValue(), axis, reverse));
+}
+
+/// The checks histogram and binRank share: `x` a 1-D i32 tensor, `bins`
+/// positive and at most what an i32 counts, `mask` absent or an i1 tensor of
+/// x's shape.
+static bool checkBinnedOperands(KernelBuilder &kb, const Tensor &x,
+                                int64_t bins, const Tensor &mask,
+                                llvm::StringRef what) {
+  if (x.isScalar() || x.getRank() != 1 || !x.getElementType().isInteger(32)) {
+    kb.emitError() << what << ": needs a 1-D tensor of i32, got "
+                   << x.getType();
+    return false;
+  }
+  if (bins < 1 || bins > std::numeric_limits<int32_t>::max()) {
+    kb.emitError() << what << ": bins must be in [1, 2^31), got " << bins;
+    return false;
+  }
+  if (mask && (!mask.getElementType().isInteger(1) ||
+               mask.getShape() != x.getShape())) {
+    kb.emitError() << what << ": the mask must be i1 of the shape of "
+                   << x.getType() << ", got " << mask.getType();
+    return false;
+  }
+  return true;
+}
+
+Tensor KernelBuilder::histogram(Tensor x, int64_t bins, Tensor mask) {
+  if (!x || !checkBinnedOperands(*this, x, bins, mask, "histogram"))
+    return {};
+  auto type = RankedTensorType::get({bins}, opBuilder.getI32Type());
+  return make(tile::HistogramOp::create(opBuilder, loc(), type, x.getValue(),
+                                        mask ? mask.getValue() : Value()));
+}
+
+Tensor KernelBuilder::binRank(Tensor x, int64_t bins, Tensor mask) {
+  if (!x || !checkBinnedOperands(*this, x, bins, mask, "binRank"))
+    return {};
+  return make(tile::BinRankOp::create(
+      opBuilder, loc(), x.getType(), x.getValue(),
+      mask ? mask.getValue() : Value(), static_cast<int32_t>(bins)));
 }
 
 //===----------------------------------------------------------------------===//

@@ -47,3 +47,21 @@ func.func @barrier(%p: tensor<64x!tile.ptr<f32>>, %v: tensor<64xf32>, %c: !tile.
   %0 = tile.atomic_rmw add, %c, %one : !tile.ptr<i32>
   return
 }
+
+// -----
+
+// histogram counts its operand where it lies and its mask joins it there;
+// the bins take their default layout. bin_rank's operands take the default
+// layout, one element a thread a round. (A reduction's result is converted
+// to its default layout at once, so both see that.)
+// CHECK-DAG: #[[B1:.+]] = #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+// CHECK-LABEL: func.func @binned
+// CHECK: %[[ROWS:.+]] = tilegpu.convert_layout %{{.+}} -> tensor<256xi32, #[[B1]]>
+// CHECK: tile.histogram %[[ROWS]], %arg1 : tensor<256xi32, #[[B1]]> -> tensor<64xi32, #[[B1]]>
+// CHECK: tile.bin_rank %[[ROWS]], %arg1 {bins = 64 : i32} : tensor<256xi32, #[[B1]]>
+func.func @binned(%x: tensor<256x64xi32>, %m: tensor<256xi1>) -> (tensor<64xi32>, tensor<256xi32>) {
+  %rows = tile.reduce max %x {axis = 1 : i32} : tensor<256x64xi32> -> tensor<256xi32>
+  %h = tile.histogram %rows, %m : tensor<256xi32> -> tensor<64xi32>
+  %r = tile.bin_rank %rows, %m {bins = 64 : i32} : tensor<256xi32>
+  return %h, %r : tensor<64xi32>, tensor<256xi32>
+}

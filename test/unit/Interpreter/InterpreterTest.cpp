@@ -274,6 +274,36 @@ func.func @k(%out: !tile.ptr<f32>, %sums: !tile.ptr<i32>) attributes {tile.kerne
   EXPECT_EQ(sums, (std::vector<int32_t>{6, 22}));
 }
 
+TEST_F(InterpreterTest, HistogramAndBinRankCountInElementOrder) {
+  const char *source = R"mlir(
+func.func @k(%in: !tile.ptr<i32>, %counts: !tile.ptr<i32>, %ranks: !tile.ptr<i32>) attributes {tile.kernel} {
+  %r = tile.make_range {start = 0 : i32, end = 8 : i32} : tensor<8xi32>
+  %pi = tile.splat %in : !tile.ptr<i32> -> tensor<8x!tile.ptr<i32>>
+  %pa = tile.addptr %pi, %r : tensor<8x!tile.ptr<i32>>, tensor<8xi32>
+  %x = tile.load %pa : tensor<8x!tile.ptr<i32>>
+  %six = arith.constant dense<6> : tensor<8xi32>
+  %m = arith.cmpi ne, %r, %six : tensor<8xi32>
+  %h = tile.histogram %x, %m : tensor<8xi32> -> tensor<4xi32>
+  %four = tile.make_range {start = 0 : i32, end = 4 : i32} : tensor<4xi32>
+  %pc = tile.splat %counts : !tile.ptr<i32> -> tensor<4x!tile.ptr<i32>>
+  %pb = tile.addptr %pc, %four : tensor<4x!tile.ptr<i32>>, tensor<4xi32>
+  tile.store %pb, %h : tensor<4x!tile.ptr<i32>>
+  %k = tile.bin_rank %x, %m {bins = 4 : i32} : tensor<8xi32>
+  %pr = tile.splat %ranks : !tile.ptr<i32> -> tensor<8x!tile.ptr<i32>>
+  %pk = tile.addptr %pr, %r : tensor<8x!tile.ptr<i32>>, tensor<8xi32>
+  tile.store %pk, %k : tensor<8x!tile.ptr<i32>>
+  return
+}
+)mlir";
+  // Element 6 is masked off; -1 and 4 fall outside the 4 bins.
+  std::vector<int32_t> in = {2, 0, 2, -1, 2, 4, 0, 3}, counts(4, -9),
+                       ranks(8, -9);
+  int64_t i = add("in", in), c = add("counts", counts), r = add("ranks", ranks);
+  ASSERT_TRUE(run(source, {1, 1, 1}, {i, c, r})) << diagnostics;
+  EXPECT_EQ(counts, (std::vector<int32_t>{1, 0, 3, 1}));
+  EXPECT_EQ(ranks, (std::vector<int32_t>{0, 0, 1, 0, 2, 0, 0, 0}));
+}
+
 TEST_F(InterpreterTest, AtomicsUpdateLaneByLaneAndYieldTheOldValues) {
   const char *source = R"mlir(
 func.func @k(%count: !tile.ptr<i32>, %old: !tile.ptr<i32>, %slot: !tile.ptr<i32>) attributes {tile.kernel} {

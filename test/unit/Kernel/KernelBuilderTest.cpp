@@ -260,6 +260,35 @@ TEST_F(KernelBuilderTest, WhileLoopCarriesValuesUntilItsCondition) {
             std::string::npos);
 }
 
+TEST_F(KernelBuilderTest, HistogramAndBinRankTakeOneDimensionalI32) {
+  Tensor lanes = kb->arange(0, 16);
+  Tensor digits = kb->load(kb->arg("p") + lanes) < 3.0;
+  Tensor keys = kb->cast(digits, kb->i32Type());
+  Tensor mask = lanes < 12;
+  Tensor counts = kb->histogram(keys, 4, mask);
+  Tensor ranks = kb->binRank(keys, 4);
+  ASSERT_TRUE(counts && ranks);
+  EXPECT_EQ(counts.getShape(), llvm::ArrayRef<int64_t>{4});
+  EXPECT_EQ(ranks.getType(), keys.getType());
+  EXPECT_FALSE(kb->hasErrors());
+  EXPECT_TRUE(finishAndVerify());
+  // Floats, two dimensions, no bins and a mask of another shape are refused.
+  kb->histogram(kb->zeros({16}, kb->f32Type()), 4);
+  kb->binRank(kb->zeros({4, 4}, kb->i32Type()), 4);
+  kb->binRank(keys, 0);
+  kb->histogram(keys, 4, kb->arange(0, 8) < 2);
+  ASSERT_EQ(diagnostics.size(), 4u);
+  EXPECT_NE(diagnostics[0].find("histogram: needs a 1-D tensor of i32, got "
+                                "'tensor<16xf32>'"),
+            std::string::npos);
+  EXPECT_NE(diagnostics[1].find("binRank: needs a 1-D tensor of i32"),
+            std::string::npos);
+  EXPECT_NE(diagnostics[2].find("binRank: bins must be in [1, 2^31), got 0"),
+            std::string::npos);
+  EXPECT_NE(diagnostics[3].find("the mask must be i1 of the shape of"),
+            std::string::npos);
+}
+
 TEST_F(KernelBuilderTest, ForRangeRejectsAChangedCarriedType) {
   Tensor zeros = kb->zeros({16}, kb->f32Type());
   kb->forRange(0, 4, 1, {zeros},

@@ -332,6 +332,18 @@ public:
     return scan(x, axis, tile::ReduceKind::Add, reverse);
   }
 
+  /// tl.histogram(x, bins, mask): a tensor of `bins` i32 counts, element b
+  /// the elements of the 1-D i32 tensor `x` equal to b where `mask` holds
+  /// (values outside [0, bins) count nowhere). The counting of a radix
+  /// sort's digits, without a [keys x bins] one-hot tile.
+  Tensor histogram(Tensor x, int64_t bins, Tensor mask = {});
+  /// Each element's rank among the equal elements before it: element i of
+  /// the result counts the j < i with x[j] == x[i] where `mask` holds, for
+  /// x[i] in [0, bins) and mask[i]; 0 elsewhere (tile.bin_rank). A stable
+  /// counting sort puts element i after the smaller bins' elements at this
+  /// rank, without a [keys x keys] tile.
+  Tensor binRank(Tensor x, int64_t bins, Tensor mask = {});
+
   //===--------------------------------------------------------------------===//
   // Loops
   //===--------------------------------------------------------------------===//

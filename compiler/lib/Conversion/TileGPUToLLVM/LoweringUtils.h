@@ -191,6 +191,10 @@ void populateAtomicOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
 /// memory).
 void populateScanOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                   mlir::RewritePatternSet &patterns);
+/// histogram and bin_rank: counters in shared memory, a warp's equal values
+/// grouped with match.any.sync.
+void populateHistogramOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
+                                       mlir::RewritePatternSet &patterns);
 void populateDotOpToLLVMPatterns(const mlir::LLVMTypeConverter &converter,
                                  mlir::RewritePatternSet &patterns);
 /// warpgroup_dot (and its wait) as Hopper wgmma with shared-memory

@@ -211,6 +211,7 @@ struct ConvertTileGPUToLLVMPass
     populateSharedMemoryOpToLLVMPatterns(converter, patterns);
     populateAtomicOpToLLVMPatterns(converter, patterns);
     populateScanOpToLLVMPatterns(converter, patterns);
+    populateHistogramOpToLLVMPatterns(converter, patterns);
     populateSharedMemoryBufferOpToLLVMPatterns(converter, patterns,
                                                getVectorWidthQuery(widths));
     populateDotOperandToLLVMPatterns(converter, patterns);

@@ -229,6 +229,25 @@ struct BarrierOpConversion : OpConversionPattern<tile::BarrierOp> {
   }
 };
 
+/// histogram counts its operand where it lies; the mask joins it there. The
+/// bins take the default layout. (bin_rank goes through GenericOpConversion:
+/// its operands take the result's default layout, one element per thread a
+/// round, the layout its lowering ranks in.)
+struct HistogramOpConversion : OpConversionPattern<tile::HistogramOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tile::HistogramOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value src = adaptor.getSrc(), mask = adaptor.getMask();
+    if (mask)
+      mask = convertTo(rewriter, op.getLoc(), mask,
+                       cast<RankedTensorType>(src.getType()).getEncoding());
+    rewriter.replaceOpWithNewOp<tile::HistogramOp>(
+        op, getTypeConverter()->convertType(op.getType()), src, mask);
+    return success();
+  }
+};
+
 /// reduce(axis) yields the slice of its operand's layout; consumers expect
 /// the default layout, so the result is converted (remove-layout-conversions
 /// drops the pair when the next op is an expand_dims).
@@ -628,7 +647,8 @@ struct ConvertTileToTileGPUPass
     patterns.add<GenericOpConversion>(converter, context);
     patterns.add<ConstantOpConversion, BroadcastOpConversion,
                  ExpandDimsOpConversion, ReduceOpConversion,
-                 BarrierOpConversion>(converter, context, /*benefit=*/2);
+                 HistogramOpConversion, BarrierOpConversion>(converter, context,
+                                                             /*benefit=*/2);
     unsigned computeCapability = 0;
     (void)StringRef(target)
         .drop_front(3)

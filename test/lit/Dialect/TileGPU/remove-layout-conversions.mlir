@@ -447,3 +447,34 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return %idxr : tensor<64xi32, #all>
   }
 }
+
+// -----
+
+// A radix digit count after a vectorized load: the conversion sinks to the
+// histogram, which counts in the load's layout; its mask (a range against a
+// splat) is recomputed there. No conversion is left.
+
+// CHECK-DAG: #[[VEC:.+]] = #tilegpu.blocked<{sizePerThread = [4]
+#vec4 = #tilegpu.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#blocked = #tilegpu.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 32 : i32, "tilegpu.target" = "sm_90"} {
+  // CHECK-LABEL: func.func @digit_counts
+  func.func @digit_counts(%p: tensor<1024x!tile.ptr<i32>, #vec4>, %n: i32, %q: tensor<128x!tile.ptr<i32>, #blocked>) {
+    // CHECK-NOT: tilegpu.convert_layout
+    // CHECK: %[[X:.+]] = tile.load
+    // CHECK: %[[D:.+]] = arith.andi %[[X]], %{{.+}} : tensor<1024xi32, #[[VEC]]>
+    // CHECK: %[[M:.+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : tensor<1024xi32, #[[VEC]]>
+    // CHECK: tile.histogram %[[D]], %[[M]] : tensor<1024xi32, #[[VEC]]> -> tensor<128xi32, #{{.+}}>
+    // CHECK-NOT: tilegpu.convert_layout
+    %x4 = tile.load %p : tensor<1024x!tile.ptr<i32>, #vec4>
+    %x = tilegpu.convert_layout %x4 : tensor<1024xi32, #vec4> -> tensor<1024xi32, #blocked>
+    %c127 = arith.constant dense<127> : tensor<1024xi32, #blocked>
+    %d = arith.andi %x, %c127 : tensor<1024xi32, #blocked>
+    %r = tile.make_range {start = 0 : i32, end = 1024 : i32} : tensor<1024xi32, #blocked>
+    %ns = tile.splat %n : i32 -> tensor<1024xi32, #blocked>
+    %m = arith.cmpi slt, %r, %ns : tensor<1024xi32, #blocked>
+    %h = tile.histogram %d, %m : tensor<1024xi32, #blocked> -> tensor<128xi32, #blocked>
+    tile.store %q, %h : tensor<128x!tile.ptr<i32>, #blocked>
+    return
+  }
+}

@@ -424,6 +424,27 @@ LogicalResult ScanOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// HistogramOp, BinRankOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult HistogramOp::verify() {
+  auto src = cast<RankedTensorType>(getSrc().getType());
+  auto result = cast<RankedTensorType>(getType());
+  if (src.getRank() != 1 || result.getRank() != 1)
+    return emitOpError() << "counts a 1-D tensor into a 1-D tensor of bins, "
+                            "got "
+                         << src << " -> " << result;
+  return success();
+}
+
+LogicalResult BinRankOp::verify() {
+  auto src = cast<RankedTensorType>(getSrc().getType());
+  if (src.getRank() != 1)
+    return emitOpError() << "ranks the elements of a 1-D tensor, got " << src;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Atomics
 //===----------------------------------------------------------------------===//
 

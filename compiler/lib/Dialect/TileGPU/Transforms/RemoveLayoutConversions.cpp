@@ -349,6 +349,34 @@ struct ReduceThroughConversion : OpRewritePattern<tile::ReduceOp> {
   }
 };
 
+/// histogram(convert(x), mask) -> histogram(x, convert(mask)): counting
+/// does not depend on which thread holds an element, and a mask computed
+/// from ranges and splats is recomputed in x's layout by the rounds below.
+struct HistogramThroughConversion : OpRewritePattern<tile::HistogramOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tile::HistogramOp op,
+                                PatternRewriter &rewriter) const override {
+    auto convert = op.getSrc().getDefiningOp<ConvertLayoutOp>();
+    if (!convert || !isRematTarget(convert.getSrc().getType().getEncoding()))
+      return failure();
+    Value mask = op.getMask();
+    if (mask) {
+      auto maskType = cast<RankedTensorType>(mask.getType());
+      mask = ConvertLayoutOp::create(
+          rewriter, op.getLoc(),
+          RankedTensorType::get(maskType.getShape(), maskType.getElementType(),
+                                convert.getSrc().getType().getEncoding()),
+          mask);
+    }
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getSrcMutable().assign(convert.getSrc());
+      if (mask)
+        op.getMaskMutable().assign(mask);
+    });
+    return success();
+  }
+};
+
 /// elementwise(convert(x), splat or constant...) ->
 /// convert(elementwise(x, ...)): a conversion whose only user is an
 /// elementwise op that does not widen the elements moves past it, towards a
@@ -521,8 +549,10 @@ struct RemoveLayoutConversionsPass
     RewritePatternSet patternList(context);
     ConvertLayoutOp::getCanonicalizationPatterns(patternList, context);
     scf::ForOp::getCanonicalizationPatterns(patternList, context);
-    patternList.add<ConvertDenseConstant, ReduceThroughConversion,
-                    SinkConversionThroughElementwise>(context);
+    patternList
+        .add<ConvertDenseConstant, ReduceThroughConversion,
+             HistogramThroughConversion, SinkConversionThroughElementwise>(
+            context);
     FrozenRewritePatternSet patterns(std::move(patternList));
     // Not converging within the driver's iteration limit leaves valid IR;
     // like -canonicalize, that is not an error.

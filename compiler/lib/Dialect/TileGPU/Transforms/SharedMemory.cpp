@@ -85,6 +85,60 @@ static int64_t getScanSharedBytes(tile::ScanOp scan) {
          getSharedStorageBytes(src.getElementType());
 }
 
+FailureOr<RankRounds> tilec::getRankRounds(const LinearLayout &layout,
+                                           std::string &reason) {
+  if (layout.getRank() != 1) {
+    reason = "the layout is not 1-D";
+    return failure();
+  }
+  RankRounds rounds;
+  int64_t next = 1;
+  // A level's nonzero bases come first, each the next power of two; zero
+  // bases (copies) only follow them.
+  auto takeLevel = [&](ArrayRef<LinearLayout::Basis> bases, StringRef level,
+                       unsigned &used) {
+    bool copies = false;
+    for (const LinearLayout::Basis &basis : bases) {
+      if (basis[0] == 0) {
+        copies = true;
+        continue;
+      }
+      if (copies || basis[0] != next) {
+        reason = ("its " + level +
+                  " bases do not hold consecutive elements from the lowest "
+                  "bit up")
+                     .str();
+        return false;
+      }
+      ++used;
+      next *= 2;
+    }
+    return true;
+  };
+  unsigned registerBits = 0;
+  if (!takeLevel(layout.getLaneBases(), "lane", rounds.laneBits) ||
+      !takeLevel(layout.getWarpBases(), "warp", rounds.warpBits) ||
+      !takeLevel(layout.getRegisterBases(), "register", registerBits))
+    return failure();
+  if (registerBits != layout.getRegisterBases().size()) {
+    reason = "its registers hold copies";
+    return failure();
+  }
+  return rounds;
+}
+
+/// Bytes bin_rank counts in: a row of i32 counters a bin for the earlier
+/// rounds and one for each warp that ranks (none where its layout cannot be
+/// ranked: the lowering says why).
+static int64_t getBinRankSharedBytes(tile::BinRankOp rank) {
+  std::string reason;
+  FailureOr<RankRounds> rounds = getRankRounds(
+      getLinearLayout(cast<RankedTensorType>(rank.getType())), reason);
+  if (failed(rounds))
+    return 0;
+  return 4 * ((int64_t(1) << rounds->warpBits) + 1) * rank.getBins();
+}
+
 SmallVector<int64_t, 4> tilec::getRowMajorStrides(ArrayRef<int64_t> shape,
                                                   int64_t rowPad) {
   int rank = static_cast<int>(shape.size());
@@ -292,6 +346,10 @@ int64_t tilec::getSharedMemoryBytes(Operation *op) {
     return getScanSharedBytes(scan);
   if (isa<tile::AtomicRMWOp, tile::AtomicCASOp>(op))
     return getAtomicSharedBytes(op);
+  if (auto histogram = dyn_cast<tile::HistogramOp>(op))
+    return 4 * cast<RankedTensorType>(histogram.getType()).getDimSize(0);
+  if (auto rank = dyn_cast<tile::BinRankOp>(op))
+    return getBinRankSharedBytes(rank);
   if (!isa<ConvertLayoutOp, tile::ReshapeOp, tile::TransOp>(op))
     return 0;
   auto src = cast<RankedTensorType>(op->getOperand(0).getType());

@@ -328,6 +328,51 @@ def Tile_ScanOp : Tile_Op<"scan", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Tile_HistogramOp : Tile_Op<"histogram", [Pure,
+    OptionalTypesMatchWith<"mask is i1 with the shape of src", "src", "mask",
+                   "::tilec::tile::getI1TypeWithShapeOf($_self)">]> {
+  let summary = "Counts of a 1-D tensor's values in bins of width 1 from 0";
+  let description = [{
+    `tl.histogram(src, num_bins, mask)`: element `b` of the result counts the
+    elements of `src` equal to `b` where `mask` holds; values outside
+    `[0, bins)`, the result's size, count in no bin.
+    ```mlir
+    %counts = tile.histogram %digits, %in_range : tensor<256xi32> -> tensor<128xi32>
+    ```
+  }];
+  let arguments = (ins I32Tensor:$src, Optional<Tile_BoolTensor>:$mask);
+  let results = (outs I32Tensor:$result);
+  let assemblyFormat = [{
+    $src (`,` $mask^)? attr-dict `:` type($src) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Tile_BinRankOp : Tile_Op<"bin_rank", [Pure,
+    AllTypesMatch<["src", "result"]>,
+    OptionalTypesMatchWith<"mask is i1 with the shape of src", "src", "mask",
+                   "::tilec::tile::getI1TypeWithShapeOf($_self)">]> {
+  let summary = "Each element's count of the equal elements before it";
+  let description = [{
+    Element `i` of the result counts the elements `j < i` of `src` with
+    `src[j] == src[i]` where `mask` holds, for `src[i]` in `[0, bins)` and
+    `mask[i]`; elsewhere it is 0, and such elements count for none. With
+    the bins' counts (`tile.histogram`) it places the elements of a stable
+    counting sort: element `i` goes after the elements of the smaller bins,
+    at its rank among its own.
+    ```mlir
+    %rank = tile.bin_rank %digits, %in_range {bins = 128 : i32} : tensor<256xi32>
+    ```
+  }];
+  let arguments = (ins I32Tensor:$src, Optional<Tile_BoolTensor>:$mask,
+                       ConfinedAttr<I32Attr, [IntMinValue<1>]>:$bins);
+  let results = (outs I32Tensor:$result);
+  let assemblyFormat = [{
+    $src (`,` $mask^)? attr-dict `:` type($src)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Atomics
 //===----------------------------------------------------------------------===//

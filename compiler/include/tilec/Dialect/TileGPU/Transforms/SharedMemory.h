@@ -16,8 +16,10 @@
 #include "tilec/Dialect/TileGPU/IR/LinearLayout.h"
 
 #include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
 
 #include <optional>
+#include <string>
 
 namespace tilec {
 
@@ -57,6 +59,17 @@ struct ConversionScratch {
 ConversionScratch getConversionScratch(const tilegpu::LinearLayout &src,
                                        const tilegpu::LinearLayout &dst,
                                        unsigned elementBytes);
+
+/// How tile.bin_rank's lowering walks a 1-D layout: in rounds, one a
+/// register, each round's elements consecutive over the lanes (the lowest
+/// `laneBits` lane bits; lanes above hold copies), then over the warps (the
+/// lowest `warpBits` warp bits; warps above hold copies).
+struct RankRounds {
+  unsigned laneBits = 0, warpBits = 0;
+};
+/// The rounds of `layout`, or why its elements are not in that order.
+mlir::FailureOr<RankRounds> getRankRounds(const tilegpu::LinearLayout &layout,
+                                          std::string &reason);
 
 /// Bytes of scratch shared memory the lowering of `op` uses: a layout
 /// conversion that moves elements between threads, reshape, trans, a

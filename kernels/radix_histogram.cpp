@@ -36,7 +36,6 @@ static void buildRadixHistogram(KernelBuilder &kb) {
 
   Tensor program = kb.let("program", kb.programId(0));
   Tensor programs = kb.let("programs", kb.numPrograms(0));
-  Tensor digits = kb.let("digits", kb.expandDims(kb.arange(0, digitCount), 0));
   Tensor counts0 = kb.let("counts", kb.zeros({digitCount}, kb.i32Type()));
   auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
     Tensor index =
@@ -45,9 +44,7 @@ static void buildRadixHistogram(KernelBuilder &kb) {
     Tensor key = kb.let("key", kb.load(keys + index, inRange, 0));
     Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
                                        (digitCount - 1));
-    Tensor onehot = kb.let("onehot", (kb.expandDims(digit, 1) == digits) &
-                                         kb.expandDims(inRange, 1));
-    return {carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0)};
+    return {carried[0] + kb.histogram(digit, digitCount, inRange)};
   };
   Tensors loop =
       kb.let("loop",

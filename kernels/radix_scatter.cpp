@@ -58,11 +58,7 @@ static void buildRadixScatter(KernelBuilder &kb) {
     kb.barrier();
     kb.store(histScan + row + program, next0);
     kb.barrier();
-    // The tiles below are [j, i]: key j of a chunk comes before key i when
-    // j < i, and a thread holds a column, so the sums over j stay in it.
     Tensor lane = kb.arange(0, block);
-    Tensor earlier =
-        kb.let("earlier", kb.expandDims(lane, 1) < kb.expandDims(lane, 0));
     auto chunk = [&](Tensor c, llvm::ArrayRef<Tensor> carried) -> Tensors {
       Tensor index = kb.let("index", (program * chunks + c) * block + lane);
       Tensor inRange = kb.let("in_range", index < n);
@@ -72,11 +68,8 @@ static void buildRadixScatter(KernelBuilder &kb) {
       Tensor digit = kb.let("digit", kb.binary(BinaryOpKind::ShrU, key, shift) &
                                          (digitCount - 1));
       // A key's rank among the chunk's keys of its digit: the earlier keys
-      // of the same digit (keys past N come last and count for none).
-      Tensor same =
-          kb.let("same", (kb.expandDims(digit, 1) == kb.expandDims(digit, 0)) &
-                             earlier);
-      Tensor rank = kb.let("rank", kb.sum(kb.cast(same, kb.i32Type()), 0));
+      // of the same digit (keys past N count for none).
+      Tensor rank = kb.let("rank", kb.binRank(digit, digitCount, inRange));
       Tensor base =
           kb.let("base", kb.load(histScan + digit * (programs + 1) + program,
                                  inRange, 0));
@@ -86,10 +79,7 @@ static void buildRadixScatter(KernelBuilder &kb) {
       if (chunks == 1)
         return {carried[0]};
       // The next chunk's keys go past this one's.
-      Tensor onehot = (kb.expandDims(digit, 1) ==
-                       kb.expandDims(kb.arange(0, digitCount), 0)) &
-                      kb.expandDims(inRange, 1);
-      Tensor next = carried[0] + kb.sum(kb.cast(onehot, kb.i32Type()), 0);
+      Tensor next = carried[0] + kb.histogram(digit, digitCount, inRange);
       kb.barrier();
       kb.store(histScan + row + program, next);
       kb.barrier();

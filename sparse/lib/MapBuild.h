@@ -25,17 +25,11 @@
 
 namespace tilec::sparse {
 
-// The radix passes' programs each count and move kRadixBlock * kRadixChunks
-// keys in one chunk: a pass is as short as one program's chunk (chunks of a
-// program wait on each other), and the digit counts, a row per digit, are
-// scanned a program per digit.
-inline constexpr int64_t kRadixBlock = 128;
-inline constexpr int64_t kRadixChunks = 1;
-inline constexpr int64_t kRadixPerProgram = kRadixBlock * kRadixChunks;
-// A pass sorts by one digit of 7 bits, 128 counts a program
-// (radix_histogram's and radix_scatter's one-hot columns): the rows' 27-bit
-// key takes 4 passes, a block's count of offsets (0 to 27) one. Of 4 to 8
-// bits on the H200, 7 gave the shortest map builds (docs/bench.md).
+// A pass sorts by one digit of 7 bits, 128 counters a program
+// (tile.histogram and tile.bin_rank in shared memory): the rows' 27-bit key
+// takes 4 passes, a block's count of offsets (0 to 27) one. Of 4 to 8 bits
+// on the H200, 7 gave the shortest map builds when the counts were one-hot
+// tiles (docs/bench.md).
 inline constexpr int kRadixDigitBits = 7;
 inline constexpr int64_t kRadixDigits = int64_t(1) << kRadixDigitBits;
 
@@ -47,6 +41,31 @@ inline int ceilLog2(int64_t value) {
 }
 
 inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The keys a radix pass's program counts and moves, in one chunk: 128 up to
+// 2^16 keys, doubling with the size bucket to 1024 past 2^18, so that a pass
+// has at most 512 programs up to 2^19 keys. A program ranks its keys in
+// rounds of 128 (tile.bin_rank, a barrier or three a round) and the digit
+// counts' scan takes a column a program: small clouds want many short
+// programs, large ones fewer columns. Of the bucket (ceil(log2 n)) alone, as
+// every size a launch is specialized on, so that a bucket's warmup meets
+// every block size its counts launch.
+inline int64_t radixPerProgram(int64_t n) {
+  return std::clamp<int64_t>(int64_t(1) << std::max(ceilLog2(n) - 9, 0), 128,
+                             1024);
+}
+inline int64_t radixPrograms(int64_t n) { return cdiv(n, radixPerProgram(n)); }
+// The most programs a sort of at most n keys launches, what scratch that
+// sorts of up to n keys share is sized by: radixPrograms is not monotone (a
+// bucket's smallest counts take wider programs than the top of the bucket
+// below), but it grows within a bucket, so the most is at a bucket's top or
+// at n.
+inline int64_t radixProgramsUpTo(int64_t n) {
+  int64_t most = radixPrograms(n);
+  for (int64_t top = 1; top < n; top *= 2)
+    most = std::max(most, radixPrograms(top));
+  return most;
+}
 
 // What a launch's buckets see of a count: its ceil(log2) (the autotune
 // keys) and whether it is 1 or a multiple of 16 (what a specialization may
@@ -87,15 +106,15 @@ inline int blockSortPasses(int64_t v) {
 }
 inline Call digitsCall(int64_t n, int pass) {
   return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
-                  {{"BLOCK", kRadixBlock},
-                   {"CHUNKS", kRadixChunks},
+                  {{"BLOCK", radixPerProgram(n)},
+                   {"CHUNKS", 1},
                    {"DIGIT_BITS", kRadixDigitBits}});
 }
 // FIRST: the first pass of a sort whose values are the keys' positions.
 inline Call scatterCall(int64_t n, int pass, bool positions) {
   return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},
-                  {{"BLOCK", kRadixBlock},
-                   {"CHUNKS", kRadixChunks},
+                  {{"BLOCK", radixPerProgram(n)},
+                   {"CHUNKS", 1},
                    {"DIGIT_BITS", kRadixDigitBits},
                    {"FIRST", pass == 0 && positions ? 1 : 0}});
 }
@@ -169,7 +188,7 @@ inline Status radixSort(SparseEngine &engine, rt::DevicePtr keys, int64_t n,
                         int passes, rt::DevicePtr order,
                         const RadixScratch &scratch, CUstream stream,
                         std::optional<rt::DevicePtr> values = std::nullopt) {
-  int64_t programs = cdiv(n, kRadixPerProgram);
+  int64_t programs = radixPrograms(n);
   rt::DevicePtr keysFrom = keys;
   // Without values the first pass reads none; name a buffer it does not
   // write all the same.
@@ -210,7 +229,7 @@ struct BlockSortLayout {
 };
 inline BlockSortLayout getBlockSortLayout(int64_t blocks) {
   auto aligned = [](int64_t bytes) { return cdiv(bytes, 16) * 16; };
-  int64_t programs = cdiv(blocks, kRadixPerProgram);
+  int64_t programs = radixProgramsUpTo(blocks);
   int64_t keyBytes = aligned(4 * blocks);
   BlockSortLayout layout;
   layout.keysA = 0;
@@ -228,8 +247,7 @@ inline void appendRadixCalls(std::vector<std::pair<std::string, Call>> &calls,
                              int64_t n, int passes, bool positions = true) {
   for (int pass = 0; pass < passes; ++pass) {
     calls.emplace_back("radix_histogram", digitsCall(n, pass));
-    calls.emplace_back("exclusive_scan",
-                       digitScanCall(cdiv(n, kRadixPerProgram)));
+    calls.emplace_back("exclusive_scan", digitScanCall(radixPrograms(n)));
     calls.emplace_back("radix_scatter", scatterCall(n, pass, positions));
   }
 }

@@ -318,11 +318,11 @@ std::string buildSignature(int64_t n, int log2Slots, const Window &window,
                           std::to_string(coverRounds);
   auto count = [&](int64_t value) { signature += "|" + countFacts(value); };
   count(n);
-  count(cdiv(n, kRadixPerProgram));
+  count(radixPrograms(n));
   count(cdiv(n, kCoverRows));
   for (int64_t rows : convRowBlocks(n)) {
     count(cdiv(n, rows));
-    count(cdiv(cdiv(n, rows), kRadixPerProgram));
+    count(radixPrograms(cdiv(n, rows)));
   }
   return signature;
 }
@@ -373,7 +373,7 @@ mapBuildCalls(int64_t voxels, const Window &window, bool lean) {
 
 std::vector<int64_t> mapRegionBytes(const MapBuildShape &shape) {
   int64_t n = shape.capacity, v = shape.window.offsets();
-  int64_t programs = cdiv(n, kRadixPerProgram);
+  int64_t programs = radixProgramsUpTo(n);
   int64_t coverGroups = cdiv(n, kCoverRows);
   return {16,
           32,

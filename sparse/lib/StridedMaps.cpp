@@ -245,11 +245,11 @@ public:
 
   // Carves the scratch; precompiles the first build of these buckets.
   Status prepare() {
-    int64_t radixPrograms = cdiv(candidates, kRadixPerProgram);
+    int64_t sortPrograms = radixProgramsUpTo(candidates);
     int64_t c4 = 4 * candidates;
     Result<std::vector<Region>> carved =
-        carve(engine, {c4, c4, c4, c4, c4, c4, digitCountBytes(radixPrograms),
-                       digitScanBytes(radixPrograms), 48, 4 * outputPrograms,
+        carve(engine, {c4, c4, c4, c4, c4, c4, digitCountBytes(sortPrograms),
+                       digitScanBytes(sortPrograms), 48, 4 * outputPrograms,
                        4 * (outputPrograms + 1), 16});
     if (!carved)
       return carved.status();

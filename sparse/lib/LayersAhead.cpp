@@ -218,10 +218,20 @@ layerSingleConfigCalls(const std::vector<LayerPlan> &plans) {
     Window window = f.window.normalized();
     int64_t v = window.offsets();
     bool lean = f.ci * f.co >= kLeanGroupsMinChannels;
-    if (plan.strided)
-      appendCalls(calls, stridedMapCalls(plan, window));
-    else if (mapBuilds.emplace(window, lean).second)
-      appendCalls(calls, mapBuildCalls(n, window, lean));
+    // A radix pass's programs take keys by the size bucket
+    // (radixPerProgram), so the builds at n and at each halving of it: one
+    // count in every bucket below n.
+    for (int64_t count = n; count >= 1; count /= 2) {
+      if (plan.strided) {
+        LayerPlan atCount = plan;
+        atCount.layer.voxels = count;
+        appendCalls(calls, stridedMapCalls(atCount, window));
+      } else if (count == n && !mapBuilds.emplace(window, lean).second) {
+        break;
+      } else {
+        appendCalls(calls, mapBuildCalls(count, window, lean));
+      }
+    }
     if (!plan.weightGradient)
       continue;
     appendCalls(calls, pairListCalls(n, v));

@@ -614,6 +614,26 @@ TEST(KernelsTest, MapBuildCallsOfACountServeEverySmallerCount) {
     }
 }
 
+// A submanifold layer planned at a large count: the radix passes of smaller
+// counts take fewer keys a program (radixPerProgram), and the plan must
+// have compiled them too.
+TEST(KernelsTest, ALayerPlannedAtACountServesEverySmallerCount) {
+  for (bool lean : {false, true}) {
+    sparse::LayerPlan plan;
+    plan.layer.voxels = 500000;
+    plan.layer.inChannels = plan.layer.outChannels = lean ? 256 : 32;
+    plan.layer.kernelSize = {3, 3, 3};
+    std::set<std::string> planned =
+        singleConfigBuilds(sparse::layerSingleConfigCalls({plan}));
+    sparse::Window window = sparse::Window::cube(3);
+    for (int64_t n : {1000, 65536, 65537, 131073, 262145, 300000, 500000})
+      for (const std::string &kernel :
+           singleConfigBuilds(sparse::mapBuildCalls(n, window, lean)))
+        EXPECT_TRUE(planned.count(kernel))
+            << kernel << " at " << n << " voxels" << (lean ? ", lean" : "");
+  }
+}
+
 // A strided layer's plan with its stride and padding plans its build on a
 // grid of its own: the kernels a build of the same geometry loads on any
 // grid and batch count, at the planned count or below, must be among them.

@@ -692,11 +692,13 @@ layerPlanCalls(const std::vector<LayerPlan> &plans,
 /// submanifold layer's maps (with the cover rounds where its channels ask
 /// for them), a strided layer's build where the plan gives its stride and
 /// padding (else its maps' sorts), and with the weight gradient its pair
-/// lists and the gradients' sums. A count only keys them and a build's list
-/// only grows with the count, so the cubins planned at a count serve every
-/// smaller one of the same window and types (and, for a strided build, of
-/// any grid): compileLayersAhead compiles each once, at the start, instead
-/// of when the first tensor of a new window or level needs it.
+/// lists and the gradients' sums. A count only keys them, except the radix
+/// sorts' programs, which take keys by the count's size bucket: the builds
+/// are listed at the planned count and at each halving of it, so that the
+/// cubins planned at a count serve every smaller one of the same window and
+/// types (and, for a strided build, of any grid): compileLayersAhead
+/// compiles each once, at the start, instead of when the first tensor of a
+/// new window or level needs it.
 std::vector<std::pair<std::string, Call>>
 layerSingleConfigCalls(const std::vector<LayerPlan> &plans);
 

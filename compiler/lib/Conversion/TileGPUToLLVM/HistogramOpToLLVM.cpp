@@ -133,6 +133,38 @@ void emitIf(OpBuilder &builder, Location loc, Value condition,
   then();
 }
 
+/// The CTA's threads, and the op's scratch as `words` i32 counters that
+/// they zero (a barrier follows).
+struct CtaCounters {
+  ThreadId thread;
+  /// warp * threadsPerWarp + lane, of `threads` in all.
+  Value threadIndex;
+  int64_t threads;
+  Counters counters;
+};
+
+CtaCounters emitZeroedCounters(OpBuilder &builder, Operation *op,
+                               int64_t words) {
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  unsigned threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
+  CtaCounters cta;
+  cta.threads = threadsPerWarp * TileGPUDialect::getNumWarps(module);
+  cta.thread = getThreadId(builder, loc, threadsPerWarp);
+  cta.threadIndex = arith::AddIOp::create(
+      builder, loc,
+      arith::MulIOp::create(builder, loc, cta.thread.warp,
+                            i32Const(builder, loc, threadsPerWarp)),
+      cta.thread.lane);
+  cta.counters = Counters{getScratchBase(builder, loc, op)};
+  Value zero = i32Const(builder, loc, 0);
+  forEachIndexOfThread(
+      builder, loc, cta.threadIndex, cta.threads, words,
+      [&](Value index) { cta.counters.store(builder, loc, zero, index); });
+  emitBarrier(builder, loc);
+  return cta;
+}
+
 struct HistogramOpConversion : OpConversionPattern<tile::HistogramOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -146,30 +178,16 @@ struct HistogramOpConversion : OpConversionPattern<tile::HistogramOp> {
       return op.emitError() << "histogram needs " << bins
                             << " counters of shared memory, more than its "
                                "scratch holds";
-    auto module = op->getParentOfType<ModuleOp>();
-    unsigned threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
-    int64_t threads = threadsPerWarp * TileGPUDialect::getNumWarps(module);
-    ThreadId thread = getThreadId(rewriter, loc, threadsPerWarp);
-    Value threadIndex = arith::AddIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, thread.warp,
-                              i32Const(rewriter, loc, threadsPerWarp)),
-        thread.lane);
-    Counters counters{getScratchBase(rewriter, loc, op)};
-    forEachIndexOfThread(
-        rewriter, loc, threadIndex, threads, bins, [&](Value index) {
-          counters.store(rewriter, loc, i32Const(rewriter, loc, 0), index);
-        });
-    emitBarrier(rewriter, loc);
-
-    Value owner =
-        emitOwnerPredicate(rewriter, loc, op.getSrc().getType(), module);
+    CtaCounters cta = emitZeroedCounters(rewriter, op, bins);
+    const Counters &counters = cta.counters;
+    Value owner = emitOwnerPredicate(rewriter, loc, op.getSrc().getType(),
+                                     op->getParentOfType<ModuleOp>());
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
     for (auto [reg, value] : llvm::enumerate(adaptor.getSrc())) {
       Value counts = emitCounts(rewriter, loc, value, bins,
                                 masks.empty() ? Value() : masks[reg], owner);
       WarpGroup group =
-          emitWarpGroup(rewriter, loc, value, counts, thread.lane, bins);
+          emitWarpGroup(rewriter, loc, value, counts, cta.thread.lane, bins);
       emitIf(rewriter, loc, group.isLeader, [&] {
         LLVM::AtomicRMWOp::create(rewriter, loc, LLVM::AtomicBinOp::add,
                                   counters.at(rewriter, loc, value), group.size,
@@ -179,8 +197,8 @@ struct HistogramOpConversion : OpConversionPattern<tile::HistogramOp> {
     emitBarrier(rewriter, loc);
 
     Registers result;
-    for (const SmallVector<Value> &coords :
-         emitRegisterCoords(rewriter, loc, getLinearLayout(resultType), thread))
+    for (const SmallVector<Value> &coords : emitRegisterCoords(
+             rewriter, loc, getLinearLayout(resultType), cta.thread))
       result.push_back(counters.load(rewriter, loc, coords[0]));
     rewriter.replaceOpWithMultiple(op, {result});
     return success();
@@ -206,27 +224,16 @@ struct BinRankOpConversion : OpConversionPattern<tile::BinRankOp> {
       return op.emitError() << "bin_rank needs " << (warps + 1) * bins
                             << " counters of shared memory, more than its "
                                "scratch holds";
-    auto module = op->getParentOfType<ModuleOp>();
-    unsigned threadsPerWarp = TileGPUDialect::getThreadsPerWarp(module);
-    int64_t threads = threadsPerWarp * TileGPUDialect::getNumWarps(module);
-    ThreadId thread = getThreadId(rewriter, loc, threadsPerWarp);
-    Value threadIndex = arith::AddIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, thread.warp,
-                              i32Const(rewriter, loc, threadsPerWarp)),
-        thread.lane);
     // Row 0: the bins' counts of earlier rounds; row 1 + w: warp w's.
-    Counters counters{getScratchBase(rewriter, loc, op)};
+    CtaCounters cta = emitZeroedCounters(rewriter, op, (warps + 1) * bins);
+    const Counters &counters = cta.counters;
+    const ThreadId &thread = cta.thread;
     auto rowEntry = [&](int64_t row, Value bin) -> Value {
       return arith::AddIOp::create(rewriter, loc, bin,
                                    i32Const(rewriter, loc, row * bins));
     };
     Value zero = i32Const(rewriter, loc, 0);
-    forEachIndexOfThread(
-        rewriter, loc, threadIndex, threads, (warps + 1) * bins,
-        [&](Value index) { counters.store(rewriter, loc, zero, index); });
-    emitBarrier(rewriter, loc);
-
+    auto module = op->getParentOfType<ModuleOp>();
     CopyBits copies = getCopyBits(type, module);
     Value ownLane = bitsAreZero(rewriter, loc, thread.lane, copies.laneMask);
     Value ownWarp = bitsAreZero(rewriter, loc, thread.warp, copies.warpMask);
@@ -282,7 +289,7 @@ struct BinRankOpConversion : OpConversionPattern<tile::BinRankOp> {
       // The round's counts join the earlier rounds'; the warps' rows clear.
       emitBarrier(rewriter, loc);
       forEachIndexOfThread(
-          rewriter, loc, threadIndex, threads, bins, [&](Value b) {
+          rewriter, loc, cta.threadIndex, cta.threads, bins, [&](Value b) {
             Value total = counters.load(rewriter, loc, b);
             for (int64_t w = 0; w < warps; ++w) {
               Value entry = rowEntry(1 + w, b);

@@ -183,7 +183,9 @@ struct HistogramOpConversion : OpConversionPattern<tile::HistogramOp> {
     Value owner = emitOwnerPredicate(rewriter, loc, op.getSrc().getType(),
                                      op->getParentOfType<ModuleOp>());
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
-    for (auto [reg, value] : llvm::enumerate(adaptor.getSrc())) {
+    for (auto [reg, element] : llvm::enumerate(adaptor.getSrc())) {
+      // A structured binding cannot be captured by the lambdas (C++17).
+      Value value = element;
       Value counts = emitCounts(rewriter, loc, value, bins,
                                 masks.empty() ? Value() : masks[reg], owner);
       WarpGroup group =
@@ -245,7 +247,8 @@ struct BinRankOpConversion : OpConversionPattern<tile::BinRankOp> {
     ValueRange masks = op.getMask() ? adaptor.getMask() : ValueRange();
     Registers ranks;
     int64_t roundCount = adaptor.getSrc().size();
-    for (auto [round, value] : llvm::enumerate(adaptor.getSrc())) {
+    for (auto [round, element] : llvm::enumerate(adaptor.getSrc())) {
+      Value value = element;
       Value counts =
           emitCounts(rewriter, loc, value, bins,
                      masks.empty() ? Value() : masks[round], ownLane);

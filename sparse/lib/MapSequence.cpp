@@ -19,8 +19,12 @@ namespace {
 // the profiler); paired on another H100, the res-128 shell (64k bucket)
 // built 0.057 ms faster replayed. Recorded up to 2^19 again on an H100
 // (2026-12-07), the larger buckets neither lost nor won beyond the noise of
-// identical code (docs/bench.md), so the limit stays.
-constexpr int64_t kMaxSequenceVoxels = int64_t(1) << 17;
+// identical code. Once the radix passes counted in shared memory (their
+// kernels 0.1 ms shorter at 500k voxels), recording up to 2^19 took 0.146
+// ms off a 1x64 frame and 0.136 ms off an 8x128 frame at the res-256 shell
+// (paired medians, H100; docs/bench.md, "Counting and ranking in shared
+// memory"): the host's launches, not the kernels, bound those builds.
+constexpr int64_t kMaxSequenceVoxels = int64_t(1) << 19;
 // Buckets kept per engine (a graph each; the scratch is shared).
 constexpr size_t kMaxMapSequences = 16;
 

@@ -459,6 +459,20 @@ TEST_F(SparseConvGpuTest, OneRecordedBuildServesEveryCountOfItsBucket) {
   EXPECT_EQ(engine->recordedMapBuilds(), 2u);
 }
 
+// The largest recorded buckets (2^18 and 2^19 voxels, MapSequence.cpp's
+// kMaxSequenceVoxels): a shell of the 2^18 bucket, lean groups and the key's
+// order, then a uniform cloud of the 2^19 bucket, each replayed build
+// against the host oracle. (Not run by the interpreter device: too large.)
+TEST_F(SparseConvGpuTest, TheLargestRecordedBucketsMatchTheHostOracle) {
+  sparse::VoxelCloud shell = sparse::shellSceneOfSize(200000);
+  expectMapsMatch(shell, 3, 1, 64);
+  expectMapsMatch(shell, 3, 1, 128, sparse::RowOrder::Key);
+  EXPECT_EQ(engine->recordedMapBuilds(), 1u);
+  expectMapsMatch(sparse::uniformScene(400000, 256, 1, 11), 3, 1, 64,
+                  sparse::RowOrder::Key);
+  EXPECT_EQ(engine->recordedMapBuilds(), 2u);
+}
+
 // A table too full for the insert grows, also under the first call of a
 // convolution, which checks its maps after its launch: the call is
 // prepared again over maps built checked, and gives the bits of a call over

@@ -56,6 +56,15 @@ struct Counters {
   }
 };
 
+/// `then` under `condition`.
+void emitIf(OpBuilder &builder, Location loc, Value condition,
+            llvm::function_ref<void()> then) {
+  auto ifOp = scf::IfOp::create(builder, loc, condition, /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(ifOp.thenBlock());
+  then();
+}
+
 /// Runs `body(index)` for every index in [0, count) once, the CTA's threads
 /// `thread` (0 to threads - 1) taking index thread, thread + threads, ...
 void forEachIndexOfThread(OpBuilder &builder, Location loc, Value thread,
@@ -71,10 +80,7 @@ void forEachIndexOfThread(OpBuilder &builder, Location loc, Value thread,
     Value inside =
         arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt, index,
                               i32Const(builder, loc, count));
-    auto ifInside = scf::IfOp::create(builder, loc, inside, /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(builder);
-    builder.setInsertionPointToStart(ifInside.thenBlock());
-    body(index);
+    emitIf(builder, loc, inside, [&] { body(index); });
   }
 }
 
@@ -124,20 +130,11 @@ Value emitCounts(OpBuilder &builder, Location loc, Value value, int64_t bins,
   return counts;
 }
 
-/// `then` under `condition`.
-void emitIf(OpBuilder &builder, Location loc, Value condition,
-            llvm::function_ref<void()> then) {
-  auto ifOp = scf::IfOp::create(builder, loc, condition, /*withElse=*/false);
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToStart(ifOp.thenBlock());
-  then();
-}
-
 /// The CTA's threads, and the op's scratch as `words` i32 counters that
 /// they zero (a barrier follows).
 struct CtaCounters {
   ThreadId thread;
-  /// warp * threadsPerWarp + lane, of `threads` in all.
+  /// The thread's index in the CTA (tid.x), of `threads` in all.
   Value threadIndex;
   int64_t threads;
   Counters counters;
@@ -151,11 +148,8 @@ CtaCounters emitZeroedCounters(OpBuilder &builder, Operation *op,
   CtaCounters cta;
   cta.threads = threadsPerWarp * TileGPUDialect::getNumWarps(module);
   cta.thread = getThreadId(builder, loc, threadsPerWarp);
-  cta.threadIndex = arith::AddIOp::create(
-      builder, loc,
-      arith::MulIOp::create(builder, loc, cta.thread.warp,
-                            i32Const(builder, loc, threadsPerWarp)),
-      cta.thread.lane);
+  cta.threadIndex =
+      NVVM::ThreadIdXOp::create(builder, loc, builder.getI32Type());
   cta.counters = Counters{getScratchBase(builder, loc, op)};
   Value zero = i32Const(builder, loc, 0);
   forEachIndexOfThread(
@@ -237,10 +231,16 @@ struct BinRankOpConversion : OpConversionPattern<tile::BinRankOp> {
     Value zero = i32Const(rewriter, loc, 0);
     auto module = op->getParentOfType<ModuleOp>();
     CopyBits copies = getCopyBits(type, module);
-    Value ownLane = bitsAreZero(rewriter, loc, thread.lane, copies.laneMask);
-    Value ownWarp = bitsAreZero(rewriter, loc, thread.warp, copies.warpMask);
+    Value ownLane =
+        emitBitsAreZero(rewriter, loc, thread.lane, copies.laneMask);
+    Value ownWarp =
+        emitBitsAreZero(rewriter, loc, thread.warp, copies.warpMask);
     Value warp = arith::AndIOp::create(rewriter, loc, thread.warp,
                                        i32Const(rewriter, loc, warps - 1));
+    Value warpRow = arith::MulIOp::create(
+        rewriter, loc,
+        arith::AddIOp::create(rewriter, loc, warp, i32Const(rewriter, loc, 1)),
+        i32Const(rewriter, loc, bins));
     Value ownerLane = arith::AndIOp::create(
         rewriter, loc, thread.lane,
         i32Const(rewriter, loc, ~static_cast<int32_t>(copies.laneMask)));
@@ -259,14 +259,8 @@ struct BinRankOpConversion : OpConversionPattern<tile::BinRankOp> {
                                    .getResult()
                              : group.isLeader;
       emitIf(rewriter, loc, writes, [&] {
-        Value row = arith::AddIOp::create(rewriter, loc, warp,
-                                          i32Const(rewriter, loc, 1));
-        Value index = arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(rewriter, loc, row,
-                                  i32Const(rewriter, loc, bins)),
-            value);
-        counters.store(rewriter, loc, group.size, index);
+        counters.store(rewriter, loc, group.size,
+                       arith::AddIOp::create(rewriter, loc, warpRow, value));
       });
       emitBarrier(rewriter, loc);
       Value bin = arith::SelectOp::create(rewriter, loc, counts, value, zero);
@@ -306,18 +300,6 @@ struct BinRankOpConversion : OpConversionPattern<tile::BinRankOp> {
     }
     rewriter.replaceOpWithMultiple(op, {ranks});
     return success();
-  }
-
-private:
-  /// Whether `id`'s bits in `mask` are all zero; null when `mask` is 0.
-  static Value bitsAreZero(OpBuilder &builder, Location loc, Value id,
-                           unsigned mask) {
-    if (!mask)
-      return {};
-    Value bits = arith::AndIOp::create(
-        builder, loc, id, i32Const(builder, loc, static_cast<int32_t>(mask)));
-    return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, bits,
-                                 i32Const(builder, loc, 0));
   }
 };
 

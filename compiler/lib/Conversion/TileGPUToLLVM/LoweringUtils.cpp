@@ -179,6 +179,16 @@ CopyBits getCopyBits(Type type, ModuleOp module) {
           static_cast<unsigned>(TileGPUDialect::getNumWarps(module)) - 1};
 }
 
+Value emitBitsAreZero(OpBuilder &builder, Location loc, Value id,
+                      unsigned mask) {
+  if (!mask)
+    return {};
+  Value bits = arith::AndIOp::create(
+      builder, loc, id, i32Const(builder, loc, static_cast<int32_t>(mask)));
+  return arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq, bits,
+                               i32Const(builder, loc, 0));
+}
+
 Value emitOwnerPredicate(OpBuilder &builder, Location loc, Type type,
                          ModuleOp module) {
   CopyBits copies = getCopyBits(type, module);
@@ -186,20 +196,11 @@ Value emitOwnerPredicate(OpBuilder &builder, Location loc, Type type,
     return {};
   ThreadId thread =
       getThreadId(builder, loc, TileGPUDialect::getThreadsPerWarp(module));
-  Value zero = i32Const(builder, loc, 0);
-  Value result;
-  for (auto [id, mask] : {std::pair(thread.lane, copies.laneMask),
-                          std::pair(thread.warp, copies.warpMask)}) {
-    if (!mask)
-      continue;
-    Value bits = arith::AndIOp::create(
-        builder, loc, id, i32Const(builder, loc, static_cast<int32_t>(mask)));
-    Value isOwner = arith::CmpIOp::create(builder, loc,
-                                          arith::CmpIPredicate::eq, bits, zero);
-    result =
-        result ? arith::AndIOp::create(builder, loc, result, isOwner) : isOwner;
-  }
-  return result;
+  Value ownLane = emitBitsAreZero(builder, loc, thread.lane, copies.laneMask);
+  Value ownWarp = emitBitsAreZero(builder, loc, thread.warp, copies.warpMask);
+  if (ownLane && ownWarp)
+    return arith::AndIOp::create(builder, loc, ownLane, ownWarp);
+  return ownLane ? ownLane : ownWarp;
 }
 
 Value emitCombine(OpBuilder &builder, Location loc, tile::ReduceKind kind,

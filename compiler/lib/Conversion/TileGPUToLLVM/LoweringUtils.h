@@ -77,6 +77,9 @@ struct CopyBits {
   unsigned laneMask, warpMask;
 };
 CopyBits getCopyBits(mlir::Type type, mlir::ModuleOp module);
+/// Whether `id`'s bits in `mask` are all zero (i1); null when `mask` is 0.
+mlir::Value emitBitsAreZero(mlir::OpBuilder &builder, mlir::Location loc,
+                            mlir::Value id, unsigned mask);
 /// True in the one thread of each group of copies (its copy bits are zero),
 /// so that an element is written once; null when nothing is copied.
 mlir::Value emitOwnerPredicate(mlir::OpBuilder &builder, mlir::Location loc,

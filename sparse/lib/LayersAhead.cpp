@@ -221,16 +221,12 @@ layerSingleConfigCalls(const std::vector<LayerPlan> &plans) {
     // A radix pass's programs take keys by the size bucket
     // (radixPerProgram), so the builds at n and at each halving of it: one
     // count in every bucket below n.
-    for (int64_t count = n; count >= 1; count /= 2) {
-      if (plan.strided) {
-        LayerPlan atCount = plan;
-        atCount.layer.voxels = count;
-        appendCalls(calls, stridedMapCalls(atCount, window));
-      } else if (count == n && !mapBuilds.emplace(window, lean).second) {
-        break;
-      } else {
-        appendCalls(calls, mapBuildCalls(count, window, lean));
-      }
+    bool buildsMaps = plan.strided || mapBuilds.emplace(window, lean).second;
+    for (int64_t count = n; buildsMaps && count >= 1; count /= 2) {
+      LayerPlan atCount = plan;
+      atCount.layer.voxels = count;
+      appendCalls(calls, plan.strided ? stridedMapCalls(atCount, window)
+                                      : mapBuildCalls(count, window, lean));
     }
     if (!plan.weightGradient)
       continue;

@@ -389,12 +389,11 @@ tilec_status buildMapsOf(tilec_sparse_tensor *tensor, int32_t kernelSize,
   EnteredContext entered(tensor->runtime->context());
   if (!entered.status().ok())
     return failFrom(entered.status(), TILEC_ERROR_DEVICE);
-  for (int64_t rows : blockRows) {
-    auto maps = tensor->tensor.maps(kernelSize, dilation, rows,
-                                    static_cast<CUstream>(stream));
-    if (!maps)
-      return failFrom(maps.status(), TILEC_ERROR_INVALID_INPUT);
-  }
+  if (Status built = tensor->tensor.buildRowBlockMaps(
+          sparse::Window::cube(kernelSize, dilation), blockRows,
+          static_cast<CUstream>(stream));
+      !built.ok())
+    return failFrom(built, TILEC_ERROR_INVALID_INPUT);
   if (Status synced =
           tensor->runtime->engine().synchronize(static_cast<CUstream>(stream));
       !synced.ok())

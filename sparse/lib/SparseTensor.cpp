@@ -289,17 +289,43 @@ Result<bool> SparseTensor::settleMaps() {
   // dropped, freed once the kernels queued over them on the build's stream
   // are done; if that wait fails, kept allocated (leaked) instead, since
   // kernels may still read them.
+  // Every row block's lists queued over the dropped map go with it.
   const rt::Driver &driver = context.driver();
   Status done = driver.check(driver.api().cuStreamSynchronize(pending.stream),
                              "cuStreamSynchronize");
-  std::unique_ptr<NeighbourMaps> dropped = std::move(found->second);
-  maps_.erase(found);
+  std::vector<std::unique_ptr<NeighbourMaps>> dropped;
+  for (auto entry = maps_.begin(); entry != maps_.end();) {
+    if (entry->first.first == pending.key.first) {
+      dropped.push_back(std::move(entry->second));
+      entry = maps_.erase(entry);
+    } else {
+      ++entry;
+    }
+  }
   sorted_.erase(pending.key.first);
   if (!done.ok()) {
-    (void)dropped.release();
+    for (std::unique_ptr<NeighbourMaps> &maps : dropped)
+      (void)maps.release();
     return done;
   }
   return inserted;
+}
+
+Status SparseTensor::buildRowBlockMaps(const Window &window,
+                                       const std::vector<int64_t> &blockRows,
+                                       CUstream stream, int64_t channels) {
+  // Every row block queued behind one unchecked build, then one wait; a
+  // table that took not every voxel grows in a second, checked pass.
+  for (bool deferCheck : {true, false}) {
+    for (int64_t rows : blockRows)
+      TILEC_RETURN_IF_ERROR(
+          findOrBuildMaps(window, rows, stream, channels, deferCheck).status());
+    TILEC_ASSIGN_OR_RETURN(settled, settleMaps());
+    if (settled)
+      return Status::success();
+  }
+  // Not reached: the second pass checks its build before it returns.
+  return Status::error("sparse tensor maps: the voxel table did not grow");
 }
 
 namespace {

@@ -116,27 +116,30 @@ protected:
     EXPECT_FALSE(late.ok());
     EXPECT_NE(late.message().find("before the first maps"), std::string::npos);
     EXPECT_TRUE(tensor->setRowOrder(rowOrder).ok());
-    int64_t n = cloud.size();
-    EXPECT_EQ(download((*maps)->map->order, n), expected->order);
-    EXPECT_EQ(download((*maps)->map->nbt, n * expected->offsets), expected->nbt);
-    EXPECT_EQ(
-        download((*maps)->map->rowMasks, n * ((expected->offsets + 31) / 32)),
-        expected->rowMasks);
-    EXPECT_EQ(download((*maps)->blkCount, expected->blkCount.size()),
-              expected->blkCount);
+    expectMapsEqual(**maps, *expected, cloud.size());
+  }
+
+  // `maps` (of `n` voxels) against the host oracle's.
+  void expectMapsEqual(const sparse::NeighbourMaps &maps,
+                       const harness::HostMaps &expected, int64_t n) {
+    EXPECT_EQ(download(maps.map->order, n), expected.order);
+    EXPECT_EQ(download(maps.map->nbt, n * expected.offsets), expected.nbt);
+    EXPECT_EQ(download(maps.map->rowMasks, n * ((expected.offsets + 31) / 32)),
+              expected.rowMasks);
+    EXPECT_EQ(download(maps.blkCount, expected.blkCount.size()),
+              expected.blkCount);
     // Block b's list at b * V, its entries past the count unwritten.
-    std::vector<int32_t> lists =
-        download((*maps)->blkOff, expected->blkOff.size());
-    for (size_t b = 0; b < expected->blkCount.size(); ++b)
-      for (int64_t k = expected->blkCount[b]; k < expected->offsets; ++k)
-        lists[b * expected->offsets + k] = harness::kUnlisted;
-    EXPECT_EQ(lists, expected->blkOff);
-    EXPECT_EQ(download((*maps)->blkOrder, expected->blkOrder.size()),
-              expected->blkOrder);
+    std::vector<int32_t> lists = download(maps.blkOff, expected.blkOff.size());
+    for (size_t b = 0; b < expected.blkCount.size(); ++b)
+      for (int64_t k = expected.blkCount[b]; k < expected.offsets; ++k)
+        lists[b * expected.offsets + k] = harness::kUnlisted;
+    EXPECT_EQ(lists, expected.blkOff);
+    EXPECT_EQ(download(maps.blkOrder, expected.blkOrder.size()),
+              expected.blkOrder);
     int64_t pairs = 0;
-    for (int32_t entry : expected->nb)
+    for (int32_t entry : expected.nb)
       pairs += entry != -1;
-    EXPECT_EQ((*maps)->map->activePairs, pairs);
+    EXPECT_EQ(maps.map->activePairs, pairs);
   }
 
   // Runs the convolution on `cloud` and compares it with float64.
@@ -459,6 +462,46 @@ TEST_F(SparseConvGpuTest, OneRecordedBuildServesEveryCountOfItsBucket) {
   EXPECT_EQ(engine->recordedMapBuilds(), 2u);
 }
 
+// Every row block's lists queued behind one unchecked build and one wait
+// (buildRowBlockMaps, the C API's tilec_sparse_tensor_build_maps), recorded
+// and launched, and with a table too small for its voxels (the unchecked
+// build dropped with every row block's lists over it, then built again,
+// checked): each row block's maps are the oracle's.
+TEST_F(SparseConvGpuTest, EveryRowBlockQueuedBehindOneBuildMatchesTheOracle) {
+  sparse::VoxelCloud cloud = sparse::shellScene(40);
+  sparse::Window window = sparse::Window::cube(3, 1);
+  rt::DeviceBuffer coords = upload(cloud.coords);
+  for (int shrink : {0, 4}) {
+    for (bool recorded : {true, false}) {
+      SCOPED_TRACE("table shrink " + std::to_string(shrink) +
+                   (recorded ? ", recorded" : ", launched"));
+      engine->setTableShrinkForTesting(shrink);
+      engine->setRecordedMapBuilds(recorded);
+      sparse::RowOrder order =
+          recorded ? sparse::RowOrder::LeanGroups : sparse::RowOrder::Key;
+      auto tensor =
+          sparse::SparseTensor::create(*engine, coords.ptr(), cloud.size());
+      ASSERT_TRUE(tensor.ok()) << tensor.message();
+      ASSERT_TRUE(tensor->setRowOrder(order).ok());
+      size_t deferred = engine->deferredChecks();
+      tilec::Status built =
+          tensor->buildRowBlockMaps(window, {64, 128}, nullptr);
+      ASSERT_TRUE(built.ok()) << built.message();
+      EXPECT_EQ(engine->deferredChecks(), deferred + 1);
+      for (int64_t rows : {64, 128}) {
+        auto expected = harness::buildHostMaps(
+            cloud, window, rows, recorded ? sparse::kCoverRounds : 0);
+        ASSERT_TRUE(expected.ok()) << expected.message();
+        auto maps = tensor->maps(window, rows, nullptr);
+        ASSERT_TRUE(maps.ok()) << maps.message();
+        expectMapsEqual(**maps, *expected, cloud.size());
+      }
+    }
+  }
+  engine->setTableShrinkForTesting(0);
+  engine->setRecordedMapBuilds(true);
+}
+
 // The largest recorded buckets (2^18 and 2^19 voxels, MapSequence.cpp's
 // kMaxSequenceVoxels): a shell of the 2^18 bucket, lean groups and the key's
 // order, then a uniform cloud of the 2^19 bucket, each replayed build
@@ -467,10 +510,12 @@ TEST_F(SparseConvGpuTest, TheLargestRecordedBucketsMatchTheHostOracle) {
   sparse::VoxelCloud shell = sparse::shellSceneOfSize(200000);
   expectMapsMatch(shell, 3, 1, 64);
   expectMapsMatch(shell, 3, 1, 128, sparse::RowOrder::Key);
-  EXPECT_EQ(engine->recordedMapBuilds(), 1u);
+  // A sequence per row order and block size.
+  EXPECT_EQ(engine->recordedMapBuilds(), 2u);
   expectMapsMatch(sparse::uniformScene(400000, 256, 1, 11), 3, 1, 64,
                   sparse::RowOrder::Key);
-  EXPECT_EQ(engine->recordedMapBuilds(), 2u);
+  // The 2^19 bucket's scratch replaced the one the others shared.
+  EXPECT_EQ(engine->recordedMapBuilds(), 1u);
 }
 
 // A table too full for the insert grows, also under the first call of a

@@ -400,6 +400,14 @@ public:
                 channels);
   }
 
+  /// maps() of every row block in `blockRows` over `window`, built and
+  /// queued on `stream` behind one unchecked build of the sorted map, with
+  /// one synchronization at the end (not one per row block): what a
+  /// tensor's maps for every convolution that may run over them cost.
+  Status buildRowBlockMaps(const Window &window,
+                           const std::vector<int64_t> &blockRows,
+                           CUstream stream, int64_t channels = 0);
+
   /// The outputs and maps of the strided convolution `geometry` over this
   /// tensor's voxels, on a grid of `spatialShape` voxels per axis holding
   /// `batches` batches (every voxel must lie in it: an error says which

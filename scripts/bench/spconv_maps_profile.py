@@ -8,11 +8,17 @@ the wall time of a build, the GPU's busy time, where a profiled build's
 time goes (before the GPU's first work, the GPU idle between works, busy,
 after its last work), the driver calls by name
 (count, total and longest host time) and the GPU work by name; writes JSON.
+With --flexgemm DIR, FlexGEMM's neighbour cache (its default algorithm's,
+SubMConv3dFunction._compute_neighbor_cache, as `tilec bench spconv --frames`
+times it) is profiled the same way over the same coordinates, after tilec's
+rows of each scene: which of its kernels and driver calls a build spends
+its time in, next to tilec's.
 With --fresh-sizes every build after the first is over a new random subset
 (60-100%) of the scene, so that every build has a voxel count of its own,
 as a stream of scans does.
 
     python3 spconv_maps_profile.py --lib lib/libtilec_c.so [--out DIR]
+        [--flexgemm peers/FlexGEMM]
 """
 
 import argparse
@@ -25,6 +31,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import spconv_frames  # noqa: E402
 from cuda_timing import events_by_name, wall_ms  # noqa: E402
 from spconv import DEVICE, Tilec  # noqa: E402
 from tilec import scenes as tilec_scenes  # noqa: E402
@@ -122,6 +129,85 @@ def timeline(events, span="build", annotations=()):
             for name, values in parts.items()}
 
 
+def profile_builds(prepare, build, builds):
+    """Wall times of `builds` calls build(prepare()) (prepare untimed), then
+    as many under torch.profiler: the row's times, timeline and tables."""
+    walls = []
+    for _ in range(builds):
+        argument = prepare()
+        walls.append(wall_ms(lambda: build(argument))[0])
+    with profile(activities=[ProfilerActivity.CPU,
+                             ProfilerActivity.CUDA]) as prof:
+        for _ in range(builds):
+            argument = prepare()
+            torch.cuda.synchronize()
+            with record_function("build"):
+                build(argument)
+                torch.cuda.synchronize()
+    host, gpu = summarize(prof.events(), builds)
+    walls.sort()
+    return {"wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
+            "gpu_busy_us": sum(row["total_us"] for row in gpu),
+            "timeline_us": timeline(prof.events()),
+            "driver_calls": host, "gpu_work": gpu}
+
+
+def print_row(row, title, args):
+    spans = row["timeline_us"]
+    print(f"\n{title}: N = {row['voxels']:,}"
+          f"{' (60-100% subsets)' if args.fresh_sizes else ''}, build "
+          f"{row['wall_ms_median']:.3f} ms (median of {args.builds}), GPU "
+          f"busy {row['gpu_busy_us']:.1f} us")
+    if spans["gpu_busy_us"] is not None:
+        print("  timeline (profiled, median us): before the GPU's first "
+              f"work {spans['before_gpu_us']:.1f}, GPU idle between "
+              f"works {spans['gpu_idle_between_us']:.1f}, GPU busy "
+              f"{spans['gpu_busy_us']:.1f}, after its last work "
+              f"{spans['after_gpu_us']:.1f}; launches queued over "
+              f"{spans['launches_span_us']:.1f}")
+    print(f"  {'driver call':34} {'count':>6} {'total us':>10} {'max us':>9}")
+    for entry in row["driver_calls"][:12]:
+        print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
+              f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
+    print(f"  {'GPU work':34} {'count':>6} {'total us':>10} {'max us':>9}")
+    for entry in row["gpu_work"][:12]:
+        print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
+              f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
+
+
+def load_flexgemm(args):
+    """FlexGEMM's calls (spconv_frames.load_flexgemm), or None: none asked
+    for (no --flexgemm), or unavailable (said why)."""
+    if not args.flexgemm:
+        return None
+    spconv_frames.torch = torch  # its loader reads torch from there
+    os.makedirs(args.out, exist_ok=True)
+    flexgemm, _, reason = spconv_frames.load_flexgemm(args, args.out)
+    if reason:
+        print(f"FlexGEMM: not profiled: {reason}")
+    return flexgemm
+
+
+def profile_flexgemm(flexgemm, name, size, coordinates, args):
+    """FlexGEMM's neighbour cache of a 3^3 window over the scene's
+    coordinates (fresh subsets with --fresh-sizes), profiled as tilec's
+    builds are; its grid is the scene's extent."""
+    function = flexgemm["function"]
+    extent = (coordinates.coords[:, 1:].max(0).values + 1).tolist()
+    shape = torch.Size([1, 1] + extent)
+
+    def build(coords):
+        return function._compute_neighbor_cache(coords, shape, (3, 3, 3),
+                                                (1, 1, 1), False)
+    build(coordinates())  # its first calls: Triton's compiles, tuning
+    row = profile_builds(coordinates, build, args.builds)
+    row.update({"scene": f"{name}{size}", "peer": "flexgemm",
+                "voxels": coordinates.coords.shape[0],
+                "fresh_sizes": args.fresh_sizes})
+    print_row(row, f"{row['scene']}, FlexGEMM's neighbour cache", args)
+    return row
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lib", required=True)
@@ -131,6 +217,7 @@ def main():
     parser.add_argument("--fresh-sizes", action="store_true")
     parser.add_argument("--scenes", default=",".join(
         f"{name}{size}" for name, size in SCENES))
+    spconv_frames.add_flexgemm_arguments(parser)
     args = parser.parse_args()
     torch.cuda.init()
     torch.empty(1, device=DEVICE)
@@ -140,8 +227,9 @@ def main():
     report = []
     scenes = [(name, size) for name, size in SCENES
               if f"{name}{size}" in args.scenes.split(",")]
-    for (name, size), order in itertools.product(
-            scenes, args.row_orders.split(",")):
+    orders = args.row_orders.split(",")
+    flexgemm = load_flexgemm(args)
+    for (name, size), order in itertools.product(scenes, orders):
         coordinates = Coordinates(coords_of(name, size), args.fresh_sizes)
         held = []  # the tensor being built, with the coordinates it reads
 
@@ -160,49 +248,16 @@ def main():
             while held:
                 tilec.destroy(held.pop()[0])
         tilec.build_maps(new_tensor())  # compiles, plans, grows the scratch
-        walls = []
-        for _ in range(args.builds):
-            tensor = new_tensor()
-            walls.append(wall_ms(lambda: tilec.build_maps(tensor))[0])
-        with profile(activities=[ProfilerActivity.CPU,
-                                 ProfilerActivity.CUDA]) as prof:
-            for _ in range(args.builds):
-                tensor = new_tensor()
-                torch.cuda.synchronize()
-                with record_function("build"):
-                    tilec.build_maps(tensor)
-                    torch.cuda.synchronize()
-        host, gpu = summarize(prof.events(), args.builds)
-        gpu_busy = sum(row["total_us"] for row in gpu)
-        spans = timeline(prof.events())
-        walls.sort()
-        row = {"scene": f"{name}{size}", "row_order": order,
-               "voxels": coordinates.coords.shape[0],
-               "fresh_sizes": args.fresh_sizes,
-               "wall_ms_median": walls[len(walls) // 2], "wall_ms": walls,
-               "gpu_busy_us": gpu_busy, "timeline_us": spans,
-               "driver_calls": host, "gpu_work": gpu}
+        row = profile_builds(new_tensor, tilec.build_maps, args.builds)
+        row.update({"scene": f"{name}{size}", "row_order": order,
+                    "voxels": coordinates.coords.shape[0],
+                    "fresh_sizes": args.fresh_sizes})
         report.append(row)
-        print(f"\n{row['scene']}, rows in {order} order: N = "
-              f"{row['voxels']:,}"
-              f"{' (60-100% subsets)' if args.fresh_sizes else ''}, build {row['wall_ms_median']:.3f} ms "
-              f"(median of {args.builds}), GPU busy {gpu_busy:.1f} us")
-        if spans["gpu_busy_us"] is not None:
-            print("  timeline (profiled, median us): before the GPU's first "
-                  f"work {spans['before_gpu_us']:.1f}, GPU idle between "
-                  f"works {spans['gpu_idle_between_us']:.1f}, GPU busy "
-                  f"{spans['gpu_busy_us']:.1f}, after its last work "
-                  f"{spans['after_gpu_us']:.1f}; launches queued over "
-                  f"{spans['launches_span_us']:.1f}")
-        print(f"  {'driver call':34} {'count':>6} {'total us':>10} {'max us':>9}")
-        for entry in host[:12]:
-            print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
-                  f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
-        print(f"  {'GPU work':34} {'count':>6} {'total us':>10} {'max us':>9}")
-        for entry in gpu[:12]:
-            print(f"  {entry['name'][:34]:34} {entry['count']:6.1f} "
-                  f"{entry['total_us']:10.1f} {entry['max_us']:9.1f}")
+        print_row(row, f"{row['scene']}, rows in {order} order", args)
         release()
+        if flexgemm and order == orders[-1]:
+            report.append(profile_flexgemm(flexgemm, name, size, coordinates,
+                                           args))
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "spconv-maps-profile.json"), "w") as out:
         json.dump(report, out, indent=1)

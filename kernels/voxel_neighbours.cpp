@@ -80,34 +80,33 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
         kb.let("found", kb.full({block, paddedOffsets}, -1, kb.i32Type()));
     Tensor pending0 = kb.let("pending", kb.cast(valid, kb.i32Type()));
     // A step probes kVoxelProbeWidth consecutive slots, their keys loaded
-    // together (32 bytes for 4 keys) and then taken in order: the key,
-    // where it is in the table, lies before the first empty slot of its
-    // sequence, so the first match or empty slot settles the lookup.
+    // together (8 bytes a slot, two or three sectors). A key lies before
+    // the first empty slot of its sequence, so a match anywhere in the step
+    // is the key, and an empty slot with no match settles it absent: the
+    // slots are taken in any order, and the one match loads its value.
     auto probe = [&](Tensor step, llvm::ArrayRef<Tensor> carried) -> Tensors {
       Tensor pending = kb.let("probing", carried[1] != 0);
       Tensor first = kb.let("first", home + step * probeWidth);
-      llvm::SmallVector<Tensor> slots, held;
+      Tensor at = kb.full({block, paddedOffsets}, -1, kb.i32Type());
+      Tensor empty = kb.full({block, paddedOffsets}, 0, kb.i32Type()) != 0;
       for (int64_t j = 0; j < probeWidth; ++j) {
-        slots.push_back(kb.let("slot", (first + j) & slotMask));
-        held.push_back(
-            kb.let("held", kb.load(keys + slots.back(), pending, -1)));
+        Tensor held = kb.let(
+            "held", kb.load(keys + ((first + j) & slotMask), pending, -1));
+        at = kb.where(held == key, j, at);
+        empty = empty | (held == -1);
       }
-      Tensor found = carried[0], open = carried[1];
-      for (int64_t j = 0; j < probeWidth; ++j) {
-        Tensor live = kb.let("live", open != 0);
-        Tensor hit = kb.let("hit", live & (held[j] == key));
-        Tensor empty = kb.let("empty", live & (held[j] == -1));
-        Tensor index = kb.let("index", kb.load(vals + slots[j], hit, -1));
-        found = kb.where(hit, index, found);
-        open = kb.where(hit | empty, 0, open);
-      }
-      return {found, open};
+      Tensor hit = kb.let("hit", pending & (at >= 0));
+      Tensor index =
+          kb.let("index", kb.load(vals + ((first + at) & slotMask), hit, -1));
+      return {kb.where(hit, index, carried[0]),
+              kb.where(hit | empty, 0, carried[1])};
     };
     // The longest insertion's probe in steps of kVoxelProbeWidth slots.
     Tensor steps = kb.let("steps", (longest + probeWidth - 1) / probeWidth);
     Tensors loop =
-        kb.let("loop", probeUntilSettled(kb, steps, {found0, pending0},
-                                         /*pending=*/1, probe));
+        kb.let("loop",
+               probeUntilSettled(kb, steps, {found0, pending0},
+                                 /*pending=*/1, probe, kVoxelLookupFirstChunk));
     Tensor found = loop[0];
     kb.store(nb + rows * v + cols, found, lookup);
     // The mirrored entry of every hit, and the centre.

@@ -122,14 +122,17 @@ TILEC_KERNEL(voxel_neighbours) {
       KernelDescription("voxel_neighbours", "kernels/voxel_neighbours.cpp",
                         __LINE__)
           // The lower half's offsets padded to a power of two, one tile
-          // column each, and voxels per program so that a tile holds 512
-          // lookups: a step loads kVoxelProbeWidth (4) keys for each, 2048
-          // keys (a tile of 2048 lookups, one key each, took 168 registers
-          // a thread: 12 of an SM's 64 warps; this one 83, 24 warps).
+          // column each, and voxels per program so that a tile holds 256
+          // lookups: a step loads kVoxelProbeWidth (4) keys for each. The
+          // lookups wait on memory, so the programs an SM holds decide:
+          // 2048 lookups a program took 168 registers a thread (12 of an
+          // SM's 64 warps), 512 took 83 (20 warps), 256 take 56 (36 warps;
+          // 0.006 to 0.031 ms off builds of the res-64 to res-256 shells
+          // and 500k voxels against 512, paired on an H100, docs/bench.md).
           .param(MetaParameter("VP").powerOfTwo().byDefault(16).derivedAs(
               "next_power_of_2(max(1, (KX * KY * KZ - 1) // 2))"))
-          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(32).derivedAs(
-              "max(4, cdiv(512, next_power_of_2(max(1, (KX * KY * KZ - 1) "
+          .param(MetaParameter("BLOCK").powerOfTwo().byDefault(16).derivedAs(
+              "max(4, cdiv(256, next_power_of_2(max(1, (KX * KY * KZ - 1) "
               "// 2))))"))
           .arg(pointer("coords_ptr", "i32").divisibility(16))
           .arg(pointer("keys_ptr", "i64").divisibility(16))

@@ -47,6 +47,10 @@ in lean groups) and FlexGEMM's neighbour cache
 (SubMConv3dFunction._compute_neighbor_cache for its default algorithm, the
 masked implicit GEMM), then its valid-kernel lists for the block sizes its
 tuned kernels use; medians of --map-reps after a warm-up; tilec / FlexGEMM.
+Each build's tensor (or cache) is released before the next, as a stream of
+frames releases the last frame's: a build then reuses its allocator's
+memory. --map-hold keeps every build's until the scene's last (the table
+of sessions up to 2026-12-07), which times each allocator's growth too.
 
 Prints the tables; writes bench-spconv-frames.json and .md to --out.
 
@@ -608,6 +612,12 @@ class Bench:
     def maps(self):
         """tilec's map build and FlexGEMM's neighbour cache per scene."""
         import tilec
+
+        def release_unless_held(built):
+            # The last build's outputs go before the next build, unless
+            # --map-hold keeps them all; the GPU is idle between builds.
+            if not self.args.map_hold:
+                built.clear()
         rows = []
         reps = self.args.map_reps
         block_sizes = flexgemm_block_sizes(self.flexgemm) \
@@ -627,6 +637,7 @@ class Bench:
                 held = []
 
                 def build():
+                    release_unless_held(held)
                     tensor = tilec.SparseTensor(coords, row_order=order)
                     tensor.build_maps(KERNEL_SIZE, DILATION, block_rows)
                     held.append(tensor)
@@ -644,10 +655,14 @@ class Bench:
                 shape = torch.Size([1, 1] + (host[:, 1:].max(0).values +
                                              1).tolist())
 
+                caches = []
+
                 def cache():
-                    return function._compute_neighbor_cache(
+                    release_unless_held(caches)
+                    caches.append(function._compute_neighbor_cache(
                         coords, shape, (KERNEL_SIZE,) * 3, (DILATION,) * 3,
-                        False)
+                        False))
+                    return caches[-1]
                 try:
                     timed(cache)
                     runs = [timed(cache) for _ in range(reps)]
@@ -656,6 +671,7 @@ class Bench:
                     row["flexgemm_cache_ms_all"] = times
                     built = runs[-1][1]
                     del runs
+                    caches.clear()
                     lists = {}
                     for b1 in block_sizes:
                         timed(built.compute_kernel_idx, b1)
@@ -1171,7 +1187,11 @@ def report_text(report, markdown):
         sections.append(("The same stream from a bundle, fresh process, JIT "
                          "off", bundle_table(report["bundle"])))
     if report.get("maps"):
-        sections.append(("Map build per scene (medians)",
+        held = report.get("map_hold")
+        sections.append(("Map build per scene (medians; " +
+                         ("every build's outputs held to the scene's end"
+                          if held else "each build's outputs released "
+                          "before the next") + ")",
                          maps_table(report["maps"], report["peers"].get(
                              "flexgemm", {}).get("unavailable"))))
     text = ""
@@ -1227,6 +1247,10 @@ def parse_args(argv=None):
                         help="the frames' seed")
     parser.add_argument("--map-reps", type=int, default=10,
                         help="timed builds per scene and peer (default 10)")
+    parser.add_argument("--map-hold", action="store_true",
+                        help="the map table keeps every build's tensor "
+                             "(cache) until the scene's last, instead of "
+                             "releasing each before the next build")
     parser.add_argument("--budget-s", type=float, default=300,
                         help="a config's stream starts while more than "
                              f"{RESERVE_S['stream']:.0f} s of it are left, "
@@ -1310,6 +1334,7 @@ def main(argv=None):
     write_json(plan_path, plan)
 
     report = {"device": torch.cuda.get_device_name(),
+              "map_hold": args.map_hold,
               "torch": torch.__version__, "lib": os.path.abspath(args.lib),
               "tilec_version": tilec.library_version(),
               "caches": {k: os.environ.get(k) for k in (

@@ -88,7 +88,7 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
       Tensor pending = kb.let("probing", carried[1] != 0);
       Tensor first = kb.let("first", home + step * probeWidth);
       Tensor at = kb.full({block, paddedOffsets}, -1, kb.i32Type());
-      Tensor empty = kb.full({block, paddedOffsets}, 0, kb.i32Type()) != 0;
+      Tensor empty = kb.full({block, paddedOffsets}, 0, kb.i1Type());
       for (int64_t j = 0; j < probeWidth; ++j) {
         Tensor held = kb.let(
             "held", kb.load(keys + ((first + j) & slotMask), pending, -1));

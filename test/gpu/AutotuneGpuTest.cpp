@@ -166,6 +166,76 @@ TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
       << missing.message();
 }
 
+// An autotune entry recorded by another version of tilec (before an
+// upgrade) names that version's cubin, another kernel code: a process with
+// a compiler tunes the call again instead of loading it, and its entry
+// replaces the old one; a process without a compiler, which cannot tell,
+// still answers from it. Another build of the same version (the tilec tool
+// that warmed the caches up, where the library serves) is answered from.
+TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
+  harness::RunRequest request =
+      requestOf("vector_add", {{"n_elements", 100003}});
+  tilec::jit::JITOptions jitOptions;
+  jitOptions.cache = stageCache;
+  tilec::jit::TilecJIT compiler(jitOptions);
+  std::string ours = compiler.compilerId();
+  std::string version = ours.substr(0, ours.find(' '));
+  ASSERT_EQ(version.rfind("tilec-", 0), 0u) << ours;
+  std::string device = context->properties().name;
+  // The entry of (vector_add, key), its compiler id checked and replaced.
+  auto recordAs = [&](const std::string &key, const std::string &expected,
+                      const std::string &compilerId) {
+    rt::AutotuneCache cache(cachePath);
+    ASSERT_TRUE(cache.load().ok());
+    rt::AutotuneEntry entry =
+        cache.entries().at(device).at("vector_add").at(key);
+    EXPECT_EQ(entry.compilerId, expected);
+    entry.compilerId = compilerId;
+    ASSERT_TRUE(cache.store(device, "vector_add", key, entry).ok());
+  };
+  const std::string older = "tilec-0.0.1 llvm-22.1.8 build-id:0123456789abcdef";
+  const std::string sibling =
+      version + " llvm-22.1.8 build-id:0123456789abcdef";
+  // A select by a process with this compiler (without: by one without).
+  auto selectAgain = [&](bool withCompiler) {
+    rt::KernelProvider provider(*context, withCompiler ? &compiler : nullptr,
+                                stageCache);
+    rt::AutotuneCache cache(cachePath);
+    EXPECT_TRUE(cache.load().ok());
+    rt::Autotuner tuner(provider, cache, {}, fastOptions());
+    auto result = withCompiler ? tuner.select("vector_add", callOf(request),
+                                              inputsFor(request))
+                               : tuner.select("vector_add", callOf(request));
+    EXPECT_TRUE(result.ok()) << result.message();
+    if (result.ok())
+      expectCorrect(*result, request);
+    return std::make_pair(result.ok() ? result->source
+                                      : rt::ConfigSource::Pinned,
+                          provider.cachedLoadCount());
+  };
+  std::string key;
+  {
+    rt::KernelProvider provider(*context, &compiler, stageCache);
+    rt::AutotuneCache cache(cachePath);
+    ASSERT_TRUE(cache.load().ok());
+    rt::Autotuner tuner(provider, cache, {}, fastOptions());
+    auto tuned =
+        tuner.select("vector_add", callOf(request), inputsFor(request));
+    ASSERT_TRUE(tuned.ok()) << tuned.message();
+    key = tuned->key;
+  }
+  recordAs(key, ours, older);
+  auto [source, loads] = selectAgain(/*withCompiler=*/true);
+  EXPECT_NE(source, rt::ConfigSource::Cached);
+  EXPECT_EQ(loads, 0) << "loaded the older version's cubin";
+  // The tuning's entry replaced the older version's.
+  recordAs(key, ours, sibling);
+  EXPECT_EQ(selectAgain(/*withCompiler=*/true).first, rt::ConfigSource::Cached);
+  recordAs(key, sibling, older);
+  EXPECT_EQ(selectAgain(/*withCompiler=*/false).first,
+            rt::ConfigSource::Cached);
+}
+
 // Tunes a few calls, packs their winners, then runs every call as a deployed
 // program does: no compiler, no stage cache, no autotune cache, the bundle
 // alone.

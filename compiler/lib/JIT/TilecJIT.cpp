@@ -128,4 +128,6 @@ TilecJIT::describe(const std::string &kernel) {
   return definition->getDescription();
 }
 
+std::string TilecJIT::compilerId() const { return getCompilerId(); }
+
 } // namespace tilec::jit

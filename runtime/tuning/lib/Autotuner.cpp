@@ -276,7 +276,28 @@ bool Autotuner::wouldTuneLocked(const std::string &kernel,
     if (bundle->findSelection(deviceName(), provider_.target(), kernel, key) ||
         provider_.bundlePolicy() == BundlePolicy::Strict)
       return false;
-  return options_.force || cache_.find(deviceName(), kernel, key) == nullptr;
+  return options_.force || cachedEntry(kernel, key) == nullptr;
+}
+
+// A compiler id's first word, "tilec-<version>": what the kernels' code is.
+// Builds of one version differ in their build-ids, not in their kernels:
+// the tilec tool that warmed the caches up and the library that serves
+// from them (docs/deploy.md) are two.
+static std::string_view compilerVersion(std::string_view id) {
+  return id.substr(0, id.find(' '));
+}
+
+const AutotuneEntry *Autotuner::cachedEntry(const std::string &kernel,
+                                            const std::string &key) const {
+  const AutotuneEntry *entry = cache_.find(deviceName(), kernel, key);
+  KernelCompiler *compiler = provider_.compiler();
+  if (!entry || !compiler || entry->compilerId.empty())
+    return entry;
+  std::string ours = compiler->compilerId();
+  return ours.empty() ||
+                 compilerVersion(ours) == compilerVersion(entry->compilerId)
+             ? entry
+             : nullptr;
 }
 
 bool Autotuner::wouldTune(const std::string &kernel, const Call &call) {
@@ -483,7 +504,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   }
 
   if (!options_.force) {
-    if (const AutotuneEntry *entry = cache_.find(deviceName(), kernel, *key)) {
+    if (const AutotuneEntry *entry = cachedEntry(kernel, *key)) {
       Result<Config> config = Config::parse(entry->config);
       if (!config)
         return config.status().withContext("autotune cache " + cache_.path() +

@@ -49,6 +49,8 @@ public:
           const tilec::Specialization &specialization) override;
   tilec::Result<tilec::KernelDescription>
   describe(const std::string &kernel) override;
+  /// getCompilerId() (tilec/Pipeline/Pipeline.h).
+  std::string compilerId() const override;
 
   /// compile() with everything the pipeline produced (stage timings and
   /// cache results, every artifact), for tools.

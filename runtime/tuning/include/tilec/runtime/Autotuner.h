@@ -463,6 +463,17 @@ private:
                                  const std::string &key) const;
   bool wouldTuneLocked(const std::string &kernel,
                        const KernelDescription &description, const Call &call);
+  // The autotune cache's entry for (kernel, key) on this device that this
+  // process may answer from, or null: an entry recorded by another version
+  // of tilec than this process's compiler (an upgrade) names that version's
+  // cubin, whose kernel code may not be this one's (its arguments, its
+  // derived parameters), so the call tunes again and its entry replaces
+  // the old one. Builds of one version answer from each other's entries
+  // (the tool that warmed up, the library that serves). A process without
+  // a compiler, or entries and compilers that name none, take the entry as
+  // it is.
+  const AutotuneEntry *cachedEntry(const std::string &kernel,
+                                   const std::string &key) const;
   Result<TuneResult> tune(const KernelDescription &description,
                           const Call &call, const std::string &key,
                           const Specialization &specialization,

@@ -67,6 +67,12 @@ public:
 
   // The kernel's candidate configs, autotune key and grid.
   virtual Result<KernelDescription> describe(const std::string &kernel) = 0;
+
+  // Who compiles: the compile json's compiler_id of what compile() makes
+  // (tilec's version, LLVM's, the build-ids of their code), or empty when
+  // unknown. An autotune cache entry of another tilec version is not
+  // answered from (Autotuner): its cubin is that version's kernel code.
+  virtual std::string compilerId() const { return ""; }
 };
 
 class StageCache;

@@ -225,9 +225,9 @@ TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
     key = tuned->key;
   }
   recordAs(key, ours, older);
-  auto [source, loads] = selectAgain(/*withCompiler=*/true);
-  EXPECT_NE(source, rt::ConfigSource::Cached);
-  EXPECT_EQ(loads, 0) << "loaded the older version's cubin";
+  auto retuned = selectAgain(/*withCompiler=*/true);
+  EXPECT_NE(retuned.first, rt::ConfigSource::Cached);
+  EXPECT_EQ(retuned.second, 0) << "loaded the older version's cubin";
   // The tuning's entry replaced the older version's.
   recordAs(key, ours, sibling);
   EXPECT_EQ(selectAgain(/*withCompiler=*/true).first, rt::ConfigSource::Cached);

@@ -26,14 +26,12 @@ Tensor voxelHomeSlot(KernelBuilder &kb, Tensor key, Tensor log2Slots) {
 
 Tensors probeUntilSettled(KernelBuilder &kb, Tensor limit,
                           llvm::ArrayRef<Tensor> carried, unsigned pending,
-                          KernelBuilder::LoopBody probe, int64_t firstChunk) {
-  // Chunk k covers the positions [f (2^k - 1), f (2^(k+1) - 1)) for a
-  // first chunk of f; the chunks that start below the bound are counted
-  // over k in [0, 30) with one reduction, not with a float log2 that could
-  // round down (f 2^29 stays below 2^31 for f up to 2).
+                          KernelBuilder::LoopBody probe) {
+  // Chunk k covers the positions [2^(k+1) - 2, 2^(k+2) - 2); the chunks
+  // that start below the bound are counted over k in [0, 30) (2 << 29 is
+  // 2^30) with one reduction, not with a float log2 that could round down.
   Tensor k = kb.arange(0, 32);
-  Tensor first = kb.constant(firstChunk, kb.i32Type());
-  Tensor starts = ((first << kb.minimum(k, 29)) - first);
+  Tensor starts = (kb.constant(2, kb.i32Type()) << kb.minimum(k, 29)) - 2;
   Tensor chunks = kb.let(
       "chunks", kb.sum(kb.cast((k < 30) & (starts < limit), kb.i32Type()), 0));
   auto anyPending = [&](Tensor lanes) {
@@ -45,8 +43,8 @@ Tensors probeUntilSettled(KernelBuilder &kb, Tensor limit,
   llvm::SmallVector<Tensor> outerCarried(carried.begin(), carried.end());
   outerCarried.push_back(anyPending(carried[pending]));
   auto chunk = [&](Tensor index, llvm::ArrayRef<Tensor> state) -> Tensors {
-    Tensor size = kb.constant(firstChunk, kb.i32Type()) << index;
-    Tensor start = kb.let("chunk_start", size - firstChunk);
+    Tensor size = kb.constant(2, kb.i32Type()) << index;
+    Tensor start = kb.let("chunk_start", size - 2);
     // An empty range once every lane settled.
     Tensor end =
         kb.let("chunk_end", kb.where(state.back() != 0,

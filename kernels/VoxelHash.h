@@ -25,8 +25,6 @@ constexpr int64_t kVoxelCoordinateLimit = 1 << 16;
 /// the first cost little traffic, and a program's lookups settle in about a
 /// quarter of the steps.
 constexpr int64_t kVoxelProbeWidth = 4;
-/// The steps of voxel_neighbours' first chunk (probeUntilSettled).
-constexpr int64_t kVoxelLookupFirstChunk = 2;
 
 /// Whether every coordinate is in [0, kVoxelCoordinateLimit).
 Tensor voxelInRange(KernelBuilder &kb, Tensor b, Tensor x, Tensor y, Tensor z);
@@ -39,18 +37,14 @@ Tensor voxelHomeSlot(KernelBuilder &kb, Tensor key, Tensor log2Slots);
 
 /// forRange(0, bound, 1, carried, probe) for a probe loop whose lanes stop
 /// one by one: carried[pending] is an i32 tile, non-zero while a lane still
-/// probes. The positions run in chunks of f, 2f, 4f, ... (f = `firstChunk`,
-/// 1 or 2) and the chunks after the first at whose end no lane of the
-/// program is pending are empty, so a program walks about twice its own
-/// longest probe sequence instead of `bound` (the longest any lane of any
-/// program may need). A first chunk of one position suits a probe whose
-/// first position settles nearly every program's lanes (the check after
-/// it costs a reduction). `bound` is an i32 scalar of at most 2^30; the
-/// results are forRange's.
+/// probes. The positions run in chunks of 2, 4, 8, ... and the chunks after
+/// the first at whose end no lane of the program is pending are empty, so
+/// a program walks about twice its own longest probe sequence instead of
+/// `bound` (the longest any lane of any program may need). `bound` is an
+/// i32 scalar of at most 2^30; the results are forRange's.
 Tensors probeUntilSettled(KernelBuilder &kb, Tensor bound,
                           llvm::ArrayRef<Tensor> carried, unsigned pending,
-                          KernelBuilder::LoopBody probe,
-                          int64_t firstChunk = 2);
+                          KernelBuilder::LoopBody probe);
 
 } // namespace tilec::kernel
 

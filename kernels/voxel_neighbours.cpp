@@ -104,9 +104,8 @@ static void buildVoxelNeighbours(KernelBuilder &kb) {
     // The longest insertion's probe in steps of kVoxelProbeWidth slots.
     Tensor steps = kb.let("steps", (longest + probeWidth - 1) / probeWidth);
     Tensors loop =
-        kb.let("loop",
-               probeUntilSettled(kb, steps, {found0, pending0},
-                                 /*pending=*/1, probe, kVoxelLookupFirstChunk));
+        kb.let("loop", probeUntilSettled(kb, steps, {found0, pending0},
+                                         /*pending=*/1, probe));
     Tensor found = loop[0];
     kb.store(nb + rows * v + cols, found, lookup);
     // The mirrored entry of every hit, and the centre.

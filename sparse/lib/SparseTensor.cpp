@@ -286,10 +286,10 @@ Result<bool> SparseTensor::settleMaps() {
     return true;
   }
   // Not maps to keep (a bad input, a table to grow, or a device error):
-  // dropped, freed once the kernels queued over them on the build's stream
-  // are done; if that wait fails, kept allocated (leaked) instead, since
-  // kernels may still read them.
-  // Every row block's lists queued over the dropped map go with it.
+  // dropped with every row block's lists queued over them, freed once the
+  // kernels queued over them on the build's stream are done; if that wait
+  // fails, kept allocated (leaked) instead, since kernels may still read
+  // them.
   const rt::Driver &driver = context.driver();
   Status done = driver.check(driver.api().cuStreamSynchronize(pending.stream),
                              "cuStreamSynchronize");

@@ -196,8 +196,15 @@ TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
   const std::string older = "tilec-0.0.1 llvm-22.1.8 build-id:0123456789abcdef";
   const std::string sibling =
       version + " llvm-22.1.8 build-id:0123456789abcdef";
-  // A select by a process with this compiler (without: by one without).
-  auto selectAgain = [&](bool withCompiler) {
+  // A select of the request by a process with this compiler (without: by
+  // one without): where its config came from, its cubins loaded from the
+  // stage cache, its key.
+  struct Selected {
+    rt::ConfigSource source = rt::ConfigSource::Pinned;
+    int cachedLoads = 0;
+    std::string key;
+  };
+  auto select = [&](bool withCompiler) {
     rt::KernelProvider provider(*context, withCompiler ? &compiler : nullptr,
                                 stageCache);
     rt::AutotuneCache cache(cachePath);
@@ -207,33 +214,24 @@ TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
                                               inputsFor(request))
                                : tuner.select("vector_add", callOf(request));
     EXPECT_TRUE(result.ok()) << result.message();
-    if (result.ok())
+    Selected selected;
+    if (result.ok()) {
       expectCorrect(*result, request);
-    return std::make_pair(result.ok() ? result->source
-                                      : rt::ConfigSource::Pinned,
-                          provider.cachedLoadCount());
+      selected = {result->source, provider.cachedLoadCount(), result->key};
+    }
+    return selected;
   };
-  std::string key;
-  {
-    rt::KernelProvider provider(*context, &compiler, stageCache);
-    rt::AutotuneCache cache(cachePath);
-    ASSERT_TRUE(cache.load().ok());
-    rt::Autotuner tuner(provider, cache, {}, fastOptions());
-    auto tuned =
-        tuner.select("vector_add", callOf(request), inputsFor(request));
-    ASSERT_TRUE(tuned.ok()) << tuned.message();
-    key = tuned->key;
-  }
+  std::string key = select(/*withCompiler=*/true).key;
+  ASSERT_FALSE(key.empty());
   recordAs(key, ours, older);
-  auto retuned = selectAgain(/*withCompiler=*/true);
-  EXPECT_NE(retuned.first, rt::ConfigSource::Cached);
-  EXPECT_EQ(retuned.second, 0) << "loaded the older version's cubin";
+  Selected retuned = select(/*withCompiler=*/true);
+  EXPECT_NE(retuned.source, rt::ConfigSource::Cached);
+  EXPECT_EQ(retuned.cachedLoads, 0) << "loaded the older version's cubin";
   // The tuning's entry replaced the older version's.
   recordAs(key, ours, sibling);
-  EXPECT_EQ(selectAgain(/*withCompiler=*/true).first, rt::ConfigSource::Cached);
+  EXPECT_EQ(select(/*withCompiler=*/true).source, rt::ConfigSource::Cached);
   recordAs(key, sibling, older);
-  EXPECT_EQ(selectAgain(/*withCompiler=*/false).first,
-            rt::ConfigSource::Cached);
+  EXPECT_EQ(select(/*withCompiler=*/false).source, rt::ConfigSource::Cached);
 }
 
 // Tunes a few calls, packs their winners, then runs every call as a deployed

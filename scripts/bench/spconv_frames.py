@@ -655,6 +655,8 @@ class Bench:
                 shape = torch.Size([1, 1] + (host[:, 1:].max(0).values +
                                              1).tolist())
 
+                # The caches built, the only references to them (a timed
+                # run's result is not kept: it would hold its cache).
                 caches = []
 
                 def cache():
@@ -662,15 +664,12 @@ class Bench:
                     caches.append(function._compute_neighbor_cache(
                         coords, shape, (KERNEL_SIZE,) * 3, (DILATION,) * 3,
                         False))
-                    return caches[-1]
                 try:
                     timed(cache)
-                    runs = [timed(cache) for _ in range(reps)]
-                    times = [ms for ms, _ in runs]
+                    times = [timed(cache)[0] for _ in range(reps)]
                     row["flexgemm_cache_ms"] = median(times)
                     row["flexgemm_cache_ms_all"] = times
-                    built = runs[-1][1]
-                    del runs
+                    built = caches[-1]
                     caches.clear()
                     lists = {}
                     for b1 in block_sizes:

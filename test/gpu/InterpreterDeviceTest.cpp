@@ -161,7 +161,7 @@ TEST_F(InterpreterDeviceTest, ALaunchSequenceReplaysStepsAndAsAGraph) {
 // setPointers points a recorded step at other buffers, input and output in
 // one update, for the replays after it (a graph's node updated in place);
 // a pointer the kernel was specialized against is refused and nothing
-// changes.
+// changes; a node whose pointers stay is not updated.
 TEST_F(InterpreterDeviceTest,
        ALaunchSequenceReadsAndWritesBuffersSetBetweenReplays) {
   Specialization aligned;
@@ -213,6 +213,21 @@ TEST_F(InterpreterDeviceTest,
     ASSERT_TRUE(context->synchronize().ok());
     EXPECT_EQ(sumsIn(out2), std::vector<float>(n, 12.0f));
     EXPECT_EQ(sumsIn(out1), std::vector<float>(n, 0.0f));
+    // An update that leaves a node's pointers as they are does not touch
+    // the node; one of them changed does, and the replay follows it.
+    size_t updates = sequence.nodeUpdates();
+    ASSERT_TRUE(
+        sequence.setPointers({{xs, x2.address()}, {outs, out2.address()}})
+            .ok());
+    EXPECT_EQ(sequence.nodeUpdates(), updates);
+    ASSERT_TRUE(
+        sequence.setPointers({{xs, x2.address()}, {outs, out1.address()}})
+            .ok());
+    EXPECT_EQ(sequence.nodeUpdates(), updates + (graph ? 1 : 0));
+    ASSERT_TRUE(sequence.replay(nullptr).ok());
+    ASSERT_TRUE(context->synchronize().ok());
+    EXPECT_EQ(sumsIn(out1), std::vector<float>(n, 12.0f));
+    ASSERT_TRUE(out1.copyFromHost(std::vector<float>(n, 0.0f)).ok());
   }
 }
 

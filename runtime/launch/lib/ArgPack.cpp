@@ -431,6 +431,15 @@ Status ArgPack::setPointer(size_t index, DevicePtr value) {
   return Status::success();
 }
 
+bool ArgPack::holdsPointer(size_t index, DevicePtr value) const {
+  if (index >= size() || !isSet_[index] ||
+      signature_[index].type != ArgType::Ptr)
+    return false;
+  uint64_t address = 0;
+  std::memcpy(&address, pointers_[index], sizeof(address));
+  return address == value.address;
+}
+
 Status ArgPack::setInt(size_t index, int64_t value) {
   if (value >= 0)
     return setUInt(index, static_cast<uint64_t>(value));

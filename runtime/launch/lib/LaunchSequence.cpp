@@ -164,11 +164,16 @@ LaunchSequence::setPointers(std::initializer_list<PointerUpdate> updates) {
           index, DevicePtr{update.address}));
     }
   }
+  // A node none of whose pointers changes keeps its parameters: a stream
+  // of builds that frees each one's buffers before the next gets the same
+  // addresses from a pool again and again.
   std::vector<size_t> touched;
   for (const PointerUpdate &update : updates) {
     for (auto [stepIndex, index] : update.places) {
-      TILEC_RETURN_IF_ERROR(
-          steps_[stepIndex].args->setPointer(index, DevicePtr{update.address}));
+      ArgPack &args = *steps_[stepIndex].args;
+      if (args.holdsPointer(index, DevicePtr{update.address}))
+        continue;
+      TILEC_RETURN_IF_ERROR(args.setPointer(index, DevicePtr{update.address}));
       touched.push_back(stepIndex);
     }
   }
@@ -184,6 +189,7 @@ LaunchSequence::setPointers(std::initializer_list<PointerUpdate> updates) {
         driver.check(driver.api().cuGraphExecKernelNodeSetParams(
                          exec_, steps_[stepIndex].node, &params),
                      "cuGraphExecKernelNodeSetParams"));
+    ++nodeUpdates_;
   }
   return Status::success();
 }

@@ -64,6 +64,8 @@ public:
   Status setPointer(size_t index, DevicePtr value);
   // What setPointer(index, value) would refuse, without setting it.
   Status checkPointer(size_t index, DevicePtr value) const;
+  // Whether argument `index` is set to the pointer `value`.
+  bool holdsPointer(size_t index, DevicePtr value) const;
   Status setInt(size_t index, int64_t value);
   Status setUInt(size_t index, uint64_t value);
   Status setFloat(size_t index, double value);

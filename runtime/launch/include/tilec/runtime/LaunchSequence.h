@@ -72,6 +72,9 @@ public:
   // (a kernel specialized for aligned pointers takes no other); on an error
   // no argument changes.
   Status setPointers(std::initializer_list<PointerUpdate> updates);
+  // The graph nodes setPointers has updated so far (an update that changes
+  // none of a node's pointers leaves the node as it is).
+  size_t nodeUpdates() const { return nodeUpdates_; }
 
   size_t steps() const { return steps_.size(); }
   // Whether replay() launches one graph.
@@ -98,6 +101,7 @@ private:
   bool sealed_ = false;
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
+  size_t nodeUpdates_ = 0;
 };
 
 } // namespace tilec::rt

@@ -15,6 +15,12 @@
 // the largest status, so that the caller reads two words to know whether
 // every voxel went in.
 //
+// nb[i * V + v] = -1 for each live voxel i and v < V: the neighbour map
+// voxel_neighbours writes next is all -1 first, since its lookups write the
+// hits of the window's upper half from the other voxel. Written here, at
+// the live rows only, instead of a memset of the capacity's rows before the
+// lookups (a recorded build sizes its buffers by its bucket's capacity).
+//
 // Grid: (cdiv(N, BLOCK)).
 // N sizes the grid; the live count, at most N, is read from count_ptr, so
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
@@ -31,6 +37,20 @@
 using namespace tilec;
 using namespace tilec::kernel;
 
+// The program's live rows of nb, contiguous: FILL elements a step.
+static void fillNeighbourRows(KernelBuilder &kb, Tensor first, Tensor n) {
+  int64_t fill = kb.param("FILL");
+  Tensor nb = kb.arg("nb_ptr"), v = kb.arg("V");
+  Tensor start = kb.let("fill_start", first * v);
+  Tensor end = kb.let("fill_end", kb.minimum(first + kb.param("BLOCK"), n) * v);
+  Tensor element = kb.let("fill_element", kb.arange(0, fill));
+  kb.forRange(start, end, fill, {}, [&](Tensor at, llvm::ArrayRef<Tensor>) {
+    Tensor index = kb.let("fill_index", at + element);
+    kb.store(nb + index, kb.full({fill}, -1, kb.i32Type()), index < end);
+    return Tensors{};
+  });
+}
+
 static void buildVoxelHashInsert(KernelBuilder &kb) {
   int64_t block = kb.param("BLOCK"), maxProbes = kb.param("MAX_PROBES");
   Tensor coords = kb.arg("coords_ptr"), keys = kb.arg("keys_ptr");
@@ -40,6 +60,7 @@ static void buildVoxelHashInsert(KernelBuilder &kb) {
   Tensor n = kb.let("count", kb.load(kb.arg("count_ptr")));
 
   ifRowLive(kb, kb.programId(0) * block, n, [&] {
+    fillNeighbourRows(kb, kb.programId(0) * block, n);
     Tensor voxel =
         kb.let("voxel", kb.programId(0) * block + kb.arange(0, block));
     Tensor inRange = kb.let("in_range", voxel < n);
@@ -90,14 +111,18 @@ TILEC_KERNEL(voxel_hash_insert) {
                         __LINE__)
           .param(MetaParameter("BLOCK").powerOfTwo().byDefault(256))
           .param(MetaParameter("MAX_PROBES").atLeast(1).byDefault(64))
+          // nb's elements a fill step stores: 8 a thread of 4 warps.
+          .param(MetaParameter("FILL").powerOfTwo().byDefault(1024))
           .arg(pointer("coords_ptr", "i32").divisibility(16))
           .arg(pointer("keys_ptr", "i64").divisibility(16))
           .arg(pointer("vals_ptr", "i32").divisibility(16))
           .arg(pointer("status_ptr", "i32").divisibility(16))
           .arg(pointer("probes_ptr", "i32").divisibility(16))
+          .arg(pointer("nb_ptr", "i32").divisibility(16))
           .arg(pointer("count_ptr", "i32"))
           .arg(scalar("N", "i32").doNotSpecialize())
           .arg(scalar("LOG2_T", "i32").doNotSpecialize())
+          .arg(scalar("V", "i32"))
           .candidate("BLOCK=256,num_warps=4")
           .key("LOG2_N", "ceil(log2(N))")
           // N sizes the grid, the live count comes from count_ptr:
@@ -105,12 +130,14 @@ TILEC_KERNEL(voxel_hash_insert) {
           .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK)"})
           .require("N * 4 < 2147483648", "coordinate offsets are 32-bit")
+          .require("N * V < 2147483648", "neighbour map offsets are 32-bit")
+          .require("V >= 1", "the window has an offset")
           .require("LOG2_T >= 1", "the table has at least two slots")
           .require("LOG2_T <= 30", "slot indices are 32-bit")
           // A cloud of N voxels into a table of 2^LOG2_T slots
           // (test/reference/voxel_hash_insert.cpp).
-          .testSizes({{"N", 3000}, {"LOG2_T", 13}},
-                     {{"N", 777}, {"LOG2_T", 11}}),
+          .testSizes({{"N", 3000}, {"LOG2_T", 13}, {"V", 27}},
+                     {{"N", 777}, {"LOG2_T", 11}, {"V", 27}}),
       buildVoxelHashInsert);
   return kernel;
 }

@@ -49,8 +49,8 @@ suite StridedConvGpuTest '*OutputsAndMaps*:*OnAStream*' &
 strided=$!
 
 runs=(
-  "voxel_hash_insert num_warps=4 N=4000,LOG2_T=13"
-  "voxel_hash_insert num_warps=4 N=300001,LOG2_T=20"
+  "voxel_hash_insert num_warps=4 N=4000,LOG2_T=13,V=27"
+  "voxel_hash_insert num_warps=4 N=300001,LOG2_T=20,V=27"
   "voxel_neighbours num_warps=4 N=4000,LOG2_T=13"
   "voxel_neighbours num_warps=4 N=300001,LOG2_T=20"
   "radix_scatter FIRST=1,BLOCK=128,CHUNKS=1,DIGIT_BITS=7 N=500000,SHIFT=7"
@@ -89,7 +89,7 @@ fi
 # memory, one reduction after another.
 for kernel in voxel_hash_insert voxel_neighbours; do
   if compute-sanitizer --tool racecheck --error-exitcode 9 "$bundle/bin/tilec" run --kernel $kernel \
-      --config num_warps=4 --sizes N=4000,LOG2_T=13 --reps 0 > "$out/racecheck-$kernel.log" 2>&1; then
+      --config num_warps=4 --sizes N=4000,LOG2_T=13,V=27 --reps 0 > "$out/racecheck-$kernel.log" 2>&1; then
     echo "$(elapsed) ok   racecheck $kernel: $(grep -o 'RACECHECK SUMMARY.*' "$out/racecheck-$kernel.log" | head -1)"
   else
     echo "$(elapsed) FAIL racecheck $kernel: $(tail -1 "$out/racecheck-$kernel.log")"

@@ -15,7 +15,8 @@ using namespace tilec::harness;
 TILEC_REFERENCE(voxel_hash_insert)(const ReferenceRequest &request) {
   auto n = request.value("N");
   auto log2Slots = request.value("LOG2_T");
-  for (const auto *value : {&n, &log2Slots})
+  auto v = request.value("V");
+  for (const auto *value : {&n, &log2Slots, &v})
     if (!*value)
       return value->status();
   if (*n < 3 || (int64_t(1) << *log2Slots) < 2 * *n)
@@ -35,6 +36,9 @@ TILEC_REFERENCE(voxel_hash_insert)(const ReferenceRequest &request) {
       HostTensor(ElementFormat::I32, size_t(1) << *log2Slots);
   problem.tensors["status_ptr"] = HostTensor(ElementFormat::I32, *n);
   problem.tensors["probes_ptr"] = int32Tensor({0, 0});
+  // The rows the lookups fill next, poisoned (the insert sets them to -1).
+  problem.tensors["nb_ptr"] =
+      int32Tensor(std::vector<int32_t>(size_t(*n * *v), 7));
   problem.output = "status_ptr";
   if (request.withReference) {
     problem.expected.assign(*n, 0);

@@ -46,8 +46,8 @@ namespace {
 constexpr int kTableSlotsPerVoxel = 4;
 constexpr int kTableGrowths = 3;
 
-Call insertCall(int64_t n, int log2Slots) {
-  return makeCall({{"N", n}, {"LOG2_T", log2Slots}});
+Call insertCall(int64_t n, int log2Slots, int64_t v) {
+  return makeCall({{"N", n}, {"LOG2_T", log2Slots}, {"V", v}});
 }
 Call lookupCall(int64_t n, int log2Slots, const Window &window) {
   return makeCall({{"N", n},
@@ -360,7 +360,7 @@ std::vector<std::pair<std::string, Call>>
 mapBuildCalls(int64_t n, int log2Slots, const Window &window, int coverRounds) {
   int64_t v = window.offsets();
   std::vector<std::pair<std::string, Call>> calls = {
-      {"voxel_hash_insert", insertCall(n, log2Slots)},
+      {"voxel_hash_insert", insertCall(n, log2Slots, v)},
       {"voxel_neighbours", lookupCall(n, log2Slots, window)},
       {"neighbour_keys", keysCall(n, window.kernel, v)},
       {"neighbour_transpose", transposeCall(n, v)}};
@@ -432,19 +432,19 @@ Status queueMapKernels(SparseEngine &engine, const MapBuildShape &shape,
   rt::DevicePtr pairs{probes.address + offsetof(MapBuildStats, pairs)};
   TILEC_RETURN_IF_ERROR(fill(kKeys, 0xFF));
   TILEC_RETURN_IF_ERROR(fill(kStats, 0));
+  // The table, and the neighbour map's live rows all -1 (the lookups write
+  // the hits of the window's upper half from the other voxel); then the
+  // lookups, the sort keys and the pair count.
   TILEC_RETURN_IF_ERROR(engine.launch("voxel_hash_insert",
-                                      insertCall(n, log2Slots),
+                                      insertCall(n, log2Slots, v),
                                       {{"coords_ptr", coords},
                                        {"keys_ptr", at(kKeys)},
                                        {"vals_ptr", at(kVals)},
                                        {"status_ptr", at(kStatuses)},
                                        {"probes_ptr", probes},
+                                       {"nb_ptr", at(kNb)},
                                        {"count_ptr", count}},
                                       stream));
-  // The neighbour map (all -1 first: the lookups write the hits of the
-  // window's upper half from the other voxel), then the sort keys and the
-  // pair count.
-  TILEC_RETURN_IF_ERROR(fill(kNb, 0xFF));
   TILEC_RETURN_IF_ERROR(engine.launch("voxel_neighbours",
                                       lookupCall(n, log2Slots, shape.window),
                                       {{"coords_ptr", coords},

@@ -79,6 +79,7 @@ namespace tilec::rt {
   X(cuGraphCreate)                                                             \
   X(cuGraphAddKernelNode)                                                      \
   X(cuGraphAddMemsetNode)                                                      \
+  X(cuGraphAddDependencies)                                                    \
   X(cuGraphInstantiate)                                                        \
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecKernelNodeSetParams)                                            \

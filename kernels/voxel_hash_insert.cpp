@@ -130,7 +130,8 @@ TILEC_KERNEL(voxel_hash_insert) {
           .key("COUNT", "1")
           .grid({"cdiv(N, BLOCK)"})
           .require("N * 4 < 2147483648", "coordinate offsets are 32-bit")
-          .require("N * V < 2147483648", "neighbour map offsets are 32-bit")
+          .require("N * V + FILL <= 2147483648",
+                   "neighbour map offsets are 32-bit")
           .require("V >= 1", "the window has an offset")
           .require("LOG2_T >= 1", "the table has at least two slots")
           .require("LOG2_T <= 30", "slot indices are 32-bit")

@@ -152,6 +152,8 @@ TILEC_KERNEL(voxel_neighbours) {
           .grid({"cdiv(N * ((KX * KY * KZ + 1) // 2), LOOKUPS)"})
           .require("V == KX * KY * KZ", "V is the window's offsets")
           .require("N * V < 2147483648", "the map's offsets are 32-bit")
+          .require("N * ((V + 1) // 2) + LOOKUPS <= 2147483648",
+                   "the entries' indices are 32-bit")
           .require("LOG2_T >= 1", "the table has at least two slots")
           .require("LOG2_T <= 30", "slot indices are 32-bit")
           .require("KX % 2 + KY % 2 + KZ % 2 == 3",

@@ -209,8 +209,9 @@ inline const std::vector<KernelCase> &kernelCases() {
       KernelCase{"voxel_hash_insert", "num_warps=4", true},
       KernelCase{"voxel_neighbours", "num_warps=4", false},
       // The tails' 5 x 1 x 3 window: 15 offsets, 7 looked up and the
-      // centre, with programs of 64 entries (a program's first voxel starts
-      // inside it: 64 is no multiple of 8).
+      // centre, with programs of 64 entries (8 voxels; the 3^3 window's
+      // 14 entries a voxel start programs inside a voxel, 256 entries a
+      // program, and the 1 x 3 x 3 one's 5 too).
       KernelCase{"voxel_neighbours", "LOOKUPS=64,num_warps=4", true},
       KernelCase{"voxel_neighbours", "num_warps=4", false,
                  "KX=1,KY=3,KZ=3,DX=1,DY=2,DZ=1"},

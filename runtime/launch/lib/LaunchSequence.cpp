@@ -185,8 +185,12 @@ LaunchSequence::setPointers(std::initializer_list<PointerUpdate> updates) {
   }
   // A node none of whose pointers changes keeps its parameters: a stream
   // of builds that frees each one's buffers before the next gets the same
-  // addresses from a pool again and again.
+  // addresses from a pool again and again. A node whose update failed
+  // before is updated again whatever changes (its pack is ahead of it).
   std::vector<size_t> touched;
+  for (size_t stepIndex = 0; stepIndex < steps_.size(); ++stepIndex)
+    if (steps_[stepIndex].nodeStale)
+      touched.push_back(stepIndex);
   for (const PointerUpdate &update : updates) {
     for (auto [stepIndex, index] : update.places) {
       ArgPack &args = *steps_[stepIndex].args;
@@ -201,6 +205,8 @@ LaunchSequence::setPointers(std::initializer_list<PointerUpdate> updates) {
   // A graph's node once per step.
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (size_t stepIndex : touched)
+    steps_[stepIndex].nodeStale = true;
   const Driver &driver = context_->driver();
   for (size_t stepIndex : touched) {
     CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(steps_[stepIndex]);
@@ -208,6 +214,7 @@ LaunchSequence::setPointers(std::initializer_list<PointerUpdate> updates) {
         driver.check(driver.api().cuGraphExecKernelNodeSetParams(
                          exec_, steps_[stepIndex].node, &params),
                      "cuGraphExecKernelNodeSetParams"));
+    steps_[stepIndex].nodeStale = false;
     ++nodeUpdates_;
   }
   return Status::success();

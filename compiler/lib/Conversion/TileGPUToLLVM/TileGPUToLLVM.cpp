@@ -118,7 +118,8 @@ static bool hasGridDependencyControl(ModuleOp module) {
 /// drains instead of after it completes, and the wait keeps the order;
 /// launched any other way both are no-ops. The trigger at entry is safe:
 /// a dependent's own wait, not the trigger, orders its reads, and dependents
-/// are scheduled only once every block of this grid is resident.
+/// are scheduled only once every block of this grid has issued the trigger
+/// or exited (so none waits for an SM a dependent holds).
 static void beginWithGridDependencyControl(LLVM::LLVMFuncOp func) {
   if (func.getBody().empty())
     return;

@@ -89,6 +89,8 @@ private:
     Dim3 grid;
     std::unique_ptr<ArgPack> args;
     CUgraphNode node = nullptr; // a kernel step's node in graph_
+    // Its pack holds pointers its node does not: an update failed.
+    bool nodeStale = false;
     CUdeviceptr address = 0;
     uint32_t value = 0;
     unsigned elementBytes = 0;

@@ -192,9 +192,6 @@ Status parseInto(std::string_view text, CompileMetadata &md) {
     status = reader.optionalBoolean(root, "wgmma_serialized", "",
                                     md.wgmmaSerialized);
   if (status.ok())
-    status = reader.optionalBoolean(root, "grid_dependency_wait", "",
-                                    md.gridDependencyWait);
-  if (status.ok())
     status = reader.integerMap(root, "config", md.config);
   if (status.ok())
     status = reader.stringMap(root, "types", md.types);
@@ -248,8 +245,6 @@ std::string CompileMetadata::toJson() const {
       json[key] = *value;
   if (wgmmaSerialized)
     json["wgmma_serialized"] = true;
-  if (gridDependencyWait)
-    json["grid_dependency_wait"] = true;
   json["config"] = Json::object();
   for (const auto &[key, value] : config)
     json["config"][key] = value;

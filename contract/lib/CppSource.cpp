@@ -224,8 +224,6 @@ std::string CompileMetadata::toCpp(std::string_view function) const {
       set(field, std::to_string(*value));
   if (wgmmaSerialized)
     set("wgmmaSerialized", "true");
-  if (gridDependencyWait)
-    set("gridDependencyWait", "true");
   set("config", integerMap(config));
   set("types", stringMap(types));
   set("hashes", stringMap(hashes));

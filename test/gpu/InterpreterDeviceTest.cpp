@@ -231,59 +231,6 @@ TEST_F(InterpreterDeviceTest,
   }
 }
 
-// A kernel whose metadata says it waits on its prerequisite grids
-// (griddepcontrol.wait, what tilec's sm_90 kernels begin with) follows the
-// kernel before it through a programmatic edge; after a memset, or where it
-// does not wait, the edge is a full one. Either way the second kernel reads
-// what the first wrote.
-TEST_F(InterpreterDeviceTest,
-       AKernelThatWaitsFollowsTheKernelBeforeProgrammatically) {
-  jit::TilecJIT compiler;
-  auto config = Config::parse("BLOCK=128");
-  ASSERT_TRUE(config.ok());
-  auto artifact = compiler.compile("vector_add", *config,
-                                   context->properties().compileTarget(), {});
-  ASSERT_TRUE(artifact.ok()) << artifact.message();
-  auto module = rt::Module::loadCubin(*context, artifact->cubin.data(),
-                                      artifact->cubin.size());
-  ASSERT_TRUE(module.ok()) << module.message();
-  auto load = [&](bool waits) {
-    CompileMetadata metadata = artifact->metadata;
-    metadata.gridDependencyWait = waits;
-    auto kernel = rt::Kernel::create(*context, *module, metadata);
-    EXPECT_TRUE(kernel.ok()) << kernel.message();
-    return std::make_shared<rt::Kernel>(std::move(*kernel));
-  };
-  constexpr int n = 300;
-  auto buffer = [&](float value) {
-    auto made = rt::DeviceBuffer::allocate(*context, n * sizeof(float));
-    EXPECT_TRUE(made.ok()) << made.message();
-    EXPECT_TRUE(made->copyFromHost(std::vector<float>(n, value)).ok());
-    return std::move(*made);
-  };
-  rt::DeviceBuffer x = buffer(1.0f), y = buffer(2.0f), sum = buffer(0.0f);
-  rt::DeviceBuffer twice = buffer(0.0f);
-  for (bool waits : {true, false}) {
-    auto first = load(waits), second = load(waits);
-    auto pack = first->makeArgPack();
-    ASSERT_TRUE(pack.ok());
-    rt::LaunchSequence sequence(*context);
-    ASSERT_TRUE(sequence.addMemset(twice.address(), 0, 4, n).ok());
-    ASSERT_TRUE(pack->bind(x.ptr(), y.ptr(), sum.ptr(), n).ok());
-    ASSERT_TRUE(sequence.addKernel(first, rt::Dim3{3, 1, 1}, *pack).ok());
-    ASSERT_TRUE(pack->bind(sum.ptr(), y.ptr(), twice.ptr(), n).ok());
-    ASSERT_TRUE(sequence.addKernel(second, rt::Dim3{3, 1, 1}, *pack).ok());
-    ASSERT_TRUE(sequence.instantiate().ok());
-    ASSERT_TRUE(sequence.asGraph());
-    EXPECT_EQ(sequence.programmaticEdges(), waits ? 1u : 0u);
-    ASSERT_TRUE(sequence.replay(nullptr).ok());
-    ASSERT_TRUE(context->synchronize().ok());
-    std::vector<float> out(n);
-    ASSERT_TRUE(twice.copyToHost(out).ok());
-    EXPECT_EQ(out, std::vector<float>(n, 5.0f));
-  }
-}
-
 TEST_F(InterpreterDeviceTest, AnAccessOutOfBoundsFailsTheLaunchWithItsOp) {
   rt::Kernel kernel = loadVectorAdd();
   std::vector<float> out;

@@ -827,28 +827,6 @@ CUresult cuGraphAddMemsetNode(CUgraphNode *node, CUgraph graph,
   return CUDA_SUCCESS;
 }
 
-// The graph's nodes run in the order they were added, each after the one
-// before: an edge is accepted only from a node to the next one (what
-// rt::LaunchSequence adds), of either type (a programmatic edge between two
-// kernels orders them as fully here).
-CUresult cuGraphAddDependencies(CUgraph graph, const CUgraphNode *from,
-                                const CUgraphNode *to,
-                                const CUgraphEdgeData *edges, size_t count) {
-  if (!graph || !from || !to)
-    return invalidArgument();
-  auto &nodes = reinterpret_cast<Graph *>(graph)->nodes;
-  for (size_t i = 0; i < count; ++i) {
-    size_t source = reinterpret_cast<size_t>(from[i]);
-    size_t target = reinterpret_cast<size_t>(to[i]);
-    if (source == 0 || target != source + 1 || target > nodes.size())
-      return invalidArgument();
-    if (edges && edges[i].type == CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC &&
-        (!nodes[source - 1].function || !nodes[target - 1].function))
-      return invalidArgument();
-  }
-  return CUDA_SUCCESS;
-}
-
 CUresult cuGraphInstantiate(CUgraphExec *exec, CUgraph graph,
                             unsigned long long) {
   if (!exec || !graph)

@@ -553,7 +553,6 @@ static void visitCubinInfo(Info &info, Visit &&visit) {
   visit("stack_frame_bytes", info.stackFrameBytes);
   visit("const_bytes", info.constBytes);
   visit("wgmma_serialized", info.wgmmaSerialized);
-  visit("grid_dependency_wait", info.gridDependencyWait);
 }
 
 static llvm::Expected<std::string> runCubin(CompileState &state) {
@@ -870,8 +869,6 @@ CompileMetadata CompiledKernel::metadata() const {
     md.stackFrameBytes = cubinInfo.stackFrameBytes;
     if (cubinInfo.wgmmaSerialized)
       md.wgmmaSerialized = true;
-    if (cubinInfo.gridDependencyWait)
-      md.gridDependencyWait = true;
   }
   md.config = options.config;
   md.types = options.configTypes;

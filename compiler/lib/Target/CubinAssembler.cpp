@@ -354,7 +354,6 @@ static llvm::Error fillInfo(CubinResult &result, llvm::StringRef ptx,
   if (!info)
     return info.takeError();
   result.info = *info;
-  result.info.gridDependencyWait = ptx.contains("griddepcontrol.wait;");
   return llvm::Error::success();
 }
 

@@ -22,7 +22,6 @@ void LaunchSequence::releaseGraph() {
     (void)api.cuGraphDestroy(graph_);
   exec_ = nullptr;
   graph_ = nullptr;
-  programmaticEdges_ = 0;
 }
 
 Status LaunchSequence::addKernel(std::shared_ptr<const Kernel> kernel,
@@ -86,7 +85,6 @@ Status LaunchSequence::buildGraph() {
   TILEC_RETURN_IF_ERROR(
       driver.check(api.cuGraphCreate(&graph_, 0), "cuGraphCreate"));
   CUgraphNode previous = nullptr;
-  bool previousIsKernel = false;
   for (Step &step : steps_) {
     if (!step.kernel && step.count == 0)
       continue;
@@ -96,26 +94,10 @@ Status LaunchSequence::buildGraph() {
       // Checked as a launch checks them; the driver copies the arguments.
       TILEC_RETURN_IF_ERROR(checkLaunchArguments(*step.kernel, *step.args));
       CUDA_KERNEL_NODE_PARAMS params = kernelNodeParams(step);
-      // A kernel that waits on its prerequisite grids follows the kernel
-      // before it through a programmatic edge: its blocks are scheduled
-      // once every block of that grid has started (griddepcontrol.launch_
-      // dependents) and wait there for it to complete, instead of being
-      // launched after it completes (CompileMetadata::gridDependencyWait).
-      bool programmatic =
-          previousIsKernel && step.kernel->metadata().gridDependencyWait;
-      TILEC_RETURN_IF_ERROR(driver.check(
-          api.cuGraphAddKernelNode(&node, graph_, &previous,
-                                   programmatic ? 0 : dependencies, &params),
-          "cuGraphAddKernelNode"));
-      if (programmatic) {
-        CUgraphEdgeData edge{};
-        edge.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
-        edge.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
-        TILEC_RETURN_IF_ERROR(driver.check(
-            api.cuGraphAddDependencies(graph_, &previous, &node, &edge, 1),
-            "cuGraphAddDependencies"));
-        ++programmaticEdges_;
-      }
+      TILEC_RETURN_IF_ERROR(
+          driver.check(api.cuGraphAddKernelNode(&node, graph_, &previous,
+                                                dependencies, &params),
+                       "cuGraphAddKernelNode"));
       step.node = node;
     } else {
       CUDA_MEMSET_NODE_PARAMS params{};
@@ -130,7 +112,6 @@ Status LaunchSequence::buildGraph() {
           "cuGraphAddMemsetNode"));
     }
     previous = node;
-    previousIsKernel = step.kernel != nullptr;
   }
   return driver.check(api.cuGraphInstantiate(&exec_, graph_, 0),
                       "cuGraphInstantiate");

@@ -5,15 +5,10 @@
 // .minnctapersm 1, so ptxas does not cap registers at 32); pointer
 // divisibility becomes llvm.align; contiguous, aligned, uniformly masked
 // accesses become 128-bit predicated PTX loads and stores.
-// On sm_90 (the default target) a kernel begins with grid dependency control:
-// it lets its dependents launch, then waits for the grids it depends on (a
-// graph's programmatic edge; a no-op otherwise).
 // CHECK: module attributes {{.*}}tilegpu.shared = 0 : i32
 // CHECK-LABEL: llvm.func @add
 // CHECK-SAME: %arg0: !llvm.ptr<1> {llvm.align = 16 : i32}
 // CHECK-SAME: attributes {nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>, nvvm.minctasm = 1 : i32}
-// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
-// CHECK-NEXT: nvvm.griddepcontrol wait
 // CHECK: nvvm.read.ptx.sreg.tid.x
 // CHECK: llvm.inline_asm {{.*}}"mov.b32 $0, $4;{{.*}}@$8 ld.global.v4.b32 { $0, $1, $2, $3 }, [ $9 + 0 ];"
 // CHECK: llvm.fadd

@@ -36,10 +36,6 @@ struct CubinInfo {
   /// 1 when ptxas serialized the kernel's wgmma instructions (its C7520
   /// "Potential Performance Loss" note): each waits for the one before.
   unsigned wgmmaSerialized = 0;
-  /// 1 when the PTX waits on its prerequisite grids (griddepcontrol.wait,
-  /// the kernels tilec lowers for sm_90 and later begin with it): a graph
-  /// may then launch the kernel behind a programmatic edge.
-  unsigned gridDependencyWait = 0;
 };
 
 enum class CubinBackend {

@@ -97,40 +97,6 @@ getVectorWidthQuery(const llvm::DenseMap<Operation *, unsigned> &widths) {
   };
 }
 
-/// griddepcontrol is sm_90's and later's (PTX ISA 7.8).
-static bool hasGridDependencyControl(ModuleOp module) {
-  auto target =
-      module->getAttrOfType<StringAttr>(TileGPUDialect::getTargetAttrName());
-  unsigned version = 0;
-  return target && target.getValue().starts_with("sm_") &&
-         !target.getValue()
-              .drop_front(3)
-              .take_while(llvm::isDigit)
-              .getAsInteger(10, version) &&
-         version >= 90;
-}
-
-/// A kernel begins by letting the grids that depend on it launch
-/// (griddepcontrol.launch_dependents) and then waits until the grids it
-/// depends on have completed and their writes are visible
-/// (griddepcontrol.wait). Launched behind a programmatic edge of a CUDA graph
-/// (rt::LaunchSequence), its blocks are scheduled while the grid before it
-/// drains instead of after it completes, and the wait keeps the order;
-/// launched any other way both are no-ops. The trigger at entry is safe:
-/// a dependent's own wait, not the trigger, orders its reads, and dependents
-/// are scheduled only once every block of this grid has issued the trigger
-/// or exited (so none waits for an SM a dependent holds).
-static void beginWithGridDependencyControl(LLVM::LLVMFuncOp func) {
-  if (func.getBody().empty())
-    return;
-  OpBuilder builder(func.getContext());
-  builder.setInsertionPointToStart(&func.getBody().front());
-  NVVM::GriddepcontrolOp::create(builder, func.getLoc(),
-                                 NVVM::GridDepActionKind::launch_dependents);
-  NVVM::GriddepcontrolOp::create(builder, func.getLoc(),
-                                 NVVM::GridDepActionKind::wait);
-}
-
 struct ConvertTileGPUToLLVMPass
     : tilec::impl::ConvertTileGPUToLLVMBase<ConvertTileGPUToLLVMPass> {
   void runOnOperation() override {
@@ -338,13 +304,10 @@ struct ConvertTileGPUToLLVMPass
       return failure();
 
     Builder builder(context);
-    bool gridDependencyControl = hasGridDependencyControl(module);
     for (StringAttr name : kernels) {
       auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
       if (!func)
         continue;
-      if (gridDependencyControl)
-        beginWithGridDependencyControl(func);
       func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
                     builder.getUnitAttr());
       func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),

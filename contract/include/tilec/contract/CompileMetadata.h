@@ -52,10 +52,6 @@ struct CompileMetadata {
   std::optional<int> stackFrameBytes;
   /// ptxas serialized the kernel's wgmma instructions (written only then).
   bool wgmmaSerialized = false;
-  /// The kernel begins with griddepcontrol.wait (written only then): a
-  /// launch sequence's graph may launch it behind a programmatic edge from
-  /// the kernel before it, its blocks scheduled while that grid drains.
-  bool gridDependencyWait = false;
   std::map<std::string, int64_t> config; // integers; booleans read as 0/1
   std::map<std::string, std::string> types; // type parameters: DTYPE=f16
   std::map<std::string, std::string> hashes;

@@ -79,7 +79,6 @@ namespace tilec::rt {
   X(cuGraphCreate)                                                             \
   X(cuGraphAddKernelNode)                                                      \
   X(cuGraphAddMemsetNode)                                                      \
-  X(cuGraphAddDependencies)                                                    \
   X(cuGraphInstantiate)                                                        \
   X(cuGraphLaunch)                                                             \
   X(cuGraphExecKernelNodeSetParams)                                            \

@@ -75,9 +75,6 @@ public:
   // The graph nodes setPointers has updated so far (an update that changes
   // none of a node's pointers leaves the node as it is).
   size_t nodeUpdates() const { return nodeUpdates_; }
-  // The graph's edges from one kernel to the next that are programmatic
-  // (the next one waits on its prerequisite grids, griddepcontrol.wait).
-  size_t programmaticEdges() const { return programmaticEdges_; }
 
   size_t steps() const { return steps_.size(); }
   // Whether replay() launches one graph.
@@ -107,7 +104,6 @@ private:
   CUgraph graph_ = nullptr;
   CUgraphExec exec_ = nullptr;
   size_t nodeUpdates_ = 0;
-  size_t programmaticEdges_ = 0;
 };
 
 } // namespace tilec::rt

@@ -234,6 +234,52 @@ TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
   EXPECT_EQ(select(/*withCompiler=*/false).source, rt::ConfigSource::Cached);
 }
 
+// A winner whose cubin takes other arguments than the kernel now declares
+// (a build of this version from before an argument changed, its entry kept
+// in the autotune cache) is tuned again by a process with a compiler,
+// instead of failing the call on the loaded cubin's signature; a process
+// without one takes the entry as it is.
+TEST_F(AutotuneGpuTest, AWinnerWhoseCubinTakesOtherArgumentsIsTunedAgain) {
+  harness::RunRequest request =
+      requestOf("vector_add", {{"n_elements", 100003}});
+  tilec::jit::JITOptions jitOptions;
+  jitOptions.cache = stageCache;
+  tilec::jit::TilecJIT compiler(jitOptions);
+  std::string device = context->properties().name;
+  auto select = [&](bool withCompiler) {
+    rt::KernelProvider provider(*context, withCompiler ? &compiler : nullptr,
+                                stageCache);
+    rt::AutotuneCache cache(cachePath);
+    EXPECT_TRUE(cache.load().ok());
+    rt::Autotuner tuner(provider, cache, {}, fastOptions());
+    auto result = withCompiler ? tuner.select("vector_add", callOf(request),
+                                              inputsFor(request))
+                               : tuner.select("vector_add", callOf(request));
+    EXPECT_TRUE(result.ok()) << result.message();
+    return result.ok() ? std::pair(result->source, result->key)
+                       : std::pair(rt::ConfigSource::Pinned, std::string());
+  };
+  std::string key = select(/*withCompiler=*/true).second;
+  ASSERT_FALSE(key.empty());
+  // The entry's metadata says its cubin's first argument has another name.
+  auto renameFirstArgument = [&](const std::string &from,
+                                 const std::string &to) {
+    rt::AutotuneCache cache(cachePath);
+    ASSERT_TRUE(cache.load().ok());
+    rt::AutotuneEntry entry =
+        cache.entries().at(device).at("vector_add").at(key);
+    size_t at = entry.metadataJson.find("\"" + from + "\"");
+    ASSERT_NE(at, std::string::npos) << entry.metadataJson;
+    entry.metadataJson.replace(at, from.size() + 2, "\"" + to + "\"");
+    ASSERT_TRUE(cache.store(device, "vector_add", key, entry).ok());
+  };
+  renameFirstArgument("x_ptr", "a_ptr");
+  EXPECT_EQ(select(/*withCompiler=*/false).first, rt::ConfigSource::Cached);
+  EXPECT_NE(select(/*withCompiler=*/true).first, rt::ConfigSource::Cached);
+  // The tuning's entry replaced it: answered from again.
+  EXPECT_EQ(select(/*withCompiler=*/true).first, rt::ConfigSource::Cached);
+}
+
 // Tunes a few calls, packs their winners, then runs every call as a deployed
 // program does: no compiler, no stage cache, no autotune cache, the bundle
 // alone.

@@ -276,7 +276,7 @@ bool Autotuner::wouldTuneLocked(const std::string &kernel,
     if (bundle->findSelection(deviceName(), provider_.target(), kernel, key) ||
         provider_.bundlePolicy() == BundlePolicy::Strict)
       return false;
-  return options_.force || cachedEntry(kernel, key) == nullptr;
+  return options_.force || cachedEntry(kernel, key, description) == nullptr;
 }
 
 // A compiler id's first word, "tilec-<version>": what the kernels' code is.
@@ -287,17 +287,38 @@ static std::string_view compilerVersion(std::string_view id) {
   return id.substr(0, id.find(' '));
 }
 
-const AutotuneEntry *Autotuner::cachedEntry(const std::string &kernel,
-                                            const std::string &key) const {
+// Whether the cubin `metadataJson` describes takes the arguments
+// `description` declares, by name and in order (what a call binds by); an
+// entry without metadata is taken as it is.
+static bool takesDeclaredArguments(const std::string &metadataJson,
+                                   const KernelDescription &description) {
+  if (metadataJson.empty())
+    return true;
+  Result<CompileMetadata> metadata = CompileMetadata::parse(metadataJson);
+  if (!metadata)
+    return false;
+  const std::vector<ArgumentDecl> &declared = description.getSignature();
+  if (metadata->signature.size() != declared.size())
+    return false;
+  for (size_t i = 0; i < declared.size(); ++i)
+    if (metadata->signature[i].name != declared[i].name)
+      return false;
+  return true;
+}
+
+const AutotuneEntry *
+Autotuner::cachedEntry(const std::string &kernel, const std::string &key,
+                       const KernelDescription &description) const {
   const AutotuneEntry *entry = cache_.find(deviceName(), kernel, key);
   KernelCompiler *compiler = provider_.compiler();
-  if (!entry || !compiler || entry->compilerId.empty())
+  if (!entry || !compiler)
     return entry;
   std::string ours = compiler->compilerId();
-  return ours.empty() ||
-                 compilerVersion(ours) == compilerVersion(entry->compilerId)
-             ? entry
-             : nullptr;
+  if (!ours.empty() && !entry->compilerId.empty() &&
+      compilerVersion(ours) != compilerVersion(entry->compilerId))
+    return nullptr;
+  return takesDeclaredArguments(entry->metadataJson, description) ? entry
+                                                                  : nullptr;
 }
 
 bool Autotuner::wouldTune(const std::string &kernel, const Call &call) {
@@ -504,7 +525,7 @@ Result<TuneResult> Autotuner::select(const std::string &kernel,
   }
 
   if (!options_.force) {
-    if (const AutotuneEntry *entry = cachedEntry(kernel, *key)) {
+    if (const AutotuneEntry *entry = cachedEntry(kernel, *key, *description)) {
       Result<Config> config = Config::parse(entry->config);
       if (!config)
         return config.status().withContext("autotune cache " + cache_.path() +

@@ -469,11 +469,14 @@ private:
   // cubin, whose kernel code may not be this one's (its arguments, its
   // derived parameters), so the call tunes again and its entry replaces
   // the old one. Builds of one version answer from each other's entries
-  // (the tool that warmed up, the library that serves). A process without
-  // a compiler, or entries and compilers that name none, take the entry as
-  // it is.
+  // (the tool that warmed up, the library that serves), unless the entry's
+  // cubin takes other arguments than `description` declares (a build from
+  // before the kernel's arguments changed): that one is tuned again too. A
+  // process without a compiler, or entries and compilers that name none,
+  // take the entry as it is.
   const AutotuneEntry *cachedEntry(const std::string &kernel,
-                                   const std::string &key) const;
+                                   const std::string &key,
+                                   const KernelDescription &description) const;
   Result<TuneResult> tune(const KernelDescription &description,
                           const Call &call, const std::string &key,
                           const Specialization &specialization,

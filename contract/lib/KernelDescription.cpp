@@ -298,6 +298,15 @@ Result<Config> KernelDescription::parseConfig(std::string_view text) const {
   return resolveConfig(*config);
 }
 
+bool KernelDescription::takesArguments(
+    const std::vector<KernelArg> &loaded) const {
+  return std::equal(signature.begin(), signature.end(), loaded.begin(),
+                    loaded.end(),
+                    [](const ArgumentDecl &declared, const KernelArg &arg) {
+                      return declared.name == arg.name;
+                    });
+}
+
 Result<std::vector<ArgumentDecl>>
 KernelDescription::getSignature(const Config &config) const {
   Result<Config> resolved = resolveConfig(config);

@@ -53,10 +53,7 @@ Status checkSignature(const rt::ArgPack &pack,
                       const KernelDescription &description) {
   const std::vector<ArgumentDecl> &declared = description.getSignature();
   const std::vector<KernelArg> &loaded = pack.signature();
-  bool same = declared.size() == loaded.size();
-  for (size_t i = 0; same && i < declared.size(); ++i)
-    same = declared[i].name == loaded[i].name;
-  if (same)
+  if (description.takesArguments(loaded))
     return Status::success();
   auto join = [](const auto &arguments) {
     std::string names;

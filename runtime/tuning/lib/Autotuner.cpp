@@ -295,15 +295,7 @@ static bool takesDeclaredArguments(const std::string &metadataJson,
   if (metadataJson.empty())
     return true;
   Result<CompileMetadata> metadata = CompileMetadata::parse(metadataJson);
-  if (!metadata)
-    return false;
-  const std::vector<ArgumentDecl> &declared = description.getSignature();
-  if (metadata->signature.size() != declared.size())
-    return false;
-  for (size_t i = 0; i < declared.size(); ++i)
-    if (metadata->signature[i].name != declared[i].name)
-      return false;
-  return true;
+  return metadata && description.takesArguments(metadata->signature);
 }
 
 const AutotuneEntry *

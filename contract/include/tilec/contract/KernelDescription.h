@@ -15,6 +15,7 @@
 #ifndef TILEC_CONTRACT_KERNELDESCRIPTION_H
 #define TILEC_CONTRACT_KERNELDESCRIPTION_H
 
+#include "tilec/contract/ArgType.h"
 #include "tilec/contract/Config.h"
 #include "tilec/contract/Specialization.h"
 #include "tilec/contract/Status.h"
@@ -247,6 +248,11 @@ public:
   std::vector<std::string> getMetaParameterNames() const;
   /// The signature as declared; types may name type parameters.
   const std::vector<ArgumentDecl> &getSignature() const { return signature; }
+  /// Whether a compiled kernel whose metadata lists `loaded` takes the
+  /// arguments declared here: the same names in the same order, what a
+  /// call binds by position (a cubin of another version of the kernel may
+  /// not).
+  bool takesArguments(const std::vector<KernelArg> &loaded) const;
   /// The candidate configs, with defaults filled in.
   const std::vector<Config> &getConfigs() const { return configs; }
   const std::vector<AutotuneKeyEntry> &getAutotuneKey() const {

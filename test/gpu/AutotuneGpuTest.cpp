@@ -31,6 +31,21 @@ namespace harness = tilec::harness;
 
 namespace {
 
+harness::RunRequest requestOf(const std::string &kernel,
+                              std::map<std::string, int64_t> sizes,
+                              std::map<std::string, std::string> types = {}) {
+  harness::RunRequest request;
+  request.kernel = &tilec::kernel::lookupKernel(kernel)->getDescription();
+  request.call.sizes = std::move(sizes);
+  request.call.types = std::move(types);
+  return request;
+}
+
+// The autotuner derives the strides the call leaves out, as the harness does.
+const tilec::Call &callOf(const harness::RunRequest &request) {
+  return request.call;
+}
+
 class AutotuneGpuTest : public tilec::test::GpuSuite<> {
 protected:
   void SetUp() override {
@@ -81,6 +96,35 @@ protected:
         << result.config.str() << ": " << report->describe();
   }
 
+  // A select of `request` by a process with `compiler` (null: by one
+  // without), the selected kernel checked: where its config came from, its
+  // cubins loaded from the stage cache, its key.
+  struct Selected {
+    rt::ConfigSource source = rt::ConfigSource::Pinned;
+    int cachedLoads = 0;
+    std::string key;
+  };
+  Selected selectIn(const harness::RunRequest &request,
+                    rt::KernelCompiler *compiler) {
+    rt::KernelProvider provider(*context, compiler, stageCache);
+    rt::AutotuneCache cache(cachePath);
+    EXPECT_TRUE(cache.load().ok());
+    rt::Autotuner tuner(provider, cache, {}, fastOptions());
+    auto result =
+        compiler ? tuner.select(request.kernel->getName(), callOf(request),
+                                inputsFor(request))
+                 : tuner.select(request.kernel->getName(), callOf(request));
+    EXPECT_TRUE(result.ok()) << result.message();
+    Selected selected;
+    if (result.ok()) {
+      expectCorrect(*result, request);
+      selected.source = result->source;
+      selected.cachedLoads = provider.cachedLoadCount();
+      selected.key = result->key;
+    }
+    return selected;
+  }
+
   static std::string readFile(const std::string &path) {
     std::ifstream in(path);
     std::stringstream buffer;
@@ -93,21 +137,6 @@ protected:
   std::string cachePath;
   std::shared_ptr<rt::StageCache> stageCache;
 };
-
-harness::RunRequest requestOf(const std::string &kernel,
-                              std::map<std::string, int64_t> sizes,
-                              std::map<std::string, std::string> types = {}) {
-  harness::RunRequest request;
-  request.kernel = &tilec::kernel::lookupKernel(kernel)->getDescription();
-  request.call.sizes = std::move(sizes);
-  request.call.types = std::move(types);
-  return request;
-}
-
-// The autotuner derives the strides the call leaves out, as the harness does.
-const tilec::Call &callOf(const harness::RunRequest &request) {
-  return request.call;
-}
 
 TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
   harness::RunRequest request =
@@ -196,30 +225,8 @@ TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
   const std::string older = "tilec-0.0.1 llvm-22.1.8 build-id:0123456789abcdef";
   const std::string sibling =
       version + " llvm-22.1.8 build-id:0123456789abcdef";
-  // A select of the request by a process with this compiler (without: by
-  // one without): where its config came from, its cubins loaded from the
-  // stage cache, its key.
-  struct Selected {
-    rt::ConfigSource source = rt::ConfigSource::Pinned;
-    int cachedLoads = 0;
-    std::string key;
-  };
   auto select = [&](bool withCompiler) {
-    rt::KernelProvider provider(*context, withCompiler ? &compiler : nullptr,
-                                stageCache);
-    rt::AutotuneCache cache(cachePath);
-    EXPECT_TRUE(cache.load().ok());
-    rt::Autotuner tuner(provider, cache, {}, fastOptions());
-    auto result = withCompiler ? tuner.select("vector_add", callOf(request),
-                                              inputsFor(request))
-                               : tuner.select("vector_add", callOf(request));
-    EXPECT_TRUE(result.ok()) << result.message();
-    Selected selected;
-    if (result.ok()) {
-      expectCorrect(*result, request);
-      selected = {result->source, provider.cachedLoadCount(), result->key};
-    }
-    return selected;
+    return selectIn(request, withCompiler ? &compiler : nullptr);
   };
   std::string key = select(/*withCompiler=*/true).key;
   ASSERT_FALSE(key.empty());
@@ -247,19 +254,9 @@ TEST_F(AutotuneGpuTest, AWinnerWhoseCubinTakesOtherArgumentsIsTunedAgain) {
   tilec::jit::TilecJIT compiler(jitOptions);
   std::string device = context->properties().name;
   auto select = [&](bool withCompiler) {
-    rt::KernelProvider provider(*context, withCompiler ? &compiler : nullptr,
-                                stageCache);
-    rt::AutotuneCache cache(cachePath);
-    EXPECT_TRUE(cache.load().ok());
-    rt::Autotuner tuner(provider, cache, {}, fastOptions());
-    auto result = withCompiler ? tuner.select("vector_add", callOf(request),
-                                              inputsFor(request))
-                               : tuner.select("vector_add", callOf(request));
-    EXPECT_TRUE(result.ok()) << result.message();
-    return result.ok() ? std::pair(result->source, result->key)
-                       : std::pair(rt::ConfigSource::Pinned, std::string());
+    return selectIn(request, withCompiler ? &compiler : nullptr);
   };
-  std::string key = select(/*withCompiler=*/true).second;
+  std::string key = select(/*withCompiler=*/true).key;
   ASSERT_FALSE(key.empty());
   // The entry's metadata says its cubin's first argument has another name.
   auto renameFirstArgument = [&](const std::string &from,
@@ -274,10 +271,10 @@ TEST_F(AutotuneGpuTest, AWinnerWhoseCubinTakesOtherArgumentsIsTunedAgain) {
     ASSERT_TRUE(cache.store(device, "vector_add", key, entry).ok());
   };
   renameFirstArgument("x_ptr", "a_ptr");
-  EXPECT_EQ(select(/*withCompiler=*/false).first, rt::ConfigSource::Cached);
-  EXPECT_NE(select(/*withCompiler=*/true).first, rt::ConfigSource::Cached);
+  EXPECT_EQ(select(/*withCompiler=*/false).source, rt::ConfigSource::Cached);
+  EXPECT_NE(select(/*withCompiler=*/true).source, rt::ConfigSource::Cached);
   // The tuning's entry replaced it: answered from again.
-  EXPECT_EQ(select(/*withCompiler=*/true).first, rt::ConfigSource::Cached);
+  EXPECT_EQ(select(/*withCompiler=*/true).source, rt::ConfigSource::Cached);
 }
 
 // Tunes a few calls, packs their winners, then runs every call as a deployed

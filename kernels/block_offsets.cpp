@@ -19,7 +19,7 @@
 // that one launch sequence serves every count up to N (docs/sparse-conv.md,
 // "One launch sequence per size bucket").
 // A block's loop runs over its live row tiles only, so a block past the
-// count stores a count of 0 at once (LiveCount.h).
+// count stores its count (V + 1, which sorts it last) at once (LiveCount.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,10 +80,14 @@ static void buildBlockOffsets(KernelBuilder &kb) {
                  1, {groups0}, rows));
   Tensor groups = loop[0];
   Tensor active = kb.let("active", kb.cast(groups != 0, kb.i32Type()));
-  kb.store(blkCount + block, kb.sum(active, 0));
-  // The block sort's key count: every block of the grid (those past the
-  // live count list no offset and sort first), written here rather than by
-  // a launch of its own.
+  // A block past the live count lists no offset; its count reads V + 1,
+  // more than any live block's (each has its centre), so that the block
+  // sort puts it after them: the live blocks' order is then the start of
+  // the capacity's, where a recorded build writes it in place.
+  kb.store(blkCount + block,
+           kb.where(block * blockM < n, kb.sum(active, 0), v + 1));
+  // The block sort's key count: every block of the grid, written here
+  // rather than by a launch of its own.
   kb.ifThen(block == 0,
             [&] { kb.store(kb.arg("blocks_ptr"), kb.numPrograms(0)); });
   Tensor position = kb.let("position", block * v + kb.cumsum(active, 0) - 1);
@@ -118,6 +122,9 @@ TILEC_KERNEL(block_offsets) {
           // winners and cubins cached for the lists at scanned starts (a
           // launch for the counts, another for the lists) do not match.
           .key("LIST_STRIDE", "1")
+          // A block past the live count reads V + 1, not 0: winners and
+          // cubins cached when it sorted first do not match these keys.
+          .key("PAST_COUNT", "1")
           // Reads the rows' masks, not the map: winners and cubins cached
           // for the map's input do not match these keys.
           .key("INPUT_FORMAT", "2")

@@ -256,6 +256,13 @@ inline const std::vector<KernelCase> &kernelCases() {
       KernelCase{"block_offsets", "BLOCK_M=128,num_warps=4", false},
       KernelCase{"block_offsets", "BLOCK_M=128,num_warps=4", false,
                  "CHECK_COUNTS=1"},
+      // A live count below the grid's rows (a recorded build of a larger
+      // bucket): a block past it reads V + 1, the block cut by it lists the
+      // live rows' offsets only.
+      KernelCase{"block_offsets", "num_warps=4", false,
+                 "LIVE=2000,CHECK_COUNTS=1"},
+      KernelCase{"block_offsets", "BLOCK_M=128,num_warps=4", false,
+                 "LIVE=2000"},
       KernelCase{"mask_unions", "num_warps=2", false},
       KernelCase{"mask_unions", "num_warps=2", true},
       KernelCase{"mask_cover", "num_warps=4", false},

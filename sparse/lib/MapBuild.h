@@ -100,9 +100,10 @@ inline int radixPassesOver(int64_t bits) {
 inline int radixPasses(int64_t v) {
   return radixPassesOver(std::min<int64_t>(v, 32));
 }
-// Over a block's count of offsets (0 to V).
+// Over a block's count of offsets: 1 to V, V + 1 past the live count
+// (block_offsets).
 inline int blockSortPasses(int64_t v) {
-  return radixPassesOver(ceilLog2(v + 1));
+  return radixPassesOver(ceilLog2(v + 2));
 }
 inline Call digitsCall(int64_t n, int pass) {
   return makeCall({{"N", n}, {"SHIFT", kRadixDigitBits * pass}},

@@ -2,8 +2,6 @@
 
 #include "MapSequence.h"
 
-#include "tilec/runtime/Driver.h"
-
 #include <algorithm>
 
 namespace tilec::sparse {
@@ -114,35 +112,34 @@ MapSequence::record(SparseEngine &engine, const Window &window, bool lean,
   places.rowMasks = launches.placesOf(map.rowMasks.address);
   places.blkCount = launches.placesOf(sequence->lists_.blkCount.address);
   places.blkOff = launches.placesOf(sequence->lists_.blkOff.address);
+  places.blkOrder = launches.placesOf(sequence->lists_.blkOrder.address);
   return sequence;
 }
 
 Result<std::unique_ptr<NeighbourMaps>>
 MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
                    const SparseEngine::DeferredCheck *deferred) {
-  const rt::Context &context = engine_.context();
   int64_t n = voxels, v = shape_.window.offsets();
   int64_t blocks = cdiv(n, blockRows_);
   int64_t capacityBlocks = cdiv(shape_.capacity, blockRows_);
   // The map and the lists in allocations of their own, written there by
   // the replay: nbt's stride is the count, and the order, nbt, the row
   // masks and the offsets are written at the live rows and blocks only;
-  // the counts cover the capacity's blocks (block_offsets writes a 0 for
-  // each block past the count, and the block sort reads them all there).
-  // The block sort puts the empty blocks past the count first, so the
-  // lists' order is the end of the capacity's, copied out: a pointer into
-  // it would not keep the 16-byte alignment the convolution is specialized
-  // for.
+  // the counts and the block order cover the capacity's blocks (the block
+  // sort reads every count, and block_offsets gives each block past the
+  // count one that sorts it after the live ones, so that the live blocks'
+  // order is the start of the capacity's).
   TILEC_ASSIGN_OR_RETURN(map, allocateSortedMap(engine_, n, v,
                                                 /*pairs=*/0, stream));
   int64_t listBytes = 0;
   std::vector<int64_t> listOffsets = packedOffsets(
-      {4 * capacityBlocks, 4 * blocks * v, 4 * blocks}, listBytes);
+      {4 * capacityBlocks, 4 * blocks * v, 4 * capacityBlocks}, listBytes);
   TILEC_ASSIGN_OR_RETURN(listStorage,
                          engine_.allocateMaps(size_t(listBytes), stream));
   auto listAt = [&](size_t part) {
     return rt::DevicePtr{listStorage.address() + listOffsets[part]};
   };
+  rt::DevicePtr blkCount = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
   // The coordinates are read in place (a tensor's are 16-byte aligned, as
   // the recording's placeholder was).
   TILEC_RETURN_IF_ERROR(
@@ -150,19 +147,12 @@ MapSequence::build(rt::DevicePtr coords, int64_t voxels, CUstream stream,
                               {places_.order, map->order.address},
                               {places_.nbt, map->nbt.address},
                               {places_.rowMasks, map->rowMasks.address},
-                              {places_.blkCount, listAt(0).address},
-                              {places_.blkOff, listAt(1).address}}));
+                              {places_.blkCount, blkCount.address},
+                              {places_.blkOff, blkOff.address},
+                              {places_.blkOrder, blkOrder.address}}));
   TILEC_RETURN_IF_ERROR(engine_.memset(regions_[kCount].ptr(),
                                        static_cast<uint32_t>(n), 4, 1, stream));
   TILEC_RETURN_IF_ERROR(launches_->replay(stream));
-  const rt::Driver &driver = context.driver();
-  TILEC_RETURN_IF_ERROR(driver.check(
-      driver.api().cuMemcpyDtoDAsync(listAt(2).address,
-                                     lists_.blkOrder.address +
-                                         4 * uint64_t(capacityBlocks - blocks),
-                                     size_t(4 * blocks), stream),
-      "cuMemcpyDtoDAsync"));
-  rt::DevicePtr blkCount = listAt(0), blkOff = listAt(1), blkOrder = listAt(2);
   auto maps = [&] {
     return std::make_unique<NeighbourMaps>(
         NeighbourMaps{std::move(map), blockRows_, blocks, blkCount, blkOff,

@@ -10,8 +10,7 @@
 // as a CUDA graph, and replayed for each tensor with its count written
 // first and its launches pointed at the tensor's coordinates and at its own
 // storage for the map and the lists they write (graph nodes updated in
-// place): five driver calls and the node updates a build (the lists' block
-// order copied out).
+// place): four driver calls and the node updates a build.
 // docs/sparse-conv.md, "One launch sequence per size bucket".
 //
 //===----------------------------------------------------------------------===//
@@ -80,7 +79,7 @@ private:
   // tensor's map and lists.
   struct Places {
     std::vector<rt::LaunchSequence::Place> coords, order, nbt, rowMasks,
-        blkCount, blkOff;
+        blkCount, blkOff, blkOrder;
   };
   Places places_;
 };

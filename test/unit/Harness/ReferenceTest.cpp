@@ -164,6 +164,26 @@ TEST(ReferenceTest, BlockListsSitAtAStrideOfVBesideTheirCounts) {
   }
 }
 
+// Below the grid's rows, the live count cuts a block's list to its live
+// rows and gives each block past it the count V + 1, which the block sort
+// puts after every live block.
+TEST(ReferenceTest, BlocksPastTheLiveCountSortAfterTheLiveOnes) {
+  int64_t n = 300, v = 27, live = 100;
+  Built all =
+      buildReference("block_offsets", {{"N", n}, {"V", v}, {"CHECK_COUNTS", 1}},
+                     {}, {{"BLOCK_M", 64}});
+  Built cut =
+      buildReference("block_offsets",
+                     {{"N", n}, {"V", v}, {"CHECK_COUNTS", 1}, {"LIVE", live}},
+                     {}, {{"BLOCK_M", 64}});
+  ASSERT_EQ(cut.problem.expected.size(), all.problem.expected.size());
+  EXPECT_EQ(cut.problem.expected[0], all.problem.expected[0]); // 64 live rows
+  EXPECT_GT(cut.problem.expected[1], 0);                       // 36 live rows
+  EXPECT_LE(cut.problem.expected[1], all.problem.expected[1]);
+  for (size_t b = 2; b < cut.problem.expected.size(); ++b)
+    EXPECT_EQ(cut.problem.expected[b], v + 1) << b;
+}
+
 // An integer output's poison (all bits set) reads as -1: an element the
 // kernel must not write passes as -1 and fails as anything else.
 TEST(ReferenceTest, AnIntegerOutputStaysPoisonedAsMinusOne) {

@@ -288,9 +288,9 @@ struct NeighbourMaps {
   rt::DevicePtr blkCount, blkOff, blkOrder;
   /// One allocation for the lists: blk_count, blk_off, blk_order, the block
   /// sort's keys and counts and its count words (kept until the kernels are
-  /// done); a replayed build's holds blk_count (of its bucket's capacity of
-  /// blocks), blk_off and blk_order alone (the order copied out of the
-  /// recorded build's scratch).
+  /// done); a replayed build's holds blk_count and blk_order (of its
+  /// bucket's capacity of blocks, the live blocks' order first) and blk_off
+  /// alone.
   rt::PoolBuffer storage;
 };
 

@@ -18,11 +18,14 @@
 #include "tilec/runtime/Pack.h"
 #include "tilec/runtime/StageCache.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <unistd.h>
 
@@ -96,6 +99,27 @@ protected:
         << result.config.str() << ": " << report->describe();
   }
 
+  // A compiler whose stages are cached in the test's stage cache.
+  std::unique_ptr<tilec::jit::TilecJIT> stageCacheCompiler() const {
+    tilec::jit::JITOptions jitOptions;
+    jitOptions.cache = stageCache;
+    return std::make_unique<tilec::jit::TilecJIT>(jitOptions);
+  }
+
+  // Loads the autotune cache's entry of (kernel, key) on this device,
+  // applies `edit` and stores it back: an entry another build left.
+  void editEntry(const std::string &kernel, const std::string &key,
+                 llvm::function_ref<void(rt::AutotuneEntry &)> edit) {
+    rt::AutotuneCache cache(cachePath);
+    ASSERT_TRUE(cache.load().ok());
+    std::string device = context->properties().name;
+    rt::AutotuneEntry entry = cache.entries().at(device).at(kernel).at(key);
+    edit(entry);
+    if (HasFatalFailure())
+      return;
+    ASSERT_TRUE(cache.store(device, kernel, key, entry).ok());
+  }
+
   // A select of `request` by a process with `compiler` (null: by one
   // without), the selected kernel checked: where its config came from, its
   // cubins loaded from the stage cache, its key.
@@ -143,10 +167,8 @@ TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
       requestOf("vector_add", {{"n_elements", 1000003}});
   std::string winner;
   {
-    tilec::jit::JITOptions jitOptions;
-    jitOptions.cache = stageCache;
-    tilec::jit::TilecJIT compiler(jitOptions);
-    rt::KernelProvider provider(*context, &compiler, stageCache);
+    auto compiler = stageCacheCompiler();
+    rt::KernelProvider provider(*context, compiler.get(), stageCache);
     rt::AutotuneCache cache(cachePath);
     ASSERT_TRUE(cache.load().ok());
     rt::Autotuner tuner(provider, cache, {}, fastOptions());
@@ -204,29 +226,23 @@ TEST_F(AutotuneGpuTest, TunesPersistsAndReloadsWithoutACompiler) {
 TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
   harness::RunRequest request =
       requestOf("vector_add", {{"n_elements", 100003}});
-  tilec::jit::JITOptions jitOptions;
-  jitOptions.cache = stageCache;
-  tilec::jit::TilecJIT compiler(jitOptions);
-  std::string ours = compiler.compilerId();
+  auto compiler = stageCacheCompiler();
+  std::string ours = compiler->compilerId();
   std::string version = ours.substr(0, ours.find(' '));
   ASSERT_EQ(version.rfind("tilec-", 0), 0u) << ours;
-  std::string device = context->properties().name;
   // The entry of (vector_add, key), its compiler id checked and replaced.
   auto recordAs = [&](const std::string &key, const std::string &expected,
                       const std::string &compilerId) {
-    rt::AutotuneCache cache(cachePath);
-    ASSERT_TRUE(cache.load().ok());
-    rt::AutotuneEntry entry =
-        cache.entries().at(device).at("vector_add").at(key);
-    EXPECT_EQ(entry.compilerId, expected);
-    entry.compilerId = compilerId;
-    ASSERT_TRUE(cache.store(device, "vector_add", key, entry).ok());
+    editEntry("vector_add", key, [&](rt::AutotuneEntry &entry) {
+      EXPECT_EQ(entry.compilerId, expected);
+      entry.compilerId = compilerId;
+    });
   };
   const std::string older = "tilec-0.0.1 llvm-22.1.8 build-id:0123456789abcdef";
   const std::string sibling =
       version + " llvm-22.1.8 build-id:0123456789abcdef";
   auto select = [&](bool withCompiler) {
-    return selectIn(request, withCompiler ? &compiler : nullptr);
+    return selectIn(request, withCompiler ? compiler.get() : nullptr);
   };
   std::string key = select(/*withCompiler=*/true).key;
   ASSERT_FALSE(key.empty());
@@ -249,28 +265,19 @@ TEST_F(AutotuneGpuTest, AWinnerOfAnotherTilecVersionIsTunedAgain) {
 TEST_F(AutotuneGpuTest, AWinnerWhoseCubinTakesOtherArgumentsIsTunedAgain) {
   harness::RunRequest request =
       requestOf("vector_add", {{"n_elements", 100003}});
-  tilec::jit::JITOptions jitOptions;
-  jitOptions.cache = stageCache;
-  tilec::jit::TilecJIT compiler(jitOptions);
-  std::string device = context->properties().name;
+  auto compiler = stageCacheCompiler();
   auto select = [&](bool withCompiler) {
-    return selectIn(request, withCompiler ? &compiler : nullptr);
+    return selectIn(request, withCompiler ? compiler.get() : nullptr);
   };
   std::string key = select(/*withCompiler=*/true).key;
   ASSERT_FALSE(key.empty());
   // The entry's metadata says its cubin's first argument has another name.
-  auto renameFirstArgument = [&](const std::string &from,
-                                 const std::string &to) {
-    rt::AutotuneCache cache(cachePath);
-    ASSERT_TRUE(cache.load().ok());
-    rt::AutotuneEntry entry =
-        cache.entries().at(device).at("vector_add").at(key);
-    size_t at = entry.metadataJson.find("\"" + from + "\"");
+  editEntry("vector_add", key, [](rt::AutotuneEntry &entry) {
+    const std::string from = "\"x_ptr\"", to = "\"a_ptr\"";
+    size_t at = entry.metadataJson.find(from);
     ASSERT_NE(at, std::string::npos) << entry.metadataJson;
-    entry.metadataJson.replace(at, from.size() + 2, "\"" + to + "\"");
-    ASSERT_TRUE(cache.store(device, "vector_add", key, entry).ok());
-  };
-  renameFirstArgument("x_ptr", "a_ptr");
+    entry.metadataJson.replace(at, from.size(), to);
+  });
   EXPECT_EQ(select(/*withCompiler=*/false).source, rt::ConfigSource::Cached);
   EXPECT_NE(select(/*withCompiler=*/true).source, rt::ConfigSource::Cached);
   // The tuning's entry replaced it: answered from again.
@@ -290,10 +297,8 @@ TEST_F(AutotuneGpuTest, ABundleServesEveryWinnerAlone) {
                 {{"DTYPE", "bf16"}})};
   std::vector<std::string> winners;
   {
-    tilec::jit::JITOptions jitOptions;
-    jitOptions.cache = stageCache;
-    tilec::jit::TilecJIT compiler(jitOptions);
-    rt::KernelProvider provider(*context, &compiler, stageCache);
+    auto compiler = stageCacheCompiler();
+    rt::KernelProvider provider(*context, compiler.get(), stageCache);
     rt::AutotuneCache cache(cachePath);
     ASSERT_TRUE(cache.load().ok());
     rt::Autotuner tuner(provider, cache, {}, fastOptions());
@@ -356,10 +361,8 @@ TEST_F(AutotuneGpuTest, ABundleServesEveryWinnerAlone) {
       << direct.message();
 
   // With the fallback allowed and a compiler linked, it is tuned instead.
-  tilec::jit::JITOptions jitOptions;
-  jitOptions.cache = stageCache;
-  tilec::jit::TilecJIT compiler(jitOptions);
-  rt::KernelProvider fallback(*context, &compiler, stageCache);
+  auto compiler = stageCacheCompiler();
+  rt::KernelProvider fallback(*context, compiler.get(), stageCache);
   ASSERT_TRUE(fallback.setBundle(*bundle, rt::BundlePolicy::FallBack).ok());
   rt::AutotuneCache fresh(directory + "/fallback.json");
   rt::Autotuner fallbackTuner(fallback, fresh, {}, fastOptions());
@@ -371,10 +374,8 @@ TEST_F(AutotuneGpuTest, ABundleServesEveryWinnerAlone) {
 }
 
 TEST_F(AutotuneGpuTest, MatmulWinnersAreCorrect) {
-  tilec::jit::JITOptions jitOptions;
-  jitOptions.cache = stageCache;
-  tilec::jit::TilecJIT compiler(jitOptions);
-  rt::KernelProvider provider(*context, &compiler, stageCache);
+  auto compiler = stageCacheCompiler();
+  rt::KernelProvider provider(*context, compiler.get(), stageCache);
   rt::AutotuneCache cache(cachePath);
   ASSERT_TRUE(cache.load().ok());
   rt::Autotuner tuner(provider, cache, {}, fastOptions());
@@ -571,10 +572,8 @@ TEST_F(AutotuneGpuTest, RepetitionsStopAtTheTargetError) {
   // resolution, so that the spread is the kernel's.
   harness::RunRequest request =
       requestOf("vector_add", {{"n_elements", int64_t(1) << 25}});
-  tilec::jit::JITOptions jitOptions;
-  jitOptions.cache = stageCache;
-  tilec::jit::TilecJIT compiler(jitOptions);
-  rt::KernelProvider provider(*context, &compiler, stageCache);
+  auto compiler = stageCacheCompiler();
+  rt::KernelProvider provider(*context, compiler.get(), stageCache);
   rt::AutotuneCache cache(cachePath);
   ASSERT_TRUE(cache.load().ok());
   auto timingsWith = [&](double targetError) {

@@ -40,6 +40,8 @@ std::string Config::str() const {
     text += key + "=" + value + ",";
   text += "num_warps=" + std::to_string(numWarps) +
           ",num_stages=" + std::to_string(numStages);
+  if (minBlocksPerSM != 1)
+    text += ",min_blocks_per_sm=" + std::to_string(minBlocksPerSM);
   return text;
 }
 
@@ -109,6 +111,12 @@ Result<Config> Config::parse(std::string_view text) {
         return fail("num_stages must be an integer from 1 to 8, got '" +
                     value + "'");
       config.numStages = static_cast<int>(*number);
+    } else if (key == "min_blocks_per_sm") {
+      // An SM holds at most 32 blocks (sm_80 to sm_120).
+      if (!number || *number < 1 || *number > 32)
+        return fail("min_blocks_per_sm must be an integer from 1 to 32, got '" +
+                    value + "'");
+      config.minBlocksPerSM = static_cast<int>(*number);
     } else if (number) {
       config.params[key] = *number;
     } else if (isScalarTypeName(value)) {

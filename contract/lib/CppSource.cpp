@@ -131,9 +131,11 @@ std::string parameterStatement(const MetaParameter &p) {
 
 std::string configStatement(const Config &config) {
   return "    { tilec::Config c; c.params = " + integerMap(config.params) +
-         "; c.types = " + stringMap(config.types) + "; c.numWarps = " +
-         std::to_string(config.numWarps) + "; c.numStages = " +
-         std::to_string(config.numStages) + "; d->candidate(std::move(c)); }\n";
+         "; c.types = " + stringMap(config.types) +
+         "; c.numWarps = " + std::to_string(config.numWarps) +
+         "; c.numStages = " + std::to_string(config.numStages) +
+         "; c.minBlocksPerSM = " + std::to_string(config.minBlocksPerSM) +
+         "; d->candidate(std::move(c)); }\n";
 }
 
 std::string predictionStatement(const KernelDescription::Prediction &p) {
@@ -142,6 +144,7 @@ std::string predictionStatement(const KernelDescription::Prediction &p) {
          "; c.types = " + stringMap(config.types) +
          "; c.numWarps = " + std::to_string(config.numWarps) +
          "; c.numStages = " + std::to_string(config.numStages) +
+         "; c.minBlocksPerSM = " + std::to_string(config.minBlocksPerSM) +
          "; d->predictWhen(" + stringList(p.conditions) +
          ", std::move(c)); }\n";
 }

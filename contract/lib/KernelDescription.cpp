@@ -259,6 +259,7 @@ Result<Config> KernelDescription::resolveConfig(const Config &config) const {
   Config resolved;
   resolved.numWarps = config.numWarps;
   resolved.numStages = config.numStages;
+  resolved.minBlocksPerSM = config.minBlocksPerSM;
   for (const MetaParameter &parameter : params) {
     auto given = config.params.find(parameter.name);
     std::optional<int64_t> value = parameter.defaultValue;
@@ -522,6 +523,7 @@ void KernelDescription::addConfig(const Config &config,
     names[key] = value;
   names["num_warps"] = config.numWarps;
   names["num_stages"] = config.numStages;
+  names["min_blocks_per_sm"] = config.minBlocksPerSM;
 }
 
 Result<KernelDescription::CallEvaluation>

@@ -68,6 +68,7 @@ void buildTTGIRPipeline(OpPassManager &pm, const CompileOptions &options) {
   layoutOptions.threadsPerWarp = options.threadsPerWarp;
   layoutOptions.target = options.target;
   layoutOptions.numStages = options.numStages;
+  layoutOptions.minBlocksPerSM = options.minBlocksPerSM;
   pm.addPass(createConvertTileToTileGPU(layoutOptions));
   pm.addPass(tilegpu::createTileGPUCoalesce());
   pm.addPass(tilegpu::createTileGPURemoveLayoutConversions());
@@ -659,6 +660,7 @@ static llvm::Error runStage(const StageDef &def, CompileState &state) {
 void CompileOptions::setConfig(const Config &kernelConfig) {
   numWarps = kernelConfig.numWarps;
   numStages = kernelConfig.numStages;
+  minBlocksPerSM = kernelConfig.minBlocksPerSM;
   config = kernelConfig.params;
   configTypes = kernelConfig.types;
 }

@@ -44,3 +44,29 @@ module attributes {"tilegpu.num-warps" = 4 : i32, "tilegpu.threads-per-warp" = 3
     return
   }
 }
+
+// -----
+
+// Two blocks of 96 KiB an SM: 2 x (96 KiB + the 1 KiB reserved per block)
+// fit an sm_90 SM's 228 KiB.
+#shared = #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 8 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90", "tilegpu.min-blocks-per-sm" = 2 : i32} {
+  func.func @two_blocks_fit() attributes {tile.kernel} {
+    %a = tilegpu.local_alloc : () -> !tilegpu.memdesc<96x256xf32, #shared, mutable>
+    tilegpu.local_dealloc %a : !tilegpu.memdesc<96x256xf32, #shared, mutable>
+    return
+  }
+}
+
+// -----
+
+// A block of 128 KiB fits an sm_90 block, but two of them do not fit its SM.
+#shared = #tilegpu.swizzled_shared<{vec = 1, perPhase = 1, maxPhase = 1, order = [1, 0]}>
+module attributes {"tilegpu.num-warps" = 8 : i32, "tilegpu.threads-per-warp" = 32 : i32, tilegpu.target = "sm_90", "tilegpu.min-blocks-per-sm" = 2 : i32} {
+  // expected-error @+1 {{tilegpu.min-blocks-per-sm = 2 needs 2 x (131072 + 1024) B of shared memory on an SM; an SM of sm_90 has 233472 B}}
+  func.func @two_blocks_do_not_fit() attributes {tile.kernel} {
+    %a = tilegpu.local_alloc : () -> !tilegpu.memdesc<128x256xf32, #shared, mutable>
+    tilegpu.local_dealloc %a : !tilegpu.memdesc<128x256xf32, #shared, mutable>
+    return
+  }
+}

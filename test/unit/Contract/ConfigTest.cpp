@@ -40,6 +40,23 @@ TEST(ConfigTest, AcceptsSpacesTypesAndDefaults) {
   EXPECT_EQ(Config::parse("")->str(), "num_warps=4,num_stages=1");
 }
 
+// Blocks an SM must hold: in the text only where they are not 1, so that
+// configs (and the cache keys and winners named by their text) from before
+// the field existed read the same.
+TEST(ConfigTest, MinBlocksPerSMAppearsWhereNotOne) {
+  auto two = Config::parse("BLOCK=64,min_blocks_per_sm=2,num_warps=8");
+  ASSERT_TRUE(two.ok()) << two.message();
+  EXPECT_EQ(two->minBlocksPerSM, 2);
+  EXPECT_EQ(two->str(),
+            "BLOCK=64,num_warps=8,num_stages=1,min_blocks_per_sm=2");
+  EXPECT_EQ(*Config::parse(two->str()), *two);
+  auto one = Config::parse("BLOCK=64,min_blocks_per_sm=1,num_warps=8");
+  ASSERT_TRUE(one.ok()) << one.message();
+  EXPECT_EQ(one->str(), "BLOCK=64,num_warps=8,num_stages=1");
+  EXPECT_EQ(*one, *Config::parse("BLOCK=64,num_warps=8"));
+  EXPECT_NE(*one, *two);
+}
+
 TEST(ConfigTest, RejectsMalformedText) {
   EXPECT_NE(errorOf("BLOCK_M").find("expected KEY=VALUE"), std::string::npos);
   EXPECT_NE(errorOf("BLOCK_M=").find("has no value"), std::string::npos);
@@ -55,6 +72,10 @@ TEST(ConfigTest, RejectsMalformedText) {
   EXPECT_NE(errorOf("num_warps=3").find("power of two"), std::string::npos);
   EXPECT_NE(errorOf("num_warps=64").find("1 to 32"), std::string::npos);
   EXPECT_NE(errorOf("num_stages=0").find("1 to 8"), std::string::npos);
+  EXPECT_NE(errorOf("min_blocks_per_sm=0").find("1 to 32"), std::string::npos);
+  EXPECT_NE(errorOf("min_blocks_per_sm=33").find("1 to 32"), std::string::npos);
+  EXPECT_NE(errorOf("min_blocks_per_sm=f16").find("1 to 32"),
+            std::string::npos);
   // Spaces are allowed around names, values and commas (above); a line
   // break or a tab is a pasting mistake.
   EXPECT_NE(errorOf("BLOCK_M=64,num_warps=4\n").find("line break at offset 22"),

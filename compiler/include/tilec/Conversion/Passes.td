@@ -28,6 +28,9 @@ def ConvertTileToTileGPU : Pass<"convert-tile-to-tilegpu", "mlir::ModuleOp"> {
     Option<"numStages", "num-stages", "unsigned", "1",
            "Stages tilegpu-pipeline will give the loads of dots; from 2 on "
            "sm_90a, tile.load_tile blocks of warpgroup dots stay for TMA">,
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "unsigned", "1",
+           "Blocks an SM must hold at once (the kernel's .minnctapersm); "
+           "recorded as tilegpu.min-blocks-per-sm where more than 1">,
   ];
 }
 
@@ -49,7 +52,8 @@ def ConvertTileGPUToLLVM : Pass<"convert-tilegpu-to-llvm", "mlir::ModuleOp"> {
     becomes cp.async (4, 8 or 16 bytes, masked elements zero-filled),
     warpgroup_dot becomes wgmma.mma_async, and these ops emit no barriers of
     their own. Kernels become
-    `llvm.func`s with `nvvm.kernel` and `nvvm.maxntid`. Ttgir past the
+    `llvm.func`s with `nvvm.kernel`, `nvvm.maxntid` and `nvvm.minctasm`
+    (the module's `tilegpu.min-blocks-per-sm`, 1 without it). Ttgir past the
     limits of `tilegpu-check-block-resources` is refused before any code is
     written.
   }];

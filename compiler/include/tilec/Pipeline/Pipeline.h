@@ -44,6 +44,8 @@ struct CompileOptions {
   unsigned numWarps = 4;
   unsigned threadsPerWarp = 32;
   unsigned numStages = 1;
+  /// The blocks an SM must hold at once (the kernel's .minnctapersm).
+  unsigned minBlocksPerSM = 1;
   /// sm_XX; also the PTX and ptxas target.
   std::string target = "sm_90";
   PTXOptions ptx;
@@ -74,9 +76,9 @@ struct CompileOptions {
   /// --mlir-timing options there. Stages the cache serves run no passes.
   std::function<void(mlir::PassManager &)> configurePasses;
 
-  /// A kernel's config, whole: its warps, stages, meta-parameters and type
-  /// parameters (what a specialized ttir was made with) into the fields
-  /// above; the one place a Config becomes compile options.
+  /// A kernel's config, whole: its warps, stages, blocks an SM, meta-parameters
+  /// and type parameters (what a specialized ttir was made with) into the
+  /// fields above; the one place a Config becomes compile options.
   void setConfig(const Config &kernelConfig);
 
   /// Every field: those the ttgir stage reads key it, the rest say why they
@@ -91,6 +93,9 @@ constexpr auto CompileOptions::fields() {
                  Stage::TTGIR),
       // tilegpu-pipeline's ring depth.
       keyedField("num_stages", &CompileOptions::numStages, Stage::TTGIR),
+      // The ttgir's tilegpu.min-blocks-per-sm.
+      keyedField("min_blocks_per_sm", &CompileOptions::minBlocksPerSM,
+                 Stage::TTGIR),
       // The later stages run with it as their chip (getStageOptions).
       keyedField("target", &CompileOptions::target, Stage::TTGIR),
       excludedField("ptx", &CompileOptions::ptx,

@@ -7,6 +7,7 @@
 #include "tilec/Dialect/TileGPU/IR/TileGPU.h"
 #include "tilec/Dialect/TileGPU/Transforms/SharedMemory.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MathExtras.h"
@@ -89,6 +90,33 @@ private:
 };
 } // namespace
 
+/// The shared memory of the blocks the module asks an SM to hold at once
+/// (tilegpu.min-blocks-per-sm) against an SM's. An SM has the most one block
+/// may opt in to plus the 1 KiB the system reserves per block (the CUDA C++
+/// Programming Guide's tables: 228 KiB on sm_90, 164 on sm_80, 100 on
+/// sm_86), and each block also takes that 1 KiB.
+static BlockResourcesVerdict checkBlocksPerSM(ModuleOp module, StringRef target,
+                                              int64_t total,
+                                              int64_t maxSharedBytes) {
+  constexpr int64_t kReservedPerBlock = 1024;
+  int blocks = TileGPUDialect::getMinBlocksPerSM(module);
+  if (blocks * (total + kReservedPerBlock) <=
+      maxSharedBytes + kReservedPerBlock)
+    return BlockResourcesVerdict::Fits;
+  // At the kernel: the module would be printed whole.
+  Operation *at = module;
+  module.walk([&](func::FuncOp func) {
+    at = func;
+    return WalkResult::interrupt();
+  });
+  at->emitError() << TileGPUDialect::getMinBlocksPerSMAttrName() << " = "
+                  << blocks << " needs " << blocks << " x (" << total << " + "
+                  << kReservedPerBlock
+                  << ") B of shared memory on an SM; an SM of " << target
+                  << " has " << maxSharedBytes + kReservedPerBlock << " B";
+  return BlockResourcesVerdict::ExceedsTarget;
+}
+
 /// The module's total shared memory (tilegpu.shared) against the target's
 /// limit. The error sits at the allocation that reaches the total, where
 /// there is one: the module itself would be printed whole.
@@ -110,7 +138,7 @@ checkSharedMemory(ModuleOp module, StringRef target, int64_t maxSharedBytes) {
   }
   int64_t total = shared.getInt();
   if (total <= maxSharedBytes)
-    return BlockResourcesVerdict::Fits;
+    return checkBlocksPerSM(module, target, total, maxSharedBytes);
   // The allocation at the lowest offset that ends past the limit: the one
   // whose size a user changes (the last one placed may be a few bytes of
   // mbarriers after it).

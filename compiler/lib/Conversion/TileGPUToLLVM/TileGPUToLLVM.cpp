@@ -124,7 +124,8 @@ struct ConvertTileGPUToLLVMPass
       return signalPassFailure();
     pruneRegisters(module);
     if (failed(lowerStructuredControlFlow(module)) ||
-        failed(lowerScalarsToLLVM(module, numWarps * threadsPerWarp)))
+        failed(lowerScalarsToLLVM(module, numWarps * threadsPerWarp,
+                                  TileGPUDialect::getMinBlocksPerSM(module))))
       return signalPassFailure();
 
     if (auto smem = module.lookupSymbol<LLVM::GlobalOp>(kSharedMemoryName))
@@ -251,7 +252,8 @@ struct ConvertTileGPUToLLVMPass
     return applyPartialConversion(module, target, std::move(patterns));
   }
 
-  LogicalResult lowerScalarsToLLVM(ModuleOp module, int threadsPerCTA) {
+  LogicalResult lowerScalarsToLLVM(ModuleOp module, int threadsPerCTA,
+                                   int minBlocksPerSM) {
     MLIRContext *context = &getContext();
     // Kernel markers and specialization hints become their LLVM forms.
     SmallVector<StringAttr> kernels;
@@ -314,9 +316,10 @@ struct ConvertTileGPUToLLVMPass
                     builder.getDenseI32ArrayAttr({threadsPerCTA, 1, 1}));
       // With only .maxntid, ptxas sizes registers for the most CTAs an SM
       // can hold (32 per thread at 128 threads) and spills; .minnctapersm 1
-      // leaves it the full 255 and its own occupancy trade-off.
+      // leaves it the full 255 and its own occupancy trade-off, and a
+      // config's min_blocks_per_sm caps them at what that many blocks leave.
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                    builder.getI32IntegerAttr(1));
+                    builder.getI32IntegerAttr(minBlocksPerSM));
     }
     return success();
   }

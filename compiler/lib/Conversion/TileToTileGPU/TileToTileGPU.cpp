@@ -673,6 +673,9 @@ struct ConvertTileToTileGPUPass
                     builder.getI32IntegerAttr(threadsPerWarp));
     module->setAttr(TileGPUDialect::getTargetAttrName(),
                     builder.getStringAttr(target));
+    if (minBlocksPerSM > 1)
+      module->setAttr(TileGPUDialect::getMinBlocksPerSMAttrName(),
+                      builder.getI32IntegerAttr(minBlocksPerSM));
   }
 };
 

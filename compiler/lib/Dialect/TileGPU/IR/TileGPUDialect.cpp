@@ -5,6 +5,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace tilec::tilegpu;
 
@@ -54,4 +56,8 @@ int TileGPUDialect::getNumWarps(Operation *module) {
 
 int TileGPUDialect::getThreadsPerWarp(Operation *module) {
   return getIntAttr(module, getThreadsPerWarpAttrName());
+}
+
+int TileGPUDialect::getMinBlocksPerSM(Operation *module) {
+  return std::max(1, getIntAttr(module, getMinBlocksPerSMAttrName()));
 }

@@ -19,7 +19,9 @@ def TileGPU_Dialect : Dialect {
     `tile` ops keep working on encoded tensors;
     `tilegpu.convert_layout` is the only way to move data between layouts.
     The module carries the target: `tilegpu.num-warps`,
-    `tilegpu.threads-per-warp`, `tilegpu.target` (e.g. "sm_90"), and after
+    `tilegpu.threads-per-warp`, `tilegpu.target` (e.g. "sm_90"), where a
+    config asks for more than one `tilegpu.min-blocks-per-sm` (the blocks an
+    SM must hold at once; the kernel's `.minnctapersm`), and after
     `tilegpu-allocate-shared-memory` `tilegpu.shared` (bytes of dynamic shared
     memory).
   }];
@@ -35,6 +37,9 @@ def TileGPU_Dialect : Dialect {
     }
     static constexpr ::llvm::StringLiteral getTargetAttrName() {
       return ::llvm::StringLiteral("tilegpu.target");
+    }
+    static constexpr ::llvm::StringLiteral getMinBlocksPerSMAttrName() {
+      return ::llvm::StringLiteral("tilegpu.min-blocks-per-sm");
     }
     static constexpr ::llvm::StringLiteral getSharedAttrName() {
       return ::llvm::StringLiteral("tilegpu.shared");
@@ -53,6 +58,8 @@ def TileGPU_Dialect : Dialect {
     /// Reads a module's num-warps; 0 when absent.
     static int getNumWarps(::mlir::Operation *module);
     static int getThreadsPerWarp(::mlir::Operation *module);
+    /// Reads a module's min-blocks-per-sm; 1 when absent.
+    static int getMinBlocksPerSM(::mlir::Operation *module);
 
   private:
     void registerAttributes();

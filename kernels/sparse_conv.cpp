@@ -252,6 +252,16 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // one block per SM against two.
           .candidate("BLOCK_N=128,BLOCK_K=128,num_warps=8,num_stages=3")
           .candidate("BLOCK_N=256,BLOCK_K=64,num_warps=8,num_stages=4")
+          // Two blocks an SM: 128 x 128 x 64 tiles on 8 warps take 96 KB of
+          // shared memory, so two fit an SM, but at 136 registers a thread
+          // two blocks of 256 threads do not (65536 registers an SM); capped
+          // at 128 (122 used, no spills), one block's gathers and epilogue
+          // overlap the other's MMAs. At the res-256 shell, C = 128 (H100,
+          // ncu): the winner before it, 128 x 128 x 128 (196 KB, one block
+          // an SM, no warp eligible 68% of the time), took 322.7 us; this
+          // one won, 283.0 us (no warp eligible 56%).
+          .candidate("BLOCK_N=128,BLOCK_K=64,num_warps=8,num_stages=3,"
+                     "min_blocks_per_sm=2")
           .candidate("BLOCK_N=32,BLOCK_K=16,num_warps=4,num_stages=4")
           // Row blocks in halves, for launches under one wave (below): on
           // the H200, 3000 voxels, C = 256, 128-row blocks: 44.2 against
@@ -360,6 +370,9 @@ TILEC_KERNEL(sparse_conv_fwd) {
           // the exact count of row blocks (version 1), do not match these
           // keys.
           .key("SPLIT_CANDIDATES", "2")
+          // Winners tuned before the two-blocks-an-SM candidate existed do
+          // not match these keys.
+          .key("BLOCKS_PER_SM_CANDIDATES", "1")
           .grid({"SPLIT_K * cdiv(CO, BLOCK_N) * cdiv(N, BLOCK_M)"})
           // Offsets are i32. The voxels the maps name are rows of X, so X's
           // offsets stay below (NI - 1) * stride_x + CI.

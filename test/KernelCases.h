@@ -282,6 +282,11 @@ inline const std::vector<KernelCase> &kernelCases() {
                  "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,HAS_BIAS=1,"
                  "num_warps=8,num_stages=3",
                  false, "CI=128,CO=192"},
+      // Two blocks an SM (.minnctapersm 2: registers capped at 128).
+      KernelCase{"sparse_conv_fwd",
+                 "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,num_warps=8,num_stages=3,"
+                 "min_blocks_per_sm=2",
+                 false, "N=300,CI=128,CO=128"},
       // Each warpgroup skips the offsets its 64 rows do not have.
       KernelCase{"sparse_conv_fwd",
                  "BLOCK_M=128,BLOCK_N=128,BLOCK_K=64,DTYPE=bf16,HAS_BIAS=1,"

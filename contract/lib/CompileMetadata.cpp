@@ -164,6 +164,9 @@ Status parseInto(std::string_view text, CompileMetadata &md) {
                      md.threadsPerWarp);
   if (status.ok())
     status = readInt(reader, root, "num_stages", 0, 64, md.numStages);
+  if (status.ok() && JsonReader::has(root, "min_blocks_per_sm"))
+    status =
+        readInt(reader, root, "min_blocks_per_sm", 1, 32, md.minBlocksPerSM);
   if (status.ok())
     status = readInt(reader, root, "shared_bytes", 0,
                      std::numeric_limits<uint32_t>::max(), md.sharedBytes);
@@ -236,6 +239,8 @@ std::string CompileMetadata::toJson() const {
   json["num_warps"] = numWarps;
   json["threads_per_warp"] = threadsPerWarp;
   json["num_stages"] = numStages;
+  if (minBlocksPerSM != 1)
+    json["min_blocks_per_sm"] = minBlocksPerSM;
   json["shared_bytes"] = sharedBytes;
   for (auto [key, value] : {std::pair("registers", registers),
                             std::pair("spill_stores", spillStores),

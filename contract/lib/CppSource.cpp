@@ -205,6 +205,7 @@ std::string CompileMetadata::toCpp(std::string_view function) const {
   set("numWarps", std::to_string(numWarps));
   set("threadsPerWarp", std::to_string(threadsPerWarp));
   set("numStages", std::to_string(numStages));
+  set("minBlocksPerSM", std::to_string(minBlocksPerSM));
   set("sharedBytes", std::to_string(sharedBytes) + "u");
   for (const KernelArg &arg : signature)
     body += "    d->signature.push_back({" + cppStringLiteral(arg.name) + ", " +

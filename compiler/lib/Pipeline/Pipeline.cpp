@@ -863,6 +863,7 @@ CompileMetadata CompiledKernel::metadata() const {
   md.numWarps = options.numWarps;
   md.threadsPerWarp = options.threadsPerWarp;
   md.numStages = options.numStages;
+  md.minBlocksPerSM = options.minBlocksPerSM;
   md.sharedBytes = sharedBytes;
   if (!cubin.empty()) {
     md.registers = cubinInfo.registers;

@@ -80,6 +80,26 @@ TEST(CompileMetadataTest, ParsesTheCompilerOutput) {
   EXPECT_EQ(md->compilerId, "tilec 0.1 llvm 22");
 }
 
+// A config's blocks an SM: in the json where they are not 1, read back, and
+// refused past what an SM holds.
+TEST(CompileMetadataTest, MinBlocksPerSMRoundTripsWhereNotOne) {
+  Result<CompileMetadata> md = CompileMetadata::parse(kMatmulJson);
+  ASSERT_TRUE(md.ok()) << md.message();
+  EXPECT_EQ(md->minBlocksPerSM, 1);
+  md->minBlocksPerSM = 2;
+  std::string written = md->toJson();
+  EXPECT_NE(written.find("\"min_blocks_per_sm\": 2"), std::string::npos)
+      << written;
+  Result<CompileMetadata> again = CompileMetadata::parse(written);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->minBlocksPerSM, 2);
+  nlohmann::json document = matmul();
+  document["min_blocks_per_sm"] = 0;
+  EXPECT_NE(parseError(document).find("min_blocks_per_sm"), std::string::npos);
+  document["min_blocks_per_sm"] = 33;
+  EXPECT_NE(parseError(document).find("min_blocks_per_sm"), std::string::npos);
+}
+
 TEST(CompileMetadataTest, OptionalFieldsMayBeAbsent) {
   nlohmann::json document = matmul();
   for (const char *key : {"registers", "spill_stores", "spill_loads", "config",
@@ -231,6 +251,7 @@ TEST(CompileMetadataTest, WriterAndReaderRoundTrip) {
   bare.numWarps = 1;
   std::string text = bare.toJson();
   EXPECT_EQ(text.find("registers"), std::string::npos) << text;
+  EXPECT_EQ(text.find("min_blocks_per_sm"), std::string::npos) << text;
   EXPECT_EQ(text.find("\"cache\""), std::string::npos) << text;
   ASSERT_TRUE(CompileMetadata::parse(text).ok());
   EXPECT_EQ(bare.cubinKey(), "");

@@ -39,6 +39,10 @@ struct CompileMetadata {
   int numWarps = 0;
   int threadsPerWarp = 32;
   int numStages = 0;
+  /// The config's min_blocks_per_sm (the kernel's .minnctapersm). Optional:
+  /// written only where it is not 1, so that other kernels' jsons stay as
+  /// they were.
+  int minBlocksPerSM = 1;
   uint32_t sharedBytes = 0; // dynamic shared memory per block
   std::vector<KernelArg> signature;
   /// The kernel's hidden TMA tensor-map parameters, after the signature's in
